@@ -1,0 +1,1 @@
+//! RISC-V machine model (see README).

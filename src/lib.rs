@@ -1,0 +1,1 @@
+//! oscost: measures what the operating system and the hardware under it cost, and explains why.
