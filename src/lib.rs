@@ -7,3 +7,4 @@ pub mod error;
 pub mod evidence;
 pub mod machine;
 pub mod model;
+pub mod probes;
