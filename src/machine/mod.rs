@@ -201,19 +201,10 @@ pub fn collect_from(root: &Path) -> Machine {
     }
 }
 
-/// The CPUs this process may run on, from sched_getaffinity; empty if the call fails.
+/// The CPUs this process may run on (sched_getaffinity); empty if the call fails. One
+/// implementation, shared with the evidence recorder's placement checks.
 pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set, and the kernel writes at
-    // most size_of::<cpu_set_t>() bytes into it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
+    crate::evidence::placement::allowed_cpus()
 }
 
 impl Machine {
