@@ -7,4 +7,5 @@ pub mod error;
 pub mod evidence;
 pub mod machine;
 pub mod model;
+pub mod probes;
 pub mod report;

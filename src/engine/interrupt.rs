@@ -10,6 +10,10 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
+/// SIGCHLD does nothing but interrupt a blocking wait (futex, read) in the measuring thread,
+/// so a partner that dies shows up at once instead of as a hang.
+extern "C" fn on_child(_sig: libc::c_int) {}
+
 /// Install the SIGINT/SIGTERM handlers (idempotent).
 pub fn install() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
@@ -22,6 +26,14 @@ pub fn install() {
             sa.sa_flags = 0; // no SA_RESTART: blocking reads return EINTR
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
+    }
+    // SAFETY: as above, with an empty handler.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_child as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_NOCLDSTOP;
+        libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut());
     }
 }
 

@@ -59,6 +59,11 @@ impl Spec {
         self
     }
 
+    pub fn events_set(mut self, events: EventSet) -> Self {
+        self.events = events;
+        self
+    }
+
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

@@ -337,3 +337,134 @@ mod tests {
         drop(child);
     }
 }
+
+/// What a partner thread reports when it is pinned and ready.
+#[derive(Default)]
+pub struct ThreadReady {
+    pub tid: AtomicI32,
+    /// encode_cpu() of where it runs; 0 until ready.
+    pub cpu: AtomicI32,
+}
+
+/// A partner thread. Dropping it runs `stop` (which must make the body return, e.g. close a
+/// pipe end or set a flag and wake a futex) and joins it, so no thread outlives its probe.
+pub struct ThreadPartner {
+    handle: Option<std::thread::JoinHandle<()>>,
+    stop: Option<Box<dyn FnOnce() + Send>>,
+    pub ready: std::sync::Arc<ThreadReady>,
+}
+
+impl ThreadPartner {
+    /// Spawn a thread that blocks termination signals, pins itself to `cpu`, reports its tid
+    /// and CPU, then runs `body`.
+    pub fn spawn(
+        cpu: Option<usize>,
+        body: impl FnOnce() + Send + 'static,
+        stop: impl FnOnce() + Send + 'static,
+    ) -> Result<ThreadPartner> {
+        let ready = std::sync::Arc::new(ThreadReady::default());
+        let r = ready.clone();
+        let handle = std::thread::Builder::new()
+            .name("oscost-partner".into())
+            .spawn(move || {
+                crate::engine::interrupt::block_in_this_thread();
+                if let Some(c) = cpu {
+                    if crate::evidence::placement::pin(0, &[c]).is_err() {
+                        r.cpu.store(-1, Ordering::Release);
+                        return;
+                    }
+                }
+                r.tid
+                    .store(crate::evidence::placement::gettid(), Ordering::Release);
+                // SAFETY: sched_getcpu has no preconditions.
+                r.cpu
+                    .store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
+                body();
+            })
+            .map_err(|e| Error::env(format!("cannot start a partner thread: {e}")))?;
+        Ok(ThreadPartner {
+            handle: Some(handle),
+            stop: Some(Box::new(stop)),
+            ready,
+        })
+    }
+
+    /// Wait until the thread is pinned and ready; returns (tid, cpu).
+    pub fn wait_ready(&self) -> Result<(i32, Option<usize>)> {
+        let deadline = super::clock::now_ns() + 10_000_000_000;
+        loop {
+            let c = self.ready.cpu.load(Ordering::Acquire);
+            if c < 0 {
+                return Err(Error::env("the partner thread could not pin itself"));
+            }
+            if c > 0 {
+                return Ok((self.ready.tid.load(Ordering::Acquire), decode_cpu(c)));
+            }
+            crate::engine::interrupt::check()?;
+            if super::clock::now_ns() > deadline {
+                return Err(Error::env("the partner thread did not get ready within 10 s"));
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for ThreadPartner {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop();
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// futex(2) wrappers on a 32-bit word. `private` for threads of one process, shared for
+/// words in a MAP_SHARED page used across processes.
+pub mod futex {
+    use std::sync::atomic::AtomicI32;
+
+    fn op(base: i32, private: bool) -> i32 {
+        if private {
+            base | libc::FUTEX_PRIVATE_FLAG
+        } else {
+            base
+        }
+    }
+
+    /// Sleep while `*word == expected`. Returns 0, or the errno (EAGAIN when the value
+    /// already differs, EINTR on a signal).
+    #[inline(always)]
+    pub fn wait(word: &AtomicI32, expected: i32, private: bool) -> i32 {
+        // SAFETY: word is a live, aligned 32-bit location.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word as *const AtomicI32,
+                op(libc::FUTEX_WAIT, private),
+                expected,
+                std::ptr::null::<libc::timespec>(),
+            )
+        };
+        if r == 0 {
+            0
+        } else {
+            super::errno()
+        }
+    }
+
+    /// Wake up to `n` waiters.
+    #[inline(always)]
+    pub fn wake(word: &AtomicI32, n: i32, private: bool) {
+        // SAFETY: word is a live, aligned 32-bit location.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word as *const AtomicI32,
+                op(libc::FUTEX_WAKE, private),
+                n,
+            )
+        };
+    }
+}
