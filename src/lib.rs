@@ -2,9 +2,11 @@
 //!
 //! Data flows one way: CLI → plan → engine runs probes → Run → report/store.
 
+pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod evidence;
 pub mod machine;
 pub mod model;
 pub mod probes;
+pub mod report;

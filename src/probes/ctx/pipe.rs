@@ -24,7 +24,24 @@ fn echo(rfd: i32, wfd: i32) -> i32 {
     }
 }
 
-pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) -> Result<Measurement> {
+pub fn measure_pipe(
+    ctx: &Context,
+    mode: Mode,
+    cpu: usize,
+    method: ClockMethod,
+) -> Result<Measurement> {
+    measure_pipe_on(ctx, mode, cpu, cpu, method)
+}
+
+/// The ping-pong with the partner pinned to `partner_cpu`. Same-core probes pass the same CPU
+/// twice; a different one must fail the same-CPU check (the tests rely on that).
+pub fn measure_pipe_on(
+    ctx: &Context,
+    mode: Mode,
+    cpu: usize,
+    partner_cpu_req: usize,
+    method: ClockMethod,
+) -> Result<Measurement> {
     let mut to_partner = Pipe::new()?;
     let mut from_partner = Pipe::new()?;
     let page = SharedPage::new()?;
@@ -38,13 +55,16 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
     let (partner, partner_cpu) = match mode {
         Mode::Process => {
             let slot = page.slot(0);
-            let mut c = Child::spawn(Some(cpu), move || {
+            let mut c = Child::spawn(Some(partner_cpu_req), move || {
                 // Close the parent's ends so that a dead parent reads as EOF here.
                 unsafe {
                     libc::close(my_w);
                     libc::close(my_r);
                 }
-                slot.store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
+                slot.store(
+                    encode_cpu(unsafe { libc::sched_getcpu() }),
+                    Ordering::Release,
+                );
                 echo(pr, pw)
             })?;
             let v = page.wait_nonzero(0, &mut c)?;
@@ -52,7 +72,7 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                 role: "child".into(),
                 pid: c.pid(),
                 tid: c.pid(),
-                requested: vec![cpu],
+                requested: vec![partner_cpu_req],
             };
             to_partner.close_read();
             from_partner.close_write();
@@ -65,7 +85,7 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
             let stop_fd = my_w;
             to_partner.write = -1;
             let t = ThreadPartner::spawn(
-                Some(cpu),
+                Some(partner_cpu_req),
                 move || {
                     echo(pr, pw);
                 },
@@ -80,7 +100,7 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                     role: "partner thread".into(),
                     pid: std::process::id() as i32,
                     tid,
-                    requested: vec![cpu],
+                    requested: vec![partner_cpu_req],
                 },
                 c,
             )
@@ -119,9 +139,15 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                 }
                 Ok(now_ns() - t0)
             };
-            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, Some(&mut base), |ev| {
-                same_core_verdict(ev, 2.0, "round trip")
-            })
+            measure(
+                ctx,
+                spec,
+                vec![me, partner],
+                vec![None, partner_cpu],
+                &mut raw,
+                Some(&mut base),
+                |ev| same_core_verdict(ev, 2.0, "round trip"),
+            )
         }
         ClockMethod::Cputime => {
             spec = spec.param("clock", "cputime").note(
@@ -142,9 +168,15 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                 let w1 = clock::read(libc::CLOCK_MONOTONIC);
                 Ok((w1 - w0).saturating_sub(c1 - c0).max(1))
             };
-            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, None, |ev| {
-                same_core_verdict(ev, 2.0, "round trip")
-            })
+            measure(
+                ctx,
+                spec,
+                vec![me, partner],
+                vec![None, partner_cpu],
+                &mut raw,
+                None,
+                |ev| same_core_verdict(ev, 2.0, "round trip"),
+            )
         }
     };
     drop(thread);
