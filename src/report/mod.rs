@@ -1,6 +1,10 @@
-//! What people read: plots, the HTML report, comparisons of runs. Reports never measure.
+//! Everything that turns a Run into something a person or a script reads: terminal tables,
+//! JSON/CSV export, plots, the HTML report, comparisons of runs. Reports never measure.
 
+pub mod export;
 pub mod facts;
 pub mod html;
 pub mod input;
 pub mod plot;
+pub mod table;
+pub mod units;

@@ -30,6 +30,21 @@ pub fn measure_pipe(
     cpu: usize,
     method: ClockMethod,
 ) -> Result<Measurement> {
+<<<<<<< HEAD
+=======
+    measure_pipe_on(ctx, mode, cpu, cpu, method)
+}
+
+/// The ping-pong with the partner pinned to `partner_cpu`. Same-core probes pass the same CPU
+/// twice; a different one must fail the same-CPU check (the tests rely on that).
+pub fn measure_pipe_on(
+    ctx: &Context,
+    mode: Mode,
+    cpu: usize,
+    partner_cpu_req: usize,
+    method: ClockMethod,
+) -> Result<Measurement> {
+>>>>>>> main
     let mut to_partner = Pipe::new()?;
     let mut from_partner = Pipe::new()?;
     let page = SharedPage::new()?;
@@ -43,7 +58,7 @@ pub fn measure_pipe(
     let (partner, partner_cpu) = match mode {
         Mode::Process => {
             let slot = page.slot(0);
-            let mut c = Child::spawn(Some(cpu), move || {
+            let mut c = Child::spawn(Some(partner_cpu_req), move || {
                 // Close the parent's ends so that a dead parent reads as EOF here.
                 unsafe {
                     libc::close(my_w);
@@ -60,7 +75,7 @@ pub fn measure_pipe(
                 role: "child".into(),
                 pid: c.pid(),
                 tid: c.pid(),
-                requested: vec![cpu],
+                requested: vec![partner_cpu_req],
             };
             to_partner.close_read();
             from_partner.close_write();
@@ -73,7 +88,7 @@ pub fn measure_pipe(
             let stop_fd = my_w;
             to_partner.write = -1;
             let t = ThreadPartner::spawn(
-                Some(cpu),
+                Some(partner_cpu_req),
                 move || {
                     echo(pr, pw);
                 },
@@ -88,7 +103,7 @@ pub fn measure_pipe(
                     role: "partner thread".into(),
                     pid: std::process::id() as i32,
                     tid,
-                    requested: vec![cpu],
+                    requested: vec![partner_cpu_req],
                 },
                 c,
             )

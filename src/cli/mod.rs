@@ -1,0 +1,57 @@
+//! The command line: one file per subcommand turns arguments into a plan and prints results.
+
+pub mod common;
+pub mod execute;
+pub mod machine;
+pub mod probes;
+pub mod run;
+
+use clap::{Parser, Subcommand};
+
+/// Measures what the operating system and the hardware under it cost, and explains why.
+#[derive(Debug, Parser)]
+#[command(name = "oscost", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the default suite (calls, system calls, same-core context switches).
+    Run(run::RunArgs),
+    /// Show what this machine is and what will make numbers noisy.
+    Machine(machine::MachineArgs),
+    /// A non-inlined function call against the empty loop.
+    Call(probes::CallArgs),
+    /// The lmbench lat_syscall set and vDSO clock_gettime.
+    Syscall(probes::SyscallArgs),
+    /// Same-core context switches: pipe, futex and yield ping-pong.
+    Ctx(probes::CtxArgs),
+}
+
+/// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            // clap: help/version exit 0, usage errors exit 2.
+            return e.exit_code();
+        }
+    };
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Machine(a) => machine::run(a),
+        Command::Call(a) => probes::call(a),
+        Command::Syscall(a) => probes::syscall(a),
+        Command::Ctx(a) => probes::ctx(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("oscost: {e}");
+            e.exit_code()
+        }
+    }
+}
