@@ -30,8 +30,6 @@ pub fn measure_pipe(
     cpu: usize,
     method: ClockMethod,
 ) -> Result<Measurement> {
-<<<<<<< HEAD
-=======
     measure_pipe_on(ctx, mode, cpu, cpu, method)
 }
 
@@ -44,7 +42,6 @@ pub fn measure_pipe_on(
     partner_cpu_req: usize,
     method: ClockMethod,
 ) -> Result<Measurement> {
->>>>>>> main
     let mut to_partner = Pipe::new()?;
     let mut from_partner = Pipe::new()?;
     let page = SharedPage::new()?;
