@@ -1,6 +1,7 @@
 //! Everything that turns a Run into something a person or a script reads: terminal tables,
 //! JSON/CSV export, plots, the HTML report, comparisons of runs. Reports never measure.
 
+pub mod compare;
 pub mod export;
 pub mod facts;
 pub mod html;
