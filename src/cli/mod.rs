@@ -1,10 +1,15 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
 
 pub mod common;
+pub mod compare;
 pub mod execute;
+pub mod export;
+pub mod history;
 pub mod machine;
 pub mod probes;
+pub mod report;
 pub mod run;
+pub mod store_opts;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +33,14 @@ pub enum Command {
     Syscall(probes::SyscallArgs),
     /// Same-core context switches: pipe, futex and yield ping-pong.
     Ctx(probes::CtxArgs),
+    /// Write the HTML report for saved runs (files or history ids); several = side by side.
+    Report(report::ReportArgs),
+    /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
+    Compare(compare::CompareArgs),
+    /// The run history: list, show, export, delete, import.
+    History(history::HistoryArgs),
+    /// Write one run (a file or a history id) as CSV, Markdown or JSON.
+    Export(export::ExportArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -46,6 +59,10 @@ pub fn main() -> i32 {
         Command::Call(a) => probes::call(a),
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => probes::ctx(a),
+        Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::History(a) => history::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(code) => code,

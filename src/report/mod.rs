@@ -6,6 +6,7 @@ pub mod export;
 pub mod facts;
 pub mod html;
 pub mod input;
+pub mod markdown;
 pub mod plot;
 pub mod table;
 pub mod units;
