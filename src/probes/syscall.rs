@@ -177,20 +177,13 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         &mut raw,
         Some(&mut base),
         |ev| {
-            let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
-            let mut warnings = Vec::new();
-            match super::kernel_entry_check(ev, expect_kernel) {
-                Some(c) => {
-                    if !c.ok && !expect_kernel {
-                        warnings.push(
-                            "clock_gettime entered the kernel: the clocksource has no vDSO \
-                         support here, so this is a real system call"
-                                .into(),
-                        );
-                    }
-                    checks.push(c)
-                }
-                None => warnings.push(super::SHORT_WINDOW.into()),
+            let (checks, mut warnings) = super::single_thread_verdict(ev, expect_kernel);
+            if !expect_kernel && checks.iter().any(|c| !c.ok) {
+                warnings.push(
+                    "clock_gettime entered the kernel: the clocksource has no vDSO support \
+                     here, so this is a real system call"
+                        .into(),
+                );
             }
             (checks, warnings)
         },
