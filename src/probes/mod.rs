@@ -46,6 +46,7 @@ pub fn single_thread_verdict(
         Some(c) => checks.push(c),
         None => warnings.push(SHORT_WINDOW.into()),
     }
+    checks::add_occupancy(ev, &mut checks, &mut warnings);
     (checks, warnings)
 }
 
