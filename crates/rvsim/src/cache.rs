@@ -3,8 +3,10 @@
 //! Only tags are modeled (data always comes from memory), so a cache changes counts and, with a
 //! miss penalty, timing, never results. Misses are classified as Dinero IV does: *compulsory*
 //! if the line was never referenced before, else *capacity* if a fully-associative LRU cache of
-//! the same size would also have missed, else *conflict*. The fully-associative shadow cache is
-//! an intrusive LRU list over per-line arrays, so each access costs O(1) without hashing.
+//! the same size would also have missed, else *conflict*. The fully-associative shadow cache
+//! uses per-line arrays and a lazily cleaned queue, so each access costs O(1) without hashing.
+
+use std::collections::VecDeque;
 
 use crate::error::SimError;
 
@@ -189,84 +191,72 @@ impl CacheStats {
 }
 
 const NO_LINE: u32 = u32::MAX;
-const NIL: u32 = u32::MAX;
-
 /// The fully-associative LRU cache of equal capacity used to tell capacity from conflict misses,
 /// plus the set of lines ever referenced (compulsory misses). Lines are numbered from the start
 /// of the modeled memory so the per-line arrays stay small.
+///
+/// LRU order is kept as a queue of (line, time of use) with stale entries skipped lazily: an
+/// access is one stamp write and one push instead of relinking a list, which is what keeps the
+/// I-cache model fast. The queue is compacted when it grows past a few times the capacity.
 struct Shadow {
-    capacity: u32,
-    count: u32,
-    head: u32,
-    tail: u32,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    capacity: usize,
+    count: usize,
+    clock: u64,
+    /// Time of last use per line (valid while resident).
+    stamp: Vec<u64>,
     /// Bit 0: resident in the shadow cache; bit 1: referenced before.
     flags: Vec<u8>,
+    queue: VecDeque<(u32, u64)>,
 }
 
 impl Shadow {
     fn new(capacity: u32, lines: usize) -> Shadow {
         Shadow {
-            capacity,
+            capacity: capacity as usize,
             count: 0,
-            head: NIL,
-            tail: NIL,
-            prev: vec![NIL; lines],
-            next: vec![NIL; lines],
+            clock: 0,
+            stamp: vec![0; lines],
             flags: vec![0; lines],
-        }
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
-        if p == NIL {
-            self.head = n;
-        } else {
-            self.next[p as usize] = n;
-        }
-        if n == NIL {
-            self.tail = p;
-        } else {
-            self.prev[n as usize] = p;
-        }
-    }
-
-    fn push_front(&mut self, i: u32) {
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = self.head;
-        if self.head != NIL {
-            self.prev[self.head as usize] = i;
-        }
-        self.head = i;
-        if self.tail == NIL {
-            self.tail = i;
+            queue: VecDeque::with_capacity(4 * capacity as usize + 64),
         }
     }
 
     /// Returns (seen before, resident) and updates LRU order; `allocate == false` leaves a
     /// non-resident line out (a no-allocate store miss).
+    #[inline]
     fn access(&mut self, i: u32, allocate: bool) -> (bool, bool) {
         let f = self.flags[i as usize];
         let (seen, resident) = (f & 2 != 0, f & 1 != 0);
-        if resident {
-            if self.head != i {
-                self.unlink(i);
-                self.push_front(i);
+        if resident || allocate {
+            if !resident {
+                if self.count == self.capacity {
+                    self.evict_lru();
+                } else {
+                    self.count += 1;
+                }
             }
-        } else if allocate {
-            if self.count == self.capacity {
-                let victim = self.tail;
-                self.unlink(victim);
-                self.flags[victim as usize] &= !1;
-            } else {
-                self.count += 1;
+            self.clock += 1;
+            self.stamp[i as usize] = self.clock;
+            self.queue.push_back((i, self.clock));
+            if self.queue.len() > 4 * self.capacity + 64 {
+                let (flags, stamp) = (&self.flags, &self.stamp);
+                self.queue
+                    .retain(|&(l, t)| flags[l as usize] & 1 != 0 && stamp[l as usize] == t);
             }
-            self.push_front(i);
-            self.flags[i as usize] |= 1;
+            self.flags[i as usize] = f | 3;
+        } else {
+            self.flags[i as usize] = f | 2;
         }
-        self.flags[i as usize] |= 2;
         (seen, resident)
+    }
+
+    fn evict_lru(&mut self) {
+        while let Some((l, t)) = self.queue.pop_front() {
+            if self.flags[l as usize] & 1 != 0 && self.stamp[l as usize] == t {
+                self.flags[l as usize] &= !1;
+                return;
+            }
+        }
     }
 }
 
@@ -354,6 +344,7 @@ impl Cache {
         self.access_slow(line, write)
     }
 
+    #[inline]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
         let s = &mut self.stats;
         s.accesses += 1;
