@@ -40,7 +40,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Usage(m) | Error::Environment(m) => f.write_str(m),
-            Error::Interrupted => f.write_str("interrupted: partners reaped, no partial results written"),
+            Error::Interrupted => {
+                f.write_str("interrupted: partners reaped, no partial results written")
+            }
         }
     }
 }

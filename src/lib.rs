@@ -1,3 +1,10 @@
 //! oscost: measures what the operating system and the hardware under it cost, and explains why.
+//!
+//! Data flows one way: CLI → plan → engine runs probes → Run → report/store.
 
+pub mod engine;
 pub mod error;
+pub mod evidence;
+pub mod machine;
+pub mod model;
+pub mod probes;

@@ -1,0 +1,164 @@
+//! Declared expectations checked against evidence. Each check records what was expected,
+//! what was observed and whether they agree; one failed check makes a measurement invalid.
+
+use crate::model::{Check, Evidence, Placement};
+
+/// observed within ±`tol` (fraction) of `expected`.
+pub fn near(name: &str, expected: f64, tol: f64, observed: f64) -> Check {
+    Check {
+        name: name.into(),
+        expected: format!("{expected:.2} ±{:.0}%", tol * 100.0),
+        observed: format!("{observed:.3}"),
+        ok: (observed - expected).abs() <= expected.abs() * tol,
+    }
+}
+
+/// observed ≤ limit.
+pub fn at_most(name: &str, limit: f64, observed: f64) -> Check {
+    Check {
+        name: name.into(),
+        expected: format!("≤ {limit}"),
+        observed: format!("{observed:.3}"),
+        ok: observed <= limit,
+    }
+}
+
+/// observed ≥ limit.
+pub fn at_least(name: &str, limit: f64, observed: f64) -> Check {
+    Check {
+        name: name.into(),
+        expected: format!("≥ {limit}"),
+        observed: format!("{observed:.3}"),
+        ok: observed >= limit,
+    }
+}
+
+/// Every participant that was pinned was seen on a requested CPU at start and end.
+pub fn placement(placements: &[Placement]) -> Check {
+    let mut bad = Vec::new();
+    let mut seen = Vec::new();
+    for p in placements.iter().filter(|p| !p.requested.is_empty()) {
+        for (when, cpu) in [("start", p.start), ("end", p.end)] {
+            match cpu {
+                Some(c) if p.requested.contains(&c) => seen.push(c),
+                Some(c) => bad.push(format!("{} on CPU {c} at {when}", p.role)),
+                None => bad.push(format!("{} not seen at {when}", p.role)),
+            }
+        }
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    let requested: Vec<usize> = {
+        let mut r: Vec<usize> = placements
+            .iter()
+            .flat_map(|p| p.requested.iter().copied())
+            .collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    };
+    Check {
+        name: "placement".into(),
+        expected: format!(
+            "all participants on CPU {}",
+            crate::evidence::placement::format_cpu_list(&requested)
+        ),
+        observed: if bad.is_empty() {
+            format!(
+                "on CPU {}",
+                crate::evidence::placement::format_cpu_list(&seen)
+            )
+        } else {
+            bad.join("; ")
+        },
+        ok: bad.is_empty(),
+    }
+}
+
+/// Context switches per raw iteration, summed over participants: from the perf event where
+/// supported, else from rusage (voluntary + involuntary).
+pub fn switches_per_op(ev: &Evidence) -> (f64, &'static str) {
+    if let Some(per) = ev
+        .events
+        .get("context-switches")
+        .filter(|e| e.supported)
+        .and_then(|e| e.per_op)
+    {
+        return (per, "perf context-switches");
+    }
+    let it = ev.rusage.iterations.max(1) as f64;
+    (
+        (ev.rusage.total.nvcsw + ev.rusage.total.nivcsw) as f64 / it,
+        "rusage nvcsw+nivcsw",
+    )
+}
+
+/// CPU migrations during the windows: perf event where supported, else placement changes.
+pub fn migrations(ev: &Evidence) -> f64 {
+    if let Some(t) = ev
+        .events
+        .get("cpu-migrations")
+        .filter(|e| e.supported)
+        .and_then(|e| e.total)
+    {
+        return t;
+    }
+    ev.cpus
+        .iter()
+        .filter(|p| p.start.is_some() && p.end.is_some() && p.start != p.end)
+        .count() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(role: &str, req: usize, start: usize, end: usize) -> Placement {
+        Placement {
+            role: role.into(),
+            pid: 1,
+            tid: 1,
+            requested: vec![req],
+            start: Some(start),
+            end: Some(end),
+        }
+    }
+
+    #[test]
+    fn near_and_bounds() {
+        assert!(near("x", 2.0, 0.05, 2.08).ok);
+        assert!(!near("x", 2.0, 0.05, 2.2).ok);
+        assert!(!near("x", 2.0, 0.05, 0.0).ok);
+        assert!(at_most("m", 0.0, 0.0).ok);
+        assert!(!at_most("m", 0.0, 1.0).ok);
+        assert!(at_least("f", 1.0, 3.0).ok);
+    }
+
+    #[test]
+    fn placement_fails_when_a_partner_ran_elsewhere() {
+        let ok = placement(&[placed("parent", 0, 0, 0), placed("child", 0, 0, 0)]);
+        assert!(ok.ok, "{ok:?}");
+        let bad = placement(&[placed("parent", 0, 0, 0), placed("child", 0, 1, 1)]);
+        assert!(!bad.ok);
+        assert!(bad.observed.contains("child on CPU 1"));
+    }
+
+    #[test]
+    fn switches_fall_back_to_rusage() {
+        let mut ev = Evidence::default();
+        ev.rusage.iterations = 100;
+        ev.rusage.total.nvcsw = 150;
+        ev.rusage.total.nivcsw = 50;
+        assert_eq!(switches_per_op(&ev), (2.0, "rusage nvcsw+nivcsw"));
+        ev.events.insert(
+            "context-switches".into(),
+            crate::model::EventReading {
+                per_op: Some(1.5),
+                total: Some(150.0),
+                supported: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(switches_per_op(&ev).0, 1.5);
+    }
+}

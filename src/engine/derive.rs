@@ -1,0 +1,107 @@
+//! From samples to figures: raw, baseline, their difference and the derived value, each with
+//! its interval. A derived value whose interval reaches zero is "below resolution", never a
+//! number (DESIGN.md principle 2).
+
+use super::stats::summarize;
+use crate::model::{Status, Summary};
+
+/// Summaries of one measurement's samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    pub raw: Summary,
+    pub baseline: Option<Summary>,
+    pub difference: Option<Summary>,
+    pub value: Option<Summary>,
+    pub status: Status,
+}
+
+/// Derive the value per unit. Raw and baseline samples are interleaved pairs, so the
+/// difference is taken pairwise (drift between pairs cancels) and its median interval is the
+/// distribution-free one of the paired differences. Without a baseline, value = raw / units.
+pub fn derive(raw: &[f64], baseline: &[f64], units_per_iteration: f64) -> Option<Derived> {
+    let raw_s = summarize(raw)?;
+    let scale = |s: &Summary| scale_summary(s, 1.0 / units_per_iteration);
+    if baseline.is_empty() {
+        return Some(Derived {
+            value: Some(scale(&raw_s)),
+            raw: raw_s,
+            baseline: None,
+            difference: None,
+            status: Status::Ok,
+        });
+    }
+    let base_s = summarize(baseline)?;
+    let diffs: Vec<f64> = raw.iter().zip(baseline).map(|(r, b)| r - b).collect();
+    let diff_s = summarize(&diffs)?;
+    let resolved = diff_s.ci95[0] > 0.0;
+    Some(Derived {
+        value: resolved.then(|| scale(&diff_s)),
+        status: if resolved {
+            Status::Ok
+        } else {
+            Status::BelowResolution
+        },
+        raw: raw_s,
+        baseline: Some(base_s),
+        difference: Some(diff_s),
+    })
+}
+
+/// Multiply every location/scale statistic of a summary by `k` (> 0).
+pub fn scale_summary(s: &Summary, k: f64) -> Summary {
+    Summary {
+        n: s.n,
+        median: s.median * k,
+        ci95: [s.ci95[0] * k, s.ci95[1] * k],
+        mean: s.mean * k,
+        min: s.min * k,
+        max: s.max * k,
+        p95: s.p95 * k,
+        mad: s.mad * k,
+        outliers: s.outliers.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtraction_with_interval() {
+        let raw: Vec<f64> = (0..20).map(|i| 430.0 + (i % 5) as f64).collect();
+        let base: Vec<f64> = (0..20).map(|i| 50.0 + (i % 3) as f64).collect();
+        let d = derive(&raw, &base, 2.0).unwrap();
+        assert_eq!(d.status, Status::Ok);
+        let v = d.value.unwrap();
+        assert!((v.median - 190.0).abs() < 2.0, "{}", v.median);
+        assert!(v.ci95[0] <= v.median && v.median <= v.ci95[1]);
+        assert!(d.baseline.unwrap().median > 49.0);
+    }
+
+    #[test]
+    fn interval_reaching_zero_is_below_resolution() {
+        // The mechanism adds nothing measurable: differences straddle zero.
+        let raw: Vec<f64> = (0..20).map(|i| 10.0 + ((i * 7) % 5) as f64 * 0.1).collect();
+        let base: Vec<f64> = (0..20)
+            .map(|i| 10.2 + ((i * 3) % 5) as f64 * 0.05)
+            .collect();
+        let d = derive(&raw, &base, 1.0).unwrap();
+        assert_eq!(d.status, Status::BelowResolution);
+        assert!(d.value.is_none());
+        // The difference is still kept for inspection.
+        assert!(d.difference.is_some());
+    }
+
+    #[test]
+    fn negative_difference_is_below_resolution() {
+        let d = derive(&[5.0; 10], &[6.0; 10], 1.0).unwrap();
+        assert_eq!(d.status, Status::BelowResolution);
+    }
+
+    #[test]
+    fn no_baseline_scales_raw() {
+        let d = derive(&[100.0, 102.0, 98.0], &[], 2.0).unwrap();
+        assert_eq!(d.value.unwrap().median, 50.0);
+        assert!(d.baseline.is_none() && d.difference.is_none());
+    }
+}

@@ -1,0 +1,71 @@
+//! Ctrl-C and SIGTERM: the handler only sets a flag. Blocking calls in the measuring thread
+//! return EINTR (the handler is installed without SA_RESTART), the sampler checks the flag
+//! between samples, and every probe's guards then kill and reap partners and remove files.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// SIGCHLD does nothing but interrupt a blocking wait (futex, read) in the measuring thread,
+/// so a partner that dies shows up at once instead of as a hang.
+extern "C" fn on_child(_sig: libc::c_int) {}
+
+/// Install the SIGINT/SIGTERM handlers (idempotent).
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a valid handler and an empty mask is well-formed;
+        // the handler only touches an atomic, which is async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = 0; // no SA_RESTART: blocking reads return EINTR
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+    // SAFETY: as above, with an empty handler.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_child as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_NOCLDSTOP;
+        libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut());
+    }
+}
+
+/// True once Ctrl-C or SIGTERM arrived.
+pub fn requested() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Mark as interrupted (tests, and a partner that died under us).
+pub fn request() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Block the termination signals in the calling thread, so they reach the measuring thread
+/// (partner threads call this first).
+pub fn block_in_this_thread() {
+    // SAFETY: building a signal set and masking it for this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Err(Interrupted) once a stop was requested.
+pub fn check() -> crate::error::Result<()> {
+    if requested() {
+        Err(crate::error::Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+//! One measurement from start to verdict: sample (with evidence around every raw sample),
+//! derive raw/baseline/value, run the probe's checks, and decide validity.
+
+use super::clock::{self, min_sample_ns};
+use super::derive::derive;
+use super::sampler::{sample, SamplingConfig, Workload};
+use crate::error::{Error, Result};
+use crate::evidence::perf::EventSet;
+use crate::evidence::recorder::Recorder;
+use crate::evidence::Participant;
+use crate::model::{Check, ClockInfo, Evidence, Measurement, Status};
+use std::collections::BTreeMap;
+
+/// What every probe gets: how to sample and what the clock can do.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub sampling: SamplingConfig,
+    pub clock: ClockInfo,
+}
+
+impl Context {
+    pub fn new(sampling: SamplingConfig) -> Self {
+        Context {
+            sampling,
+            clock: clock::calibrate(),
+        }
+    }
+}
+
+/// The fixed description of a measurement.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub probe: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Unit of the derived value, e.g. "ns/switch".
+    pub unit: String,
+    /// Unit of one raw iteration, e.g. "ns/round trip".
+    pub raw_unit: String,
+    pub units_per_iteration: f64,
+    pub events: EventSet,
+    pub notes: Vec<String>,
+}
+
+impl Spec {
+    pub fn new(probe: &str, unit: &str, raw_unit: &str, units_per_iteration: f64) -> Self {
+        Spec {
+            probe: probe.into(),
+            params: BTreeMap::new(),
+            unit: unit.into(),
+            raw_unit: raw_unit.into(),
+            units_per_iteration,
+            events: EventSet::Standard,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn param(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn events_set(mut self, events: EventSet) -> Self {
+        self.events = events;
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// What a probe's checker returns: checks (a failed one invalidates) and warnings.
+pub type Verdict = (Vec<Check>, Vec<String>);
+
+/// Run one measurement. `start_cpus` are the CPUs participants reported when ready
+/// (None where unknown). `checker` turns evidence into checks and warnings.
+pub fn measure(
+    ctx: &Context,
+    spec: Spec,
+    participants: Vec<Participant>,
+    start_cpus: Vec<Option<usize>>,
+    raw: &mut Workload<'_>,
+    baseline: Option<&mut Workload<'_>>,
+    checker: impl FnOnce(&Evidence) -> Verdict,
+) -> Result<Measurement> {
+    let mut recorder = Recorder::new(participants, spec.events);
+    let set = sample(
+        &ctx.sampling,
+        min_sample_ns(&ctx.clock),
+        raw,
+        baseline,
+        &mut recorder,
+    )?;
+    let evidence = recorder.finish(&start_cpus);
+    let derived = derive(&set.raw, &set.baseline, spec.units_per_iteration)
+        .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
+    let (checks, mut warnings) = checker(&evidence);
+    if !derived.raw.outliers.is_empty() {
+        warnings.push(format!(
+            "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
+            derived.raw.outliers.len(),
+            derived.raw.n
+        ));
+    }
+    if set.stop != super::sampler::StopReason::Converged {
+        warnings.push(format!(
+            "interval did not reach ±{:.0}% before the {}",
+            ctx.sampling.rel_ci_target * 100.0,
+            set.stop.as_str()
+        ));
+    }
+    let valid = checks.iter().all(|c| c.ok);
+    let status = if !valid {
+        Status::Invalid
+    } else {
+        derived.status
+    };
+    Ok(Measurement {
+        probe: spec.probe,
+        params: spec.params,
+        unit: spec.unit,
+        value: derived.value,
+        raw: derived.raw,
+        raw_unit: spec.raw_unit,
+        baseline: derived.baseline,
+        difference: derived.difference,
+        units_per_iteration: spec.units_per_iteration,
+        status,
+        samples: set.raw,
+        baseline_samples: set.baseline,
+        iterations_per_sample: set.raw_iterations,
+        baseline_iterations_per_sample: set.baseline_iterations,
+        stop_reason: set.stop.as_str().into(),
+        evidence,
+        checks,
+        warnings,
+        notes: spec.notes,
+        valid,
+    })
+}

@@ -1,0 +1,11 @@
+//! How to measure: the clock, the one sampling loop, statistics, subtraction, checks, and the
+//! partner processes/threads that probes run against.
+
+pub mod checks;
+pub mod clock;
+pub mod derive;
+pub mod interrupt;
+pub mod measure;
+pub mod partner;
+pub mod sampler;
+pub mod stats;

@@ -1,0 +1,470 @@
+//! Partners for probes that need two parties: forked processes and threads.
+//!
+//! After fork() the child runs only the pre-built closure (which must not allocate, lock or
+//! print: the parent may have other threads) and then `_exit`s. Children die with the parent
+//! (PR_SET_PDEATHSIG) and are killed and reaped when their handle drops, on success, error
+//! and Ctrl-C alike.
+
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// A forked child. Dropping it kills (SIGKILL) and reaps it.
+pub struct Child {
+    pid: libc::pid_t,
+    reaped: bool,
+}
+
+impl Child {
+    /// Fork a child that pins itself to `cpu` (if given) and runs `body`, exiting with its
+    /// return value. `body` runs in a forked copy of a possibly multi-threaded process: it
+    /// must use only raw system calls on memory prepared before the fork.
+    pub fn spawn(cpu: Option<usize>, body: impl FnOnce() -> i32) -> Result<Child> {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: fork; the child only runs async-signal-safe code below and _exits.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(Error::env(format!(
+                "fork failed: {} (process limit reached?)",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if pid == 0 {
+            // Child.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The parent may have died between fork and prctl.
+                if libc::getppid() != parent {
+                    libc::_exit(125);
+                }
+                // Termination signals go to the parent, which kills us itself.
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            }
+            if let Some(c) = cpu {
+                if crate::evidence::placement::pin(0, &[c]).is_err() {
+                    unsafe { libc::_exit(126) };
+                }
+            }
+            let code = body();
+            unsafe { libc::_exit(code) };
+        }
+        Ok(Child { pid, reaped: false })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Kill and reap now (idempotent).
+    pub fn kill(&mut self) {
+        if self.reaped {
+            return;
+        }
+        // SAFETY: pid is our own unreaped child, so it cannot have been recycled.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            let mut status = 0;
+            while libc::waitpid(self.pid, &mut status, 0) < 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+            {}
+        }
+        self.reaped = true;
+    }
+
+    /// Whether the child has already exited (reaps it if so).
+    pub fn has_exited(&mut self) -> bool {
+        if self.reaped {
+            return true;
+        }
+        let mut status = 0;
+        // SAFETY: non-blocking wait on our own child.
+        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        if r == self.pid {
+            self.reaped = true;
+        }
+        self.reaped
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A page of memory shared with forked children (MAP_SHARED | MAP_ANONYMOUS): futex words,
+/// ready flags and the CPU each child reports. Unmapped on drop.
+pub struct SharedPage {
+    ptr: *mut AtomicI32,
+    len: usize,
+}
+
+// The page is only accessed through atomics.
+unsafe impl Send for SharedPage {}
+unsafe impl Sync for SharedPage {}
+
+impl SharedPage {
+    pub const SLOTS: usize = 1024;
+
+    pub fn new() -> Result<SharedPage> {
+        let len = Self::SLOTS * std::mem::size_of::<AtomicI32>();
+        // SAFETY: anonymous shared mapping; checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::env(format!(
+                "cannot map shared memory: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(SharedPage {
+            ptr: p as *mut AtomicI32,
+            len,
+        })
+    }
+
+    /// Slot `i` (zero-initialized).
+    pub fn slot(&self, i: usize) -> &AtomicI32 {
+        assert!(i < Self::SLOTS);
+        // SAFETY: in bounds of the live mapping; AtomicI32 has i32's layout.
+        unsafe { &*self.ptr.add(i) }
+    }
+
+    /// Wait (spinning with yields, bounded) until `slot(i)` holds a non-zero value, which is
+    /// returned; fails if the partner dies or takes more than 10 s to get ready.
+    pub fn wait_nonzero(&self, i: usize, child: &mut Child) -> Result<i32> {
+        let deadline = super::clock::now_ns() + 10_000_000_000;
+        loop {
+            let v = self.slot(i).load(Ordering::Acquire);
+            if v != 0 {
+                return Ok(v);
+            }
+            if child.has_exited() {
+                return Err(Error::env("a partner process exited before it was ready"));
+            }
+            crate::engine::interrupt::check()?;
+            if super::clock::now_ns() > deadline {
+                return Err(Error::env(
+                    "a partner process did not get ready within 10 s",
+                ));
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for SharedPage {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping created in new().
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Encode a CPU number for a "ready" slot (0 means "not yet").
+pub fn encode_cpu(cpu: i32) -> i32 {
+    cpu + 1
+}
+
+/// Decode a "ready" slot value back to a CPU number.
+pub fn decode_cpu(v: i32) -> Option<usize> {
+    (v > 0).then(|| (v - 1) as usize)
+}
+
+/// A pair of pipe ends; closed on drop.
+pub struct Pipe {
+    pub read: i32,
+    pub write: i32,
+}
+
+impl Pipe {
+    pub fn new() -> Result<Pipe> {
+        let mut fds = [0i32; 2];
+        // SAFETY: fds is a valid 2-element out-array.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(Error::env(format!(
+                "cannot create a pipe: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Pipe {
+            read: fds[0],
+            write: fds[1],
+        })
+    }
+
+    /// Close one end early (after fork, each side closes the ends it does not use, so that a
+    /// dead partner shows up as EOF instead of a hang).
+    pub fn close_read(&mut self) {
+        close_fd(&mut self.read);
+    }
+    pub fn close_write(&mut self) {
+        close_fd(&mut self.write);
+    }
+}
+
+fn close_fd(fd: &mut i32) {
+    if *fd >= 0 {
+        // SAFETY: closing an fd we own exactly once.
+        unsafe { libc::close(*fd) };
+        *fd = -1;
+    }
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        close_fd(&mut self.read);
+        close_fd(&mut self.write);
+    }
+}
+
+/// Write one byte, retrying on EINTR unless a stop was requested. Allocation-free.
+#[inline(always)]
+pub fn write_byte(fd: i32, b: &u8) -> std::result::Result<(), i32> {
+    loop {
+        // SAFETY: one byte from a valid reference.
+        let r = unsafe { libc::write(fd, b as *const u8 as *const libc::c_void, 1) };
+        if r == 1 {
+            return Ok(());
+        }
+        let e = errno();
+        if r < 0 && e == libc::EINTR && !crate::engine::interrupt::requested() {
+            continue;
+        }
+        return Err(if r < 0 { e } else { libc::EPIPE });
+    }
+}
+
+/// Read one byte; Err(0) on EOF (the partner is gone). Allocation-free.
+#[inline(always)]
+pub fn read_byte(fd: i32, b: &mut u8) -> std::result::Result<(), i32> {
+    loop {
+        // SAFETY: one byte into a valid reference.
+        let r = unsafe { libc::read(fd, b as *mut u8 as *mut libc::c_void, 1) };
+        if r == 1 {
+            return Ok(());
+        }
+        if r == 0 {
+            return Err(0);
+        }
+        let e = errno();
+        if e == libc::EINTR && !crate::engine::interrupt::requested() {
+            continue;
+        }
+        return Err(e);
+    }
+}
+
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Turn a failed pipe/futex operation in the measuring thread into the right error.
+pub fn partner_error(what: &str, errno: i32) -> Error {
+    if crate::engine::interrupt::requested() {
+        Error::Interrupted
+    } else if errno == 0 || errno == libc::EPIPE {
+        Error::env(format!("{what}: the partner exited mid-run"))
+    } else {
+        Error::env(format!(
+            "{what}: {}",
+            std::io::Error::from_raw_os_error(errno)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: i32) -> bool {
+        // A reaped child is gone: kill(pid, 0) fails with ESRCH.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    #[test]
+    fn child_is_killed_and_reaped_on_drop() {
+        let child = Child::spawn(None, || loop {
+            unsafe { libc::pause() };
+        })
+        .unwrap();
+        let pid = child.pid();
+        assert!(alive(pid));
+        drop(child);
+        assert!(!alive(pid), "child {pid} survived its handle");
+    }
+
+    #[test]
+    fn child_reports_its_cpu_through_shared_memory() {
+        let page = SharedPage::new().unwrap();
+        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let slot = page.slot(0);
+        let mut child = Child::spawn(Some(cpu), || {
+            slot.store(
+                encode_cpu(unsafe { libc::sched_getcpu() }),
+                Ordering::Release,
+            );
+            0
+        })
+        .unwrap();
+        let v = page.wait_nonzero(0, &mut child).unwrap();
+        assert_eq!(decode_cpu(v), Some(cpu));
+    }
+
+    #[test]
+    fn dead_partner_reads_as_eof() {
+        let mut p = Pipe::new().unwrap();
+        let w = p.write;
+        let child = Child::spawn(None, move || {
+            let _ = write_byte(w, &7);
+            0
+        })
+        .unwrap();
+        p.close_write();
+        let mut b = 0u8;
+        assert_eq!(read_byte(p.read, &mut b), Ok(()));
+        assert_eq!(b, 7);
+        assert_eq!(read_byte(p.read, &mut b), Err(0));
+        drop(child);
+    }
+}
+
+/// What a partner thread reports when it is pinned and ready.
+#[derive(Default)]
+pub struct ThreadReady {
+    pub tid: AtomicI32,
+    /// encode_cpu() of where it runs; 0 until ready.
+    pub cpu: AtomicI32,
+}
+
+/// A partner thread. Dropping it runs `stop` (which must make the body return, e.g. close a
+/// pipe end or set a flag and wake a futex) and joins it, so no thread outlives its probe.
+pub struct ThreadPartner {
+    handle: Option<std::thread::JoinHandle<()>>,
+    stop: Option<Box<dyn FnOnce() + Send>>,
+    pub ready: std::sync::Arc<ThreadReady>,
+}
+
+impl ThreadPartner {
+    /// Spawn a thread that blocks termination signals, pins itself to `cpu`, reports its tid
+    /// and CPU, then runs `body`.
+    pub fn spawn(
+        cpu: Option<usize>,
+        body: impl FnOnce() + Send + 'static,
+        stop: impl FnOnce() + Send + 'static,
+    ) -> Result<ThreadPartner> {
+        let ready = std::sync::Arc::new(ThreadReady::default());
+        let r = ready.clone();
+        let handle = std::thread::Builder::new()
+            .name("oscost-partner".into())
+            .spawn(move || {
+                crate::engine::interrupt::block_in_this_thread();
+                if let Some(c) = cpu {
+                    if crate::evidence::placement::pin(0, &[c]).is_err() {
+                        r.cpu.store(-1, Ordering::Release);
+                        return;
+                    }
+                }
+                r.tid
+                    .store(crate::evidence::placement::gettid(), Ordering::Release);
+                // SAFETY: sched_getcpu has no preconditions.
+                r.cpu
+                    .store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
+                body();
+            })
+            .map_err(|e| Error::env(format!("cannot start a partner thread: {e}")))?;
+        Ok(ThreadPartner {
+            handle: Some(handle),
+            stop: Some(Box::new(stop)),
+            ready,
+        })
+    }
+
+    /// Wait until the thread is pinned and ready; returns (tid, cpu).
+    pub fn wait_ready(&self) -> Result<(i32, Option<usize>)> {
+        let deadline = super::clock::now_ns() + 10_000_000_000;
+        loop {
+            let c = self.ready.cpu.load(Ordering::Acquire);
+            if c < 0 {
+                return Err(Error::env("the partner thread could not pin itself"));
+            }
+            if c > 0 {
+                return Ok((self.ready.tid.load(Ordering::Acquire), decode_cpu(c)));
+            }
+            crate::engine::interrupt::check()?;
+            if super::clock::now_ns() > deadline {
+                return Err(Error::env("the partner thread did not get ready within 10 s"));
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for ThreadPartner {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop();
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// futex(2) wrappers on a 32-bit word. `private` for threads of one process, shared for
+/// words in a MAP_SHARED page used across processes.
+pub mod futex {
+    use std::sync::atomic::AtomicI32;
+
+    fn op(base: i32, private: bool) -> i32 {
+        if private {
+            base | libc::FUTEX_PRIVATE_FLAG
+        } else {
+            base
+        }
+    }
+
+    /// Sleep while `*word == expected`. Returns 0, or the errno (EAGAIN when the value
+    /// already differs, EINTR on a signal).
+    #[inline(always)]
+    pub fn wait(word: &AtomicI32, expected: i32, private: bool) -> i32 {
+        // SAFETY: word is a live, aligned 32-bit location.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word as *const AtomicI32,
+                op(libc::FUTEX_WAIT, private),
+                expected,
+                std::ptr::null::<libc::timespec>(),
+            )
+        };
+        if r == 0 {
+            0
+        } else {
+            super::errno()
+        }
+    }
+
+    /// Wake up to `n` waiters.
+    #[inline(always)]
+    pub fn wake(word: &AtomicI32, n: i32, private: bool) {
+        // SAFETY: word is a live, aligned 32-bit location.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word as *const AtomicI32,
+                op(libc::FUTEX_WAKE, private),
+                n,
+            )
+        };
+    }
+}

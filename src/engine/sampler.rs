@@ -1,0 +1,239 @@
+//! The one sampling loop every probe uses (lmbench's `benchmp` idea): warm-up, auto-scaled
+//! iteration counts, raw and baseline samples interleaved so drift cancels, and an adaptive
+//! stop when the median's interval is tight or the time budget is spent.
+
+use super::clock::now_ns;
+use super::stats::{relative_half_width, summarize};
+use crate::error::Result;
+use crate::evidence::recorder::Recorder;
+
+/// How long and how carefully to sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingConfig {
+    /// Time spent running the workload before any sample counts.
+    pub warmup_ns: u64,
+    /// Target duration of one sample (also at least 1000× the clock's resolution).
+    pub target_sample_ns: u64,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// Stop when the 95% interval's half-width is within this fraction of the median.
+    pub rel_ci_target: f64,
+    /// Wall-time budget for the sampling of one measurement.
+    pub budget_ns: u64,
+}
+
+impl SamplingConfig {
+    /// The default suite: 20 ms samples, ±1%, about 2 s per measurement.
+    pub fn standard() -> Self {
+        SamplingConfig {
+            warmup_ns: 100_000_000,
+            target_sample_ns: 20_000_000,
+            min_samples: 15,
+            max_samples: 1000,
+            rel_ci_target: 0.01,
+            budget_ns: 2_000_000_000,
+        }
+    }
+
+    /// Quick mode: 5 ms samples, about 0.3 s per measurement.
+    pub fn quick() -> Self {
+        SamplingConfig {
+            warmup_ns: 20_000_000,
+            target_sample_ns: 5_000_000,
+            min_samples: 9,
+            max_samples: 200,
+            rel_ci_target: 0.02,
+            budget_ns: 300_000_000,
+        }
+    }
+}
+
+/// Why sampling stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Converged,
+    Budget,
+    SampleLimit,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::Budget => "time budget spent",
+            StopReason::SampleLimit => "sample limit",
+        }
+    }
+}
+
+/// Samples in ns per iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleSet {
+    pub raw: Vec<f64>,
+    pub baseline: Vec<f64>,
+    pub raw_iterations: u64,
+    pub baseline_iterations: u64,
+    pub stop: StopReason,
+}
+
+/// A workload runs `iters` iterations and returns the elapsed nanoseconds it timed itself
+/// (so set-up stays outside the timed region).
+pub type Workload<'a> = dyn FnMut(u64) -> Result<u64> + 'a;
+
+/// Find an iteration count whose sample lasts about `target_ns`: grow ×100 until a sample is
+/// within 100× of the target, then predict linearly.
+pub fn auto_scale(work: &mut Workload<'_>, target_ns: u64) -> Result<u64> {
+    let mut iters: u64 = 1;
+    loop {
+        crate::engine::interrupt::check()?;
+        let t = work(iters)?.max(1);
+        if t >= target_ns {
+            return Ok(iters);
+        }
+        let factor = target_ns as f64 / t as f64;
+        if factor <= 100.0 || iters >= u64::MAX / 1000 {
+            return Ok(((iters as f64 * factor).ceil() as u64).max(1));
+        }
+        iters *= 100;
+    }
+}
+
+/// Run the sampling loop. `recorder` brackets every raw sample. `min_sample_ns` is the
+/// clock's floor (see clock::min_sample_ns).
+pub fn sample(
+    cfg: &SamplingConfig,
+    min_sample_ns: f64,
+    raw: &mut Workload<'_>,
+    mut baseline: Option<&mut Workload<'_>>,
+    recorder: &mut Recorder,
+) -> Result<SampleSet> {
+    let target = (cfg.target_sample_ns as f64).max(min_sample_ns) as u64;
+    let start = now_ns();
+    let raw_iters = auto_scale(raw, target)?;
+    let base_iters = match baseline.as_deref_mut() {
+        Some(b) => auto_scale(b, target)?,
+        None => 0,
+    };
+    // Warm-up: caches, branch predictors, frequency, page tables.
+    let warm_end = now_ns() + cfg.warmup_ns;
+    loop {
+        raw(raw_iters)?;
+        if let Some(b) = baseline.as_deref_mut() {
+            b(base_iters)?;
+        }
+        if now_ns() >= warm_end {
+            break;
+        }
+    }
+
+    let mut set = SampleSet {
+        raw: Vec::new(),
+        baseline: Vec::new(),
+        raw_iterations: raw_iters,
+        baseline_iterations: base_iters,
+        stop: StopReason::Budget,
+    };
+    let deadline = start + cfg.budget_ns;
+    loop {
+        crate::engine::interrupt::check()?;
+        recorder.begin();
+        let t = raw(raw_iters)?;
+        recorder.end(raw_iters);
+        set.raw.push(t as f64 / raw_iters as f64);
+        if let Some(b) = baseline.as_deref_mut() {
+            let t = b(base_iters)?;
+            set.baseline.push(t as f64 / base_iters as f64);
+        }
+        let n = set.raw.len();
+        if n >= cfg.min_samples && converged(&set, cfg.rel_ci_target) {
+            set.stop = StopReason::Converged;
+            break;
+        }
+        if n >= cfg.max_samples {
+            set.stop = StopReason::SampleLimit;
+            break;
+        }
+        if n >= cfg.min_samples.min(3) && now_ns() >= deadline {
+            set.stop = StopReason::Budget;
+            break;
+        }
+    }
+    Ok(set)
+}
+
+fn converged(set: &SampleSet, target: f64) -> bool {
+    let ok =
+        |v: &[f64]| v.is_empty() || summarize(v).is_some_and(|s| relative_half_width(&s) <= target);
+    ok(&set.raw) && ok(&set.baseline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::perf::EventSet;
+
+    /// A synthetic workload whose time is exactly `ns_per_iter × iters`.
+    fn synthetic(ns_per_iter: u64) -> impl FnMut(u64) -> Result<u64> {
+        move |iters| Ok(iters * ns_per_iter)
+    }
+
+    #[test]
+    fn auto_scale_reaches_target() {
+        let mut w = synthetic(7);
+        let iters = auto_scale(&mut w, 20_000_000).unwrap();
+        let t = iters * 7;
+        assert!(
+            (19_000_000..=21_000_000).contains(&t),
+            "{iters} iters -> {t} ns"
+        );
+        // A slow operation (1 ms) needs a handful of iterations, never zero.
+        let mut slow = synthetic(1_000_000);
+        let i = auto_scale(&mut slow, 20_000_000).unwrap();
+        assert!((19..=21).contains(&i), "{i}");
+        let mut slower = synthetic(50_000_000);
+        assert_eq!(auto_scale(&mut slower, 20_000_000).unwrap(), 1);
+    }
+
+    #[test]
+    fn constant_workload_converges_and_interleaves() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000_000,
+            min_samples: 5,
+            max_samples: 50,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+        };
+        let mut rec = Recorder::new(vec![], EventSet::Software);
+        let mut raw = synthetic(100);
+        let mut base = synthetic(40);
+        let set = sample(&cfg, 0.0, &mut raw, Some(&mut base), &mut rec).unwrap();
+        assert_eq!(set.stop, StopReason::Converged);
+        assert_eq!(set.raw.len(), set.baseline.len());
+        assert_eq!(set.raw.len(), 5);
+        assert!(set.raw.iter().all(|&x| x == 100.0));
+        assert!(set.baseline.iter().all(|&x| x == 40.0));
+        assert_eq!(rec.iterations(), 5 * set.raw_iterations);
+    }
+
+    #[test]
+    fn noisy_workload_stops_on_sample_limit_or_budget() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000,
+            min_samples: 5,
+            max_samples: 30,
+            rel_ci_target: 0.0001,
+            budget_ns: 10_000_000_000,
+        };
+        let mut rec = Recorder::new(vec![], EventSet::Software);
+        let mut k = 0u64;
+        let mut noisy = move |iters: u64| {
+            k += 1;
+            Ok(iters * (100 + (k * 7919) % 50))
+        };
+        let set = sample(&cfg, 0.0, &mut noisy, None, &mut rec).unwrap();
+        assert_eq!(set.stop, StopReason::SampleLimit);
+        assert_eq!(set.raw.len(), 30);
+    }
+}

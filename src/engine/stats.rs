@@ -1,0 +1,186 @@
+//! Robust statistics on timing samples: median with a distribution-free 95% interval,
+//! MAD, p95 and modified-z outliers. Pure functions, tested on known samples.
+
+use crate::model::Summary;
+
+/// Modified z-score above which a sample is flagged (Iglewicz & Hoaglin).
+pub const OUTLIER_Z: f64 = 3.5;
+
+/// Summarize samples. Returns None for an empty slice (there is nothing to summarize).
+pub fn summarize(samples: &[f64]) -> Option<Summary> {
+    if samples.is_empty() || samples.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let n = sorted.len();
+    let median = quantile_sorted(&sorted, 0.5);
+    let (lo, hi) = median_ci_indices(n);
+    let mad = mad_of(&sorted, median);
+    Some(Summary {
+        n,
+        median,
+        ci95: [sorted[lo], sorted[hi]],
+        mean: sorted.iter().sum::<f64>() / n as f64,
+        min: sorted[0],
+        max: sorted[n - 1],
+        p95: quantile_sorted(&sorted, 0.95),
+        mad,
+        outliers: outliers(samples, median, mad),
+    })
+}
+
+/// Quantile of sorted data with linear interpolation between order statistics (type 7).
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let n = sorted.len();
+    if n == 1 {
+        return sorted[0];
+    }
+    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+    let i = h.floor() as usize;
+    let frac = h - i as f64;
+    if i + 1 >= n {
+        sorted[n - 1]
+    } else {
+        sorted[i] + frac * (sorted[i + 1] - sorted[i])
+    }
+}
+
+/// Median of unsorted data.
+pub fn median(samples: &[f64]) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    quantile_sorted(&s, 0.5)
+}
+
+fn mad_of(sorted: &[f64], median: f64) -> f64 {
+    let dev: Vec<f64> = sorted.iter().map(|x| (x - median).abs()).collect();
+    self::median(&dev)
+}
+
+/// Indices of samples with |modified z| > 3.5. When the MAD is zero, the mean absolute
+/// deviation stands in (scaled by 1.2533, as Iglewicz & Hoaglin suggest); when both are zero
+/// all samples are equal and none is an outlier.
+pub fn outliers(samples: &[f64], median: f64, mad: f64) -> Vec<usize> {
+    let scale = if mad > 0.0 {
+        mad / 0.6745
+    } else {
+        let mean_ad =
+            samples.iter().map(|x| (x - median).abs()).sum::<f64>() / samples.len() as f64;
+        mean_ad * 1.253314
+    };
+    if scale <= 0.0 {
+        return Vec::new();
+    }
+    samples
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| ((*x - median) / scale).abs() > OUTLIER_Z)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// 0-based order-statistic indices (lo, hi) bracketing the median with ≥ 95% coverage,
+/// from the Binomial(n, 1/2) distribution; distribution-free. For n < 6 no pair reaches
+/// 95%, so the full range is returned (the interval is then honest but wide).
+pub fn median_ci_indices(n: usize) -> (usize, usize) {
+    assert!(n > 0, "median_ci_indices needs at least one sample");
+    // Largest k (1-based lower order statistic) with P(Bin(n,1/2) <= k-1) <= 0.025.
+    let mut cdf = 0.0;
+    let mut ln_choose = 0.0; // ln C(n, 0)
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut k = 0usize; // 1-based rank of the lower bound
+    for i in 0..n {
+        cdf += (ln_choose + ln_half_n).exp();
+        if cdf > 0.025 {
+            break;
+        }
+        k = i + 1;
+        ln_choose += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    }
+    if k == 0 || 2 * k > n {
+        return (0, n - 1);
+    }
+    // Ranks k and n-k+1 (1-based) are indices k-1 and n-k.
+    (k - 1, n - k)
+}
+
+/// Half-width of the median interval relative to the median (∞ when the median is 0).
+pub fn relative_half_width(s: &Summary) -> f64 {
+    if s.median == 0.0 {
+        return f64::INFINITY;
+    }
+    (s.ci95[1] - s.ci95[0]) / 2.0 / s.median.abs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_quantiles_of_known_samples() {
+        let s = summarize(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!(s.median, 3.0);
+        assert_eq!(s.min, 1.0);
+        assert_eq!(s.max, 5.0);
+        assert_eq!(s.mean, 3.0);
+        assert!((s.p95 - 4.8).abs() < 1e-12);
+        assert_eq!(s.mad, 1.0);
+        let even = summarize(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(even.median, 2.5);
+    }
+
+    #[test]
+    fn median_interval_matches_binomial_tables() {
+        // Classic table values (1-based ranks): n=10 -> (2,9), n=20 -> (6,15), n=100 -> (40,61).
+        assert_eq!(median_ci_indices(10), (1, 8));
+        assert_eq!(median_ci_indices(20), (5, 14));
+        assert_eq!(median_ci_indices(100), (39, 60));
+        // Too few samples for 95%: the whole range.
+        assert_eq!(median_ci_indices(5), (0, 4));
+        assert_eq!(median_ci_indices(1), (0, 0));
+        // Large n must not underflow into nonsense.
+        let (lo, hi) = median_ci_indices(10_000);
+        assert!(lo > 4800 && lo < 4950 && hi == 9999 - lo, "{lo} {hi}");
+    }
+
+    #[test]
+    fn interval_contains_median() {
+        let samples: Vec<f64> = (0..50).map(|i| ((i * 37) % 50) as f64).collect();
+        let s = summarize(&samples).unwrap();
+        assert!(s.ci95[0] <= s.median && s.median <= s.ci95[1]);
+        assert!(s.ci95[0] > s.min && s.ci95[1] < s.max);
+    }
+
+    #[test]
+    fn outliers_are_flagged_not_dropped() {
+        let mut samples = vec![10.0, 10.1, 9.9, 10.0, 10.2, 9.8, 10.05, 9.95];
+        samples.push(30.0);
+        let s = summarize(&samples).unwrap();
+        assert_eq!(s.outliers, vec![8]);
+        assert_eq!(s.n, 9);
+        assert_eq!(s.max, 30.0);
+    }
+
+    #[test]
+    fn zero_mad_falls_back_to_mean_deviation() {
+        let samples = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0];
+        let s = summarize(&samples).unwrap();
+        assert_eq!(s.mad, 0.0);
+        assert_eq!(s.outliers, vec![6]);
+        let flat = summarize(&[2.0; 8]).unwrap();
+        assert!(flat.outliers.is_empty());
+    }
+
+    #[test]
+    fn empty_or_non_finite_input_gives_none() {
+        assert!(summarize(&[]).is_none());
+        assert!(summarize(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn relative_width() {
+        let s = summarize(&[9.0, 10.0, 11.0]).unwrap();
+        assert!((relative_half_width(&s) - 0.1).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,344 @@
+//! The human view of [`Machine`] (`oscost machine`): sections of aligned `label  value`
+//! lines, with the warnings last so they are what the reader sees at the bottom.
+
+use std::fmt::Write;
+
+use super::parse::format_cpu_list;
+use super::{CacheInfo, Machine};
+
+const LABEL: usize = 21;
+
+struct Out(String);
+
+impl Out {
+    fn section(&mut self, title: &str) {
+        if !self.0.is_empty() {
+            self.0.push('\n');
+        }
+        let _ = writeln!(self.0, "{title}");
+    }
+    fn line(&mut self, label: &str, value: impl AsRef<str>) {
+        let _ = writeln!(self.0, "  {label:<LABEL$} {}", value.as_ref());
+    }
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "unknown".into(), |x| x.to_string())
+}
+
+/// Bytes as a short binary size: `48 KiB`, `32 MiB`, `23.5 GiB`.
+pub fn human_bytes(b: u64) -> String {
+    const U: &[&str] = &["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", U[i])
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn khz(v: Option<u64>) -> String {
+    v.map_or("?".into(), |k| format!("{:.0} MHz", k as f64 / 1000.0))
+}
+
+/// Renders the whole machine description for a terminal.
+pub fn render_text(m: &Machine) -> String {
+    let mut o = Out(String::new());
+
+    o.section("Host");
+    o.line("hostname", opt(&m.hostname));
+    let hv = if m.hypervisor.detected {
+        format!(
+            "virtual machine ({})",
+            m.hypervisor.name.as_deref().unwrap_or("hypervisor unknown")
+        )
+    } else {
+        "bare metal (no hypervisor detected)".into()
+    };
+    o.line("hypervisor", hv);
+    if let Some(v) = &m.hypervisor.dmi_sys_vendor {
+        o.line(
+            "DMI",
+            format!(
+                "{v} {}",
+                m.hypervisor.dmi_product_name.as_deref().unwrap_or("")
+            )
+            .trim_end(),
+        );
+    }
+
+    o.section("CPU");
+    o.line("model", opt(&m.cpu.model_name));
+    o.line(
+        "vendor / f / m / s",
+        format!(
+            "{} / {} / {} / {}",
+            opt(&m.cpu.vendor),
+            opt(&m.cpu.family),
+            opt(&m.cpu.model),
+            opt(&m.cpu.stepping)
+        ),
+    );
+    o.line("microcode", opt(&m.cpu.microcode));
+    o.line(
+        "logical CPUs",
+        format!(
+            "{} online ({}), {} allowed ({})",
+            m.cpus_online.len(),
+            format_cpu_list(&m.cpus_online),
+            m.cpus_allowed.len(),
+            format_cpu_list(&m.cpus_allowed)
+        ),
+    );
+    o.line(
+        "layout",
+        format!(
+            "{} socket(s), {} core(s), {} NUMA node(s), {} thread(s)/core",
+            m.sockets,
+            m.cores,
+            m.numa_nodes,
+            m.topology
+                .iter()
+                .map(|t| t.smt_siblings.len())
+                .max()
+                .unwrap_or(1)
+        ),
+    );
+    for t in &m.topology {
+        let sib = m.smt_siblings_of(t.cpu);
+        o.line(
+            &format!("cpu{}", t.cpu),
+            format!(
+                "socket {}  core {}  node {}  SMT siblings {}",
+                opt(&t.package_id),
+                opt(&t.core_id),
+                opt(&t.numa_node),
+                if sib.is_empty() {
+                    "none".into()
+                } else {
+                    format_cpu_list(&sib)
+                }
+            ),
+        );
+    }
+
+    o.section("Caches");
+    if m.caches.is_empty() {
+        o.line("caches", "unknown (no sysfs cache information)");
+    }
+    // Private caches of the same geometry are one line: "x2  CPUs 0 | 1".
+    let mut groups: Vec<(String, Vec<&CacheInfo>)> = Vec::new();
+    for c in &m.caches {
+        let key = format!(
+            "{}{:?}{:?}{:?}{:?}",
+            c.label(),
+            c.size_bytes,
+            c.line_size,
+            c.ways,
+            c.sets
+        );
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(c),
+            None => groups.push((key, vec![c])),
+        }
+    }
+    for (_, g) in groups {
+        let c = g[0];
+        let cpus: Vec<&str> = g.iter().map(|c| c.shared_cpu_list.as_str()).collect();
+        o.line(
+            &c.label(),
+            format!(
+                "{:>8}  line {:>3}  {:>2}-way  {:>6} sets  x{:<3} CPUs {}",
+                c.size_bytes.map_or("?".into(), human_bytes),
+                opt(&c.line_size),
+                opt(&c.ways),
+                opt(&c.sets),
+                g.len(),
+                cpus.join(" | ")
+            ),
+        );
+    }
+
+    o.section("Kernel");
+    o.line(
+        "release",
+        format!(
+            "{} {}",
+            opt(&m.kernel.release),
+            m.kernel.version.as_deref().unwrap_or("")
+        )
+        .trim_end(),
+    );
+    if m.kernel.boot_params.is_empty() {
+        o.line("boot params", "none of interest");
+    }
+    for (k, v) in &m.kernel.boot_params {
+        o.line(&format!("boot {k}"), if v.is_empty() { "(set)" } else { v });
+    }
+    o.line(
+        "THP",
+        format!(
+            "enabled={} defrag={}",
+            opt(&m.kernel.thp.enabled),
+            opt(&m.kernel.thp.defrag)
+        ),
+    );
+    o.line(
+        "clocksource",
+        format!(
+            "{} (available: {})",
+            opt(&m.kernel.clocksource.current),
+            m.kernel.clocksource.available.join(" ")
+        ),
+    );
+    o.line("perf_event_paranoid", opt(&m.kernel.perf_event_paranoid));
+    for (k, v) in &m.kernel.vulnerabilities {
+        if v != "Not affected" {
+            o.line(k, v);
+        }
+    }
+    let unaffected = m
+        .kernel
+        .vulnerabilities
+        .values()
+        .filter(|v| *v == "Not affected")
+        .count();
+    if unaffected > 0 {
+        o.line(
+            "not affected",
+            format!("{unaffected} other vulnerabilities"),
+        );
+    }
+
+    o.section("Frequency");
+    if let Some(r) = &m.frequency.unavailable_reason {
+        o.line("cpufreq", r);
+    }
+    for f in &m.frequency.per_cpu {
+        o.line(
+            &format!("cpu{}", f.cpu),
+            format!(
+                "{} / {}  min {}  max {}  now {}",
+                opt(&f.driver),
+                opt(&f.governor),
+                khz(f.min_khz),
+                khz(f.max_khz),
+                khz(f.cur_khz)
+            ),
+        );
+    }
+    o.line(
+        "turbo/boost",
+        match m.frequency.turbo {
+            Some(t) => format!(
+                "{} ({})",
+                if t { "on" } else { "off" },
+                m.frequency.turbo_source.as_deref().unwrap_or("")
+            ),
+            None => "unknown".into(),
+        },
+    );
+
+    o.section("Memory");
+    let b = |v: Option<u64>| v.map_or("unknown".into(), human_bytes);
+    o.line(
+        "total / available",
+        format!(
+            "{} / {}",
+            b(m.memory.total_bytes),
+            b(m.memory.available_bytes)
+        ),
+    );
+    o.line(
+        "swap total / free",
+        format!(
+            "{} / {}",
+            b(m.memory.swap_total_bytes),
+            b(m.memory.swap_free_bytes)
+        ),
+    );
+    o.line(
+        "page / huge page",
+        format!("{} / {}", b(m.memory.page_size), b(m.memory.huge_page_size)),
+    );
+
+    o.section("Perf events");
+    if !m.pmu.probed {
+        o.line("events", "not probed");
+    }
+    for e in &m.pmu.events {
+        let verdict = if e.supported { "yes" } else { "no" };
+        let why = e
+            .reason
+            .as_deref()
+            .map(|r| format!("  {r}"))
+            .unwrap_or_default();
+        o.line(&e.name, format!("{verdict}{why}"));
+    }
+
+    o.section("Privileges and load");
+    let flag = |v: Option<bool>| v.map_or("?", |b| if b { "yes" } else { "no" });
+    o.line(
+        "user",
+        format!(
+            "euid {}{}  CAP_PERFMON {}  CAP_SYS_ADMIN {}",
+            opt(&m.privileges.euid),
+            if m.privileges.root { " (root)" } else { "" },
+            flag(m.privileges.cap_perfmon),
+            flag(m.privileges.cap_sys_admin)
+        ),
+    );
+    if let Some(l) = m.load.loadavg {
+        o.line(
+            "load average",
+            format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]),
+        );
+    }
+    if let Some(w) = m.load.window_ms {
+        let busy: Vec<String> = m
+            .load
+            .per_cpu
+            .iter()
+            .map(|c| format!("cpu{} {:.0}%", c.cpu, c.busy * 100.0))
+            .collect();
+        o.line(&format!("busy ({w} ms)"), busy.join("  "));
+    }
+
+    if !m.notes.is_empty() {
+        o.section("Notes");
+        for n in &m.notes {
+            let _ = writeln!(o.0, "  - {n}");
+        }
+    }
+    let w = m.warnings();
+    o.section(&format!("Warnings ({})", w.len()));
+    if w.is_empty() {
+        let _ = writeln!(
+            o.0,
+            "  none: this machine should give representative numbers"
+        );
+    }
+    for x in w {
+        let _ = writeln!(o.0, "  ! {x}");
+    }
+    o.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes() {
+        assert_eq!(human_bytes(48 * 1024), "48 KiB");
+        assert_eq!(human_bytes(32 << 20), "32 MiB");
+        assert_eq!(human_bytes(100), "100 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
+}

@@ -1,0 +1,226 @@
+//! The data contract: what a run produces, serialized as versioned JSON and stored in SQLite.
+//!
+//! Later commands (report, compare, history) and users' scripts read these names; change them
+//! only with a schema version bump. The schema is documented in docs/SCHEMA.md.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::machine::Machine;
+
+/// Bumped when a field changes meaning or disappears (adding an optional field does not).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One invocation of oscost: the machine it ran on and everything it measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub schema_version: u32,
+    pub tool_version: String,
+    /// RFC 3339 UTC time the run started.
+    pub started_at: String,
+    /// The command line, as the user typed it (argv).
+    pub command: Vec<String>,
+    pub machine: Machine,
+    /// Clock resolution and read overhead measured at start (the engine's own evidence).
+    #[serde(default)]
+    pub clock: Option<ClockInfo>,
+    pub measurements: Vec<Measurement>,
+    /// False when the run was interrupted; such a run is never written as if complete.
+    #[serde(default = "default_true")]
+    pub complete: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// What the timing clock can resolve and what one read costs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClockInfo {
+    pub name: String,
+    /// clock_getres() in ns.
+    pub resolution_ns: f64,
+    /// Smallest non-zero difference of two back-to-back reads, ns.
+    pub min_step_ns: f64,
+    /// Median cost of one clock read, ns.
+    pub read_overhead_ns: f64,
+}
+
+/// Robust summary of a set of samples (all in the measurement's unit).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub n: usize,
+    pub median: f64,
+    /// Distribution-free 95% confidence interval of the median (order statistics).
+    pub ci95: [f64; 2],
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub p95: f64,
+    /// Median absolute deviation (unscaled).
+    pub mad: f64,
+    /// Indices of samples whose modified z-score exceeds 3.5: flagged, never dropped.
+    pub outliers: Vec<usize>,
+}
+
+/// One figure: a probe at one set of parameters, with its evidence and verdict.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measurement {
+    /// e.g. "ctx.pipe", "syscall.null".
+    pub probe: String,
+    /// e.g. {"mode": "process", "cpus": [0]}.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Unit of `value`, e.g. "ns/switch".
+    pub unit: String,
+    /// The derived figure. None when it is below resolution or could not be derived.
+    pub value: Option<Summary>,
+    /// What was timed directly, per raw iteration (unit in `raw_unit`).
+    pub raw: Summary,
+    #[serde(default)]
+    pub raw_unit: String,
+    /// The same work without the mechanism, per baseline iteration; None when not subtracted.
+    pub baseline: Option<Summary>,
+    /// raw - baseline before scaling, kept even when it is below resolution.
+    #[serde(default)]
+    pub difference: Option<Summary>,
+    /// How many mechanism events one raw iteration contains (e.g. 2 switches per round trip).
+    #[serde(default = "one")]
+    pub units_per_iteration: f64,
+    /// "ok", "below_resolution" or "invalid".
+    pub status: Status,
+    /// Raw samples (per-iteration times in `raw_unit`).
+    pub samples: Vec<f64>,
+    #[serde(default)]
+    pub baseline_samples: Vec<f64>,
+    pub iterations_per_sample: u64,
+    #[serde(default)]
+    pub baseline_iterations_per_sample: u64,
+    /// Why sampling stopped: "converged", "time budget spent" or "sample limit".
+    #[serde(default)]
+    pub stop_reason: String,
+    pub evidence: Evidence,
+    pub checks: Vec<Check>,
+    pub warnings: Vec<String>,
+    /// Plain-words notes that explain the figure (definitions, why two methods differ).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    pub valid: bool,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    BelowResolution,
+    Invalid,
+}
+
+/// A declared expectation and what the machine showed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Check {
+    pub name: String,
+    pub expected: String,
+    pub observed: String,
+    pub ok: bool,
+}
+
+/// What the machine observed while the raw samples ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Evidence {
+    pub rusage: RusageEvidence,
+    /// perf events by name ("context-switches", "cycles", ...).
+    pub events: BTreeMap<String, EventReading>,
+    /// Where each participant ran.
+    pub cpus: Vec<Placement>,
+}
+
+/// getrusage-style counters, summed over every participant, plus each participant's share.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RusageEvidence {
+    #[serde(flatten)]
+    pub total: Rusage,
+    /// Total raw iterations the deltas cover (divide to get per-iteration figures).
+    pub iterations: u64,
+    pub participants: Vec<ParticipantRusage>,
+}
+
+/// getrusage fields (deltas over the measured window; maxrss is the peak).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Rusage {
+    pub utime_us: u64,
+    pub stime_us: u64,
+    pub maxrss_kb: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub inblock: u64,
+    pub oublock: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ParticipantRusage {
+    pub role: String,
+    pub pid: i32,
+    pub tid: i32,
+    #[serde(flatten)]
+    pub rusage: Rusage,
+}
+
+/// One perf event over the measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EventReading {
+    /// Count per raw iteration, scaled for multiplexing.
+    pub per_op: Option<f64>,
+    pub total: Option<f64>,
+    /// True when the counter was multiplexed (time_running < time_enabled) and scaled.
+    pub scaled: bool,
+    pub supported: bool,
+    /// Why not supported, or what limits it.
+    pub reason: Option<String>,
+}
+
+/// The CPU a participant was asked to use and where it was seen.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Placement {
+    pub role: String,
+    pub pid: i32,
+    pub tid: i32,
+    /// The CPUs it was pinned to (empty = not pinned).
+    pub requested: Vec<usize>,
+    /// CPU at the start of measurement (sched_getcpu in the participant).
+    pub start: Option<usize>,
+    /// CPU at the end (sched_getcpu in the participant, or /proc stat's last CPU).
+    pub end: Option<usize>,
+}
+
+impl Measurement {
+    /// The checks that failed, for "why invalid" lines.
+    pub fn failed_checks(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| !c.ok)
+    }
+
+    /// A parameter rendered for labels, e.g. `mode=process cpus=0`.
+    pub fn params_label(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Array(a) => a
+                        .iter()
+                        .map(|x| x.to_string().trim_matches('"').to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    other => other.to_string(),
+                };
+                format!("{k}={v}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

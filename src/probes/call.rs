@@ -1,0 +1,47 @@
+//! `call.function`: the cost of a non-inlined function call, against the empty loop.
+
+use crate::engine::clock::now_ns;
+use crate::engine::measure::{measure, Context, Spec};
+use crate::error::Result;
+use crate::evidence::perf::EventSet;
+use crate::evidence::placement::AffinityGuard;
+use crate::evidence::Participant;
+use crate::model::Measurement;
+use std::hint::black_box;
+
+#[inline(never)]
+fn callee(x: u64) -> u64 {
+    black_box(x).wrapping_mul(3)
+}
+
+pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
+    let _pin = AffinityGuard::pin_current(&[cpu])?;
+    let spec = Spec::new("call.function", "ns/call", "ns/iteration", 1.0)
+        .param("cpus", vec![cpu])
+        .note("a call to a function the compiler may not inline, minus the same loop without it")
+        .events_set(EventSet::Standard);
+    let mut raw = |iters: u64| {
+        let t0 = now_ns();
+        for i in 0..iters {
+            black_box(callee(black_box(i)));
+        }
+        Ok(now_ns() - t0)
+    };
+    let mut base = |iters: u64| {
+        let t0 = now_ns();
+        for i in 0..iters {
+            black_box(black_box(i).wrapping_mul(3));
+        }
+        Ok(now_ns() - t0)
+    };
+    let me = Participant::this_thread("caller", vec![cpu]);
+    measure(ctx, spec, vec![me], vec![None], &mut raw, Some(&mut base), |ev| {
+        let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
+        let mut warnings = Vec::new();
+        match super::kernel_entry_check(ev, false) {
+            Some(c) => checks.push(c),
+            None => warnings.push(super::SHORT_WINDOW.into()),
+        }
+        (checks, warnings)
+    })
+}

@@ -1,0 +1,78 @@
+//! Same-core context switches: two partners pinned to one CPU pass control back and forth.
+//! Every mechanism states the switches it expects per round trip and checks them.
+
+pub mod futex;
+pub mod pipe;
+pub mod yield_;
+
+use crate::engine::checks;
+use crate::engine::measure::Verdict;
+use crate::model::Evidence;
+
+/// Partners as two processes or two threads of one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Process,
+    Thread,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Process => "process",
+            Mode::Thread => "thread",
+        }
+    }
+}
+
+/// The switching mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mech {
+    Pipe,
+    Futex,
+    Yield,
+}
+
+/// How a pipe round trip is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClockMethod {
+    /// Time the round trips on CLOCK_MONOTONIC_RAW and subtract the in-process pipe cost.
+    Direct,
+    /// CMPT300's method: wall time minus the measuring process's CPU time.
+    Cputime,
+}
+
+/// The checks every same-core ping-pong shares: the expected number of switches per round
+/// trip (±5%), no migrations, and every participant on the requested CPU.
+pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> Verdict {
+    let (sw, source) = checks::switches_per_op(ev);
+    let mut c = checks::near(
+        &format!("context switches per {what}"),
+        expected_switches,
+        0.05,
+        sw,
+    );
+    c.observed = format!("{sw:.3} ({source})");
+    let mut warnings = Vec::new();
+    let it = ev.rusage.iterations.max(1) as f64;
+    let vol = ev.rusage.total.nvcsw as f64 / it;
+    let invol = ev.rusage.total.nivcsw as f64 / it;
+    if sw < 0.5 * expected_switches {
+        warnings.push(format!(
+            "almost no switches happened ({sw:.3} per {what}): the partners did not take turns \
+             on the CPU, so this figure is not a context-switch cost"
+        ));
+    }
+    if vol + invol > 0.0 && invol / (vol + invol) > 0.1 && what != "yield" {
+        warnings.push(format!(
+            "{:.0}% of switches were involuntary (wake-up preemption or other tasks on the CPU)",
+            100.0 * invol / (vol + invol)
+        ));
+    }
+    let checks = vec![
+        c,
+        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
+        checks::placement(&ev.cpus),
+    ];
+    (checks, warnings)
+}

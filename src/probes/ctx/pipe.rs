@@ -1,0 +1,153 @@
+//! `ctx.pipe`: two partners on one CPU, two pipes, one byte ping-pong (OSTEP, lmbench
+//! lat_ctx with no working set, perf bench sched pipe). Per switch = (round trip − the same
+//! pipe writes and reads inside one thread) / 2, lat_ctx's definition.
+
+use super::{same_core_verdict, ClockMethod, Mode};
+use crate::engine::clock::{self, now_ns};
+use crate::engine::measure::{measure, Context, Spec};
+use crate::engine::partner::{
+    encode_cpu, partner_error, read_byte, write_byte, Child, Pipe, SharedPage, ThreadPartner,
+};
+use crate::error::Result;
+use crate::evidence::placement::AffinityGuard;
+use crate::evidence::Participant;
+use crate::model::Measurement;
+use std::sync::atomic::Ordering;
+
+/// Echo bytes from `rfd` to `wfd` until EOF or error. Allocation-free (runs after fork).
+fn echo(rfd: i32, wfd: i32) -> i32 {
+    let mut b = 0u8;
+    loop {
+        if read_byte(rfd, &mut b).is_err() || write_byte(wfd, &b).is_err() {
+            return 0;
+        }
+    }
+}
+
+pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) -> Result<Measurement> {
+    let mut to_partner = Pipe::new()?;
+    let mut from_partner = Pipe::new()?;
+    let page = SharedPage::new()?;
+    let (pr, pw) = (to_partner.read, from_partner.write);
+    let (my_w, my_r) = (to_partner.write, from_partner.read);
+    let _pin = AffinityGuard::pin_current(&[cpu])?;
+
+    // Keep the partner handle alive for the whole measurement; its Drop kills/joins it.
+    let mut child: Option<Child> = None;
+    let mut thread: Option<ThreadPartner> = None;
+    let (partner, partner_cpu) = match mode {
+        Mode::Process => {
+            let slot = page.slot(0);
+            let mut c = Child::spawn(Some(cpu), move || {
+                // Close the parent's ends so that a dead parent reads as EOF here.
+                unsafe {
+                    libc::close(my_w);
+                    libc::close(my_r);
+                }
+                slot.store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
+                echo(pr, pw)
+            })?;
+            let v = page.wait_nonzero(0, &mut c)?;
+            let p = Participant {
+                role: "child".into(),
+                pid: c.pid(),
+                tid: c.pid(),
+                requested: vec![cpu],
+            };
+            to_partner.close_read();
+            from_partner.close_write();
+            child = Some(c);
+            (p, crate::engine::partner::decode_cpu(v))
+        }
+        Mode::Thread => {
+            // The stop closure owns the write end the partner reads from: closing it makes the
+            // partner see EOF and return, then Drop joins it.
+            let stop_fd = my_w;
+            to_partner.write = -1;
+            let t = ThreadPartner::spawn(
+                Some(cpu),
+                move || {
+                    echo(pr, pw);
+                },
+                move || unsafe {
+                    libc::close(stop_fd);
+                },
+            )?;
+            let (tid, c) = t.wait_ready()?;
+            thread = Some(t);
+            (
+                Participant {
+                    role: "partner thread".into(),
+                    pid: std::process::id() as i32,
+                    tid,
+                    requested: vec![cpu],
+                },
+                c,
+            )
+        }
+    };
+    let me = Participant::this_thread("measuring thread", vec![cpu]);
+    let own = Pipe::new()?;
+
+    let mut spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0)
+        .param("mode", mode.as_str())
+        .param("cpus", vec![cpu]);
+    let result = match method {
+        ClockMethod::Direct => {
+            spec = spec.param("clock", "direct").note(
+                "per switch = (pipe round trip − the same 2 writes and 2 reads inside one \
+                 thread) / 2 switches, lmbench lat_ctx's definition",
+            );
+            let mut raw = |iters: u64| -> Result<u64> {
+                let mut b = 0u8;
+                let t0 = now_ns();
+                for _ in 0..iters {
+                    write_byte(my_w, &1).map_err(|e| partner_error("pipe write", e))?;
+                    read_byte(my_r, &mut b).map_err(|e| partner_error("pipe read", e))?;
+                }
+                Ok(now_ns() - t0)
+            };
+            let (ow, or) = (own.write, own.read);
+            let mut base = |iters: u64| -> Result<u64> {
+                let mut b = 0u8;
+                let t0 = now_ns();
+                for _ in 0..iters {
+                    for _ in 0..2 {
+                        write_byte(ow, &1).map_err(|e| partner_error("pipe write", e))?;
+                        read_byte(or, &mut b).map_err(|e| partner_error("pipe read", e))?;
+                    }
+                }
+                Ok(now_ns() - t0)
+            };
+            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, Some(&mut base), |ev| {
+                same_core_verdict(ev, 2.0, "round trip")
+            })
+        }
+        ClockMethod::Cputime => {
+            spec = spec.param("clock", "cputime").note(
+                "CMPT300 method: (CLOCK_MONOTONIC wall time − the measuring process's \
+                 CLOCK_PROCESS_CPUTIME_ID) / 2 per round trip. What remains is the partner's \
+                 CPU time plus the switches, so it includes the partner's pipe system calls \
+                 and differs from the direct method by about that much",
+            );
+            let mut raw = |iters: u64| -> Result<u64> {
+                let mut b = 0u8;
+                let w0 = clock::read(libc::CLOCK_MONOTONIC);
+                let c0 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
+                for _ in 0..iters {
+                    write_byte(my_w, &1).map_err(|e| partner_error("pipe write", e))?;
+                    read_byte(my_r, &mut b).map_err(|e| partner_error("pipe read", e))?;
+                }
+                let c1 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
+                let w1 = clock::read(libc::CLOCK_MONOTONIC);
+                Ok((w1 - w0).saturating_sub(c1 - c0).max(1))
+            };
+            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, None, |ev| {
+                same_core_verdict(ev, 2.0, "round trip")
+            })
+        }
+    };
+    drop(thread);
+    drop(child);
+    result
+}

@@ -1,0 +1,190 @@
+//! The lmbench lat_syscall set, plus vDSO clock_gettime as the contrast: a call that looks
+//! like a system call and is not. Each loop issues the call directly (getppid through
+//! syscall(2), never a libc wrapper that might cache), against the empty loop.
+
+use crate::engine::clock::now_ns;
+use crate::engine::measure::{measure, Context, Spec};
+use crate::error::{Error, Result};
+use crate::evidence::placement::AffinityGuard;
+use crate::evidence::Participant;
+use crate::model::Measurement;
+use std::hint::black_box;
+
+/// Which call to time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Syscall {
+    /// getppid through syscall(2): the cheapest real kernel entry.
+    Null,
+    /// read 1 byte from /dev/zero.
+    Read,
+    /// write 1 byte to /dev/null.
+    Write,
+    /// stat("/dev/null").
+    Stat,
+    /// fstat on an open /dev/null.
+    Fstat,
+    /// open("/dev/null") + close.
+    Open,
+    /// clock_gettime(CLOCK_MONOTONIC) through the vDSO: no kernel entry expected.
+    Vdso,
+}
+
+impl Syscall {
+    pub const ALL: [Syscall; 7] = [
+        Syscall::Null,
+        Syscall::Read,
+        Syscall::Write,
+        Syscall::Stat,
+        Syscall::Fstat,
+        Syscall::Open,
+        Syscall::Vdso,
+    ];
+
+    pub fn probe_id(self) -> &'static str {
+        match self {
+            Syscall::Null => "syscall.null",
+            Syscall::Read => "syscall.read",
+            Syscall::Write => "syscall.write",
+            Syscall::Stat => "syscall.stat",
+            Syscall::Fstat => "syscall.fstat",
+            Syscall::Open => "syscall.open",
+            Syscall::Vdso => "vdso.clock_gettime",
+        }
+    }
+
+    fn definition(self) -> &'static str {
+        match self {
+            Syscall::Null => "getppid via syscall(2), minus the empty loop",
+            Syscall::Read => "read(2) of 1 byte from /dev/zero, minus the empty loop",
+            Syscall::Write => "write(2) of 1 byte to /dev/null, minus the empty loop",
+            Syscall::Stat => "stat(2) of /dev/null (path walk included), minus the empty loop",
+            Syscall::Fstat => "fstat(2) of an open /dev/null, minus the empty loop",
+            Syscall::Open => "open(2)+close(2) of /dev/null, minus the empty loop",
+            Syscall::Vdso => {
+                "clock_gettime(CLOCK_MONOTONIC) through the vDSO, minus the empty loop: \
+                 it reads the clock in user space and should not enter the kernel"
+            }
+        }
+    }
+}
+
+/// Open /dev/null or /dev/zero; closed on drop.
+struct Fd(i32);
+
+impl Fd {
+    fn open(path: &std::ffi::CStr, flags: i32) -> Result<Fd> {
+        // SAFETY: valid NUL-terminated path.
+        let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(Error::env(format!(
+                "cannot open {}: {}",
+                path.to_string_lossy(),
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Fd(fd))
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: our own fd, closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measurement> {
+    let _pin = AffinityGuard::pin_current(&[cpu])?;
+    let zero = Fd::open(c"/dev/zero", libc::O_RDONLY)?;
+    let null = Fd::open(c"/dev/null", libc::O_WRONLY)?;
+    let (zfd, nfd) = (zero.0, null.0);
+    let unit = if which == Syscall::Open {
+        "ns/open+close"
+    } else {
+        "ns/call"
+    };
+    let spec = Spec::new(which.probe_id(), unit, "ns/iteration", 1.0)
+        .param("cpus", vec![cpu])
+        .note(which.definition());
+
+    let mut raw = move |iters: u64| -> Result<u64> {
+        let mut byte = 0u8;
+        // SAFETY: a zeroed stat buffer is a valid out-parameter.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let bp = &mut byte as *mut u8 as *mut libc::c_void;
+        let t0 = now_ns();
+        // SAFETY (all arms): valid fds, buffers and NUL-terminated paths.
+        match which {
+            Syscall::Null => {
+                for _ in 0..iters {
+                    black_box(unsafe { libc::syscall(libc::SYS_getppid) });
+                }
+            }
+            Syscall::Read => {
+                for _ in 0..iters {
+                    black_box(unsafe { libc::read(zfd, bp, 1) });
+                }
+            }
+            Syscall::Write => {
+                for _ in 0..iters {
+                    black_box(unsafe { libc::write(nfd, bp, 1) });
+                }
+            }
+            Syscall::Stat => {
+                for _ in 0..iters {
+                    black_box(unsafe { libc::stat(c"/dev/null".as_ptr(), &mut st) });
+                }
+            }
+            Syscall::Fstat => {
+                for _ in 0..iters {
+                    black_box(unsafe { libc::fstat(nfd, &mut st) });
+                }
+            }
+            Syscall::Open => {
+                for _ in 0..iters {
+                    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
+                    if fd >= 0 {
+                        unsafe { libc::close(fd) };
+                    }
+                }
+            }
+            Syscall::Vdso => {
+                for _ in 0..iters {
+                    black_box(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) });
+                }
+            }
+        }
+        Ok(now_ns() - t0)
+    };
+    let mut base = |iters: u64| -> Result<u64> {
+        let t0 = now_ns();
+        for i in 0..iters {
+            black_box(i);
+        }
+        Ok(now_ns() - t0)
+    };
+    let me = Participant::this_thread("caller", vec![cpu]);
+    let expect_kernel = which != Syscall::Vdso;
+    measure(ctx, spec, vec![me], vec![None], &mut raw, Some(&mut base), |ev| {
+        let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
+        let mut warnings = Vec::new();
+        match super::kernel_entry_check(ev, expect_kernel) {
+            Some(c) => {
+                if !c.ok && !expect_kernel {
+                    warnings.push(
+                        "clock_gettime entered the kernel: the clocksource has no vDSO \
+                         support here, so this is a real system call"
+                            .into(),
+                    );
+                }
+                checks.push(c)
+            }
+            None => warnings.push(super::SHORT_WINDOW.into()),
+        }
+        (checks, warnings)
+    })
+}
