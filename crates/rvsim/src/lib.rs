@@ -25,6 +25,7 @@ pub mod elf;
 pub mod error;
 pub mod machine;
 pub mod pipeline;
+pub mod runtime;
 pub mod trap;
 
 pub use cache::{Cache, CacheConfig, CacheStats, Replacement, WritePolicy};

@@ -5,7 +5,11 @@
  * into rvsim_timer_interval), calls main and passes its result to exit().
  *
  * The trap handler re-arms the timer (mtimecmp = mtime + interval), counts the interrupt in
- * rvsim_timer_ticks and returns; any other trap ends the program with status 128 + mcause. */
+ * rvsim_timer_ticks and returns; any other trap ends the program with status 128 + mcause.
+ *
+ * Built with -DRVSIM_USER_MODE it skips the machine-mode set-up (trap vector, timer), so the
+ * same program also runs under a Linux user-mode emulator (qemu-riscv32), whose write and exit
+ * system calls have the same numbers as the simulator's program ABI. */
     .option arch, +zicsr
     .section .text.init, "ax"
     .globl _start
@@ -14,7 +18,9 @@ _start:
     .option norelax
     la gp, __global_pointer$
     .option pop
-    la sp, __stack
+#ifndef RVSIM_USER_MODE
+    la sp, __stack          /* under a user-mode emulator the stack is already set */
+#endif
     la tp, __tls_base
     la t0, __bss_start
     la t1, __bss_end
@@ -22,14 +28,18 @@ _start:
     sw zero, 0(t0)
     addi t0, t0, 4
     j 1b
-2:  la t0, rvsim_trap
+2:
+#ifndef RVSIM_USER_MODE
+    la t0, rvsim_trap
     csrw mtvec, t0
     lw t0, rvsim_timer_interval
     beqz t0, 3f
     li t0, 0x80
     csrs mie, t0
     csrsi mstatus, 0x8
-3:  li a0, 0
+3:
+#endif
+    li a0, 0
     li a1, 0
     call main
     call exit
