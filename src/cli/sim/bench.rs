@@ -84,13 +84,20 @@ fn qemu(repeat: u32) -> Result<()> {
     let (n, _) = time_sim(&program, &Config::default(), 1)?;
     let path = std::env::temp_dir().join(format!("oscost-bench-{}.elf", std::process::id()));
     std::fs::write(&path, BENCH_USER_ELF).map_err(|e| Error::io(path.display(), e))?;
+    // qemu's loader refuses a file that is not executable.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::io(path.display(), e))?;
     let mut secs = Vec::new();
     let mut failure = None;
     for _ in 0..repeat {
         let start = Instant::now();
         match Command::new("qemu-riscv32").arg(&path).output() {
             Ok(o) if o.status.success() => secs.push(start.elapsed().as_secs_f64()),
-            Ok(o) => failure = Some(format!("exited with {}", o.status)),
+            Ok(o) => {
+                let why = String::from_utf8_lossy(&o.stderr);
+                failure = Some(format!("exited with {}: {}", o.status, why.trim()))
+            }
             Err(e) => failure = Some(e.to_string()),
         }
     }
