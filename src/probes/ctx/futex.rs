@@ -51,10 +51,8 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
         Mode::Process => {
             let p = page.clone();
             let mut c = Child::spawn(Some(cpu), move || {
-                p.slot(READY).store(
-                    encode_cpu(unsafe { libc::sched_getcpu() }),
-                    Ordering::Release,
-                );
+                p.slot(READY)
+                    .store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
                 partner_loop(&p, false)
             })?;
             let v = page.wait_nonzero(READY, &mut c)?;

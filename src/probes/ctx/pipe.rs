@@ -24,12 +24,7 @@ fn echo(rfd: i32, wfd: i32) -> i32 {
     }
 }
 
-pub fn measure_pipe(
-    ctx: &Context,
-    mode: Mode,
-    cpu: usize,
-    method: ClockMethod,
-) -> Result<Measurement> {
+pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) -> Result<Measurement> {
     let mut to_partner = Pipe::new()?;
     let mut from_partner = Pipe::new()?;
     let page = SharedPage::new()?;
@@ -49,10 +44,7 @@ pub fn measure_pipe(
                     libc::close(my_w);
                     libc::close(my_r);
                 }
-                slot.store(
-                    encode_cpu(unsafe { libc::sched_getcpu() }),
-                    Ordering::Release,
-                );
+                slot.store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
                 echo(pr, pw)
             })?;
             let v = page.wait_nonzero(0, &mut c)?;
@@ -127,15 +119,9 @@ pub fn measure_pipe(
                 }
                 Ok(now_ns() - t0)
             };
-            measure(
-                ctx,
-                spec,
-                vec![me, partner],
-                vec![None, partner_cpu],
-                &mut raw,
-                Some(&mut base),
-                |ev| same_core_verdict(ev, 2.0, "round trip"),
-            )
+            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, Some(&mut base), |ev| {
+                same_core_verdict(ev, 2.0, "round trip")
+            })
         }
         ClockMethod::Cputime => {
             spec = spec.param("clock", "cputime").note(
@@ -156,15 +142,9 @@ pub fn measure_pipe(
                 let w1 = clock::read(libc::CLOCK_MONOTONIC);
                 Ok((w1 - w0).saturating_sub(c1 - c0).max(1))
             };
-            measure(
-                ctx,
-                spec,
-                vec![me, partner],
-                vec![None, partner_cpu],
-                &mut raw,
-                None,
-                |ev| same_core_verdict(ev, 2.0, "round trip"),
-            )
+            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, None, |ev| {
+                same_core_verdict(ev, 2.0, "round trip")
+            })
         }
     };
     drop(thread);

@@ -168,15 +168,9 @@ pub fn measure_yield(
         }
         Ok(t)
     };
-    let result = measure(
-        ctx,
-        spec,
-        participants,
-        start_cpus,
-        &mut raw,
-        Some(&mut base),
-        |ev| same_core_verdict(ev, 2.0, "yield"),
-    );
+    let result = measure(ctx, spec, participants, start_cpus, &mut raw, Some(&mut base), |ev| {
+        same_core_verdict(ev, 2.0, "yield")
+    });
     drop(thread);
     result
 }
