@@ -9,3 +9,4 @@ pub mod evidence;
 pub mod machine;
 pub mod model;
 pub mod probes;
+pub mod report;

@@ -25,6 +25,10 @@ pub struct Run {
     #[serde(default)]
     pub clock: Option<ClockInfo>,
     pub measurements: Vec<Measurement>,
+    /// Measurements that were planned but could not run here, with the reason (no
+    /// permission, one CPU, ...): the rest of the run went on without them.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
     /// False when the run was interrupted; such a run is never written as if complete.
     #[serde(default = "default_true")]
     pub complete: bool,
@@ -32,6 +36,13 @@ pub struct Run {
 
 fn default_true() -> bool {
     true
+}
+
+/// A planned measurement that did not run, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Skipped {
+    pub probe: String,
+    pub reason: String,
 }
 
 /// What the timing clock can resolve and what one read costs.

@@ -1,6 +1,10 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
-//! (Minimal wiring for `oscost sim`; the full skeleton lives on main.)
 
+pub mod common;
+pub mod execute;
+pub mod machine;
+pub mod probes;
+pub mod run;
 pub mod sim;
 
 use clap::{Parser, Subcommand};
@@ -15,6 +19,16 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the default suite (calls, system calls, same-core context switches).
+    Run(run::RunArgs),
+    /// Show what this machine is and what will make numbers noisy.
+    Machine(machine::MachineArgs),
+    /// A non-inlined function call against the empty loop.
+    Call(probes::CallArgs),
+    /// The lmbench lat_syscall set and vDSO clock_gettime.
+    Syscall(probes::SyscallArgs),
+    /// Same-core context switches: pipe, futex and yield ping-pong.
+    Ctx(probes::CtxArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
     Sim(sim::SimArgs),
 }
@@ -25,14 +39,20 @@ pub fn main() -> i32 {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
+            // clap: help/version exit 0, usage errors exit 2.
             return e.exit_code();
         }
     };
     let result = match cli.command {
-        Command::Sim(a) => sim::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Machine(a) => machine::run(a),
+        Command::Call(a) => probes::call(a),
+        Command::Syscall(a) => probes::syscall(a),
+        Command::Ctx(a) => probes::ctx(a),
+        Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("oscost: {e}");
             e.exit_code()

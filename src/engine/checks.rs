@@ -75,6 +75,27 @@ pub fn placement(placements: &[Placement]) -> Check {
     }
 }
 
+/// All participants were seen on one and the same CPU (same-core probes).
+pub fn same_cpu(placements: &[Placement]) -> Check {
+    let mut seen: Vec<usize> = placements
+        .iter()
+        .flat_map(|p| [p.start, p.end])
+        .flatten()
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    Check {
+        name: "same CPU".into(),
+        expected: "all participants on one CPU".into(),
+        observed: if seen.is_empty() {
+            "no placement seen".into()
+        } else {
+            format!("CPU {}", crate::evidence::placement::format_cpu_list(&seen))
+        },
+        ok: seen.len() == 1,
+    }
+}
+
 /// Context switches per raw iteration, summed over participants: from the perf event where
 /// supported, else from rusage (voluntary + involuntary).
 pub fn switches_per_op(ev: &Evidence) -> (f64, &'static str) {
@@ -141,6 +162,17 @@ mod tests {
         let bad = placement(&[placed("parent", 0, 0, 0), placed("child", 0, 1, 1)]);
         assert!(!bad.ok);
         assert!(bad.observed.contains("child on CPU 1"));
+    }
+
+    #[test]
+    fn same_cpu_fails_across_cores() {
+        assert!(same_cpu(&[placed("a", 0, 0, 0), placed("b", 0, 0, 0)]).ok);
+        // Each on its own requested CPU: placement passes, same-CPU must not.
+        let split = [placed("a", 0, 0, 0), placed("b", 1, 1, 1)];
+        assert!(placement(&split).ok);
+        let c = same_cpu(&split);
+        assert!(!c.ok);
+        assert_eq!(c.observed, "CPU 0-1");
     }
 
     #[test]

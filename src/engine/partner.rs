@@ -377,8 +377,10 @@ impl ThreadPartner {
                 r.tid
                     .store(crate::evidence::placement::gettid(), Ordering::Release);
                 // SAFETY: sched_getcpu has no preconditions.
-                r.cpu
-                    .store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
+                r.cpu.store(
+                    encode_cpu(unsafe { libc::sched_getcpu() }),
+                    Ordering::Release,
+                );
                 body();
             })
             .map_err(|e| Error::env(format!("cannot start a partner thread: {e}")))?;
@@ -402,7 +404,9 @@ impl ThreadPartner {
             }
             crate::engine::interrupt::check()?;
             if super::clock::now_ns() > deadline {
-                return Err(Error::env("the partner thread did not get ready within 10 s"));
+                return Err(Error::env(
+                    "the partner thread did not get ready within 10 s",
+                ));
             }
             std::thread::yield_now();
         }

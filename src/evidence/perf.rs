@@ -331,16 +331,6 @@ fn open_one(spec: &Spec, tid: i32) -> Result<(Counter, Option<String>), String> 
     }
 }
 
-/// Whether an event kind opens on this machine for the caller, with the reason if not.
-pub fn probe_event(name: &str) -> Result<(), String> {
-    let all: Vec<&Spec> = specs(EventSet::WithCacheRefs);
-    let spec = all
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| format!("unknown event {name}"))?;
-    open_one(spec, 0).map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,13 +35,13 @@ pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
         Ok(now_ns() - t0)
     };
     let me = Participant::this_thread("caller", vec![cpu]);
-    measure(ctx, spec, vec![me], vec![None], &mut raw, Some(&mut base), |ev| {
-        let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
-        let mut warnings = Vec::new();
-        match super::kernel_entry_check(ev, false) {
-            Some(c) => checks.push(c),
-            None => warnings.push(super::SHORT_WINDOW.into()),
-        }
-        (checks, warnings)
-    })
+    measure(
+        ctx,
+        spec,
+        vec![me],
+        vec![None],
+        &mut raw,
+        Some(&mut base),
+        |ev| super::single_thread_verdict(ev, false),
+    )
 }

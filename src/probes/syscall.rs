@@ -169,22 +169,23 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
     };
     let me = Participant::this_thread("caller", vec![cpu]);
     let expect_kernel = which != Syscall::Vdso;
-    measure(ctx, spec, vec![me], vec![None], &mut raw, Some(&mut base), |ev| {
-        let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
-        let mut warnings = Vec::new();
-        match super::kernel_entry_check(ev, expect_kernel) {
-            Some(c) => {
-                if !c.ok && !expect_kernel {
-                    warnings.push(
-                        "clock_gettime entered the kernel: the clocksource has no vDSO \
-                         support here, so this is a real system call"
-                            .into(),
-                    );
-                }
-                checks.push(c)
+    measure(
+        ctx,
+        spec,
+        vec![me],
+        vec![None],
+        &mut raw,
+        Some(&mut base),
+        |ev| {
+            let (checks, mut warnings) = super::single_thread_verdict(ev, expect_kernel);
+            if !expect_kernel && checks.iter().any(|c| !c.ok) {
+                warnings.push(
+                    "clock_gettime entered the kernel: the clocksource has no vDSO support \
+                     here, so this is a real system call"
+                        .into(),
+                );
             }
-            None => warnings.push(super::SHORT_WINDOW.into()),
-        }
-        (checks, warnings)
-    })
+            (checks, warnings)
+        },
+    )
 }

@@ -63,16 +63,19 @@ pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> V
              on the CPU, so this figure is not a context-switch cost"
         ));
     }
-    if vol + invol > 0.0 && invol / (vol + invol) > 0.1 && what != "yield" {
+    // A woken partner that preempts the waker makes one of the two switches involuntary;
+    // more than one involuntary switch per round trip means other tasks competed for the CPU.
+    if what != "yield" && invol > 1.1 {
         warnings.push(format!(
-            "{:.0}% of switches were involuntary (wake-up preemption or other tasks on the CPU)",
-            100.0 * invol / (vol + invol)
+            "{invol:.2} involuntary switches per {what} (voluntary {vol:.2}): other tasks \
+             competed for the CPU"
         ));
     }
     let checks = vec![
         c,
         checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
         checks::placement(&ev.cpus),
+        checks::same_cpu(&ev.cpus),
     ];
     (checks, warnings)
 }

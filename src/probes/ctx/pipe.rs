@@ -24,7 +24,35 @@ fn echo(rfd: i32, wfd: i32) -> i32 {
     }
 }
 
-pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) -> Result<Measurement> {
+/// `iters` round trips: write a byte to the partner, read its echo.
+#[inline(always)]
+fn round_trips(to: i32, from: i32, iters: u64) -> Result<()> {
+    let mut b = 0u8;
+    for _ in 0..iters {
+        write_byte(to, &1).map_err(|e| partner_error("pipe write", e))?;
+        read_byte(from, &mut b).map_err(|e| partner_error("pipe read", e))?;
+    }
+    Ok(())
+}
+
+pub fn measure_pipe(
+    ctx: &Context,
+    mode: Mode,
+    cpu: usize,
+    method: ClockMethod,
+) -> Result<Measurement> {
+    measure_pipe_on(ctx, mode, cpu, cpu, method)
+}
+
+/// The ping-pong with the partner pinned to `partner_cpu`. Same-core probes pass the same CPU
+/// twice; a different one must fail the same-CPU check (the tests rely on that).
+pub fn measure_pipe_on(
+    ctx: &Context,
+    mode: Mode,
+    cpu: usize,
+    partner_cpu_req: usize,
+    method: ClockMethod,
+) -> Result<Measurement> {
     let mut to_partner = Pipe::new()?;
     let mut from_partner = Pipe::new()?;
     let page = SharedPage::new()?;
@@ -38,22 +66,20 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
     let (partner, partner_cpu) = match mode {
         Mode::Process => {
             let slot = page.slot(0);
-            let mut c = Child::spawn(Some(cpu), move || {
+            let mut c = Child::spawn(Some(partner_cpu_req), move || {
                 // Close the parent's ends so that a dead parent reads as EOF here.
                 unsafe {
                     libc::close(my_w);
                     libc::close(my_r);
                 }
-                slot.store(encode_cpu(unsafe { libc::sched_getcpu() }), Ordering::Release);
+                slot.store(
+                    encode_cpu(unsafe { libc::sched_getcpu() }),
+                    Ordering::Release,
+                );
                 echo(pr, pw)
             })?;
             let v = page.wait_nonzero(0, &mut c)?;
-            let p = Participant {
-                role: "child".into(),
-                pid: c.pid(),
-                tid: c.pid(),
-                requested: vec![cpu],
-            };
+            let p = Participant::child(c.pid(), vec![partner_cpu_req]);
             to_partner.close_read();
             from_partner.close_write();
             child = Some(c);
@@ -65,7 +91,7 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
             let stop_fd = my_w;
             to_partner.write = -1;
             let t = ThreadPartner::spawn(
-                Some(cpu),
+                Some(partner_cpu_req),
                 move || {
                     echo(pr, pw);
                 },
@@ -76,12 +102,7 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
             let (tid, c) = t.wait_ready()?;
             thread = Some(t);
             (
-                Participant {
-                    role: "partner thread".into(),
-                    pid: std::process::id() as i32,
-                    tid,
-                    requested: vec![cpu],
-                },
+                Participant::thread("partner thread", tid, vec![partner_cpu_req]),
                 c,
             )
         }
@@ -99,12 +120,8 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                  thread) / 2 switches, lmbench lat_ctx's definition",
             );
             let mut raw = |iters: u64| -> Result<u64> {
-                let mut b = 0u8;
                 let t0 = now_ns();
-                for _ in 0..iters {
-                    write_byte(my_w, &1).map_err(|e| partner_error("pipe write", e))?;
-                    read_byte(my_r, &mut b).map_err(|e| partner_error("pipe read", e))?;
-                }
+                round_trips(my_w, my_r, iters)?;
                 Ok(now_ns() - t0)
             };
             let (ow, or) = (own.write, own.read);
@@ -119,9 +136,15 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                 }
                 Ok(now_ns() - t0)
             };
-            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, Some(&mut base), |ev| {
-                same_core_verdict(ev, 2.0, "round trip")
-            })
+            measure(
+                ctx,
+                spec,
+                vec![me, partner],
+                vec![None, partner_cpu],
+                &mut raw,
+                Some(&mut base),
+                |ev| same_core_verdict(ev, 2.0, "round trip"),
+            )
         }
         ClockMethod::Cputime => {
             spec = spec.param("clock", "cputime").note(
@@ -131,20 +154,22 @@ pub fn measure_pipe(ctx: &Context, mode: Mode, cpu: usize, method: ClockMethod) 
                  and differs from the direct method by about that much",
             );
             let mut raw = |iters: u64| -> Result<u64> {
-                let mut b = 0u8;
                 let w0 = clock::read(libc::CLOCK_MONOTONIC);
                 let c0 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
-                for _ in 0..iters {
-                    write_byte(my_w, &1).map_err(|e| partner_error("pipe write", e))?;
-                    read_byte(my_r, &mut b).map_err(|e| partner_error("pipe read", e))?;
-                }
+                round_trips(my_w, my_r, iters)?;
                 let c1 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
                 let w1 = clock::read(libc::CLOCK_MONOTONIC);
                 Ok((w1 - w0).saturating_sub(c1 - c0).max(1))
             };
-            measure(ctx, spec, vec![me, partner], vec![None, partner_cpu], &mut raw, None, |ev| {
-                same_core_verdict(ev, 2.0, "round trip")
-            })
+            measure(
+                ctx,
+                spec,
+                vec![me, partner],
+                vec![None, partner_cpu],
+                &mut raw,
+                None,
+                |ev| same_core_verdict(ev, 2.0, "round trip"),
+            )
         }
     };
     drop(thread);

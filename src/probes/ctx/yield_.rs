@@ -110,12 +110,7 @@ pub fn measure_yield(
             },
         )?;
         let (tid, c) = t.wait_ready()?;
-        participants.push(Participant {
-            role: "partner thread".into(),
-            pid: std::process::id() as i32,
-            tid,
-            requested: vec![cpu],
-        });
+        participants.push(Participant::thread("partner thread", tid, vec![cpu]));
         start_cpus.push(c);
         thread = Some(t);
     }
@@ -168,9 +163,15 @@ pub fn measure_yield(
         }
         Ok(t)
     };
-    let result = measure(ctx, spec, participants, start_cpus, &mut raw, Some(&mut base), |ev| {
-        same_core_verdict(ev, 2.0, "yield")
-    });
+    let result = measure(
+        ctx,
+        spec,
+        participants,
+        start_cpus,
+        &mut raw,
+        Some(&mut base),
+        |ev| same_core_verdict(ev, 2.0, "yield"),
+    );
     drop(thread);
     result
 }

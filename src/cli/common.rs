@@ -1,0 +1,120 @@
+//! Options shared by every measuring subcommand, and turning them into a sampling config.
+
+use crate::engine::sampler::SamplingConfig;
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long and how precisely to measure, and where results go.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MeasureOpts {
+    /// Quick mode: short samples and a 0.3 s budget per measurement (a few seconds in all).
+    #[arg(long)]
+    pub quick: bool,
+    /// Time budget per measurement, e.g. 2s, 500ms (default 2s, quick 300ms).
+    #[arg(long, value_parser = parse_duration)]
+    pub budget: Option<Duration>,
+    /// Stop sampling when the 95% interval is within ± this percent of the median.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub ci: Option<f64>,
+    /// Write the run as JSON (schema in docs/SCHEMA.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per measurement.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Exit with 1 when any measurement is invalid.
+    #[arg(long)]
+    pub strict: bool,
+    /// No progress bar or notices on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print each probe's definition after the table.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+impl MeasureOpts {
+    pub fn sampling(&self) -> SamplingConfig {
+        let mut cfg = if self.quick {
+            SamplingConfig::quick()
+        } else {
+            SamplingConfig::standard()
+        };
+        if let Some(b) = self.budget {
+            cfg.budget_ns = b.as_nanos() as u64;
+            // Short budgets need short samples, or a handful of samples eat the budget.
+            cfg.target_sample_ns = cfg.target_sample_ns.min(cfg.budget_ns / 20).max(1_000_000);
+            cfg.warmup_ns = cfg.warmup_ns.min(cfg.budget_ns / 10);
+        }
+        if let Some(p) = self.ci {
+            cfg.rel_ci_target = p / 100.0;
+        }
+        cfg
+    }
+
+    /// Fail early on output paths that cannot be written.
+    pub fn check_outputs(&self) -> Result<()> {
+        for p in self.json.iter().chain(self.csv.iter()) {
+            crate::report::export::check_writable(p)?;
+        }
+        Ok(())
+    }
+}
+
+/// "2s", "500ms", "1m": between 10 ms and 1 hour.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 500ms, 2s, 1m"))?;
+    if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
+        return Err(format!("'{s}' is out of range: use 10ms to 1h"));
+    }
+    Ok(d)
+}
+
+/// A percentage in (0, 50].
+pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage"))?;
+    if !(v > 0.0 && v <= 50.0) {
+        return Err(format!(
+            "'{s}' is out of range: use a percentage above 0 and at most 50"
+        ));
+    }
+    Ok(v)
+}
+
+/// The CPU for same-core probes: the user's choice (validated), else the last allowed CPU
+/// (CPU 0 usually takes more interrupts).
+pub fn pick_cpu(cpu: Option<usize>) -> Result<usize> {
+    match cpu {
+        Some(c) => crate::evidence::placement::validate_cpu(c),
+        None => crate::evidence::placement::allowed_cpus()
+            .last()
+            .copied()
+            .ok_or_else(|| Error::env("no CPU is in this process's allowed set")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_percentages() {
+        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert!(parse_duration("0s").unwrap_err().contains("out of range"));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("3h").unwrap_err().contains("out of range"));
+        assert!(parse_duration("fast")
+            .unwrap_err()
+            .contains("not a duration"));
+        assert_eq!(parse_percent("1%").unwrap(), 1.0);
+        assert!(parse_percent("0").is_err());
+        assert!(parse_percent("x").is_err());
+    }
+}

@@ -1,0 +1,146 @@
+//! Runs a plan: calibrates the clock, collects machine facts, runs each planned measurement
+//! with a progress bar on a terminal, and assembles the Run. Ctrl-C stops at the next sample
+//! boundary; partners are reaped by their guards and nothing partial is written.
+
+use super::common::MeasureOpts;
+use crate::engine::measure::Context;
+use crate::error::{Error, Result};
+use crate::model::{Measurement, Run, Skipped, SCHEMA_VERSION};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// A deferred measurement: runs once, given the engine context.
+pub type Job = Box<dyn FnOnce(&Context) -> Result<Measurement>>;
+
+/// One planned measurement.
+pub struct PlanItem {
+    pub label: String,
+    pub run: Job,
+}
+
+impl PlanItem {
+    pub fn new(
+        label: impl Into<String>,
+        run: impl FnOnce(&Context) -> Result<Measurement> + 'static,
+    ) -> Self {
+        PlanItem {
+            label: label.into(),
+            run: Box::new(run),
+        }
+    }
+}
+
+/// A plan: what to measure, and what was known up front to be impossible here.
+#[derive(Default)]
+pub struct Plan {
+    pub items: Vec<PlanItem>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Plan {
+    pub fn push(&mut self, item: PlanItem) {
+        self.items.push(item);
+    }
+    pub fn skip(&mut self, probe: &str, reason: impl Into<String>) {
+        self.skipped.push(Skipped {
+            probe: probe.into(),
+            reason: reason.into(),
+        });
+    }
+}
+
+/// Execute a plan and return the complete Run (or Interrupted).
+pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
+    crate::engine::interrupt::install();
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let sampling = opts.sampling();
+    let per_item_s = (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1;
+    let n = plan.items.len();
+    let show = !opts.quiet && std::io::stderr().is_terminal();
+    if !opts.quiet {
+        eprintln!(
+            "oscost: {n} measurements, about {:.0} s (at most {:.1} s each)",
+            (n as f64 * per_item_s).ceil(),
+            per_item_s
+        );
+    }
+    let machine = crate::machine::collect();
+    let ctx = Context::new(sampling);
+
+    let bar = ProgressBar::with_draw_target(
+        Some(n as u64),
+        if show {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {eta})")
+            .expect("static template is valid"),
+    );
+    let mut measurements = Vec::with_capacity(n);
+    let mut skipped = plan.skipped;
+    for item in plan.items {
+        bar.set_message(item.label.clone());
+        match (item.run)(&ctx) {
+            Ok(m) => measurements.push(m),
+            Err(Error::Interrupted) => {
+                bar.abandon_with_message("interrupted");
+                return Err(Error::Interrupted);
+            }
+            Err(Error::Environment(reason)) => skipped.push(Skipped {
+                probe: item.label,
+                reason,
+            }),
+            Err(e) => return Err(e),
+        }
+        crate::engine::interrupt::check()?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(Run {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started_at,
+        command: std::env::args().collect(),
+        machine,
+        clock: Some(ctx.clock.clone()),
+        measurements,
+        skipped,
+        complete: true,
+    })
+}
+
+/// Print the table, write the requested files, and choose the exit code.
+pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
+    if let Some(c) = &run.clock {
+        println!(
+            "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
+            c.name,
+            c.resolution_ns,
+            c.min_step_ns,
+            c.read_overhead_ns,
+            run.machine.short_name()
+        );
+    }
+    for w in run.machine.warnings() {
+        println!("! machine: {w}");
+    }
+    print!("{}", crate::report::table::render(run));
+    if opts.explain {
+        println!();
+        print!("{}", crate::report::table::definitions(run));
+    }
+    if let Some(p) = &opts.json {
+        crate::report::export::write_atomic(p, crate::report::export::to_json(run).as_bytes())?;
+    }
+    if let Some(p) = &opts.csv {
+        crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
+    }
+    let invalid = run.measurements.iter().filter(|m| !m.valid).count();
+    if invalid > 0 && !opts.quiet {
+        eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
+    }
+    Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+}

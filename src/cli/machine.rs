@@ -1,0 +1,30 @@
+//! `oscost machine`: what this machine is, and what will make numbers noisy.
+
+use crate::error::Result;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct MachineArgs {
+    /// Write the facts as JSON to FILE ("-" for stdout) instead of the text view.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(a: MachineArgs) -> Result<i32> {
+    let m = crate::machine::collect();
+    match a.json {
+        Some(p) if p.as_os_str() == "-" => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&m).expect("Machine serializes")
+            )
+        }
+        Some(p) => {
+            crate::report::export::check_writable(&p)?;
+            let text = serde_json::to_string_pretty(&m).expect("Machine serializes");
+            crate::report::export::write_atomic(&p, text.as_bytes())?;
+        }
+        None => print!("{}", crate::machine::render_text(&m)),
+    }
+    Ok(0)
+}

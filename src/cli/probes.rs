@@ -1,0 +1,155 @@
+//! `oscost call`, `oscost syscall` and `oscost ctx` (same-core switches), and the plan pieces
+//! the default suite reuses.
+
+use super::common::{pick_cpu, MeasureOpts};
+use super::execute::{execute, finish, Plan, PlanItem};
+use crate::error::Result;
+use crate::probes::ctx::yield_::{fifo_permitted, measure_yield, Policy};
+use crate::probes::ctx::{futex::measure_futex, pipe::measure_pipe, ClockMethod, Mech, Mode};
+use crate::probes::syscall::{measure_call, Syscall};
+
+#[derive(Debug, clap::Args)]
+pub struct CallArgs {
+    /// CPU to pin the measuring thread to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SyscallArgs {
+    /// Which calls (comma-separated; default all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub which: Vec<Syscall>,
+    /// CPU to pin the measuring thread to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CtxArgs {
+    /// Mechanisms (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["pipe", "futex", "yield"])]
+    pub mech: Vec<Mech>,
+    /// Partners as processes and/or threads.
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["process", "thread"])]
+    pub mode: Vec<Mode>,
+    /// The one CPU both partners are pinned to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// How pipe round trips are timed: direct (subtracting the in-process pipe), cputime
+    /// (the CMPT300 method), or both.
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["direct"])]
+    pub clock: Vec<ClockMethod>,
+    /// Also run ctx.yield with both threads SCHED_FIFO (needs root or RLIMIT_RTPRIO).
+    #[arg(long)]
+    pub fifo: bool,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+pub fn plan_call(plan: &mut Plan, cpu: usize) {
+    plan.push(PlanItem::new("call.function", move |ctx| {
+        crate::probes::call::function(ctx, cpu)
+    }));
+}
+
+pub fn plan_syscalls(plan: &mut Plan, which: &[Syscall], cpu: usize) {
+    for &w in which {
+        plan.push(PlanItem::new(w.probe_id(), move |ctx| {
+            measure_call(ctx, w, cpu)
+        }));
+    }
+}
+
+pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
+    for &mech in &a.mech {
+        for &mode in &a.mode {
+            match mech {
+                Mech::Pipe => {
+                    for &clock in &a.clock {
+                        if clock == ClockMethod::Cputime && mode == Mode::Thread {
+                            plan.skip(
+                                "ctx.pipe thread cputime",
+                                "the CPU-time method needs the partner in another process \
+                                 (a thread's CPU time is counted in the measuring process)",
+                            );
+                            continue;
+                        }
+                        plan.push(PlanItem::new(
+                            format!("ctx.pipe {} {}", mode.as_str(), clock_name(clock)),
+                            move |ctx| measure_pipe(ctx, mode, cpu, clock),
+                        ));
+                    }
+                }
+                Mech::Futex => plan.push(PlanItem::new(
+                    format!("ctx.futex {}", mode.as_str()),
+                    move |ctx| measure_futex(ctx, mode, cpu),
+                )),
+                Mech::Yield if mode == Mode::Thread => {
+                    plan.push(PlanItem::new("ctx.yield thread", move |ctx| {
+                        measure_yield(ctx, cpu, Policy::Normal, true)
+                    }));
+                    if a.fifo {
+                        match fifo_permitted() {
+                            Ok(()) => plan.push(PlanItem::new("ctx.yield fifo", move |ctx| {
+                                measure_yield(ctx, cpu, Policy::Fifo, true)
+                            })),
+                            Err(why) => plan.skip("ctx.yield fifo", why),
+                        }
+                    }
+                }
+                Mech::Yield => {
+                    if !a.mode.contains(&Mode::Thread) {
+                        plan.skip(
+                            "ctx.yield process",
+                            "sched_yield ping-pong is defined between threads; add --mode thread",
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn clock_name(c: ClockMethod) -> &'static str {
+    match c {
+        ClockMethod::Direct => "direct",
+        ClockMethod::Cputime => "cputime",
+    }
+}
+
+pub fn call(a: CallArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    let cpu = pick_cpu(a.cpu)?;
+    let mut plan = Plan::default();
+    plan_call(&mut plan, cpu);
+    let run = execute(plan, &a.opts)?;
+    finish(&run, &a.opts)
+}
+
+pub fn syscall(a: SyscallArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    let cpu = pick_cpu(a.cpu)?;
+    let which = if a.which.is_empty() {
+        Syscall::ALL.to_vec()
+    } else {
+        a.which.clone()
+    };
+    let mut plan = Plan::default();
+    plan_syscalls(&mut plan, &which, cpu);
+    let run = execute(plan, &a.opts)?;
+    finish(&run, &a.opts)
+}
+
+pub fn ctx(a: CtxArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    let cpu = pick_cpu(a.cpu)?;
+    let mut plan = Plan::default();
+    plan_ctx(&mut plan, &a, cpu);
+    let run = execute(plan, &a.opts)?;
+    finish(&run, &a.opts)
+}

@@ -1,0 +1,6 @@
+//! Everything that turns a Run into something a person or a script reads. Reports never
+//! measure.
+
+pub mod export;
+pub mod table;
+pub mod units;

@@ -1,0 +1,161 @@
+//! The terminal table: one line per measurement (value ± interval, raw/baseline, checks) and,
+//! beneath it, why a figure is invalid or below resolution, and its warnings.
+
+use super::units::{fmt_num, rescale_unit, time_unit};
+use crate::model::{Measurement, Run, Status, Summary};
+
+/// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
+pub fn fmt_value(s: &Summary, unit: &str) -> String {
+    let half = (s.ci95[1] - s.ci95[0]) / 2.0;
+    if unit.starts_with("ns") {
+        let (d, suffix) = time_unit(s.median);
+        format!(
+            "{} ±{} {}",
+            fmt_num(s.median / d),
+            fmt_num(half / d),
+            rescale_unit(unit, suffix)
+        )
+    } else {
+        format!("{} ±{} {unit}", fmt_num(s.median), fmt_num(half))
+    }
+}
+
+fn fmt_plain(s: &Summary, unit: &str) -> String {
+    if unit.starts_with("ns") {
+        let (d, suffix) = time_unit(s.median);
+        format!("{} {}", fmt_num(s.median / d), rescale_unit(unit, suffix))
+    } else {
+        format!("{} {unit}", fmt_num(s.median))
+    }
+}
+
+/// The headline: the value, or why there is none.
+pub fn headline(m: &Measurement) -> String {
+    match (m.status, &m.value) {
+        (Status::Invalid, _) => "INVALID".into(),
+        (Status::BelowResolution, _) => "below resolution".into(),
+        (Status::Ok, Some(v)) => fmt_value(v, &m.unit),
+        (Status::Ok, None) => "no value".into(),
+    }
+}
+
+/// "raw 4.3 µs/round trip, baseline 0.5 µs" (or just raw).
+pub fn raw_baseline(m: &Measurement) -> String {
+    let raw = fmt_plain(&m.raw, &m.raw_unit);
+    match &m.baseline {
+        Some(b) => format!("raw {raw}, baseline {}", fmt_plain(b, "ns")),
+        None => format!("raw {raw}"),
+    }
+}
+
+/// "✓ 3/3" or "✗ 1/3".
+pub fn checks_cell(m: &Measurement) -> String {
+    let ok = m.checks.iter().filter(|c| c.ok).count();
+    let mark = if ok == m.checks.len() { "✓" } else { "✗" };
+    format!("{mark} {ok}/{}", m.checks.len())
+}
+
+/// Short evidence line for switch probes: "2.00 sw/rt, 0 migrations".
+fn evidence_cell(m: &Measurement) -> String {
+    let it = m.evidence.rusage.iterations.max(1) as f64;
+    let t = &m.evidence.rusage.total;
+    if m.probe.starts_with("ctx.") {
+        let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
+        let mig = crate::engine::checks::migrations(&m.evidence);
+        format!(
+            "{sw:.2} sw/op ({:.2} vol, {:.2} invol), {mig:.0} migrations",
+            t.nvcsw as f64 / it,
+            t.nivcsw as f64 / it
+        )
+    } else {
+        let cpu = (t.utime_us + t.stime_us).max(1) as f64;
+        format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)
+    }
+}
+
+/// The full table for a run.
+pub fn render(run: &Run) -> String {
+    let rows: Vec<[String; 5]> = run
+        .measurements
+        .iter()
+        .map(|m| {
+            [
+                format!("{} {}", m.probe, m.params_label()),
+                headline(m),
+                raw_baseline(m),
+                checks_cell(m),
+                evidence_cell(m),
+            ]
+        })
+        .collect();
+    let header = [
+        "probe".to_string(),
+        "value ± 95% CI".into(),
+        "raw / baseline".into(),
+        "checks".into(),
+        "evidence".into(),
+    ];
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String; 5]| {
+        cells
+            .iter()
+            .zip(widths.iter())
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut out = String::new();
+    out.push_str(&line(&header));
+    out.push('\n');
+    for (r, m) in rows.iter().zip(&run.measurements) {
+        out.push_str(&line(r));
+        out.push('\n');
+        for c in m.failed_checks() {
+            out.push_str(&format!(
+                "    ✗ {}: expected {}, observed {}\n",
+                c.name, c.expected, c.observed
+            ));
+        }
+        if m.status == Status::BelowResolution {
+            if let Some(d) = &m.difference {
+                out.push_str(&format!(
+                    "    the difference raw − baseline has a 95% interval of [{:.3}, {:.3}] ns, \
+                     which reaches zero: too small to tell from the baseline\n",
+                    d.ci95[0], d.ci95[1]
+                ));
+            }
+        }
+        for w in &m.warnings {
+            out.push_str(&format!("    ! {w}\n"));
+        }
+    }
+    for s in &run.skipped {
+        out.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
+    }
+    out
+}
+
+/// The notes that define each distinct probe once (printed after the table with --explain).
+pub fn definitions(run: &Run) -> String {
+    let mut seen = std::collections::BTreeMap::new();
+    for m in &run.measurements {
+        let key = format!(
+            "{} {}",
+            m.probe,
+            m.params
+                .get("clock")
+                .map(|c| c.to_string())
+                .unwrap_or_default()
+        );
+        seen.entry(key)
+            .or_insert_with(|| (m.probe.clone(), m.notes.join(" ")));
+    }
+    seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect()
+}
