@@ -5,6 +5,7 @@ pub mod execute;
 pub mod machine;
 pub mod probes;
 pub mod run;
+pub mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,8 @@ pub enum Command {
     Syscall(probes::SyscallArgs),
     /// Same-core context switches: pipe, futex and yield ping-pong.
     Ctx(probes::CtxArgs),
+    /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
+    Sim(sim::SimArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -46,6 +49,7 @@ pub fn main() -> i32 {
         Command::Call(a) => probes::call(a),
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => probes::ctx(a),
+        Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {
         Ok(code) => code,
