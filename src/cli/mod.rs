@@ -9,6 +9,7 @@ pub mod machine;
 pub mod probes;
 pub mod report;
 pub mod run;
+pub mod sim;
 pub mod store_opts;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +42,8 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Write one run (a file or a history id) as CSV, Markdown or JSON.
     Export(export::ExportArgs),
+    /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
+    Sim(sim::SimArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -63,6 +66,7 @@ pub fn main() -> i32 {
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),
         Command::Export(a) => export::run(a),
+        Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {
         Ok(code) => code,
