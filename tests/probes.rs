@@ -52,8 +52,11 @@ fn pipe_ping_pong_same_cpu_is_valid_with_two_switches() {
         assert_eq!(m.evidence.cpus.len(), 2, "both partners are evidence");
         assert!(check(&m, "same CPU").ok, "{:?}", m.checks);
         assert!(check(&m, "placement").ok, "{:?}", m.checks);
+        // Competing load adds preemptions, and then the occupancy check must say so; on a
+        // CPU the partners had to themselves the switch count must be exact.
         let sw = check(&m, "context switches");
-        assert!(sw.ok, "{mode:?}: {sw:?}");
+        let occupied = check(&m, "CPU held by participants").ok;
+        assert!(sw.ok || !occupied, "{mode:?}: {sw:?}");
         assert!(check(&m, "cpu migrations").ok, "{:?}", m.checks);
         // Whether other tasks competed for the CPU depends on the machine's load, so the
         // occupancy check is only required to be present, with its evidence.
@@ -97,8 +100,14 @@ fn futex_ping_pong_is_valid() {
     for mode in [Mode::Process, Mode::Thread] {
         let m = measure_futex(&ctx(), mode, cpu()).unwrap();
         assert_carries_evidence(&m);
-        assert!(check(&m, "context switches").ok, "{mode:?}: {:?}", m.checks);
+        let occupied = check(&m, "CPU held by participants").ok;
+        assert!(
+            check(&m, "context switches").ok || !occupied,
+            "{mode:?}: {:?}",
+            m.checks
+        );
         assert!(check(&m, "same CPU").ok, "{mode:?}: {:?}", m.checks);
+        assert_eq!(m.valid, m.checks.iter().all(|c| c.ok));
     }
 }
 

@@ -145,11 +145,22 @@ pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
         )?;
     }
     // Saved last: a history problem (locked, read-only) must not cost the files above.
+    // With the default database, a history problem is a warning (the results are complete
+    // and written); with an explicit --db the user asked for it, so it is an error.
     if !opts.no_save && run.complete {
-        let mut store = opts.db.open()?;
-        let id = store.save(run, None)?;
-        if !opts.quiet {
-            eprintln!("oscost: saved as run {id} in {}", store.path().display());
+        match opts.db.open().and_then(|mut store| {
+            let id = store.save(run, None)?;
+            Ok((id, store.path().to_path_buf()))
+        }) {
+            Ok((id, path)) => {
+                if !opts.quiet {
+                    eprintln!("oscost: saved as run {id} in {}", path.display());
+                }
+            }
+            Err(e) if opts.db.db.is_none() => {
+                eprintln!("oscost: warning: not saved to history: {e} (results above are complete; use --db PATH or --no-save)");
+            }
+            Err(e) => return Err(e),
         }
     }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
