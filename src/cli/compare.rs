@@ -23,6 +23,10 @@ pub struct CompareArgs {
     /// Exit 1 when any valid probe is significantly slower by more than this, e.g. 5%.
     #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
     pub fail_above: Option<f64>,
+    /// Smallest change that counts as a difference: a statistically significant change below
+    /// it (run-to-run drift of a shared machine) is reported as no meaningful difference.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold, default_value = "2")]
+    pub min_effect: f64,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]
@@ -64,7 +68,8 @@ pub fn run(a: CompareArgs) -> Result<i32> {
     };
     let (ra, na) = load_run(&specs[0], &a.db)?;
     let (rb, nb) = load_run(&specs[1], &a.db)?;
-    let c = compare(&ra, &na, &rb, &nb);
+    let mut c = compare(&ra, &na, &rb, &nb);
+    c.apply_min_effect(a.min_effect);
     let out = match a.format {
         Format::Text => render::text(&c),
         Format::Markdown => render::markdown(&c),

@@ -99,6 +99,27 @@ fn label(m: &Measurement) -> String {
         .to_string()
 }
 
+impl Comparison {
+    /// Demote significant changes smaller than `pct` percent to "no significant difference",
+    /// saying so in the pair's note: with tight intervals, a shared machine's drift between
+    /// runs is statistically significant without mattering.
+    pub fn apply_min_effect(&mut self, pct: f64) {
+        for p in &mut self.pairs {
+            let small = p.change_pct.is_some_and(|c| c.abs() < pct);
+            if small && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
+                let dir = p.verdict.as_str();
+                p.verdict = Verdict::NoSignificantDifference;
+                let why = format!("{dir} by less than the {pct}% minimum effect");
+                p.note = if p.note.is_empty() {
+                    why
+                } else {
+                    format!("{}; {why}", p.note)
+                };
+            }
+        }
+    }
+}
+
 /// Compares run B against run A; `a_name`/`b_name` say where each came from.
 pub fn compare(a: &Run, a_name: &str, b: &Run, b_name: &str) -> Comparison {
     let mut machine_differences: Vec<MachineDifference> =
@@ -293,6 +314,30 @@ mod tests {
         m.samples = raw;
         run.measurements = vec![m];
         run
+    }
+
+    #[test]
+    fn min_effect_demotes_small_significant_changes_only() {
+        let a = run_with(vec![
+            100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3, 99.7, 100.0,
+        ]);
+        let b1 = run_with(vec![
+            101.0, 101.5, 100.5, 101.2, 100.8, 101.1, 100.9, 101.3, 100.7, 101.0,
+        ]);
+        let mut small = compare(&a, "a", &b1, "b");
+        assert_eq!(
+            small.pairs[0].verdict,
+            Verdict::Slower,
+            "{:?}",
+            small.pairs[0]
+        );
+        small.apply_min_effect(2.0);
+        assert_eq!(small.pairs[0].verdict, Verdict::NoSignificantDifference);
+        assert!(small.pairs[0].note.contains("minimum effect"));
+        let b2 = run_with((0..10).map(|i| 110.0 + i as f64 * 0.1).collect());
+        let mut big = compare(&a, "a", &b2, "b");
+        big.apply_min_effect(2.0);
+        assert_eq!(big.pairs[0].verdict, Verdict::Slower);
     }
 
     fn verdict(a: Vec<f64>, b: Vec<f64>) -> Pair {
