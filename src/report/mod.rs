@@ -1,6 +1,7 @@
-//! Everything that turns a Run into something a person or a script reads. Reports never
-//! measure.
+//! Everything that turns a Run into something a person or a script reads: terminal tables,
+//! JSON/CSV, plots, the HTML report, comparisons of runs. Reports never measure.
 
 pub mod export;
+pub mod plot;
 pub mod table;
 pub mod units;
