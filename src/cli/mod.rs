@@ -2,6 +2,7 @@
 
 pub mod common;
 pub mod execute;
+pub mod fault;
 pub mod machine;
 pub mod probes;
 pub mod run;
@@ -28,6 +29,8 @@ pub enum Command {
     Syscall(probes::SyscallArgs),
     /// Same-core context switches: pipe, futex and yield ping-pong.
     Ctx(probes::CtxArgs),
+    /// Page faults: anonymous, populated, page-cache and evicted file; THP, order, readahead.
+    Fault(fault::FaultArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -46,6 +49,7 @@ pub fn main() -> i32 {
         Command::Call(a) => probes::call(a),
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => probes::ctx(a),
+        Command::Fault(a) => fault::run(a),
     };
     match result {
         Ok(code) => code,

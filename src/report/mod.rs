@@ -2,6 +2,8 @@
 //! JSON/CSV, plots, the HTML report, comparisons of runs. Reports never measure.
 
 pub mod export;
+pub mod fault;
 pub mod plot;
 pub mod table;
+pub mod timev;
 pub mod units;
