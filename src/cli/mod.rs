@@ -4,6 +4,7 @@ pub mod common;
 pub mod execute;
 pub mod fault;
 pub mod machine;
+pub mod mmap;
 pub mod probes;
 pub mod run;
 
@@ -31,6 +32,8 @@ pub enum Command {
     Ctx(probes::CtxArgs),
     /// Page faults: anonymous, populated, page-cache and evicted file; THP, order, readahead.
     Fault(fault::FaultArgs),
+    /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
+    Mmap(mmap::MmapArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -50,6 +53,7 @@ pub fn main() -> i32 {
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => probes::ctx(a),
         Command::Fault(a) => fault::run(a),
+        Command::Mmap(a) => mmap::run(a),
     };
     match result {
         Ok(code) => code,

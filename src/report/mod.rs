@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod fault;
+pub mod lab;
 pub mod plot;
 pub mod table;
 pub mod timev;
