@@ -7,6 +7,7 @@ pub mod machine;
 pub mod mmap;
 pub mod probes;
 pub mod run;
+pub mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +35,8 @@ pub enum Command {
     Fault(fault::FaultArgs),
     /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
     Mmap(mmap::MmapArgs),
+    /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
+    Sim(sim::SimArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -54,6 +57,7 @@ pub fn main() -> i32 {
         Command::Ctx(a) => probes::ctx(a),
         Command::Fault(a) => fault::run(a),
         Command::Mmap(a) => mmap::run(a),
+        Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {
         Ok(code) => code,
