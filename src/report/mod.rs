@@ -1,9 +1,14 @@
 //! Everything that turns a Run into something a person or a script reads: terminal tables,
-//! JSON/CSV, plots, the HTML report, comparisons of runs. Reports never measure.
+//! JSON/CSV export, plots, the HTML report, comparisons of runs. Reports never measure.
 
+pub mod compare;
 pub mod export;
+pub mod facts;
 pub mod fault;
+pub mod html;
+pub mod input;
 pub mod lab;
+pub mod markdown;
 pub mod plot;
 pub mod table;
 pub mod timev;

@@ -4,6 +4,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
     color, label_width, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT,
@@ -56,8 +57,13 @@ pub struct BarChart {
 impl BarChart {
     pub fn to_svg(&self) -> String {
         let n = self.bars.len().max(1) as u32;
+        let labels = label_width(self.bars.iter().map(|b| b.label.as_str())).min(420);
         let size = (
-            if self.width == 0 { 900 } else { self.width },
+            if self.width == 0 {
+                (labels + 640).clamp(760, 1100)
+            } else {
+                self.width
+            },
             if self.height == 0 {
                 48 + 90 + 34 * n
             } else {
@@ -86,23 +92,19 @@ impl BarChart {
             .fold(0.0f64, f64::min);
         let max = if max > 0.0 { max * 1.18 } else { 1.0 };
         let labels: Vec<&str> = self.bars.iter().map(|b| b.label.as_str()).collect();
+        // Row i spans y in [n-1-i, n-i) so the first bar is at the top; labels are drawn here
+        // (not by the mesh) so each sits exactly at its row's centre.
         let mut chart = ChartBuilder::on(area)
             .margin(12)
             .margin_right(30)
             .x_label_area_size(48)
             .y_label_area_size(label_width(labels.iter().copied()).min(420))
-            .build_cartesian_2d(min..max, (0..n - 1).into_segmented())?;
-        let row_of = |i: usize| n - 1 - i; // first bar at the top
-        let y_fmt = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(k) if *k < n => self.bars[n - 1 - *k].label.clone(),
-            _ => String::new(),
-        };
+            .build_cartesian_2d(min..max, 0.0..n as f64)?;
         let x_fmt = |v: &f64| short_number(*v);
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&y_fmt)
+            .y_labels(0)
             .x_label_formatter(&x_fmt)
             .x_desc(self.value_label.as_str())
             .label_style((FONT, LABEL_PT))
@@ -110,33 +112,38 @@ impl BarChart {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
         for (i, bar) in self.bars.iter().enumerate() {
-            let r = row_of(i);
-            let mid = SegmentValue::CenterOf(r);
+            let row = (n - 1 - i) as f64;
+            let mid = row + 0.5;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((min, mid))
+                    + Text::new(
+                        bar.label.clone(),
+                        (-8, 0),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Right, VPos::Center)),
+                    ),
+            ))?;
             match bar.finite() {
                 Some([v, lo, hi]) => {
                     let c = color(0);
-                    let mut rect = Rectangle::new(
-                        [
-                            (0.0, SegmentValue::Exact(r)),
-                            (v, SegmentValue::Exact(r + 1)),
-                        ],
-                        c.mix(0.75).filled(),
-                    );
-                    rect.set_margin(6, 6, 0, 0);
+                    let rect =
+                        Rectangle::new([(0.0, row + 0.2), (v, row + 0.8)], c.mix(0.75).filled());
                     chart.draw_series(std::iter::once(rect))?;
                     let black = BLACK.stroke_width(1);
                     chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(lo, mid.clone()), (hi, mid.clone())],
+                        vec![(lo, mid), (hi, mid)],
                         black,
                     )))?;
                     for end in [lo, hi] {
                         chart.draw_series(std::iter::once(
-                            EmptyElement::at((end, mid.clone()))
+                            EmptyElement::at((end, mid))
                                 + PathElement::new(vec![(0, -6), (0, 6)], black),
                         ))?;
                     }
                     chart.draw_series(std::iter::once(
-                        EmptyElement::at((hi.max(v), mid.clone()))
+                        EmptyElement::at((hi.max(v), mid))
                             + Text::new(short_number(v), (6, -7), (FONT, LABEL_PT).into_font()),
                     ))?;
                 }
