@@ -10,7 +10,7 @@ use crate::model::{Measurement, Run};
 /// "fault table": one line per loop-timed fault measurement.
 pub fn table(run: &Run) -> String {
     let mut out = String::from(
-        "case                                             ns/page     ns/fault    faults/page  major/page  valid\n",
+        "case                                                          ns/page     ns/fault    faults/page  major/page  valid\n",
     );
     for m in run
         .measurements
@@ -25,7 +25,7 @@ pub fn table(run: &Run) -> String {
             .map(|v| fmt_num(v.median))
             .unwrap_or_else(|| "-".into());
         out.push_str(&format!(
-            "{:<48} {:<11} {:<11} {:<12} {:<11} {}\n",
+            "{:<61} {:<11} {:<11} {:<12} {:<11} {}\n",
             case_label(m),
             fmt_num(m.raw.median),
             per_fault,

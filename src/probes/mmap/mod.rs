@@ -389,9 +389,10 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
             .note(
                 "one walk: mmap, then each 512-byte block (in order or drawn by a seeded \
                  xorshift) 16 times: a store to the first byte of each cache line, loads of the \
-                 rest; then munmap. Timed and getrusage'd inside a fresh child process. A private \
-                 mapping takes two faults per page (the load of a line's first byte maps the zero \
-                 page, the store then copies); MAP_POPULATE on a shared file still leaves one \
+                 rest; then munmap. Timed and getrusage'd inside a fresh child process. On a private \
+                 mapping a page takes one fault when its first access is a store (x86 compiles the \
+                 line's load+store into one read-modify-write) and two when a load maps the zero \
+                 page first; MAP_POPULATE on a shared file still leaves one \
                  write-protect fault per page for dirty tracking",
             );
         out.push(from_samples(
