@@ -9,10 +9,11 @@ use crate::model::{Measurement, Run, Skipped, SCHEMA_VERSION};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
-/// A deferred measurement: runs once, given the engine context.
-pub type Job = Box<dyn FnOnce(&Context) -> Result<Measurement>>;
+/// A deferred measurement (or an interleaved group of them): runs once, given the engine
+/// context.
+pub type Job = Box<dyn FnOnce(&Context) -> Result<Vec<Measurement>>>;
 
-/// One planned measurement.
+/// One planned measurement, or a group whose variants must be interleaved with each other.
 pub struct PlanItem {
     pub label: String,
     pub run: Job,
@@ -22,6 +23,17 @@ impl PlanItem {
     pub fn new(
         label: impl Into<String>,
         run: impl FnOnce(&Context) -> Result<Measurement> + 'static,
+    ) -> Self {
+        PlanItem {
+            label: label.into(),
+            run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
+        }
+    }
+
+    /// A group of measurements taken together (e.g. lab variants interleaved rep by rep).
+    pub fn group(
+        label: impl Into<String>,
+        run: impl FnOnce(&Context) -> Result<Vec<Measurement>> + 'static,
     ) -> Self {
         PlanItem {
             label: label.into(),
@@ -84,7 +96,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     for item in plan.items {
         bar.set_message(item.label.clone());
         match (item.run)(&ctx) {
-            Ok(m) => measurements.push(m),
+            Ok(ms) => measurements.extend(ms),
             Err(Error::Interrupted) => {
                 bar.abandon_with_message("interrupted");
                 return Err(Error::Interrupted);

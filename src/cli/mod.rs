@@ -4,8 +4,10 @@ pub mod common;
 pub mod compare;
 pub mod execute;
 pub mod export;
+pub mod fault;
 pub mod history;
 pub mod machine;
+pub mod mmap;
 pub mod probes;
 pub mod report;
 pub mod run;
@@ -34,6 +36,10 @@ pub enum Command {
     Syscall(probes::SyscallArgs),
     /// Same-core context switches: pipe, futex and yield ping-pong.
     Ctx(probes::CtxArgs),
+    /// Page faults: anonymous, populated, page-cache and evicted file; THP, order, readahead.
+    Fault(fault::FaultArgs),
+    /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
+    Mmap(mmap::MmapArgs),
     /// Write the HTML report for saved runs (files or history ids); several = side by side.
     Report(report::ReportArgs),
     /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
@@ -62,6 +68,8 @@ pub fn main() -> i32 {
         Command::Call(a) => probes::call(a),
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => probes::ctx(a),
+        Command::Fault(a) => fault::run(a),
+        Command::Mmap(a) => mmap::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),

@@ -139,3 +139,54 @@ pub fn measure(
         valid,
     })
 }
+
+/// Conclude a measurement whose samples a probe took with its own loop (where the sampler's
+/// auto-scaling does not fit, e.g. one fresh 256 MiB mapping touched once per sample): the
+/// same summaries, subtraction-free derivation, checks and validity as [`measure`].
+/// `samples` are ns per raw iteration; `iterations` is the raw iterations of one sample.
+pub fn from_samples(
+    spec: Spec,
+    samples: Vec<f64>,
+    iterations: u64,
+    stop_reason: &str,
+    evidence: Evidence,
+    verdict: Verdict,
+) -> Result<Measurement> {
+    let derived = derive(&samples, &[], spec.units_per_iteration)
+        .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
+    let (checks, mut warnings) = verdict;
+    if !derived.raw.outliers.is_empty() {
+        warnings.push(format!(
+            "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
+            derived.raw.outliers.len(),
+            derived.raw.n
+        ));
+    }
+    let valid = checks.iter().all(|c| c.ok);
+    Ok(Measurement {
+        probe: spec.probe,
+        params: spec.params,
+        unit: spec.unit,
+        value: derived.value,
+        raw: derived.raw,
+        raw_unit: spec.raw_unit,
+        baseline: None,
+        difference: None,
+        units_per_iteration: spec.units_per_iteration,
+        status: if valid {
+            derived.status
+        } else {
+            Status::Invalid
+        },
+        samples,
+        baseline_samples: Vec::new(),
+        iterations_per_sample: iterations,
+        baseline_iterations_per_sample: 0,
+        stop_reason: stop_reason.into(),
+        evidence,
+        checks,
+        warnings,
+        notes: spec.notes,
+        valid,
+    })
+}

@@ -19,6 +19,8 @@ pub enum EventSet {
     Standard,
     /// Standard plus generic cache references/misses (the lat_ctx lab's perf stat view).
     WithCacheRefs,
+    /// Standard plus L1D and dTLB store accesses/misses (the mmap lab's read/write columns).
+    WithStores,
 }
 
 /// A named event and whether it is counted in the kernel (scheduler events only exist there).
@@ -126,13 +128,42 @@ const CACHE_REFS: &[Spec] = &[
     },
 ];
 
+const STORES: &[Spec] = &[
+    Spec {
+        name: "L1-dcache-stores",
+        kernel_side: false,
+        make: |b| cache(b, CacheId::L1D, CacheOp::WRITE, CacheResult::ACCESS),
+    },
+    Spec {
+        name: "L1-dcache-store-misses",
+        kernel_side: false,
+        make: |b| cache(b, CacheId::L1D, CacheOp::WRITE, CacheResult::MISS),
+    },
+    Spec {
+        name: "dTLB-stores",
+        kernel_side: false,
+        make: |b| cache(b, CacheId::DTLB, CacheOp::WRITE, CacheResult::ACCESS),
+    },
+    Spec {
+        name: "dTLB-store-misses",
+        kernel_side: false,
+        make: |b| cache(b, CacheId::DTLB, CacheOp::WRITE, CacheResult::MISS),
+    },
+];
+
 fn specs(set: EventSet) -> Vec<&'static Spec> {
     let mut v: Vec<&Spec> = SOFTWARE.iter().collect();
-    if matches!(set, EventSet::Standard | EventSet::WithCacheRefs) {
+    if matches!(
+        set,
+        EventSet::Standard | EventSet::WithCacheRefs | EventSet::WithStores
+    ) {
         v.extend(HARDWARE.iter());
     }
     if set == EventSet::WithCacheRefs {
         v.extend(CACHE_REFS.iter());
+    }
+    if set == EventSet::WithStores {
+        v.extend(STORES.iter());
     }
     v
 }

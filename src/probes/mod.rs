@@ -3,6 +3,10 @@
 
 pub mod call;
 pub mod ctx;
+pub mod fault;
+pub mod mmap;
+pub mod pattern;
+pub mod scratch;
 pub mod syscall;
 
 use crate::engine::checks;

@@ -4,9 +4,12 @@
 pub mod compare;
 pub mod export;
 pub mod facts;
+pub mod fault;
 pub mod html;
 pub mod input;
+pub mod lab;
 pub mod markdown;
 pub mod plot;
 pub mod table;
+pub mod timev;
 pub mod units;

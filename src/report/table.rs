@@ -67,6 +67,13 @@ fn evidence_cell(m: &Measurement) -> String {
             t.nvcsw as f64 / it,
             t.nivcsw as f64 / it
         )
+    } else if m.probe.starts_with("fault.") || m.probe.starts_with("mmap.") {
+        format!(
+            "{:.4} minflt/op, {:.4} majflt/op, {} blocks in",
+            t.minflt as f64 / it,
+            t.majflt as f64 / it,
+            t.inblock
+        )
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
         format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)

@@ -1,0 +1,323 @@
+//! `oscost fault`: page-fault costs by kind (anonymous, populated, page-cache file, evicted
+//! file), with THP, order and readahead variants, the time -v block per case, latency
+//! percentiles and the mapping as the kernel shows it.
+
+use super::common::{pick_cpu, MeasureOpts};
+use super::execute::{execute, finish, Plan, PlanItem};
+use crate::error::{Error, Result};
+use crate::probes::fault::{
+    measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
+};
+use crate::probes::scratch::{check_disk, check_memory, gib, MemRoom, ScratchDir};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+#[derive(Debug, clap::Args)]
+pub struct FaultArgs {
+    /// What to fault in (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',',
+          default_values = ["anon", "populate", "file-cached", "file-evicted"])]
+    pub kind: Vec<Kind>,
+    /// Bytes per mapping, e.g. 256m, 1g, 65536 (default 256m; 64m with --quick).
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+    /// First touch by writing and/or reading (anonymous kinds; file kinds are read).
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["write", "read"])]
+    pub touch: Vec<Touch>,
+    /// THP for anonymous mappings, by madvise on the mapping (the system setting is untouched).
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["never"])]
+    pub thp: Vec<Thp>,
+    /// Page order: in order and/or a seeded random permutation.
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["seq"])]
+    pub order: Vec<Order>,
+    /// Readahead advice for file kinds.
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["default"])]
+    pub readahead: Vec<Readahead>,
+    /// Also time every touch and report p50/p90/p99/max (and a histogram with --svg-dir).
+    #[arg(long)]
+    pub histogram: bool,
+    /// Print the mapping's /proc/self/maps line and smaps counters (AnonHugePages ...).
+    #[arg(long)]
+    pub show_maps: bool,
+    /// Directory for the scratch file (default: a new directory under the system temp dir).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Evict with drop_caches (whole machine's page cache; root only) instead of fadvise.
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Allow a file-evicted --size beyond available memory (after a disk check).
+    #[arg(long)]
+    pub beyond_ram: bool,
+    /// Exactly this many measured rounds per case (default: 3 to 10, adaptive).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub rounds: Option<u64>,
+    /// CPU to pin the touching thread to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Write latency histograms (with --histogram) as SVG files into this directory.
+    #[arg(long)]
+    pub svg_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+/// "256m", "1g", "1GiB", "512MB", "64k", "4096": bytes (binary multiples). Zero is refused.
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size; use e.g. 256m, 1g, 65536"))?;
+    let mult: u64 = match suffix.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("'{s}': unknown unit; use k, m, g or t")),
+    };
+    let v = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("'{s}' is too large"))?;
+    if v == 0 {
+        return Err(format!("'{s}': the size must be above zero"));
+    }
+    Ok(v)
+}
+
+/// Round up to whole pages.
+pub fn page_round(bytes: u64, page: u64) -> u64 {
+    bytes.div_ceil(page) * page
+}
+
+/// The system THP mode ("always", "madvise", "never", or "unknown").
+pub fn system_thp() -> String {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .ok()
+        .and_then(|s| crate::machine::parse::parse_bracketed(&s))
+        .unwrap_or_else(|| "unknown (no THP support?)".into())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The cases a set of arguments asks for.
+pub fn cases(a: &FaultArgs) -> Vec<Case> {
+    let mut out = Vec::new();
+    let base = Case {
+        kind: Kind::Anon,
+        touch: Touch::Write,
+        thp: Thp::Never,
+        order: Order::Seq,
+        readahead: Readahead::Default,
+        phase: Phase::Touch,
+        per_touch: false,
+    };
+    for &kind in &a.kind {
+        let c = Case { kind, ..base };
+        match kind {
+            Kind::Anon => {
+                for &touch in &a.touch {
+                    for &thp in &a.thp {
+                        for &order in &a.order {
+                            out.push(Case {
+                                touch,
+                                thp,
+                                order,
+                                ..c
+                            });
+                        }
+                    }
+                }
+            }
+            Kind::Populate => {
+                out.push(Case {
+                    phase: Phase::Map,
+                    ..c
+                });
+                for &order in &a.order {
+                    out.push(Case { order, ..c });
+                }
+            }
+            Kind::FileCached | Kind::FileEvicted => {
+                for &readahead in &a.readahead {
+                    for &order in &a.order {
+                        out.push(Case {
+                            touch: Touch::Read,
+                            readahead,
+                            order,
+                            ..c
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if a.histogram {
+        let timed: Vec<Case> = out
+            .iter()
+            .filter(|c| c.phase == Phase::Touch)
+            .map(|c| Case {
+                per_touch: true,
+                ..*c
+            })
+            .collect();
+        out.extend(timed);
+    }
+    out
+}
+
+/// Check sizes against memory and disk; refuse with the numbers.
+fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
+    let room = MemRoom::read()?;
+    let files = a.kind.iter().any(|k| k.is_file());
+    let needs_ram: Vec<&str> = a
+        .kind
+        .iter()
+        .filter(|k| !(a.beyond_ram && **k == Kind::FileEvicted))
+        .map(|k| k.id())
+        .collect();
+    if !needs_ram.is_empty() {
+        let what = format!("--size {} ({})", gib(size), needs_ram.join(", "));
+        check_memory(&what, size, &room).map_err(|e| {
+            if a.kind.contains(&Kind::FileEvicted) && !a.beyond_ram {
+                Error::usage(format!(
+                    "{e} (only --kind file-evicted may exceed memory, with --beyond-ram)"
+                ))
+            } else {
+                e
+            }
+        })?;
+    }
+    if files {
+        check_disk(&format!("--size {} (scratch file)", gib(size)), dir, size)?;
+    }
+    Ok(())
+}
+
+pub fn run(a: FaultArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    let cpu = pick_cpu(a.cpu)?;
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as u64,
+        _ => 4096,
+    };
+    let size = page_round(
+        a.size
+            .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),
+        page,
+    );
+    if a.drop_caches && !is_root() {
+        return Err(Error::usage(
+            "--drop-caches needs root (it empties the whole machine's page cache); \
+             without it, eviction uses posix_fadvise(DONTNEED)",
+        ));
+    }
+    if let Some(d) = &a.svg_dir {
+        if !d.is_dir() {
+            return Err(Error::usage(format!(
+                "--svg-dir {}: not an existing directory",
+                d.display()
+            )));
+        }
+    }
+    let files = a.kind.iter().any(|k| k.is_file());
+    let dir = match (&a.dir, files) {
+        (Some(d), _) => Some(ScratchDir::user(d)?),
+        (None, true) => Some(ScratchDir::create_default()?),
+        (None, false) => None,
+    };
+    let check_in = dir
+        .as_ref()
+        .map(|d| d.path().to_path_buf())
+        .unwrap_or_else(std::env::temp_dir);
+    check_room(&a, size, &check_in)?;
+    let rounds = match a.rounds {
+        Some(n) => (n as usize, n as usize),
+        None => (3, 10),
+    };
+    let setup = Rc::new(Setup::new(
+        size as usize,
+        page as usize,
+        cpu,
+        if a.drop_caches {
+            Evict::DropCaches
+        } else {
+            Evict::Fadvise
+        },
+        a.show_maps,
+        rounds,
+        system_thp(),
+        dir,
+    ));
+    let mut plan = Plan::default();
+    for case in cases(&a) {
+        let s = Rc::clone(&setup);
+        plan.push(PlanItem::new(case.label(), move |ctx| {
+            measure_case(ctx, &s, case)
+        }));
+    }
+    let run = execute(plan, &a.opts)?;
+    let code = finish(&run, &a.opts)?;
+    println!();
+    println!(
+        "system THP mode: {} (not changed; --thp applies madvise per mapping); page size {} B; \
+         size {} = {} pages",
+        setup.system_thp,
+        page,
+        gib(size),
+        size / page
+    );
+    print!("{}", crate::report::fault::table(&run));
+    let lat = crate::report::fault::latency_table(&run);
+    if !lat.is_empty() {
+        println!();
+        print!("{lat}");
+    }
+    if let Some(d) = &a.svg_dir {
+        for (stem, svg) in crate::report::fault::latency_svgs(&run) {
+            let p = d.join(format!("{stem}.svg"));
+            crate::report::export::write_atomic(&p, svg.as_bytes())?;
+        }
+    }
+    for m in &run.measurements {
+        println!();
+        print!("{}", crate::report::timev::render(m));
+    }
+    for (label, lines) in setup.maps.borrow().iter() {
+        println!();
+        println!("{label}: the mapping after the touch (/proc/self/smaps)");
+        for l in lines {
+            println!("  {l}");
+        }
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units_and_zero_is_refused() {
+        assert_eq!(parse_size("256m").unwrap(), 256 << 20);
+        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("512MB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("0").unwrap_err().contains("above zero"));
+        assert!(parse_size("0m").is_err());
+        assert!(parse_size("lots").unwrap_err().contains("not a size"));
+        assert!(parse_size("3x").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("-1m").is_err());
+        assert!(parse_size("99999999999t")
+            .unwrap_err()
+            .contains("too large"));
+        assert_eq!(page_round(1, 4096), 4096);
+        assert_eq!(page_round(8192, 4096), 8192);
+    }
+}

@@ -1,0 +1,236 @@
+//! `oscost mmap lab`: the mmap lab's nine variants (or a chosen subset) with getrusage and
+//! perf columns, one SVG per metric, and the competing memory hog or a cgroup memory limit.
+
+use super::common::MeasureOpts;
+use super::execute::{execute, finish, Plan, PlanItem};
+use super::fault::{page_round, parse_size};
+use crate::error::{Error, Result};
+use crate::probes::mmap::cgroup::MemCgroup;
+use crate::probes::mmap::{run_lab, Lab, Pattern, Pressure, Variant};
+use crate::probes::scratch::{check_disk, check_memory, gib, headroom, MemRoom, ScratchDir};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct MmapArgs {
+    #[command(subcommand)]
+    pub cmd: MmapCmd,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum MmapCmd {
+    /// The mmap lab: a block walk over nine mapping variants, with rusage and perf columns.
+    Lab(LabArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LabArgs {
+    /// Buffer size, e.g. 256m, 1g (default 256m; 64m with --quick).
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+    /// Block order(s) for every variant (file-shared-random is always random).
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["seq"])]
+    pub pattern: Vec<Pattern>,
+    /// Variants to run (default: all nine).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub variant: Vec<Variant>,
+    /// Repetitions of each variant, interleaved (default 3; 1 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub reps: Option<u64>,
+    /// The competing process's memory: a share of available memory ("50%") or a size ("2g").
+    #[arg(long, default_value = "50%", conflicts_with = "memory_limit")]
+    pub compete: String,
+    /// Run every variant in a cgroup v2 with this memory.max instead of beside a hog.
+    #[arg(long, value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
+    /// Directory for the file-backed variants' files (default: a new temp directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Write one SVG bar chart per metric, and lab.csv, into this directory.
+    #[arg(long)]
+    pub svg_dir: Option<PathBuf>,
+    /// Seed of the xorshift block order.
+    #[arg(long, default_value_t = 0x5EED)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+/// "50%" → share of `available`; "2g" → bytes. Usage error on anything else.
+pub fn compete_bytes(s: &str, available: u64) -> Result<(u64, String)> {
+    let t = s.trim();
+    if let Some(p) = t.strip_suffix('%') {
+        let v: f64 = p
+            .trim()
+            .parse()
+            .map_err(|_| Error::usage(format!("--compete {s}: not a percentage or size")))?;
+        if !(v > 0.0 && v < 100.0) {
+            return Err(Error::usage(format!(
+                "--compete {s}: the share must be above 0% and below 100%"
+            )));
+        }
+        let bytes = (available as f64 * v / 100.0) as u64;
+        return Ok((bytes, format!("{v}% of {} available", gib(available))));
+    }
+    let bytes = parse_size(t).map_err(|e| Error::usage(format!("--compete: {e}")))?;
+    Ok((
+        bytes,
+        format!(
+            "{:.0}% of {} available",
+            100.0 * bytes as f64 / available.max(1) as f64,
+            gib(available)
+        ),
+    ))
+}
+
+/// The rows: each variant under each pattern (file-shared-random once).
+pub fn rows(variants: &[Variant], patterns: &[Pattern]) -> Vec<(Variant, Pattern)> {
+    let mut out = Vec::new();
+    for &v in variants {
+        if v == Variant::FileRandom {
+            out.push((v, Pattern::Random));
+        } else {
+            for &p in patterns {
+                out.push((v, p));
+            }
+        }
+    }
+    out
+}
+
+pub fn run(a: MmapArgs) -> Result<i32> {
+    match a.cmd {
+        MmapCmd::Lab(l) => lab(l),
+    }
+}
+
+fn lab(a: LabArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    if let Some(d) = &a.svg_dir {
+        if !d.is_dir() {
+            return Err(Error::usage(format!(
+                "--svg-dir {}: not an existing directory",
+                d.display()
+            )));
+        }
+    }
+    let size = page_round(
+        a.size
+            .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),
+        4096,
+    );
+    let variants = if a.variant.is_empty() {
+        Variant::ALL.to_vec()
+    } else {
+        a.variant.clone()
+    };
+    let rows = rows(&variants, &a.pattern);
+    let dir = match &a.dir {
+        Some(d) => ScratchDir::user(d)?,
+        None => ScratchDir::create_default()?,
+    };
+    let room = MemRoom::read()?;
+    check_memory(&format!("--size {}", gib(size)), size, &room)?;
+    if variants.iter().any(|v| v.file()) {
+        check_disk(
+            &format!("--size {} (lab file)", gib(size)),
+            dir.path(),
+            size,
+        )?;
+    }
+    let pressure = match a.memory_limit {
+        Some(limit) => Pressure::Limit {
+            cgroup: MemCgroup::create(limit)?,
+            bytes: limit,
+        },
+        None => {
+            let (bytes, share) = compete_bytes(&a.compete, room.available)?;
+            if variants.iter().any(|v| v.compete()) && bytes + size > room.usable() {
+                let max_share = 100.0 * room.usable().saturating_sub(size) as f64
+                    / room.available.max(1) as f64;
+                return Err(Error::usage(format!(
+                    "--compete {}: a {} hog plus the {} buffer would leave less than the {} \
+                     that must stay free of {} available; use at most {:.0}%",
+                    a.compete,
+                    gib(bytes),
+                    gib(size),
+                    gib(headroom(room.total)),
+                    gib(room.available),
+                    max_share.floor().max(0.0)
+                )));
+            }
+            Pressure::Hog { bytes, share }
+        }
+    };
+    let pressure_line = match &pressure {
+        Pressure::Hog { bytes, share } => format!(
+            "memory pressure: a competing process holding and re-touching {} ({share}) during \
+             the compete-* variants",
+            gib(*bytes)
+        ),
+        Pressure::Limit { cgroup, bytes } => format!(
+            "memory pressure: every variant ran in cgroup v2 {} with memory.max = {}",
+            cgroup.path().display(),
+            gib(*bytes)
+        ),
+    };
+    let reps = a
+        .reps
+        .map(|r| r as usize)
+        .unwrap_or(if a.opts.quick { 1 } else { 3 });
+    let lab = Lab {
+        size: size as usize,
+        reps,
+        seed: a.seed,
+        rows,
+        pressure,
+        dir,
+    };
+    let mut plan = Plan::default();
+    plan.push(PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab)));
+    let run = execute(plan, &a.opts)?;
+    let code = finish(&run, &a.opts)?;
+    println!();
+    println!("{pressure_line}");
+    print!("{}", crate::report::lab::table(&run));
+    if let Some(d) = &a.svg_dir {
+        for (stem, svg) in crate::report::lab::svgs(&run) {
+            crate::report::export::write_atomic(&d.join(format!("{stem}.svg")), svg.as_bytes())?;
+        }
+        crate::report::export::write_atomic(
+            &d.join("lab.csv"),
+            crate::report::lab::csv(&run).as_bytes(),
+        )?;
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compete_shares_and_sizes() {
+        let (b, why) = compete_bytes("50%", 10 << 30).unwrap();
+        assert_eq!(b, 5 << 30);
+        assert!(why.contains("50% of 10.00 GiB"));
+        assert_eq!(compete_bytes("1g", 10 << 30).unwrap().0, 1 << 30);
+        for bad in ["0%", "100%", "x%", "lots"] {
+            assert_eq!(
+                compete_bytes(bad, 10 << 30).unwrap_err().exit_code(),
+                2,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn nine_variants_make_nine_rows_and_patterns_multiply_the_rest() {
+        assert_eq!(rows(&Variant::ALL, &[Pattern::Seq]).len(), 9);
+        let r = rows(&Variant::ALL, &[Pattern::Seq, Pattern::Random]);
+        assert_eq!(r.len(), 17);
+        assert_eq!(
+            r.iter().filter(|(v, _)| *v == Variant::FileRandom).count(),
+            1
+        );
+    }
+}

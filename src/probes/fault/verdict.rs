@@ -1,0 +1,250 @@
+//! What each fault case expects of the counters, as checks. Kept pure (numbers in, checks
+//! out) so the tests can feed it the counts of a run where THP or fault-around changed the
+//! number of faults, or where eviction silently did not happen.
+
+use super::{Kind, Phase, Thp};
+use crate::engine::checks::{at_least, at_most, near};
+use crate::engine::measure::Verdict;
+
+/// The counted facts of one case over its recorded rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Facts {
+    pub kind: Kind,
+    pub thp: Thp,
+    pub phase: Phase,
+    /// Pages touched per round.
+    pub pages: usize,
+    pub rounds: usize,
+    pub minflt: u64,
+    pub majflt: u64,
+    /// 512-byte blocks read from storage by this task.
+    pub inblock: u64,
+    /// (min, max) resident pages before the touch, over rounds (file kinds).
+    pub resident_before: Option<(usize, usize)>,
+    /// Fewest resident pages right after MAP_POPULATE (populate/map).
+    pub resident_after_min: Option<usize>,
+    pub system_thp: String,
+    /// The perf page-faults event's total, where supported (a second opinion).
+    pub perf_faults: Option<f64>,
+}
+
+impl Facts {
+    fn touched(&self) -> f64 {
+        (self.pages * self.rounds).max(1) as f64
+    }
+    fn faults_per_page(&self) -> f64 {
+        (self.minflt + self.majflt) as f64 / self.touched()
+    }
+}
+
+/// Checks and warnings for one case.
+pub fn verdict(f: &Facts) -> Verdict {
+    let mut checks = Vec::new();
+    let mut warnings = Vec::new();
+    let fpp = f.faults_per_page();
+    match (f.kind, f.phase) {
+        (Kind::Anon, _) => {
+            match f.thp {
+                Thp::Never => checks.push(near(
+                    "faults per page (THP off: one per 4 KiB page)",
+                    1.0,
+                    0.10,
+                    fpp,
+                )),
+                Thp::Always => {
+                    checks.push(at_most(
+                        "faults per page (THP on: about one per 2 MiB, ≤ 1/64)",
+                        1.0 / 64.0,
+                        fpp,
+                    ));
+                    if f.system_thp == "never" {
+                        warnings.push(
+                            "the system THP mode is \"never\": MADV_HUGEPAGE cannot give huge \
+                             pages here (oscost does not change the system setting)"
+                                .into(),
+                        );
+                    }
+                }
+            }
+            checks.push(at_most("major faults", 0.0, f.majflt as f64));
+        }
+        (Kind::Populate, Phase::Map) => {
+            if let Some(r) = f.resident_after_min {
+                checks.push(at_least(
+                    "resident pages right after MAP_POPULATE",
+                    f.pages as f64,
+                    r as f64,
+                ));
+            }
+            checks.push(at_most("major faults", 0.0, f.majflt as f64));
+        }
+        (Kind::Populate, Phase::Touch) => {
+            checks.push(at_most(
+                "faults per page when touching a populated mapping",
+                0.01,
+                fpp,
+            ));
+        }
+        (Kind::FileCached, _) => {
+            if let Some((lo, _)) = f.resident_before {
+                checks.push(at_least(
+                    "pages in the page cache before the touch (mincore)",
+                    f.pages as f64,
+                    lo as f64,
+                ));
+            }
+            checks.push(at_most("major faults", 0.0, f.majflt as f64));
+            checks.push(at_most(
+                "faults per page (fault-around maps several per fault: ≤ 1)",
+                1.0,
+                fpp,
+            ));
+            if fpp > 0.0 && fpp < 1.0 / 16.0 {
+                warnings.push(format!(
+                    "{:.0} pages per fault, more than fault-around's 16: the page cache holds \
+                     large folios that one fault maps whole (smaps FilePmdMapped shows 2 MiB \
+                     mappings; see --show-maps)",
+                    1.0 / fpp
+                ));
+            }
+            if fpp > 0.5 {
+                warnings.push(format!(
+                    "{fpp:.2} faults per page: fault-around mapped few neighbours \
+                     (random order touches pages whose neighbours are already mapped less \
+                     often; fault_around_bytes may be 4096)"
+                ));
+            }
+        }
+        (Kind::FileEvicted, _) => {
+            if let Some((_, hi)) = f.resident_before {
+                let limit = (f.pages as f64 * 0.01).floor();
+                let mut c = at_most(
+                    "pages still in the page cache after eviction (mincore, ≤ 1%)",
+                    limit,
+                    hi as f64,
+                );
+                if !c.ok {
+                    c.observed =
+                        format!("{hi} of {} pages resident: eviction did not work", f.pages);
+                }
+                checks.push(c);
+            }
+            checks.push(at_least("major faults", 1.0, f.majflt as f64));
+            let mut io = at_least("blocks read in (inblock)", 1.0, f.inblock as f64);
+            if !io.ok {
+                io.observed = "0: no storage reads were accounted to this task".into();
+            }
+            checks.push(io);
+        }
+    }
+    if let Some(p) = f.perf_faults {
+        let r = (f.minflt + f.majflt) as f64;
+        if !(f.kind == Kind::Populate && f.phase == Phase::Map)
+            && (p - r).abs() > 0.05 * r.max(20.0)
+        {
+            warnings.push(format!(
+                "perf page-faults counted {p:.0}, getrusage {r:.0}: the two sources disagree"
+            ));
+        }
+    }
+    (checks, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(kind: Kind, thp: Thp, minflt: u64, majflt: u64) -> Facts {
+        Facts {
+            kind,
+            thp,
+            phase: Phase::Touch,
+            pages: 1000,
+            rounds: 2,
+            minflt,
+            majflt,
+            inblock: 0,
+            resident_before: None,
+            resident_after_min: None,
+            system_thp: "madvise".into(),
+            perf_faults: None,
+        }
+    }
+
+    fn ok(v: &Verdict) -> bool {
+        v.0.iter().all(|c| c.ok)
+    }
+
+    #[test]
+    fn thp_off_expects_one_fault_per_page_and_catches_huge_pages() {
+        assert!(ok(&verdict(&facts(Kind::Anon, Thp::Never, 2000, 0))));
+        assert!(ok(&verdict(&facts(Kind::Anon, Thp::Never, 2050, 0))));
+        // THP crept in: 2000 pages in 4 faults.
+        let v = verdict(&facts(Kind::Anon, Thp::Never, 4, 0));
+        assert!(!ok(&v));
+        assert!(v.0[0].name.contains("THP off"));
+    }
+
+    #[test]
+    fn thp_on_expects_few_faults_and_warns_when_the_system_forbids_it() {
+        assert!(ok(&verdict(&facts(Kind::Anon, Thp::Always, 4, 0))));
+        let mut f = facts(Kind::Anon, Thp::Always, 2000, 0);
+        f.system_thp = "never".into();
+        let v = verdict(&f);
+        assert!(!ok(&v));
+        assert!(v.1.iter().any(|w| w.contains("\"never\"")));
+    }
+
+    #[test]
+    fn fault_around_keeps_faults_below_pages_and_a_page_cache_miss_is_caught() {
+        let mut f = facts(Kind::FileCached, Thp::Never, 2000 / 8, 0);
+        f.resident_before = Some((1000, 1000));
+        let v = verdict(&f);
+        assert!(ok(&v) && v.1.is_empty(), "{v:?}");
+        // Fault-around off: one fault per page is allowed but said.
+        f.minflt = 2000;
+        let v = verdict(&f);
+        assert!(ok(&v) && !v.1.is_empty());
+        // Pages were not all cached: the run did not measure what it says.
+        f.resident_before = Some((900, 1000));
+        assert!(!ok(&verdict(&f)));
+        f.resident_before = Some((1000, 1000));
+        f.majflt = 3;
+        assert!(!ok(&verdict(&f)));
+    }
+
+    #[test]
+    fn eviction_must_show_in_mincore_major_faults_and_io() {
+        let mut f = facts(Kind::FileEvicted, Thp::Never, 10, 100);
+        f.inblock = 4000;
+        f.resident_before = Some((0, 3));
+        assert!(ok(&verdict(&f)));
+        // Pages stayed cached: no major faults, no I/O, mincore says resident.
+        let mut g = facts(Kind::FileEvicted, Thp::Never, 120, 0);
+        g.resident_before = Some((1000, 1000));
+        let v = verdict(&g);
+        assert_eq!(v.0.iter().filter(|c| !c.ok).count(), 3, "{v:?}");
+        assert!(v.0[0].observed.contains("eviction did not work"));
+    }
+
+    #[test]
+    fn populate_checks_residency_and_a_fault_free_touch() {
+        let mut f = facts(Kind::Populate, Thp::Never, 1000, 0);
+        f.phase = Phase::Map;
+        f.resident_after_min = Some(1000);
+        assert!(ok(&verdict(&f)));
+        f.resident_after_min = Some(10);
+        assert!(!ok(&verdict(&f)));
+        assert!(ok(&verdict(&facts(Kind::Populate, Thp::Never, 3, 0))));
+        assert!(!ok(&verdict(&facts(Kind::Populate, Thp::Never, 2000, 0))));
+    }
+
+    #[test]
+    fn sources_that_disagree_are_warned_about() {
+        let mut f = facts(Kind::Anon, Thp::Never, 2000, 0);
+        f.perf_faults = Some(1000.0);
+        assert!(verdict(&f).1.iter().any(|w| w.contains("disagree")));
+        f.perf_faults = Some(2001.0);
+        assert!(verdict(&f).1.is_empty());
+    }
+}

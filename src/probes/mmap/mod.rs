@@ -1,0 +1,445 @@
+//! `mmap.lab`: the advanced-OS mmap lab. The same block walk over nine mapping variants
+//! (anonymous private/shared, file-backed shared in order, at random, populated, with
+//! memset+msync, and three beside a competing memory hog), each run in a fresh forked child
+//! so its getrusage figures and peak RSS are its own, as `/usr/bin/time -v ./lab` would show.
+//!
+//! Variants are interleaved repetition by repetition (the hog's variants as a second block,
+//! since starting the hog costs seconds). The parent records evidence on the child with the
+//! engine's Recorder (perf software and hardware events, store events included); the child
+//! times itself and reports its own getrusage deltas through shared memory, because a child's
+//! rusage is only visible to the parent after it is reaped, and procfs counts CPU time in ticks.
+
+pub mod cgroup;
+pub mod hog;
+pub mod shared;
+pub mod workload;
+
+use self::cgroup::MemCgroup;
+use self::hog::Hog;
+use self::shared::Slots;
+use super::scratch::{gib, ScratchDir};
+use crate::engine::checks::{at_least, at_most};
+use crate::engine::clock::now_ns;
+use crate::engine::measure::{from_samples, Context, Spec};
+use crate::engine::partner::Child;
+use crate::error::{Error, Result};
+use crate::evidence::perf::EventSet;
+use crate::evidence::procfs::accumulate;
+use crate::evidence::recorder::Recorder;
+use crate::evidence::Participant;
+use crate::model::{Check, Evidence, Measurement, Rusage};
+
+/// The nine rows of the lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Variant {
+    AnonPrivate,
+    AnonShared,
+    FileShared,
+    /// File-backed shared, blocks always in random order.
+    FileRandom,
+    FilePopulate,
+    /// File-backed shared; after the walk, memset the whole buffer and msync(MS_SYNC).
+    FileMsync,
+    CompeteAnon,
+    CompeteFile,
+    CompeteFilePopulate,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 9] = [
+        Variant::AnonPrivate,
+        Variant::AnonShared,
+        Variant::FileShared,
+        Variant::FileRandom,
+        Variant::FilePopulate,
+        Variant::FileMsync,
+        Variant::CompeteAnon,
+        Variant::CompeteFile,
+        Variant::CompeteFilePopulate,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Variant::AnonPrivate => "anon-private",
+            Variant::AnonShared => "anon-shared",
+            Variant::FileShared => "file-shared",
+            Variant::FileRandom => "file-shared-random",
+            Variant::FilePopulate => "file-shared-populate",
+            Variant::FileMsync => "file-shared-msync-memset",
+            Variant::CompeteAnon => "compete-anon",
+            Variant::CompeteFile => "compete-file-shared",
+            Variant::CompeteFilePopulate => "compete-file-shared-populate",
+        }
+    }
+    pub fn file(self) -> bool {
+        !matches!(
+            self,
+            Variant::AnonPrivate | Variant::AnonShared | Variant::CompeteAnon
+        )
+    }
+    pub fn compete(self) -> bool {
+        matches!(
+            self,
+            Variant::CompeteAnon | Variant::CompeteFile | Variant::CompeteFilePopulate
+        )
+    }
+    fn populate(self) -> bool {
+        matches!(self, Variant::FilePopulate | Variant::CompeteFilePopulate)
+    }
+    fn mmap_flags(self) -> i32 {
+        let share = match self {
+            Variant::AnonPrivate | Variant::CompeteAnon => libc::MAP_PRIVATE,
+            _ => libc::MAP_SHARED,
+        };
+        let anon = if self.file() { 0 } else { libc::MAP_ANONYMOUS };
+        let pop = if self.populate() {
+            libc::MAP_POPULATE
+        } else {
+            0
+        };
+        share | anon | pop
+    }
+}
+
+/// Block order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pattern {
+    Seq,
+    Random,
+}
+
+impl Pattern {
+    pub fn id(self) -> &'static str {
+        match self {
+            Pattern::Seq => "seq",
+            Pattern::Random => "random",
+        }
+    }
+}
+
+/// How memory pressure is applied to the compete variants.
+pub enum Pressure {
+    /// A forked hog of this many bytes (and the share of available memory it is).
+    Hog { bytes: u64, share: String },
+    /// Every lab child (all variants) runs in a cgroup v2 with memory.max = bytes.
+    Limit { cgroup: MemCgroup, bytes: u64 },
+}
+
+/// One lab run.
+pub struct Lab {
+    pub size: usize,
+    pub reps: usize,
+    pub seed: u64,
+    pub rows: Vec<(Variant, Pattern)>,
+    pub pressure: Pressure,
+    pub dir: ScratchDir,
+}
+
+impl Lab {
+    fn pressure_label(&self, v: Variant) -> String {
+        match &self.pressure {
+            Pressure::Hog { bytes, share } if v.compete() => {
+                format!("hog {} ({share})", gib(*bytes))
+            }
+            Pressure::Hog { .. } => "none".into(),
+            Pressure::Limit { bytes, .. } => format!("cgroup v2 memory.max {}", gib(*bytes)),
+        }
+    }
+}
+
+// Shared-slot layout between the parent and a lab child.
+const READY: usize = 0;
+const GO: usize = 1;
+const DONE: usize = 2;
+const FAILED: usize = 3;
+const WALL: usize = 4;
+/// getrusage deltas: utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw,
+/// nivcsw.
+const RU: usize = 8;
+
+fn rusage_self() -> libc::rusage {
+    // SAFETY: zeroed rusage is a valid out-buffer; getrusage is async-signal-safe.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+    r
+}
+
+fn us(t: libc::timeval) -> u64 {
+    t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64
+}
+
+/// The body of a lab child: wait for go, then mmap, walk, (memset+msync), munmap, timed and
+/// with getrusage deltas, reported through `s`. Raw system calls only: no allocation.
+fn child_body(
+    s: &Slots,
+    fd: i32,
+    len: usize,
+    flags: i32,
+    random: bool,
+    seed: u64,
+    msync: bool,
+) -> i32 {
+    s.set(READY, 1);
+    while s.get(GO) == 0 {
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+    }
+    let r0 = rusage_self();
+    let t0 = now_ns();
+    // SAFETY: mapping `len` bytes (of `fd`, or anonymous); the walk stays inside them.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            fd,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            s.set(FAILED, 1);
+            return 1;
+        }
+        std::hint::black_box(workload::walk(p as *mut u8, len, random, seed));
+        if msync {
+            std::ptr::write_bytes(p as *mut u8, 0x5a, len);
+            libc::msync(p, len, libc::MS_SYNC);
+        }
+        libc::munmap(p, len);
+    }
+    let t1 = now_ns();
+    let r1 = rusage_self();
+    s.set(WALL, t1 - t0);
+    let d = |a: i64, b: i64| (b - a).max(0) as u64;
+    let vals = [
+        us(r1.ru_utime).saturating_sub(us(r0.ru_utime)),
+        us(r1.ru_stime).saturating_sub(us(r0.ru_stime)),
+        r1.ru_maxrss as u64,
+        d(r0.ru_minflt, r1.ru_minflt),
+        d(r0.ru_majflt, r1.ru_majflt),
+        d(r0.ru_inblock, r1.ru_inblock),
+        d(r0.ru_oublock, r1.ru_oublock),
+        d(r0.ru_nvcsw, r1.ru_nvcsw),
+        d(r0.ru_nivcsw, r1.ru_nivcsw),
+    ];
+    for (i, v) in vals.iter().enumerate() {
+        s.set(RU + i, *v);
+    }
+    s.set(DONE, 1);
+    loop {
+        // SAFETY: pause until the parent kills us (it reads our procfs counters first).
+        unsafe { libc::pause() };
+    }
+}
+
+/// Wait until slot `i` is set, the child dies, or Ctrl-C.
+fn wait_slot(s: &Slots, i: usize, child: &mut Child, what: &str) -> Result<()> {
+    loop {
+        if s.get(i) != 0 {
+            return Ok(());
+        }
+        if s.get(FAILED) != 0 {
+            return Err(Error::env(format!("{what}: mmap failed in the lab child")));
+        }
+        if child.has_exited() {
+            return Err(Error::env(format!(
+                "{what}: the lab child died (killed by the OOM killer or a memory limit?)"
+            )));
+        }
+        crate::engine::interrupt::check()?;
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// What one repetition of one row produced.
+struct Rep {
+    wall_ns: u64,
+    rusage: Rusage,
+    evidence: Evidence,
+}
+
+fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
+    let file = if v.file() {
+        let f = lab.dir.create_file("lab")?;
+        f.set_len(lab.size as u64)?;
+        Some(f)
+    } else {
+        None
+    };
+    let fd = file.as_ref().map_or(-1, |f| f.fd());
+    let slots = Slots::new()?;
+    let random = p == Pattern::Random || v == Variant::FileRandom;
+    let (len, flags, seed, msync) = (lab.size, v.mmap_flags(), lab.seed, v == Variant::FileMsync);
+    let s: &Slots = &slots;
+    let mut child = Child::spawn(None, || child_body(s, fd, len, flags, random, seed, msync))?;
+    wait_slot(&slots, READY, &mut child, v.id())?;
+    if let Pressure::Limit { cgroup, .. } = &lab.pressure {
+        cgroup.add(child.pid())?;
+    }
+    let me = Participant {
+        role: "lab".into(),
+        pid: child.pid(),
+        tid: child.pid(),
+        requested: Vec::new(),
+    };
+    let mut rec = Recorder::new(vec![me], EventSet::WithStores);
+    rec.begin();
+    slots.set(GO, 1);
+    wait_slot(&slots, DONE, &mut child, v.id())?;
+    rec.end(1);
+    let evidence = rec.finish(&[None]);
+    let g = |i: usize| slots.get(RU + i);
+    let rusage = Rusage {
+        utime_us: g(0),
+        stime_us: g(1),
+        maxrss_kb: g(2),
+        minflt: g(3),
+        majflt: g(4),
+        inblock: g(5),
+        oublock: g(6),
+        nvcsw: g(7),
+        nivcsw: g(8),
+    };
+    let wall_ns = slots.get(WALL);
+    drop(child);
+    drop(file);
+    Ok(Rep {
+        wall_ns,
+        rusage,
+        evidence,
+    })
+}
+
+/// Sum one repetition's evidence into a row's.
+fn merge(into: &mut Evidence, rep: &Rep) {
+    accumulate(&mut into.rusage.total, &rep.rusage);
+    into.rusage.iterations += 1;
+    for (name, r) in &rep.evidence.events {
+        let e = into.events.entry(name.clone()).or_insert_with(|| {
+            let mut z = r.clone();
+            z.total = Some(0.0);
+            z
+        });
+        e.supported &= r.supported;
+        e.scaled |= r.scaled;
+        if e.reason.is_none() {
+            e.reason = r.reason.clone();
+        }
+        e.total = match (e.total, r.total) {
+            (Some(a), Some(b)) if e.supported => Some(a + b),
+            _ => None,
+        };
+    }
+    into.cpus.extend(rep.evidence.cpus.iter().cloned());
+}
+
+/// Run the lab: every row `reps` times, interleaved; rows beside the hog in a second block.
+pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
+    let n = lab.rows.len();
+    let mut samples = vec![Vec::new(); n];
+    let mut evidence = vec![Evidence::default(); n];
+    let mut hog_alive = vec![None; n];
+    for compete_block in [false, true] {
+        let idx: Vec<usize> = (0..n)
+            .filter(|&i| lab.rows[i].0.compete() == compete_block)
+            .collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let mut hog = match (&lab.pressure, compete_block) {
+            (Pressure::Hog { bytes, .. }, true) => Some(Hog::start(*bytes)?),
+            _ => None,
+        };
+        for _ in 0..lab.reps {
+            for &i in &idx {
+                let (v, p) = lab.rows[i];
+                let rep = run_rep(lab, v, p)?;
+                samples[i].push(rep.wall_ns as f64);
+                merge(&mut evidence[i], &rep);
+                if let Some(h) = hog.as_mut() {
+                    let alive = h.alive();
+                    hog_alive[i] = Some(hog_alive[i].unwrap_or(true) && alive);
+                }
+            }
+        }
+    }
+    let blocks = (lab.size / workload::BLOCK) as f64;
+    let pages = lab.size.div_ceil(4096) as f64;
+    let mut out = Vec::with_capacity(n);
+    for (i, &(v, p)) in lab.rows.iter().enumerate() {
+        let mut ev = std::mem::take(&mut evidence[i]);
+        let it = ev.rusage.iterations.max(1) as f64;
+        for e in ev.events.values_mut() {
+            e.per_op = e.total.map(|t| t / it);
+        }
+        let checks = row_checks(v, &ev, hog_alive[i], pages);
+        let pattern = if v == Variant::FileRandom {
+            "random"
+        } else {
+            p.id()
+        };
+        let spec = Spec::new("mmap.lab", "ns/block", "ns/walk", blocks)
+            .param("variant", v.id())
+            .param("pattern", pattern)
+            .param("size_bytes", lab.size as u64)
+            .param("blocks", blocks as u64)
+            .param("reps", lab.reps as u64)
+            .param("pressure", lab.pressure_label(v))
+            .events_set(EventSet::WithStores)
+            .note(
+                "one walk: mmap, then each 512-byte block (in order or drawn by a seeded \
+                 xorshift) 16 times: a store to the first byte of each cache line, loads of the \
+                 rest; then munmap. Timed and getrusage'd inside a fresh child process. On a private \
+                 mapping a page takes one fault when its first access is a store (x86 compiles the \
+                 line's load+store into one read-modify-write) and two when a load maps the zero \
+                 page first; MAP_POPULATE on a shared file still leaves one \
+                 write-protect fault per page for dirty tracking",
+            );
+        out.push(from_samples(
+            spec,
+            std::mem::take(&mut samples[i]),
+            1,
+            "fixed repetitions",
+            ev,
+            (checks, Vec::new()),
+        )?);
+    }
+    Ok(out)
+}
+
+fn row_checks(v: Variant, ev: &Evidence, hog_alive: Option<bool>, pages: f64) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if let Some(alive) = hog_alive {
+        let mut c = at_least(
+            "competing process still alive (not OOM-killed)",
+            1.0,
+            if alive { 1.0 } else { 0.0 },
+        );
+        c.observed = if alive { "alive" } else { "dead" }.into();
+        checks.push(c);
+    }
+    if v.populate() {
+        if let Some(pf) = ev
+            .events
+            .get("page-faults")
+            .filter(|e| e.supported)
+            .and_then(|e| e.per_op)
+        {
+            // MAP_POPULATE maps shared file pages read-only (the kernel tracks dirtying), so
+            // each first store still takes one write-protect fault; more means it did not hold.
+            checks.push(at_most(
+                "user-space faults per walk of a populated mapping (≤ 1 write-protect fault per page)",
+                (pages * 1.01).ceil(),
+                pf,
+            ));
+        }
+    }
+    if v == Variant::FileMsync {
+        checks.push(at_least(
+            "blocks written (msync wrote the file)",
+            1.0,
+            ev.rusage.total.oublock as f64,
+        ));
+    }
+    checks
+}

@@ -1,0 +1,390 @@
+//! Scratch space for the fault and mmap probes: a directory and files that are created
+//! exclusively (never through a symlink an attacker planted) and removed by Drop guards on
+//! success, error and interrupt; plus the room checks (free disk, free memory) that must pass
+//! before anything large is created or mapped, so a probe refuses with numbers instead of
+//! filling the disk or getting the machine OOM-killed.
+
+use crate::error::{Error, Result};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// A scratch directory. When oscost created it, it is removed (with anything left in it) on
+/// drop; a user-given `--dir` is kept and only our own files in it are removed.
+pub struct ScratchDir {
+    path: PathBuf,
+    owned: bool,
+}
+
+impl ScratchDir {
+    /// A new directory under the system temp dir (mkdir is exclusive: an existing name, also a
+    /// symlink, fails and the next name is tried).
+    pub fn create_default() -> Result<ScratchDir> {
+        let base = std::env::temp_dir();
+        for i in 0..1000u32 {
+            let path = base.join(format!("oscost-{}-{i}", std::process::id()));
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(ScratchDir { path, owned: true }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io(base.display(), e)),
+            }
+        }
+        Err(Error::env(format!(
+            "{}: cannot create a scratch directory (1000 names taken)",
+            base.display()
+        )))
+    }
+
+    /// A user-given directory: must exist, be a directory and be writable (checked by
+    /// creating and removing a probe file). Usage error otherwise.
+    pub fn user(path: &Path) -> Result<ScratchDir> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::usage(format!("--dir {}: {e}", path.display())))?;
+        if !meta.is_dir() {
+            return Err(Error::usage(format!(
+                "--dir {}: not a directory",
+                path.display()
+            )));
+        }
+        let dir = ScratchDir {
+            path: path.to_path_buf(),
+            owned: false,
+        };
+        dir.create_file("probe")
+            .map_err(|e| Error::usage(format!("--dir {}: not writable ({e})", path.display())))?;
+        Ok(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Create a new file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW); removed when the returned
+    /// guard drops.
+    pub fn create_file(&self, stem: &str) -> Result<ScratchFile> {
+        for i in 0..1000u32 {
+            let path = self
+                .path
+                .join(format!(".oscost-{}-{stem}-{i}", std::process::id()));
+            let c = CString::new(path.as_os_str().as_bytes())
+                .map_err(|_| Error::usage(format!("{}: path contains NUL", path.display())))?;
+            // SAFETY: a valid NUL-terminated path; the fd is owned by the guard below.
+            let fd = unsafe {
+                libc::open(
+                    c.as_ptr(),
+                    libc::O_RDWR
+                        | libc::O_CREAT
+                        | libc::O_EXCL
+                        | libc::O_NOFOLLOW
+                        | libc::O_CLOEXEC,
+                    0o600,
+                )
+            };
+            if fd >= 0 {
+                return Ok(ScratchFile { path, fd });
+            }
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EEXIST) {
+                continue;
+            }
+            return Err(Error::io(path.display(), err));
+        }
+        Err(Error::env(format!(
+            "{}: no free scratch file name",
+            self.path.display()
+        )))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// A scratch file: open read-write, unlinked and closed on drop.
+pub struct ScratchFile {
+    path: PathBuf,
+    fd: i32,
+}
+
+impl ScratchFile {
+    pub fn fd(&self) -> i32 {
+        self.fd
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Set the length (a sparse file: no blocks are written).
+    pub fn set_len(&self, len: u64) -> Result<()> {
+        // SAFETY: ftruncate on our own fd.
+        if unsafe { libc::ftruncate(self.fd, len as libc::off_t) } != 0 {
+            return Err(Error::io(
+                self.path.display(),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fill the file with `len` bytes of non-zero data (so it has real blocks to read back),
+    /// checking for Ctrl-C between chunks, then fsync it.
+    pub fn fill(&self, len: u64) -> Result<()> {
+        const CHUNK: usize = 1 << 20;
+        let mut buf = vec![0u8; CHUNK];
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (i % 251) as u8 | 1;
+        }
+        let mut done = 0u64;
+        while done < len {
+            crate::engine::interrupt::check()?;
+            let n = (len - done).min(CHUNK as u64) as usize;
+            // SAFETY: writing from a live buffer of at least n bytes.
+            let w = unsafe {
+                libc::pwrite(
+                    self.fd,
+                    buf.as_ptr() as *const libc::c_void,
+                    n,
+                    done as libc::off_t,
+                )
+            };
+            if w < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(Error::io(self.path.display(), err));
+            }
+            done += w as u64;
+        }
+        self.sync()
+    }
+
+    /// fsync: dirty pages written, so they can be evicted.
+    pub fn sync(&self) -> Result<()> {
+        // SAFETY: fsync on our own fd.
+        if unsafe { libc::fsync(self.fd) } != 0 {
+            return Err(Error::io(
+                self.path.display(),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        // SAFETY: closing our own fd once.
+        unsafe { libc::close(self.fd) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Free space for an unprivileged writer on the file system holding `path`, in bytes.
+pub fn free_disk(path: &Path) -> Result<u64> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::usage(format!("{}: path contains NUL", path.display())))?;
+    // SAFETY: zeroed statvfs is a valid out-buffer.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::io(path.display(), std::io::Error::last_os_error()));
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// What must stay free: 1 GiB or 10% of the total, whichever is larger.
+pub fn headroom(total: u64) -> u64 {
+    (1u64 << 30).max(total / 10)
+}
+
+/// Memory facts for the room checks: MemTotal and MemAvailable, lowered to a cgroup memory
+/// limit when this process runs under one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemRoom {
+    pub total: u64,
+    pub available: u64,
+}
+
+impl MemRoom {
+    /// Read /proc/meminfo and the cgroup limit (v2 memory.max or v1 memory.limit_in_bytes).
+    pub fn read() -> Result<MemRoom> {
+        let text = std::fs::read_to_string("/proc/meminfo")
+            .map_err(|e| Error::env(format!("/proc/meminfo: {e}")))?;
+        let m = crate::machine::parse::parse_meminfo(&text);
+        let total = m.get("MemTotal").copied();
+        let available = m.get("MemAvailable").or(m.get("MemFree")).copied();
+        let (Some(total), Some(mut available)) = (total, available) else {
+            return Err(Error::env(
+                "/proc/meminfo has no MemTotal/MemAvailable: cannot check free memory",
+            ));
+        };
+        if let Some((limit, usage)) = cgroup_limit() {
+            available = available.min(limit.saturating_sub(usage));
+        }
+        Ok(MemRoom { total, available })
+    }
+
+    /// What may be used without going below the headroom.
+    pub fn usable(&self) -> u64 {
+        self.available.saturating_sub(headroom(self.total))
+    }
+}
+
+/// (limit, usage) of this process's memory cgroup when a finite limit is set.
+fn cgroup_limit() -> Option<(u64, u64)> {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (limit, usage) = if ctrl.is_empty() {
+            let d = format!("/sys/fs/cgroup{path}");
+            (format!("{d}/memory.max"), format!("{d}/memory.current"))
+        } else if ctrl.split(',').any(|c| c == "memory") {
+            let d = format!("/sys/fs/cgroup/memory{path}");
+            (
+                format!("{d}/memory.limit_in_bytes"),
+                format!("{d}/memory.usage_in_bytes"),
+            )
+        } else {
+            continue;
+        };
+        let read =
+            |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+        if let (Some(l), Some(u)) = (read(&limit), read(&usage)) {
+            if l < (1u64 << 60) {
+                return Some((l, u));
+            }
+        }
+    }
+    None
+}
+
+/// "1.50 GiB": sizes in refusals and notes.
+pub fn gib(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.2} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", b / (1u64 << 20) as f64)
+    }
+}
+
+/// Refuse (usage error, with the numbers) when `need` bytes of memory would eat into the
+/// headroom. `what` names the request, e.g. "--size 32g (anonymous)".
+pub fn check_memory(what: &str, need: u64, room: &MemRoom) -> Result<()> {
+    if need > room.usable() {
+        return Err(Error::usage(format!(
+            "{what}: needs {} of memory but only {} is available and {} must stay free \
+             (1 GiB or 10% of {}); use at most {}",
+            gib(need),
+            gib(room.available),
+            gib(headroom(room.total)),
+            gib(room.total),
+            gib(room.usable())
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse when `need` bytes of files would leave less than 1 GiB (or 5%) of the disk free.
+pub fn check_disk(what: &str, dir: &Path, need: u64) -> Result<()> {
+    let free = free_disk(dir)?;
+    let keep = (1u64 << 30).max(free / 20);
+    if need.saturating_add(keep) > free {
+        return Err(Error::usage(format!(
+            "{what}: needs {} of disk in {} but only {} is free and {} must stay free",
+            gib(need),
+            dir.display(),
+            gib(free),
+            gib(keep)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_exclusive_and_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ScratchDir::user(tmp.path()).unwrap();
+        let f = dir.create_file("x").unwrap();
+        let p = f.path().to_path_buf();
+        f.set_len(8192).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 8192);
+        let g = dir.create_file("x").unwrap();
+        assert_ne!(g.path(), p.as_path(), "a taken name must not be reused");
+        drop(f);
+        drop(g);
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_planted_symlink_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("victim");
+        std::fs::write(&target, b"keep").unwrap();
+        let dir = ScratchDir::user(tmp.path()).unwrap();
+        let name = tmp
+            .path()
+            .join(format!(".oscost-{}-s-0", std::process::id()));
+        std::os::unix::fs::symlink(&target, &name).unwrap();
+        let f = dir.create_file("s").unwrap();
+        assert_ne!(f.path(), name.as_path());
+        drop(f);
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn owned_dir_is_removed_and_bad_dirs_are_usage_errors() {
+        let d = ScratchDir::create_default().unwrap();
+        let p = d.path().to_path_buf();
+        let _f = d.create_file("y").unwrap();
+        drop(_f);
+        drop(d);
+        assert!(!p.exists());
+        let e = ScratchDir::user(Path::new("/nonexistent/oscost"))
+            .err()
+            .unwrap();
+        assert_eq!(e.exit_code(), 2);
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        assert!(ScratchDir::user(&file)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("not a directory"));
+    }
+
+    #[test]
+    fn refusals_carry_numbers() {
+        let room = MemRoom {
+            total: 24 << 30,
+            available: 20 << 30,
+        };
+        assert_eq!(headroom(room.total), (24u64 << 30) / 10);
+        assert!(check_memory("x", 1 << 30, &room).is_ok());
+        let e = check_memory("--size 20g", 20 << 30, &room).unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.contains("only 20.00 GiB is available") && s.contains("use at most 17.60 GiB"),
+            "{s}"
+        );
+        assert_eq!(e.exit_code(), 2);
+        let small = MemRoom {
+            total: 4 << 30,
+            available: 3 << 30,
+        };
+        assert_eq!(small.usable(), 2 << 30, "1 GiB headroom below 10 GiB");
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(check_disk("x", tmp.path(), u64::MAX / 2).is_err());
+        assert!(check_disk("x", tmp.path(), 4096).is_ok());
+    }
+}

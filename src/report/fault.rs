@@ -1,0 +1,124 @@
+//! The fault report beside the table: per case ns/page, ns/fault and the counted faults per
+//! page (the figure fault-around, THP and readahead change), the per-touch latency percentiles
+//! and histogram plots, and the mapping as /proc/self/maps shows it. Reports never measure.
+
+use super::plot::Histogram;
+use super::units::fmt_num;
+use crate::engine::stats::quantile_sorted;
+use crate::model::{Measurement, Run};
+
+/// "fault table": one line per loop-timed fault measurement.
+pub fn table(run: &Run) -> String {
+    let mut out = String::from(
+        "case                                                          ns/page     ns/fault    faults/page  major/page  valid\n",
+    );
+    for m in run
+        .measurements
+        .iter()
+        .filter(|m| m.probe.starts_with("fault.") && m.raw_unit == "ns/page")
+    {
+        let t = &m.evidence.rusage.total;
+        let touched = m.evidence.rusage.iterations.max(1) as f64;
+        let per_fault = m
+            .value
+            .as_ref()
+            .map(|v| fmt_num(v.median))
+            .unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "{:<61} {:<11} {:<11} {:<12} {:<11} {}\n",
+            case_label(m),
+            fmt_num(m.raw.median),
+            per_fault,
+            format!("{:.4}", (t.minflt + t.majflt) as f64 / touched),
+            format!("{:.4}", t.majflt as f64 / touched),
+            if m.valid { "yes" } else { "NO" }
+        ));
+    }
+    out
+}
+
+/// "fault.anon touch=write thp=never order=seq", without size/cpu noise.
+pub fn case_label(m: &Measurement) -> String {
+    let mut s = m.probe.clone();
+    for k in ["touch", "thp", "phase", "readahead", "order"] {
+        if let Some(v) = m.params.get(k).and_then(|v| v.as_str()) {
+            s += &format!(" {k}={v}");
+        }
+    }
+    s
+}
+
+/// p50/p90/p99/max of the per-touch latencies.
+pub fn percentiles(samples: &[f64]) -> Option<[f64; 4]> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some([
+        quantile_sorted(&v, 0.5),
+        quantile_sorted(&v, 0.9),
+        quantile_sorted(&v, 0.99),
+        v[v.len() - 1],
+    ])
+}
+
+/// The latency lines for every per-touch measurement.
+pub fn latency_table(run: &Run) -> String {
+    let mut out = String::new();
+    for m in run.measurements.iter().filter(|m| m.unit == "ns/touch") {
+        if let Some([p50, p90, p99, max]) = percentiles(&m.samples) {
+            out.push_str(&format!(
+                "{:<56} p50 {} ns  p90 {} ns  p99 {} ns  max {} ns  ({} touches)\n",
+                case_label(m),
+                fmt_num(p50),
+                fmt_num(p90),
+                fmt_num(p99),
+                fmt_num(max),
+                m.samples.len()
+            ));
+        }
+    }
+    out
+}
+
+/// One histogram SVG per per-touch measurement: (file stem, svg).
+pub fn latency_svgs(run: &Run) -> Vec<(String, String)> {
+    let host = run.machine.short_name();
+    run.measurements
+        .iter()
+        .filter(|m| m.unit == "ns/touch")
+        .map(|m| {
+            let label = case_label(m);
+            let stem = label.replace(['=', ' '], "_").replace(
+                |c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '.',
+                "-",
+            );
+            let svg = Histogram {
+                title: format!("{label}: time per touch"),
+                subtitle: format!("{host}, {} touches", m.samples.len()),
+                x_label: "ns/touch".into(),
+                values: m.samples.clone(),
+                log_count: true,
+            }
+            .to_svg();
+            (stem, svg)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_known_samples() {
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        let [p50, p90, p99, max] = percentiles(&v).unwrap();
+        assert_eq!(p50, 50.5);
+        assert!((p90 - 90.1).abs() < 1e-9);
+        assert!((p99 - 99.01).abs() < 1e-9);
+        assert_eq!(max, 100.0);
+        assert!(percentiles(&[]).is_none());
+    }
+}

@@ -1,0 +1,288 @@
+//! The mmap lab's report: one row per variant with the getrusage and perf columns, hardware
+//! counters or why they are missing, one bar chart per metric (the lab's figures), and the
+//! variant × metric CSV. Everything is read from the recorded measurements.
+
+use super::plot::{Bar, BarChart};
+use super::units::fmt_num;
+use crate::model::{Measurement, Run};
+
+/// A metric: a column, a chart and a CSV field.
+pub struct Metric {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub unit: &'static str,
+    /// Per walk; Err(reason) when the machine could not count it.
+    pub get: fn(&Measurement) -> Result<f64, String>,
+}
+
+fn per_walk(m: &Measurement, v: u64) -> f64 {
+    v as f64 / m.evidence.rusage.iterations.max(1) as f64
+}
+
+fn event(m: &Measurement, name: &str) -> Result<f64, String> {
+    match m.evidence.events.get(name) {
+        Some(e) if e.supported => e
+            .per_op
+            .ok_or_else(|| e.reason.clone().unwrap_or_else(|| "no reading".into())),
+        Some(e) => {
+            let r = e.reason.clone().unwrap_or_else(|| "no reason given".into());
+            Err(if r.starts_with("not supported") {
+                r
+            } else {
+                format!("not supported: {r}")
+            })
+        }
+        None => Err("not supported: not requested".into()),
+    }
+}
+
+macro_rules! ev {
+    ($key:expr, $title:expr) => {
+        Metric {
+            key: $key,
+            title: $title,
+            unit: "events/walk",
+            get: |m| event(m, $key),
+        }
+    };
+}
+
+/// Every metric, in the lab's order.
+pub fn metrics() -> Vec<Metric> {
+    vec![
+        Metric {
+            key: "wall",
+            title: "wall time",
+            unit: "s/walk",
+            get: |m| Ok(m.raw.median / 1e9),
+        },
+        Metric {
+            key: "user",
+            title: "user time",
+            unit: "s/walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.utime_us) / 1e6),
+        },
+        Metric {
+            key: "sys",
+            title: "system time",
+            unit: "s/walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.stime_us) / 1e6),
+        },
+        ev!("minor-faults", "minor faults (perf)"),
+        ev!("major-faults", "major faults (perf)"),
+        Metric {
+            key: "page-reclaims",
+            title: "page reclaims (ru_minflt)",
+            unit: "per walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.minflt)),
+        },
+        Metric {
+            key: "hard-faults",
+            title: "page faults needing I/O (ru_majflt)",
+            unit: "per walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.majflt)),
+        },
+        Metric {
+            key: "maxrss",
+            title: "max RSS",
+            unit: "KiB",
+            get: |m| Ok(m.evidence.rusage.total.maxrss_kb as f64),
+        },
+        Metric {
+            key: "inblock",
+            title: "block input",
+            unit: "512-byte blocks/walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.inblock)),
+        },
+        Metric {
+            key: "oublock",
+            title: "block output",
+            unit: "512-byte blocks/walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.oublock)),
+        },
+        Metric {
+            key: "nvcsw",
+            title: "voluntary context switches",
+            unit: "per walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.nvcsw)),
+        },
+        Metric {
+            key: "nivcsw",
+            title: "involuntary context switches",
+            unit: "per walk",
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.nivcsw)),
+        },
+        ev!("L1-dcache-loads", "L1D read accesses"),
+        ev!("L1-dcache-load-misses", "L1D read misses"),
+        ev!("L1-dcache-stores", "L1D write accesses"),
+        ev!("L1-dcache-store-misses", "L1D write misses"),
+        ev!("dTLB-loads", "dTLB read accesses"),
+        ev!("dTLB-load-misses", "dTLB read misses"),
+        ev!("dTLB-stores", "dTLB write accesses"),
+        ev!("dTLB-store-misses", "dTLB write misses"),
+    ]
+}
+
+fn rows(run: &Run) -> Vec<&Measurement> {
+    run.measurements
+        .iter()
+        .filter(|m| m.probe == "mmap.lab")
+        .collect()
+}
+
+/// "file-shared-random" (plus the pattern when it is not implied).
+pub fn row_label(m: &Measurement) -> String {
+    let v = m
+        .params
+        .get("variant")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let p = m
+        .params
+        .get("pattern")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    if v.ends_with("random") {
+        v.to_string()
+    } else {
+        format!("{v} {p}")
+    }
+}
+
+/// The table: software columns per variant, then hardware counters (or why not).
+pub fn table(run: &Run) -> String {
+    let rows = rows(run);
+    let ms = metrics();
+    let mut out = String::new();
+    let w = rows
+        .iter()
+        .map(|m| row_label(m).len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let sw: Vec<&Metric> = ms
+        .iter()
+        .filter(|x| x.unit != "events/walk" || x.key.ends_with("faults"))
+        .collect();
+    out.push_str(&format!("{:<w$}", "variant"));
+    for x in &sw {
+        out.push_str(&format!(" {:>12}", short(x.key)));
+    }
+    out.push('\n');
+    for m in &rows {
+        out.push_str(&format!("{:<w$}", row_label(m)));
+        for x in &sw {
+            let cell = match (x.get)(m) {
+                Ok(v) => fmt_num(v),
+                Err(_) => "n/s".into(),
+            };
+            out.push_str(&format!(" {cell:>12}"));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "(per walk; wall is the median, the rest are means; page reclaims/ru_majflt are \
+         getrusage, minor/major faults are perf events, which do not see faults taken inside \
+         the kernel such as MAP_POPULATE's)\n",
+    );
+    for x in ms
+        .iter()
+        .filter(|x| x.unit == "events/walk" && !x.key.ends_with("faults"))
+    {
+        let cells: Vec<Result<f64, String>> = rows.iter().map(|m| (x.get)(m)).collect();
+        if let Some(Err(reason)) = cells.iter().find(|c| c.is_err()) {
+            if cells.iter().all(|c| c.is_err()) {
+                out.push_str(&format!("{}: {reason}\n", x.key));
+                continue;
+            }
+        }
+        out.push_str(&format!("{}:", x.key));
+        for (m, c) in rows.iter().zip(&cells) {
+            let v = match c {
+                Ok(v) => fmt_num(*v),
+                Err(r) => r.clone(),
+            };
+            out.push_str(&format!("  {}={v}", row_label(m)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn short(key: &str) -> &str {
+    match key {
+        "minor-faults" => "minflt(perf)",
+        "major-faults" => "majflt(perf)",
+        "page-reclaims" => "reclaims",
+        "hard-faults" => "ru_majflt",
+        other => other,
+    }
+}
+
+/// One bar chart per metric: (file stem, svg).
+pub fn svgs(run: &Run) -> Vec<(String, String)> {
+    let rows = rows(run);
+    let host = run.machine.short_name();
+    let size = rows
+        .first()
+        .and_then(|m| m.params.get("size_bytes"))
+        .and_then(|v| v.as_u64())
+        .map(|b| super::plot::bytes_label(b as f64))
+        .unwrap_or_default();
+    metrics()
+        .iter()
+        .map(|x| {
+            let bars = rows
+                .iter()
+                .map(|m| match (x.get)(m) {
+                    Ok(v) if x.key == "wall" => {
+                        Bar::new(row_label(m), v, m.raw.ci95[0] / 1e9, m.raw.ci95[1] / 1e9)
+                    }
+                    Ok(v) => Bar::new(row_label(m), v, v, v),
+                    Err(r) => Bar::missing(row_label(m), r),
+                })
+                .collect();
+            let svg = BarChart {
+                title: format!("mmap lab: {}", x.title),
+                subtitle: format!("{host}, {size} buffer"),
+                value_label: x.unit.to_string(),
+                bars,
+                ..Default::default()
+            }
+            .to_svg();
+            (format!("mmap-lab-{}", x.key), svg)
+        })
+        .collect()
+}
+
+/// variant × metric CSV (unsupported counters left empty, with the reason in a last column).
+pub fn csv(run: &Run) -> String {
+    let ms = metrics();
+    let mut out = String::from("variant,pattern");
+    for x in &ms {
+        out.push_str(&format!(",{}", x.key));
+    }
+    out.push_str(",unsupported\n");
+    for m in rows(run) {
+        let p = |k: &str| {
+            m.params
+                .get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        out.push_str(&format!("{},{}", p("variant"), p("pattern")));
+        let mut why = Vec::new();
+        for x in &ms {
+            match (x.get)(m) {
+                Ok(v) => out.push_str(&format!(",{v}")),
+                Err(r) => {
+                    out.push(',');
+                    why.push(format!("{}: {r}", x.key));
+                }
+            }
+        }
+        out.push_str(&format!(",\"{}\"\n", why.join("; ").replace('"', "'")));
+    }
+    out
+}

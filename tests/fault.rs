@@ -1,0 +1,205 @@
+//! `oscost fault` end to end on small sizes: faults are counted (not assumed), eviction is
+//! verified by mincore, scratch files disappear after Ctrl-C, and bad input is one line with
+//! exit code 2. No timing thresholds: only counts, checks, files and exit codes.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn oscost() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_oscost"))
+}
+
+/// Run `oscost fault ARGS --json` and return the measurements.
+fn fault_json(args: &[&str]) -> Vec<Value> {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("out.json");
+    let out = oscost()
+        .arg("fault")
+        .args(args)
+        .args(["--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    run["measurements"].as_array().unwrap().clone()
+}
+
+fn total(m: &Value, key: &str) -> u64 {
+    m["evidence"]["rusage"][key].as_u64().unwrap()
+}
+
+fn check<'a>(m: &'a Value, name_part: &str) -> &'a Value {
+    m["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"].as_str().unwrap().contains(name_part))
+        .unwrap_or_else(|| panic!("no check {name_part} in {m}"))
+}
+
+#[test]
+fn anon_write_touch_with_thp_off_counts_one_fault_per_page() {
+    // 8 MiB = 2048 pages, 2 rounds.
+    let ms = fault_json(&[
+        "--kind", "anon", "--touch", "write", "--thp", "never", "--size", "8m", "--rounds", "2",
+    ]);
+    assert_eq!(ms.len(), 1);
+    let m = &ms[0];
+    assert_eq!(m["probe"], "fault.anon");
+    assert_eq!(m["params"]["pages"], 2048);
+    let faults = total(m, "minflt") + total(m, "majflt");
+    let touched = 2048 * 2;
+    assert!(
+        faults as f64 >= touched as f64 * 0.9 && faults as f64 <= touched as f64 * 1.1,
+        "{faults} faults for {touched} touched pages"
+    );
+    assert!(check(m, "THP off")["ok"].as_bool().unwrap());
+    assert_eq!(m["valid"], true);
+    assert_eq!(m["unit"], "ns/fault");
+    assert_eq!(m["raw_unit"], "ns/page");
+}
+
+#[test]
+fn evicted_file_is_verified_by_mincore_and_shows_major_faults_and_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let ms = fault_json(&[
+        "--kind",
+        "file-evicted",
+        "--readahead",
+        "random",
+        "--size",
+        "4m",
+        "--rounds",
+        "2",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let m = &ms[0];
+    let evicted = check(m, "after eviction");
+    assert_eq!(evicted["ok"], true, "{evicted}");
+    assert!(total(m, "majflt") > 0);
+    assert!(total(m, "inblock") > 0);
+    assert_eq!(m["valid"], true, "{m}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn cached_file_takes_no_major_faults_and_at_most_one_fault_per_page() {
+    let ms = fault_json(&["--kind", "file-cached", "--size", "4m", "--rounds", "2"]);
+    let m = &ms[0];
+    assert_eq!(check(m, "page cache before")["ok"], true);
+    assert_eq!(total(m, "majflt"), 0);
+    assert!(total(m, "minflt") <= 1024 * 2);
+    assert_eq!(m["valid"], true);
+}
+
+#[test]
+fn populate_then_touch_takes_no_faults_and_histogram_has_one_latency_per_page() {
+    let ms = fault_json(&[
+        "--kind",
+        "populate",
+        "--size",
+        "4m",
+        "--rounds",
+        "2",
+        "--histogram",
+    ]);
+    let probes: Vec<&str> = ms.iter().map(|m| m["probe"].as_str().unwrap()).collect();
+    assert_eq!(
+        probes,
+        ["fault.populate", "fault.populate", "fault.populate.latency"]
+    );
+    assert_eq!(ms[0]["params"]["phase"], "map");
+    assert!(
+        total(&ms[0], "minflt") >= 1024 * 2,
+        "populate faults in mmap"
+    );
+    assert!(total(&ms[1], "minflt") < 20);
+    assert!(ms[1]["value"].is_null(), "no faults: no ns/fault");
+    assert_eq!(ms[2]["samples"].as_array().unwrap().len(), 1024);
+    assert!(ms[2]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("per-touch clock")));
+}
+
+fn usage_error(args: &[&str], needle: &str) {
+    let out = oscost().arg("fault").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    usage_error(&["--size", "0"], "above zero");
+    usage_error(&["--size", "lots"], "not a size");
+    usage_error(&["--kind", "anon", "--size", "100t"], "use at most");
+    usage_error(&["--kind", "swap"], "invalid value 'swap'");
+    usage_error(&["--order", "zigzag"], "invalid value 'zigzag'");
+    usage_error(
+        &["--kind", "file-cached", "--dir", "/nonexistent/oscost"],
+        "--dir /nonexistent/oscost",
+    );
+    let f = tempfile::NamedTempFile::new().unwrap();
+    usage_error(
+        &["--kind", "file-cached", "--dir", f.path().to_str().unwrap()],
+        "not a directory",
+    );
+}
+
+fn dir_is_empty(p: &Path) -> bool {
+    std::fs::read_dir(p).unwrap().next().is_none()
+}
+
+#[test]
+fn interrupted_run_removes_its_scratch_file_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file large enough that filling, evicting and reading it takes a while.
+    let mut child = oscost()
+        .args([
+            "fault",
+            "--kind",
+            "file-evicted",
+            "--readahead",
+            "random",
+            "--order",
+            "random",
+            "--size",
+            "256m",
+            "--rounds",
+            "50",
+            "--quiet",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the scratch file exists (the run is mid-way), then Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while dir_is_empty(dir.path()) {
+        assert!(std::time::Instant::now() < deadline, "no scratch file");
+        assert!(child.try_wait().unwrap().is_none(), "exited early");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir_is_empty(dir.path()), "scratch file left behind");
+}
