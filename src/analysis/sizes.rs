@@ -52,7 +52,7 @@ pub fn fmt_size(b: u64) -> String {
     const G: u64 = 1 << 30;
     let pick = |unit: u64, suffix: &str| {
         let v = b as f64 / unit as f64;
-        if b % unit == 0 {
+        if b.is_multiple_of(unit) {
             format!("{}{suffix}", b / unit)
         } else {
             format!("{}{suffix}", trim(v))
@@ -60,11 +60,11 @@ pub fn fmt_size(b: u64) -> String {
     };
     if b == 0 {
         "0k".into()
-    } else if b >= G && b % (G / 4) == 0 {
+    } else if b >= G && b.is_multiple_of(G / 4) {
         pick(G, "g")
-    } else if b >= M && b % (M / 4) == 0 {
+    } else if b >= M && b.is_multiple_of(M / 4) {
         pick(M, "m")
-    } else if b % K == 0 {
+    } else if b.is_multiple_of(K) {
         pick(K, "k")
     } else {
         format!("{b}b")

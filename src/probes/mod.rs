@@ -4,6 +4,7 @@
 pub mod call;
 pub mod ctx;
 pub mod syscall;
+pub mod workset;
 
 use crate::engine::checks;
 use crate::model::{Check, Evidence};

@@ -3,6 +3,8 @@
 
 pub mod futex;
 pub mod pipe;
+pub mod ring;
+pub mod sweep;
 pub mod yield_;
 
 use crate::engine::checks;
