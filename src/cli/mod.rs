@@ -1,10 +1,13 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
 
 pub mod common;
+pub mod ctx;
 pub mod execute;
 pub mod machine;
+pub mod mem;
 pub mod probes;
 pub mod run;
+pub mod timeslice;
 
 use clap::{Parser, Subcommand};
 
@@ -26,8 +29,11 @@ pub enum Command {
     Call(probes::CallArgs),
     /// The lmbench lat_syscall set and vDSO clock_gettime.
     Syscall(probes::SyscallArgs),
-    /// Same-core context switches: pipe, futex and yield ping-pong.
-    Ctx(probes::CtxArgs),
+    /// Same-core context switches: pipe, futex and yield ping-pong; `ctx sweep` and
+    /// `ctx timeslice` for working sets.
+    Ctx(Box<ctx::CtxCommand>),
+    /// Memory: `mem latency`, the pointer-chase curve (lmbench lat_mem_rd).
+    Mem(mem::MemCommand),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -45,7 +51,8 @@ pub fn main() -> i32 {
         Command::Machine(a) => machine::run(a),
         Command::Call(a) => probes::call(a),
         Command::Syscall(a) => probes::syscall(a),
-        Command::Ctx(a) => probes::ctx(a),
+        Command::Ctx(a) => ctx::run(*a),
+        Command::Mem(a) => mem::run(a),
     };
     match result {
         Ok(code) => code,

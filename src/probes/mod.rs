@@ -3,6 +3,7 @@
 
 pub mod call;
 pub mod ctx;
+pub mod mem;
 pub mod syscall;
 pub mod workset;
 

@@ -2,5 +2,7 @@
 //! measure.
 
 pub mod export;
+pub mod memlat;
+pub mod sweep;
 pub mod table;
 pub mod units;
