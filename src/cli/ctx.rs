@@ -4,10 +4,10 @@
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, Plan, PlanItem};
 use super::probes::CtxArgs;
-use crate::analysis::sizes::{fmt_size, parse_size, parse_size_list};
+use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::error::{Error, Result};
 use crate::model::Run;
-use crate::probes::ctx::ring::MAX_MEMBERS;
+use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
 use crate::probes::ctx::sweep::{measure_point, Point};
 use crate::probes::ctx::Mode;
 use crate::probes::workset::Access;
@@ -45,7 +45,8 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
     /// Working-set sizes per process (comma-separated; 0 = the direct cost).
-    #[arg(long, value_parser = parse_size_list, default_value = "0,4k,16k,32k,64k,128k,256k,512k,1m")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_size,
+          default_values = ["0", "4k", "16k", "32k", "64k", "128k", "256k", "512k", "1m"])]
     pub sizes: Vec<u64>,
     /// Ring sizes N (comma-separated; each at least 2).
     #[arg(long, value_delimiter = ',', default_values = ["2", "4", "8"])]
@@ -54,6 +55,10 @@ pub struct SweepArgs {
     /// switch).
     #[arg(long)]
     pub threads: bool,
+    /// Scheduling policy of the ring members (batch: one voluntary switch per hop; normal:
+    /// lat_ctx's SCHED_OTHER with wake-up preemption).
+    #[arg(long, value_enum, default_value = "batch")]
+    pub policy: Policy,
     /// How each member touches its working set.
     #[arg(long, value_enum, default_value = "read")]
     pub access: Access,
@@ -152,6 +157,9 @@ fn sweep(a: SweepArgs) -> Result<i32> {
     };
     let cpu = pick_cpu(a.cpu)?;
     check_procs(&a.procs, a.threads)?;
+    let mut sizes = a.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
     let stride = check_stride(a.stride)?;
     let max_n = a.procs.iter().copied().max().unwrap_or(2) as u64;
     let max_s = a.sizes.iter().copied().max().unwrap_or(0);
@@ -168,7 +176,7 @@ fn sweep(a: SweepArgs) -> Result<i32> {
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
     for &n in &a.procs {
-        for &s in &a.sizes {
+        for &s in &sizes {
             let p = Point {
                 procs: n,
                 size: s,
@@ -176,6 +184,7 @@ fn sweep(a: SweepArgs) -> Result<i32> {
                 access: a.access,
                 mode,
                 cpu,
+                policy: a.policy,
             };
             let c = caches.clone();
             plan.push(PlanItem::new(

@@ -78,7 +78,16 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 .collect();
             let params = KneeParams::default();
             let mut found = knees::detect(&cps, &params);
-            let boundaries = knees::match_boundaries(&mut found, &bounds, params.tolerance);
+            let (lo, hi) = (
+                points.first().map(|p| p.0 as f64).unwrap_or(0.0),
+                points.last().map(|p| p.0 as f64).unwrap_or(0.0),
+            );
+            let shown: Vec<(String, f64)> = bounds
+                .iter()
+                .filter(|(_, b)| *b >= lo && *b < hi)
+                .cloned()
+                .collect();
+            let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
             MemCurve {
                 pages,
                 stride,

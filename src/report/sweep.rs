@@ -196,6 +196,13 @@ fn curve(
             k / procs as f64,
         ));
     }
+    // Only boundaries the swept sizes can show (a knee needs points on both sides).
+    let sizes: Vec<f64> = points.iter().map(|p| p.x).collect();
+    let (lo, hi) = (
+        sizes.iter().copied().fold(f64::INFINITY, f64::min),
+        sizes.iter().copied().fold(0.0, f64::max),
+    );
+    bounds.retain(|(_, b)| *b >= lo && *b < hi);
     let boundaries = knees::match_boundaries(&mut found, &bounds, params.tolerance);
     Curve {
         mode,

@@ -21,6 +21,70 @@ use std::sync::atomic::Ordering;
 /// The most members a ring may have (perf evidence opens about a dozen counters per member).
 pub const MAX_MEMBERS: usize = 256;
 
+/// Scheduling policy of every member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Policy {
+    /// SCHED_BATCH: a woken member does not preempt the sender, which blocks in its read
+    /// first, so every hop is exactly one voluntary switch (what lat_ctx assumes).
+    Batch,
+    /// SCHED_OTHER as lat_ctx runs: a woken member may preempt the sender, which must later
+    /// be scheduled again just to block, so a ring of more than two makes extra switches.
+    Normal,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Batch => "batch",
+            Policy::Normal => "normal",
+        }
+    }
+}
+
+/// Sets the calling thread's policy (forked members and threads inherit it) and restores
+/// the old one when dropped.
+pub struct PolicyGuard {
+    old_policy: i32,
+    old_prio: i32,
+}
+
+impl PolicyGuard {
+    pub fn set(p: Policy) -> Result<PolicyGuard> {
+        // SAFETY: querying and setting the calling thread's own policy with valid params.
+        unsafe {
+            let old_policy = libc::sched_getscheduler(0);
+            let mut old = libc::sched_param { sched_priority: 0 };
+            libc::sched_getparam(0, &mut old);
+            let policy = match p {
+                Policy::Batch => libc::SCHED_BATCH,
+                Policy::Normal => libc::SCHED_OTHER,
+            };
+            let zero = libc::sched_param { sched_priority: 0 };
+            if libc::sched_setscheduler(0, policy, &zero) != 0 {
+                return Err(Error::env(format!(
+                    "cannot set scheduling policy {}: {}",
+                    p.as_str(),
+                    std::io::Error::last_os_error()
+                )));
+            }
+            Ok(PolicyGuard {
+                old_policy,
+                old_prio: old.sched_priority,
+            })
+        }
+    }
+}
+
+impl Drop for PolicyGuard {
+    fn drop(&mut self) {
+        let p = libc::sched_param {
+            sched_priority: self.old_prio,
+        };
+        // SAFETY: restoring the calling thread's previous policy.
+        unsafe { libc::sched_setscheduler(0, self.old_policy, &p) };
+    }
+}
+
 /// What to build.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RingSpec {
@@ -30,6 +94,7 @@ pub struct RingSpec {
     pub access: Access,
     pub mode: Mode,
     pub cpu: usize,
+    pub policy: Policy,
 }
 
 /// A running ring. Dropping it leaves nothing behind.
@@ -48,6 +113,8 @@ pub struct Ring {
     pub start_cpus: Vec<Option<usize>>,
     /// Keeps walks from being optimized away.
     pub sink: u64,
+    /// Dropped last: the measuring thread's policy comes back after the members are gone.
+    _policy: PolicyGuard,
 }
 
 /// Read, walk, pass on, until the ring breaks. Allocation-free (runs after fork).
@@ -92,6 +159,7 @@ impl Ring {
             sets.push(WorkingSet::map(spec.size, None)?);
         }
         sets[0].fill();
+        let policy = PolicyGuard::set(spec.policy)?;
         let mut ring = Ring {
             spec,
             head_w: -1,
@@ -106,6 +174,7 @@ impl Ring {
             )],
             start_cpus: vec![crate::evidence::placement::current_cpu()],
             sink: 0,
+            _policy: policy,
         };
         match spec.mode {
             Mode::Process => ring.spawn_processes(&mut pipes, &sets)?,
@@ -275,6 +344,7 @@ mod tests {
             access: Access::Write,
             mode,
             cpu: *crate::evidence::placement::allowed_cpus().last().unwrap(),
+            policy: Policy::Batch,
         }
     }
 
@@ -290,7 +360,13 @@ mod tests {
         assert!(ring.laps(50).unwrap() > 0);
         assert!(ring.overhead(50).unwrap() > 0);
         assert!(pids.iter().all(|&p| alive(p)));
+        // Members inherited the batch policy; the measuring thread gets its own back.
+        assert_eq!(
+            unsafe { libc::sched_getscheduler(pids[0]) },
+            libc::SCHED_BATCH
+        );
         drop(ring);
+        assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
         for p in pids {
             assert!(!alive(p), "member {p} survived the ring");
         }

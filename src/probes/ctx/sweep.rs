@@ -7,7 +7,7 @@
 //! indirect cost of refilling caches and TLB that the other members evicted (Li, Ding, Shen
 //! 2007), which is why each point is labelled with the cache level its working sets fit in.
 
-use super::ring::{Ring, RingSpec};
+use super::ring::{Policy, Ring, RingSpec};
 use super::Mode;
 use crate::analysis::caches::label;
 use crate::analysis::sizes::fmt_size;
@@ -31,6 +31,7 @@ pub struct Point {
     pub access: Access,
     pub mode: Mode,
     pub cpu: usize,
+    pub policy: Policy,
 }
 
 /// Measure one point. `caches` are the CPU's data caches (label, bytes), smallest first.
@@ -43,6 +44,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         access: p.access,
         mode: p.mode,
         cpu: p.cpu,
+        policy: p.policy,
     })?;
     let l = label(caches, p.procs, p.size);
     let spec = Spec::new(PROBE, "ns/switch", "ns/lap", p.procs as f64)
@@ -53,6 +55,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         .param("access", p.access.as_str())
         .param("stride", p.stride)
         .param("cpus", vec![p.cpu])
+        .param("policy", p.policy.as_str())
         .param("fits_per_process", l.per_process.clone())
         .param("fits_total", l.total.clone())
         .events_set(EventSet::WithCacheRefs)
@@ -71,7 +74,17 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
             p.procs,
             l.per_process,
             l.total
-        ));
+        ))
+        .note(match p.policy {
+            Policy::Batch => {
+                "members run SCHED_BATCH, so a woken member never preempts the sender before \
+                 it blocks in its read: every hop is one voluntary switch, as lat_ctx assumes"
+            }
+            Policy::Normal => {
+                "members run SCHED_OTHER as lat_ctx does: a woken member may preempt the \
+                 sender, which later runs again only to block, adding switches per hop"
+            }
+        });
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
     let ring_cell = std::cell::RefCell::new(&mut ring);
@@ -246,6 +259,7 @@ mod tests {
             access: Access::Read,
             mode: Mode::Process,
             cpu,
+            policy: Policy::Batch,
         };
         let m = measure_point(&ctx, p, &caches).unwrap();
         assert_eq!(m.probe, PROBE);
