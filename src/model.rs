@@ -147,6 +147,24 @@ pub struct Evidence {
     pub events: BTreeMap<String, EventReading>,
     /// Where each participant ran.
     pub cpus: Vec<Placement>,
+    /// Who held the CPU during the measured windows (None where schedstat is unavailable).
+    #[serde(default)]
+    pub occupancy: Option<Occupancy>,
+}
+
+/// How much of the measured wall time the participants themselves were on a CPU. Other
+/// tasks (or the hypervisor, with steal accounting) running in the participants' place show
+/// up as a share below 1, which a median alone does not reveal.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Occupancy {
+    /// Wall time of the raw-sample windows.
+    pub wall_ns: u64,
+    /// Summed on-CPU time of all participants over those windows (schedstat).
+    pub oncpu_ns: u64,
+    /// Summed time participants waited runnable on a run queue.
+    pub run_delay_ns: u64,
+    /// Per-CPU view: oncpu / (wall × CPUs the participants were pinned to).
+    pub share: f64,
 }
 
 /// getrusage-style counters, summed over every participant, plus each participant's share.

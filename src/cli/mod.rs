@@ -7,6 +7,7 @@ pub mod machine;
 pub mod mem;
 pub mod probes;
 pub mod run;
+pub mod sim;
 pub mod timeslice;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,8 @@ pub enum Command {
     Ctx(Box<ctx::CtxCommand>),
     /// Memory: `mem latency`, the pointer-chase curve (lmbench lat_mem_rd).
     Mem(mem::MemCommand),
+    /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
+    Sim(sim::SimArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -53,6 +56,7 @@ pub fn main() -> i32 {
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => ctx::run(*a),
         Command::Mem(a) => mem::run(a),
+        Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {
         Ok(code) => code,

@@ -96,6 +96,47 @@ pub fn same_cpu(placements: &[Placement]) -> Check {
     }
 }
 
+/// The participants held their CPU for at least `min_share` of the measured wall time;
+/// less means other tasks (or the hypervisor) ran in their place and inflated the samples.
+/// None when schedstat was not available to tell.
+pub fn occupancy(ev: &Evidence, min_share: f64) -> Option<Check> {
+    let o = ev.occupancy.as_ref()?;
+    Some(Check {
+        name: "CPU held by participants".into(),
+        expected: format!("≥ {:.0}% of wall time", min_share * 100.0),
+        observed: format!(
+            "{:.1}% (run-queue wait {:.1}%)",
+            o.share * 100.0,
+            100.0 * o.run_delay_ns as f64 / o.wall_ns.max(1) as f64
+        ),
+        ok: o.share >= min_share,
+    })
+}
+
+/// The share of CPU that must be the participants' for a figure to count.
+pub const MIN_OCCUPANCY: f64 = 0.9;
+
+/// Push the occupancy check and, when others took a noticeable share without failing it, a
+/// warning that says so.
+pub fn add_occupancy(ev: &Evidence, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+    if let Some(c) = occupancy(ev, MIN_OCCUPANCY) {
+        let share = ev.occupancy.as_ref().map(|o| o.share).unwrap_or(1.0);
+        if c.ok && share < 0.98 {
+            warnings.push(format!(
+                "other tasks held the CPU for {:.1}% of the measured time",
+                (1.0 - share) * 100.0
+            ));
+        } else if !c.ok {
+            warnings.push(format!(
+                "other tasks ran in the participants' place {:.0}% of the time, inflating \
+                 every sample: stop the competing load or pick an idle CPU with --cpu",
+                (1.0 - share) * 100.0
+            ));
+        }
+        checks.push(c);
+    }
+}
+
 /// Context switches per raw iteration, summed over participants: from the perf event where
 /// supported, else from rusage (voluntary + involuntary).
 pub fn switches_per_op(ev: &Evidence) -> (f64, &'static str) {
@@ -173,6 +214,27 @@ mod tests {
         let c = same_cpu(&split);
         assert!(!c.ok);
         assert_eq!(c.observed, "CPU 0-1");
+    }
+
+    #[test]
+    fn occupancy_fails_when_others_held_the_cpu() {
+        let mut ev = Evidence::default();
+        assert!(occupancy(&ev, 0.9).is_none(), "no schedstat, no verdict");
+        ev.occupancy = Some(crate::model::Occupancy {
+            wall_ns: 1000,
+            oncpu_ns: 990,
+            run_delay_ns: 0,
+            share: 0.99,
+        });
+        assert!(occupancy(&ev, 0.9).unwrap().ok);
+        ev.occupancy.as_mut().unwrap().share = 0.7;
+        let c = occupancy(&ev, 0.9).unwrap();
+        assert!(!c.ok);
+        assert!(c.observed.starts_with("70.0%"));
+        let (mut checks, mut warnings) = (Vec::new(), Vec::new());
+        ev.occupancy.as_mut().unwrap().share = 0.95;
+        add_occupancy(&ev, &mut checks, &mut warnings);
+        assert!(checks[0].ok && warnings[0].contains("5.0%"));
     }
 
     #[test]

@@ -18,6 +18,26 @@ pub struct Participant {
 }
 
 impl Participant {
+    /// A forked, single-threaded partner process.
+    pub fn child(pid: i32, requested: Vec<usize>) -> Self {
+        Participant {
+            role: "child".into(),
+            pid,
+            tid: pid,
+            requested,
+        }
+    }
+
+    /// Another thread of this process.
+    pub fn thread(role: &str, tid: i32, requested: Vec<usize>) -> Self {
+        Participant {
+            role: role.into(),
+            pid: std::process::id() as i32,
+            tid,
+            requested,
+        }
+    }
+
     /// The calling thread.
     pub fn this_thread(role: &str, requested: Vec<usize>) -> Self {
         Participant {

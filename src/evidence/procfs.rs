@@ -20,6 +20,9 @@ pub struct TaskSnapshot {
     pub write_bytes: u64,
     /// The CPU the task last ran on.
     pub processor: Option<usize>,
+    /// Nanoseconds on a CPU and waiting on a run queue (/proc/.../schedstat), if available.
+    pub oncpu_ns: Option<u64>,
+    pub run_delay_ns: Option<u64>,
 }
 
 /// Read a task's snapshot. None when the task is gone or unreadable.
@@ -35,6 +38,9 @@ pub fn snapshot(pid: i32, tid: i32) -> Option<TaskSnapshot> {
     }
     if let Ok(io) = fs::read_to_string(format!("{base}/io")) {
         apply_io(&mut snap, &io);
+    }
+    if let Ok(ss) = fs::read_to_string(format!("{base}/schedstat")) {
+        apply_schedstat(&mut snap, &ss);
     }
     Some(snap)
 }
@@ -73,6 +79,14 @@ pub fn apply_status(snap: &mut TaskSnapshot, status: &str) {
 pub fn apply_io(snap: &mut TaskSnapshot, io: &str) {
     snap.read_bytes = field_kb(io, "read_bytes:").unwrap_or(0);
     snap.write_bytes = field_kb(io, "write_bytes:").unwrap_or(0);
+}
+
+/// Apply "on-CPU ns, run-queue wait ns, timeslices" from /proc/.../schedstat: nanosecond
+/// CPU time, unlike stat's clock ticks.
+pub fn apply_schedstat(snap: &mut TaskSnapshot, text: &str) {
+    let mut f = text.split_whitespace().map(|x| x.parse::<u64>().ok());
+    snap.oncpu_ns = f.next().flatten();
+    snap.run_delay_ns = f.next().flatten();
 }
 
 fn ticks_to_us(ticks: u64) -> u64 {
@@ -144,6 +158,8 @@ mod tests {
             "Name:\tx\nvoluntary_ctxt_switches:\t42\nnonvoluntary_ctxt_switches:\t7\n",
         );
         apply_io(&mut s, "rchar: 1\nread_bytes: 4096\nwrite_bytes: 1024\n");
+        apply_schedstat(&mut s, "190130 25 3\n");
+        assert_eq!((s.oncpu_ns, s.run_delay_ns), (Some(190130), Some(25)));
         assert_eq!((s.nvcsw, s.nivcsw), (42, 7));
         let d = delta(&TaskSnapshot::default(), &s);
         assert_eq!((d.inblock, d.oublock), (8, 2));

@@ -5,7 +5,7 @@
 use super::perf::{EventSet, PerfSet};
 use super::procfs::{self, TaskSnapshot};
 use super::Participant;
-use crate::model::{Evidence, ParticipantRusage, Placement, Rusage, RusageEvidence};
+use crate::model::{Evidence, Occupancy, ParticipantRusage, Placement, Rusage, RusageEvidence};
 
 pub struct Recorder {
     participants: Vec<Participant>,
@@ -14,6 +14,10 @@ pub struct Recorder {
     totals: Vec<Rusage>,
     first: Vec<Option<usize>>,
     iterations: u64,
+    window_start: u64,
+    wall_ns: u64,
+    oncpu_ns: Option<u64>,
+    run_delay_ns: u64,
 }
 
 impl Recorder {
@@ -27,6 +31,10 @@ impl Recorder {
             totals: vec![Rusage::default(); n],
             first: vec![None; n],
             iterations: 0,
+            window_start: 0,
+            wall_ns: 0,
+            oncpu_ns: Some(0),
+            run_delay_ns: 0,
         }
     }
 
@@ -40,15 +48,30 @@ impl Recorder {
             self.before[i] = snap;
         }
         self.perf.begin();
+        self.window_start = crate::engine::clock::now_ns();
     }
 
     /// Close a raw-sample window that ran `iterations` raw iterations.
     pub fn end(&mut self, iterations: u64) {
+        self.wall_ns += crate::engine::clock::now_ns().saturating_sub(self.window_start);
         self.perf.end();
         for (i, p) in self.participants.iter().enumerate() {
-            if let (Some(b), Some(a)) = (self.before[i], procfs::snapshot(p.pid, p.tid)) {
+            let after = procfs::snapshot(p.pid, p.tid);
+            if let (Some(b), Some(a)) = (self.before[i], after) {
                 procfs::accumulate(&mut self.totals[i], &procfs::delta(&b, &a));
             }
+            let oncpu = match (self.before[i], after) {
+                (Some(b), Some(a)) => b.oncpu_ns.zip(a.oncpu_ns).map(|(x, y)| {
+                    let delay = a
+                        .run_delay_ns
+                        .unwrap_or(0)
+                        .saturating_sub(b.run_delay_ns.unwrap_or(0));
+                    self.run_delay_ns += delay;
+                    y.saturating_sub(x)
+                }),
+                _ => None,
+            };
+            self.oncpu_ns = self.oncpu_ns.zip(oncpu).map(|(t, d)| t + d);
         }
         self.iterations += iterations;
     }
@@ -82,7 +105,22 @@ impl Recorder {
                 end,
             });
         }
+        let pinned: std::collections::BTreeSet<usize> = self
+            .participants
+            .iter()
+            .flat_map(|p| p.requested.iter().copied())
+            .collect();
+        let occupancy = self
+            .oncpu_ns
+            .filter(|_| self.wall_ns > 0 && !self.participants.is_empty())
+            .map(|oncpu| Occupancy {
+                wall_ns: self.wall_ns,
+                oncpu_ns: oncpu,
+                run_delay_ns: self.run_delay_ns,
+                share: oncpu as f64 / (self.wall_ns as f64 * pinned.len().max(1) as f64),
+            });
         Evidence {
+            occupancy,
             rusage: RusageEvidence {
                 total,
                 iterations: self.iterations,

@@ -42,14 +42,6 @@ pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
         vec![None],
         &mut raw,
         Some(&mut base),
-        |ev| {
-            let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
-            let mut warnings = Vec::new();
-            match super::kernel_entry_check(ev, false) {
-                Some(c) => checks.push(c),
-                None => warnings.push(super::SHORT_WINDOW.into()),
-            }
-            (checks, warnings)
-        },
+        |ev| super::single_thread_verdict(ev, false),
     )
 }

@@ -36,6 +36,22 @@ pub fn kernel_entry_check(ev: &Evidence, expect_kernel: bool) -> Option<Check> {
     Some(c)
 }
 
+/// The verdict of a single-thread probe: it ran where it was pinned, and it entered the
+/// kernel (or stayed out of it) as `expect_kernel` says.
+pub fn single_thread_verdict(
+    ev: &Evidence,
+    expect_kernel: bool,
+) -> crate::engine::measure::Verdict {
+    let mut checks = vec![checks::placement(&ev.cpus)];
+    let mut warnings = Vec::new();
+    match kernel_entry_check(ev, expect_kernel) {
+        Some(c) => checks.push(c),
+        None => warnings.push(SHORT_WINDOW.into()),
+    }
+    checks::add_occupancy(ev, &mut checks, &mut warnings);
+    (checks, warnings)
+}
+
 /// The shared wording when CPU time was too short to attribute.
 pub const SHORT_WINDOW: &str =
     "measured window too short to attribute user vs system time (procfs counts clock ticks)";

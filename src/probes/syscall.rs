@@ -177,20 +177,16 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         &mut raw,
         Some(&mut base),
         |ev| {
-            let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
-            let mut warnings = Vec::new();
-            match super::kernel_entry_check(ev, expect_kernel) {
-                Some(c) => {
-                    if !c.ok && !expect_kernel {
-                        warnings.push(
-                            "clock_gettime entered the kernel: the clocksource has no vDSO \
-                         support here, so this is a real system call"
-                                .into(),
-                        );
-                    }
-                    checks.push(c)
-                }
-                None => warnings.push(super::SHORT_WINDOW.into()),
+            let (checks, mut warnings) = super::single_thread_verdict(ev, expect_kernel);
+            let entered = checks
+                .iter()
+                .any(|c| c.name.starts_with("kernel share") && !c.ok);
+            if !expect_kernel && entered {
+                warnings.push(
+                    "clock_gettime entered the kernel: the clocksource has no vDSO support \
+                     here, so this is a real system call"
+                        .into(),
+                );
             }
             (checks, warnings)
         },

@@ -58,12 +58,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
                 partner_loop(&p, false)
             })?;
             let v = page.wait_nonzero(READY, &mut c)?;
-            let part = Participant {
-                role: "child".into(),
-                pid: c.pid(),
-                tid: c.pid(),
-                requested: vec![cpu],
-            };
+            let part = Participant::child(c.pid(), vec![cpu]);
             child = Some(c);
             (part, decode_cpu(v))
         }
@@ -82,15 +77,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
             )?;
             let (tid, c) = t.wait_ready()?;
             thread = Some(t);
-            (
-                Participant {
-                    role: "partner thread".into(),
-                    pid: std::process::id() as i32,
-                    tid,
-                    requested: vec![cpu],
-                },
-                c,
-            )
+            (Participant::thread("partner thread", tid, vec![cpu]), c)
         }
     };
     let me = Participant::this_thread("measuring thread", vec![cpu]);

@@ -74,11 +74,12 @@ pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> V
              competed for the CPU"
         ));
     }
-    let checks = vec![
+    let mut checks = vec![
         c,
         checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
         checks::placement(&ev.cpus),
         checks::same_cpu(&ev.cpus),
     ];
+    checks::add_occupancy(ev, &mut checks, &mut warnings);
     (checks, warnings)
 }

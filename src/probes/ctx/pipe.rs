@@ -24,6 +24,17 @@ fn echo(rfd: i32, wfd: i32) -> i32 {
     }
 }
 
+/// `iters` round trips: write a byte to the partner, read its echo.
+#[inline(always)]
+fn round_trips(to: i32, from: i32, iters: u64) -> Result<()> {
+    let mut b = 0u8;
+    for _ in 0..iters {
+        write_byte(to, &1).map_err(|e| partner_error("pipe write", e))?;
+        read_byte(from, &mut b).map_err(|e| partner_error("pipe read", e))?;
+    }
+    Ok(())
+}
+
 pub fn measure_pipe(
     ctx: &Context,
     mode: Mode,
@@ -68,12 +79,7 @@ pub fn measure_pipe_on(
                 echo(pr, pw)
             })?;
             let v = page.wait_nonzero(0, &mut c)?;
-            let p = Participant {
-                role: "child".into(),
-                pid: c.pid(),
-                tid: c.pid(),
-                requested: vec![partner_cpu_req],
-            };
+            let p = Participant::child(c.pid(), vec![partner_cpu_req]);
             to_partner.close_read();
             from_partner.close_write();
             child = Some(c);
@@ -96,12 +102,7 @@ pub fn measure_pipe_on(
             let (tid, c) = t.wait_ready()?;
             thread = Some(t);
             (
-                Participant {
-                    role: "partner thread".into(),
-                    pid: std::process::id() as i32,
-                    tid,
-                    requested: vec![partner_cpu_req],
-                },
+                Participant::thread("partner thread", tid, vec![partner_cpu_req]),
                 c,
             )
         }
@@ -119,12 +120,8 @@ pub fn measure_pipe_on(
                  thread) / 2 switches, lmbench lat_ctx's definition",
             );
             let mut raw = |iters: u64| -> Result<u64> {
-                let mut b = 0u8;
                 let t0 = now_ns();
-                for _ in 0..iters {
-                    write_byte(my_w, &1).map_err(|e| partner_error("pipe write", e))?;
-                    read_byte(my_r, &mut b).map_err(|e| partner_error("pipe read", e))?;
-                }
+                round_trips(my_w, my_r, iters)?;
                 Ok(now_ns() - t0)
             };
             let (ow, or) = (own.write, own.read);
@@ -157,13 +154,9 @@ pub fn measure_pipe_on(
                  and differs from the direct method by about that much",
             );
             let mut raw = |iters: u64| -> Result<u64> {
-                let mut b = 0u8;
                 let w0 = clock::read(libc::CLOCK_MONOTONIC);
                 let c0 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
-                for _ in 0..iters {
-                    write_byte(my_w, &1).map_err(|e| partner_error("pipe write", e))?;
-                    read_byte(my_r, &mut b).map_err(|e| partner_error("pipe read", e))?;
-                }
+                round_trips(my_w, my_r, iters)?;
                 let c1 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
                 let w1 = clock::read(libc::CLOCK_MONOTONIC);
                 Ok((w1 - w0).saturating_sub(c1 - c0).max(1))

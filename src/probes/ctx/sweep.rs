@@ -144,13 +144,14 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize) -> Verdict {
              competed for the CPU"
         ));
     }
-    let checks = vec![
+    let mut checks = vec![
         c,
         checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
         checks::placement(&ev.cpus),
         checks::same_cpu(&ev.cpus),
         f,
     ];
+    checks::add_occupancy(ev, &mut checks, &mut warnings);
     (checks, warnings)
 }
 

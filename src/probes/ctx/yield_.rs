@@ -110,12 +110,7 @@ pub fn measure_yield(
             },
         )?;
         let (tid, c) = t.wait_ready()?;
-        participants.push(Participant {
-            role: "partner thread".into(),
-            pid: std::process::id() as i32,
-            tid,
-            requested: vec![cpu],
-        });
+        participants.push(Participant::thread("partner thread", tid, vec![cpu]));
         start_cpus.push(c);
         thread = Some(t);
     }

@@ -149,6 +149,7 @@ pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64
             }
         }
     }
+    checks::add_occupancy(ev, &mut c, &mut warnings);
     (c, warnings)
 }
 

@@ -1,0 +1,34 @@
+"""Validate an oscost run JSON against the documented contract (docs/SCHEMA.md)."""
+import json
+import sys
+
+run = json.load(open(sys.argv[1]))
+for key in ["schema_version", "tool_version", "started_at", "command", "machine", "measurements"]:
+    assert key in run, f"run is missing {key}"
+assert run["schema_version"] == 1
+assert run["complete"] is True
+ms = run["measurements"]
+assert len(ms) >= 10, f"only {len(ms)} measurements"
+summary_keys = ["n", "median", "ci95", "mean", "min", "max", "p95", "mad", "outliers"]
+for m in ms:
+    for key in ["probe", "params", "unit", "value", "raw", "baseline", "samples",
+                "iterations_per_sample", "evidence", "checks", "warnings", "valid", "status"]:
+        assert key in m, f"{m.get('probe')} is missing {key}"
+    for key in summary_keys:
+        assert key in m["raw"], f"{m['probe']} raw summary is missing {key}"
+    assert m["raw"]["median"] > 0, m["probe"]
+    assert m["raw"]["ci95"][0] <= m["raw"]["median"] <= m["raw"]["ci95"][1]
+    assert len(m["samples"]) == m["raw"]["n"]
+    if m["status"] == "ok":
+        assert m["value"] is not None and m["value"]["median"] > 0, m["probe"]
+    else:
+        assert m["value"] is None or m["status"] == "invalid", m["probe"]
+    assert m["valid"] == all(c["ok"] for c in m["checks"]), m["probe"]
+    for name, e in m["evidence"]["events"].items():
+        assert e["supported"] or e["reason"], f"{m['probe']}: {name} unsupported without reason"
+    assert m["evidence"]["rusage"]["iterations"] > 0
+probes = {m["probe"] for m in ms}
+for p in ["call.function", "syscall.null", "vdso.clock_gettime", "ctx.pipe", "ctx.futex", "ctx.yield"]:
+    assert p in probes, f"{p} missing from the suite"
+valid = sum(m["valid"] for m in ms)
+print(f"run JSON ok: {len(ms)} measurements, {valid} valid, {len(run.get('skipped', []))} skipped")

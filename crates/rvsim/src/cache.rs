@@ -1,0 +1,436 @@
+//! A set-associative cache model that counts, and explains, hits and misses.
+//!
+//! Only tags are modeled (data always comes from memory), so a cache changes counts and, with a
+//! miss penalty, timing, never results. Misses are classified as Dinero IV does: *compulsory*
+//! if the line was never referenced before, else *capacity* if a fully-associative LRU cache of
+//! the same size would also have missed, else *conflict*. The fully-associative shadow cache
+//! uses per-line arrays and a lazily cleaned queue, so each access costs O(1) without hashing.
+
+use std::collections::VecDeque;
+
+use crate::error::SimError;
+
+/// Which line of a full set is evicted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replacement {
+    Lru,
+    Fifo,
+    /// Pseudo-random, from a seeded generator: the same seed gives the same run.
+    Random,
+}
+
+/// When a store reaches memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WritePolicy {
+    /// Stores mark the line dirty; memory is written when a dirty line is evicted.
+    WriteBack,
+    /// Every store is also written to memory.
+    WriteThrough,
+}
+
+/// The geometry and policies of one cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheConfig {
+    pub sets: u32,
+    pub ways: u32,
+    /// 32-bit words per line.
+    pub words_per_line: u32,
+    pub replacement: Replacement,
+    pub write_policy: WritePolicy,
+    /// Whether a store miss brings the line into the cache.
+    pub write_allocate: bool,
+    pub seed: u64,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            sets: 8,
+            ways: 1,
+            words_per_line: 2,
+            replacement: Replacement::Lru,
+            write_policy: WritePolicy::WriteBack,
+            write_allocate: true,
+            seed: 1,
+        }
+    }
+}
+
+impl CacheConfig {
+    pub fn line_bytes(&self) -> u32 {
+        self.words_per_line * 4
+    }
+    pub fn size_bytes(&self) -> u64 {
+        self.sets as u64 * self.ways as u64 * self.line_bytes() as u64
+    }
+
+    /// Checks that sets and words per line are powers of two and the cache is not absurd.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let pow2 = |name: &str, v: u32| {
+            if v == 0 || !v.is_power_of_two() {
+                Err(SimError::Config(format!(
+                    "{name}={v}: must be a power of two (1, 2, 4, ...)"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        pow2("sets", self.sets)?;
+        pow2("words", self.words_per_line)?;
+        if self.ways == 0 {
+            return Err(SimError::Config(
+                "ways=0: a cache needs at least one way".into(),
+            ));
+        }
+        if self.words_per_line > 1024 {
+            return Err(SimError::Config(format!(
+                "words={}: at most 1024 words per line",
+                self.words_per_line
+            )));
+        }
+        if self.size_bytes() > 1 << 28 {
+            return Err(SimError::Config(format!(
+                "cache of {} bytes (sets x ways x words x 4) is larger than 256 MiB",
+                self.size_bytes()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Parses `sets=8,ways=1,words=2,repl=lru,write=back,alloc=yes,seed=1`. Omitted keys keep
+    /// their defaults (8 sets, 1 way, 2 words, LRU, write-back, write-allocate).
+    pub fn parse(spec: &str) -> Result<CacheConfig, SimError> {
+        let mut cfg = CacheConfig::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = item.split_once('=').ok_or_else(|| {
+                SimError::Config(format!("cache parameter '{item}' is not key=value"))
+            })?;
+            let number = || {
+                value.parse::<u32>().map_err(|_| {
+                    SimError::Config(format!("cache parameter {key}={value}: not a number"))
+                })
+            };
+            match key {
+                "sets" => cfg.sets = number()?,
+                "ways" => cfg.ways = number()?,
+                "words" => cfg.words_per_line = number()?,
+                "seed" => {
+                    cfg.seed = value.parse().map_err(|_| {
+                        SimError::Config(format!("cache parameter seed={value}: not a number"))
+                    })?
+                }
+                "repl" => {
+                    cfg.replacement = match value {
+                        "lru" => Replacement::Lru,
+                        "fifo" => Replacement::Fifo,
+                        "random" => Replacement::Random,
+                        _ => {
+                            return Err(SimError::Config(format!(
+                                "repl={value}: use lru, fifo or random"
+                            )))
+                        }
+                    }
+                }
+                "write" => {
+                    cfg.write_policy = match value {
+                        "back" | "wb" => WritePolicy::WriteBack,
+                        "through" | "wt" => WritePolicy::WriteThrough,
+                        _ => {
+                            return Err(SimError::Config(format!(
+                                "write={value}: use back or through"
+                            )))
+                        }
+                    }
+                }
+                "alloc" => {
+                    cfg.write_allocate = match value {
+                        "yes" | "true" | "1" => true,
+                        "no" | "false" | "0" => false,
+                        _ => {
+                            return Err(SimError::Config(format!("alloc={value}: use yes or no")))
+                        }
+                    }
+                }
+                _ => {
+                    return Err(SimError::Config(format!(
+                        "unknown cache parameter '{key}' (known: sets, ways, words, repl, write, alloc, seed)"
+                    )))
+                }
+            }
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+/// What a cache saw. `misses == compulsory + capacity + conflict`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub compulsory: u64,
+    pub capacity: u64,
+    pub conflict: u64,
+    /// Dirty lines written back on eviction (write-back only).
+    pub writebacks: u64,
+    /// Stores sent to memory directly (write-through, or a no-allocate store miss).
+    pub memory_writes: u64,
+}
+
+impl CacheStats {
+    pub fn hit_rate(&self) -> f64 {
+        if self.accesses == 0 {
+            0.0
+        } else {
+            self.hits as f64 / self.accesses as f64
+        }
+    }
+}
+
+const NO_LINE: u32 = u32::MAX;
+/// The fully-associative LRU cache of equal capacity used to tell capacity from conflict misses,
+/// plus the set of lines ever referenced (compulsory misses). Lines are numbered from the start
+/// of the modeled memory so the per-line arrays stay small.
+///
+/// LRU order is kept as a queue of (line, time of use) with stale entries skipped lazily: an
+/// access is one stamp write and one push instead of relinking a list, which is what keeps the
+/// I-cache model fast. The queue is compacted when it grows past a few times the capacity.
+struct Shadow {
+    capacity: usize,
+    count: usize,
+    clock: u64,
+    /// Time of last use per line (valid while resident).
+    stamp: Vec<u64>,
+    /// Bit 0: resident in the shadow cache; bit 1: referenced before.
+    flags: Vec<u8>,
+    queue: VecDeque<(u32, u64)>,
+}
+
+impl Shadow {
+    fn new(capacity: u32, lines: usize) -> Shadow {
+        Shadow {
+            capacity: capacity as usize,
+            count: 0,
+            clock: 0,
+            stamp: vec![0; lines],
+            flags: vec![0; lines],
+            queue: VecDeque::with_capacity(4 * capacity as usize + 64),
+        }
+    }
+
+    /// Returns (seen before, resident) and updates LRU order; `allocate == false` leaves a
+    /// non-resident line out (a no-allocate store miss).
+    #[inline]
+    fn access(&mut self, i: u32, allocate: bool) -> (bool, bool) {
+        let f = self.flags[i as usize];
+        let (seen, resident) = (f & 2 != 0, f & 1 != 0);
+        if resident || allocate {
+            if !resident {
+                if self.count == self.capacity {
+                    self.evict_lru();
+                } else {
+                    self.count += 1;
+                }
+            }
+            self.clock += 1;
+            self.stamp[i as usize] = self.clock;
+            self.queue.push_back((i, self.clock));
+            if self.queue.len() > 4 * self.capacity + 64 {
+                let (flags, stamp) = (&self.flags, &self.stamp);
+                self.queue
+                    .retain(|&(l, t)| flags[l as usize] & 1 != 0 && stamp[l as usize] == t);
+            }
+            self.flags[i as usize] = f | 3;
+        } else {
+            self.flags[i as usize] = f | 2;
+        }
+        (seen, resident)
+    }
+
+    fn evict_lru(&mut self) {
+        while let Some((l, t)) = self.queue.pop_front() {
+            if self.flags[l as usize] & 1 != 0 && self.stamp[l as usize] == t {
+                self.flags[l as usize] &= !1;
+                return;
+            }
+        }
+    }
+}
+
+/// One cache. Addresses outside `[base, base + span)` must not be passed in (memory-mapped
+/// devices are uncached).
+pub struct Cache {
+    cfg: CacheConfig,
+    line_shift: u32,
+    set_mask: u32,
+    base_line: u32,
+    ways: usize,
+    /// Per way slot: line number (address >> line_shift) or NO_LINE.
+    lines: Vec<u32>,
+    dirty: Vec<bool>,
+    /// LRU: last use; FIFO: fill time.
+    stamp: Vec<u64>,
+    clock: u64,
+    rng: u64,
+    /// The line of the previous access if it is resident and most recently used: a repeated
+    /// read of it is a hit that changes no state, the common case of sequential fetch.
+    last_line: u32,
+    shadow: Shadow,
+    pub stats: CacheStats,
+}
+
+impl Cache {
+    /// A cache in front of the memory `[base, base + span)`.
+    pub fn new(cfg: CacheConfig, base: u32, span: u32) -> Result<Cache, SimError> {
+        cfg.validate()?;
+        let line_shift = cfg.line_bytes().trailing_zeros();
+        let slots = (cfg.sets * cfg.ways) as usize;
+        let lines_in_memory = (span as u64 >> line_shift) as usize + 2;
+        let capacity = cfg.sets.saturating_mul(cfg.ways);
+        Ok(Cache {
+            cfg,
+            line_shift,
+            set_mask: cfg.sets - 1,
+            base_line: base >> line_shift,
+            ways: cfg.ways as usize,
+            lines: vec![NO_LINE; slots],
+            dirty: vec![false; slots],
+            stamp: vec![0; slots],
+            clock: 0,
+            rng: cfg.seed.max(1),
+            last_line: NO_LINE,
+            shadow: Shadow::new(capacity, lines_in_memory),
+            stats: CacheStats::default(),
+        })
+    }
+
+    pub fn config(&self) -> &CacheConfig {
+        &self.cfg
+    }
+
+    pub fn line_bytes(&self) -> u32 {
+        1 << self.line_shift
+    }
+
+    /// An instruction fetch of `len` bytes at `pc`: one read per line touched. Returns misses.
+    #[inline]
+    pub fn fetch(&mut self, pc: u32, len: u32) -> u32 {
+        let first = pc >> self.line_shift;
+        let last = pc.wrapping_add(len - 1) >> self.line_shift;
+        let mut misses = self.access_line(first, false) as u32;
+        if last != first {
+            misses += self.access_line(last, false) as u32;
+        }
+        misses
+    }
+
+    /// A data access to the line holding `addr`. Returns true on a miss.
+    #[inline]
+    pub fn access(&mut self, addr: u32, write: bool) -> bool {
+        self.access_line(addr >> self.line_shift, write)
+    }
+
+    #[inline]
+    fn access_line(&mut self, line: u32, write: bool) -> bool {
+        if line == self.last_line && !write {
+            self.stats.accesses += 1;
+            self.stats.reads += 1;
+            self.stats.hits += 1;
+            return false;
+        }
+        self.access_slow(line, write)
+    }
+
+    #[inline]
+    fn access_slow(&mut self, line: u32, write: bool) -> bool {
+        let s = &mut self.stats;
+        s.accesses += 1;
+        if write {
+            s.writes += 1;
+        } else {
+            s.reads += 1;
+        }
+        let allocate = !write || self.cfg.write_allocate;
+        let set = (line & self.set_mask) as usize;
+        let slots = set * self.ways..(set + 1) * self.ways;
+        let hit_way = self.lines[slots.clone()].iter().position(|&l| l == line);
+        // A line the real cache holds is kept in the shadow too, whatever the write policy.
+        let (seen, in_shadow) = self.shadow.access(
+            line.wrapping_sub(self.base_line),
+            allocate || hit_way.is_some(),
+        );
+        let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
+        self.clock += 1;
+        if let Some(way) = hit_way {
+            let slot = slots.start + way;
+            self.stats.hits += 1;
+            if self.cfg.replacement == Replacement::Lru {
+                self.stamp[slot] = self.clock;
+            }
+            if write {
+                if write_back {
+                    self.dirty[slot] = true;
+                } else {
+                    self.stats.memory_writes += 1;
+                }
+            }
+            self.last_line = line;
+            return false;
+        }
+        self.stats.misses += 1;
+        if !seen {
+            self.stats.compulsory += 1;
+        } else if !in_shadow {
+            self.stats.capacity += 1;
+        } else {
+            self.stats.conflict += 1;
+        }
+        if !allocate {
+            self.stats.memory_writes += 1;
+            self.last_line = NO_LINE;
+            return true;
+        }
+        let slot = slots.start + self.victim(slots);
+        if self.lines[slot] != NO_LINE && self.dirty[slot] {
+            self.stats.writebacks += 1;
+        }
+        self.lines[slot] = line;
+        self.stamp[slot] = self.clock;
+        self.dirty[slot] = write && write_back;
+        if write && !write_back {
+            self.stats.memory_writes += 1;
+        }
+        self.last_line = line;
+        true
+    }
+
+    fn victim(&mut self, slots: std::ops::Range<usize>) -> usize {
+        if let Some(free) = self.lines[slots.clone()].iter().position(|&l| l == NO_LINE) {
+            return free;
+        }
+        match self.cfg.replacement {
+            Replacement::Lru | Replacement::Fifo => {
+                let stamps = &self.stamp[slots];
+                let mut best = 0;
+                for (i, &s) in stamps.iter().enumerate() {
+                    if s < stamps[best] {
+                        best = i;
+                    }
+                }
+                best
+            }
+            Replacement::Random => {
+                // xorshift64: cheap, seeded, reproducible.
+                let mut x = self.rng;
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                self.rng = x;
+                (x % self.ways as u64) as usize
+            }
+        }
+    }
+}

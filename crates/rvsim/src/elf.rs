@@ -1,0 +1,180 @@
+//! Loading an ELF32 little-endian RISC-V executable into a [`Program`]: its loadable segments,
+//! entry point, the size of its code, and its symbols.
+//!
+//! Parsing is done by the `elf` crate; this module adds the checks that make a bad file a
+//! one-line error instead of a wrong run: class, byte order, machine, type, segments that run
+//! past the end of the file, or that overlap.
+
+use std::collections::BTreeMap;
+
+use elf::abi::{EM_RISCV, ET_EXEC, PT_LOAD, SHF_EXECINSTR};
+use elf::endian::LittleEndian;
+use elf::ElfBytes;
+
+use crate::error::SimError;
+
+/// One loadable segment: `data` goes to `addr`, and the rest up to `mem_size` is zero.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub addr: u32,
+    pub data: Vec<u8>,
+    pub mem_size: u32,
+}
+
+/// An executable ready to be placed in memory.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    pub entry: u32,
+    pub segments: Vec<Segment>,
+    /// Bytes in executable sections (the `.text` size a user compares between builds).
+    pub text_size: u32,
+    /// Named symbols and their values, for locating variables such as the timer interval.
+    pub symbols: BTreeMap<String, u32>,
+}
+
+impl Program {
+    /// A program made of raw code at `addr` (for tests and hand-written sequences).
+    pub fn from_code(addr: u32, code: &[u8]) -> Program {
+        Program {
+            entry: addr,
+            segments: vec![Segment {
+                addr,
+                data: code.to_vec(),
+                mem_size: code.len() as u32,
+            }],
+            text_size: code.len() as u32,
+            symbols: BTreeMap::new(),
+        }
+    }
+
+    /// Parses an ELF file. Never panics, whatever the bytes.
+    pub fn from_elf(bytes: &[u8]) -> Result<Program, SimError> {
+        check_ident(bytes)?;
+        let file = ElfBytes::<LittleEndian>::minimal_parse(bytes)
+            .map_err(|e| SimError::Elf(format!("cannot parse header: {e}")))?;
+        let hdr = &file.ehdr;
+        if hdr.e_machine != EM_RISCV {
+            return Err(SimError::Elf(format!(
+                "machine {} is not RISC-V ({EM_RISCV})",
+                hdr.e_machine
+            )));
+        }
+        if hdr.e_type != ET_EXEC {
+            return Err(SimError::Elf(format!(
+                "type {} is not an executable (ET_EXEC); link the program first",
+                hdr.e_type
+            )));
+        }
+        let segments = load_segments(&file, bytes)?;
+        if segments.is_empty() {
+            return Err(SimError::Elf("no loadable segment".into()));
+        }
+        Ok(Program {
+            entry: hdr.e_entry as u32,
+            segments,
+            text_size: text_size(&file),
+            symbols: symbols(&file),
+        })
+    }
+}
+
+fn check_ident(bytes: &[u8]) -> Result<(), SimError> {
+    if bytes.len() < 16 || &bytes[0..4] != b"\x7fELF" {
+        return Err(SimError::Elf("not an ELF file (no \\x7fELF magic)".into()));
+    }
+    match bytes[4] {
+        1 => {}
+        2 => {
+            return Err(SimError::Elf(
+                "64-bit ELF; this machine runs RV32 programs only (compile with -march=rv32... -mabi=ilp32)".into(),
+            ))
+        }
+        c => return Err(SimError::Elf(format!("unknown ELF class {c}"))),
+    }
+    match bytes[5] {
+        1 => Ok(()),
+        2 => Err(SimError::Elf(
+            "big-endian ELF; RISC-V programs are little-endian".into(),
+        )),
+        e => Err(SimError::Elf(format!("unknown ELF byte order {e}"))),
+    }
+}
+
+fn load_segments(
+    file: &ElfBytes<'_, LittleEndian>,
+    bytes: &[u8],
+) -> Result<Vec<Segment>, SimError> {
+    let Some(table) = file.segments() else {
+        return Err(SimError::Elf("no program header table".into()));
+    };
+    let mut segments = Vec::new();
+    for (i, ph) in table.iter().enumerate() {
+        if ph.p_type != PT_LOAD || ph.p_memsz == 0 {
+            continue;
+        }
+        let end_in_file = ph.p_offset.checked_add(ph.p_filesz);
+        if end_in_file.is_none_or(|end| end > bytes.len() as u64) {
+            return Err(SimError::Elf(format!(
+                "segment {i} is truncated: needs file bytes {}..{} but the file has {}",
+                ph.p_offset,
+                ph.p_offset.saturating_add(ph.p_filesz),
+                bytes.len()
+            )));
+        }
+        if ph.p_filesz > ph.p_memsz {
+            return Err(SimError::Elf(format!(
+                "segment {i} has more file bytes ({}) than memory bytes ({})",
+                ph.p_filesz, ph.p_memsz
+            )));
+        }
+        if ph.p_paddr.saturating_add(ph.p_memsz) > 1 << 32 {
+            return Err(SimError::Elf(format!(
+                "segment {i} at 0x{:x} (size {}) runs past the 32-bit address space",
+                ph.p_paddr, ph.p_memsz
+            )));
+        }
+        let start = ph.p_offset as usize;
+        segments.push(Segment {
+            addr: ph.p_paddr as u32,
+            data: bytes[start..start + ph.p_filesz as usize].to_vec(),
+            mem_size: ph.p_memsz as u32,
+        });
+    }
+    segments.sort_by_key(|s| s.addr);
+    for pair in segments.windows(2) {
+        let end = pair[0].addr as u64 + pair[0].mem_size as u64;
+        if end > pair[1].addr as u64 {
+            return Err(SimError::Elf(format!(
+                "segments overlap: 0x{:08x}..0x{end:08x} and one at 0x{:08x}",
+                pair[0].addr, pair[1].addr
+            )));
+        }
+    }
+    Ok(segments)
+}
+
+fn text_size(file: &ElfBytes<'_, LittleEndian>) -> u32 {
+    let Some(shdrs) = file.section_headers() else {
+        return 0;
+    };
+    shdrs
+        .iter()
+        .filter(|s| s.sh_flags & SHF_EXECINSTR as u64 != 0)
+        .map(|s| s.sh_size)
+        .fold(0u64, u64::saturating_add)
+        .min(u32::MAX as u64) as u32
+}
+
+fn symbols(file: &ElfBytes<'_, LittleEndian>) -> BTreeMap<String, u32> {
+    let mut out = BTreeMap::new();
+    if let Ok(Some((table, strings))) = file.symbol_table() {
+        for sym in table.iter() {
+            if let Ok(name) = strings.get(sym.st_name as usize) {
+                if !name.is_empty() {
+                    out.insert(name.to_string(), sym.st_value as u32);
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,124 @@
+//! Cross-compiling a user's C file for the modeled machine: Debian's riscv64-unknown-elf-gcc
+//! with picolibc, plus the start-up code and linker script shipped in `rvsim::runtime`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rvsim::Program;
+
+use crate::error::{Error, Result};
+
+const GCC: &str = "riscv64-unknown-elf-gcc";
+const INSTALL: &str = "install the RISC-V cross compiler and picolibc with: sudo apt-get install -y gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf";
+
+/// One program built for one -march.
+pub struct Build {
+    pub march: String,
+    /// Whether the build may contain 16-bit instructions (the C extension).
+    pub compressed: bool,
+    pub program: Program,
+}
+
+/// A scratch directory removed on drop, whatever happens.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("oscost-sim-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Checks a -march value against what the model implements and says whether it has C.
+pub fn check_march(march: &str) -> Result<bool> {
+    let base = march.split('_').next().unwrap_or("");
+    let Some(letters) = base.strip_prefix("rv32") else {
+        return Err(Error::usage(format!(
+            "--march {march}: the model runs RV32 only (e.g. rv32im, rv32imc)"
+        )));
+    };
+    if !letters.starts_with('i') || letters.chars().any(|c| !"imc".contains(c)) {
+        return Err(Error::usage(format!(
+            "--march {march}: the model implements the I, M and C extensions (e.g. rv32i, rv32im, rv32imc)"
+        )));
+    }
+    Ok(letters.contains('c'))
+}
+
+/// Compiles `source` once per -march value.
+pub fn build_all(source: &Path, marches: &[String], cflags: &str) -> Result<Vec<Build>> {
+    if marches.is_empty() {
+        return Err(Error::usage("--march: give at least one value"));
+    }
+    let flags: Vec<bool> = marches
+        .iter()
+        .map(|m| check_march(m))
+        .collect::<Result<_>>()?;
+    if !source.is_file() {
+        return Err(Error::usage(format!(
+            "{}: no such C file",
+            source.display()
+        )));
+    }
+    match Command::new(GCC).arg("--version").output() {
+        Ok(o) if o.status.success() => {}
+        _ => return Err(Error::env(format!("{GCC} not found; {INSTALL}"))),
+    }
+    let dir = Scratch::new()?;
+    for (name, text) in [
+        ("crt0.S", rvsim::runtime::CRT0_S),
+        ("syscalls.c", rvsim::runtime::SYSCALLS_C),
+        ("link.ld", rvsim::runtime::LINK_LD),
+    ] {
+        let path = dir.0.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io(path.display(), e))?;
+    }
+    let mut builds = Vec::new();
+    for (march, compressed) in marches.iter().zip(flags) {
+        let out = dir.0.join(format!("{march}.elf"));
+        let result = Command::new(GCC)
+            .arg(format!("-march={march}"))
+            .arg("-mabi=ilp32")
+            .args(cflags.split_whitespace())
+            .args(["--specs=picolibc.specs", "-nostartfiles"])
+            .arg("-T")
+            .arg(dir.0.join("link.ld"))
+            .arg("-Wl,--no-warn-rwx-segments")
+            .arg(dir.0.join("crt0.S"))
+            .arg(dir.0.join("syscalls.c"))
+            .arg(source)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .map_err(|e| Error::env(format!("{GCC}: {e}")))?;
+        if !result.status.success() {
+            let stderr = String::from_utf8_lossy(&result.stderr);
+            if stderr.contains("picolibc.specs") {
+                return Err(Error::env(format!("picolibc is missing; {INSTALL}")));
+            }
+            eprint!("{stderr}");
+            return Err(Error::usage(format!(
+                "compiling {} for {march} failed (compiler messages above)",
+                source.display()
+            )));
+        }
+        let program = super::load_elf(&out)?;
+        builds.push(Build {
+            march: march.clone(),
+            compressed,
+            program,
+        });
+    }
+    Ok(builds)
+}

@@ -1,0 +1,310 @@
+//! Text and JSON views of simulation outcomes, and the plain-words explanation of why two
+//! builds of one program differ.
+
+use std::fmt::Write;
+
+use rvsim::{CacheConfig, CacheStats, PipelineStats, Replacement, WritePolicy};
+use serde_json::{json, Value};
+
+use super::Outcome;
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+pub fn cache_label(c: &CacheConfig) -> String {
+    let repl = match c.replacement {
+        Replacement::Lru => "lru",
+        Replacement::Fifo => "fifo",
+        Replacement::Random => "random",
+    };
+    let write = match c.write_policy {
+        WritePolicy::WriteBack => "back",
+        WritePolicy::WriteThrough => "through",
+    };
+    format!(
+        "sets={},ways={},words={},repl={repl},write={write},alloc={} ({} bytes)",
+        c.sets,
+        c.ways,
+        c.words_per_line,
+        if c.write_allocate { "yes" } else { "no" },
+        c.size_bytes()
+    )
+}
+
+fn cache_text(out: &mut String, name: &str, cfg: &Option<CacheConfig>, s: &Option<CacheStats>) {
+    if let (Some(c), Some(s)) = (cfg, s) {
+        let _ = writeln!(out, "{name:<13}{}", cache_label(c));
+        let _ = writeln!(
+            out,
+            "{:<13}accesses {}, hits {}, misses {} (hit rate {:.2}%)",
+            "",
+            s.accesses,
+            s.hits,
+            s.misses,
+            100.0 * s.hit_rate()
+        );
+        let _ = writeln!(
+            out,
+            "{:<13}misses: {} compulsory, {} capacity, {} conflict; {} writebacks, {} memory writes",
+            "", s.compulsory, s.capacity, s.conflict, s.writebacks, s.memory_writes
+        );
+    }
+}
+
+fn pipeline_text(out: &mut String, p: &PipelineStats, penalty: u32) {
+    let _ = writeln!(
+        out,
+        "{:<13}5-stage: {} cycles, CPI {:.3} (miss penalty {penalty})",
+        "pipeline",
+        p.cycles(),
+        p.cpi()
+    );
+    let _ = writeln!(
+        out,
+        "{:<13}stalls: {} load-use, {} I-miss, {} D-miss; flushes: {} branch, {} jump, {} trap, {} interrupt",
+        "",
+        p.load_use_stalls,
+        p.icache_miss_stalls,
+        p.dcache_miss_stalls,
+        p.branch_flushes,
+        p.jump_flushes,
+        p.trap_flushes,
+        p.interrupt_flushes
+    );
+}
+
+pub fn run_text(o: &Outcome) -> String {
+    let s = &o.stats;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<13}{} (.text {} bytes, entry 0x{:08x})",
+        "program", o.label, o.program.text_size, o.program.entry
+    );
+    let _ = writeln!(out, "{:<13}{}", "exit status", o.status);
+    let _ = writeln!(
+        out,
+        "{:<13}{} retired, {} compressed ({:.1}%); {} exceptions, {} interrupts",
+        "instructions",
+        s.instret,
+        s.compressed_retired,
+        pct(s.compressed_retired, s.instret),
+        s.exceptions,
+        s.interrupts
+    );
+    cache_text(&mut out, "I-cache", &o.config.icache, &s.icache);
+    if s.icache.is_some() {
+        let _ = writeln!(
+            out,
+            "{:<13}{} fetches of 32-bit instructions straddled two lines",
+            "", s.straddling_fetches
+        );
+    }
+    cache_text(&mut out, "D-cache", &o.config.dcache, &s.dcache);
+    if let Some(p) = &s.pipeline {
+        pipeline_text(&mut out, p, o.config.miss_penalty);
+    }
+    out
+}
+
+fn cache_json(cfg: &Option<CacheConfig>, s: &Option<CacheStats>) -> Value {
+    match (cfg, s) {
+        (Some(c), Some(s)) => json!({
+            "config": cache_label(c),
+            "size_bytes": c.size_bytes(),
+            "accesses": s.accesses, "hits": s.hits, "misses": s.misses,
+            "reads": s.reads, "writes": s.writes, "hit_rate": s.hit_rate(),
+            "compulsory": s.compulsory, "capacity": s.capacity, "conflict": s.conflict,
+            "writebacks": s.writebacks, "memory_writes": s.memory_writes,
+        }),
+        _ => Value::Null,
+    }
+}
+
+pub fn run_json(o: &Outcome) -> Value {
+    let s = &o.stats;
+    let pipeline = s.pipeline.map(|p| {
+        json!({
+            "cycles": p.cycles(), "cpi": p.cpi(), "retired": p.retired,
+            "miss_penalty": o.config.miss_penalty,
+            "stalls": {"load_use": p.load_use_stalls, "icache_miss": p.icache_miss_stalls,
+                       "dcache_miss": p.dcache_miss_stalls},
+            "flushes": {"branch": p.branch_flushes, "jump": p.jump_flushes,
+                        "trap": p.trap_flushes, "interrupt": p.interrupt_flushes},
+        })
+    });
+    json!({
+        "schema": 1,
+        "tool_version": env!("CARGO_PKG_VERSION"),
+        "program": o.label,
+        "text_bytes": o.program.text_size,
+        "entry": o.program.entry,
+        "machine": {
+            "memory_bytes": o.config.ram_size,
+            "compressed": o.config.compressed,
+            "timer_interval": o.config.timer_interval,
+        },
+        "exit_status": o.status,
+        "instructions": s.instret,
+        "compressed_instructions": s.compressed_retired,
+        "steps": s.steps,
+        "exceptions": s.exceptions,
+        "interrupts": s.interrupts,
+        "straddling_fetches": s.straddling_fetches,
+        "icache": cache_json(&o.config.icache, &s.icache),
+        "dcache": cache_json(&o.config.dcache, &s.dcache),
+        "pipeline": pipeline,
+    })
+}
+
+/// A table with one column per build, then why the builds differ.
+pub fn compare_text(outs: &[Outcome]) -> String {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |name: &str, f: &dyn Fn(&Outcome) -> String| {
+        rows.push((name.to_string(), outs.iter().map(f).collect()));
+    };
+    row("", &|o| o.label.clone());
+    row(".text bytes", &|o| o.program.text_size.to_string());
+    row("exit status", &|o| o.status.to_string());
+    row("instructions", &|o| o.stats.instret.to_string());
+    row("  compressed", &|o| {
+        format!("{:.1}%", pct(o.stats.compressed_retired, o.stats.instret))
+    });
+    for (name, pick) in [
+        (
+            "I-cache",
+            (|o: &Outcome| o.stats.icache) as fn(&Outcome) -> Option<CacheStats>,
+        ),
+        ("D-cache", |o: &Outcome| o.stats.dcache),
+    ] {
+        if outs.iter().all(|o| pick(o).is_none()) {
+            continue;
+        }
+        let get =
+            |o: &Outcome, f: &dyn Fn(&CacheStats) -> String| pick(o).map_or("-".into(), |s| f(&s));
+        row(&format!("{name} accesses"), &|o| {
+            get(o, &|s| s.accesses.to_string())
+        });
+        row("  hits", &|o| get(o, &|s| s.hits.to_string()));
+        row("  misses", &|o| get(o, &|s| s.misses.to_string()));
+        row("  hit rate", &|o| {
+            get(o, &|s| format!("{:.2}%", 100.0 * s.hit_rate()))
+        });
+        row("  comp/cap/conf", &|o| {
+            get(o, &|s| {
+                format!("{}/{}/{}", s.compulsory, s.capacity, s.conflict)
+            })
+        });
+        if name == "I-cache" {
+            row("  straddling", &|o| o.stats.straddling_fetches.to_string());
+        }
+    }
+    if outs.iter().any(|o| o.stats.pipeline.is_some()) {
+        let p = |o: &Outcome, f: &dyn Fn(&PipelineStats) -> String| {
+            o.stats.pipeline.map_or("-".into(), |p| f(&p))
+        };
+        row("cycles", &|o| p(o, &|p| p.cycles().to_string()));
+        row("CPI", &|o| p(o, &|p| format!("{:.3}", p.cpi())));
+        row("  load-use", &|o| p(o, &|p| p.load_use_stalls.to_string()));
+        row("  I-miss stall", &|o| {
+            p(o, &|p| p.icache_miss_stalls.to_string())
+        });
+        row("  D-miss stall", &|o| {
+            p(o, &|p| p.dcache_miss_stalls.to_string())
+        });
+        row("  branch flush", &|o| {
+            p(o, &|p| p.branch_flushes.to_string())
+        });
+        row("  jump flush", &|o| p(o, &|p| p.jump_flushes.to_string()));
+        row("  trap/intr", &|o| {
+            p(o, &|p| {
+                format!("{}/{}", p.trap_flushes, p.interrupt_flushes)
+            })
+        });
+    }
+    let width = rows
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(String::len))
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut out = String::new();
+    for (name, values) in &rows {
+        let _ = write!(out, "{name:<18}");
+        for v in values {
+            let _ = write!(out, "{v:>w$}  ", w = width);
+        }
+        out.push('\n');
+    }
+    if outs.len() >= 2 {
+        out.push_str("\nwhy they differ:\n");
+        for o in &outs[1..] {
+            out.push_str(&explain(&outs[0], o));
+        }
+    }
+    out
+}
+
+/// Plain sentences for the differences between build `a` and build `b`.
+fn explain(a: &Outcome, b: &Outcome) -> String {
+    let mut out = String::new();
+    let (ta, tb) = (a.program.text_size as f64, b.program.text_size as f64);
+    if ta > 0.0 {
+        let _ = writeln!(
+            out,
+            "- {} code is {:.1}% {} than {} ({} vs {} bytes of .text); {:.1}% of the instructions it executed were 16-bit",
+            b.label,
+            (100.0 * (tb - ta) / ta).abs(),
+            if tb <= ta { "smaller" } else { "larger" },
+            a.label,
+            b.program.text_size,
+            a.program.text_size,
+            pct(b.stats.compressed_retired, b.stats.instret)
+        );
+    }
+    if a.stdout != b.stdout || a.status != b.status {
+        let _ = writeln!(
+            out,
+            "- the two builds printed different output: check the program"
+        );
+    }
+    if let (Some(ia), Some(ib)) = (a.stats.icache, b.stats.icache) {
+        let _ = writeln!(
+            out,
+            "- I-cache: an instruction fetch costs one access per line it touches, so {} makes {} accesses vs {}; {} of its fetches were 32-bit instructions straddling two lines (vs {})",
+            b.label, ib.accesses, ia.accesses, b.stats.straddling_fetches, a.stats.straddling_fetches
+        );
+        let _ = writeln!(
+            out,
+            "- denser code puts more instructions in each line: {} misses ({} capacity, {} conflict) vs {} ({} capacity, {} conflict); hit rate {:.2}% vs {:.2}%",
+            ib.misses, ib.capacity, ib.conflict, ia.misses, ia.capacity, ia.conflict,
+            100.0 * ib.hit_rate(), 100.0 * ia.hit_rate()
+        );
+    }
+    if let (Some(pa), Some(pb)) = (a.stats.pipeline, b.stats.pipeline) {
+        let _ = writeln!(
+            out,
+            "- cycles {} vs {} ({:+.1}%): I-miss stalls {} vs {}, load-use {} vs {}, branch+jump flushes {} vs {}{}",
+            pb.cycles(),
+            pa.cycles(),
+            pct(pb.cycles(), pa.cycles()) - 100.0,
+            pb.icache_miss_stalls,
+            pa.icache_miss_stalls,
+            pb.load_use_stalls,
+            pa.load_use_stalls,
+            pb.branch_flushes + pb.jump_flushes,
+            pa.branch_flushes + pa.jump_flushes,
+            if b.config.miss_penalty == 0 {
+                " (miss penalty 0: the cache changes counts, not time; try --miss-penalty 10)"
+            } else {
+                ""
+            }
+        );
+    }
+    out
+}

@@ -1,0 +1,191 @@
+//! `oscost sim sweep`: the same program, several builds, a range of I-cache sizes; a table and
+//! an optional SVG plot of hit rate and cycles against cache size.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use rvsim::CacheConfig;
+
+use super::{compile, parse_size, simulate, SweepArgs};
+use crate::error::{Error, Result};
+
+struct Point {
+    size: u64,
+    hit_rate: f64,
+    cycles: Option<u64>,
+}
+
+pub fn sweep(a: SweepArgs) -> Result<()> {
+    if a.machine.icache.is_some() {
+        return Err(Error::usage(
+            "--icache: sweep sets the I-cache itself; use --icache-sizes, --ways, --words, --repl",
+        ));
+    }
+    let mut sizes = a
+        .icache_sizes
+        .iter()
+        .map(|s| parse_size(s, "--icache-sizes"))
+        .collect::<Result<Vec<u64>>>()?;
+    sizes.sort_unstable();
+    sizes.dedup();
+    let geometry = |size: u64| -> Result<CacheConfig> {
+        let line = a.ways as u64 * a.words as u64 * 4;
+        if line == 0 || !size.is_multiple_of(line) {
+            return Err(Error::usage(format!(
+                "--icache-sizes {size}: not a multiple of ways x words x 4 = {line} bytes"
+            )));
+        }
+        let spec = format!(
+            "sets={},ways={},words={},repl={}",
+            size / line,
+            a.ways,
+            a.words,
+            a.repl
+        );
+        CacheConfig::parse(&spec).map_err(|e| Error::usage(format!("--icache-sizes {size}: {e}")))
+    };
+    let caches = sizes
+        .iter()
+        .map(|&s| geometry(s))
+        .collect::<Result<Vec<_>>>()?;
+    let builds = compile::build_all(&a.source, &a.march, &a.cflags)?;
+    let mut series = Vec::new();
+    println!(
+        "{:<10}{:>8}{:>12}{:>14}{:>10}",
+        "march", "bytes", "hit rate", "cycles", "misses"
+    );
+    for build in builds {
+        let mut points = Vec::new();
+        for (&size, cache) in sizes.iter().zip(&caches) {
+            let mut config = a.machine.config(build.compressed)?;
+            config.icache = Some(*cache);
+            let o = simulate(&build.march, build.program.clone(), config)?;
+            let ic = o.stats.icache.unwrap_or_default();
+            let cycles = o.stats.pipeline.map(|p| p.cycles());
+            println!(
+                "{:<10}{:>8}{:>11.2}%{:>14}{:>10}",
+                build.march,
+                size,
+                100.0 * ic.hit_rate(),
+                cycles.map_or("-".into(), |c| c.to_string()),
+                ic.misses
+            );
+            points.push(Point {
+                size,
+                hit_rate: 100.0 * ic.hit_rate(),
+                cycles,
+            });
+        }
+        series.push((build.march, points));
+    }
+    if let Some(path) = &a.svg {
+        plot(path, &series, &a).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn plot(
+    path: &Path,
+    series: &[(String, Vec<Point>)],
+    a: &SweepArgs,
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (1000, 450)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (left, right) = root.split_horizontally(500);
+    let sizes: Vec<u64> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.size))
+        .collect();
+    let (lo, hi) = (
+        *sizes.iter().min().unwrap_or(&1) as f64,
+        *sizes.iter().max().unwrap_or(&2) as f64,
+    );
+    let x_range = (lo * 0.9)..(hi * 1.1).max(lo + 1.0);
+    let min_rate = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.hit_rate))
+        .fold(100.0f64, f64::min);
+    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
+    let title = format!("I-cache {}-way, {} words/line, {}", a.ways, a.words, a.repl);
+
+    let mut chart = ChartBuilder::on(&left)
+        .caption(format!("hit rate ({title})"), ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(
+            x_range.clone().log_scale(),
+            (min_rate.floor() - 1.0).max(0.0)..100.0,
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("cache size (bytes)")
+        .y_desc("hit rate (%)")
+        .x_labels(6)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(WHITE)
+        .draw()?;
+    for (i, (name, points)) in series.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let data: Vec<(f64, f64)> = points.iter().map(|p| (p.size as f64, p.hit_rate)).collect();
+        chart
+            .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        chart.draw_series(data.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()?;
+
+    let cycles: Vec<u64> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().filter_map(|p| p.cycles))
+        .collect();
+    if let (Some(&min_cycles), Some(&max_cycles)) = (cycles.iter().min(), cycles.iter().max()) {
+        let pad = ((max_cycles - min_cycles) as f64 * 0.1).max(1.0);
+        let mut chart = ChartBuilder::on(&right)
+            .caption(
+                format!("cycles (5-stage, miss penalty {})", a.machine.miss_penalty),
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(
+                x_range.log_scale(),
+                (min_cycles as f64 - pad).max(0.0)..max_cycles as f64 + pad,
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc("cache size (bytes)")
+            .y_desc("cycles")
+            .x_labels(6)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, (name, points)) in series.iter().enumerate() {
+            let color = colors[i % colors.len()];
+            let data: Vec<(f64, f64)> = points
+                .iter()
+                .filter_map(|p| p.cycles.map(|c| (p.size as f64, c as f64)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(data, color.stroke_width(2)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE)
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
