@@ -11,3 +11,4 @@ pub mod machine;
 pub mod model;
 pub mod probes;
 pub mod report;
+pub mod store;

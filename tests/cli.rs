@@ -5,7 +5,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn oscost() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oscost"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
+    // Runs are saved to history by default: keep test runs out of the user's database.
+    c.env(
+        "XDG_DATA_HOME",
+        std::env::temp_dir().join("oscost-cli-tests"),
+    );
+    c
 }
 
 fn fails_with_2(args: &[&str], needle: &str) {

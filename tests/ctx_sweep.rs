@@ -267,3 +267,24 @@ fn ctx_keeps_its_flags_and_gains_subcommands() {
         assert!(help.contains(w), "{w} missing from:\n{help}");
     }
 }
+
+#[test]
+fn sweep_svg_is_self_describing() {
+    let a = analyze(&synthetic_sweep(), &caches(), &[]);
+    let svg = oscost::report::sweep::svg(&a, "test-host · 2 CPUs").unwrap();
+    assert!(
+        svg.starts_with("<svg") || svg.starts_with("<?xml"),
+        "{}",
+        &svg[..80]
+    );
+    for needle in [
+        "Context switch cost",
+        "test-host",
+        "µs per switch",
+        "N=2",
+        "L2",
+        "knee",
+    ] {
+        assert!(svg.contains(needle), "{needle} missing");
+    }
+}

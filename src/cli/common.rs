@@ -32,6 +32,14 @@ pub struct MeasureOpts {
     /// Print each probe's definition after the table.
     #[arg(long)]
     pub explain: bool,
+    /// Also write the self-contained HTML report (tables and plots) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Do not save this run to the history database.
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: super::store_opts::DbOpts,
 }
 
 impl MeasureOpts {
@@ -55,7 +63,12 @@ impl MeasureOpts {
 
     /// Fail early on output paths that cannot be written.
     pub fn check_outputs(&self) -> Result<()> {
-        for p in self.json.iter().chain(self.csv.iter()) {
+        for p in self
+            .json
+            .iter()
+            .chain(self.csv.iter())
+            .chain(self.html.iter())
+        {
             crate::report::export::check_writable(p)?;
         }
         Ok(())

@@ -138,6 +138,20 @@ pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
     if let Some(p) = &opts.csv {
         crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
     }
+    if let Some(p) = &opts.html {
+        crate::report::export::write_atomic(
+            p,
+            crate::report::html::render(std::slice::from_ref(run)).as_bytes(),
+        )?;
+    }
+    // Saved last: a history problem (locked, read-only) must not cost the files above.
+    if !opts.no_save && run.complete {
+        let mut store = opts.db.open()?;
+        let id = store.save(run, None)?;
+        if !opts.quiet {
+            eprintln!("oscost: saved as run {id} in {}", store.path().display());
+        }
+    }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
     if invalid > 0 && !opts.quiet {
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");

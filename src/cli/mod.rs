@@ -1,13 +1,18 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
 
 pub mod common;
+pub mod compare;
 pub mod ctx;
 pub mod execute;
+pub mod export;
+pub mod history;
 pub mod machine;
 pub mod mem;
 pub mod probes;
+pub mod report;
 pub mod run;
 pub mod sim;
+pub mod store_opts;
 pub mod timeslice;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +40,14 @@ pub enum Command {
     Ctx(Box<ctx::CtxCommand>),
     /// Memory: `mem latency`, the pointer-chase curve (lmbench lat_mem_rd).
     Mem(mem::MemCommand),
+    /// Write the HTML report for saved runs (files or history ids); several = side by side.
+    Report(report::ReportArgs),
+    /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
+    Compare(compare::CompareArgs),
+    /// The run history: list, show, export, delete, import.
+    History(history::HistoryArgs),
+    /// Write one run (a file or a history id) as CSV, Markdown or JSON.
+    Export(export::ExportArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
     Sim(sim::SimArgs),
 }
@@ -56,6 +69,10 @@ pub fn main() -> i32 {
         Command::Syscall(a) => probes::syscall(a),
         Command::Ctx(a) => ctx::run(*a),
         Command::Mem(a) => mem::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::History(a) => history::run(a),
+        Command::Export(a) => export::run(a),
         Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {

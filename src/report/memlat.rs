@@ -182,9 +182,48 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
     out
 }
 
-/// The curve's SVG (drawn by the shared plot module once it is merged).
-pub fn svg(_a: &MemAnalysis, _machine: &str) -> crate::error::Result<String> {
-    Err(crate::error::Error::env(
-        "SVG output needs the shared plot module, which this build does not have yet",
-    ))
+/// ns per load against buffer size (log x), one line per page mode and stride with its
+/// 95% band, vertical lines at the cache sizes and at detected knees.
+pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
+    use crate::report::plot::{LinePlot, Marker, Point, Series};
+    let mut plot = LinePlot {
+        title: "Memory latency: dependent loads on a random cycle (mem.latency)".into(),
+        subtitle: machine.to_string(),
+        x_label: "buffer size (bytes)".into(),
+        y_label: "ns per load".into(),
+        log_x: true,
+        x_bytes: true,
+        ..Default::default()
+    };
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for c in &a.curves {
+        for p in &c.points {
+            lo = lo.min(p.0 as f64);
+            hi = hi.max(p.0 as f64);
+        }
+        plot.series.push(Series {
+            name: format!("{} pages, stride {} B", c.pages, c.stride),
+            points: c
+                .points
+                .iter()
+                .map(|&(x, y, l, h)| Point::new(x as f64, y, l, h))
+                .collect(),
+        });
+        for k in &c.knees {
+            plot.markers.push(Marker {
+                x: k.first_above,
+                label: format!("knee ({})", c.pages),
+            });
+        }
+    }
+    for (l, b) in &a.caches {
+        let x = *b as f64;
+        if x >= lo && x <= hi {
+            plot.markers.push(Marker {
+                x,
+                label: format!("{l} {}", fmt_size(*b)),
+            });
+        }
+    }
+    Ok(plot.to_svg())
 }

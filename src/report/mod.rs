@@ -1,8 +1,14 @@
-//! Everything that turns a Run into something a person or a script reads. Reports never
-//! measure.
+//! Everything that turns a Run into something a person or a script reads: terminal tables,
+//! JSON/CSV export, plots, the HTML report, comparisons of runs. Reports never measure.
 
+pub mod compare;
 pub mod export;
+pub mod facts;
+pub mod html;
+pub mod input;
+pub mod markdown;
 pub mod memlat;
+pub mod plot;
 pub mod sweep;
 pub mod table;
 pub mod units;

@@ -454,9 +454,70 @@ pub fn lmbench(run: &Run) -> String {
     out
 }
 
-/// The sweep's SVG (drawn by the shared plot module once it is merged).
-pub fn svg(_a: &SweepAnalysis, _machine: &str) -> crate::error::Result<String> {
-    Err(crate::error::Error::env(
-        "SVG output needs the shared plot module, which this build does not have yet",
-    ))
+/// Per-switch cost against working-set size (log x), one line per ring shape with its 95%
+/// band, vertical lines at the cache sizes (per member) and at detected knees. S = 0 cannot
+/// sit on a log axis, so the direct cost is given in each line's legend entry.
+pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
+    use crate::report::plot::{LinePlot, Marker, Point, Series};
+    let mut plot = LinePlot {
+        title: "Context switch cost vs working set (ctx.sweep, lat_ctx method)".into(),
+        subtitle: machine.to_string(),
+        x_label: "working set per process (bytes)".into(),
+        y_label: "µs per switch (lap − overhead) / N".into(),
+        log_x: true,
+        x_bytes: true,
+        ..Default::default()
+    };
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for c in &a.curves {
+        let points: Vec<Point> = c
+            .rows
+            .iter()
+            .filter(|r| r.size > 0)
+            .filter_map(|r| {
+                let v = r.per_switch.as_ref()?;
+                Some(Point::new(
+                    r.size as f64,
+                    v.median / 1000.0,
+                    v.ci95[0] / 1000.0,
+                    v.ci95[1] / 1000.0,
+                ))
+            })
+            .collect();
+        for p in &points {
+            lo = lo.min(p.x);
+            hi = hi.max(p.x);
+        }
+        let direct = c
+            .direct
+            .as_ref()
+            .map(|d| format!(", direct {:.2} µs at S=0", d.median / 1000.0))
+            .unwrap_or_default();
+        let missing = c.rows.iter().filter(|r| r.per_switch.is_none()).count();
+        let missing = if missing > 0 {
+            format!(", {missing} point(s) without a value (see table)")
+        } else {
+            String::new()
+        };
+        plot.series.push(Series {
+            name: format!("N={} {}{direct}{missing}", c.procs, c.mode),
+            points,
+        });
+        for k in &c.knees {
+            plot.markers.push(Marker {
+                x: k.first_above,
+                label: format!("knee N={}", c.procs),
+            });
+        }
+    }
+    for (l, b) in &a.caches {
+        let x = *b as f64;
+        if x >= lo && x <= hi {
+            plot.markers.push(Marker {
+                x,
+                label: format!("{l} {}", fmt_size(*b)),
+            });
+        }
+    }
+    Ok(plot.to_svg())
 }

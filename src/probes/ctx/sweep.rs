@@ -281,6 +281,17 @@ mod tests {
             Status::BelowResolution => assert!(m.difference.unwrap().ci95[0] <= 0.0),
             Status::Invalid => assert!(m.checks.iter().any(|c| !c.ok)),
         }
-        assert!(m.valid, "{:?}", m.checks);
+        // Tests share the CPUs with each other (and other builds): only the occupancy check
+        // may fail, and then it must say that others held the CPU.
+        // When others held the CPU they also preempted members, so the per-hop switch count
+        // may fail with it, never alone.
+        let failed: Vec<_> = m.checks.iter().filter(|c| !c.ok).collect();
+        let contested = failed.iter().any(|c| c.name == "CPU held by participants");
+        assert!(
+            failed.iter().all(|c| c.name == "CPU held by participants"
+                || (contested && c.name == "context switches per hop")),
+            "{failed:?}"
+        );
+        assert_eq!(m.valid, failed.is_empty());
     }
 }

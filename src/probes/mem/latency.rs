@@ -249,6 +249,13 @@ mod tests {
         let m = measure_point(&ctx, p, &[("L1d".into(), 48 << 10)]).unwrap();
         assert!(m.value.unwrap().median > 0.0);
         assert_eq!(m.params["fits"], "L1d");
-        assert!(m.valid, "{:?}", m.checks);
+        // Tests share the CPUs with each other (and other builds): only the occupancy check
+        // may fail, and then it must say that others held the CPU.
+        let failed: Vec<_> = m.checks.iter().filter(|c| !c.ok).collect();
+        assert!(
+            failed.iter().all(|c| c.name == "CPU held by participants"),
+            "{failed:?}"
+        );
+        assert_eq!(m.valid, failed.is_empty());
     }
 }

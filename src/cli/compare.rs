@@ -1,0 +1,89 @@
+//! `oscost compare A B` (files or history ids), or `--last 2`: medians, ratio with a 95%
+//! interval and a verdict per probe; `--fail-above 5%` makes it a CI regression gate (exit 1).
+
+use super::store_opts::{load_run, DbOpts};
+use crate::error::{Error, Result};
+use crate::report::compare::{compare, render};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline run A and the run B compared against it (files or history ids).
+    #[arg(value_name = "RUN", num_args = 0..=2)]
+    pub runs: Vec<String>,
+    /// Compare the last N saved runs' oldest and newest (N ≥ 2), e.g. --last 2.
+    #[arg(long, value_name = "N", conflicts_with = "runs")]
+    pub last: Option<usize>,
+    /// Exit 1 when any valid probe is significantly slower by more than this, e.g. 5%.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
+    pub fail_above: Option<f64>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub db: DbOpts,
+}
+
+/// "5%" or "5": a slowdown threshold in percent, 0 to 1000.
+pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 5%)"))?;
+    if !(0.0..=1000.0).contains(&v) {
+        return Err(format!("'{s}' is out of range: use 0% to 1000%"));
+    }
+    Ok(v)
+}
+
+pub fn run(a: CompareArgs) -> Result<i32> {
+    let specs: Vec<String> = match a.last {
+        Some(n) if n < 2 => return Err(Error::usage(format!("--last {n}: need at least 2 runs"))),
+        Some(n) => {
+            let ids = a.db.open()?.last(n)?;
+            if ids.len() < 2 {
+                return Err(Error::usage(format!(
+                    "--last {n}: the history holds {} run(s); need 2",
+                    ids.len()
+                )));
+            }
+            vec![ids[0].to_string(), ids[ids.len() - 1].to_string()]
+        }
+        None if a.runs.len() == 2 => a.runs.clone(),
+        None => {
+            return Err(Error::usage(
+                "compare needs two runs (files or history ids), or --last N",
+            ))
+        }
+    };
+    let (ra, na) = load_run(&specs[0], &a.db)?;
+    let (rb, nb) = load_run(&specs[1], &a.db)?;
+    let c = compare(&ra, &na, &rb, &nb);
+    let out = match a.format {
+        Format::Text => render::text(&c),
+        Format::Markdown => render::markdown(&c),
+        Format::Json => render::json(&c),
+    };
+    print!("{out}");
+    if let Some(x) = a.fail_above {
+        let bad = c.regressions(x);
+        if !bad.is_empty() {
+            for p in &bad {
+                eprintln!(
+                    "oscost: regression: {} {} is {:+.1}% slower (threshold {x}%)",
+                    p.probe,
+                    p.params,
+                    p.change_pct.unwrap_or(0.0)
+                );
+            }
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}

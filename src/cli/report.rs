@@ -1,0 +1,32 @@
+//! `oscost report FILE... -o report.html`: the self-contained HTML report for saved runs
+//! (files or history ids); several runs are shown side by side.
+
+use std::path::PathBuf;
+
+use super::store_opts::{load_run, DbOpts};
+use crate::error::Result;
+use crate::report::export::{check_writable, write_atomic};
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Run JSON files or history ids.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Where to write the HTML.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub db: DbOpts,
+}
+
+pub fn run(a: ReportArgs) -> Result<i32> {
+    check_writable(&a.output)?;
+    let runs = a
+        .runs
+        .iter()
+        .map(|s| load_run(s, &a.db).map(|(r, _)| r))
+        .collect::<Result<Vec<_>>>()?;
+    write_atomic(&a.output, crate::report::html::render(&runs).as_bytes())?;
+    println!("report written to {}", a.output.display());
+    Ok(0)
+}

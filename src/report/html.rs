@@ -1,0 +1,834 @@
+//! The HTML report: one self-contained file (inline CSS and SVG; no scripts, fonts, images or
+//! links fetched from anywhere) that reads top to bottom: the machine and its warnings first,
+//! then one section per probe family (the part of the probe id before the dot) with a table
+//! and the figures. Several runs are shown side by side: one column (and one plot series) per
+//! run. Invalid measurements appear as invalid with their reasons and are never plotted as
+//! numbers; values below resolution say so.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::machine::{render_text, Machine};
+use crate::model::{Measurement, Run, Status, Summary};
+use crate::report::facts::key_facts;
+use crate::report::plot::{
+    bytes_label, short_number, Bar, BarChart, GroupedBars, GroupedSeries, Heatmap, Histogram,
+    LinePlot, Marker, Point, Series,
+};
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// An SVG from the plot module, made ready to inline: the namespace attribute is implied by
+/// HTML5, and dropping it keeps the file free of any URL.
+fn inline(svg: String) -> String {
+    format!(
+        "<figure>{}</figure>\n",
+        svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1)
+    )
+}
+
+const CSS: &str = r#"
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1320px;padding:16px 24px;color:#222;line-height:1.4}
+h1{margin:.2em 0}h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:2em}
+.meta{color:#555;font-size:14px}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:14px;margin:8px 0;width:100%}
+th,td{border:1px solid #ddd;padding:4px 8px;vertical-align:top;text-align:left;overflow-wrap:anywhere}
+th{background:#f4f4f4}
+td code{white-space:nowrap}td.params{min-width:8em}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.single{table-layout:fixed}
+.ci{white-space:normal}
+tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
+.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
+.b-ok{background:#e3f4ea;color:#17643a}.b-invalid{background:#f8d7d3;color:#9b1c10}.b-below{background:#fdefc3;color:#7a5300}
+.ci{color:#666;font-size:12px;display:block}
+ul.checks,ul.notes{margin:0;padding-left:1.1em;font-size:13px}
+li.fail{color:#9b1c10}li.pass{color:#17643a}
+ul.warn{background:#fff8e1;border-left:4px solid #e0a800;padding:8px 8px 8px 28px;margin:8px 0}
+figure{margin:12px 0}
+svg{max-width:100%;height:auto;display:block}
+details{margin:6px 0}summary{cursor:pointer;color:#345}
+pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
+"#;
+
+/// Renders the report for one or more runs.
+pub fn render(runs: &[Run]) -> String {
+    let mut h = String::new();
+    let name = runs
+        .first()
+        .map(|r| r.machine.short_name())
+        .unwrap_or_default();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>oscost report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&name)
+    );
+    let _ = writeln!(h, "<h1>oscost report</h1>");
+    for (i, r) in runs.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">{}{} · started {} · oscost {} · <code>{}</code>{}</p>",
+            if runs.len() > 1 {
+                format!("<b>{}</b> · ", esc(&run_label(runs, i)))
+            } else {
+                String::new()
+            },
+            esc(&r.machine.short_name()),
+            esc(&r.started_at),
+            esc(&r.tool_version),
+            esc(&r.command.join(" ")),
+            if r.complete {
+                ""
+            } else {
+                " · <b>incomplete run (interrupted)</b>"
+            }
+        );
+    }
+    machine_section(&mut h, runs);
+    for family in families(runs) {
+        family_section(&mut h, runs, &family);
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+/// "run 1 (vm)" style labels; with one run, just the short machine name.
+fn run_label(runs: &[Run], i: usize) -> String {
+    let host = runs[i]
+        .machine
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown".into());
+    if runs.len() == 1 {
+        host
+    } else {
+        format!(
+            "run {} ({host}, {})",
+            i + 1,
+            runs[i].started_at.get(..16).unwrap_or(&runs[i].started_at)
+        )
+    }
+}
+
+fn machine_section(h: &mut String, runs: &[Run]) {
+    h.push_str("<section id=\"machine\">\n<h2>Machine</h2>\n");
+    for (i, r) in runs.iter().enumerate() {
+        let w = r.machine.warnings();
+        if !w.is_empty() {
+            if runs.len() > 1 {
+                let _ = writeln!(h, "<p><b>{}</b></p>", esc(&run_label(runs, i)));
+            }
+            h.push_str("<ul class=\"warn\">\n");
+            for x in w {
+                let _ = writeln!(h, "<li>{}</li>", esc(&x));
+            }
+            h.push_str("</ul>\n");
+        }
+    }
+    h.push_str("<div class=\"scroll\"><table class=\"facts\">\n<tr><th>fact</th>");
+    for i in 0..runs.len() {
+        let _ = write!(h, "<th>{}</th>", esc(&run_label(runs, i)));
+    }
+    h.push_str("</tr>\n");
+    let facts: Vec<Vec<(&str, String)>> = runs.iter().map(|r| key_facts(&r.machine)).collect();
+    if let Some(first) = facts.first() {
+        for (row, (name, _)) in first.iter().enumerate() {
+            let _ = write!(h, "<tr><th>{}</th>", esc(name));
+            for f in &facts {
+                let _ = write!(h, "<td>{}</td>", esc(&f[row].1));
+            }
+            h.push_str("</tr>\n");
+        }
+    }
+    h.push_str("</table></div>\n");
+    for (i, r) in runs.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<details><summary>all machine facts{}</summary><pre>{}</pre></details>",
+            if runs.len() > 1 {
+                format!(": {}", esc(&run_label(runs, i)))
+            } else {
+                String::new()
+            },
+            esc(&render_text(&r.machine))
+        );
+    }
+    h.push_str("</section>\n");
+}
+
+/// Probe families in order of first appearance ("ctx" for "ctx.pipe").
+fn families(runs: &[Run]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in runs.iter().flat_map(|r| &r.measurements) {
+        let f = family_of(&m.probe).to_string();
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+pub fn family_of(probe: &str) -> &str {
+    probe.split('.').next().unwrap_or(probe)
+}
+
+/// One row of a family table: a probe at one set of parameters, and each run's measurement.
+struct Row<'a> {
+    probe: String,
+    params: String,
+    per_run: Vec<Option<&'a Measurement>>,
+}
+
+fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        for m in r
+            .measurements
+            .iter()
+            .filter(|m| family_of(&m.probe) == family)
+        {
+            let params = m.params_label();
+            let at = rows
+                .iter()
+                .position(|x| x.probe == m.probe && x.params == params);
+            let at = at.unwrap_or_else(|| {
+                rows.push(Row {
+                    probe: m.probe.clone(),
+                    params,
+                    per_run: vec![None; runs.len()],
+                });
+                rows.len() - 1
+            });
+            rows[at].per_run[i].get_or_insert(m);
+        }
+    }
+    rows
+}
+
+fn family_section(h: &mut String, runs: &[Run], family: &str) {
+    let rows = rows(runs, family);
+    let _ = writeln!(
+        h,
+        "<section class=\"family\" id=\"family-{0}\">\n<h2>{0}</h2>",
+        esc(family)
+    );
+    h.push_str(
+        "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>parameters</th>",
+    );
+    if runs.len() == 1 {
+        h.push_str("<th>value (median, 95% CI)</th><th>raw</th><th>baseline</th><th>checks</th><th>warnings and notes</th></tr>\n");
+    } else {
+        for i in 0..runs.len() {
+            let _ = write!(h, "<th>{}</th>", esc(&run_label(runs, i)));
+        }
+        h.push_str("<th>checks, warnings and notes</th></tr>\n");
+    }
+    for row in &rows {
+        let class = row_class(row.per_run.iter().flatten().copied());
+        let _ = write!(
+            h,
+            "<tr class=\"{class}\"><td><code>{}</code></td><td class=\"params\">{}</td>",
+            esc(&row.probe),
+            esc(&row.params)
+        );
+        if runs.len() == 1 {
+            let m = row.per_run[0].expect("one run: every row has its measurement");
+            let _ = writeln!(
+                h,
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                value_cell(m),
+                summary_cell(Some(&m.raw), &m.raw_unit),
+                summary_cell(m.baseline.as_ref(), &m.raw_unit),
+                checks_cell(m),
+                notes_cell(m)
+            );
+        } else {
+            let mut details = String::new();
+            for (i, m) in row.per_run.iter().enumerate() {
+                match m {
+                    Some(m) => {
+                        let _ = write!(h, "<td class=\"num\">{}</td>", value_cell(m));
+                        let _ = write!(
+                            details,
+                            "<b>run {}</b>{}{}",
+                            i + 1,
+                            checks_cell(m),
+                            notes_cell(m)
+                        );
+                    }
+                    None => h.push_str("<td>not measured</td>"),
+                }
+            }
+            let _ = writeln!(h, "<td>{details}</td></tr>");
+        }
+    }
+    h.push_str("</table></div>\n");
+    for svg in family_plots(runs, family, &rows) {
+        h.push_str(&inline(svg));
+    }
+    distributions(h, runs, &rows);
+    h.push_str("</section>\n");
+}
+
+fn row_class<'a>(ms: impl Iterator<Item = &'a Measurement>) -> &'static str {
+    let mut class = "ok";
+    for m in ms {
+        match effective_status(m) {
+            Status::Invalid => return "invalid",
+            Status::BelowResolution => class = "below",
+            Status::Ok => {}
+        }
+    }
+    class
+}
+
+/// A measurement's status, with `valid: false` always counting as invalid.
+pub fn effective_status(m: &Measurement) -> Status {
+    if !m.valid {
+        Status::Invalid
+    } else {
+        m.status
+    }
+}
+
+/// Why a measurement is invalid, in one line: its failed checks, or its first warning.
+pub fn invalid_reason(m: &Measurement) -> String {
+    let failed: Vec<String> = m
+        .failed_checks()
+        .map(|c| {
+            format!(
+                "{}: expected {}, observed {}",
+                c.name, c.expected, c.observed
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        failed.join("; ")
+    } else {
+        m.warnings
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "marked invalid by the probe".into())
+    }
+}
+
+fn value_cell(m: &Measurement) -> String {
+    match (effective_status(m), &m.value) {
+        (Status::Invalid, _) => format!(
+            "<span class=\"badge b-invalid\">invalid</span><span class=\"ci\">{}</span>",
+            esc(&invalid_reason(m))
+        ),
+        (Status::BelowResolution, _) | (_, None) => format!(
+            "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
+            esc(&m.unit)
+        ),
+        (Status::Ok, Some(v)) => format!(
+            "<b>{}</b> {}<span class=\"ci\">{}</span>",
+            short_number(v.median),
+            esc(&m.unit),
+            esc(&ci_text(v))
+        ),
+    }
+}
+
+fn ci_text(s: &Summary) -> String {
+    format!(
+        "95% CI {} – {} · n={}",
+        short_number(s.ci95[0]),
+        short_number(s.ci95[1]),
+        s.n
+    )
+}
+
+fn summary_cell(s: Option<&Summary>, unit: &str) -> String {
+    match s {
+        None => "—".into(),
+        Some(s) => format!(
+            "{} {}<span class=\"ci\">{}</span>",
+            short_number(s.median),
+            esc(unit),
+            esc(&ci_text(s))
+        ),
+    }
+}
+
+fn checks_cell(m: &Measurement) -> String {
+    if m.checks.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<ul class=\"checks\">");
+    for c in &m.checks {
+        if c.ok {
+            let _ = write!(
+                s,
+                "<li class=\"pass\">✓ {}: {}</li>",
+                esc(&c.name),
+                esc(&c.observed)
+            );
+        } else {
+            let _ = write!(
+                s,
+                "<li class=\"fail\">✗ {}: expected {}, observed {}</li>",
+                esc(&c.name),
+                esc(&c.expected),
+                esc(&c.observed)
+            );
+        }
+    }
+    s.push_str("</ul>");
+    s
+}
+
+fn notes_cell(m: &Measurement) -> String {
+    if m.warnings.is_empty() && m.notes.is_empty() && m.stop_reason.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<ul class=\"notes\">");
+    for w in &m.warnings {
+        let _ = write!(s, "<li>⚠ {}</li>", esc(w));
+    }
+    for n in &m.notes {
+        let _ = write!(s, "<li>{}</li>", esc(n));
+    }
+    if !m.stop_reason.is_empty() {
+        let _ = write!(s, "<li>sampling stopped: {}</li>", esc(&m.stop_reason));
+    }
+    s.push_str("</ul>");
+    s
+}
+
+/// How a probe's measurements vary: the parameters that take more than one value.
+fn varying_params(ms: &[&Measurement]) -> Vec<String> {
+    let mut seen: BTreeMap<&str, Vec<&serde_json::Value>> = BTreeMap::new();
+    for m in ms {
+        for (k, v) in &m.params {
+            let e = seen.entry(k.as_str()).or_default();
+            if !e.contains(&v) {
+                e.push(v);
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(k, _)| k.to_string())
+        .collect()
+}
+
+fn num_param(m: &Measurement, key: &str) -> Option<f64> {
+    m.params.get(key)?.as_f64()
+}
+
+/// A parameter that looks like a size in bytes, so the axis is labelled in KiB/MiB and cache
+/// sizes are marked.
+fn is_bytes_param(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["bytes", "size", "working_set", "ws", "buffer"]
+        .iter()
+        .any(|w| k.contains(w))
+}
+
+fn cache_markers(m: &Machine) -> Vec<Marker> {
+    m.data_cache_sizes(m.cpus_online.first().copied().unwrap_or(0))
+        .into_iter()
+        .map(|(l, s)| Marker {
+            x: s as f64,
+            label: format!("{l} {}", bytes_label(s as f64)),
+        })
+        .collect()
+}
+
+fn point(s: &Summary) -> [f64; 3] {
+    [s.median, s.ci95[0], s.ci95[1]]
+}
+
+/// The plottable value of a measurement: only valid, resolved figures become numbers.
+fn plotted(m: &Measurement) -> Option<[f64; 3]> {
+    match effective_status(m) {
+        Status::Ok => m.value.as_ref().map(point),
+        _ => None,
+    }
+}
+
+fn missing_note(m: &Measurement) -> String {
+    match effective_status(m) {
+        Status::Invalid => format!(
+            "invalid ({})",
+            m.failed_checks()
+                .next()
+                .map(|c| c.name.as_str())
+                .unwrap_or("see table")
+        ),
+        _ => "below resolution".into(),
+    }
+}
+
+/// Chooses the figures for a family: sweeps (one numeric parameter with ≥ 3 values) become
+/// line plots, two-parameter numeric grids become heatmaps, and everything else becomes bars
+/// per unit (grouped by run when there are several runs).
+fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
+    let subtitle = subtitle(runs);
+    let mut out = Vec::new();
+    let mut in_figure: Vec<(String, String)> = Vec::new();
+    let mut probes: Vec<&str> = Vec::new();
+    for r in rows {
+        if !probes.contains(&r.probe.as_str()) {
+            probes.push(&r.probe);
+        }
+    }
+    for probe in probes {
+        let all: Vec<&Measurement> = runs
+            .iter()
+            .flat_map(|r| &r.measurements)
+            .filter(|m| m.probe == probe)
+            .collect();
+        let varying = varying_params(&all);
+        let numeric = |k: &String| all.iter().all(|m| num_param(m, k).is_some());
+        let distinct = |k: &String| {
+            let mut v: Vec<f64> = all.iter().filter_map(|m| num_param(m, k)).collect();
+            v.sort_by(f64::total_cmp);
+            v.dedup();
+            v.len()
+        };
+        let sweep_key = varying
+            .iter()
+            .find(|k| numeric(k) && distinct(k) >= 3)
+            .cloned();
+        if varying.len() == 2 && varying.iter().all(numeric) && all.len() >= 4 {
+            for (i, run) in runs.iter().enumerate() {
+                let ms: Vec<&Measurement> = run
+                    .measurements
+                    .iter()
+                    .filter(|m| m.probe == probe)
+                    .collect();
+                if let Some(svg) = heatmap(probe, &ms, &varying, &subtitle_of(runs, i)) {
+                    out.push(svg);
+                }
+            }
+            in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
+        } else if let Some(key) = sweep_key {
+            out.push(sweep(runs, probe, &key, &subtitle));
+            in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
+        }
+    }
+    // Bars for the rest, one chart per unit.
+    let rest: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !in_figure.contains(&(r.probe.clone(), r.params.clone())))
+        .collect();
+    let mut units: Vec<String> = Vec::new();
+    for r in &rest {
+        for m in r.per_run.iter().flatten() {
+            if !units.contains(&m.unit) {
+                units.push(m.unit.clone());
+            }
+        }
+    }
+    for unit in units {
+        let rows: Vec<&&Row> = rest
+            .iter()
+            .filter(|r| r.per_run.iter().flatten().any(|m| m.unit == unit))
+            .collect();
+        let label = |r: &Row| {
+            if r.params.is_empty() {
+                r.probe.clone()
+            } else {
+                format!("{} {}", r.probe, r.params)
+            }
+        };
+        let title = format!("{family}: {unit}");
+        if runs.len() == 1 {
+            let bars = rows
+                .iter()
+                .map(|r| {
+                    let m = r.per_run[0].expect("one run");
+                    match plotted(m) {
+                        Some([v, lo, hi]) => Bar::new(label(r), v, lo, hi),
+                        None => Bar::missing(label(r), missing_note(m)),
+                    }
+                })
+                .collect();
+            out.push(
+                BarChart {
+                    title,
+                    subtitle: subtitle.clone(),
+                    value_label: unit.clone(),
+                    bars,
+                    ..Default::default()
+                }
+                .to_svg(),
+            );
+        } else {
+            let series = (0..runs.len())
+                .map(|i| GroupedSeries {
+                    name: run_label(runs, i),
+                    values: rows
+                        .iter()
+                        .map(|r| r.per_run[i].and_then(plotted))
+                        .collect(),
+                })
+                .collect();
+            out.push(
+                GroupedBars {
+                    title,
+                    subtitle: subtitle.clone(),
+                    x_label: "probe".into(),
+                    y_label: unit.clone(),
+                    groups: rows.iter().map(|r| label(r)).collect(),
+                    series,
+                }
+                .to_svg(),
+            );
+        }
+    }
+    out
+}
+
+fn subtitle(runs: &[Run]) -> String {
+    let mut names: Vec<String> = runs.iter().map(|r| r.machine.short_name()).collect();
+    names.dedup();
+    names.join(" vs ")
+}
+
+fn subtitle_of(runs: &[Run], i: usize) -> String {
+    if runs.len() == 1 {
+        runs[0].machine.short_name()
+    } else {
+        format!("{} · {}", run_label(runs, i), runs[i].machine.short_name())
+    }
+}
+
+fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
+    let mut series = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let ms: Vec<&Measurement> = run
+            .measurements
+            .iter()
+            .filter(|m| m.probe == probe)
+            .collect();
+        // Series: the other parameters' values (and the run when there are several).
+        let mut by_rest: Vec<(String, Vec<Point>)> = Vec::new();
+        for m in &ms {
+            let rest: Vec<String> = m
+                .params
+                .iter()
+                .filter(|(k, _)| k.as_str() != key && varying_params(&ms).contains(k))
+                .map(|(k, v)| {
+                    format!(
+                        "{k}={}",
+                        v.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string())
+                    )
+                })
+                .collect();
+            let mut name = rest.join(" ");
+            if runs.len() > 1 {
+                name = format!("{} {name}", run_label(runs, i)).trim().to_string();
+            }
+            let (Some(x), Some([y, lo, hi])) = (num_param(m, key), plotted(m)) else {
+                continue;
+            };
+            match by_rest.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, v)) => v.push(Point::new(x, y, lo, hi)),
+                None => by_rest.push((name, vec![Point::new(x, y, lo, hi)])),
+            }
+        }
+        series.extend(
+            by_rest
+                .into_iter()
+                .map(|(name, points)| Series { name, points }),
+        );
+    }
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    let unit = runs
+        .iter()
+        .flat_map(|r| &r.measurements)
+        .find(|m| m.probe == probe)
+        .map(|m| m.unit.clone())
+        .unwrap_or_default();
+    let bytes = is_bytes_param(key);
+    LinePlot {
+        title: format!("{probe}: {unit} vs {key}"),
+        subtitle: subtitle.to_string(),
+        x_label: if bytes {
+            format!("{key} (bytes)")
+        } else {
+            key.to_string()
+        },
+        y_label: unit,
+        log_x: lo > 0.0 && hi / lo >= 16.0,
+        x_bytes: bytes,
+        markers: if bytes {
+            runs.first()
+                .map(|r| cache_markers(&r.machine))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+        series,
+        ..Default::default()
+    }
+    .to_svg()
+}
+
+fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) -> Option<String> {
+    let axis = |k: &str| {
+        let mut v: Vec<f64> = ms.iter().filter_map(|m| num_param(m, k)).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let (rk, ck) = (&keys[0], &keys[1]);
+    let (rows, cols) = (axis(rk), axis(ck));
+    if rows.is_empty() || cols.is_empty() {
+        return None;
+    }
+    let mut cells = vec![vec![None; cols.len()]; rows.len()];
+    for m in ms {
+        let (Some(r), Some(c)) = (num_param(m, rk), num_param(m, ck)) else {
+            continue;
+        };
+        let ri = rows.iter().position(|x| *x == r)?;
+        let ci = cols.iter().position(|x| *x == c)?;
+        cells[ri][ci] = plotted(m).map(|p| p[0]);
+    }
+    Some(
+        Heatmap {
+            title: format!("{probe}: {}", ms[0].unit),
+            subtitle: subtitle.to_string(),
+            x_label: ck.clone(),
+            y_label: rk.clone(),
+            unit: ms[0].unit.clone(),
+            col_labels: cols.iter().map(|v| short_number(*v)).collect(),
+            row_labels: rows.iter().map(|v| short_number(*v)).collect(),
+            cells,
+        }
+        .to_svg(),
+    )
+}
+
+/// Per-measurement sample histograms, folded away so the page stays short.
+fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
+    let mut body = String::new();
+    for row in rows {
+        for (i, m) in row.per_run.iter().enumerate() {
+            let Some(m) = m else { continue };
+            if m.samples.len() < 10 {
+                continue;
+            }
+            let what = format!("{} {}", row.probe, row.params);
+            body.push_str(&inline(
+                Histogram {
+                    title: format!("{}: raw samples", what.trim()),
+                    subtitle: subtitle_of(runs, i),
+                    x_label: format!("time per iteration ({})", m.raw_unit),
+                    values: m.samples.clone(),
+                    log_count: false,
+                }
+                .to_svg(),
+            ));
+        }
+    }
+    if !body.is_empty() {
+        let _ = write!(
+            h,
+            "<details><summary>sample distributions</summary>\n{body}</details>\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::input::parse_run;
+
+    fn fixture() -> Run {
+        parse_run(
+            include_str!("../../tests/fixtures/run-quick.json"),
+            "fixture",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(esc("<a href='x'>&"), "&lt;a href=&#39;x&#39;&gt;&amp;");
+    }
+
+    #[test]
+    fn families_follow_probe_prefixes() {
+        let f = families(&[fixture()]);
+        assert!(f.contains(&"ctx".to_string()) && f.contains(&"syscall".to_string()));
+    }
+
+    #[test]
+    fn sweep_parameters_become_a_line_plot_with_cache_markers() {
+        let mut run = fixture();
+        let base = run
+            .measurements
+            .iter()
+            .find(|m| m.valid && m.value.is_some())
+            .unwrap()
+            .clone();
+        run.measurements = (10..=20)
+            .map(|e| {
+                let mut m = base.clone();
+                m.probe = "mem.latency".into();
+                m.params.insert("working_set".into(), (1u64 << e).into());
+                m
+            })
+            .collect();
+        let html = render(&[run]);
+        assert!(html.contains("mem.latency: ") && html.contains("working_set (bytes)"));
+        assert!(html.contains("L1d "), "cache markers missing");
+        assert!(html.contains("<polygon"), "interval band missing");
+    }
+
+    #[test]
+    fn two_numeric_parameters_become_a_heatmap() {
+        let mut run = fixture();
+        let base = run
+            .measurements
+            .iter()
+            .find(|m| m.valid && m.value.is_some())
+            .unwrap()
+            .clone();
+        run.measurements = (0..3)
+            .flat_map(|a| (0..3).map(move |b| (a, b)))
+            .map(|(a, b)| {
+                let mut m = base.clone();
+                m.probe = "ipc.c2c".into();
+                m.params.insert("from".into(), a.into());
+                m.params.insert("to".into(), b.into());
+                m
+            })
+            .collect();
+        let html = render(&[run]);
+        assert!(html.contains("ipc.c2c: "));
+        assert!(html.contains(">\nfrom\n</text>"), "row axis label missing");
+        assert!(html.matches("<rect").count() >= 9 + 40);
+    }
+}

@@ -1,0 +1,62 @@
+//! A run as a Markdown table (for `export --format markdown`): the headline figures with
+//! their status, ready to paste into a lab report or an issue.
+
+use crate::model::{Run, Status};
+use crate::report::html::invalid_reason;
+use crate::report::table::{headline, raw_baseline};
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+pub fn run_to_markdown(run: &Run) -> String {
+    let mut o = format!(
+        "## oscost run: {}\n\nstarted {} · oscost {} · `{}`\n\n",
+        cell(&run.machine.short_name()),
+        run.started_at,
+        run.tool_version,
+        cell(&run.command.join(" "))
+    );
+    for w in run.machine.warnings() {
+        o.push_str(&format!("> ⚠ {}\n", cell(&w)));
+    }
+    o.push_str("\n| probe | parameters | value (± 95% CI) | raw / baseline | status |\n|---|---|--:|---|---|\n");
+    for m in &run.measurements {
+        let status = if !m.valid || m.status == Status::Invalid {
+            format!("invalid: {}", invalid_reason(m))
+        } else if m.status == Status::BelowResolution {
+            "below resolution".into()
+        } else {
+            "ok".into()
+        };
+        o.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            m.probe,
+            cell(&m.params_label()),
+            cell(&headline(m)),
+            cell(&raw_baseline(m)),
+            cell(&status)
+        ));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_row_per_measurement_and_invalid_says_why() {
+        let run = crate::report::input::parse_run(
+            include_str!("../../tests/fixtures/run-quick.json"),
+            "f",
+        )
+        .unwrap();
+        let md = run_to_markdown(&run);
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| `")).count(),
+            run.measurements.len()
+        );
+        assert!(md.contains("| invalid: "));
+    }
+}

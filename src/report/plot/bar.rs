@@ -1,0 +1,212 @@
+//! Single figures: horizontal bars with 95% interval whiskers. Horizontal, because labels such
+//! as `ctx.pipe mode=thread cpus=0` are long and must stay readable. A bar without a number
+//! (invalid, below resolution) keeps its row and says why instead of drawing a length.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    color, label_width, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT,
+};
+
+/// One row of a bar chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub label: String,
+    /// `[value, lo, hi]` (95% interval), or None for a row that has no number to plot.
+    pub value: Option<[f64; 3]>,
+    /// Shown instead of a bar when `value` is None (e.g. "invalid: 0 switches observed").
+    pub note: String,
+}
+
+impl Bar {
+    pub fn new(label: impl Into<String>, value: f64, lo: f64, hi: f64) -> Self {
+        Bar {
+            label: label.into(),
+            value: Some([value, lo, hi]),
+            note: String::new(),
+        }
+    }
+    /// A row without a number, carrying the reason.
+    pub fn missing(label: impl Into<String>, note: impl Into<String>) -> Self {
+        Bar {
+            label: label.into(),
+            value: None,
+            note: note.into(),
+        }
+    }
+    fn finite(&self) -> Option<[f64; 3]> {
+        self.value.filter(|v| v.iter().all(|x| x.is_finite()))
+    }
+}
+
+/// A bar chart. Fill it and call [`BarChart::to_svg`].
+#[derive(Debug, Clone, Default)]
+pub struct BarChart {
+    pub title: String,
+    pub subtitle: String,
+    /// The value axis, with its unit, e.g. "ns/call".
+    pub value_label: String,
+    pub bars: Vec<Bar>,
+    /// Pixels; 0 means 900 wide and a height that fits the rows.
+    pub width: u32,
+    pub height: u32,
+}
+
+impl BarChart {
+    pub fn to_svg(&self) -> String {
+        let n = self.bars.len().max(1) as u32;
+        let labels = label_width(self.bars.iter().map(|b| b.label.as_str())).min(420);
+        let size = (
+            if self.width == 0 {
+                (labels + 640).clamp(760, 1100)
+            } else {
+                self.width
+            },
+            if self.height == 0 {
+                48 + 90 + 34 * n
+            } else {
+                self.height
+            },
+        );
+        render(size, &self.title, &self.subtitle, |a| self.draw(a))
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        if self.bars.is_empty() {
+            return Err(no_data("no rows"));
+        }
+        let n = self.bars.len();
+        let max = self
+            .bars
+            .iter()
+            .filter_map(Bar::finite)
+            .map(|v| v[0].max(v[2]))
+            .fold(0.0f64, f64::max);
+        let min = self
+            .bars
+            .iter()
+            .filter_map(Bar::finite)
+            .map(|v| v[1].min(v[0]))
+            .fold(0.0f64, f64::min);
+        let max = if max > 0.0 { max * 1.18 } else { 1.0 };
+        let labels: Vec<&str> = self.bars.iter().map(|b| b.label.as_str()).collect();
+        // Row i spans y in [n-1-i, n-i) so the first bar is at the top; labels are drawn here
+        // (not by the mesh) so each sits exactly at its row's centre.
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .margin_right(30)
+            .x_label_area_size(48)
+            .y_label_area_size(label_width(labels.iter().copied()).min(420))
+            .build_cartesian_2d(min..max, 0.0..n as f64)?;
+        let x_fmt = |v: &f64| short_number(*v);
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_label_formatter(&x_fmt)
+            .x_desc(self.value_label.as_str())
+            .label_style((FONT, LABEL_PT))
+            .axis_desc_style((FONT, DESC_PT))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        for (i, bar) in self.bars.iter().enumerate() {
+            let row = (n - 1 - i) as f64;
+            let mid = row + 0.5;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((min, mid))
+                    + Text::new(
+                        bar.label.clone(),
+                        (-8, 0),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Right, VPos::Center)),
+                    ),
+            ))?;
+            match bar.finite() {
+                Some([v, lo, hi]) => {
+                    let c = color(0);
+                    let rect =
+                        Rectangle::new([(0.0, row + 0.2), (v, row + 0.8)], c.mix(0.75).filled());
+                    chart.draw_series(std::iter::once(rect))?;
+                    let black = BLACK.stroke_width(1);
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(lo, mid), (hi, mid)],
+                        black,
+                    )))?;
+                    for end in [lo, hi] {
+                        chart.draw_series(std::iter::once(
+                            EmptyElement::at((end, mid))
+                                + PathElement::new(vec![(0, -6), (0, 6)], black),
+                        ))?;
+                    }
+                    chart.draw_series(std::iter::once(
+                        EmptyElement::at((hi.max(v), mid))
+                            + Text::new(short_number(v), (6, -7), (FONT, LABEL_PT).into_font()),
+                    ))?;
+                }
+                None => {
+                    chart.draw_series(std::iter::once(
+                        EmptyElement::at((0.0, mid))
+                            + Text::new(
+                                format!("not plotted: {}", bar.note),
+                                (6, -7),
+                                (FONT, LABEL_PT).into_font().color(&RGBColor(170, 40, 40)),
+                            ),
+                    ))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_standalone, count, has_text};
+    use super::*;
+
+    #[test]
+    fn bars_have_whiskers_labels_and_missing_rows_say_why() {
+        let svg = BarChart {
+            title: "syscall: cost per call".into(),
+            subtitle: "testhost".into(),
+            value_label: "ns/call".into(),
+            bars: vec![
+                Bar::new("syscall.null", 80.0, 79.0, 81.5),
+                Bar::new("syscall.open", 1400.0, 1350.0, 1460.0),
+                Bar::missing("syscall.read", "invalid: 0 syscalls entered"),
+            ],
+            ..Default::default()
+        }
+        .to_svg();
+        assert_standalone(&svg, "syscall: cost per call", "testhost");
+        assert!(svg.contains("ns/call"));
+        for l in ["syscall.null", "syscall.open", "syscall.read"] {
+            assert!(svg.contains(l), "{l} label missing");
+        }
+        assert!(svg.contains("not plotted: invalid: 0 syscalls entered"));
+        // plotting-area background + 2 bars (the rest of the page is a full-size rect too)
+        assert!(count(&svg, "<rect") >= 3, "bar rectangles missing");
+        // one whisker line + two caps per plotted bar
+        assert!(count(&svg, "<polyline") >= 6);
+        assert!(
+            has_text(&svg, "80") && has_text(&svg, "1400"),
+            "value labels missing"
+        );
+    }
+
+    #[test]
+    fn all_missing_still_renders_rows() {
+        let svg = BarChart {
+            title: "t".into(),
+            subtitle: "s".into(),
+            bars: vec![Bar::missing("a", "below resolution")],
+            ..Default::default()
+        }
+        .to_svg();
+        assert!(svg.contains("not plotted: below resolution"));
+    }
+}

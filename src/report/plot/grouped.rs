@@ -1,0 +1,206 @@
+//! Variant labs and side-by-side runs: for each group (a mechanism, a probe) one bar per series
+//! (a variant, a run), each with its 95% whisker. A missing value leaves a gap marked "n/a".
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{color, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT};
+
+/// One series across all groups: `values[g]` is `[value, lo, hi]` for group `g`, or None.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupedSeries {
+    pub name: String,
+    pub values: Vec<Option<[f64; 3]>>,
+}
+
+/// Grouped vertical bars. Fill it and call [`GroupedBars::to_svg`].
+#[derive(Debug, Clone, Default)]
+pub struct GroupedBars {
+    pub title: String,
+    pub subtitle: String,
+    /// What the groups are, e.g. "mmap variant".
+    pub x_label: String,
+    /// The value axis with its unit.
+    pub y_label: String,
+    pub groups: Vec<String>,
+    pub series: Vec<GroupedSeries>,
+}
+
+impl GroupedBars {
+    pub fn to_svg(&self) -> String {
+        let bars = self.groups.len().max(1) * self.series.len().max(1);
+        let w = (160 + bars as u32 * 34 + self.groups.len() as u32 * 20).clamp(640, 1300);
+        render((w, 500), &self.title, &self.subtitle, |a| self.draw(a))
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        let ng = self.groups.len();
+        let ns = self.series.len();
+        let finite = |v: &&[f64; 3]| v.iter().all(|x| x.is_finite());
+        let all = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.values.iter().flatten())
+                .filter(finite)
+        };
+        if ng == 0 || ns == 0 || all().next().is_none() {
+            return Err(no_data("no values"));
+        }
+        let top = all().map(|v| v[0].max(v[2])).fold(0.0f64, f64::max);
+        let bottom = all().map(|v| v[0].min(v[1])).fold(0.0f64, f64::min);
+        let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+        // Group g spans x in [g, g+1); bars share 80% of it.
+        let longest = self
+            .groups
+            .iter()
+            .map(|g| g.chars().count())
+            .max()
+            .unwrap_or(1);
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .margin_right(20)
+            .x_label_area_size(if longest > 14 { 70 } else { 48 })
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..ng as f64, bottom..top)?;
+        let x_fmt = |v: &f64| {
+            let g = v.floor() as usize;
+            if (v - g as f64 - 0.5).abs() < 1e-9 && g < ng {
+                self.groups[g].clone()
+            } else {
+                String::new()
+            }
+        };
+        let y_fmt = |v: &f64| short_number(*v);
+        // Ticks exactly at group centres: plotters places `n` labels evenly over the range
+        // only for its own choice of values, so draw the mesh without x labels and add them.
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .label_style((FONT, LABEL_PT))
+            .axis_desc_style((FONT, DESC_PT))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        for (g, name) in self.groups.iter().enumerate() {
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((g as f64 + 0.5, bottom))
+                    + Text::new(
+                        name.clone(),
+                        (0, 8),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Center, VPos::Top)),
+                    ),
+            ))?;
+        }
+        let slot = 0.8 / ns as f64;
+        for (si, s) in self.series.iter().enumerate() {
+            let c = color(si);
+            let mut first = true;
+            for (g, v) in s.values.iter().enumerate().take(ng) {
+                let x0 = g as f64 + 0.1 + si as f64 * slot;
+                let xm = x0 + slot / 2.0;
+                match v.as_ref().filter(finite) {
+                    Some(&[y, lo, hi]) => {
+                        let mut r =
+                            Rectangle::new([(x0, 0.0), (x0 + slot, y)], c.mix(0.8).filled());
+                        r.set_margin(0, 0, 2, 2);
+                        let anno = chart.draw_series(std::iter::once(r))?;
+                        if first {
+                            anno.label(s.name.clone()).legend(move |(x, y)| {
+                                Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.mix(0.8).filled())
+                            });
+                            first = false;
+                        }
+                        chart.draw_series(std::iter::once(PathElement::new(
+                            vec![(xm, lo), (xm, hi)],
+                            BLACK.stroke_width(1),
+                        )))?;
+                        for end in [lo, hi] {
+                            chart.draw_series(std::iter::once(
+                                EmptyElement::at((xm, end))
+                                    + PathElement::new(
+                                        vec![(-4, 0), (4, 0)],
+                                        BLACK.stroke_width(1),
+                                    ),
+                            ))?;
+                        }
+                    }
+                    None => {
+                        chart.draw_series(std::iter::once(
+                            EmptyElement::at((xm, 0.0))
+                                + Text::new("n/a", (-9, -18), (FONT, LABEL_PT - 2).into_font()),
+                        ))?;
+                    }
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font((FONT, LABEL_PT))
+            .draw()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_standalone, count, has_text};
+    use super::*;
+
+    #[test]
+    fn grouped_bars_have_one_bar_per_value_legend_and_gaps() {
+        let svg = GroupedBars {
+            title: "mmap: cost per page".into(),
+            subtitle: "testhost".into(),
+            x_label: "variant".into(),
+            y_label: "ns/page".into(),
+            groups: vec!["read".into(), "mmap".into(), "mmap+populate".into()],
+            series: vec![
+                GroupedSeries {
+                    name: "4 KiB pages".into(),
+                    values: vec![
+                        Some([100.0, 95.0, 105.0]),
+                        Some([300.0, 280.0, 310.0]),
+                        None,
+                    ],
+                },
+                GroupedSeries {
+                    name: "THP".into(),
+                    values: vec![
+                        Some([90.0, 88.0, 93.0]),
+                        Some([40.0, 38.0, 42.0]),
+                        Some([20.0, 19.0, 21.0]),
+                    ],
+                },
+            ],
+        }
+        .to_svg();
+        assert_standalone(&svg, "mmap: cost per page", "testhost");
+        for t in [
+            "read",
+            "mmap",
+            "mmap+populate",
+            "4 KiB pages",
+            "THP",
+            "n/a",
+            "ns/page",
+            "variant",
+        ] {
+            assert!(has_text(&svg, t), "{t} missing");
+        }
+        // 5 bars + 2 legend swatches + backgrounds
+        assert!(count(&svg, "<rect") >= 7 + 2);
+        // a whisker and two caps per bar
+        assert!(count(&svg, "<polyline") >= 15);
+    }
+}

@@ -1,0 +1,258 @@
+//! Latency distributions: how the per-sample or per-event times spread, with the median and
+//! p95 marked, because a median alone hides a bimodal or long-tailed mechanism.
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{color, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT};
+
+/// A histogram of raw values. Bins are computed here (Freedman–Diaconis or √n, whichever is finer, 5..=60 bins); the
+/// top 0.5% of values is left out of the axis range when it would squash the body, and the
+/// number left out is said on the plot.
+#[derive(Debug, Clone, Default)]
+pub struct Histogram {
+    pub title: String,
+    pub subtitle: String,
+    /// The value axis with its unit, e.g. "ns/fault".
+    pub x_label: String,
+    pub values: Vec<f64>,
+    /// Log-scaled count axis, for long tails.
+    pub log_count: bool,
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let (i, f) = (pos.floor() as usize, pos.fract());
+    if i + 1 < sorted.len() {
+        sorted[i] * (1.0 - f) + sorted[i + 1] * f
+    } else {
+        sorted[i]
+    }
+}
+
+/// Bin edges and counts for `sorted` values within `[lo, hi]`.
+fn bins(sorted: &[f64], lo: f64, hi: f64) -> (f64, Vec<u32>) {
+    let n = sorted.len() as f64;
+    let iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
+    let fd = 2.0 * iqr / n.cbrt();
+    let k = if fd > 0.0 {
+        ((hi - lo) / fd).ceil() as usize
+    } else {
+        10
+    };
+    // Freedman–Diaconis is coarse on multimodal data; never use fewer than sqrt(n) bins.
+    let k = k.max(n.sqrt() as usize).clamp(5, 60);
+    let w = ((hi - lo) / k as f64).max(f64::MIN_POSITIVE);
+    let mut counts = vec![0u32; k];
+    for &v in sorted.iter().filter(|v| **v >= lo && **v <= hi) {
+        counts[(((v - lo) / w) as usize).min(k - 1)] += 1;
+    }
+    (w, counts)
+}
+
+impl Histogram {
+    pub fn to_svg(&self) -> String {
+        render((900, 420), &self.title, &self.subtitle, |a| self.draw(a))
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        let mut v: Vec<f64> = self
+            .values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
+        if v.is_empty() {
+            return Err(no_data("no finite values"));
+        }
+        v.sort_by(f64::total_cmp);
+        let (min, max) = (v[0], v[v.len() - 1]);
+        let p995 = quantile(&v, 0.995);
+        let body = p995 - min;
+        let hi = if v.len() >= 200 && max - min > 4.0 * body && body > 0.0 {
+            p995
+        } else {
+            max
+        };
+        let left_out = v.iter().filter(|x| **x > hi).count();
+        let (lo, hi) = if hi > min {
+            (min, hi)
+        } else {
+            (min - 0.5, max + 0.5)
+        };
+        let (w, counts) = bins(&v, lo, hi);
+        let top = f64::from(counts.iter().copied().max().unwrap_or(1).max(1));
+        let median = quantile(&v, 0.5);
+        let p95 = quantile(&v, 0.95);
+        let d = Drawn {
+            lo,
+            hi,
+            w,
+            counts: &counts,
+            median,
+            p95,
+            left_out,
+        };
+        if self.log_count {
+            self.plot(area, (0.8..top * 2.0).log_scale(), 0.8, top * 2.0, &d)
+        } else {
+            self.plot(area, 0.0..top * 1.15, 0.0, top * 1.15, &d)
+        }
+    }
+
+    fn plot<Y>(
+        &self,
+        area: &DrawingArea<SVGBackend, Shift>,
+        y: Y,
+        floor: f64,
+        top: f64,
+        d: &Drawn,
+    ) -> DrawResult
+    where
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let pad = (d.hi - d.lo) * 0.03;
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(48)
+            .y_label_area_size(70)
+            .build_cartesian_2d(d.lo - pad..d.hi + pad, y)?;
+        let fmt = |v: &f64| short_number(*v);
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc("count")
+            .x_label_formatter(&fmt)
+            .y_label_formatter(&fmt)
+            .label_style((FONT, LABEL_PT))
+            .axis_desc_style((FONT, DESC_PT))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        let c = color(0);
+        chart.draw_series(
+            d.counts
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| {
+                    let x0 = d.lo + i as f64 * d.w;
+                    let mut r = Rectangle::new(
+                        [(x0, floor), (x0 + d.w, f64::from(*n))],
+                        c.mix(0.7).filled(),
+                    );
+                    r.set_margin(0, 0, 1, 1);
+                    r
+                }),
+        )?;
+        for (x, name, col) in [(d.median, "median", BLACK), (d.p95, "p95", color(5))] {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, floor), (x, top)],
+                    col.stroke_width(2),
+                )))?
+                .label(format!("{name} {}", short_number(x)))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font((FONT, LABEL_PT))
+            .draw()?;
+        if d.left_out > 0 {
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((d.lo - pad, top))
+                    + Text::new(
+                        format!(
+                            "{} values above {} not shown",
+                            d.left_out,
+                            short_number(d.hi)
+                        ),
+                        (10, 10),
+                        (FONT, LABEL_PT).into_font().color(&RGBColor(120, 120, 120)),
+                    ),
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+/// What `draw` computed and `plot` draws.
+struct Drawn<'a> {
+    lo: f64,
+    hi: f64,
+    w: f64,
+    counts: &'a [u32],
+    median: f64,
+    p95: f64,
+    left_out: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_standalone, count, texts};
+    use super::*;
+
+    fn values() -> Vec<f64> {
+        // A deterministic bimodal body plus two far outliers.
+        let mut v: Vec<f64> = (0..600).map(|i| 100.0 + f64::from(i % 37)).collect();
+        v.extend((0..200).map(|i| 300.0 + f64::from(i % 11)));
+        v.extend([50_000.0, 60_000.0]);
+        v
+    }
+
+    #[test]
+    fn histogram_has_bins_median_p95_and_says_what_it_left_out() {
+        let svg = Histogram {
+            title: "fault.minor: per-fault latency".into(),
+            subtitle: "testhost".into(),
+            x_label: "latency (ns/fault)".into(),
+            values: values(),
+            log_count: false,
+        }
+        .to_svg();
+        assert_standalone(&svg, "fault.minor: per-fault latency", "testhost");
+        // Two clusters (100..136, 300..310) span at least 7 non-empty bins, plus the background.
+        assert!(count(&svg, "<rect") >= 8, "too few bins");
+        let t = texts(&svg);
+        assert!(
+            t.iter().any(|s| s.starts_with("median ")),
+            "median legend missing: {t:?}"
+        );
+        assert!(
+            t.iter().any(|s| s.starts_with("p95 ")),
+            "p95 legend missing"
+        );
+        assert!(
+            t.iter().any(|s| s.starts_with("2 values above")),
+            "left-out note missing: {t:?}"
+        );
+        assert!(t.iter().any(|s| s == "count"));
+    }
+
+    #[test]
+    fn log_count_axis_and_constant_values_render() {
+        let svg = Histogram {
+            title: "t".into(),
+            subtitle: "s".into(),
+            x_label: "ns".into(),
+            values: vec![7.0; 30],
+            log_count: true,
+        }
+        .to_svg();
+        assert!(!svg.contains("no data") && count(&svg, "<rect") >= 2);
+    }
+
+    #[test]
+    fn bins_count_every_value_in_range() {
+        let v: Vec<f64> = (0..100).map(f64::from).collect();
+        let (_, c) = bins(&v, 0.0, 99.0);
+        assert_eq!(c.iter().sum::<u32>(), 100);
+    }
+}

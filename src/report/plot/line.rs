@@ -1,0 +1,291 @@
+//! Sweeps: one line per series with a shaded 95% band, optional log axes, and labelled
+//! vertical markers (cache sizes on a working-set sweep, so the steps can be read against them).
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{bytes_label, color, finite_range, label_width, no_data, render, short_number};
+use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
+
+/// One point of a sweep: `y` with its 95% interval `[lo, hi]` (set lo = hi = y when unknown).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Point {
+    pub fn new(x: f64, y: f64, lo: f64, hi: f64) -> Self {
+        Point { x, y, lo, hi }
+    }
+    fn is_finite(&self) -> bool {
+        self.x.is_finite() && self.y.is_finite() && self.lo.is_finite() && self.hi.is_finite()
+    }
+}
+
+/// A named line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<Point>,
+}
+
+/// A labelled vertical line at `x` (e.g. "L1d 32 KiB").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+/// A line plot of sweeps. Fill it and call [`LinePlot::to_svg`].
+#[derive(Debug, Clone, Default)]
+pub struct LinePlot {
+    pub title: String,
+    /// Usually the machine's short name, so a figure read on its own says where it came from.
+    pub subtitle: String,
+    /// With the unit, e.g. "working set (bytes)".
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    pub log_y: bool,
+    /// Format x ticks as byte sizes (KiB, MiB) instead of plain numbers.
+    pub x_bytes: bool,
+    pub series: Vec<Series>,
+    pub markers: Vec<Marker>,
+    /// Pixels; 0 means the default (900 × 480).
+    pub width: u32,
+    pub height: u32,
+}
+
+impl LinePlot {
+    /// Renders a standalone SVG document.
+    pub fn to_svg(&self) -> String {
+        let size = (
+            if self.width == 0 { 900 } else { self.width },
+            if self.height == 0 { 480 } else { self.height },
+        );
+        render(size, &self.title, &self.subtitle, |area| self.draw(area))
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        let pts = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .filter(|p| p.is_finite())
+                .filter(|p| !self.log_x || p.x > 0.0)
+                .filter(|p| !self.log_y || p.lo > 0.0)
+        };
+        let (x0, x1) =
+            finite_range(pts().map(|p| p.x)).ok_or_else(|| no_data("no finite points"))?;
+        let (y0, y1) = finite_range(pts().flat_map(|p| [p.lo, p.hi, p.y]))
+            .ok_or_else(|| no_data("no finite points"))?;
+        let (y0, y1) = if self.log_y {
+            (y0 / 1.3, y1 * 1.3)
+        } else {
+            (
+                (y0 - 0.05 * (y1 - y0)).min(0.0f64.max(y0 - (y1 - y0))),
+                y1 + 0.08 * (y1 - y0),
+            )
+        };
+        // Markers just outside the data still show; far-away ones would squash the data.
+        let (x0, x1) = if self.log_x {
+            (x0 / 1.5, x1 * 1.5)
+        } else {
+            (x0, x1)
+        };
+        match (self.log_x, self.log_y) {
+            (false, false) => self.draw_in(area, x0..x1, y0..y1),
+            // Byte sweeps step in powers of two; ticks at powers of two read as 4 KiB, 1 MiB.
+            (true, false) if self.x_bytes => {
+                self.draw_in(area, (x0..x1).log_scale().base(2.0), y0..y1)
+            }
+            (true, true) if self.x_bytes => {
+                self.draw_in(area, (x0..x1).log_scale().base(2.0), (y0..y1).log_scale())
+            }
+            (true, false) => self.draw_in(area, (x0..x1).log_scale(), y0..y1),
+            (false, true) => self.draw_in(area, x0..x1, (y0..y1).log_scale()),
+            (true, true) => self.draw_in(area, (x0..x1).log_scale(), (y0..y1).log_scale()),
+        }
+    }
+
+    fn draw_in<XS, YS>(&self, area: &DrawingArea<SVGBackend, Shift>, xs: XS, ys: YS) -> DrawResult
+    where
+        XS: AsRangedCoord<Value = f64>,
+        YS: AsRangedCoord<Value = f64>,
+        XS::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        YS::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(48)
+            .y_label_area_size(label_width(["00.00k"]) + 24)
+            .build_cartesian_2d(xs, ys)?;
+        let x_fmt = |v: &f64| {
+            if self.x_bytes {
+                bytes_label(*v)
+            } else {
+                short_number(*v)
+            }
+        };
+        let y_fmt = |v: &f64| short_number(*v);
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style((FONT, LABEL_PT))
+            .axis_desc_style((FONT, DESC_PT))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+
+        let (xr, yr) = (chart.x_range(), chart.y_range());
+        for (i, m) in self.markers.iter().enumerate() {
+            if !(m.x.is_finite() && xr.contains(&m.x)) {
+                continue;
+            }
+            let grey = RGBColor(110, 110, 110);
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(m.x, yr.start), (m.x, yr.end)],
+                grey.stroke_width(1),
+            )))?;
+            // Stagger labels vertically so neighbouring markers do not overwrite each other.
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((m.x, yr.end))
+                    + Text::new(
+                        m.label.clone(),
+                        (4, 4 + 16 * (i as i32 % 3)),
+                        (FONT, LABEL_PT).into_font().color(&grey),
+                    ),
+            ))?;
+        }
+        for (i, s) in self.series.iter().enumerate() {
+            let c = color(i);
+            let mut p: Vec<Point> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.is_finite() && (!self.log_x || p.x > 0.0))
+                .filter(|p| !self.log_y || p.lo > 0.0)
+                .collect();
+            p.sort_by(|a, b| a.x.total_cmp(&b.x));
+            if p.is_empty() {
+                continue;
+            }
+            let mut band: Vec<(f64, f64)> = p.iter().map(|q| (q.x, q.hi)).collect();
+            band.extend(p.iter().rev().map(|q| (q.x, q.lo)));
+            chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
+            chart
+                .draw_series(LineSeries::new(
+                    p.iter().map(|q| (q.x, q.y)),
+                    c.stroke_width(2),
+                ))?
+                .label(s.name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart.draw_series(p.iter().map(|q| Circle::new((q.x, q.y), 3, c.filled())))?;
+        }
+        if self.series.iter().any(|s| !s.name.is_empty()) {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .label_font((FONT, LABEL_PT))
+                .draw()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_standalone, count, has_text};
+    use super::*;
+
+    fn sweep() -> LinePlot {
+        let pts = |k: f64| {
+            (10..=24)
+                .map(|e| {
+                    let x = f64::from(1u32 << e);
+                    let y = k * (1.0 + (e as f64) / 4.0);
+                    Point::new(x, y, y * 0.95, y * 1.05)
+                })
+                .collect()
+        };
+        LinePlot {
+            title: "mem.latency: load-to-use latency".into(),
+            subtitle: "testhost · 2 CPUs".into(),
+            x_label: "working set (bytes)".into(),
+            y_label: "latency (ns/load)".into(),
+            log_x: true,
+            x_bytes: true,
+            series: vec![
+                Series {
+                    name: "sequential".into(),
+                    points: pts(1.0),
+                },
+                Series {
+                    name: "random".into(),
+                    points: pts(3.0),
+                },
+            ],
+            markers: vec![
+                Marker {
+                    x: 32768.0,
+                    label: "L1d 32 KiB".into(),
+                },
+                Marker {
+                    x: 1048576.0,
+                    label: "L2 1 MiB".into(),
+                },
+                Marker {
+                    x: 1e12,
+                    label: "far away".into(),
+                },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn line_plot_has_lines_bands_markers_and_legend() {
+        let svg = sweep().to_svg();
+        assert_standalone(
+            &svg,
+            "mem.latency: load-to-use latency",
+            "testhost · 2 CPUs",
+        );
+        assert!(svg.contains("working set (bytes)") && svg.contains("latency (ns/load)"));
+        assert!(has_text(&svg, "L1d 32 KiB") && has_text(&svg, "L2 1 MiB"));
+        assert!(!svg.contains("far away"), "out-of-range marker drawn");
+        assert!(
+            svg.contains("sequential") && svg.contains("random"),
+            "legend missing"
+        );
+        // Two bands (polygons) and two lines plus legend samples.
+        assert_eq!(count(&svg, "<polygon"), 2);
+        assert!(count(&svg, "<polyline") >= 2);
+        assert!(count(&svg, "<circle") >= 30);
+        assert!(
+            svg.contains("KiB") && svg.contains("MiB"),
+            "byte ticks missing"
+        );
+    }
+
+    #[test]
+    fn log_axis_drops_non_positive_points_instead_of_failing() {
+        let mut p = sweep();
+        p.series[0].points.push(Point::new(0.0, 1.0, 1.0, 1.0));
+        p.series[1].points.push(Point::new(f64::NAN, 1.0, 1.0, 1.0));
+        let svg = p.to_svg();
+        assert!(!svg.contains("no data"));
+        assert_eq!(count(&svg, "<polygon"), 2);
+    }
+}

@@ -1,0 +1,279 @@
+//! The one plotting module every probe family uses, so all figures look alike and read the
+//! same way: a title, a subtitle naming the machine, axis labels with units, a legend.
+//!
+//! Each plot kind is a plain struct filled by the caller and rendered with `to_svg()`, which
+//! returns a standalone SVG document (a string). Rendering never fails: non-finite points are
+//! dropped, and a plot with nothing to draw (or an internal drawing error) becomes a small SVG
+//! that says so, because a report must never lose its other figures to one bad one.
+//!
+//! | data                                   | struct           |
+//! |----------------------------------------|------------------|
+//! | single figures with 95% intervals      | [`BarChart`]     |
+//! | sweeps (working set, ring size ...)    | [`LinePlot`]     |
+//! | matrices (core-to-core latency)        | [`Heatmap`]      |
+//! | latency distributions                  | [`Histogram`]    |
+//! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
+//!
+//! Text is measured with plotters' built-in naive font metrics (no font files are read), so
+//! label areas are sized from character counts with room to spare.
+
+mod bar;
+mod grouped;
+mod heatmap;
+mod histogram;
+mod line;
+
+pub use bar::{Bar, BarChart};
+pub use grouped::{GroupedBars, GroupedSeries};
+pub use heatmap::Heatmap;
+pub use histogram::Histogram;
+pub use line::{LinePlot, Marker, Point, Series};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// Errors inside a drawing closure; turned into an explanatory SVG, never propagated.
+pub(crate) type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Okabe–Ito palette: distinguishable with the common colour-vision deficiencies.
+pub(crate) const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+];
+
+/// The colour of the i-th series.
+pub(crate) fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+pub(crate) const FONT: &str = "sans-serif";
+/// Font sizes as passed to plotters, which renders them at 1/1.24 of the value: these give
+/// roughly 18 px titles, 12 px subtitles and 13 px labels.
+pub(crate) const TITLE_PT: u32 = 22;
+pub(crate) const SUBTITLE_PT: u32 = 15;
+pub(crate) const LABEL_PT: u32 = 16;
+pub(crate) const DESC_PT: u32 = 17;
+/// Approximate width of one character of 13 px sans-serif text, used to size label areas.
+pub(crate) const CHAR_W: u32 = 8;
+/// Height taken by the title and subtitle above the chart.
+const HEADER_H: u32 = 48;
+
+/// Draws the white page, the title and the subtitle, then hands the area below to `body`.
+/// Any error from `body` (or an empty plot, signalled by `Err`) yields an SVG with the reason.
+pub(crate) fn render(
+    size: (u32, u32),
+    title: &str,
+    subtitle: &str,
+    body: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
+) -> String {
+    let mut out = String::new();
+    let result = {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw_page(&root, title, subtitle, body).and_then(|_| root.present().map_err(Into::into))
+    };
+    match result {
+        Ok(()) => out,
+        Err(e) => message_svg(size, title, subtitle, &e.to_string()),
+    }
+}
+
+fn draw_page(
+    root: &DrawingArea<SVGBackend, Shift>,
+    title: &str,
+    subtitle: &str,
+    body: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
+) -> DrawResult {
+    root.fill(&WHITE)?;
+    root.draw(&Text::new(
+        title.to_string(),
+        (12, 8),
+        (FONT, TITLE_PT)
+            .into_font()
+            .style(FontStyle::Bold)
+            .color(&BLACK),
+    ))?;
+    root.draw(&Text::new(
+        subtitle.to_string(),
+        (12, 32),
+        (FONT, SUBTITLE_PT).into_font().color(&RGBColor(90, 90, 90)),
+    ))?;
+    let (_, plot) = root.split_vertically(HEADER_H);
+    body(&plot)
+}
+
+/// A standalone SVG carrying only a title, a subtitle and a message ("no data", an error).
+pub(crate) fn message_svg(size: (u32, u32), title: &str, subtitle: &str, msg: &str) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (size.0, 120.min(size.1))).into_drawing_area();
+        let _ = draw_page(&root, title, subtitle, |area| {
+            area.draw(&Text::new(
+                msg.to_string(),
+                (12, 20),
+                (FONT, DESC_PT).into_font().color(&RGBColor(120, 120, 120)),
+            ))?;
+            Ok(())
+        });
+        let _ = root.present();
+    }
+    out
+}
+
+/// "Nothing to draw" as an error, so `render` shows the reason instead of empty axes.
+pub(crate) fn no_data(what: &str) -> Box<dyn std::error::Error> {
+    format!("no data to plot ({what})").into()
+}
+
+/// A number in at most 4 significant digits with a k/M/G suffix: tick labels stay short.
+pub fn short_number(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if scaled == 0.0 {
+        "0".to_string()
+    } else if scaled.abs() >= 100.0 {
+        format!("{scaled:.0}")
+    } else if scaled.abs() >= 10.0 {
+        format!("{scaled:.1}")
+    } else if scaled.abs() >= 1.0 {
+        format!("{scaled:.2}")
+    } else {
+        format!("{scaled:.3}")
+    };
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    format!("{s}{suffix}")
+}
+
+/// A byte count as people write it: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB`.
+pub fn bytes_label(v: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = v;
+    let mut i = 0;
+    while x.abs() >= 1024.0 && i + 1 < UNITS.len() {
+        x /= 1024.0;
+        i += 1;
+    }
+    let s = format!("{x:.1}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {}", UNITS[i])
+}
+
+/// (min, max) of finite values, widened so a single value or a flat line still has a range.
+pub(crate) fn finite_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.into_iter().filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if lo > hi {
+        return None;
+    }
+    if lo == hi {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        return Some((lo - pad, hi + pad));
+    }
+    Some((lo, hi))
+}
+
+/// Width in pixels to reserve for the longest of `labels`.
+pub(crate) fn label_width<'a>(labels: impl IntoIterator<Item = &'a str>) -> u32 {
+    labels
+        .into_iter()
+        .map(|l| l.chars().count() as u32)
+        .max()
+        .unwrap_or(4)
+        * CHAR_W
+        + 14
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// Checks what every oscost plot must contain to be readable on its own.
+    pub fn assert_standalone(svg: &str, title: &str, subtitle: &str) {
+        assert!(
+            svg.starts_with("<svg"),
+            "not an SVG document: {}",
+            &svg[..40.min(svg.len())]
+        );
+        assert!(svg.trim_end().ends_with("</svg>"), "SVG not closed");
+        assert!(svg.contains(title), "title {title:?} missing");
+        assert!(svg.contains(subtitle), "subtitle {subtitle:?} missing");
+        assert!(!svg.contains("NaN"), "NaN coordinates in SVG");
+    }
+
+    /// The trimmed contents of every `<text>` element (plotters puts them on their own lines).
+    pub fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..];
+                Some(body[..body.find("</text>")?].trim().to_string())
+            })
+            .collect()
+    }
+
+    pub fn has_text(svg: &str, text: &str) -> bool {
+        texts(svg).iter().any(|t| t == text)
+    }
+
+    pub fn count(svg: &str, needle: &str) -> usize {
+        svg.matches(needle).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_numbers_stay_short() {
+        assert_eq!(short_number(0.0), "0");
+        assert_eq!(short_number(1.0), "1");
+        assert_eq!(short_number(12.345), "12.3");
+        assert_eq!(short_number(0.1234), "0.123");
+        assert_eq!(short_number(25_000.0), "25k");
+        assert_eq!(short_number(3_500_000.0), "3.5M");
+    }
+
+    #[test]
+    fn bytes_are_binary_units() {
+        assert_eq!(bytes_label(512.0), "512 B");
+        assert_eq!(bytes_label(32768.0), "32 KiB");
+        assert_eq!(bytes_label(1.5 * 1048576.0), "1.5 MiB");
+    }
+
+    #[test]
+    fn range_of_one_value_is_widened() {
+        assert_eq!(finite_range([5.0, f64::NAN]), Some((4.5, 5.5)));
+        assert_eq!(finite_range([f64::NAN]), None);
+    }
+
+    #[test]
+    fn empty_plot_says_no_data() {
+        let svg = LinePlot {
+            title: "empty".into(),
+            subtitle: "host".into(),
+            ..Default::default()
+        }
+        .to_svg();
+        test_support::assert_standalone(&svg, "empty", "host");
+        assert!(svg.contains("no data to plot"));
+    }
+}

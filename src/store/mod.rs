@@ -1,0 +1,451 @@
+//! Run history in SQLite: every run saved (unless `--no-save`), machine facts normalized so runs
+//! from one machine group together, imports from other machines grouped by host.
+//!
+//! Safety: each save is one transaction (a process killed mid-save leaves the database as it
+//! was: SQLite's journal rolls the partial write back on the next open); a file that is not an
+//! oscost history, or of a newer schema, is refused before anything is written to it; a
+//! locked, corrupt or read-only database yields one line naming the file (exit code 2).
+
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+
+use crate::error::{Error, Result};
+use crate::model::Run;
+use crate::report::input::parse_run;
+
+pub use schema::latest as schema_version;
+
+/// `$XDG_DATA_HOME/oscost/history.sqlite`, else `~/.local/share/oscost/history.sqlite`.
+pub fn default_path() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".local/share"),
+            None => {
+                return Err(Error::env(
+                    "no HOME or XDG_DATA_HOME: cannot place the history database; use --db PATH or --no-save",
+                ))
+            }
+        },
+    };
+    Ok(base.join("oscost").join("history.sqlite"))
+}
+
+/// One saved run, as `history list` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunInfo {
+    pub id: i64,
+    pub host_key: String,
+    pub machine: String,
+    pub started_at: String,
+    pub tool_version: String,
+    pub measurements: i64,
+    pub invalid: i64,
+    pub complete: bool,
+    /// The file a run was imported from; None for runs saved by `oscost run`.
+    pub origin: Option<String>,
+}
+
+/// An open history database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Turns an SQLite error into one line naming the file and the problem.
+fn db_error(path: &Path, e: rusqlite::Error) -> Error {
+    let p = path.display();
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        let msg = match f.code {
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                "database is locked by another process (waited 2 s); try again when it is done"
+                    .into()
+            }
+            ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
+                "not an SQLite database or corrupt; nothing was written (use --db for another file)"
+                    .into()
+            }
+            ErrorCode::ReadOnly => {
+                "database is read-only; nothing was written (use --db or --no-save)".into()
+            }
+            ErrorCode::CannotOpen | ErrorCode::PermissionDenied => {
+                "cannot open the database (missing directory or no permission)".into()
+            }
+            ErrorCode::DiskFull => "disk full; nothing was written".into(),
+            _ => format!("database error: {e}"),
+        };
+        return Error::env(format!("{p}: {msg}"));
+    }
+    Error::env(format!("{p}: database error: {e}"))
+}
+
+impl Store {
+    /// Opens (creating if needed) the history at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+            }
+        }
+        let conn = Connection::open(path).map_err(|e| db_error(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store
+            .prepare()
+            .map_err(|e| db_error(path, e))
+            .and_then(|r| r)?;
+        Ok(store)
+    }
+
+    fn prepare(&mut self) -> rusqlite::Result<Result<()>> {
+        self.conn.busy_timeout(Duration::from_secs(2))?;
+        self.conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+        let found = schema::inspect(&self.conn)?;
+        let p = self.path.display();
+        let from = match found {
+            schema::Found::Foreign => {
+                return Ok(Err(Error::env(format!(
+                    "{p}: an SQLite database that is not an oscost history; refusing to touch it"
+                ))))
+            }
+            schema::Found::Version(v) if v > schema::latest() => {
+                return Ok(Err(Error::env(format!(
+                    "{p}: history schema {v} is newer than this oscost knows ({}); upgrade oscost",
+                    schema::latest()
+                ))))
+            }
+            schema::Found::Version(v) if v == schema::latest() => return Ok(Ok(())),
+            schema::Found::Version(v) => v,
+            schema::Found::Empty => 0,
+        };
+        let tx = self.conn.transaction()?;
+        schema::migrate(&tx, from)?;
+        tx.commit()?;
+        Ok(Ok(()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Saves a run; returns its id. `origin` names the file of an imported run.
+    pub fn save(&mut self, run: &Run, origin: Option<&str>) -> Result<i64> {
+        self.save_with_hook(run, origin, || {})
+    }
+
+    /// Like [`Store::save`], calling `before_commit` inside the transaction after every row is
+    /// written. Exists so tests can kill a process at the worst moment and check that nothing
+    /// of the run remains; production callers use `save`.
+    pub fn save_with_hook(
+        &mut self,
+        run: &Run,
+        origin: Option<&str>,
+        before_commit: impl FnOnce(),
+    ) -> Result<i64> {
+        let path = self.path.clone();
+        self.save_inner(run, origin, before_commit)
+            .map_err(|e| db_error(&path, e))
+    }
+
+    fn save_inner(
+        &mut self,
+        run: &Run,
+        origin: Option<&str>,
+        before_commit: impl FnOnce(),
+    ) -> rusqlite::Result<i64> {
+        let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+        let run_json = serde_json::to_string(run)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        let facts = serde_json::to_string(&run.machine)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO machines (host_key, short_name, facts_json, first_seen, last_seen)
+             VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT(host_key) DO UPDATE SET short_name = ?2, facts_json = ?3, last_seen = ?4",
+            params![run.machine.host_key(), run.machine.short_name(), facts, now],
+        )?;
+        let machine_id: i64 = tx.query_row(
+            "SELECT id FROM machines WHERE host_key = ?1",
+            [run.machine.host_key()],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO runs (machine_id, started_at, tool_version, schema_version, command, complete, origin, saved_at, run_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                machine_id,
+                run.started_at,
+                run.tool_version,
+                run.schema_version,
+                run.command.join(" "),
+                run.complete,
+                origin,
+                now,
+                run_json
+            ],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        {
+            let mut ins = tx.prepare(
+                "INSERT INTO measurements (run_id, idx, probe, params, unit, status, valid, median, ci_lo, ci_hi)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for (i, m) in run.measurements.iter().enumerate() {
+                let status = serde_json::to_value(m.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default();
+                ins.execute(params![
+                    run_id,
+                    i as i64,
+                    m.probe,
+                    serde_json::to_string(&m.params).unwrap_or_default(),
+                    m.unit,
+                    status,
+                    m.valid,
+                    m.value.as_ref().map(|v| v.median),
+                    m.value.as_ref().map(|v| v.ci95[0]),
+                    m.value.as_ref().map(|v| v.ci95[1]),
+                ])?;
+            }
+        }
+        before_commit();
+        tx.commit()?;
+        Ok(run_id)
+    }
+
+    /// All runs, grouped by machine (then by start time).
+    pub fn list(&self) -> Result<Vec<RunInfo>> {
+        self.list_inner().map_err(|e| db_error(&self.path, e))
+    }
+
+    fn list_inner(&self) -> rusqlite::Result<Vec<RunInfo>> {
+        let mut st = self.conn.prepare(
+            "SELECT r.id, m.host_key, m.short_name, r.started_at, r.tool_version, r.complete, r.origin,
+                    (SELECT count(*) FROM measurements x WHERE x.run_id = r.id),
+                    (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0)
+             FROM runs r JOIN machines m ON m.id = r.machine_id
+             ORDER BY m.id, r.started_at, r.id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(RunInfo {
+                id: r.get(0)?,
+                host_key: r.get(1)?,
+                machine: r.get(2)?,
+                started_at: r.get(3)?,
+                tool_version: r.get(4)?,
+                complete: r.get(5)?,
+                origin: r.get(6)?,
+                measurements: r.get(7)?,
+                invalid: r.get(8)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// The run saved under `id`, exactly as it was saved.
+    pub fn get(&self, id: i64) -> Result<Run> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT run_json FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| db_error(&self.path, e))?;
+        let json = json.ok_or_else(|| self.unknown(id))?;
+        parse_run(&json, &format!("{}: run {id}", self.path.display()))
+    }
+
+    fn unknown(&self, id: i64) -> Error {
+        Error::usage(format!(
+            "{}: no run with id {id} (see `oscost history list`)",
+            self.path.display()
+        ))
+    }
+
+    /// Deletes a run (its measurements go with it); a machine without runs is removed too.
+    pub fn delete(&mut self, id: i64) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db_error(&path, e))?;
+        let n = tx
+            .execute("DELETE FROM runs WHERE id = ?1", [id])
+            .map_err(|e| db_error(&path, e))?;
+        if n == 0 {
+            return Err(self_unknown(&path, id));
+        }
+        tx.execute(
+            "DELETE FROM machines WHERE id NOT IN (SELECT machine_id FROM runs)",
+            [],
+        )
+        .map_err(|e| db_error(&path, e))?;
+        tx.commit().map_err(|e| db_error(&path, e))
+    }
+
+    /// Ids of the `n` most recently started runs, oldest first (for `compare --last 2`).
+    pub fn last(&self, n: usize) -> Result<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?1")
+            .map_err(|e| db_error(&self.path, e))?;
+        let mut ids: Vec<i64> = st
+            .query_map([n as i64], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| db_error(&self.path, e))?;
+        ids.reverse();
+        Ok(ids)
+    }
+}
+
+fn self_unknown(path: &Path, id: i64) -> Error {
+    Error::usage(format!(
+        "{}: no run with id {id} (see `oscost history list`)",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Run {
+        parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
+    }
+
+    #[test]
+    fn round_trip_list_get_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/history.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        let run = fixture();
+        let id1 = s.save(&run, None).unwrap();
+        let mut other = fixture();
+        other.machine.hostname = Some("far-away".into());
+        other.started_at = "2030-01-01T00:00:00Z".into();
+        let id2 = s.save(&other, Some("far.json")).unwrap();
+        let id3 = s.save(&run, None).unwrap();
+        let list = s.list().unwrap();
+        assert_eq!(list.len(), 3);
+        // Grouped by machine: both runs of the first host come before the other host's run.
+        assert_eq!(
+            list.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![id1, id3, id2]
+        );
+        assert_eq!(list[2].origin.as_deref(), Some("far.json"));
+        assert_eq!(list[0].measurements as usize, run.measurements.len());
+        assert_eq!(
+            list[0].invalid as usize,
+            run.measurements.iter().filter(|m| !m.valid).count()
+        );
+        let back = s.get(id1).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&run).unwrap()
+        );
+        assert_eq!(s.last(2).unwrap(), vec![id3, id2]);
+        s.delete(id2).unwrap();
+        assert_eq!(s.list().unwrap().len(), 2);
+        let machines: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM machines", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(machines, 1, "machine without runs removed");
+        let e = s.get(id2).unwrap_err();
+        assert!(e.to_string().contains(&format!("no run with id {id2}")) && e.exit_code() == 2);
+        assert!(s.delete(id2).is_err());
+    }
+
+    #[test]
+    fn reopening_keeps_data_and_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        Store::open(&path).unwrap().save(&fixture(), None).unwrap();
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.list().unwrap().len(), 1);
+        let v: i64 = s
+            .conn
+            .query_row("SELECT version FROM oscost_schema", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v as u32, schema_version());
+    }
+
+    #[test]
+    fn garbage_file_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let junk =
+            b"this is not a database, just some text that happens to be long enough".repeat(20);
+        std::fs::write(&path, &junk).unwrap();
+        let e = Store::open(&path).err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().starts_with(&path.display().to_string()),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("not an SQLite database or corrupt"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), junk);
+    }
+
+    #[test]
+    fn foreign_and_newer_databases_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let foreign = dir.path().join("f.sqlite");
+        Connection::open(&foreign)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x);")
+            .unwrap();
+        assert!(Store::open(&foreign)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("not an oscost history"));
+        let newer = dir.path().join("n.sqlite");
+        drop(Store::open(&newer).unwrap());
+        Connection::open(&newer)
+            .unwrap()
+            .execute("UPDATE oscost_schema SET version = 99", [])
+            .unwrap();
+        let e = Store::open(&newer).err().unwrap().to_string();
+        assert!(e.contains("schema 99 is newer"), "{e}");
+    }
+
+    #[test]
+    fn locked_database_fails_with_one_line_and_keeps_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        s.save(&fixture(), None).unwrap();
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+        let e = s.save(&fixture(), None).unwrap_err().to_string();
+        assert!(e.contains("locked"), "{e}");
+        holder.execute_batch("ROLLBACK;").unwrap();
+        assert_eq!(s.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn read_only_database_lists_but_refuses_to_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        Store::open(&path).unwrap().save(&fixture(), None).unwrap();
+        let conn =
+            Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let mut s = Store {
+            conn,
+            path: path.clone(),
+        };
+        assert_eq!(s.list().unwrap().len(), 1);
+        let e = s.save(&fixture(), None).unwrap_err().to_string();
+        assert!(e.contains("read-only"), "{e}");
+        assert_eq!(Store::open(&path).unwrap().list().unwrap().len(), 1);
+    }
+}
