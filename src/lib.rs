@@ -2,6 +2,7 @@
 //!
 //! Data flows one way: CLI → plan → engine runs probes → Run → report/store.
 
+pub mod analysis;
 pub mod cli;
 pub mod engine;
 pub mod error;

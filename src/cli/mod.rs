@@ -2,17 +2,20 @@
 
 pub mod common;
 pub mod compare;
+pub mod ctx;
 pub mod execute;
 pub mod export;
 pub mod fault;
 pub mod history;
 pub mod machine;
+pub mod mem;
 pub mod mmap;
 pub mod probes;
 pub mod report;
 pub mod run;
 pub mod sim;
 pub mod store_opts;
+pub mod timeslice;
 
 use clap::{Parser, Subcommand};
 
@@ -34,8 +37,11 @@ pub enum Command {
     Call(probes::CallArgs),
     /// The lmbench lat_syscall set and vDSO clock_gettime.
     Syscall(probes::SyscallArgs),
-    /// Same-core context switches: pipe, futex and yield ping-pong.
-    Ctx(probes::CtxArgs),
+    /// Same-core context switches: pipe, futex and yield ping-pong; `ctx sweep` and
+    /// `ctx timeslice` for working sets.
+    Ctx(Box<ctx::CtxCommand>),
+    /// Memory: `mem latency`, the pointer-chase curve (lmbench lat_mem_rd).
+    Mem(mem::MemCommand),
     /// Page faults: anonymous, populated, page-cache and evicted file; THP, order, readahead.
     Fault(fault::FaultArgs),
     /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
@@ -67,7 +73,8 @@ pub fn main() -> i32 {
         Command::Machine(a) => machine::run(a),
         Command::Call(a) => probes::call(a),
         Command::Syscall(a) => probes::syscall(a),
-        Command::Ctx(a) => probes::ctx(a),
+        Command::Ctx(a) => ctx::run(*a),
+        Command::Mem(a) => mem::run(a),
         Command::Fault(a) => fault::run(a),
         Command::Mmap(a) => mmap::run(a),
         Command::Report(a) => report::run(a),

@@ -4,10 +4,12 @@
 pub mod call;
 pub mod ctx;
 pub mod fault;
+pub mod mem;
 pub mod mmap;
 pub mod pattern;
 pub mod scratch;
 pub mod syscall;
+pub mod workset;
 
 use crate::engine::checks;
 use crate::model::{Check, Evidence};

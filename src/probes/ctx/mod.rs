@@ -3,6 +3,9 @@
 
 pub mod futex;
 pub mod pipe;
+pub mod ring;
+pub mod sweep;
+pub mod timeslice;
 pub mod yield_;
 
 use crate::engine::checks;

@@ -1,0 +1,256 @@
+//! Knees on a latency-versus-size curve: where the cost steps up because the working set
+//! stopped fitting a cache (or the TLB's reach). A pure function of the measured points, so
+//! it is tested on synthetic curves with known steps, and both `mem latency` and `ctx sweep`
+//! use it the same way.
+//!
+//! Method: a step between neighbouring sizes is significant when the larger size costs at
+//! least `min_step` more *and* the two 95% intervals do not overlap (noise cannot make a
+//! knee). Runs of consecutive significant steps form one transition; a transition is a knee
+//! when its total rise is at least `min_rise`. A cache of size C predicts a transition that
+//! starts near C, so a boundary matches a knee when it lies between the last size before the
+//! rise and the first size after it (with a tolerance of `tolerance`× on both sides, since
+//! associativity and the sweep's grid blur the edge).
+
+use serde::{Deserialize, Serialize};
+
+/// One measured point: size in bytes, the median and its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// A detected rise in the curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// Last size on the lower level (bytes).
+    pub last_below: f64,
+    /// First size that costs significantly more (bytes).
+    pub first_above: f64,
+    /// Size where the rise ends (bytes).
+    pub end: f64,
+    pub y_before: f64,
+    pub y_after: f64,
+    /// Cache boundaries (label, bytes on this curve's axis) that fall on this knee.
+    pub matches: Vec<String>,
+}
+
+impl Knee {
+    /// y_after / y_before.
+    pub fn rise(&self) -> f64 {
+        self.y_after / self.y_before
+    }
+}
+
+/// Thresholds of the detector.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KneeParams {
+    pub min_step: f64,
+    pub min_rise: f64,
+    pub tolerance: f64,
+}
+
+impl Default for KneeParams {
+    fn default() -> Self {
+        KneeParams {
+            min_step: 0.05,
+            min_rise: 0.25,
+            tolerance: 1.5,
+        }
+    }
+}
+
+/// Detect knees. Points with x ≤ 0 or y ≤ 0 (no log position, or no value) are skipped; the
+/// rest are sorted by size.
+pub fn detect(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
+    let mut pts: Vec<CurvePoint> = points
+        .iter()
+        .copied()
+        .filter(|q| q.x > 0.0 && q.y > 0.0 && q.y.is_finite())
+        .collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let significant =
+        |a: &CurvePoint, b: &CurvePoint| b.y >= a.y * (1.0 + p.min_step) && b.lo > a.hi;
+    let mut knees = Vec::new();
+    let mut i = 0;
+    while i + 1 < pts.len() {
+        if !significant(&pts[i], &pts[i + 1]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i + 1;
+        while end + 1 < pts.len() && significant(&pts[end], &pts[end + 1]) {
+            end += 1;
+        }
+        let (a, b) = (pts[start], pts[end]);
+        if b.y >= a.y * (1.0 + p.min_rise) {
+            knees.push(Knee {
+                last_below: a.x,
+                first_above: pts[start + 1].x,
+                end: b.x,
+                y_before: a.y,
+                y_after: b.y,
+                matches: Vec::new(),
+            });
+        }
+        i = end;
+    }
+    knees
+}
+
+/// Whether a boundary of `bytes` (on the curve's axis) falls on `knee`.
+pub fn boundary_matches(knee: &Knee, bytes: f64, tolerance: f64) -> bool {
+    bytes >= knee.last_below / tolerance && bytes <= knee.first_above * tolerance
+}
+
+/// Record on each knee which of `boundaries` (label, bytes on the curve's axis) match it, and
+/// return, per boundary, whether some knee matched.
+pub fn match_boundaries(
+    knees: &mut [Knee],
+    boundaries: &[(String, f64)],
+    tolerance: f64,
+) -> Vec<(String, bool)> {
+    boundaries
+        .iter()
+        .map(|(label, bytes)| {
+            let mut hit = false;
+            for k in knees.iter_mut() {
+                if boundary_matches(k, *bytes, tolerance) {
+                    k.matches.push(label.clone());
+                    hit = true;
+                }
+            }
+            (label.clone(), hit)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: f64 = 1024.0;
+    const M: f64 = 1024.0 * 1024.0;
+
+    /// Sizes 4K..256M in powers of two and their 1.5× midpoints.
+    fn grid() -> Vec<f64> {
+        let mut v = Vec::new();
+        let mut x = 4.0 * K;
+        while x <= 256.0 * M {
+            v.push(x);
+            v.push(x * 1.5);
+            x *= 2.0;
+        }
+        v
+    }
+
+    fn pt(x: f64, y: f64, rel: f64) -> CurvePoint {
+        CurvePoint {
+            x,
+            y,
+            lo: y * (1.0 - rel),
+            hi: y * (1.0 + rel),
+        }
+    }
+
+    /// A memory hierarchy with L1d 48K, L2 1M, L3 32M: flat levels, sharp steps.
+    fn staircase() -> Vec<CurvePoint> {
+        grid()
+            .into_iter()
+            .map(|x| {
+                let y = if x <= 48.0 * K {
+                    1.3
+                } else if x <= M {
+                    4.0
+                } else if x <= 32.0 * M {
+                    15.0
+                } else {
+                    80.0
+                };
+                pt(x, y, 0.01)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_the_three_steps_and_matches_the_caches() {
+        let mut knees = detect(&staircase(), &KneeParams::default());
+        assert_eq!(knees.len(), 3, "{knees:?}");
+        assert_eq!(knees[0].last_below, 48.0 * K);
+        assert_eq!(knees[0].first_above, 64.0 * K);
+        assert_eq!(knees[1].last_below, M);
+        assert_eq!(knees[2].last_below, 32.0 * M);
+        assert!((knees[2].rise() - 80.0 / 15.0).abs() < 1e-9);
+        let b = vec![
+            ("L1d".to_string(), 48.0 * K),
+            ("L2".to_string(), M),
+            ("L3".to_string(), 32.0 * M),
+            ("imaginary L4".to_string(), 4.0 * M),
+        ];
+        let m = match_boundaries(&mut knees, &b, 1.5);
+        assert_eq!(
+            m.iter().map(|(_, ok)| *ok).collect::<Vec<_>>(),
+            vec![true, true, true, false]
+        );
+        assert_eq!(knees[0].matches, vec!["L1d".to_string()]);
+        assert_eq!(knees[1].matches, vec!["L2".to_string()]);
+    }
+
+    #[test]
+    fn a_gradual_transition_is_one_knee() {
+        // 2 ns up to 256K, then rising 30% per point for four points, then flat.
+        let pts: Vec<CurvePoint> = grid()
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let k = i.saturating_sub(12).min(4) as i32;
+                let y = if x <= 256.0 * K {
+                    2.0
+                } else {
+                    2.0 * 1.3f64.powi(k)
+                };
+                pt(x, y, 0.02)
+            })
+            .collect();
+        let knees = detect(&pts, &KneeParams::default());
+        assert_eq!(knees.len(), 1, "{knees:?}");
+        assert!(knees[0].rise() > 2.5);
+        assert!(knees[0].end > knees[0].first_above);
+    }
+
+    #[test]
+    fn noise_and_overlapping_intervals_make_no_knee() {
+        // ±8% wiggles whose intervals overlap: nothing to see.
+        let pts: Vec<CurvePoint> = grid()
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| pt(x, 10.0 * (1.0 + 0.08 * ((i % 3) as f64 - 1.0)), 0.1))
+            .collect();
+        assert!(detect(&pts, &KneeParams::default()).is_empty());
+        // A real but small rise (10%) is below min_rise.
+        let pts: Vec<CurvePoint> = grid()
+            .into_iter()
+            .map(|x| pt(x, if x < M { 10.0 } else { 11.0 }, 0.001))
+            .collect();
+        assert!(detect(&pts, &KneeParams::default()).is_empty());
+    }
+
+    #[test]
+    fn unusable_points_are_skipped_and_order_does_not_matter() {
+        let mut pts = staircase();
+        pts.reverse();
+        pts.push(pt(0.0, 1.0, 0.01)); // S = 0 has no log position
+        pts.push(CurvePoint {
+            x: 8.0 * K,
+            y: f64::NAN,
+            lo: 0.0,
+            hi: 0.0,
+        });
+        assert_eq!(detect(&pts, &KneeParams::default()).len(), 3);
+        assert!(detect(&[], &KneeParams::default()).is_empty());
+        assert!(detect(&pts[..1], &KneeParams::default()).is_empty());
+    }
+}

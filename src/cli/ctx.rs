@@ -1,0 +1,263 @@
+//! `oscost ctx` (same-core ping-pong, unchanged), `oscost ctx sweep` (the lat_ctx working-set
+//! sweep) and `oscost ctx timeslice` (the indirect cost at the scale of a time slice).
+
+use super::common::{pick_cpu, MeasureOpts};
+use super::execute::{execute, Plan, PlanItem};
+use super::probes::CtxArgs;
+use crate::analysis::sizes::{fmt_size, parse_size};
+use crate::error::{Error, Result};
+use crate::model::Run;
+use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
+use crate::probes::ctx::sweep::{measure_point, Point};
+use crate::probes::ctx::Mode;
+use crate::probes::workset::Access;
+use std::path::PathBuf;
+
+/// `oscost ctx [--mech ...]`, or one of its subcommands.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CtxCommand {
+    #[command(subcommand)]
+    pub sub: Option<CtxSub>,
+    #[command(flatten)]
+    pub args: CtxArgs,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum CtxSub {
+    /// lmbench lat_ctx done right: a ring of N processes passing a token, each walking its
+    /// own working set of S bytes; per-switch cost by size, direct vs indirect, cache knees.
+    Sweep(SweepArgs),
+    /// Two CPU-bound tasks with working sets on one CPU: together vs one after the other,
+    /// per time slice.
+    Timeslice(super::timeslice::TimesliceArgs),
+}
+
+/// Output styles of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The table with evidence, knees and cache labels.
+    Table,
+    /// lat_ctx's lines ("size=0k ovr=..." then "N µs") for old scripts.
+    Lmbench,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Working-set sizes per process (comma-separated; 0 = the direct cost).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size,
+          default_values = ["0", "4k", "16k", "32k", "64k", "128k", "256k", "512k", "1m"])]
+    pub sizes: Vec<u64>,
+    /// Ring sizes N (comma-separated; each at least 2).
+    #[arg(long, value_delimiter = ',', default_values = ["2", "4", "8"])]
+    pub procs: Vec<usize>,
+    /// Ring members are threads of one process instead of processes (no address-space
+    /// switch).
+    #[arg(long)]
+    pub threads: bool,
+    /// Scheduling policy of the ring members (batch: one voluntary switch per hop; normal:
+    /// lat_ctx's SCHED_OTHER with wake-up preemption).
+    #[arg(long, value_enum, default_value = "batch")]
+    pub policy: Policy,
+    /// How each member touches its working set.
+    #[arg(long, value_enum, default_value = "read")]
+    pub access: Access,
+    /// Bytes between touched words (a multiple of 8; 64 = one word per cache line).
+    #[arg(long, value_parser = parse_size, default_value = "64")]
+    pub stride: u64,
+    /// The one CPU every member is pinned to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Output style on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write an SVG plot of per-switch cost against working-set size.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// A `mem latency --json` result whose knees label this sweep's knees too.
+    #[arg(long, value_name = "FILE")]
+    pub mem_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+pub fn run(c: CtxCommand) -> Result<i32> {
+    match c.sub {
+        None => super::probes::ctx(c.args),
+        Some(CtxSub::Sweep(a)) => sweep(a),
+        Some(CtxSub::Timeslice(a)) => super::timeslice::run(a),
+    }
+}
+
+/// Refuse working sets the machine cannot hold: `total` bytes must leave half of the
+/// available memory free.
+pub fn check_memory(total: u64, what: &str) -> Result<()> {
+    let avail = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .map(|t| crate::machine::parse::parse_meminfo(&t))
+        .and_then(|m| m.get("MemAvailable").or(m.get("MemFree")).copied());
+    if let Some(avail) = avail {
+        if total > avail / 2 {
+            return Err(Error::usage(format!(
+                "{what} needs {} but only {} is available (at most half of it may be used)",
+                fmt_size(total),
+                fmt_size(avail)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Validate the ring sizes against the tool's cap and the process limit.
+pub fn check_procs(procs: &[usize], threads: bool) -> Result<()> {
+    for &n in procs {
+        if !(2..=MAX_MEMBERS).contains(&n) {
+            return Err(Error::usage(format!(
+                "--procs {n}: a ring needs 2 to {MAX_MEMBERS} members"
+            )));
+        }
+    }
+    if !threads {
+        let max = procs.iter().copied().max().unwrap_or(0) as u64;
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: valid out-pointer.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+            && max > lim.rlim_cur / 2
+        {
+            return Err(Error::usage(format!(
+                "--procs {max}: more processes than this user may start (RLIMIT_NPROC {})",
+                lim.rlim_cur
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_stride(stride: u64) -> Result<usize> {
+    if stride == 0 || !stride.is_multiple_of(8) || stride > 1 << 20 {
+        return Err(Error::usage(format!(
+            "--stride {stride}: use a multiple of 8 bytes between 8 and 1m"
+        )));
+    }
+    Ok(stride as usize)
+}
+
+fn sweep(a: SweepArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    if let Some(p) = &a.svg {
+        crate::report::export::check_writable(p)?;
+    }
+    let mem_knees = match &a.mem_json {
+        Some(p) => read_mem_knees(p)?,
+        None => Vec::new(),
+    };
+    let cpu = pick_cpu(a.cpu)?;
+    check_procs(&a.procs, a.threads)?;
+    let mut sizes = a.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let stride = check_stride(a.stride)?;
+    let max_n = a.procs.iter().copied().max().unwrap_or(2) as u64;
+    let max_s = a.sizes.iter().copied().max().unwrap_or(0);
+    check_memory(
+        max_n.saturating_mul(max_s),
+        &format!("a ring of {max_n} × {}", fmt_size(max_s)),
+    )?;
+    let mode = if a.threads {
+        Mode::Thread
+    } else {
+        Mode::Process
+    };
+    let machine = crate::machine::collect();
+    let caches = machine.data_cache_sizes(cpu);
+    let mut plan = Plan::default();
+    for &n in &a.procs {
+        for &s in &sizes {
+            let p = Point {
+                procs: n,
+                size: s,
+                stride,
+                access: a.access,
+                mode,
+                cpu,
+                policy: a.policy,
+            };
+            let c = caches.clone();
+            plan.push(PlanItem::new(
+                format!("ctx.sweep N={n} S={}", fmt_size(s)),
+                move |ctx| measure_point(ctx, p, &c),
+            ));
+        }
+    }
+    let run = execute(plan, &a.opts)?;
+    let analysis = crate::report::sweep::analyze(&run, &caches, &mem_knees);
+    match a.format {
+        Format::Lmbench => print!("{}", crate::report::sweep::lmbench(&run)),
+        Format::Table => {
+            for w in run.machine.warnings() {
+                println!("! machine: {w}");
+            }
+            print!("{}", crate::report::sweep::render(&analysis, &run));
+            for s in &run.skipped {
+                println!("skipped {}: {}", s.probe, s.reason);
+            }
+            if a.opts.explain {
+                println!();
+                print!("{}", crate::report::table::definitions(&run));
+            }
+        }
+    }
+    if let Some(p) = &a.svg {
+        let svg = crate::report::sweep::svg(&analysis, &run.machine.short_name())?;
+        crate::report::export::write_atomic(p, svg.as_bytes())?;
+    }
+    let value = serde_json::to_value(&analysis).expect("analysis serializes");
+    write_outputs(&run, &a.opts, value)
+}
+
+/// Write --json (the run with an `analysis` object added) and --csv; choose the exit code.
+pub fn write_outputs(run: &Run, opts: &MeasureOpts, analysis: serde_json::Value) -> Result<i32> {
+    if let Some(p) = &opts.json {
+        let mut v = serde_json::to_value(run).expect("a Run serializes");
+        v["analysis"] = analysis;
+        let text = serde_json::to_string_pretty(&v).expect("a value serializes");
+        crate::report::export::write_atomic(p, text.as_bytes())?;
+    }
+    if let Some(p) = &opts.csv {
+        crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
+    }
+    let invalid = run.measurements.iter().filter(|m| !m.valid).count();
+    if invalid > 0 && !opts.quiet {
+        eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
+    }
+    Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+}
+
+/// The knee positions (last size before each rise, bytes) of a `mem latency --json` file.
+pub fn read_mem_knees(p: &std::path::Path) -> Result<Vec<f64>> {
+    let text = std::fs::read_to_string(p).map_err(|e| Error::io(p.display(), e))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::usage(format!(
+            "{}: not a JSON file from oscost ({e})",
+            p.display()
+        ))
+    })?;
+    let curves = v["analysis"]["curves"].as_array().ok_or_else(|| {
+        Error::usage(format!(
+            "{}: has no memory-latency analysis (write one with `oscost mem latency --json`)",
+            p.display()
+        ))
+    })?;
+    let mut knees: Vec<f64> = curves
+        .iter()
+        .take(1)
+        .flat_map(|c| c["knees"].as_array().cloned().unwrap_or_default())
+        .filter_map(|k| k["last_below"].as_f64())
+        .collect();
+    knees.sort_by(f64::total_cmp);
+    Ok(knees)
+}

@@ -1,0 +1,121 @@
+//! `oscost mem latency`: the pointer-chase curve (lmbench lat_mem_rd) with cache sizes and
+//! knees.
+
+use super::common::{pick_cpu, MeasureOpts};
+use super::ctx::{check_memory, write_outputs};
+use super::execute::{execute, Plan, PlanItem};
+use crate::analysis::sizes::{fmt_size, parse_size};
+use crate::error::{Error, Result};
+use crate::probes::mem::latency::{measure_point, size_grid, Point};
+use crate::probes::workset::Pages;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct MemCommand {
+    #[command(subcommand)]
+    pub sub: MemSub,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum MemSub {
+    /// ns per dependent load from 4 KB to --max: the lat_mem_rd curve.
+    Latency(LatencyArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LatencyArgs {
+    /// Smallest buffer.
+    #[arg(long, value_parser = parse_size, default_value = "4k")]
+    pub min: u64,
+    /// Largest buffer.
+    #[arg(long, value_parser = parse_size, default_value = "64m")]
+    pub max: u64,
+    /// Bytes between chased slots (comma-separated; multiples of 8).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_values = ["64"])]
+    pub strides: Vec<u64>,
+    /// Page modes: 4k (MADV_NOHUGEPAGE) and/or thp (MADV_HUGEPAGE).
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["4k", "thp"])]
+    pub pages: Vec<Pages>,
+    /// CPU to pin to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Write an SVG plot of ns per load against buffer size.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: MeasureOpts,
+}
+
+pub fn run(c: MemCommand) -> Result<i32> {
+    match c.sub {
+        MemSub::Latency(a) => latency(a),
+    }
+}
+
+fn latency(a: LatencyArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    if let Some(p) = &a.svg {
+        crate::report::export::check_writable(p)?;
+    }
+    if a.min == 0 || a.max == 0 {
+        return Err(Error::usage("--min and --max must be above zero"));
+    }
+    if a.min > a.max {
+        return Err(Error::usage(format!(
+            "--min {} is larger than --max {}",
+            fmt_size(a.min),
+            fmt_size(a.max)
+        )));
+    }
+    for &s in &a.strides {
+        if s < 8 || !s.is_multiple_of(8) || s * 2 > a.max {
+            return Err(Error::usage(format!(
+                "--strides {s}: use multiples of 8 bytes no larger than half of --max"
+            )));
+        }
+    }
+    check_memory(a.max, &format!("a {} buffer", fmt_size(a.max)))?;
+    let cpu = pick_cpu(a.cpu)?;
+    let machine = crate::machine::collect();
+    let caches = machine.data_cache_sizes(cpu);
+    let mut plan = Plan::default();
+    for &pages in &a.pages {
+        for &stride in &a.strides {
+            for size in size_grid(a.min, a.max) {
+                if size < 2 * stride {
+                    continue;
+                }
+                let p = Point {
+                    size,
+                    stride: stride as usize,
+                    pages,
+                    cpu,
+                };
+                let c = caches.clone();
+                plan.push(PlanItem::new(
+                    format!(
+                        "mem.latency {} {} stride {stride}",
+                        pages.as_str(),
+                        fmt_size(size)
+                    ),
+                    move |ctx| measure_point(ctx, p, &c),
+                ));
+            }
+        }
+    }
+    let run = execute(plan, &a.opts)?;
+    let analysis = crate::report::memlat::analyze(&run, &caches);
+    for w in run.machine.warnings() {
+        println!("! machine: {w}");
+    }
+    print!("{}", crate::report::memlat::render(&analysis, &run));
+    for s in &run.skipped {
+        println!("skipped {}: {}", s.probe, s.reason);
+    }
+    if let Some(p) = &a.svg {
+        let svg = crate::report::memlat::svg(&analysis, &run.machine.short_name())?;
+        crate::report::export::write_atomic(p, svg.as_bytes())?;
+    }
+    let value = serde_json::to_value(&analysis).expect("analysis serializes");
+    write_outputs(&run, &a.opts, value)
+}

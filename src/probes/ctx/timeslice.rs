@@ -1,0 +1,524 @@
+//! `ctx.timeslice`: the indirect cost of sharing a CPU at the scale of a time slice. Two
+//! CPU-bound tasks, each walking its own working set, run on one CPU one after the other and
+//! then together; together / sequential is the relative runtime, and what exceeds 1 is what
+//! each slice's switch costs in refilled caches and TLB. The slice is set with
+//! sched_setattr's sched_runtime where the kernel has EEVDF custom slices (Linux ≥ 6.12),
+//! else with SCHED_RR and /proc/sys/kernel/sched_rr_timeslice_ms (root; the old value is put
+//! back on every exit path), else the probe says it cannot be set. The involuntary switch
+//! rate while running together must match the slice, or the slice did not take effect.
+
+use crate::analysis::sizes::fmt_size;
+use crate::engine::checks;
+use crate::engine::clock::now_ns;
+use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::partner::{futex, Child, SharedPage};
+use crate::engine::sampler::SamplingConfig;
+use crate::engine::stats::summarize;
+use crate::error::{Error, Result};
+use crate::evidence::perf::EventSet;
+use crate::evidence::placement::AffinityGuard;
+use crate::evidence::Participant;
+use crate::model::{Evidence, Measurement, Status};
+use crate::probes::workset::{Access, WorkingSet};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+pub const PROBE: &str = "ctx.timeslice";
+const RR_KNOB: &str = "/proc/sys/kernel/sched_rr_timeslice_ms";
+
+/// How the slice is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SliceMech {
+    /// sched_setattr(sched_runtime) on SCHED_OTHER tasks: EEVDF custom slices, Linux ≥ 6.12.
+    Eevdf,
+    /// SCHED_RR with the global sched_rr_timeslice_ms (root).
+    Rr,
+}
+
+impl SliceMech {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SliceMech::Eevdf => "eevdf",
+            SliceMech::Rr => "rr",
+        }
+    }
+
+    /// The slices this mechanism can express.
+    pub fn check_slice(self, slice: Duration) -> std::result::Result<(), String> {
+        let us = slice.as_micros();
+        match self {
+            SliceMech::Eevdf if !(100..=100_000).contains(&us) => Err(format!(
+                "slice {} is outside what EEVDF accepts (0.1 ms to 100 ms)",
+                humantime::format_duration(slice)
+            )),
+            SliceMech::Rr if !us.is_multiple_of(1000) || !(1_000..=1_000_000).contains(&us) => {
+                Err(format!(
+                    "slice {} cannot be set with SCHED_RR: use whole milliseconds from 1 ms to 1 s",
+                    humantime::format_duration(slice)
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What decides the mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceEnv {
+    /// (major, minor) of the running kernel.
+    pub kernel: Option<(u32, u32)>,
+    /// Root or CAP_SYS_NICE (needed for SCHED_RR).
+    pub may_rt: bool,
+    /// Whether sched_rr_timeslice_ms can be written.
+    pub rr_knob_writable: bool,
+}
+
+/// "6.18.44-fc" → (6, 18).
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut it = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// Pick the mechanism: EEVDF custom slices on Linux ≥ 6.12, else SCHED_RR when permitted,
+/// else a reason why the slice cannot be set. `requested` forces one (and fails if it cannot
+/// work here).
+pub fn select(
+    env: SliceEnv,
+    requested: Option<SliceMech>,
+) -> std::result::Result<SliceMech, String> {
+    let eevdf = env.kernel.is_some_and(|v| v >= (6, 12));
+    let rr_ok = env.may_rt && env.rr_knob_writable;
+    let kernel = env
+        .kernel
+        .map(|(a, b)| format!("Linux {a}.{b}"))
+        .unwrap_or_else(|| "an unknown kernel".into());
+    let rr_why = if !env.may_rt {
+        "SCHED_RR needs root or CAP_SYS_NICE"
+    } else {
+        "/proc/sys/kernel/sched_rr_timeslice_ms is not writable"
+    };
+    match requested {
+        Some(SliceMech::Eevdf) if !eevdf => Err(format!(
+            "EEVDF custom slices need Linux 6.12 or later; this is {kernel}"
+        )),
+        Some(SliceMech::Rr) if !rr_ok => Err(format!("cannot use SCHED_RR slices: {rr_why}")),
+        Some(m) => Ok(m),
+        None if eevdf => Ok(SliceMech::Eevdf),
+        None if rr_ok => Ok(SliceMech::Rr),
+        None => Err(format!(
+            "the time slice cannot be set here: {kernel} has no EEVDF custom slices (6.12+) \
+             and {rr_why}"
+        )),
+    }
+}
+
+/// The live environment.
+pub fn live_env(m: &crate::machine::Machine) -> SliceEnv {
+    let writable = std::fs::OpenOptions::new()
+        .write(true)
+        .open(RR_KNOB)
+        .is_ok();
+    SliceEnv {
+        kernel: m.kernel.release.as_deref().and_then(kernel_version),
+        may_rt: m.privileges.root || m.privileges.cap_sys_nice == Some(true),
+        rr_knob_writable: writable,
+    }
+}
+
+/// Sets sched_rr_timeslice_ms and puts the old value back when dropped (on success, error,
+/// Ctrl-C and panic alike).
+pub struct RrKnobGuard {
+    old: String,
+}
+
+impl RrKnobGuard {
+    pub fn set(ms: u64) -> Result<RrKnobGuard> {
+        let old = std::fs::read_to_string(RR_KNOB).map_err(|e| Error::io(RR_KNOB, e))?;
+        std::fs::write(RR_KNOB, format!("{ms}\n"))
+            .map_err(|e| Error::usage(format!("the kernel rejected a {ms} ms RR slice: {e}")))?;
+        Ok(RrKnobGuard {
+            old: old.trim().to_string(),
+        })
+    }
+}
+
+impl Drop for RrKnobGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::write(RR_KNOB, format!("{}\n", self.old));
+    }
+}
+
+/// Linux's struct sched_attr (the fields up to sched_period; size tells the kernel).
+#[repr(C)]
+#[derive(Default)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+}
+
+fn set_eevdf_slice(pid: i32, slice: Duration) -> Result<u64> {
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_runtime: slice.as_nanos() as u64,
+        ..Default::default()
+    };
+    // SAFETY: a valid sched_attr of the declared size.
+    let r = unsafe { libc::syscall(libc::SYS_sched_setattr, pid, &attr as *const SchedAttr, 0) };
+    if r != 0 {
+        return Err(Error::usage(format!(
+            "the kernel rejected a {} slice: {}",
+            humantime::format_duration(slice),
+            std::io::Error::last_os_error()
+        )));
+    }
+    let mut got = SchedAttr::default();
+    // SAFETY: out-buffer of the size passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            pid,
+            &mut got as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as u32,
+            0,
+        )
+    };
+    Ok(if r == 0 { got.sched_runtime } else { 0 })
+}
+
+fn set_rr(pid: i32) -> Result<()> {
+    let p = libc::sched_param { sched_priority: 1 };
+    // SAFETY: valid sched_param.
+    if unsafe { libc::sched_setscheduler(pid, libc::SCHED_RR, &p) } != 0 {
+        return Err(Error::env(format!(
+            "cannot make a task SCHED_RR: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// One configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub slice: Duration,
+    pub mech: SliceMech,
+    pub work_set: u64,
+    /// CPU time each task needs alone.
+    pub work: Duration,
+    pub cpu: usize,
+    /// Where the coordinating thread waits (another CPU when there is one).
+    pub home: usize,
+}
+
+/// Sampling for whole runs: one run per sample, a few samples.
+pub fn sampling(budget: Duration) -> SamplingConfig {
+    SamplingConfig {
+        warmup_ns: 0,
+        target_sample_ns: 1,
+        min_samples: 5,
+        max_samples: 15,
+        rel_ci_target: 0.01,
+        budget_ns: budget.as_nanos() as u64,
+    }
+}
+
+/// Slots of the shared page.
+const GO: [usize; 2] = [0, 1];
+const DONE: [usize; 2] = [2, 3];
+const READY: [usize; 2] = [4, 5];
+
+/// Measure one slice.
+pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
+    let _home = AffinityGuard::pin_current(&[c.home])?;
+    // Calibrate: how many walks take `work` on the measured CPU.
+    let passes = {
+        let _p = AffinityGuard::pin_current(&[c.cpu])?;
+        let ws = WorkingSet::map(c.work_set as usize, None)?;
+        ws.fill();
+        let mut n = 1u64;
+        loop {
+            let t0 = now_ns();
+            for _ in 0..n {
+                std::hint::black_box(ws.walk(64, Access::Write));
+            }
+            let t = now_ns() - t0;
+            if t > 20_000_000 {
+                break ((c.work.as_nanos() as f64 / t as f64) * n as f64).ceil() as u64;
+            }
+            n *= 4;
+        }
+    };
+    let page = SharedPage::new()?;
+    let sets = [
+        WorkingSet::map(c.work_set as usize, None)?,
+        WorkingSet::map(c.work_set as usize, None)?,
+    ];
+    let mut kids: Vec<Child> = Vec::new();
+    for (i, ws) in sets.iter().enumerate() {
+        let (go, done, ready) = (page.slot(GO[i]), page.slot(DONE[i]), page.slot(READY[i]));
+        let mut child = Child::spawn(Some(c.cpu), move || {
+            ws.fill();
+            ready.store(1, Ordering::Release);
+            let mut seen = 0;
+            loop {
+                let g = go.load(Ordering::Acquire);
+                if g == seen {
+                    futex::wait(go, seen, false);
+                    continue;
+                }
+                seen = g;
+                let mut sink = 0u64;
+                for _ in 0..passes {
+                    sink = sink.wrapping_add(ws.walk(64, Access::Write));
+                }
+                std::hint::black_box(sink);
+                done.fetch_add(1, Ordering::Release);
+                futex::wake(done, 1, false);
+            }
+        })?;
+        page.wait_nonzero(READY[i], &mut child)?;
+        kids.push(child);
+    }
+    let _rr_guard = match c.mech {
+        SliceMech::Rr => Some(RrKnobGuard::set(c.slice.as_millis() as u64)?),
+        SliceMech::Eevdf => None,
+    };
+    let mut reported = Vec::new();
+    for k in &kids {
+        match c.mech {
+            SliceMech::Eevdf => reported.push(set_eevdf_slice(k.pid(), c.slice)?),
+            SliceMech::Rr => set_rr(k.pid())?,
+        }
+    }
+    // Start the given tasks and wait until each has finished one run.
+    let run = |which: &[usize]| -> Result<u64> {
+        let targets: Vec<i32> = which
+            .iter()
+            .map(|&i| page.slot(DONE[i]).load(Ordering::Acquire) + 1)
+            .collect();
+        let t0 = now_ns();
+        for &i in which {
+            page.slot(GO[i]).fetch_add(1, Ordering::Release);
+            futex::wake(page.slot(GO[i]), 1, false);
+        }
+        for (&i, &want) in which.iter().zip(&targets) {
+            loop {
+                let d = page.slot(DONE[i]).load(Ordering::Acquire);
+                if d >= want {
+                    break;
+                }
+                crate::engine::interrupt::check()?;
+                futex::wait(page.slot(DONE[i]), d, false);
+            }
+        }
+        Ok(now_ns() - t0)
+    };
+    let mut together = |iters: u64| -> Result<u64> {
+        let mut t = 0;
+        for _ in 0..iters {
+            t += run(&[0, 1])?;
+        }
+        Ok(t)
+    };
+    let mut sequential = |iters: u64| -> Result<u64> {
+        let mut t = 0;
+        for _ in 0..iters {
+            t += run(&[0])?;
+            t += run(&[1])?;
+        }
+        Ok(t)
+    };
+    let participants: Vec<Participant> = kids
+        .iter()
+        .enumerate()
+        .map(|(i, k)| Participant {
+            role: format!("task {}", ["A", "B"][i]),
+            pid: k.pid(),
+            tid: k.pid(),
+            requested: vec![c.cpu],
+        })
+        .collect();
+    let spec = Spec::new(PROBE, "× sequential", "ns/run", 1.0)
+        .param("slice_ns", c.slice.as_nanos() as u64)
+        .param("slice", humantime::format_duration(c.slice).to_string())
+        .param("mechanism", c.mech.as_str())
+        .param("work_set", c.work_set)
+        .param("work_set_label", fmt_size(c.work_set))
+        .param("work_ns", c.work.as_nanos() as u64)
+        .param("cpus", vec![c.cpu])
+        .param("slice_reported_ns", reported.clone())
+        .events_set(EventSet::Standard)
+        .note(format!(
+            "two tasks on CPU {}, each writing its own {} working set for about {} of CPU \
+             time: value = (both together) / (one after the other), paired per sample; above \
+             1 is the cost of sharing the CPU at this slice (refilled caches and TLB, switch \
+             costs). Slice set with {}",
+            c.cpu,
+            fmt_size(c.work_set),
+            humantime::format_duration(c.work),
+            match c.mech {
+                SliceMech::Eevdf => "sched_setattr(sched_runtime), EEVDF custom slices",
+                SliceMech::Rr => "SCHED_RR and sched_rr_timeslice_ms (restored afterwards)",
+            }
+        ));
+    let slice = c.slice;
+    let m = measure(
+        ctx,
+        spec,
+        participants,
+        vec![Some(c.cpu), Some(c.cpu)],
+        &mut together,
+        Some(&mut sequential),
+        |ev| slice_verdict(ev, slice),
+    );
+    drop(kids);
+    let mut m = m?;
+    // The figure is the ratio of each together sample to its interleaved sequential pair.
+    let ratios: Vec<f64> = m
+        .samples
+        .iter()
+        .zip(&m.baseline_samples)
+        .map(|(t, s)| t / s)
+        .collect();
+    m.value = summarize(&ratios);
+    if m.status == Status::BelowResolution {
+        m.status = Status::Ok;
+    }
+    Ok(m)
+}
+
+/// Involuntary switches per second while running together ≈ 1 / slice (±35%): with two
+/// CPU-bound tasks, every expired slice preempts one of them. Plus placement.
+pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
+    let wall_s = ev.rusage.total.utime_us as f64 / 1e6 + ev.rusage.total.stime_us as f64 / 1e6;
+    let rate = if wall_s > 0.0 {
+        ev.rusage.total.nivcsw as f64 / wall_s
+    } else {
+        0.0
+    };
+    let expected = 1.0 / slice.as_secs_f64();
+    let mut c = checks::near("involuntary switches per second", expected, 0.35, rate);
+    c.observed = format!(
+        "{rate:.0}/s ({} over {wall_s:.2} s of CPU time), i.e. one every {:.2} ms",
+        ev.rusage.total.nivcsw,
+        if rate > 0.0 {
+            1000.0 / rate
+        } else {
+            f64::INFINITY
+        }
+    );
+    let mut warnings = Vec::new();
+    if !c.ok && rate > 0.0 {
+        warnings.push(format!(
+            "the tasks were preempted every {:.2} ms, not every {:.2} ms: the slice did not \
+             take effect as set (the scheduler tick, HZ, bounds how often a running task is \
+             preempted unless HRTICK is on)",
+            1000.0 / rate,
+            slice.as_secs_f64() * 1000.0
+        ));
+    }
+    let mut checks = vec![
+        c,
+        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
+        checks::placement(&ev.cpus),
+    ];
+    checks::add_occupancy(ev, &mut checks, &mut warnings);
+    (checks, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(kernel: Option<(u32, u32)>, may_rt: bool, knob: bool) -> SliceEnv {
+        SliceEnv {
+            kernel,
+            may_rt,
+            rr_knob_writable: knob,
+        }
+    }
+
+    #[test]
+    fn mechanism_follows_kernel_and_permission() {
+        assert_eq!(
+            select(env(Some((6, 12)), false, false), None),
+            Ok(SliceMech::Eevdf)
+        );
+        assert_eq!(
+            select(env(Some((6, 18)), true, true), None),
+            Ok(SliceMech::Eevdf)
+        );
+        assert_eq!(
+            select(env(Some((6, 11)), true, true), None),
+            Ok(SliceMech::Rr)
+        );
+        assert_eq!(
+            select(env(Some((5, 15)), true, true), None),
+            Ok(SliceMech::Rr)
+        );
+        let e = select(env(Some((6, 6)), false, false), None).unwrap_err();
+        assert!(
+            e.contains("cannot be set") && e.contains("6.6") && e.contains("root"),
+            "{e}"
+        );
+        let e = select(env(Some((6, 6)), true, false), None).unwrap_err();
+        assert!(e.contains("not writable"), "{e}");
+        assert!(select(env(None, false, false), None).is_err());
+        // Forced choices.
+        assert_eq!(
+            select(env(Some((6, 18)), true, true), Some(SliceMech::Rr)),
+            Ok(SliceMech::Rr)
+        );
+        assert!(select(env(Some((6, 18)), false, true), Some(SliceMech::Rr)).is_err());
+        assert!(
+            select(env(Some((6, 1)), true, true), Some(SliceMech::Eevdf))
+                .unwrap_err()
+                .contains("6.12")
+        );
+    }
+
+    #[test]
+    fn kernel_versions_parse() {
+        assert_eq!(kernel_version("6.18.44-fc-v669"), Some((6, 18)));
+        assert_eq!(kernel_version("5.15.0-91-generic"), Some((5, 15)));
+        assert_eq!(kernel_version("6.12"), Some((6, 12)));
+        assert_eq!(kernel_version("garbage"), None);
+    }
+
+    #[test]
+    fn slices_each_mechanism_can_express() {
+        let ms = Duration::from_millis;
+        assert!(SliceMech::Eevdf.check_slice(ms(1)).is_ok());
+        assert!(SliceMech::Eevdf
+            .check_slice(Duration::from_micros(50))
+            .is_err());
+        assert!(SliceMech::Eevdf.check_slice(ms(200)).is_err());
+        assert!(SliceMech::Rr.check_slice(ms(8)).is_ok());
+        assert!(SliceMech::Rr
+            .check_slice(Duration::from_micros(1500))
+            .is_err());
+    }
+
+    #[test]
+    fn switch_rate_must_match_the_slice() {
+        let mut ev = Evidence::default();
+        // 2 s of CPU time, 4 ms slices: 500 preemptions expected.
+        ev.rusage.total.utime_us = 2_000_000;
+        ev.rusage.total.nivcsw = 480;
+        let (c, w) = slice_verdict(&ev, Duration::from_millis(4));
+        assert!(c[0].ok, "{:?}", c[0]);
+        assert!(w.is_empty());
+        // 1 ms asked, but preempted only at the 4 ms tick.
+        let (c, w) = slice_verdict(&ev, Duration::from_millis(1));
+        assert!(!c[0].ok);
+        assert!(w[0].contains("did not take effect"));
+    }
+}

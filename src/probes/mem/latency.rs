@@ -1,0 +1,261 @@
+//! `mem.latency`: lmbench lat_mem_rd's pointer chase. Every stride-th word of an S-byte
+//! buffer holds the address of the next one along a random single cycle (Sattolo's
+//! shuffle), so each load depends on the previous one and no prefetcher can guess the
+//! next: the time per load is the latency of the level the buffer lives in. One curve per
+//! stride and page mode (4 KB pages vs transparent huge pages) shows the TLB's reach too.
+
+use crate::analysis::caches::fits_in;
+use crate::analysis::sizes::fmt_size;
+use crate::engine::checks;
+use crate::engine::clock::now_ns;
+use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::error::{Error, Result};
+use crate::evidence::perf::EventSet;
+use crate::evidence::placement::AffinityGuard;
+use crate::evidence::Participant;
+use crate::model::{Check, Evidence, Measurement};
+use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
+
+pub const PROBE: &str = "mem.latency";
+
+/// One point of the curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub size: u64,
+    pub stride: usize,
+    pub pages: Pages,
+    pub cpu: usize,
+}
+
+/// splitmix64: a small, seedable generator (the permutation must differ from any pattern a
+/// prefetcher knows, not be cryptographic).
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..n (n > 0), by multiply-shift.
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// Sattolo's shuffle: `next[i]` is the slot after slot i on one cycle through all `n` slots.
+pub fn cyclic_permutation(n: usize, seed: u64) -> Vec<u32> {
+    let mut a: Vec<u32> = (0..n as u32).collect();
+    let mut rng = SplitMix(seed);
+    for i in (1..n).rev() {
+        let j = rng.below(i);
+        a.swap(i, j);
+    }
+    a
+}
+
+/// The slots' pointer chain in a working set; returns the chain's start.
+fn build_chain(ws: &WorkingSet, stride: usize, seed: u64) -> *const usize {
+    let n = ws.len() / stride;
+    let next = cyclic_permutation(n, seed);
+    let base = ws.as_ptr();
+    for (i, &j) in next.iter().enumerate() {
+        // SAFETY: i, j < n and n × stride ≤ len; stride is a multiple of 8.
+        unsafe {
+            let slot = base.add(i * stride) as *mut usize;
+            slot.write(base.add(j as usize * stride) as usize);
+        }
+    }
+    base as *const usize
+}
+
+/// Follow the chain `loads` times from `p`; returns where it stopped.
+#[inline(never)]
+fn chase(mut p: *const usize, loads: u64) -> *const usize {
+    for _ in 0..loads {
+        // SAFETY: every slot holds the address of another slot of the same live mapping.
+        p = unsafe { p.read_volatile() } as *const usize;
+    }
+    p
+}
+
+/// Measure one size. `caches` are the CPU's data caches (label, bytes), smallest first.
+pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Result<Measurement> {
+    if p.stride < 8 || !p.stride.is_multiple_of(8) || (p.size as usize) < 2 * p.stride {
+        return Err(Error::usage(format!(
+            "mem latency: size {} needs at least two slots of stride {} (a multiple of 8)",
+            fmt_size(p.size),
+            p.stride
+        )));
+    }
+    let _pin = AffinityGuard::pin_current(&[p.cpu])?;
+    let ws = WorkingSet::map(p.size as usize, Some(p.pages))?;
+    let mut at = build_chain(&ws, p.stride, 0x6f73_636f_7374 ^ p.size);
+    let share = huge_page_share(ws.as_ptr(), ws.len());
+    let spec = Spec::new(PROBE, "ns/load", "ns/load", 1.0)
+        .param("size", p.size)
+        .param("size_label", fmt_size(p.size))
+        .param("stride", p.stride)
+        .param("pages", p.pages.as_str())
+        .param("cpus", vec![p.cpu])
+        .param("fits", fits_in(caches, p.size))
+        .param("huge_page_share", share)
+        .events_set(EventSet::Standard)
+        .note(format!(
+            "dependent loads along a random cycle through every {}-byte slot of a {} buffer \
+             ({} pages): each load waits for the previous one, so time per load is the \
+             latency of where the buffer lives (lmbench lat_mem_rd). No baseline: the loop's \
+             own increment and branch overlap the load",
+            p.stride,
+            fmt_size(p.size),
+            p.pages.as_str()
+        ));
+    let me = Participant::this_thread("measuring thread", vec![p.cpu]);
+    let mut raw = |iters: u64| -> Result<u64> {
+        let t0 = now_ns();
+        at = chase(at, iters);
+        Ok(now_ns() - t0)
+    };
+    let (pages, size) = (p.pages, p.size);
+    let m = measure(ctx, spec, vec![me], vec![None], &mut raw, None, |ev| {
+        latency_verdict(ev, pages, size, share)
+    });
+    std::hint::black_box(at);
+    drop(ws);
+    m
+}
+
+/// Pinned, no migrations; for THP curves above 4 MB, the mapping must really be backed by
+/// huge pages (otherwise the "THP" line would be a second 4 KB line).
+pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64>) -> Verdict {
+    let mut c = vec![
+        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
+        checks::placement(&ev.cpus),
+    ];
+    let mut warnings = Vec::new();
+    if pages == Pages::Thp && size >= 4 << 20 {
+        match share {
+            Some(s) => c.push(Check {
+                name: "huge pages backing the buffer".into(),
+                expected: "≥ 50% (AnonHugePages in /proc/self/smaps)".into(),
+                observed: format!("{:.0}%", s * 100.0),
+                ok: s >= 0.5,
+            }),
+            None => {
+                warnings.push("could not read /proc/self/smaps: huge-page backing unknown".into())
+            }
+        }
+    }
+    checks::add_occupancy(ev, &mut c, &mut warnings);
+    (c, warnings)
+}
+
+/// The default size grid: powers of two from `min` to `max` and the 1.5× steps between them.
+pub fn size_grid(min: u64, max: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut x = min.max(1).next_power_of_two();
+    while x <= max {
+        v.push(x);
+        let mid = x + x / 2;
+        if mid <= max && mid > x {
+            v.push(mid);
+        }
+        x *= 2;
+    }
+    if v.last() != Some(&max) && max >= min {
+        v.push(max);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutation_is_one_cycle_through_every_slot() {
+        for n in [2, 3, 10, 1000] {
+            let next = cyclic_permutation(n, 42);
+            let mut seen = vec![false; n];
+            let mut i = 0usize;
+            for _ in 0..n {
+                assert!(!seen[i], "slot {i} visited twice (n={n})");
+                seen[i] = true;
+                i = next[i] as usize;
+            }
+            assert_eq!(i, 0, "the chain must close after n steps");
+            assert!(seen.iter().all(|&s| s));
+        }
+        // Not the identity-successor order a prefetcher would follow.
+        let next = cyclic_permutation(1000, 7);
+        let sequential = next
+            .iter()
+            .enumerate()
+            .filter(|(i, &j)| j as usize == i + 1)
+            .count();
+        assert!(sequential < 50, "{sequential}");
+    }
+
+    #[test]
+    fn chain_in_memory_closes() {
+        let ws = WorkingSet::map(64 << 10, Some(Pages::Small)).unwrap();
+        let start = build_chain(&ws, 64, 1);
+        let slots = (64 << 10) / 64;
+        assert_eq!(chase(start, slots as u64), start);
+        assert_ne!(chase(start, 1), start);
+    }
+
+    #[test]
+    fn grid_covers_the_range() {
+        let g = size_grid(4 << 10, 64 << 10);
+        assert_eq!(
+            g,
+            vec![4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536]
+        );
+        assert_eq!(size_grid(4096, 5000), vec![4096, 5000]);
+    }
+
+    #[test]
+    fn thp_line_without_huge_pages_is_invalid() {
+        let ev = Evidence::default();
+        let (c, _) = latency_verdict(&ev, Pages::Thp, 64 << 20, Some(0.0));
+        assert!(c.iter().any(|c| !c.ok));
+        let (c, _) = latency_verdict(&ev, Pages::Thp, 64 << 20, Some(0.9));
+        assert!(c.iter().all(|c| c.ok));
+        let (c, _) = latency_verdict(&ev, Pages::Small, 64 << 20, Some(0.0));
+        assert!(c.iter().all(|c| c.ok));
+    }
+
+    #[test]
+    fn a_real_point_has_a_positive_latency() {
+        let ctx = Context::new(crate::engine::sampler::SamplingConfig {
+            warmup_ns: 5_000_000,
+            target_sample_ns: 1_000_000,
+            min_samples: 5,
+            max_samples: 20,
+            rel_ci_target: 0.05,
+            budget_ns: 100_000_000,
+        });
+        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let p = Point {
+            size: 32 << 10,
+            stride: 64,
+            pages: Pages::Small,
+            cpu,
+        };
+        let m = measure_point(&ctx, p, &[("L1d".into(), 48 << 10)]).unwrap();
+        assert!(m.value.unwrap().median > 0.0);
+        assert_eq!(m.params["fits"], "L1d");
+        // Tests share the CPUs with each other (and other builds): only the occupancy check
+        // may fail, and then it must say that others held the CPU.
+        let failed: Vec<_> = m.checks.iter().filter(|c| !c.ok).collect();
+        assert!(
+            failed.iter().all(|c| c.name == "CPU held by participants"),
+            "{failed:?}"
+        );
+        assert_eq!(m.valid, failed.is_empty());
+    }
+}

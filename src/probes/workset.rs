@@ -1,0 +1,239 @@
+//! A working set: an anonymous private mapping that a task fills (so every page is its own,
+//! never the shared zero page or a copy-on-write page still shared with a parent) and then
+//! walks on every turn. Allocation-free after mapping, so forked partners can use it.
+
+use crate::error::{Error, Result};
+
+/// How a walk touches the working set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Load one word per stride (lines stay clean).
+    Read,
+    /// Load and store one word per stride (lines are dirtied and must be written back).
+    Write,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+/// Page size policy for a mapping (madvise); what the kernel actually did is evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pages {
+    /// 4 KB pages (MADV_NOHUGEPAGE).
+    #[value(name = "4k")]
+    Small,
+    /// Transparent huge pages (MADV_HUGEPAGE on a 2 MB-aligned mapping).
+    Thp,
+}
+
+impl Pages {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pages::Small => "4k",
+            Pages::Thp => "thp",
+        }
+    }
+}
+
+const HUGE: usize = 2 << 20;
+
+/// An anonymous private mapping. Unmapped on drop.
+pub struct WorkingSet {
+    base: *mut u8,
+    map_len: usize,
+    ptr: *mut u8,
+    len: usize,
+}
+
+// Only raw memory; the users coordinate access (one task per working set).
+unsafe impl Send for WorkingSet {}
+unsafe impl Sync for WorkingSet {}
+
+impl WorkingSet {
+    /// Map `len` bytes without touching them. `len == 0` maps nothing.
+    pub fn map(len: usize, pages: Option<Pages>) -> Result<WorkingSet> {
+        if len == 0 {
+            return Ok(WorkingSet {
+                base: std::ptr::null_mut(),
+                map_len: 0,
+                ptr: std::ptr::null_mut(),
+                len: 0,
+            });
+        }
+        // Over-allocate for THP so the region can start on a 2 MB boundary.
+        let map_len = if pages == Some(Pages::Thp) {
+            len.div_ceil(HUGE) * HUGE + HUGE
+        } else {
+            len
+        };
+        // SAFETY: anonymous private mapping; checked for MAP_FAILED.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(Error::env(format!(
+                "cannot map a {len}-byte working set: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        let base = base as *mut u8;
+        let ptr = if pages == Some(Pages::Thp) {
+            let off = (HUGE - (base as usize % HUGE)) % HUGE;
+            // SAFETY: off < HUGE and map_len ≥ len + HUGE.
+            unsafe { base.add(off) }
+        } else {
+            base
+        };
+        let ws = WorkingSet {
+            base,
+            map_len,
+            ptr,
+            len,
+        };
+        if let Some(p) = pages {
+            let advice = match p {
+                Pages::Small => libc::MADV_NOHUGEPAGE,
+                Pages::Thp => libc::MADV_HUGEPAGE,
+            };
+            // SAFETY: advising our own mapping; failure only means the advice is not taken,
+            // which the caller reads back as evidence.
+            unsafe { libc::madvise(ws.base as *mut libc::c_void, ws.map_len, advice) };
+        }
+        Ok(ws)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// Write every word, so every page belongs to the caller (allocation-free).
+    pub fn fill(&self) {
+        let words = self.len / 8;
+        let p = self.ptr as *mut u64;
+        for i in 0..words {
+            // SAFETY: i < len / 8 within the mapping.
+            unsafe { p.add(i).write_volatile(i as u64 | 1) };
+        }
+    }
+
+    /// Touch one word every `stride` bytes; returns a sum so the loads are not elided.
+    /// Allocation-free.
+    #[inline(never)]
+    pub fn walk(&self, stride: usize, access: Access) -> u64 {
+        // SAFETY: our own live mapping.
+        unsafe { walk_raw(self.ptr, self.len, stride, access) }
+    }
+}
+
+/// The walk on raw memory (threads hold the address, not the mapping).
+///
+/// # Safety
+/// `ptr..ptr + len` must be a live, 8-aligned mapping that no one else writes meanwhile.
+#[inline(never)]
+pub unsafe fn walk_raw(ptr: *mut u8, len: usize, stride: usize, access: Access) -> u64 {
+    let mut sum = 0u64;
+    if len < 8 {
+        return 0;
+    }
+    let mut off = 0;
+    while off + 8 <= len {
+        // SAFETY: off + 8 ≤ len inside the live mapping; u64 reads at 8-aligned offsets of a
+        // page-aligned mapping (stride is a multiple of 8).
+        unsafe {
+            let w = ptr.add(off) as *mut u64;
+            let v = w.read_volatile();
+            sum = sum.wrapping_add(v);
+            if access == Access::Write {
+                w.write_volatile(v.wrapping_add(1));
+            }
+        }
+        off += stride;
+    }
+    sum
+}
+
+impl Drop for WorkingSet {
+    fn drop(&mut self) {
+        if self.map_len > 0 {
+            // SAFETY: unmapping exactly the mapping created in map().
+            unsafe { libc::munmap(self.base as *mut libc::c_void, self.map_len) };
+        }
+    }
+}
+
+/// Share of a mapping backed by huge pages, from /proc/self/smaps (AnonHugePages of the
+/// mapping containing `addr`). None when smaps cannot tell.
+pub fn huge_page_share(addr: *const u8, len: usize) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let a = addr as usize;
+    let mut inside = false;
+    let mut huge_kb = 0u64;
+    for line in text.lines() {
+        if let Some((range, _)) = line.split_once(' ') {
+            if let Some((lo, hi)) = range.split_once('-') {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = lo <= a && a < hi;
+                    continue;
+                }
+            }
+        }
+        if inside {
+            if let Some(v) = line.strip_prefix("AnonHugePages:") {
+                huge_kb += v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?;
+            }
+        }
+    }
+    (len > 0).then(|| (huge_kb as f64 * 1024.0 / len as f64).min(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_and_walk_touch_every_stride() {
+        let ws = WorkingSet::map(4096, None).unwrap();
+        ws.fill();
+        // Words 0, 8, 16, ... (stride 64 bytes) hold i|1 for i = 0, 8, 16, ...
+        let expected: u64 = (0..4096 / 64).map(|k| (k * 8) as u64 | 1).sum();
+        assert_eq!(ws.walk(64, Access::Read), expected);
+        assert_eq!(ws.walk(64, Access::Write), expected);
+        // The write walk incremented each touched word.
+        assert_eq!(ws.walk(64, Access::Read), expected + 64);
+        let empty = WorkingSet::map(0, None).unwrap();
+        assert_eq!(empty.walk(64, Access::Read), 0);
+    }
+
+    #[test]
+    fn thp_mapping_is_aligned() {
+        let ws = WorkingSet::map(4 << 20, Some(Pages::Thp)).unwrap();
+        assert_eq!(ws.as_ptr() as usize % HUGE, 0);
+        ws.fill();
+        let share = huge_page_share(ws.as_ptr(), ws.len());
+        assert!(share.is_some_and(|s| (0.0..=1.0).contains(&s)));
+    }
+}

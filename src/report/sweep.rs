@@ -1,0 +1,523 @@
+//! The working-set sweep as a person and an old script read it: one table per ring shape
+//! (rows per size with raw, overhead, per-switch value, direct vs indirect cost, cache
+//! labels and evidence), knees detected on the measured curve and matched against the
+//! cache sizes (and, when given, the knees of a `mem latency` run), and lat_ctx-style lines.
+//! Everything here is a pure function of a finished Run.
+
+use crate::analysis::caches::sweep_boundaries;
+use crate::analysis::knees::{self, CurvePoint, Knee, KneeParams};
+use crate::analysis::sizes::fmt_size;
+use crate::model::{Measurement, Run, Status, Summary};
+use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
+use serde::Serialize;
+
+/// One size of one curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub size: u64,
+    pub status: Status,
+    /// Per switch (ns), when resolved and valid.
+    pub per_switch: Option<Summary>,
+    /// Per-switch extra over the S = 0 point: [median, lo, hi] (ns); None without S = 0.
+    pub indirect: Option<[f64; 3]>,
+    pub fits_per_process: String,
+    pub fits_total: String,
+    /// Why there is no number, in words.
+    pub reason: Option<String>,
+}
+
+/// One ring shape: mode × N × access × stride.
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
+    pub mode: String,
+    pub procs: usize,
+    pub access: String,
+    pub stride: u64,
+    pub rows: Vec<Row>,
+    /// The S = 0 cost (ns/switch) when measured and resolved: the direct cost.
+    pub direct: Option<Summary>,
+    pub knees: Vec<Knee>,
+    /// Each cache boundary on this curve's axis and whether a knee fell on it.
+    pub boundaries: Vec<(String, bool)>,
+}
+
+/// Everything the sweep's table, plot and JSON need.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepAnalysis {
+    /// Data caches of the measured CPU (label, bytes), smallest first.
+    pub caches: Vec<(String, u64)>,
+    /// Knees of a memory-latency curve used as extra boundaries (bytes of one working set).
+    pub mem_knees: Vec<f64>,
+    pub curves: Vec<Curve>,
+}
+
+fn param_str(m: &Measurement, k: &str) -> String {
+    match m.params.get(k) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    }
+}
+
+fn param_u64(m: &Measurement, k: &str) -> u64 {
+    m.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0)
+}
+
+/// Why a point has no number.
+pub fn reason(m: &Measurement) -> Option<String> {
+    match m.status {
+        Status::Ok => None,
+        Status::Invalid => Some(format!(
+            "invalid: {}",
+            m.failed_checks()
+                .map(|c| format!(
+                    "{} expected {}, observed {}",
+                    c.name, c.expected, c.observed
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        Status::BelowResolution => Some(match &m.difference {
+            Some(d) => format!(
+                "below resolution: lap − overhead has a 95% interval of [{:.0}, {:.0}] ns, which \
+                 reaches zero (the ring costs no measurably more than the same pipe traffic and \
+                 walks without switching)",
+                d.ci95[0], d.ci95[1]
+            ),
+            None => "below resolution".into(),
+        }),
+    }
+}
+
+/// Build the analysis of the sweep measurements in `run`.
+pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepAnalysis {
+    let mut keys: Vec<(String, usize, String, u64)> = Vec::new();
+    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+        let k = (
+            param_str(m, "mode"),
+            param_u64(m, "procs") as usize,
+            param_str(m, "access"),
+            param_u64(m, "stride"),
+        );
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let curves = keys
+        .into_iter()
+        .map(|(mode, procs, access, stride)| {
+            let mut ms: Vec<&Measurement> = run
+                .measurements
+                .iter()
+                .filter(|m| {
+                    m.probe == PROBE
+                        && param_str(m, "mode") == mode
+                        && param_u64(m, "procs") as usize == procs
+                        && param_str(m, "access") == access
+                        && param_u64(m, "stride") == stride
+                })
+                .collect();
+            ms.sort_by_key(|m| param_u64(m, "size"));
+            curve(mode, procs, access, stride, &ms, caches, mem_knees)
+        })
+        .collect();
+    SweepAnalysis {
+        caches: caches.to_vec(),
+        mem_knees: mem_knees.to_vec(),
+        curves,
+    }
+}
+
+fn usable(m: &Measurement) -> Option<&Summary> {
+    m.value
+        .as_ref()
+        .filter(|_| m.valid && m.status == Status::Ok)
+}
+
+fn curve(
+    mode: String,
+    procs: usize,
+    access: String,
+    stride: u64,
+    ms: &[&Measurement],
+    caches: &[(String, u64)],
+    mem_knees: &[f64],
+) -> Curve {
+    let direct = ms
+        .iter()
+        .find(|m| param_u64(m, "size") == 0)
+        .and_then(|m| usable(m))
+        .cloned();
+    let rows = ms
+        .iter()
+        .map(|m| {
+            let v = usable(m).cloned();
+            let indirect = match (&v, &direct) {
+                (Some(v), Some(d)) => Some([
+                    v.median - d.median,
+                    v.ci95[0] - d.ci95[1],
+                    v.ci95[1] - d.ci95[0],
+                ]),
+                _ => None,
+            };
+            Row {
+                size: param_u64(m, "size"),
+                status: m.status,
+                per_switch: v,
+                indirect,
+                fits_per_process: param_str(m, "fits_per_process"),
+                fits_total: param_str(m, "fits_total"),
+                reason: reason(m),
+            }
+        })
+        .collect::<Vec<_>>();
+    let points: Vec<CurvePoint> = rows
+        .iter()
+        .filter_map(|r| {
+            let v = r.per_switch.as_ref()?;
+            Some(CurvePoint {
+                x: r.size as f64,
+                y: v.median,
+                lo: v.ci95[0],
+                hi: v.ci95[1],
+            })
+        })
+        .collect();
+    let params = KneeParams::default();
+    let mut found = knees::detect(&points, &params);
+    let mut bounds = sweep_boundaries(caches, procs);
+    for (i, k) in mem_knees.iter().enumerate() {
+        bounds.push((
+            format!(
+                "memory-latency knee {} ({}/{procs})",
+                i + 1,
+                fmt_size(*k as u64)
+            ),
+            k / procs as f64,
+        ));
+    }
+    // Only boundaries the swept sizes can show (a knee needs points on both sides).
+    let sizes: Vec<f64> = points.iter().map(|p| p.x).collect();
+    let (lo, hi) = (
+        sizes.iter().copied().fold(f64::INFINITY, f64::min),
+        sizes.iter().copied().fold(0.0, f64::max),
+    );
+    bounds.retain(|(_, b)| *b >= lo && *b < hi);
+    let boundaries = knees::match_boundaries(&mut found, &bounds, params.tolerance);
+    Curve {
+        mode,
+        procs,
+        access,
+        stride,
+        rows,
+        direct,
+        knees: found,
+        boundaries,
+    }
+}
+
+fn ns(v: f64) -> String {
+    crate::report::units::fmt_num(v / 1000.0) + " µs"
+}
+
+/// The sweep tables and knee lines.
+pub fn render(a: &SweepAnalysis, run: &Run) -> String {
+    let mut out = String::new();
+    if !a.caches.is_empty() {
+        out.push_str(&format!(
+            "caches of the measured CPU: {}\n",
+            a.caches
+                .iter()
+                .map(|(l, b)| format!("{l} {}", fmt_size(*b)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for c in &a.curves {
+        out.push_str(&format!(
+            "\nctx.sweep {} ring, N={}, {} walk, stride {} B\n",
+            c.mode, c.procs, c.access, c.stride
+        ));
+        let header = [
+            "size",
+            "fits",
+            "lap (raw)",
+            "overhead",
+            "per switch ±95%",
+            "indirect",
+            "sw/hop",
+            "faults",
+            "counters/switch",
+        ];
+        let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+        let mut notes = Vec::new();
+        for r in &c.rows {
+            let m = run
+                .measurements
+                .iter()
+                .find(|m| {
+                    m.probe == PROBE
+                        && param_u64(m, "procs") as usize == c.procs
+                        && param_str(m, "mode") == c.mode
+                        && param_str(m, "access") == c.access
+                        && param_u64(m, "stride") == c.stride
+                        && param_u64(m, "size") == r.size
+                })
+                .expect("rows come from measurements");
+            let per = match (&r.per_switch, r.status) {
+                (Some(v), _) => format!(
+                    "{} ±{}",
+                    ns(v.median),
+                    crate::report::units::fmt_num((v.ci95[1] - v.ci95[0]) / 2000.0)
+                ),
+                (None, Status::BelowResolution) => "below resolution".into(),
+                (None, _) => "INVALID".into(),
+            };
+            let indirect = match r.indirect {
+                Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => {
+                    format!("≈0 ({})", ns(med))
+                }
+                Some([med, _, _]) if r.size > 0 => ns(med),
+                Some(_) => "(direct)".into(),
+                None => "–".into(),
+            };
+            let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
+            let it = m.evidence.rusage.iterations.max(1) as f64;
+            let faults = m
+                .evidence
+                .events
+                .get("minor-faults")
+                .and_then(|e| e.total)
+                .unwrap_or(m.evidence.rusage.total.minflt as f64);
+            let counters = counters_per_switch(m)
+                .iter()
+                .map(|(n, v)| format!("{} {v:.0}", short_event(n)))
+                .collect::<Vec<_>>()
+                .join(" ");
+            rows.push(vec![
+                fmt_size(r.size),
+                format!("{}/{}", r.fits_per_process, r.fits_total),
+                ns(m.raw.median),
+                m.baseline
+                    .as_ref()
+                    .map(|b| ns(b.median))
+                    .unwrap_or_default(),
+                per,
+                indirect,
+                format!("{:.2}", sw / c.procs as f64),
+                format!("{:.0}", faults),
+                if counters.is_empty() {
+                    "n/a".into()
+                } else {
+                    counters
+                },
+            ]);
+            let _ = it;
+            if let Some(why) = &r.reason {
+                notes.push(format!("  {}: {why}", fmt_size(r.size)));
+            }
+            for w in &m.warnings {
+                notes.push(format!("  {}: ! {w}", fmt_size(r.size)));
+            }
+        }
+        out.push_str(&columns(&rows));
+        out.push_str(
+            "  fits = smallest cache holding one process's working set / all N together; \
+             indirect = per switch − the S=0 (direct) cost\n",
+        );
+        for n in notes {
+            out.push_str(&n);
+            out.push('\n');
+        }
+        out.push_str(&knee_lines(c));
+    }
+    out
+}
+
+fn short_event(n: &str) -> &str {
+    match n {
+        "cache-references" => "cref",
+        "cache-misses" => "cmiss",
+        "L1-dcache-load-misses" => "L1Dmiss",
+        "dTLB-load-misses" => "dTLBmiss",
+        "LLC-load-misses" => "LLCmiss",
+        other => other,
+    }
+}
+
+/// Knees found, which cache boundary each matches, and boundaries with no knee.
+pub fn knee_lines(c: &Curve) -> String {
+    let mut out = String::new();
+    if c.knees.is_empty() {
+        out.push_str("  knees: none detected (no rise of ≥25% with separated intervals)\n");
+    }
+    for k in &c.knees {
+        out.push_str(&format!(
+            "  knee: {} → {} ({}×, {} → {}); {}\n",
+            fmt_size(k.last_below as u64),
+            fmt_size(k.first_above as u64),
+            format_args!("{:.2}", k.rise()),
+            ns(k.y_before),
+            ns(k.y_after),
+            if k.matches.is_empty() {
+                "matches no cache boundary".to_string()
+            } else {
+                format!("matches {}", k.matches.join(", "))
+            }
+        ));
+    }
+    let missed: Vec<&str> = c
+        .boundaries
+        .iter()
+        .filter(|(_, hit)| !hit)
+        .map(|(l, _)| l.as_str())
+        .collect();
+    let lo = c.rows.iter().map(|r| r.size).filter(|&s| s > 0).min();
+    let hi = c.rows.iter().map(|r| r.size).max();
+    if let (Some(lo), Some(hi), false) = (lo, hi, missed.is_empty()) {
+        out.push_str(&format!(
+            "  no knee at: {} (sizes swept {}..{})\n",
+            missed.join(", "),
+            fmt_size(lo),
+            fmt_size(hi)
+        ));
+    }
+    out
+}
+
+fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map(|c| c.chars().count()).unwrap_or(0))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect::<Vec<_>>()
+            .join("  ");
+        out.push_str("  ");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// lmbench lat_ctx lines: per size a blank line and `"size=<k>k ovr=<µs>`, then `<N> <µs>`
+/// per ring (µs per switch, two decimals). lat_ctx's ovr is the per-hop overhead (one pipe
+/// write+read and one walk); ours is the measured baseline per lap / N. Where lat_ctx would
+/// print nothing (negative after subtraction) we print a `#` line saying why, which its
+/// parsers skip, so there is never a silent gap.
+pub fn lmbench(run: &Run) -> String {
+    let mut sizes: Vec<u64> = Vec::new();
+    let sweep: Vec<&Measurement> = run
+        .measurements
+        .iter()
+        .filter(|m| m.probe == PROBE)
+        .collect();
+    for m in &sweep {
+        let s = param_u64(m, "size");
+        if !sizes.contains(&s) {
+            sizes.push(s);
+        }
+    }
+    sizes.sort_unstable();
+    let mut out = String::new();
+    for s in sizes {
+        let mut at: Vec<&&Measurement> =
+            sweep.iter().filter(|m| param_u64(m, "size") == s).collect();
+        at.sort_by_key(|m| param_u64(m, "procs"));
+        let ovr = at
+            .iter()
+            .filter_map(|m| Some(m.baseline.as_ref()?.median / m.units_per_iteration / 1000.0))
+            .next_back()
+            .unwrap_or(0.0);
+        out.push_str(&format!("\n\"size={}k ovr={ovr:.2}\n", s / 1024));
+        for m in at {
+            let n = param_u64(m, "procs");
+            match usable(m) {
+                Some(v) => out.push_str(&format!("{n} {:.2}\n", v.median / 1000.0)),
+                None => out.push_str(&format!(
+                    "# {n} {}\n",
+                    reason(m).unwrap_or_else(|| "no value".into())
+                )),
+            }
+        }
+    }
+    out
+}
+
+/// Per-switch cost against working-set size (log x), one line per ring shape with its 95%
+/// band, vertical lines at the cache sizes (per member) and at detected knees. S = 0 cannot
+/// sit on a log axis, so the direct cost is given in each line's legend entry.
+pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
+    use crate::report::plot::{LinePlot, Marker, Point, Series};
+    let mut plot = LinePlot {
+        title: "Context switch cost vs working set (ctx.sweep, lat_ctx method)".into(),
+        subtitle: machine.to_string(),
+        x_label: "working set per process (bytes)".into(),
+        y_label: "µs per switch (lap − overhead) / N".into(),
+        log_x: true,
+        x_bytes: true,
+        ..Default::default()
+    };
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for c in &a.curves {
+        let points: Vec<Point> = c
+            .rows
+            .iter()
+            .filter(|r| r.size > 0)
+            .filter_map(|r| {
+                let v = r.per_switch.as_ref()?;
+                Some(Point::new(
+                    r.size as f64,
+                    v.median / 1000.0,
+                    v.ci95[0] / 1000.0,
+                    v.ci95[1] / 1000.0,
+                ))
+            })
+            .collect();
+        for p in &points {
+            lo = lo.min(p.x);
+            hi = hi.max(p.x);
+        }
+        let direct = c
+            .direct
+            .as_ref()
+            .map(|d| format!(", direct {:.2} µs at S=0", d.median / 1000.0))
+            .unwrap_or_default();
+        let missing = c.rows.iter().filter(|r| r.per_switch.is_none()).count();
+        let missing = if missing > 0 {
+            format!(", {missing} point(s) without a value (see table)")
+        } else {
+            String::new()
+        };
+        plot.series.push(Series {
+            name: format!("N={} {}{direct}{missing}", c.procs, c.mode),
+            points,
+        });
+        for k in &c.knees {
+            plot.markers.push(Marker {
+                x: k.first_above,
+                label: format!("knee N={}", c.procs),
+            });
+        }
+    }
+    for (l, b) in &a.caches {
+        let x = *b as f64;
+        if x >= lo && x <= hi {
+            plot.markers.push(Marker {
+                x,
+                label: format!("{l} {}", fmt_size(*b)),
+            });
+        }
+    }
+    Ok(plot.to_svg())
+}
