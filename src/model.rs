@@ -103,6 +103,10 @@ pub struct Measurement {
     pub samples: Vec<f64>,
     #[serde(default)]
     pub baseline_samples: Vec<f64>,
+    /// Raw samples taken with perf counters attached (evidence windows): not part of the
+    /// figure, kept to show what attaching counters costs the workload.
+    #[serde(default)]
+    pub evidence_samples: Vec<f64>,
     pub iterations_per_sample: u64,
     #[serde(default)]
     pub baseline_iterations_per_sample: u64,

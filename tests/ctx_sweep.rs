@@ -44,6 +44,7 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
         status: d.status,
         samples: raw,
         baseline_samples: base,
+        evidence_samples: vec![],
         iterations_per_sample: 1000,
         baseline_iterations_per_sample: 1000,
         stop_reason: "converged".into(),

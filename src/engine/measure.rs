@@ -3,7 +3,8 @@
 
 use super::clock::{self, min_sample_ns};
 use super::derive::derive;
-use super::sampler::{sample, SamplingConfig, Workload};
+use super::sampler::{sample, SampleSet, SamplingConfig, StopReason, Workload};
+use super::stats::summarize;
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
@@ -93,51 +94,16 @@ pub fn measure(
         &mut recorder,
     )?;
     let evidence = recorder.finish(&start_cpus);
-    let derived = derive(&set.raw, &set.baseline, spec.units_per_iteration)
-        .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
-    let (checks, mut warnings) = checker(&evidence);
-    if !derived.raw.outliers.is_empty() {
-        warnings.push(format!(
-            "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
-            derived.raw.outliers.len(),
-            derived.raw.n
-        ));
-    }
-    if set.stop != super::sampler::StopReason::Converged {
-        warnings.push(format!(
+    let verdict = checker(&evidence);
+    let mut m = conclude(spec, set, evidence, verdict)?;
+    if m.stop_reason != StopReason::Converged.as_str() {
+        m.warnings.push(format!(
             "interval did not reach ±{:.0}% before the {}",
             ctx.sampling.rel_ci_target * 100.0,
-            set.stop.as_str()
+            m.stop_reason
         ));
     }
-    let valid = checks.iter().all(|c| c.ok);
-    let status = if !valid {
-        Status::Invalid
-    } else {
-        derived.status
-    };
-    Ok(Measurement {
-        probe: spec.probe,
-        params: spec.params,
-        unit: spec.unit,
-        value: derived.value,
-        raw: derived.raw,
-        raw_unit: spec.raw_unit,
-        baseline: derived.baseline,
-        difference: derived.difference,
-        units_per_iteration: spec.units_per_iteration,
-        status,
-        samples: set.raw,
-        baseline_samples: set.baseline,
-        iterations_per_sample: set.raw_iterations,
-        baseline_iterations_per_sample: set.baseline_iterations,
-        stop_reason: set.stop.as_str().into(),
-        evidence,
-        checks,
-        warnings,
-        notes: spec.notes,
-        valid,
-    })
+    Ok(m)
 }
 
 /// Conclude a measurement whose samples a probe took with its own loop (where the sampler's
@@ -152,7 +118,32 @@ pub fn from_samples(
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
-    let derived = derive(&samples, &[], spec.units_per_iteration)
+    let mut m = conclude(
+        spec,
+        SampleSet {
+            raw: samples,
+            evidence: Vec::new(),
+            baseline: Vec::new(),
+            raw_iterations: iterations,
+            baseline_iterations: 0,
+            stop: StopReason::Budget,
+        },
+        evidence,
+        verdict,
+    )?;
+    m.stop_reason = stop_reason.into();
+    Ok(m)
+}
+
+/// Summaries, derivation, outlier and observer-effect notes, validity: the one place a
+/// Measurement is assembled.
+fn conclude(
+    spec: Spec,
+    set: SampleSet,
+    evidence: Evidence,
+    verdict: Verdict,
+) -> Result<Measurement> {
+    let derived = derive(&set.raw, &set.baseline, spec.units_per_iteration)
         .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
     let (checks, mut warnings) = verdict;
     if !derived.raw.outliers.is_empty() {
@@ -162,6 +153,18 @@ pub fn from_samples(
             derived.raw.n
         ));
     }
+    let mut notes = spec.notes;
+    if let Some(with_counters) = summarize(&set.evidence) {
+        let slowdown = with_counters.median / derived.raw.median - 1.0;
+        if slowdown > 0.1 {
+            notes.push(format!(
+                "with perf counters attached a raw iteration took {:.0}% longer (the counters' \
+                 own cost, e.g. at every context switch); the figure comes from samples \
+                 without them",
+                slowdown * 100.0
+            ));
+        }
+    }
     let valid = checks.iter().all(|c| c.ok);
     Ok(Measurement {
         probe: spec.probe,
@@ -170,23 +173,24 @@ pub fn from_samples(
         value: derived.value,
         raw: derived.raw,
         raw_unit: spec.raw_unit,
-        baseline: None,
-        difference: None,
+        baseline: derived.baseline,
+        difference: derived.difference,
         units_per_iteration: spec.units_per_iteration,
         status: if valid {
             derived.status
         } else {
             Status::Invalid
         },
-        samples,
-        baseline_samples: Vec::new(),
-        iterations_per_sample: iterations,
-        baseline_iterations_per_sample: 0,
-        stop_reason: stop_reason.into(),
+        samples: set.raw,
+        baseline_samples: set.baseline,
+        evidence_samples: set.evidence,
+        iterations_per_sample: set.raw_iterations,
+        baseline_iterations_per_sample: set.baseline_iterations,
+        stop_reason: set.stop.as_str().into(),
         evidence,
         checks,
         warnings,
-        notes: spec.notes,
+        notes,
         valid,
     })
 }

@@ -66,10 +66,16 @@ impl StopReason {
     }
 }
 
+/// Every how many samples one is an evidence sample (perf counters attached). Its time is
+/// kept apart: counters cost the measured tasks time at every context switch.
+pub const EVIDENCE_EVERY: usize = 4;
+
 /// Samples in ns per iteration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleSet {
     pub raw: Vec<f64>,
+    /// Raw samples taken with perf counters attached: evidence, not part of the figure.
+    pub evidence: Vec<f64>,
     pub baseline: Vec<f64>,
     pub raw_iterations: u64,
     pub baseline_iterations: u64,
@@ -128,17 +134,24 @@ pub fn sample(
 
     let mut set = SampleSet {
         raw: Vec::new(),
+        evidence: Vec::new(),
         baseline: Vec::new(),
         raw_iterations: raw_iters,
         baseline_iterations: base_iters,
         stop: StopReason::Budget,
     };
     let deadline = start + cfg.budget_ns;
+    let mut taken = 0usize;
     loop {
         crate::engine::interrupt::check()?;
-        recorder.begin();
+        taken += 1;
+        if taken % EVIDENCE_EVERY == 2 {
+            evidence_sample(raw, raw_iters, recorder, &mut set)?;
+            continue;
+        }
+        recorder.begin_quiet();
         let t = raw(raw_iters)?;
-        recorder.end(raw_iters);
+        recorder.end_quiet(raw_iters);
         set.raw.push(t as f64 / raw_iters as f64);
         if let Some(b) = baseline.as_deref_mut() {
             let t = b(base_iters)?;
@@ -158,7 +171,24 @@ pub fn sample(
             break;
         }
     }
+    if set.evidence.is_empty() {
+        evidence_sample(raw, raw_iters, recorder, &mut set)?;
+    }
     Ok(set)
+}
+
+/// One raw sample with perf counters attached; its time is kept apart from the figure.
+fn evidence_sample(
+    raw: &mut Workload<'_>,
+    iters: u64,
+    recorder: &mut Recorder,
+    set: &mut SampleSet,
+) -> Result<()> {
+    recorder.begin();
+    let t = raw(iters)?;
+    recorder.end(iters);
+    set.evidence.push(t as f64 / iters as f64);
+    Ok(())
 }
 
 fn converged(set: &SampleSet, target: f64) -> bool {
@@ -213,7 +243,9 @@ mod tests {
         assert_eq!(set.raw.len(), 5);
         assert!(set.raw.iter().all(|&x| x == 100.0));
         assert!(set.baseline.iter().all(|&x| x == 40.0));
-        assert_eq!(rec.iterations(), 5 * set.raw_iterations);
+        // The second sample and every fourth after it carry perf counters and are kept apart.
+        assert_eq!(set.evidence.len(), 2);
+        assert_eq!(rec.iterations(), 7 * set.raw_iterations);
     }
 
     #[test]

@@ -276,6 +276,31 @@ impl PerfSet {
         }
     }
 
+    /// Stop counting: close every counter (the file descriptors), keeping the totals. A task
+    /// with counters attached pays for them at every context switch, so counters live only
+    /// as long as an evidence window.
+    pub fn close(&mut self) {
+        for s in &mut self.slots {
+            s.counters.clear();
+            s.last.clear();
+        }
+    }
+
+    /// Add another set's totals (opened with the same event set) into this one.
+    pub fn absorb(&mut self, other: &PerfSet) {
+        for (a, b) in self.slots.iter_mut().zip(other.slots.iter()) {
+            a.count += b.count;
+            a.enabled += b.enabled;
+            a.running += b.running;
+            if b.failed {
+                a.failed = true;
+            }
+            if b.reason.is_some() {
+                a.reason = b.reason.clone();
+            }
+        }
+    }
+
     /// Readings normalized by `iterations` raw iterations.
     pub fn readings(&self, iterations: u64) -> BTreeMap<String, EventReading> {
         self.slots

@@ -1,6 +1,12 @@
 //! Collects evidence over the raw-sample windows of one measurement: rusage deltas of every
 //! participant, perf event deltas, and placement. Baseline samples run between windows and are
 //! not counted, so per-iteration figures describe the mechanism being measured.
+//!
+//! Observer effect: a task with perf counters attached pays for them at every context switch
+//! (about 1 µs per switch in a VM). So perf counters are opened only for evidence windows
+//! ([`begin`](Recorder::begin)/[`end`](Recorder::end)) and closed after; quiet windows
+//! ([`begin_quiet`](Recorder::begin_quiet)/[`end_quiet`](Recorder::end_quiet)) read only
+//! procfs, which costs the measured tasks nothing.
 
 use super::perf::{EventSet, PerfSet};
 use super::procfs::{self, TaskSnapshot};
@@ -9,7 +15,12 @@ use crate::model::{Evidence, Occupancy, ParticipantRusage, Placement, Rusage, Ru
 
 pub struct Recorder {
     participants: Vec<Participant>,
-    perf: PerfSet,
+    events: EventSet,
+    /// Totals of all closed evidence windows.
+    perf_totals: Option<PerfSet>,
+    /// Counters of the evidence window in progress.
+    perf_live: Option<PerfSet>,
+    perf_iterations: u64,
     before: Vec<Option<TaskSnapshot>>,
     totals: Vec<Rusage>,
     first: Vec<Option<usize>>,
@@ -22,10 +33,12 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(participants: Vec<Participant>, events: EventSet) -> Recorder {
-        let tids: Vec<i32> = participants.iter().map(|p| p.tid).collect();
         let n = participants.len();
         Recorder {
-            perf: PerfSet::open(&tids, events),
+            events,
+            perf_totals: None,
+            perf_live: None,
+            perf_iterations: 0,
             participants,
             before: vec![None; n],
             totals: vec![Rusage::default(); n],
@@ -38,8 +51,34 @@ impl Recorder {
         }
     }
 
-    /// Start a raw-sample window.
+    /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
+        let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
+        self.perf_live = Some(PerfSet::open(&tids, self.events));
+        self.begin_quiet();
+        if let Some(p) = self.perf_live.as_mut() {
+            p.begin();
+        }
+        self.window_start = crate::engine::clock::now_ns();
+    }
+
+    /// Close an evidence window that ran `iterations` raw iterations; its counters are closed.
+    pub fn end(&mut self, iterations: u64) {
+        let now = crate::engine::clock::now_ns();
+        if let Some(mut live) = self.perf_live.take() {
+            live.end();
+            live.close();
+            match self.perf_totals.as_mut() {
+                Some(t) => t.absorb(&live),
+                None => self.perf_totals = Some(live),
+            }
+            self.perf_iterations += iterations;
+        }
+        self.end_quiet_at(now, iterations);
+    }
+
+    /// Start a quiet window: procfs counters, schedstat and placement only.
+    pub fn begin_quiet(&mut self) {
         for (i, p) in self.participants.iter().enumerate() {
             let snap = procfs::snapshot(p.pid, p.tid);
             if self.first[i].is_none() {
@@ -47,14 +86,16 @@ impl Recorder {
             }
             self.before[i] = snap;
         }
-        self.perf.begin();
         self.window_start = crate::engine::clock::now_ns();
     }
 
-    /// Close a raw-sample window that ran `iterations` raw iterations.
-    pub fn end(&mut self, iterations: u64) {
-        self.wall_ns += crate::engine::clock::now_ns().saturating_sub(self.window_start);
-        self.perf.end();
+    /// Close a quiet window that ran `iterations` raw iterations.
+    pub fn end_quiet(&mut self, iterations: u64) {
+        self.end_quiet_at(crate::engine::clock::now_ns(), iterations);
+    }
+
+    fn end_quiet_at(&mut self, now: u64, iterations: u64) {
+        self.wall_ns += now.saturating_sub(self.window_start);
         for (i, p) in self.participants.iter().enumerate() {
             let after = procfs::snapshot(p.pid, p.tid);
             if let (Some(b), Some(a)) = (self.before[i], after) {
@@ -126,7 +167,10 @@ impl Recorder {
                 iterations: self.iterations,
                 participants: parts,
             },
-            events: self.perf.readings(self.iterations),
+            events: match &self.perf_totals {
+                Some(t) => t.readings(self.perf_iterations),
+                None => Default::default(),
+            },
             cpus,
         }
     }

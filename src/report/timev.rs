@@ -98,6 +98,7 @@ mod tests {
             status: Status::Ok,
             samples: vec![4000.0, 4000.0],
             baseline_samples: vec![],
+            evidence_samples: vec![],
             iterations_per_sample: 65536,
             baseline_iterations_per_sample: 0,
             stop_reason: "converged".into(),
