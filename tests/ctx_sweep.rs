@@ -1,13 +1,14 @@
 //! The sweep's reports on synthetic runs (subtraction, below resolution, direct vs indirect,
 //! lmbench lines, knees), cache labels from a recorded machine, and bad input at the CLI.
 
+mod common;
+
 use oscost::analysis::caches::label;
 use oscost::engine::derive::derive;
 use oscost::machine::Machine;
 use oscost::model::{Evidence, Measurement, Run};
 use oscost::report::sweep::{analyze, lmbench, render};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 /// A sweep point from synthetic interleaved samples (ns per lap), through the engine's own
@@ -169,35 +170,8 @@ fn lmbench_lines() {
     );
 }
 
-/// Expands a recorded `.tree` fixture (see tests/machine.rs) and collects from it.
 fn recorded(name: &str) -> (tempfile::TempDir, Machine) {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/machine")
-            .join(name),
-    )
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut cur: Option<(String, String)> = None;
-    let flush = |cur: &mut Option<(String, String)>| {
-        if let Some((p, body)) = cur.take() {
-            let path = dir.path().join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, body).unwrap();
-        }
-    };
-    for line in text.lines() {
-        if let Some(p) = line.strip_prefix("### ") {
-            flush(&mut cur);
-            cur = Some((p.to_string(), String::new()));
-        } else if let Some((_, body)) = cur.as_mut() {
-            body.push_str(line);
-            body.push('\n');
-        }
-    }
-    flush(&mut cur);
-    let m = oscost::machine::collect_from(dir.path());
-    (dir, m)
+    common::load_machine_tree(name)
 }
 
 #[test]

@@ -2,39 +2,12 @@
 //! file per machine: `### /path` headers followed by the file's text), through the same
 //! `collect_from` the live collector uses.
 
-use std::path::Path;
+mod common;
 
 use oscost::machine::{collect, collect_from, render_text, CpuBusy, EventSupport, Machine, Pmu};
 
-/// Expands a `.tree` fixture into a temporary directory and collects from it.
 fn load(name: &str) -> (tempfile::TempDir, Machine) {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/machine")
-            .join(name),
-    )
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut cur: Option<(String, String)> = None;
-    let flush = |cur: &mut Option<(String, String)>| {
-        if let Some((p, body)) = cur.take() {
-            let path = dir.path().join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, body).unwrap();
-        }
-    };
-    for line in text.lines() {
-        if let Some(p) = line.strip_prefix("### ") {
-            flush(&mut cur);
-            cur = Some((p.to_string(), String::new()));
-        } else if let Some((_, body)) = cur.as_mut() {
-            body.push_str(line);
-            body.push('\n');
-        }
-    }
-    flush(&mut cur);
-    let m = collect_from(dir.path());
-    (dir, m)
+    common::load_machine_tree(name)
 }
 
 fn has(w: &[String], needle: &str) -> bool {

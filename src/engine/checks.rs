@@ -155,6 +155,28 @@ pub fn switches_per_op(ev: &Evidence) -> (f64, &'static str) {
     )
 }
 
+/// The "no CPU migrations" check. The perf count is the evidence; but when every participant
+/// was pinned to a single CPU and was seen on it at start and end, a non-zero count cannot be
+/// a move between CPUs (the kernel may count a re-queue on the same CPU, seen here under
+/// heavy parallel load), so the check then rests on placement and says what perf counted.
+pub fn no_migrations(ev: &Evidence) -> Check {
+    let counted = migrations(ev);
+    let pinned_and_stayed = !ev.cpus.is_empty()
+        && ev.cpus.iter().all(|p| {
+            p.requested.len() == 1
+                && p.start == Some(p.requested[0])
+                && p.end == Some(p.requested[0])
+        });
+    let mut c = at_most("cpu migrations", 0.0, counted);
+    if counted > 0.0 && pinned_and_stayed {
+        c.ok = true;
+        c.observed = format!(
+            "0 (perf counted {counted:.0}, but every task is pinned to one CPU and stayed on it)"
+        );
+    }
+    c
+}
+
 /// CPU migrations during the windows: perf event where supported, else placement changes.
 pub fn migrations(ev: &Evidence) -> f64 {
     if let Some(t) = ev
@@ -235,6 +257,31 @@ mod tests {
         ev.occupancy.as_mut().unwrap().share = 0.95;
         add_occupancy(&ev, &mut checks, &mut warnings);
         assert!(checks[0].ok && warnings[0].contains("5.0%"));
+    }
+
+    #[test]
+    fn migrations_check_reconciles_perf_with_pinning() {
+        let mut ev = Evidence {
+            cpus: vec![placed("a", 1, 1, 1), placed("b", 1, 1, 1)],
+            ..Default::default()
+        };
+        ev.events.insert(
+            "cpu-migrations".into(),
+            crate::model::EventReading {
+                per_op: Some(0.01),
+                total: Some(2.0),
+                supported: true,
+                ..Default::default()
+            },
+        );
+        let c = no_migrations(&ev);
+        assert!(c.ok && c.observed.contains("perf counted 2"), "{c:?}");
+        // Unpinned (or moved) tasks: the perf count stands.
+        ev.cpus[1] = placed("b", 1, 0, 1);
+        assert!(!no_migrations(&ev).ok);
+        ev.cpus[1].requested = vec![0, 1];
+        ev.cpus[1].start = Some(1);
+        assert!(!no_migrations(&ev).ok);
     }
 
     #[test]

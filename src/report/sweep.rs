@@ -510,14 +510,6 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
             });
         }
     }
-    for (l, b) in &a.caches {
-        let x = *b as f64;
-        if x >= lo && x <= hi {
-            plot.markers.push(Marker {
-                x,
-                label: format!("{l} {}", fmt_size(*b)),
-            });
-        }
-    }
+    plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
 }

@@ -76,7 +76,7 @@ pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> V
     }
     let mut checks = vec![
         c,
-        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
+        checks::no_migrations(ev),
         checks::placement(&ev.cpus),
         checks::same_cpu(&ev.cpus),
     ];

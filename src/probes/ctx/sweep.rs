@@ -146,7 +146,7 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize) -> Verdict {
     }
     let mut checks = vec![
         c,
-        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
+        checks::no_migrations(ev),
         checks::placement(&ev.cpus),
         checks::same_cpu(&ev.cpus),
         f,
@@ -290,7 +290,9 @@ mod tests {
         assert!(
             failed.iter().all(|c| c.name == "CPU held by participants"
                 || (contested && c.name == "context switches per hop")),
-            "{failed:?}"
+            "{failed:?} {:?} {:?}",
+            m.evidence.events.get("cpu-migrations"),
+            m.evidence.cpus
         );
         assert_eq!(m.valid, failed.is_empty());
     }

@@ -425,11 +425,7 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
             slice.as_secs_f64() * 1000.0
         ));
     }
-    let mut checks = vec![
-        c,
-        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
-        checks::placement(&ev.cpus),
-    ];
+    let mut checks = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
     checks::add_occupancy(ev, &mut checks, &mut warnings);
     (checks, warnings)
 }

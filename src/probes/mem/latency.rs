@@ -131,10 +131,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
 /// Pinned, no migrations; for THP curves above 4 MB, the mapping must really be backed by
 /// huge pages (otherwise the "THP" line would be a second 4 KB line).
 pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64>) -> Verdict {
-    let mut c = vec![
-        checks::at_most("cpu migrations", 0.0, checks::migrations(ev)),
-        checks::placement(&ev.cpus),
-    ];
+    let mut c = vec![checks::no_migrations(ev), checks::placement(&ev.cpus)];
     let mut warnings = Vec::new();
     if pages == Pages::Thp && size >= 4 << 20 {
         match share {

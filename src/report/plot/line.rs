@@ -61,6 +61,20 @@ pub struct LinePlot {
 }
 
 impl LinePlot {
+    /// Mark each cache size (e.g. ("L1d", 49152)) that falls within [lo, hi] with a labelled
+    /// vertical line: sweeps over working sets all want the same markers.
+    pub fn mark_caches(&mut self, caches: &[(String, u64)], lo: f64, hi: f64) {
+        for (level, bytes) in caches {
+            let x = *bytes as f64;
+            if x >= lo && x <= hi {
+                self.markers.push(Marker {
+                    x,
+                    label: format!("{level} {}", crate::analysis::sizes::fmt_size(*bytes)),
+                });
+            }
+        }
+    }
+
     /// Renders a standalone SVG document.
     pub fn to_svg(&self) -> String {
         let size = (
