@@ -149,9 +149,11 @@ pub fn measure_pipe_on(
         ClockMethod::Cputime => {
             spec = spec.param("clock", "cputime").note(
                 "CMPT300 method: (CLOCK_MONOTONIC wall time − the measuring process's \
-                 CLOCK_PROCESS_CPUTIME_ID) / 2 per round trip. What remains is the partner's \
-                 CPU time plus the switches, so it includes the partner's pipe system calls \
-                 and differs from the direct method by about that much",
+                 CLOCK_PROCESS_CPUTIME_ID) / 2 per round trip. It keeps only what ran outside \
+                 the measuring process — the partner's CPU time with its pipe calls and the part \
+                 of each switch charged to the partner — and subtracts the part charged to the \
+                 measuring process, so it measures a different quantity than the direct method \
+                 and can come out lower or higher",
             );
             let mut raw = |iters: u64| -> Result<u64> {
                 let w0 = clock::read(libc::CLOCK_MONOTONIC);
