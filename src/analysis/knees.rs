@@ -38,6 +38,23 @@ pub struct Knee {
 }
 
 impl Knee {
+    /// One line for reports: "32k → 48k (3.47×, 1.03 ns → 3.57 ns); matches L1d (48k)",
+    /// with `y` formatting the curve's values in its own unit.
+    pub fn describe(&self, y: impl Fn(f64) -> String) -> String {
+        format!(
+            "{} → {} ({:.2}×, {} → {}); {}",
+            crate::analysis::sizes::fmt_size(self.last_below as u64),
+            crate::analysis::sizes::fmt_size(self.first_above as u64),
+            self.rise(),
+            y(self.y_before),
+            y(self.y_after),
+            if self.matches.is_empty() {
+                "matches no cache boundary".to_string()
+            } else {
+                format!("matches {}", self.matches.join(", "))
+            }
+        )
+    }
     /// y_after / y_before.
     pub fn rise(&self) -> f64 {
         self.y_after / self.y_before
@@ -128,6 +145,15 @@ pub fn match_boundaries(
         .collect()
 }
 
+/// Labels of the cache boundaries (label, knee found?) that no knee matched.
+pub fn missed(boundaries: &[(String, bool)]) -> Vec<&str> {
+    boundaries
+        .iter()
+        .filter(|(_, hit)| !hit)
+        .map(|(l, _)| l.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +199,24 @@ mod tests {
                 pt(x, y, 0.01)
             })
             .collect()
+    }
+
+    #[test]
+    fn knee_line_and_missed_boundaries() {
+        let k = Knee {
+            last_below: 32768.0,
+            first_above: 49152.0,
+            end: 49152.0,
+            y_before: 1.0,
+            y_after: 3.5,
+            matches: vec!["L1d (48k)".into()],
+        };
+        assert_eq!(
+            k.describe(|v| format!("{v:.1} ns")),
+            "32k → 48k (3.50×, 1.0 ns → 3.5 ns); matches L1d (48k)"
+        );
+        let b = vec![("L1d".to_string(), true), ("L2".to_string(), false)];
+        assert_eq!(missed(&b), vec!["L2"]);
     }
 
     #[test]

@@ -140,6 +140,14 @@ impl SharedPage {
         unsafe { &*self.ptr.add(i) }
     }
 
+    /// Slot `i` of the same page viewed as 64-bit words (SLOTS / 2 of them); a caller uses
+    /// one view or the other, never both.
+    pub fn slot64(&self, i: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(i < Self::SLOTS / 2);
+        // SAFETY: in bounds of the live, page-aligned mapping; AtomicU64 has u64's layout.
+        unsafe { &*(self.ptr as *const std::sync::atomic::AtomicU64).add(i) }
+    }
+
     /// Wait (spinning with yields, bounded) until `slot(i)` holds a non-zero value, which is
     /// returned; fails if the partner dies or takes more than 10 s to get ready.
     pub fn wait_nonzero(&self, i: usize, child: &mut Child) -> Result<i32> {

@@ -156,25 +156,11 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
         }
         for k in &c.knees {
             out.push_str(&format!(
-                "  knee: {} → {} ({:.2} → {:.2} ns, {:.1}×); {}\n",
-                fmt_size(k.last_below as u64),
-                fmt_size(k.first_above as u64),
-                k.y_before,
-                k.y_after,
-                k.rise(),
-                if k.matches.is_empty() {
-                    "matches no cache size".to_string()
-                } else {
-                    format!("matches {}", k.matches.join(", "))
-                }
+                "  knee: {}\n",
+                k.describe(|v| format!("{v:.2} ns"))
             ));
         }
-        let missed: Vec<&str> = c
-            .boundaries
-            .iter()
-            .filter(|(_, hit)| !hit)
-            .map(|(l, _)| l.as_str())
-            .collect();
+        let missed = knees::missed(&c.boundaries);
         if !missed.is_empty() {
             out.push_str(&format!("  no knee at: {}\n", missed.join(", ")));
         }

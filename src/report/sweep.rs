@@ -352,26 +352,9 @@ pub fn knee_lines(c: &Curve) -> String {
         out.push_str("  knees: none detected (no rise of ≥25% with separated intervals)\n");
     }
     for k in &c.knees {
-        out.push_str(&format!(
-            "  knee: {} → {} ({}×, {} → {}); {}\n",
-            fmt_size(k.last_below as u64),
-            fmt_size(k.first_above as u64),
-            format_args!("{:.2}", k.rise()),
-            ns(k.y_before),
-            ns(k.y_after),
-            if k.matches.is_empty() {
-                "matches no cache boundary".to_string()
-            } else {
-                format!("matches {}", k.matches.join(", "))
-            }
-        ));
+        out.push_str(&format!("  knee: {}\n", k.describe(ns)));
     }
-    let missed: Vec<&str> = c
-        .boundaries
-        .iter()
-        .filter(|(_, hit)| !hit)
-        .map(|(l, _)| l.as_str())
-        .collect();
+    let missed = knees::missed(&c.boundaries);
     let lo = c.rows.iter().map(|r| r.size).filter(|&s| s > 0).min();
     let hi = c.rows.iter().map(|r| r.size).max();
     if let (Some(lo), Some(hi), false) = (lo, hi, missed.is_empty()) {

@@ -1,40 +1,21 @@
 //! 64-bit slots in memory shared with a forked child: the go/done handshake and the figures
 //! the child measures about itself (wall time, getrusage). Unmapped on drop.
 
-use crate::error::{Error, Result};
+use crate::engine::partner::SharedPage;
+use crate::error::Result;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// A view of the engine's shared page as 64-bit words.
 pub struct Slots {
-    ptr: *mut AtomicU64,
+    page: SharedPage,
 }
 
-// Only accessed through atomics.
-unsafe impl Send for Slots {}
-unsafe impl Sync for Slots {}
-
 impl Slots {
-    pub const N: usize = 512;
+    pub const N: usize = SharedPage::SLOTS / 2;
 
     pub fn new() -> Result<Slots> {
-        // SAFETY: a fresh shared anonymous page; checked for MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(Error::env(format!(
-                "cannot map shared memory: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
         Ok(Slots {
-            ptr: p as *mut AtomicU64,
+            page: SharedPage::new()?,
         })
     }
 
@@ -45,15 +26,6 @@ impl Slots {
         self.slot(i).store(v, Ordering::Release)
     }
     fn slot(&self, i: usize) -> &AtomicU64 {
-        assert!(i < Self::N);
-        // SAFETY: in bounds of the live page; AtomicU64 has u64's layout.
-        unsafe { &*self.ptr.add(i) }
-    }
-}
-
-impl Drop for Slots {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the page mapped in new().
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, 4096) };
+        self.page.slot64(i)
     }
 }
