@@ -81,7 +81,7 @@ pub fn main() -> i32 {
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),
         Command::Export(a) => export::run(a),
-        Command::Sim(a) => sim::run(a).map(|()| 0),
+        Command::Sim(a) => sim::run(a),
     };
     match result {
         Ok(code) => code,
