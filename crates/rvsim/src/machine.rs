@@ -183,10 +183,16 @@ impl Layout {
     }
 }
 
-/// What stops the current instruction from completing normally.
+/// What stops the current instruction from completing normally. Kept small (it is the error
+/// type of every instruction) so it travels in registers.
 enum Flow {
     Exception(Exception),
-    Stop(Stop),
+    /// The exit call.
+    Exit(i32),
+    /// A write to tohost.
+    Tohost(u32),
+    /// An ecall of the program ABI that is neither write nor exit, with no handler.
+    UnknownEcall,
 }
 
 impl From<Exception> for Flow {
@@ -206,6 +212,10 @@ pub struct Machine {
     page_table: Vec<u32>,
     /// Predecode tables, SLOTS_PER_PAGE halfword slots each, for the pages that ran code.
     decoded: Vec<Decoded>,
+    /// The page of the last fetch (its address with the low 12 bits clear, or 1 = none) and
+    /// the index of its first slot in `decoded`: sequential code skips the page table.
+    fetch_page: u32,
+    fetch_slot0: usize,
     compressed: bool,
     /// Jump targets must satisfy `target & align_mask == 0`.
     align_mask: u32,
@@ -217,6 +227,11 @@ pub struct Machine {
     tohost: u32,
     /// Address reserved by the last LR.W (A extension), if any.
     reservation: Option<u32>,
+    /// mtime = steps + mtime_offset (mtime is derived, not ticked, and set by CLINT writes).
+    mtime_offset: u64,
+    /// Set when something the run loop's batch relies on may have changed (interrupt
+    /// enables, mtimecmp): the batch ends and its length is recomputed.
+    recheck: bool,
     dmiss: u32,
     stats: Stats,
     stdout: Vec<u8>,
@@ -258,6 +273,8 @@ impl Machine {
             base: layout.base,
             page_table: vec![NO_PAGE; pages],
             decoded: Vec::new(),
+            fetch_page: 1,
+            fetch_slot0: 0,
             compressed: cfg.compressed,
             align_mask: if cfg.compressed { 0 } else { 2 },
             icache: cache(&cfg.icache)?,
@@ -270,6 +287,8 @@ impl Machine {
                 .get(TOHOST_SYMBOL)
                 .map_or(NO_TOHOST, |&a| a & !3),
             reservation: None,
+            mtime_offset: 0,
+            recheck: false,
             dmiss: 0,
             stats: Stats::default(),
             stdout: Vec::new(),
@@ -301,6 +320,11 @@ impl Machine {
     }
 
     /// Runs until the program ends, one way or another, and says how.
+    ///
+    /// Instructions run in batches that cannot see a timer interrupt or the instruction
+    /// limit, so those checks cost once per batch rather than once per instruction: a batch
+    /// lasts until the step on which the timer could fire or the limit is reached, and ends
+    /// early when a CSR write, `mret` or a CLINT store may have changed either.
     pub fn run(&mut self) -> Stop {
         loop {
             if self.stats.steps >= self.max_steps {
@@ -309,10 +333,35 @@ impl Machine {
                     pc: self.pc,
                 };
             }
-            if let Some(stop) = self.step() {
-                return stop;
+            let mut budget = self.max_steps - self.stats.steps;
+            if self.csr.timer_enabled() {
+                // Step k of the batch sees mtime = now + k; the interrupt can fire first on
+                // step mtimecmp - now.
+                let until = self.clint.mtimecmp.saturating_sub(self.mtime()).max(1);
+                budget = budget.min(until);
+            }
+            self.recheck = false;
+            for _ in 1..budget {
+                self.stats.steps += 1;
+                if let Some(stop) = self.execute_next() {
+                    return stop;
+                }
+                if self.recheck {
+                    break;
+                }
+            }
+            if !self.recheck {
+                if let Some(stop) = self.step() {
+                    return stop;
+                }
             }
         }
+    }
+
+    /// The current mtime (one tick per instruction step, plus what the program wrote).
+    #[inline(always)]
+    fn mtime(&self) -> u64 {
+        self.stats.steps.wrapping_add(self.mtime_offset)
     }
 
     /// Executes one instruction (or takes one interrupt). Returns why the run ended once it
@@ -320,23 +369,27 @@ impl Machine {
     #[inline(always)]
     pub fn step(&mut self) -> Option<Stop> {
         self.stats.steps += 1;
-        self.clint.mtime = self.clint.mtime.wrapping_add(1);
-        if self.clint.pending() && self.csr.timer_enabled() {
+        if self.csr.timer_enabled() && self.mtime() >= self.clint.mtimecmp {
             if let Some(p) = &mut self.pipeline {
                 p.interrupt();
             }
             self.stats.interrupts += 1;
             return self.enter_trap(MACHINE_TIMER_INTERRUPT, 0, self.pc).err();
         }
+        self.execute_next()
+    }
+
+    /// Fetches, executes and retires the instruction at pc (its step already counted).
+    #[inline(always)]
+    fn execute_next(&mut self) -> Option<Stop> {
         let pc = self.pc;
         let d = match self.cached(pc) {
             Some(d) => d,
             None => match self.decode_at(pc) {
                 Ok(d) => d,
                 Err(e) if pc == 0 && e.cause == INSTRUCTION_ACCESS_FAULT => {
-                    // Not an instruction: take back the step counted above.
+                    // Not an instruction: take back the step counted for it.
                     self.stats.steps -= 1;
-                    self.clint.mtime = self.clint.mtime.wrapping_sub(1);
                     return Some(Stop::ReturnToZero(self.regs[10] as i32));
                 }
                 Err(e) => return self.exception(e, pc, 0).err(),
@@ -358,23 +411,38 @@ impl Machine {
                 self.retire(&d, pc, imiss);
                 None
             }
-            Err(Flow::Stop(stop)) => {
-                self.retire(&d, pc, imiss);
-                Some(stop)
-            }
             Err(Flow::Exception(e)) => self.exception(e, pc, imiss).err(),
+            Err(Flow::Exit(status)) => {
+                self.retire(&d, pc, imiss);
+                Some(Stop::Exit(status))
+            }
+            Err(Flow::Tohost(value)) => {
+                self.retire(&d, pc, imiss);
+                Some(Stop::Tohost(value))
+            }
+            Err(Flow::UnknownEcall) => Some(Stop::Trap {
+                cause: ECALL_FROM_M,
+                pc,
+                tval: 0,
+            }),
         }
     }
 
     /// The predecoded instruction at `pc`, if it has been decoded.
     #[inline(always)]
-    fn cached(&self, pc: u32) -> Option<Decoded> {
-        let off = pc.wrapping_sub(self.base) as usize;
-        let page = *self.page_table.get(off >> PAGE_SHIFT)?;
-        if page == NO_PAGE {
-            return None;
+    fn cached(&mut self, pc: u32) -> Option<Decoded> {
+        let slot = ((pc >> 1) as usize) & (SLOTS_PER_PAGE - 1);
+        if pc & !((1 << PAGE_SHIFT) - 1) != self.fetch_page {
+            let off = pc.wrapping_sub(self.base) as usize;
+            let page = *self.page_table.get(off >> PAGE_SHIFT)?;
+            if page == NO_PAGE {
+                return None;
+            }
+            // Page tables are never freed or moved, so this stays valid for the run.
+            self.fetch_page = pc & !((1 << PAGE_SHIFT) - 1);
+            self.fetch_slot0 = page as usize * SLOTS_PER_PAGE;
         }
-        let d = self.decoded[page as usize * SLOTS_PER_PAGE + ((off >> 1) & (SLOTS_PER_PAGE - 1))];
+        let d = self.decoded[self.fetch_slot0 + slot];
         (d.op != Op::Undecoded).then_some(d)
     }
 
@@ -423,6 +491,7 @@ impl Machine {
             });
         }
         self.reservation = None;
+        self.recheck = true;
         let c = &mut self.csr;
         c.mepc = epc & c.epc_mask;
         c.mcause = cause;
@@ -498,8 +567,8 @@ impl Machine {
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
         s.timer_enabled = self.csr.timer_ever_enabled;
-        s.icache = self.icache.as_ref().map(|c| c.stats);
-        s.dcache = self.dcache.as_ref().map(|c| c.stats);
+        s.icache = self.icache.as_ref().map(|c| c.stats());
+        s.dcache = self.dcache.as_ref().map(|c| c.stats());
         s.pipeline = self.pipeline.as_ref().map(|p| p.stats);
         s
     }
@@ -521,6 +590,15 @@ impl Machine {
     /// that starts in the halfword before and extends into them).
     #[inline(always)]
     fn invalidate(&mut self, off: usize, len: usize) {
+        let page_no = off >> PAGE_SHIFT;
+        // The common case: a store inside a page that never ran code, away from its start
+        // (where an instruction of the page before could end).
+        if self.page_table[page_no] == NO_PAGE
+            && off & ((1 << PAGE_SHIFT) - 1) >= 2
+            && (off + len - 1) >> PAGE_SHIFT == page_no
+        {
+            return;
+        }
         let first = (off >> 1).saturating_sub(1);
         let last = (off + len - 1) >> 1;
         for slot in first..=last {
@@ -566,6 +644,7 @@ impl Machine {
             });
         }
         if size == 4 && addr & 3 == 0 && Clint::contains(addr) {
+            self.clint.mtime = self.mtime();
             return Ok(self.clint.read(addr - CLINT_BASE));
         }
         Err(Exception::new(LOAD_ACCESS_FAULT, addr))
@@ -580,12 +659,15 @@ impl Machine {
             self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
             self.invalidate(off, size as usize);
             if addr & !3 == self.tohost && value != 0 {
-                return Err(Flow::Stop(Stop::Tohost(value)));
+                return Err(Flow::Tohost(value));
             }
             return Ok(());
         }
         if size == 4 && addr & 3 == 0 && Clint::contains(addr) {
+            self.clint.mtime = self.mtime();
             self.clint.write(addr - CLINT_BASE, value);
+            self.mtime_offset = self.clint.mtime.wrapping_sub(self.stats.steps);
+            self.recheck = true;
             return Ok(());
         }
         Err(Exception::new(STORE_ACCESS_FAULT, addr).into())
@@ -638,9 +720,9 @@ impl Machine {
                 Some(p) => p.stats.elapsed(),
                 None => self.stats.instret,
             },
-            time: self.clint.mtime,
+            time: self.mtime(),
             instret: self.stats.instret,
-            timer_pending: self.clint.pending(),
+            timer_pending: self.mtime() >= self.clint.mtimecmp,
         }
     }
 
@@ -738,7 +820,7 @@ impl Machine {
                 self.invalidate_all();
                 return Ok(());
             }
-            Op::Ecall => return self.ecall(pc),
+            Op::Ecall => return self.ecall(),
             Op::Ebreak => return Err(Exception::new(BREAKPOINT, pc).into()),
             Op::Mret => {
                 let c = &mut self.csr;
@@ -748,6 +830,7 @@ impl Machine {
                     c.timer_ever_enabled = true;
                 }
                 self.pc = c.mepc;
+                self.recheck = true;
                 return Ok(());
             }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
@@ -782,6 +865,7 @@ impl Machine {
                 _ => old & !operand,
             };
             self.csr.write(csr, new, &counters).map_err(|_| illegal)?;
+            self.recheck = true;
         }
         Ok(old)
     }
@@ -807,13 +891,13 @@ impl Machine {
     /// `ecall`: traps to the program's handler when it installed one (the privileged spec's
     /// behaviour). Without one, the program ABI: a7=64 write(fd, buf, len), a7=93
     /// exit(status); any other call ends the run as an unhandled trap.
-    fn ecall(&mut self, pc: u32) -> Result<(), Flow> {
+    fn ecall(&mut self) -> Result<(), Flow> {
         if !self.host_abi || self.has_handler() {
             return Err(Exception::new(ECALL_FROM_M, 0).into());
         }
         let (a0, a1, a2, a7) = (self.regs[10], self.regs[11], self.regs[12], self.regs[17]);
         match a7 {
-            93 => Err(Flow::Stop(Stop::Exit(a0 as i32))),
+            93 => Err(Flow::Exit(a0 as i32)),
             64 => {
                 self.regs[10] = if a0 != 1 && a0 != 2 {
                     -9i32 as u32 // EBADF
@@ -834,11 +918,7 @@ impl Machine {
                 };
                 Ok(())
             }
-            _ => Err(Flow::Stop(Stop::Trap {
-                cause: ECALL_FROM_M,
-                pc,
-                tval: 0,
-            })),
+            _ => Err(Flow::UnknownEcall),
         }
     }
 }
