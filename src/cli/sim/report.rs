@@ -364,8 +364,8 @@ pub fn compare_text(outs: &[Outcome]) -> String {
         }
     }
     out.push_str(
-        "(.text: every executable section, C runtime included; functions: the program's own \
-         functions from the symbol table - for ELF input, every function symbol)\n",
+        "(.text: every executable section, C runtime included; functions: the\n \
+         program's own, from the symbol table - for ELF input, every function symbol)\n",
     );
     if outs.len() >= 2 {
         out.push_str("\nwhy they differ:\n");
