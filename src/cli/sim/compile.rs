@@ -121,10 +121,7 @@ pub fn build_all(
     let mut builds = Vec::new();
     for (march, compressed) in marches.iter().zip(flags) {
         let out = dir.0.join(format!("{march}.elf"));
-        let mut cmd = Command::new(GCC);
-        cmd.arg(format!("-march={march}"))
-            .arg("-mabi=ilp32")
-            .args(cflags.split_whitespace());
+        let mut cmd = gcc(march, cflags);
         if with_runtime {
             cmd.args(["--specs=picolibc.specs", "-nostartfiles"])
                 .arg("-T")
@@ -139,10 +136,7 @@ pub fn build_all(
         compile(cmd.arg(source).arg("-o").arg(&out), source, march)?;
         // The same source alone, as an object: its symbol table names the user's functions.
         let obj = dir.0.join(format!("{march}.o"));
-        let mut cmd = Command::new(GCC);
-        cmd.arg(format!("-march={march}"))
-            .arg("-mabi=ilp32")
-            .args(cflags.split_whitespace());
+        let mut cmd = gcc(march, cflags);
         if with_runtime {
             cmd.arg("--specs=picolibc.specs");
         }
@@ -159,6 +153,15 @@ pub fn build_all(
         });
     }
     Ok(builds)
+}
+
+/// The cross compiler with the flags every build of one -march shares.
+fn gcc(march: &str, cflags: &str) -> Command {
+    let mut cmd = Command::new(GCC);
+    cmd.arg(format!("-march={march}"))
+        .arg("-mabi=ilp32")
+        .args(cflags.split_whitespace());
+    cmd
 }
 
 /// Runs one compiler command; its messages go to stderr when it fails.

@@ -77,7 +77,7 @@ rvsim_trap:
     lw t1, 0(t0)
     addi t1, t1, 1
     sw t1, 0(t0)
-    lw t0, 0(sp)
+8:  lw t0, 0(sp)
     lw t1, 4(sp)
     lw t2, 8(sp)
     lw t3, 12(sp)
@@ -95,21 +95,11 @@ rvsim_trap:
     csrr t0, mepc
     addi t0, t0, 4
     csrw mepc, t0
-    lw t0, 0(sp)
-    lw t1, 4(sp)
-    lw t2, 8(sp)
-    lw t3, 12(sp)
-    addi sp, sp, 16
-    mret
+    j 8b
     /* Any other trap: remove the handler and return to the faulting instruction, which traps
      * again with no handler, so the simulator ends the run naming the cause, pc and mtval. */
 10: csrw mtvec, zero
-    lw t0, 0(sp)
-    lw t1, 4(sp)
-    lw t2, 8(sp)
-    lw t3, 12(sp)
-    addi sp, sp, 16
-    mret
+    j 8b
 
     .data
     .balign 4
