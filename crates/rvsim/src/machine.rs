@@ -383,9 +383,9 @@ impl Machine {
     #[inline(always)]
     fn execute_next(&mut self) -> Option<Stop> {
         let pc = self.pc;
-        let d = match self.cached(pc) {
-            Some(d) => d,
-            None => match self.decode_at(pc) {
+        let mut d = self.cached(pc);
+        if d.op == Op::Undecoded {
+            d = match self.decode_at(pc) {
                 Ok(d) => d,
                 Err(e) if pc == 0 && e.cause == INSTRUCTION_ACCESS_FAULT => {
                     // Not an instruction: take back the step counted for it.
@@ -393,8 +393,8 @@ impl Machine {
                     return Some(Stop::ReturnToZero(self.regs[10] as i32));
                 }
                 Err(e) => return self.exception(e, pc, 0).err(),
-            },
-        };
+            };
+        }
         let imiss = match &mut self.icache {
             Some(ic) => {
                 let len = d.len as u32;
@@ -428,22 +428,22 @@ impl Machine {
         }
     }
 
-    /// The predecoded instruction at `pc`, if it has been decoded.
+    /// The predecoded instruction at `pc`, or `Decoded::UNDECODED` if it has not been
+    /// decoded yet (a plain value rather than an Option: this is the hottest path).
     #[inline(always)]
-    fn cached(&mut self, pc: u32) -> Option<Decoded> {
+    fn cached(&mut self, pc: u32) -> Decoded {
         let slot = ((pc >> 1) as usize) & (SLOTS_PER_PAGE - 1);
         if pc & !((1 << PAGE_SHIFT) - 1) != self.fetch_page {
             let off = pc.wrapping_sub(self.base) as usize;
-            let page = *self.page_table.get(off >> PAGE_SHIFT)?;
-            if page == NO_PAGE {
-                return None;
-            }
+            let page = match self.page_table.get(off >> PAGE_SHIFT) {
+                Some(&p) if p != NO_PAGE => p,
+                _ => return Decoded::UNDECODED,
+            };
             // Page tables are never freed or moved, so this stays valid for the run.
             self.fetch_page = pc & !((1 << PAGE_SHIFT) - 1);
             self.fetch_slot0 = page as usize * SLOTS_PER_PAGE;
         }
-        let d = self.decoded[self.fetch_slot0 + slot];
-        (d.op != Op::Undecoded).then_some(d)
+        self.decoded[self.fetch_slot0 + slot]
     }
 
     #[inline(always)]
@@ -738,8 +738,9 @@ impl Machine {
     /// Executes one decoded instruction at `pc`; on success `self.pc` is the next pc.
     #[inline(always)]
     fn execute(&mut self, d: Decoded, pc: u32) -> Result<(), Flow> {
-        let rs1 = self.regs[d.rs1 as usize];
-        let rs2 = self.regs[d.rs2 as usize];
+        // Register numbers are below 32 by construction; the mask spares the bounds checks.
+        let rs1 = self.regs[(d.rs1 & 31) as usize];
+        let rs2 = self.regs[(d.rs2 & 31) as usize];
         let imm = d.imm as u32;
         let next = pc.wrapping_add(d.len as u32);
         self.pc = next;
@@ -841,7 +842,7 @@ impl Machine {
             }
             op => self.atomic(op, rs1, rs2)?,
         };
-        self.regs[d.rd as usize] = value;
+        self.regs[(d.rd & 31) as usize] = value;
         self.regs[0] = 0;
         Ok(())
     }
