@@ -286,7 +286,10 @@ pub(crate) fn simulate(
 ) -> Result<Outcome> {
     let mut m = Machine::new(&config, &program).map_err(|e| sim_err(label, e))?;
     let stop = m.run();
-    let own_text = own.map(|names| program.functions_size(names.keys()));
+    // No function symbols (hand-written assembly, stripped files): nothing to report.
+    let own_text = own
+        .filter(|names| !names.is_empty())
+        .map(|names| program.functions_size(names.keys()));
     Ok(Outcome {
         label: label.to_string(),
         stats: m.stats(),
