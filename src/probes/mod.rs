@@ -9,6 +9,7 @@ pub mod ipc;
 pub mod mem;
 pub mod mmap;
 pub mod pattern;
+pub mod rpc;
 pub mod scratch;
 pub mod syscall;
 pub mod workset;
