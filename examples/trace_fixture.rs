@@ -1,7 +1,8 @@
 //! Records the trace fixtures the record parser is tested on (tests/fixtures/trace/): the
 //! format and id files of every event, and the raw records of 40 pipe round trips between this
-//! process on the last CPU and a forked partner on the first. Run as root:
-//! `cargo run --example trace_fixture -- tests/fixtures/trace`.
+//! process on the last CPU and a forked partner on the first (`pipe-remote.records`) or on the
+//! same CPU (`pipe-local.records`, with `local`). Run as root:
+//! `cargo run --example trace_fixture -- tests/fixtures/trace [local]`.
 
 use oscost::engine::partner::Child;
 use oscost::evidence::trace::ring::Tracer;
@@ -25,7 +26,9 @@ fn main() {
         }
     }
     let cpus = oscost::evidence::placement::allowed_cpus();
-    let (a, b) = (*cpus.last().unwrap(), cpus[0]);
+    let local = std::env::args().nth(2).as_deref() == Some("local");
+    let a = *cpus.last().unwrap();
+    let b = if local { a } else { cpus[0] };
     let _pin = oscost::evidence::placement::AffinityGuard::pin_current(&[a]).unwrap();
     let mut ch = Channel::new(Mech::Pipe).unwrap();
     let c = &ch;
@@ -47,7 +50,8 @@ fn main() {
     t.disable();
     let mut recs = Vec::new();
     t.drain(&mut recs);
-    std::fs::write(dir.join("pipe-remote.records"), write_fixture(&recs)).unwrap();
+    let name = if local { "pipe-local" } else { "pipe-remote" };
+    std::fs::write(dir.join(format!("{name}.records")), write_fixture(&recs)).unwrap();
     println!(
         "{} records; client {me}, server {}",
         recs.len(),

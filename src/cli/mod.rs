@@ -14,6 +14,7 @@ pub mod mem;
 pub mod mmap;
 pub mod probes;
 pub mod report;
+pub mod rpc;
 pub mod run;
 pub mod sim;
 pub mod store_opts;
@@ -60,6 +61,9 @@ pub enum Command {
     /// Cross-core IPC: round trip of pipe, unix, eventfd, futex, mqueue and a spin flag per
     /// placement class (same CPU, SMT sibling, same LLC, other LLC, other node).
     Ipc(ipc::IpcArgs),
+    /// One request/response in four placements (local, remote-exclusive, remote-polling,
+    /// remote-shared) and, with permission, its kernel-traced breakdown.
+    Rpc(rpc::RpcArgs),
     /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
     C2c(c2c::C2cArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
@@ -91,6 +95,7 @@ pub fn main() -> i32 {
         Command::Export(a) => export::run(a),
         Command::Ipc(a) => ipc::run(a),
         Command::C2c(a) => c2c::run(a),
+        Command::Rpc(a) => rpc::run(a),
         Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {

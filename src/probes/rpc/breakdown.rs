@@ -132,6 +132,13 @@ pub fn split(
                 t.srv_exit = e.time;
                 st = State::Serving;
             }
+            (State::Serving, Kind::Switch { prev, next }) if prev == server && next == client => {
+                // One CPU, the client preempted while runnable (not asleep): the reply needs no
+                // wake-up, the server's block hands the CPU straight back.
+                t.reply_wake = e.time;
+                t.client_in = e.time;
+                st = State::ClientIn;
+            }
             (State::Serving, Kind::Waking { pid, .. }) if e.tid == server && pid == client => {
                 t.reply_wake = e.time;
                 st = State::Replying;
@@ -215,6 +222,24 @@ mod tests {
         assert!(split(&events, 14054, &[1], 1, 0).is_empty());
     }
 
+    /// 40 pipe round trips on one CPU (client 32054, server 1827, CPU 1): the woken server
+    /// preempts the client on its way out of write, so the reply wakes nobody.
+    #[test]
+    fn the_recorded_local_rpcs_split_too() {
+        let recs = crate::evidence::trace::parse_fixture(include_str!(
+            "../../../tests/fixtures/trace/pipe-local.records"
+        ))
+        .unwrap();
+        let (events, _) = fixture_decoder().decode_all(&recs);
+        let rpcs = split(&events, 32054, &[1827], 1, 1);
+        assert!(rpcs.len() >= 35, "{} of 40 matched", rpcs.len());
+        for r in &rpcs {
+            assert_eq!(r.parts.iter().sum::<f64>(), r.span_ns as f64);
+            assert_eq!(r.parts[1] + r.parts[5], 0.0, "no IPI on one CPU: {r:?}");
+            assert!(!r.from_idle);
+        }
+    }
+
     fn ev(time: u64, cpu: u32, tid: i32, kind: Kind) -> Event {
         Event {
             time,
@@ -250,5 +275,19 @@ mod tests {
         assert!(r[0].from_idle);
         assert_eq!(r[1].parts, [5.0, 0.0, 0.0, 4.0, 6.0, 0.0, 0.0, 5.0]);
         assert!(!r[1].from_idle);
+    }
+}
+
+/// The definition of a part, for `--explain` and the notes of each `rpc.part`.
+pub fn definition(part: &str) -> &'static str {
+    match part {
+        "send" => "send: the client enters the sending system call (sys_enter) → the server is marked waking (sched_waking)",
+        "IPI" => "IPI: an IPI is sent to the server's CPU (ipi_send_cpu) → that CPU enters the reschedule interrupt (0 when none was needed or the kernel lacks these tracepoints)",
+        "wake-up" => "wake-up: the server is marked waking → its CPU switches to it (sched_switch), minus the IPI part",
+        "switch-in" => "switch-in: the switch to the server → its receiving system call returns (sys_exit)",
+        "server" => "server: the server's receive returned → it marks the client waking (its reply sent)",
+        "reply IPI" => "reply IPI: as IPI, towards the client's CPU",
+        "reply wake-up" => "reply wake-up: the client is marked waking → its CPU switches to it, minus the reply IPI",
+        _ => "return: the switch to the client → the client's receiving system call returns",
     }
 }
