@@ -198,6 +198,20 @@ fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
     }
 }
 
+/// The definition of a part, for `--explain` and the notes of each `rpc.part`.
+pub fn definition(part: &str) -> &'static str {
+    match part {
+        "send" => "send: the client enters the sending system call (sys_enter) → the server is marked waking (sched_waking)",
+        "IPI" => "IPI: an IPI is sent to the server's CPU (ipi_send_cpu) → that CPU enters the reschedule interrupt (0 when none was needed or the kernel lacks these tracepoints)",
+        "wake-up" => "wake-up: the server is marked waking → its CPU switches to it (sched_switch), minus the IPI part",
+        "switch-in" => "switch-in: the switch to the server → its receiving system call returns (sys_exit)",
+        "server" => "server: the server's receive returned → it marks the client waking (its reply sent)",
+        "reply IPI" => "reply IPI: as IPI, towards the client's CPU",
+        "reply wake-up" => "reply wake-up: the client is marked waking → its CPU switches to it, minus the reply IPI",
+        _ => "return: the switch to the client → the client's receiving system call returns",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,19 +289,5 @@ mod tests {
         assert!(r[0].from_idle);
         assert_eq!(r[1].parts, [5.0, 0.0, 0.0, 4.0, 6.0, 0.0, 0.0, 5.0]);
         assert!(!r[1].from_idle);
-    }
-}
-
-/// The definition of a part, for `--explain` and the notes of each `rpc.part`.
-pub fn definition(part: &str) -> &'static str {
-    match part {
-        "send" => "send: the client enters the sending system call (sys_enter) → the server is marked waking (sched_waking)",
-        "IPI" => "IPI: an IPI is sent to the server's CPU (ipi_send_cpu) → that CPU enters the reschedule interrupt (0 when none was needed or the kernel lacks these tracepoints)",
-        "wake-up" => "wake-up: the server is marked waking → its CPU switches to it (sched_switch), minus the IPI part",
-        "switch-in" => "switch-in: the switch to the server → its receiving system call returns (sys_exit)",
-        "server" => "server: the server's receive returned → it marks the client waking (its reply sent)",
-        "reply IPI" => "reply IPI: as IPI, towards the client's CPU",
-        "reply wake-up" => "reply wake-up: the client is marked waking → its CPU switches to it, minus the reply IPI",
-        _ => "return: the switch to the client → the client's receiving system call returns",
     }
 }
