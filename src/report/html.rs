@@ -283,6 +283,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
     let cross_core = [
         super::ipc::figures(runs, family),
         super::c2c::figures(runs, family),
+        super::rpc::figures(runs, family),
     ];
     for svg in family_plots(runs, family, &rows)
         .into_iter()

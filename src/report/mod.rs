@@ -13,6 +13,7 @@ pub mod lab;
 pub mod markdown;
 pub mod memlat;
 pub mod plot;
+pub mod rpc;
 pub mod sweep;
 pub mod table;
 pub mod timev;

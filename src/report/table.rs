@@ -152,6 +152,7 @@ pub fn render(run: &Run) -> String {
     // Cross-core matrices (ipc, c2c, rpc) under the table, when the run has them.
     out.push_str(&super::ipc::text(run));
     out.push_str(&super::c2c::text(run));
+    out.push_str(&super::rpc::text(run));
     out
 }
 
