@@ -189,3 +189,126 @@ fn c2c_writes_one_csv_row_per_pair_and_a_heatmap() {
     assert!(page.contains("one-way core-to-core latency"));
     assert!(page.contains("class of each pair"));
 }
+
+fn tracefs_mounted() -> bool {
+    std::fs::read_to_string("/proc/self/mounts")
+        .map(|m| m.lines().any(|l| l.contains(" tracefs ")))
+        .unwrap_or(false)
+}
+
+/// The real tracer where tracing is allowed (root): every part present, the breakdown's checks
+/// recorded, tracefs left as it was found. Elsewhere: the totals run and one line says what is
+/// missing.
+#[test]
+fn rpc_local_totals_and_traced_breakdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_json = dir.path().join("rpc.json");
+    let mounted_before = tracefs_mounted();
+    let out = oscost(dir.path())
+        .args([
+            "rpc",
+            "--scenario",
+            "local",
+            "--budget",
+            "100ms",
+            "--quiet",
+            "--no-save",
+        ])
+        .arg("--json")
+        .arg(&out_json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        tracefs_mounted(),
+        mounted_before,
+        "tracefs mount state changed"
+    );
+    let v = json(&out_json);
+    let ms = v["measurements"].as_array().unwrap();
+    assert_eq!(ms[0]["probe"], "rpc.total");
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        let parts: Vec<&str> = ms
+            .iter()
+            .filter(|m| m["probe"] == "rpc.part")
+            .map(|m| m["params"]["part"].as_str().unwrap())
+            .collect();
+        assert_eq!(parts.len(), 8, "{parts:?}");
+        let traced = ms.iter().find(|m| m["probe"] == "rpc.traced").unwrap();
+        let names: Vec<&str> = traced["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"sum of part medians vs traced RPC time"));
+        assert!(names.contains(&"every part ≥ 0"));
+    } else {
+        assert!(v["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs root"));
+    }
+}
+
+/// Without permission (an unprivileged user), the totals still run and one skipped line says
+/// what the breakdown needs.
+#[test]
+fn rpc_without_permission_runs_the_totals_and_says_why() {
+    if unsafe { libc::geteuid() } != 0 {
+        return; // cannot switch users; the test above covers the unprivileged path
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: chmod on a directory we own so the unprivileged child can write its output.
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let out_json = dir.path().join("rpc.json");
+    let mut c = oscost(dir.path());
+    c.args([
+        "rpc",
+        "--scenario",
+        "local",
+        "--budget",
+        "100ms",
+        "--quiet",
+        "--no-save",
+    ])
+    .arg("--json")
+    .arg(&out_json);
+    // SAFETY: dropping to nobody between fork and exec; setgid first, then setuid.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = match c.output() {
+        Ok(o) => o,
+        Err(_) => return, // the binary is not reachable for nobody here
+    };
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("Permission denied") {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out_json);
+    assert_eq!(v["measurements"].as_array().unwrap().len(), 1);
+    let reason = v["skipped"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("needs root") && reason.contains("sudo"),
+        "{reason}"
+    );
+}

@@ -232,10 +232,18 @@ pub fn measure_traced(
             .events_set(EventSet::Software)
     };
     let mut out = vec![from_samples(
-        base("rpc.traced", "ns/RPC").note(
+        base("rpc.traced", "ns/RPC").note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
-             record; compare with rpc.total for the observer effect",
-        ),
+             record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
+             up to the client's send sys_enter → receive sys_exit; not seen: user-space time \
+             outside those system calls, time the hypervisor took the vCPU, and polling \
+             hand-offs",
+            PARTS
+                .iter()
+                .map(|p| super::breakdown::definition(p))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
         times,
         1,
         "fixed count",
