@@ -123,6 +123,35 @@ fn on_one_cpu_cross_cpu_cells_are_skipped_and_the_rest_runs() {
         .as_str()
         .unwrap()
         .contains("only one CPU"));
+    // rpc: local runs, the three remote scenarios are skipped with the reason.
+    let rpc_json = dir.path().join("rpc.json");
+    let mut c = oscost(dir.path());
+    c.args([
+        "rpc",
+        "--no-trace",
+        "--budget",
+        "100ms",
+        "--quiet",
+        "--no-save",
+    ])
+    .arg("--json")
+    .arg(&rpc_json);
+    on_one_cpu(&mut c, 0);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&rpc_json);
+    let ms = v["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 1);
+    assert_eq!(ms[0]["params"]["scenario"], "local");
+    let skipped = v["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 3);
+    assert!(skipped
+        .iter()
+        .all(|s| s["reason"].as_str().unwrap().contains("only one CPU")));
     // c2c has nothing to measure on one CPU: one clear line, exit 2.
     let mut c = oscost(dir.path());
     c.args(["c2c", "--quick", "--no-save"]);

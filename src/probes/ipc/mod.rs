@@ -59,11 +59,31 @@ pub fn cell_verdict(ev: &Evidence, mech: Mech, class: Class) -> Verdict {
         list.push(distinct_cpus(&ev.cpus));
     }
     // Blocking partners on two CPUs leave both idle most of the time: the share of CPU they
-    // hold says nothing there. Where they hold their CPUs (one CPU, or polling), it does.
+    // hold says nothing there, but time spent runnable and waiting for a CPU does. Where they
+    // hold their CPUs (one CPU, or polling), the held share is the test.
     if class == Class::SameCpu || !mech.blocks() {
         checks::add_occupancy(ev, &mut list, &mut warnings);
+    } else {
+        list.extend(run_queue_wait(ev));
     }
     (list, warnings)
+}
+
+/// Largest share of the measured wall time the participants may together spend runnable but
+/// waiting for their CPU (others running there) in a blocking cross-CPU hand-off.
+pub const MAX_RUN_QUEUE_WAIT: f64 = 0.1;
+
+/// The participants were not kept waiting for their CPUs by other tasks (schedstat run delay
+/// over the measured windows). None where schedstat does not tell.
+pub fn run_queue_wait(ev: &Evidence) -> Option<Check> {
+    let o = ev.occupancy.as_ref()?;
+    let share = o.run_delay_ns as f64 / o.wall_ns.max(1) as f64;
+    Some(Check {
+        name: "run-queue wait (others on the partners' CPUs)".into(),
+        expected: format!("≤ {:.0}% of wall time", MAX_RUN_QUEUE_WAIT * 100.0),
+        observed: format!("{:.1}%", share * 100.0),
+        ok: share <= MAX_RUN_QUEUE_WAIT,
+    })
 }
 
 /// The two participants were seen on two different CPUs (a cross-CPU cell that silently ran
@@ -189,6 +209,17 @@ mod tests {
         // Ran on one CPU under a cross-CPU name: fails.
         let one = evidence(2.0, vec![placed(1, 1, 1), placed(1, 1, 1)]);
         assert!(!ok(&cell_verdict(&one, Mech::Pipe, Class::SameLlc)));
+        // Kept waiting for their CPUs by other tasks.
+        let mut waited = good.clone();
+        waited.occupancy = Some(crate::model::Occupancy {
+            wall_ns: 1000,
+            oncpu_ns: 300,
+            run_delay_ns: 400,
+            share: 0.15,
+        });
+        assert!(!ok(&cell_verdict(&waited, Mech::Pipe, Class::SameLlc)));
+        waited.occupancy.as_mut().unwrap().run_delay_ns = 20;
+        assert!(ok(&cell_verdict(&waited, Mech::Pipe, Class::SameLlc)));
         // Too many switches: someone else took the CPU in between.
         let busy = evidence(3.0, vec![placed(1, 1, 1), placed(0, 0, 0)]);
         assert!(!ok(&cell_verdict(&busy, Mech::Futex, Class::SameLlc)));

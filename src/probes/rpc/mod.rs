@@ -216,6 +216,7 @@ pub fn verdict(ev: &Evidence, scenario: Scenario) -> Verdict {
             c.observed = format!("{si:.3}");
             list.push(c);
             list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
+            list.extend(crate::probes::ipc::run_queue_wait(ev));
         }
         Scenario::RemotePolling => {
             let (sw, source) = checks::switches_per_op(ev);
@@ -236,6 +237,7 @@ pub fn verdict(ev: &Evidence, scenario: Scenario) -> Verdict {
                 ok: sv + si >= 0.9,
             });
             list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
+            list.extend(crate::probes::ipc::run_queue_wait(ev));
         }
     }
     (list, warnings)
