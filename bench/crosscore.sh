@@ -28,19 +28,19 @@ if [ -n "$other" ]; then
   echo "== 3. cross-CPU pipe round trip"
   "$OSCOST" ipc "${DB[@]}" --mech pipe,spin --pairs "$last:$other" --json "$OUT/ipc-cross.json" \
     | tee "$OUT/ipc-cross.txt"
-  # perf bench has no placement option: pin its two worker processes as soon as they exist.
+  # perf bench has no placement option: its parent is one worker and it forks the other;
+  # pin each to its own CPU as soon as the child exists.
   perf bench sched pipe -l "$LOOPS" > "$OUT/perf-pipe-cross.txt" &
   parent=$!
-  kids=""
-  for _ in $(seq 200); do
-    kids=$(pgrep -P "$parent" || true)
-    [ "$(echo "$kids" | wc -w)" -ge 2 ] && break
-    sleep 0.005
+  child=""
+  for _ in $(seq 400); do
+    child=$(pgrep -P "$parent" | head -1 || true)
+    [ -n "$child" ] && break
+    sleep 0.002
   done
-  set -- $kids
-  [ $# -ge 2 ] || { echo "could not find perf bench's two workers" >&2; wait "$parent"; exit 1; }
-  taskset -pc "$last" "$1" >/dev/null
-  taskset -pc "$other" "$2" >/dev/null
+  [ -n "$child" ] || { echo "could not find perf bench's worker" >&2; wait "$parent"; exit 1; }
+  taskset -pc "$last" "$parent" >/dev/null
+  taskset -pc "$other" "$child" >/dev/null
   wait "$parent"
   cat "$OUT/perf-pipe-cross.txt"
 
