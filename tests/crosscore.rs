@@ -1,15 +1,37 @@
-//! `oscost ipc` and `oscost c2c` as a user meets them: every cell carries its class, CPUs and
-//! checks; bad input is one line and exit 2; on one CPU the cross-CPU placements are skipped
-//! with the reason and the rest runs.
+//! `oscost ipc`, `oscost c2c` and `oscost rpc` as a user meets them: every cell carries its
+//! class, CPUs and checks; bad input is one line and exit 2; on one CPU the cross-CPU
+//! placements are skipped with the reason and the rest runs; the real tracer runs where it is
+//! allowed and leaves tracefs as it found it; without permission the totals still run.
 
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn oscost(dir: &std::path::Path) -> Command {
+fn oscost(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
-    c.env("XDG_DATA_HOME", dir)
-        .env("OSCOST_DB", dir.join("h.db"));
+    c.env("XDG_DATA_HOME", dir);
     c
+}
+
+/// A short measuring command writing its JSON into `dir`.
+fn measuring(dir: &Path, args: &[&str]) -> (Command, PathBuf) {
+    let json = dir.join("out.json");
+    let mut c = oscost(dir);
+    c.args(args)
+        .args(["--budget", "100ms", "--quiet", "--no-save", "--json"])
+        .arg(&json);
+    (c, json)
+}
+
+/// Run it, require success, and return the JSON it wrote.
+fn run_json(mut c: Command, json: &Path) -> serde_json::Value {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 
 /// Restrict the child to one CPU before it starts.
@@ -33,36 +55,25 @@ fn allowed() -> usize {
         .unwrap_or(1)
 }
 
-fn json(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn check_names(m: &serde_json::Value) -> Vec<&str> {
+    m["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
 }
 
 #[test]
 fn ipc_cells_carry_class_cpus_and_checks() {
     let dir = tempfile::tempdir().unwrap();
-    let out_json = dir.path().join("ipc.json");
-    let out = oscost(dir.path())
-        .args([
-            "ipc",
-            "--mech",
-            "pipe,spin",
-            "--budget",
-            "100ms",
-            "--quiet",
-            "--no-save",
-        ])
-        .arg("--json")
-        .arg(&out_json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("ipc: median round trip"), "{stdout}");
-    let v = json(&out_json);
+    let (c, json) = measuring(dir.path(), &["ipc", "--mech", "pipe,spin"]);
+    let v = run_json(c, &json);
     let ms = v["measurements"].as_array().unwrap();
     let same: Vec<_> = ms
         .iter()
@@ -71,12 +82,7 @@ fn ipc_cells_carry_class_cpus_and_checks() {
     assert_eq!(same.len(), 1, "pipe on one CPU; spin skipped there");
     assert_eq!(same[0]["probe"], "ipc.pipe");
     for m in ms {
-        let names: Vec<&str> = m["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["name"].as_str().unwrap())
-            .collect();
+        let names = check_names(m);
         assert!(
             names.contains(&"context switches per round trip"),
             "{names:?}"
@@ -84,8 +90,7 @@ fn ipc_cells_carry_class_cpus_and_checks() {
         assert!(names.contains(&"cpu migrations"), "{names:?}");
         assert_eq!(m["evidence"]["cpus"].as_array().unwrap().len(), 2);
     }
-    let skipped = v["skipped"].as_array().unwrap();
-    assert!(skipped.iter().any(|s| s["reason"]
+    assert!(v["skipped"].as_array().unwrap().iter().any(|s| s["reason"]
         .as_str()
         .unwrap()
         .contains("spin flag needs two CPUs")));
@@ -97,53 +102,18 @@ fn ipc_cells_carry_class_cpus_and_checks() {
 #[test]
 fn on_one_cpu_cross_cpu_cells_are_skipped_and_the_rest_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let out_json = dir.path().join("ipc.json");
-    let mut c = oscost(dir.path());
-    c.args([
-        "ipc",
-        "--mech",
-        "eventfd",
-        "--budget",
-        "100ms",
-        "--quiet",
-        "--no-save",
-    ])
-    .arg("--json")
-    .arg(&out_json);
+    let (mut c, json) = measuring(dir.path(), &["ipc", "--mech", "eventfd"]);
     on_one_cpu(&mut c, 0);
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&out_json);
+    let v = run_json(c, &json);
     assert_eq!(v["measurements"].as_array().unwrap().len(), 1);
     assert!(v["skipped"][0]["reason"]
         .as_str()
         .unwrap()
         .contains("only one CPU"));
     // rpc: local runs, the three remote scenarios are skipped with the reason.
-    let rpc_json = dir.path().join("rpc.json");
-    let mut c = oscost(dir.path());
-    c.args([
-        "rpc",
-        "--no-trace",
-        "--budget",
-        "100ms",
-        "--quiet",
-        "--no-save",
-    ])
-    .arg("--json")
-    .arg(&rpc_json);
+    let (mut c, json) = measuring(dir.path(), &["rpc", "--no-trace"]);
     on_one_cpu(&mut c, 0);
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&rpc_json);
+    let v = run_json(c, &json);
     let ms = v["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 1);
     assert_eq!(ms[0]["params"]["scenario"], "local");
@@ -174,6 +144,9 @@ fn bad_pairs_and_cpu_lists_are_one_line_and_exit_2() {
         &["ipc", "--mech", "smoke-signal"],
         &["c2c", "--cpus", "3-1"],
         &["c2c", "--sample", "0"],
+        &["rpc", "--mech", "spin"],
+        &["rpc", "--pair", "0:0"],
+        &["rpc", "--scenario", "remote-lunch"],
     ] {
         let out = oscost(dir.path()).args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -189,27 +162,9 @@ fn c2c_writes_one_csv_row_per_pair_and_a_heatmap() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (csv, html) = (dir.path().join("c.csv"), dir.path().join("c.html"));
-    let out = oscost(dir.path())
-        .args([
-            "c2c",
-            "--cpus",
-            "0-1",
-            "--budget",
-            "100ms",
-            "--quiet",
-            "--no-save",
-        ])
-        .arg("--csv")
-        .arg(&csv)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (mut c, json) = measuring(dir.path(), &["c2c", "--cpus", "0-1"]);
+    c.arg("--csv").arg(&csv).arg("--html").arg(&html);
+    run_json(c, &json);
     let text = std::fs::read_to_string(&csv).unwrap();
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), 1);
@@ -231,37 +186,17 @@ fn tracefs_mounted() -> bool {
 #[test]
 fn rpc_local_totals_and_traced_breakdown() {
     let dir = tempfile::tempdir().unwrap();
-    let out_json = dir.path().join("rpc.json");
     let mounted_before = tracefs_mounted();
-    let out = oscost(dir.path())
-        .args([
-            "rpc",
-            "--scenario",
-            "local",
-            "--budget",
-            "100ms",
-            "--quiet",
-            "--no-save",
-        ])
-        .arg("--json")
-        .arg(&out_json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (c, json) = measuring(dir.path(), &["rpc", "--scenario", "local"]);
+    let v = run_json(c, &json);
     assert_eq!(
         tracefs_mounted(),
         mounted_before,
         "tracefs mount state changed"
     );
-    let v = json(&out_json);
     let ms = v["measurements"].as_array().unwrap();
     assert_eq!(ms[0]["probe"], "rpc.total");
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
+    if is_root() {
         let parts: Vec<&str> = ms
             .iter()
             .filter(|m| m["probe"] == "rpc.part")
@@ -269,12 +204,7 @@ fn rpc_local_totals_and_traced_breakdown() {
             .collect();
         assert_eq!(parts.len(), 8, "{parts:?}");
         let traced = ms.iter().find(|m| m["probe"] == "rpc.traced").unwrap();
-        let names: Vec<&str> = traced["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["name"].as_str().unwrap())
-            .collect();
+        let names = check_names(traced);
         assert!(names.contains(&"sum of part medians vs traced RPC time"));
         assert!(names.contains(&"every part ≥ 0"));
     } else {
@@ -289,29 +219,17 @@ fn rpc_local_totals_and_traced_breakdown() {
 /// what the breakdown needs.
 #[test]
 fn rpc_without_permission_runs_the_totals_and_says_why() {
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         return; // cannot switch users; the test above covers the unprivileged path
     }
     let dir = tempfile::tempdir().unwrap();
-    // SAFETY: chmod on a directory we own so the unprivileged child can write its output.
+    // The unprivileged child must be able to write its output here.
     std::fs::set_permissions(
         dir.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
-    let out_json = dir.path().join("rpc.json");
-    let mut c = oscost(dir.path());
-    c.args([
-        "rpc",
-        "--scenario",
-        "local",
-        "--budget",
-        "100ms",
-        "--quiet",
-        "--no-save",
-    ])
-    .arg("--json")
-    .arg(&out_json);
+    let (mut c, json) = measuring(dir.path(), &["rpc", "--scenario", "local"]);
     // SAFETY: dropping to nobody between fork and exec; setgid first, then setuid.
     unsafe {
         c.pre_exec(|| {
@@ -321,19 +239,19 @@ fn rpc_without_permission_runs_the_totals_and_says_why() {
             Ok(())
         });
     }
-    let out = match c.output() {
-        Ok(o) => o,
-        Err(_) => return, // the binary is not reachable for nobody here
-    };
-    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("Permission denied") {
-        return;
+    let probe = c.output();
+    match probe {
+        // The test binary is not reachable for nobody here (e.g. a 0700 home directory).
+        Err(_) => return,
+        Ok(o) if !o.status.success() => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("Permission denied"), "{err}");
+            return;
+        }
+        Ok(_) => {}
     }
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&out_json);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["measurements"].as_array().unwrap().len(), 1);
     let reason = v["skipped"][0]["reason"].as_str().unwrap();
     assert!(

@@ -42,6 +42,39 @@ fn cell<'a>(ms: &[&'a Measurement], mech: Mech, class: Class) -> Option<&'a Meas
         .find(|m| mech_of(m) == Some(mech) && class_of(m) == Some(class))
 }
 
+/// Rows of cells as aligned text: the first column left-aligned, the others right-aligned
+/// (numbers), two spaces apart.
+pub(crate) fn text_table(rows: &[Vec<String>]) -> String {
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..ncol)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = " ".repeat(widths[i] - c.chars().count());
+                if i == 0 {
+                    format!("{c}{pad}")
+                } else {
+                    format!("{pad}{c}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// The terminal matrix (empty when the run has no ipc measurements).
 pub fn text(run: &Run) -> String {
     let ms = ipc_measurements(run);
@@ -66,30 +99,8 @@ pub fn text(run: &Run) -> String {
         }
         rows.push(r);
     }
-    let ncol = rows[0].len();
-    let widths: Vec<usize> = (0..ncol)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::from(
-        "\nipc: median round trip per mechanism and placement (one-way = half; — not measured)\n",
-    );
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                let pad = " ".repeat(w - c.chars().count());
-                if i == 0 {
-                    format!("{c}{pad}")
-                } else {
-                    format!("{pad}{c}")
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
+    let mut out = String::from("\nipc: median round trip (one-way = half; — not measured)\n");
+    out.push_str(&text_table(&rows));
     out
 }
 

@@ -2,6 +2,7 @@
 //! (the observer effect as a number), and the kernel-traced parts — in the terminal under the
 //! table, and in the HTML report as one stacked bar per scenario × mechanism.
 
+use super::ipc::text_table as table;
 use super::plot::{StackedBars, StackedRow};
 use super::units::fmt_time;
 use crate::model::{Measurement, Run, Status};
@@ -82,37 +83,6 @@ fn cell(m: Option<&Measurement>) -> String {
     }
 }
 
-fn table(rows: &[Vec<String>]) -> String {
-    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..ncol)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let pad = " ".repeat(widths[i] - c.chars().count());
-                if i == 0 {
-                    format!("{c}{pad}")
-                } else {
-                    format!("{pad}{c}")
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 fn short(s: Scenario) -> &'static str {
     match s {
         Scenario::Local => "local",
@@ -191,16 +161,29 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
         let rows: Vec<StackedRow> = cases(run)
             .iter()
             .filter_map(|c| {
-                let traced = c.traced?.value.as_ref()?;
+                let traced = c.traced?;
+                let label = format!("{} {}", c.scenario.as_str(), c.mech);
                 let segments: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
-                Some(StackedRow {
-                    label: format!("{} {}", c.scenario.as_str(), c.mech),
-                    segments: segments?,
-                    total: [traced.median, traced.ci95[0], traced.ci95[1]],
-                    note: median(c.total)
-                        .map(|u| format!("untraced {}", fmt_time(u)))
-                        .unwrap_or_default(),
-                })
+                match (segments, traced.value.as_ref()) {
+                    (Some(segments), Some(v)) if traced.valid => Some(StackedRow {
+                        label,
+                        segments,
+                        total: [v.median, v.ci95[0], v.ci95[1]],
+                        note: median(c.total)
+                            .map(|u| format!("untraced {}", fmt_time(u)))
+                            .unwrap_or_default(),
+                    }),
+                    _ => Some(StackedRow {
+                        label,
+                        segments: Vec::new(),
+                        total: [f64::NAN; 3],
+                        note: traced
+                            .failed_checks()
+                            .next()
+                            .map(|c| format!("invalid: {} ({})", c.name, c.observed))
+                            .unwrap_or_else(|| "no parts".into()),
+                    }),
+                }
             })
             .collect();
         if rows.is_empty() {

@@ -9,6 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{color, label_width, no_data, render, short_number, DrawResult, FONT, LABEL_PT};
 
 /// One row: segment lengths in the chart's segment order, and the total to write at the end.
+/// A row without segments keeps its place and shows `note` as the reason instead of a bar.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StackedRow {
     pub label: String,
@@ -43,7 +44,7 @@ impl StackedBars {
             .iter()
             .filter(|r| r.segments.iter().all(|v| v.is_finite() && *v >= 0.0))
             .collect();
-        if rows.is_empty() {
+        if rows.iter().all(|r| r.segments.is_empty()) {
             return Err(no_data("no rows with finite, non-negative parts"));
         }
         let n = rows.len();
@@ -97,6 +98,20 @@ impl StackedBars {
                             .pos(Pos::new(HPos::Right, VPos::Center)),
                     ),
             ))?;
+            if r.segments.is_empty() {
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at((0.0, mid))
+                        + Text::new(
+                            format!("not plotted: {}", r.note),
+                            (6, 0),
+                            (FONT, LABEL_PT)
+                                .into_font()
+                                .color(&RGBColor(170, 40, 40))
+                                .pos(Pos::new(HPos::Left, VPos::Center)),
+                        ),
+                ))?;
+                continue;
+            }
             let mut at = 0.0;
             for (k, v) in r.segments.iter().enumerate() {
                 if *v > 0.0 {
@@ -153,6 +168,12 @@ mod tests {
                     segments: vec![400.0, 1300.0, 2000.0],
                     total: [3700.0, 3650.0, 3760.0],
                     note: "untraced 3.5 µs".into(),
+                },
+                StackedRow {
+                    label: "remote-exclusive pipe".into(),
+                    segments: vec![],
+                    total: [f64::NAN; 3],
+                    note: "invalid: no idle switch".into(),
                 },
                 StackedRow {
                     label: "broken".into(),
