@@ -89,18 +89,14 @@ pub fn run_queue_wait(ev: &Evidence) -> Option<Check> {
 /// The two participants were seen on two different CPUs (a cross-CPU cell that silently ran
 /// on one CPU would be a same-CPU figure under the wrong name).
 pub fn distinct_cpus(placements: &[Placement]) -> Check {
-    let mut seen: Vec<usize> = placements
-        .iter()
-        .flat_map(|p| [p.start, p.end])
-        .flatten()
-        .collect();
-    seen.sort_unstable();
-    seen.dedup();
+    // The complement of the same-CPU check, over the same observed CPUs (two participants,
+    // each pinned to one CPU: not one CPU and something seen means two).
+    let same = checks::same_cpu(placements);
     Check {
         name: "different CPUs".into(),
         expected: "the partners on two CPUs".into(),
-        observed: format!("CPU {}", crate::evidence::placement::format_cpu_list(&seen)),
-        ok: seen.len() == 2,
+        ok: !same.ok && same.observed.starts_with("CPU "),
+        observed: same.observed,
     }
 }
 

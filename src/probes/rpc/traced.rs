@@ -9,6 +9,7 @@ use super::breakdown::{split, Rpc, PARTS};
 use super::{Scenario, Session};
 use crate::engine::clock;
 use crate::engine::measure::{from_samples, Context, Spec};
+use crate::engine::stats::median;
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
@@ -33,25 +34,15 @@ pub struct Analysis {
     pub remote_switches_per_rpc: f64,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Medians of each part over the matched RPCs.
 pub fn part_medians(rpcs: &[Rpc]) -> [f64; 8] {
-    let mut out = [0.0; 8];
+    let mut out = [f64::NAN; 8];
+    if rpcs.is_empty() {
+        return out;
+    }
     for (i, o) in out.iter_mut().enumerate() {
-        let mut v: Vec<f64> = rpcs.iter().map(|r| r.parts[i]).collect();
-        *o = median(&mut v);
+        let v: Vec<f64> = rpcs.iter().map(|r| r.parts[i]).collect();
+        *o = median(&v);
     }
     out
 }
@@ -208,7 +199,7 @@ pub fn measure_traced(
         s.server_cpu,
     );
     let evidence = recorder.finish(&start);
-    let traced_median = median(&mut times.clone());
+    let traced_median = median(&times);
     let checks = checks(&a, traced_median, scenario);
     let mut warnings = Vec::new();
     let missing = tracer.decoder.missing();
@@ -283,8 +274,8 @@ mod tests {
     #[test]
     fn fixture_breakdown_adds_up_to_its_own_span() {
         let a = fixture_analysis();
-        let mut spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
-        let m = median(&mut spans);
+        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
+        let m = median(&spans);
         let c = checks(&a, m, Scenario::Local);
         let named = |n: &str| c.iter().find(|x| x.name.starts_with(n)).unwrap().ok;
         assert!(named("RPCs matched"));
@@ -309,6 +300,13 @@ mod tests {
         }
         a.made = 1000;
         a.remote_switches_per_rpc = 0.04;
+        // Nothing matched at all: every check that needs RPCs fails, nothing panics.
+        let none = Analysis {
+            rpcs: Vec::new(),
+            ..a.clone()
+        };
+        let c = checks(&none, 1e4, Scenario::Local);
+        assert!(c.iter().filter(|x| !x.ok).count() >= 3, "{c:?}");
         let c = checks(&a, 1e9, Scenario::RemoteShared);
         assert!(
             !c.iter()
