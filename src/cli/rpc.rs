@@ -51,17 +51,14 @@ pub fn run(a: RpcArgs) -> Result<i32> {
             (pair.a, Some(pair.b))
         }
         None => {
-            let reps = representatives(&machine, &allowed);
-            let client = reps
-                .first()
-                .map(|p| p.a)
+            // The nearest pair of different CPUs; alone on one CPU, only local can run.
+            let last = *allowed
+                .last()
                 .ok_or_else(|| Error::env("no CPU is in this process's allowed set"))?;
-            let server = reps.iter().find(|p| p.class != Class::SameCpu).map(|p| p.b);
-            // The nearest pair's client may differ from the same-CPU representative.
-            match reps.iter().find(|p| p.class != Class::SameCpu) {
-                Some(p) => (p.a, server),
-                None => (client, None),
-            }
+            representatives(&machine, &allowed)
+                .into_iter()
+                .find(|p| p.class != Class::SameCpu)
+                .map_or((last, None), |p| (p.a, Some(p.b)))
         }
     };
     let scenarios = if a.scenario.is_empty() {
