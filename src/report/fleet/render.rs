@@ -67,19 +67,25 @@ fn headline(f: &Fleet) -> String {
     s
 }
 
-/// Wraps `text` at `width` columns, continuation lines indented by `indent`.
+/// Wraps `text` at `width` columns, keeping its leading spaces; continuation lines are
+/// indented by `indent`.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let body = text.trim_start_matches(' ');
     let mut out = String::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+    let mut line = text[..text.len() - body.len()].to_string();
+    let mut fresh = true;
+    for word in body.split(' ') {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
             out.push_str(&line);
             out.push('\n');
             line = indent.to_string();
-        } else if !line.is_empty() && line != indent {
+            fresh = true;
+        }
+        if !fresh {
             line.push(' ');
         }
         line.push_str(word);
+        fresh = false;
     }
     out.push_str(&line);
     out.push('\n');
@@ -105,23 +111,15 @@ pub fn text(f: &Fleet) -> String {
         ));
         return o;
     }
-    let _ = writeln!(
-        o,
-        "{:<4}{:<30} {:>16} {:>12} {:>6} {:>5}",
-        "#", "probe", "fleet median", "MAD", "hosts", "odd"
-    );
     for (i, p) in f.probes.iter().enumerate() {
-        let odd = p.cells.iter().filter(|c| c.outlier).count();
-        let label: String = p.label().chars().take(30).collect();
+        o.push_str(&wrap(&format!("P{:<3} {}", i + 1, p.label()), 80, "     "));
         let _ = writeln!(
             o,
-            "{:<4}{:<30} {:>16} {:>12} {:>6} {:>5}",
-            format!("P{}", i + 1),
-            label,
+            "     fleet median {}, MAD {}, {} hosts, {} odd",
             value_text(p.spread.median, &p.unit),
             value_text(p.spread.mad, &p.unit),
             p.spread.hosts,
-            odd
+            p.cells.iter().filter(|c| c.outlier).count()
         );
     }
     o.push('\n');
@@ -134,16 +132,19 @@ pub fn text(f: &Fleet) -> String {
             for (i, ratio) in &odd.probes {
                 let p = &f.probes[*i];
                 if let Some(c) = cell(p, &odd.name) {
-                    let _ = writeln!(
-                        o,
-                        "    P{} {}: {:.2}× ({} vs fleet {}, z {:+.1})",
-                        i + 1,
-                        p.probe,
-                        ratio,
-                        value_text(c.median, &p.unit),
-                        value_text(p.spread.median, &p.unit),
-                        c.z.unwrap_or(0.0)
-                    );
+                    o.push_str(&wrap(
+                        &format!(
+                            "    P{} {}: {:.2}× ({} vs fleet {}, z {:+.1})",
+                            i + 1,
+                            p.probe,
+                            ratio,
+                            value_text(c.median, &p.unit),
+                            value_text(p.spread.median, &p.unit),
+                            c.z.unwrap_or(0.0)
+                        ),
+                        80,
+                        "      ",
+                    ));
                 }
             }
             for a in &odd.apart {
@@ -186,12 +187,15 @@ fn matrix(f: &Fleet) -> String {
         what(f)
     );
     if rows.is_empty() {
-        let _ = writeln!(
-            o,
-            "  {} {}s, none odd: not listed (all are in --csv, --json and -o)",
-            f.rows.len(),
-            what(f)
-        );
+        o.push_str(&wrap(
+            &format!(
+                "  {} {}s, none odd: not listed (all are in --csv, --json and -o)",
+                f.rows.len(),
+                what(f)
+            ),
+            80,
+            "  ",
+        ));
         return o;
     }
     let name_w = rows
@@ -218,16 +222,22 @@ fn matrix(f: &Fleet) -> String {
                 };
                 let _ = write!(o, " {t:>7}");
             }
+            let end = o.trim_end_matches(' ').len();
+            o.truncate(end);
             o.push('\n');
         }
     }
     if rows.len() < f.rows.len() {
-        let _ = writeln!(
-            o,
-            "({} other {}s within the fleet's spread not listed; all are in --csv, --json and -o)",
-            f.rows.len() - rows.len(),
-            what(f)
-        );
+        o.push_str(&wrap(
+            &format!(
+                "({} other {}s within the fleet's spread not listed; all are in --csv, \
+                 --json and -o)",
+                f.rows.len() - rows.len(),
+                what(f)
+            ),
+            80,
+            " ",
+        ));
     }
     o
 }
