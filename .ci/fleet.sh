@@ -2,7 +2,8 @@
 # CI for fleets (issue 16): the real ansible-playbook against three "hosts" on this machine
 # (ansible_connection=local, told apart by their host label), a quick command on each, the
 # results fetched and imported, and the fleet report checked to list the three hosts. Then
-# the Slurm batch script: syntax, and its import step on files (see examples/fleet/slurm).
+# the Slurm batch script: syntax, its import step on files, and a real single-node Slurm job
+# when slurm-wlm comes up here (.ci/fleet-slurm.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,4 +46,14 @@ bash -n examples/fleet/slurm/oscost.sbatch
 OSCOST="$bin" RESULTS="$work/results" OSCOST_DB="$work/slurm.sqlite" \
     bash examples/fleet/slurm/oscost.sbatch --import-only >"$work/slurm.log"
 grep -q 'imported 3 run(s)' "$work/slurm.log" || { cat "$work/slurm.log"; exit 1; }
+echo "== fleet: slurm for real (single node, daemons started and stopped here)"
+set +e
+.ci/fleet-slurm.sh
+rc=$?
+set -e
+if [[ $rc -eq 3 ]]; then
+    echo "slurm could not be brought up on this machine (reason above): only the syntax and import checks ran"
+elif [[ $rc -ne 0 ]]; then
+    exit $rc
+fi
 echo "fleet CI ok"
