@@ -2,19 +2,15 @@
 //! round trips through the history, the regression gate's exit code, and one-line errors
 //! (exit 2) for bad files, unknown ids and a database that is not ours.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-quick.json");
 
 fn oscost(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oscost"))
-        .env("XDG_DATA_HOME", db.parent().unwrap())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
+    common::oscost_with_db(db, args)
 }
 
 fn text(o: &Output) -> (String, String) {

@@ -4,6 +4,8 @@
 //! planted hosts and no other.
 
 use std::collections::BTreeSet;
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -11,13 +13,7 @@ const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-q
 const SYNTH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/fleet-synth.py");
 
 fn oscost(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oscost"))
-        .env("XDG_DATA_HOME", db.parent().unwrap())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
+    common::oscost_with_db(db, args)
 }
 
 fn out(o: &Output) -> String {

@@ -78,7 +78,7 @@ pub fn render(runs: &[Run]) -> String {
     for (i, r) in runs.iter().enumerate() {
         let _ = writeln!(
             h,
-            "<p class=\"meta\">{}{} · started {} · oscost {} · <code>{}</code>{}</p>",
+            "<p class=\"meta\">{}{} · started {} · oscost {} · <code>{}</code>{}{}</p>",
             if runs.len() > 1 {
                 format!("<b>{}</b> · ", esc(&run_label(runs, i)))
             } else {
@@ -87,15 +87,15 @@ pub fn render(runs: &[Run]) -> String {
             esc(&r.machine.short_name()),
             esc(&r.started_at),
             esc(&r.tool_version),
-            esc(&r.command.join(" "))
-                + &if r.labels.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "</code> · labels <code>{}",
-                        esc(&crate::report::fleet::labels_text(&r.labels))
-                    )
-                },
+            esc(&r.command.join(" ")),
+            if r.labels.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " · labels <code>{}</code>",
+                    esc(&crate::report::fleet::labels_text(&r.labels))
+                )
+            },
             if r.complete {
                 ""
             } else {
