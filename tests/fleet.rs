@@ -165,6 +165,7 @@ fn labels_are_stored_with_a_measured_run_and_shown() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
     let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
     let o = oscost(
         &db,
         &[
@@ -179,10 +180,14 @@ fn labels_are_stored_with_a_measured_run_and_shown() {
             "rack=b4",
             "--json",
             json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
     );
     assert!(o.status.success(), "{}", err(&o));
     assert!(out(&o).contains("labels: host=vm-a rack=b4"), "{}", out(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("labels <code>host=vm-a rack=b4</code>"));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["labels"]["host"], "vm-a");
