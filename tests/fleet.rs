@@ -140,8 +140,24 @@ fn fleet_refuses_bad_options_with_one_line() {
     let o = oscost(&db, &["fleet"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("no complete runs"), "{}", err(&o));
-    let o = oscost(&db, &["history", "import", FIXTURE]);
-    assert!(o.status.success(), "{}", err(&o));
+    // A file whose labels break the --label rules is named and skipped like any bad file.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    v["labels"] = serde_json::json!({"Bad Key": "x"});
+    let bad = dir.path().join("bad-labels.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    let o = oscost(&db, &["history", "import", FIXTURE, bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("bad-labels.json: 'Bad Key' is not a label key"),
+        "{}",
+        err(&o)
+    );
+    assert!(
+        out(&o).contains("imported 1 run(s) from 2 file(s)"),
+        "{}",
+        out(&o)
+    );
     let o = oscost(&db, &["fleet", "--label", "rack=nowhere"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("with labels rack=nowhere"), "{}", err(&o));

@@ -103,6 +103,14 @@ pub fn labels(
     Ok(out)
 }
 
+/// Checks labels read from a file (hand-edited, or written by another tool) by the same rules
+/// as `--label`; the message names the first bad one.
+pub fn check_labels(labels: &BTreeMap<String, String>) -> std::result::Result<(), String> {
+    labels
+        .iter()
+        .try_for_each(|(k, v)| parse_label(&format!("{k}={v}")).map(|_| ()))
+}
+
 /// `KEY=VALUE`: the key is 1-64 of lower-case letters, digits, `_ . -`, starting with a
 /// letter (so it is safe as a CSV header, SQL value and file-name part); the value is 1-256
 /// printable characters and may contain `=`.
@@ -205,6 +213,17 @@ mod tests {
         assert!(parse_label(&format!("k={}", "v".repeat(257))).is_err());
         assert!(parse_label(&format!("{}=v", "k".repeat(65))).is_err());
         assert!(parse_label("host=node-1.rack_b").is_ok());
+    }
+
+    #[test]
+    fn labels_from_files_follow_the_same_rules() {
+        let mut l = BTreeMap::new();
+        l.insert("host".to_string(), "n1".to_string());
+        assert!(check_labels(&l).is_ok());
+        l.insert("Bad Key".to_string(), "x".to_string());
+        assert!(check_labels(&l)
+            .unwrap_err()
+            .contains("'Bad Key' is not a label key"));
     }
 
     #[test]

@@ -150,13 +150,19 @@ fn import(store: &mut Store, paths: &[PathBuf]) -> Result<i32> {
             .expect("static template is valid"),
     );
     let mut bad: Vec<Error> = Vec::new();
-    let runs = files.iter().filter_map(|f| match read_run(f) {
-        Ok(run) => Some((f.display().to_string(), run)),
-        Err(e) => {
-            bar.inc(1);
-            bar.suspend(|| eprintln!("oscost: {e}"));
-            bad.push(e);
-            None
+    let runs = files.iter().filter_map(|f| {
+        match read_run(f).and_then(|run| {
+            super::common::check_labels(&run.labels)
+                .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
+            Ok(run)
+        }) {
+            Ok(run) => Some((f.display().to_string(), run)),
+            Err(e) => {
+                bar.inc(1);
+                bar.suspend(|| eprintln!("oscost: {e}"));
+                bad.push(e);
+                None
+            }
         }
     });
     let outcomes = store.import(runs, |_, _| bar.inc(1))?;

@@ -40,6 +40,31 @@ fn shown_rows(f: &Fleet) -> Vec<usize> {
         .collect()
 }
 
+/// The heatmap's rows: all of them in a small fleet, else the odd ones and then those
+/// furthest from the fleet median (largest |z| on any probe), so the odd hosts are seen
+/// against the nearest runners-up; in name order.
+fn heatmap_rows(f: &Fleet) -> Vec<usize> {
+    if f.rows.len() <= MAX_ROWS_SHOWN {
+        return (0..f.rows.len()).collect();
+    }
+    let far = |r: usize| -> f64 {
+        f.probes
+            .iter()
+            .filter_map(|p| cell(p, &f.rows[r])?.z)
+            .fold(0.0, |m, z| m.max(z.abs()))
+    };
+    let mut rows = shown_rows(f);
+    let mut rest: Vec<(usize, f64)> = (0..f.rows.len())
+        .filter(|r| !rows.contains(r))
+        .map(|r| (r, far(r)))
+        .collect();
+    rest.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let room = MAX_ROWS_SHOWN.saturating_sub(rows.len());
+    rows.extend(rest.into_iter().take(room).map(|(r, _)| r));
+    rows.sort_unstable();
+    rows
+}
+
 fn cell<'a>(p: &'a ProbeRow, row: &str) -> Option<&'a super::Cell> {
     p.cells.iter().find(|c| c.name == row)
 }
@@ -292,9 +317,9 @@ pub fn json(f: &Fleet) -> String {
     serde_json::to_string_pretty(f).expect("the fleet report always serializes")
 }
 
-/// The heatmap of ratios (rows × probes), odd rows only in a large fleet.
+/// The heatmap of ratios (rows × probes); in a large fleet the odd rows and the runners-up.
 pub fn heatmap(f: &Fleet) -> Heatmap {
-    let rows = shown_rows(f);
+    let rows = heatmap_rows(f);
     Heatmap {
         title: "ratio to the fleet median".into(),
         subtitle: headline(f),
@@ -374,10 +399,12 @@ pub fn html(f: &Fleet) -> String {
         }
     }
     h.push_str("</section>\n<section id=\"heatmap\">\n<h2>Ratios</h2>\n");
-    if shown_rows(f).len() < f.rows.len() {
+    let drawn = heatmap_rows(f).len();
+    if drawn < f.rows.len() {
         let _ = writeln!(
             h,
-            "<p>Only the odd {0}s are drawn ({1} {0}s in all); every {0} is in the table below.</p>",
+            "<p>{drawn} of {1} {0}s are drawn: the odd ones and those furthest from the fleet \
+             median; every {0} is in the table below.</p>",
             what(f),
             f.rows.len()
         );
@@ -492,5 +519,36 @@ mod tests {
         assert!(h.contains("<svg") && h.contains("ratio to the fleet median"));
         assert!(h.contains("<b>n10</b>"));
         assert!(!h.contains("http://") && !h.contains("https://"));
+    }
+
+    #[test]
+    fn a_large_fleet_draws_the_odd_hosts_and_the_runners_up() {
+        use super::super::tests_support::run;
+        let mut runs: Vec<_> = (0..50)
+            .map(|i| {
+                run(
+                    &format!("h{i:02}"),
+                    "6.12",
+                    "2026-01-02",
+                    50.0 + (i % 10) as f64 * 0.1,
+                )
+            })
+            .collect();
+        runs.push(run("odd", "5.10", "2026-01-02", 90.0));
+        let f = super::super::analyze(&runs, Default::default(), None);
+        let m = heatmap(&f);
+        assert_eq!(m.row_labels.len(), MAX_ROWS_SHOWN);
+        assert!(m.row_labels.contains(&"odd".to_string()));
+        // The runners-up are the hosts furthest from the median (50.5): the 50.0 and 50.9
+        // ones are drawn, the ones at the median are not.
+        assert!(m.row_labels.contains(&"h00".to_string()));
+        assert!(m.row_labels.contains(&"h09".to_string()));
+        assert!(!m.row_labels.contains(&"h05".to_string()));
+        // The terminal lists only the odd host and says how many are not listed.
+        let t = text(&f);
+        assert!(
+            t.contains("(50 other hosts within the fleet's spread not listed"),
+            "{t}"
+        );
     }
 }
