@@ -58,7 +58,7 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
                     host = Some(r.host_key.clone());
                 }
                 println!(
-                    "  {:>5}  {}  {:>3} measurements{}{}{}",
+                    "  {:>5}  {}  {:>3} measurements{}{}{}{}",
                     r.id,
                     r.started_at,
                     r.measurements,
@@ -68,6 +68,11 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
                         String::new()
                     },
                     if r.complete { "" } else { ", incomplete" },
+                    if r.labels.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  [{}]", r.labels)
+                    },
                     r.origin
                         .map(|o| format!("  (imported from {o})"))
                         .unwrap_or_default()

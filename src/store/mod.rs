@@ -50,6 +50,8 @@ pub struct RunInfo {
     pub complete: bool,
     /// The file a run was imported from; None for runs saved by `oscost run`.
     pub origin: Option<String>,
+    /// The run's labels as `host=a rack=b` (host first), empty when it has none stored.
+    pub labels: String,
 }
 
 /// An open history database.
@@ -209,7 +211,10 @@ impl Store {
         let mut st = self.conn.prepare(
             "SELECT r.id, m.host_key, m.short_name, r.started_at, r.tool_version, r.complete, r.origin,
                     (SELECT count(*) FROM measurements x WHERE x.run_id = r.id),
-                    (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0)
+                    (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0),
+                    (SELECT group_concat(key || '=' || value, ' ') FROM
+                        (SELECT key, value FROM run_labels l WHERE l.run_id = r.id
+                         ORDER BY key != 'host', key))
              FROM runs r JOIN machines m ON m.id = r.machine_id
              ORDER BY m.id, r.started_at, r.id",
         )?;
@@ -224,6 +229,7 @@ impl Store {
                 origin: r.get(6)?,
                 measurements: r.get(7)?,
                 invalid: r.get(8)?,
+                labels: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
             })
         })?;
         rows.collect()
@@ -402,6 +408,7 @@ mod tests {
             vec![id1, id3, id2]
         );
         assert_eq!(list[2].origin.as_deref(), Some("far.json"));
+        assert_eq!(list[2].labels, "host=far-away");
         assert_eq!(list[0].measurements as usize, run.measurements.len());
         assert_eq!(
             list[0].invalid as usize,
