@@ -7,6 +7,7 @@ pub mod ctx;
 pub mod execute;
 pub mod export;
 pub mod fault;
+pub mod fleet;
 pub mod history;
 pub mod ipc;
 pub mod machine;
@@ -66,6 +67,8 @@ pub enum Command {
     Rpc(rpc::RpcArgs),
     /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
     C2c(c2c::C2cArgs),
+    /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
+    Fleet(fleet::FleetArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
     Sim(sim::SimArgs),
 }
@@ -96,6 +99,7 @@ pub fn main() -> i32 {
         Command::Ipc(a) => ipc::run(a),
         Command::C2c(a) => c2c::run(a),
         Command::Rpc(a) => rpc::run(a),
+        Command::Fleet(a) => fleet::run(a),
         Command::Sim(a) => sim::run(a).map(|()| 0),
     };
     match result {
