@@ -326,6 +326,19 @@ impl Machine {
     /// lasts until the step on which the timer could fire or the limit is reached, and ends
     /// early when a CSR write, `mret` or a CLINT store may have changed either.
     pub fn run(&mut self) -> Stop {
+        match (self.icache.is_some(), self.pipeline.is_some()) {
+            (false, false) => self.run_with::<false, false>(),
+            (true, false) => self.run_with::<true, false>(),
+            (false, true) => self.run_with::<false, true>(),
+            (true, true) => self.run_with::<true, true>(),
+        }
+    }
+
+    /// [`Machine::run`] compiled once per model combination (`IC`: an I-cache is modeled,
+    /// `PIPE`: the pipeline is), so the functional loop carries no test for either. The
+    /// program counter travels in a register within a batch (`self.pc` is written, never
+    /// read back, on the way).
+    fn run_with<const IC: bool, const PIPE: bool>(&mut self) -> Stop {
         loop {
             if self.stats.steps >= self.max_steps {
                 return Stop::Limit {
@@ -341,17 +354,19 @@ impl Machine {
                 budget = budget.min(until);
             }
             self.recheck = false;
+            let mut pc = self.pc;
             for _ in 1..budget {
                 self.stats.steps += 1;
-                if let Some(stop) = self.execute_next() {
-                    return stop;
-                }
+                pc = match self.execute_next::<IC, PIPE>(pc) {
+                    Ok(next) => next,
+                    Err(stop) => return stop,
+                };
                 if self.recheck {
                     break;
                 }
             }
             if !self.recheck {
-                if let Some(stop) = self.step() {
+                if let Some(stop) = self.step_with::<IC, PIPE>() {
                     return stop;
                 }
             }
@@ -366,8 +381,17 @@ impl Machine {
 
     /// Executes one instruction (or takes one interrupt). Returns why the run ended once it
     /// has.
-    #[inline(always)]
     pub fn step(&mut self) -> Option<Stop> {
+        match (self.icache.is_some(), self.pipeline.is_some()) {
+            (false, false) => self.step_with::<false, false>(),
+            (true, false) => self.step_with::<true, false>(),
+            (false, true) => self.step_with::<false, true>(),
+            (true, true) => self.step_with::<true, true>(),
+        }
+    }
+
+    #[inline(always)]
+    fn step_with<const IC: bool, const PIPE: bool>(&mut self) -> Option<Stop> {
         self.stats.steps += 1;
         if self.csr.timer_enabled() && self.mtime() >= self.clint.mtimecmp {
             if let Some(p) = &mut self.pipeline {
@@ -376,51 +400,97 @@ impl Machine {
             self.stats.interrupts += 1;
             return self.enter_trap(MACHINE_TIMER_INTERRUPT, 0, self.pc).err();
         }
-        self.execute_next()
+        self.execute_next::<IC, PIPE>(self.pc).err()
     }
 
-    /// Fetches, executes and retires the instruction at pc (its step already counted).
+    /// Fetches, executes and retires the instruction at `pc` (its step already counted).
+    /// Returns the pc of the next instruction, also stored in `self.pc`.
     #[inline(always)]
-    fn execute_next(&mut self) -> Option<Stop> {
-        let pc = self.pc;
-        let mut d = self.cached(pc);
+    fn execute_next<const IC: bool, const PIPE: bool>(&mut self, pc: u32) -> Result<u32, Stop> {
+        let d = self.cached(pc);
         if d.op == Op::Undecoded {
-            d = match self.decode_at(pc) {
-                Ok(d) => d,
-                Err(e) if pc == 0 && e.cause == INSTRUCTION_ACCESS_FAULT => {
-                    // Not an instruction: take back the step counted for it.
-                    self.stats.steps -= 1;
-                    return Some(Stop::ReturnToZero(self.regs[10] as i32));
-                }
-                Err(e) => return self.exception(e, pc, 0).err(),
-            };
+            return self.decode_and_execute::<IC, PIPE>(pc);
         }
+        self.execute_decoded::<IC, PIPE>(d, pc)
+    }
+
+    /// [`Machine::execute_next`] for an instruction not decoded yet. Kept out of line so the
+    /// hot path's decoded record comes straight from the table (merging it with a freshly
+    /// decoded one made the compiler shuffle it through the stack on every step).
+    #[cold]
+    #[inline(never)]
+    fn decode_and_execute<const IC: bool, const PIPE: bool>(
+        &mut self,
+        pc: u32,
+    ) -> Result<u32, Stop> {
+        match self.decode_at(pc) {
+            Ok(d) => self.execute_decoded::<IC, PIPE>(d, pc),
+            Err(e) if pc == 0 && e.cause == INSTRUCTION_ACCESS_FAULT => {
+                // Not an instruction: take back the step counted for it.
+                self.stats.steps -= 1;
+                Err(Stop::ReturnToZero(self.regs[10] as i32))
+            }
+            Err(e) => self.exception(e, pc, 0).map(|()| self.pc),
+        }
+    }
+
+    /// Fetches `d` (at `pc`) through the I-cache, executes and retires it.
+    #[inline(always)]
+    fn execute_decoded<const IC: bool, const PIPE: bool>(
+        &mut self,
+        d: Decoded,
+        pc: u32,
+    ) -> Result<u32, Stop> {
         let imiss = match &mut self.icache {
-            Some(ic) => {
+            Some(ic) if IC => {
                 let len = d.len as u32;
                 if len == 4 && (pc & (ic.line_bytes() - 1)) == ic.line_bytes() - 2 {
                     self.stats.straddling_fetches += 1;
                 }
                 ic.fetch(pc, len)
             }
-            None => 0,
+            _ => 0,
         };
-        self.dmiss = 0;
+        if PIPE {
+            self.dmiss = 0;
+        }
         match self.execute(d, pc) {
-            Ok(()) => {
-                self.retire(&d, pc, imiss);
-                None
+            Ok(next) => {
+                self.pc = next;
+                self.retire::<PIPE>(&d, pc, next, imiss);
+                Ok(next)
             }
-            Err(Flow::Exception(e)) => self.exception(e, pc, imiss).err(),
-            Err(Flow::Exit(status)) => {
-                self.retire(&d, pc, imiss);
-                Some(Stop::Exit(status))
+            Err(flow) => {
+                // As a completed instruction would leave it (a trap entry overrides it).
+                let next = pc.wrapping_add(d.len as u32);
+                self.pc = next;
+                self.stop_flow::<PIPE>(flow, &d, pc, next, imiss)
             }
-            Err(Flow::Tohost(value)) => {
-                self.retire(&d, pc, imiss);
-                Some(Stop::Tohost(value))
+        }
+    }
+
+    /// The rare ends of an instruction: a trap, or the end of the run.
+    #[cold]
+    #[inline(never)]
+    fn stop_flow<const PIPE: bool>(
+        &mut self,
+        flow: Flow,
+        d: &Decoded,
+        pc: u32,
+        next: u32,
+        imiss: u32,
+    ) -> Result<u32, Stop> {
+        match flow {
+            Flow::Exception(e) => self.exception(e, pc, imiss).map(|()| self.pc),
+            Flow::Exit(status) => {
+                self.retire::<PIPE>(d, pc, next, imiss);
+                Err(Stop::Exit(status))
             }
-            Err(Flow::UnknownEcall) => Some(Stop::Trap {
+            Flow::Tohost(value) => {
+                self.retire::<PIPE>(d, pc, next, imiss);
+                Err(Stop::Tohost(value))
+            }
+            Flow::UnknownEcall => Err(Stop::Trap {
                 cause: ECALL_FROM_M,
                 pc,
                 tval: 0,
@@ -447,13 +517,14 @@ impl Machine {
     }
 
     #[inline(always)]
-    fn retire(&mut self, d: &Decoded, pc: u32, imiss: u32) {
+    fn retire<const PIPE: bool>(&mut self, d: &Decoded, pc: u32, next: u32, imiss: u32) {
         self.stats.instret += 1;
-        if d.len == 2 {
-            self.stats.compressed_retired += 1;
+        self.stats.compressed_retired += (d.len == 2) as u64;
+        if !PIPE {
+            return;
         }
         if let Some(p) = &mut self.pipeline {
-            let redirected = self.pc != pc.wrapping_add(d.len as u32);
+            let redirected = next != pc.wrapping_add(d.len as u32);
             p.retire(d, redirected, imiss, self.dmiss);
         }
     }
@@ -727,33 +798,36 @@ impl Machine {
     }
 
     #[inline(always)]
-    fn jump(&mut self, target: u32) -> Result<(), Exception> {
+    fn jump(&self, target: u32) -> Result<u32, Exception> {
         if target & self.align_mask != 0 {
             return Err(Exception::new(INSTRUCTION_MISALIGNED, target));
         }
-        self.pc = target;
-        Ok(())
+        Ok(target)
     }
 
-    /// Executes one decoded instruction at `pc`; on success `self.pc` is the next pc.
+    /// Executes one decoded instruction at `pc`; on success returns the next pc (`self.pc`
+    /// is left alone).
     #[inline(always)]
-    fn execute(&mut self, d: Decoded, pc: u32) -> Result<(), Flow> {
+    fn execute(&mut self, d: Decoded, pc: u32) -> Result<u32, Flow> {
         // Register numbers are below 32 by construction; the mask spares the bounds checks.
         let rs1 = self.regs[(d.rs1 & 31) as usize];
         let rs2 = self.regs[(d.rs2 & 31) as usize];
         let imm = d.imm as u32;
         let next = pc.wrapping_add(d.len as u32);
-        self.pc = next;
         let value = match d.op {
             Op::Lui => imm,
             Op::Auipc => pc.wrapping_add(imm),
             Op::Jal => {
-                self.jump(pc.wrapping_add(imm))?;
-                next
+                let target = self.jump(pc.wrapping_add(imm))?;
+                self.regs[(d.rd & 31) as usize] = next;
+                self.regs[0] = 0;
+                return Ok(target);
             }
             Op::Jalr => {
-                self.jump(rs1.wrapping_add(imm) & !1)?;
-                next
+                let target = self.jump(rs1.wrapping_add(imm) & !1)?;
+                self.regs[(d.rd & 31) as usize] = next;
+                self.regs[0] = 0;
+                return Ok(target);
             }
             Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => {
                 let taken = match d.op {
@@ -764,19 +838,20 @@ impl Machine {
                     Op::Bltu => rs1 < rs2,
                     _ => rs1 >= rs2,
                 };
-                if taken {
-                    self.jump(pc.wrapping_add(imm))?;
-                }
-                return Ok(());
+                return if taken {
+                    Ok(self.jump(pc.wrapping_add(imm))?)
+                } else {
+                    Ok(next)
+                };
             }
             Op::Lb => self.load(rs1.wrapping_add(imm), 1)? as i8 as i32 as u32,
             Op::Lh => self.load(rs1.wrapping_add(imm), 2)? as i16 as i32 as u32,
             Op::Lw => self.load(rs1.wrapping_add(imm), 4)?,
             Op::Lbu => self.load(rs1.wrapping_add(imm), 1)?,
             Op::Lhu => self.load(rs1.wrapping_add(imm), 2)?,
-            Op::Sb => return self.store(rs1.wrapping_add(imm), 1, rs2),
-            Op::Sh => return self.store(rs1.wrapping_add(imm), 2, rs2),
-            Op::Sw => return self.store(rs1.wrapping_add(imm), 4, rs2),
+            Op::Sb => return self.store(rs1.wrapping_add(imm), 1, rs2).map(|()| next),
+            Op::Sh => return self.store(rs1.wrapping_add(imm), 2, rs2).map(|()| next),
+            Op::Sw => return self.store(rs1.wrapping_add(imm), 4, rs2).map(|()| next),
             Op::Addi => rs1.wrapping_add(imm),
             Op::Slti => ((rs1 as i32) < d.imm) as u32,
             Op::Sltiu => (rs1 < imm) as u32,
@@ -816,12 +891,12 @@ impl Machine {
                 }
             }
             Op::Remu => rs1.checked_rem(rs2).unwrap_or(rs1),
-            Op::Fence | Op::Wfi => return Ok(()),
+            Op::Fence | Op::Wfi => return Ok(next),
             Op::FenceI => {
                 self.invalidate_all();
-                return Ok(());
+                return Ok(next);
             }
-            Op::Ecall => return self.ecall(),
+            Op::Ecall => return self.ecall().map(|()| next),
             Op::Ebreak => return Err(Exception::new(BREAKPOINT, pc).into()),
             Op::Mret => {
                 let c = &mut self.csr;
@@ -830,9 +905,8 @@ impl Machine {
                 if c.timer_enabled() {
                     c.timer_ever_enabled = true;
                 }
-                self.pc = c.mepc;
                 self.recheck = true;
-                return Ok(());
+                return Ok(c.mepc);
             }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
                 self.csr_op(d, rs1)?
@@ -844,7 +918,7 @@ impl Machine {
         };
         self.regs[(d.rd & 31) as usize] = value;
         self.regs[0] = 0;
-        Ok(())
+        Ok(next)
     }
 
     fn csr_op(&mut self, d: Decoded, rs1: u32) -> Result<u32, Exception> {

@@ -1,0 +1,57 @@
+//! The three configurations of `oscost sim bench` on the built-in benchmark, with every
+//! counter printed, so two builds of the simulator can be compared for speed (user CPU time,
+//! alternating runs) and for identical statistics (diff the output without the timing).
+//! `cargo run --release -p rvsim --example speed -- [functional|icache|pipeline] [repeat]`
+
+use std::time::Instant;
+
+use rvsim::runtime::BENCH_ELF;
+use rvsim::{CacheConfig, Config, Machine, Program};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let which = args.get(1).map_or("all", String::as_str);
+    let repeat: u32 = args.get(2).map_or(Ok(1), |s| s.parse())?;
+    let program = Program::from_elf(BENCH_ELF)?;
+    let icache = CacheConfig::parse("sets=8,ways=1,words=2")?;
+    let dcache = CacheConfig::parse("sets=16,ways=2,words=4")?;
+    let base = Config::default();
+    let configs = [
+        ("functional", base.clone()),
+        (
+            "icache",
+            Config {
+                icache: Some(icache),
+                ..base.clone()
+            },
+        ),
+        (
+            "pipeline",
+            Config {
+                icache: Some(icache),
+                dcache: Some(dcache),
+                pipeline: true,
+                miss_penalty: 10,
+                ..base.clone()
+            },
+        ),
+    ];
+    for (name, cfg) in &configs {
+        if which != "all" && which != *name {
+            continue;
+        }
+        for _ in 0..repeat {
+            let mut m = Machine::new(cfg, &program)?;
+            let start = Instant::now();
+            let stop = m.run();
+            let secs = start.elapsed().as_secs_f64();
+            let s = m.stats();
+            eprintln!(
+                "{name}: {secs:.3} s, {:.1} MIPS",
+                s.instret as f64 / secs / 1e6
+            );
+            println!("{name}: {stop}\n{s:?}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! The batched run loop (`Machine::run`: specialized per model, pc kept in a register, timer
+//! and limit checked once per batch) must report exactly what single-stepping reports
+//! (`Machine::step`, which checks the timer on every instruction): same end, same counters,
+//! same registers, for every committed program and every model combination.
+
+use rvsim::{CacheConfig, Config, Machine, Program, Stop};
+
+fn load(name: &str) -> Program {
+    let path = format!("{}/programs/elf/{name}", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Program::from_elf(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn configs() -> Vec<(&'static str, Config)> {
+    let icache = CacheConfig::parse("sets=8,ways=1,words=2").unwrap();
+    let dcache = CacheConfig::parse("sets=16,ways=2,words=4").unwrap();
+    let base = Config::default();
+    vec![
+        ("functional", base.clone()),
+        (
+            "icache",
+            Config {
+                icache: Some(icache),
+                ..base.clone()
+            },
+        ),
+        (
+            "pipeline",
+            Config {
+                pipeline: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "all",
+            Config {
+                icache: Some(icache),
+                dcache: Some(dcache),
+                pipeline: true,
+                miss_penalty: 10,
+                ..base.clone()
+            },
+        ),
+        (
+            "all+timer",
+            Config {
+                icache: Some(icache),
+                dcache: Some(dcache),
+                pipeline: true,
+                miss_penalty: 3,
+                timer_interval: Some(997),
+                ..base
+            },
+        ),
+    ]
+}
+
+/// Everything a run reports, as text (Stats has no PartialEq).
+fn outcome(stop: &Stop, m: &Machine) -> String {
+    format!(
+        "{stop:?}\n{:?}\npc={:08x} regs={:?}\nout={:?}",
+        m.stats(),
+        m.pc,
+        m.regs,
+        m.stdout()
+    )
+}
+
+#[test]
+fn batched_run_and_single_step_report_identical_counters() {
+    let programs = [
+        "selftest-rv32im.elf",
+        "selftest-rv32imc.elf",
+        "cselftest-rv32imc.elf",
+        "seed-rv32imc.elf",
+        "loop-rv32im.elf",
+        "loop-rv32imc.elf",
+        "timer-rv32imc.elf",
+    ];
+    for name in programs {
+        let program = load(name);
+        for (label, cfg) in configs() {
+            let mut batched = Machine::new(&cfg, &program).unwrap();
+            let stop = batched.run();
+            let expected = outcome(&stop, &batched);
+
+            let mut stepped = Machine::new(&cfg, &program).unwrap();
+            let stop = loop {
+                if let Some(stop) = stepped.step() {
+                    break stop;
+                }
+            };
+            assert_eq!(outcome(&stop, &stepped), expected, "{name} with {label}");
+            assert!(
+                batched.stats().instret > 0,
+                "{name} with {label}: nothing ran"
+            );
+        }
+    }
+}
