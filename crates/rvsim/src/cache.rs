@@ -4,9 +4,7 @@
 //! miss penalty, timing, never results. Misses are classified as Dinero IV does: *compulsory*
 //! if the line was never referenced before, else *capacity* if a fully-associative LRU cache of
 //! the same size would also have missed, else *conflict*. The fully-associative shadow cache
-//! uses per-line arrays and a lazily cleaned queue, so each access costs O(1) without hashing.
-
-use std::collections::VecDeque;
+//! uses per-line arrays (an intrusive LRU list), so each access costs O(1) without hashing.
 
 use crate::error::SimError;
 
@@ -191,22 +189,25 @@ impl CacheStats {
 }
 
 const NO_LINE: u32 = u32::MAX;
+/// End of the shadow cache's LRU list.
+const NIL: u32 = u32::MAX;
 /// The fully-associative LRU cache of equal capacity used to tell capacity from conflict misses,
 /// plus the set of lines ever referenced (compulsory misses). Lines are numbered from the start
 /// of the modeled memory so the per-line arrays stay small.
 ///
-/// LRU order is kept as a queue of (line, time of use) with stale entries skipped lazily: an
-/// access is one stamp write and one push instead of relinking a list, which is what keeps the
-/// I-cache model fast. The queue is compacted when it grows past a few times the capacity.
+/// LRU order is a doubly linked list threaded through per-line arrays: a hit moves the line to
+/// the front (a few stores, nothing allocated, nothing to compact), a miss in a full shadow
+/// evicts the tail. This sits on the I-cache model's path for every change of line.
 struct Shadow {
     capacity: usize,
     count: usize,
-    clock: u64,
-    /// Time of last use per line (valid while resident).
-    stamp: Vec<u64>,
+    /// Most and least recently used resident lines (NIL when empty).
+    head: u32,
+    tail: u32,
+    prev: Vec<u32>,
+    next: Vec<u32>,
     /// Bit 0: resident in the shadow cache; bit 1: referenced before.
     flags: Vec<u8>,
-    queue: VecDeque<(u32, u64)>,
 }
 
 impl Shadow {
@@ -214,10 +215,11 @@ impl Shadow {
         Shadow {
             capacity: capacity as usize,
             count: 0,
-            clock: 0,
-            stamp: vec![0; lines],
+            head: NIL,
+            tail: NIL,
+            prev: vec![NIL; lines],
+            next: vec![NIL; lines],
             flags: vec![0; lines],
-            queue: VecDeque::with_capacity(4 * capacity as usize + 64),
         }
     }
 
@@ -227,22 +229,21 @@ impl Shadow {
     fn access(&mut self, i: u32, allocate: bool) -> (bool, bool) {
         let f = self.flags[i as usize];
         let (seen, resident) = (f & 2 != 0, f & 1 != 0);
-        if resident || allocate {
-            if !resident {
-                if self.count == self.capacity {
-                    self.evict_lru();
-                } else {
-                    self.count += 1;
-                }
+        if resident {
+            if self.head != i {
+                self.unlink(i);
+                self.push_front(i);
             }
-            self.clock += 1;
-            self.stamp[i as usize] = self.clock;
-            self.queue.push_back((i, self.clock));
-            if self.queue.len() > 4 * self.capacity + 64 {
-                let (flags, stamp) = (&self.flags, &self.stamp);
-                self.queue
-                    .retain(|&(l, t)| flags[l as usize] & 1 != 0 && stamp[l as usize] == t);
+            self.flags[i as usize] = f | 3;
+        } else if allocate {
+            if self.count == self.capacity {
+                let lru = self.tail;
+                self.unlink(lru);
+                self.flags[lru as usize] &= !1;
+            } else {
+                self.count += 1;
             }
+            self.push_front(i);
             self.flags[i as usize] = f | 3;
         } else {
             self.flags[i as usize] = f | 2;
@@ -250,13 +251,31 @@ impl Shadow {
         (seen, resident)
     }
 
-    fn evict_lru(&mut self) {
-        while let Some((l, t)) = self.queue.pop_front() {
-            if self.flags[l as usize] & 1 != 0 && self.stamp[l as usize] == t {
-                self.flags[l as usize] &= !1;
-                return;
-            }
+    #[inline]
+    fn unlink(&mut self, i: u32) {
+        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+        if p == NIL {
+            self.head = n;
+        } else {
+            self.next[p as usize] = n;
         }
+        if n == NIL {
+            self.tail = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+    }
+
+    #[inline]
+    fn push_front(&mut self, i: u32) {
+        self.prev[i as usize] = NIL;
+        self.next[i as usize] = self.head;
+        if self.head == NIL {
+            self.tail = i;
+        } else {
+            self.prev[self.head as usize] = i;
+        }
+        self.head = i;
     }
 }
 
