@@ -169,6 +169,35 @@ pub struct Occupancy {
     pub run_delay_ns: u64,
     /// Per-CPU view: oncpu / (wall × CPUs the participants were pinned to).
     pub share: f64,
+    /// Wall time of the windows whose run-queue wait was read exactly (0 in older runs:
+    /// then `wall_ns`).
+    #[serde(default)]
+    pub delay_wall_ns: u64,
+    /// Windows recorded, and how many had every edge read exactly (0 in older runs).
+    #[serde(default)]
+    pub windows: u64,
+    #[serde(default)]
+    pub exact_windows: u64,
+    /// Distinct CPUs the participants were pinned to (0 in older runs: unknown).
+    #[serde(default)]
+    pub cpus: usize,
+    /// How CPU time was read ("" in older runs: schedstat, stale by up to a tick).
+    #[serde(default)]
+    pub method: String,
+}
+
+impl Occupancy {
+    /// Sum another set of windows into this one (the share is recomputed).
+    pub fn absorb(&mut self, o: &Occupancy) {
+        self.cpus = self.cpus.max(o.cpus);
+        self.wall_ns += o.wall_ns;
+        self.oncpu_ns += o.oncpu_ns;
+        self.run_delay_ns += o.run_delay_ns;
+        self.delay_wall_ns += o.delay_wall_ns;
+        self.windows += o.windows;
+        self.exact_windows += o.exact_windows;
+        self.share = self.oncpu_ns as f64 / (self.wall_ns.max(1) as f64 * self.cpus.max(1) as f64);
+    }
 }
 
 /// getrusage-style counters, summed over every participant, plus each participant's share.

@@ -182,7 +182,10 @@ mod tests {
     use crate::model::{EventReading, Placement, Status};
 
     fn evidence(laps: u64, nvcsw: u64, nivcsw: u64, minflt: u64, cpus: [usize; 2]) -> Evidence {
-        let mut ev = Evidence::default();
+        let mut ev = Evidence {
+            occupancy: checks::held_occupancy(),
+            ..Default::default()
+        };
         ev.rusage.iterations = laps;
         ev.rusage.total.nvcsw = nvcsw;
         ev.rusage.total.nivcsw = nivcsw;
@@ -286,10 +289,11 @@ mod tests {
         // When others held the CPU they also preempted members, so the per-hop switch count
         // may fail with it, never alone.
         let failed: Vec<_> = m.checks.iter().filter(|c| !c.ok).collect();
-        let contested = failed.iter().any(|c| c.name == "CPU held by participants");
+        let contested = failed.iter().any(|c| checks::contested(c));
         assert!(
-            failed.iter().all(|c| c.name == "CPU held by participants"
-                || (contested && c.name == "context switches per hop")),
+            failed.iter().all(
+                |c| checks::contested(c) || (contested && c.name == "context switches per hop")
+            ),
             "{failed:?} {:?} {:?}",
             m.evidence.events.get("cpu-migrations"),
             m.evidence.cpus

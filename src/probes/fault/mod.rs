@@ -492,7 +492,16 @@ pub fn measure_case(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement>
             .filter(|e| e.supported)
             .and_then(|e| e.total),
     };
-    let (checks, mut warnings) = verdict(&facts);
+    let (mut checks, mut warnings) = verdict(&facts);
+    // A fault handler runs on the CPU like any loop: a competitor inflates it the same way.
+    // Evicted-file faults wait for the disk, so there only run-queue wait counts.
+    checks.push(crate::engine::checks::placement(&evidence.cpus));
+    let holding = if case.kind == Kind::FileEvicted {
+        crate::engine::checks::Holding::MaySleep
+    } else {
+        crate::engine::checks::Holding::Continuous
+    };
+    crate::engine::checks::add_occupancy_with(&evidence, holding, &mut checks, &mut warnings);
     if !peak_reset {
         warnings.push(
             "could not reset the peak RSS (/proc/self/clear_refs): max RSS is the process's peak"
