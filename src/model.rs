@@ -258,6 +258,10 @@ pub struct Placement {
     pub start: Option<usize>,
     /// CPU at the end (sched_getcpu in the participant, or /proc stat's last CPU).
     pub end: Option<usize>,
+    /// The task's affinity mask was read at the first window and at the end and was exactly
+    /// `requested` both times (false in older runs and where it could not be read).
+    #[serde(default)]
+    pub affinity_held: bool,
 }
 
 impl Measurement {

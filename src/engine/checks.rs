@@ -326,14 +326,16 @@ pub fn switches_per_op(ev: &Evidence) -> (f64, &'static str) {
 }
 
 /// The "no CPU migrations" check. The perf count is the evidence; but when every participant
-/// was pinned to a single CPU and was seen on it at start and end, a non-zero count cannot be
+/// was pinned to a single CPU (its affinity mask read back as that one CPU at the first
+/// window and at the end) and was seen on it at start and end, a non-zero count cannot be
 /// a move between CPUs (the kernel may count a re-queue on the same CPU, seen here under
 /// heavy parallel load), so the check then rests on placement and says what perf counted.
 pub fn no_migrations(ev: &Evidence) -> Check {
     let counted = migrations(ev);
     let pinned_and_stayed = !ev.cpus.is_empty()
         && ev.cpus.iter().all(|p| {
-            p.requested.len() == 1
+            p.affinity_held
+                && p.requested.len() == 1
                 && p.start == Some(p.requested[0])
                 && p.end == Some(p.requested[0])
         });
@@ -375,6 +377,7 @@ mod tests {
             requested: vec![req],
             start: Some(start),
             end: Some(end),
+            affinity_held: true,
         }
     }
 
@@ -532,6 +535,9 @@ mod tests {
         let c = no_migrations(&ev);
         assert!(c.ok && c.observed.contains("perf counted 2"), "{c:?}");
         // Unpinned (or moved) tasks: the perf count stands.
+        // Pinning not verified (affinity not read at both ends): the perf count stands.
+        ev.cpus[1].affinity_held = false;
+        assert!(!no_migrations(&ev).ok);
         ev.cpus[1] = placed("b", 1, 0, 1);
         assert!(!no_migrations(&ev).ok);
         ev.cpus[1].requested = vec![0, 1];

@@ -71,6 +71,10 @@ impl Spec {
     }
 }
 
+/// The warning of a figure built from a single sample.
+pub const NO_INTERVAL: &str =
+    "1 sample, no interval: the figure is one reading, its spread unknown";
+
 /// What a probe's checker returns: checks (a failed one invalidates) and warnings.
 pub type Verdict = (Vec<Check>, Vec<String>);
 
@@ -153,7 +157,18 @@ fn conclude(
             derived.raw.n
         ));
     }
+    if derived.raw.n < 2 {
+        warnings.push(NO_INTERVAL.into());
+    }
     let mut notes = spec.notes;
+    if !set.baseline.is_empty() {
+        notes.push(
+            "baseline samples carry no evidence of their own: they run between the evidence \
+             windows so that switches, faults and counters per iteration describe the \
+             mechanism measured, not the baseline's loop"
+                .into(),
+        );
+    }
     if let Some(with_counters) = summarize(&set.evidence) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;
         if slowdown > 0.1 {

@@ -29,6 +29,8 @@ pub struct Recorder {
     window_start: u64,
     /// CPU-time readings at the start of the window in progress.
     cpu_before: Vec<Option<CpuReading>>,
+    /// Affinity masks at the first window (to tell that pinning held throughout).
+    first_affinity: Vec<Option<Vec<usize>>>,
     /// Each participant's kind, and the order they are read in at opening and closing edges.
     whose: Vec<Whose>,
     order_opening: Vec<usize>,
@@ -116,6 +118,13 @@ impl OccupancyTotals {
     }
 }
 
+/// A task's affinity mask, sorted (None when unreadable).
+fn sorted_affinity(tid: i32) -> Option<Vec<usize>> {
+    let mut a = super::placement::affinity_of(tid)?;
+    a.sort_unstable();
+    Some(a)
+}
+
 /// How occupancy is read (recorded with it, so older runs read from stale schedstat can be
 /// told apart).
 pub const OCCUPANCY_METHOD: &str =
@@ -140,6 +149,7 @@ impl Recorder {
             iterations: 0,
             window_start: 0,
             cpu_before: vec![None; n],
+            first_affinity: vec![None; n],
             order_opening: {
                 let mut o: Vec<usize> = (0..n).collect();
                 o.sort_by_key(|&i| whose[i] != Whose::Other);
@@ -200,6 +210,7 @@ impl Recorder {
             let snap = procfs::snapshot(p.pid, p.tid);
             if self.first[i].is_none() {
                 self.first[i] = snap.and_then(|s| s.processor);
+                self.first_affinity[i] = sorted_affinity(p.tid);
             }
             self.before[i] = snap;
         }
@@ -271,6 +282,9 @@ impl Recorder {
                 requested: p.requested.clone(),
                 start: start_cpus.get(i).copied().flatten().or(self.first[i]),
                 end,
+                affinity_held: !p.requested.is_empty()
+                    && self.first_affinity[i].as_deref() == Some(&p.requested[..])
+                    && sorted_affinity(p.tid).as_deref() == Some(&p.requested[..]),
             });
         }
         let pinned: std::collections::BTreeSet<usize> = self

@@ -6,6 +6,10 @@ use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
 pub fn fmt_value(s: &Summary, unit: &str) -> String {
+    // One sample has no spread to build an interval from: never print it as ±0.
+    if s.n < 2 {
+        return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
+    }
     let half = (s.ci95[1] - s.ci95[0]) / 2.0;
     if unit.starts_with("ns") {
         let (d, suffix) = time_unit(s.median);

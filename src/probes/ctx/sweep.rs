@@ -119,15 +119,23 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize) -> Verdict {
         "{:.3} ({source}; voluntary {vol:.3}, involuntary {invol:.3})",
         sw / n
     );
-    let minflt = ev
+    // perf counts only the evidence windows, so its count is divided by the laps of those
+    // windows (its per_op), rusage's by the laps of all windows.
+    let (minflt, per_lap) = match ev
         .events
         .get("minor-faults")
         .filter(|e| e.supported)
-        .and_then(|e| e.total)
-        .unwrap_or(ev.rusage.total.minflt as f64);
+        .and_then(|e| e.total.zip(e.per_op))
+    {
+        Some(counted) => counted,
+        None => {
+            let m = ev.rusage.total.minflt as f64;
+            (m, m / it)
+        }
+    };
     // A stray fault or two over a whole point (stack growth, the recorder's own reads) is
     // not a per-switch cost; a fault every hundred switches would be.
-    let per = minflt / it / n;
+    let per = per_lap / n;
     let f = crate::model::Check {
         name: "minor faults per switch".into(),
         expected: "≤ 0.01 (or ≤ 2 in all)".into(),
@@ -202,6 +210,28 @@ mod tests {
             })
             .collect();
         ev
+    }
+
+    #[test]
+    fn perf_faults_are_divided_by_the_laps_they_were_counted_on() {
+        // 4000 laps in all, perf attached on 1000 of them and counting 40 faults there: 0.02
+        // per switch (2 members), not 0.005.
+        let mut ev = evidence(4000, 8000, 0, 0, [0, 0]);
+        ev.events.insert(
+            "minor-faults".into(),
+            EventReading {
+                total: Some(40.0),
+                per_op: Some(0.04),
+                supported: true,
+                ..Default::default()
+            },
+        );
+        let (c, _) = sweep_verdict(&ev, 2);
+        let f = c
+            .iter()
+            .find(|c| c.name == "minor faults per switch")
+            .unwrap();
+        assert!(!f.ok && f.observed.starts_with("0.02000"), "{f:?}");
     }
 
     #[test]

@@ -357,6 +357,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         requested: Vec::new(),
         start: at(CPU_AT_START),
         end: at(CPU_AT_END),
+        affinity_held: false,
     }];
     drop(child);
     drop(file);
