@@ -222,7 +222,7 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
             name: "CPU held by participants".into(),
             expected: format!("≥ {:.0}% of wall time", MIN_OCCUPANCY * 100.0),
             observed: format!(
-                "{:.1}% (run-queue wait {:.1}%)",
+                "{:.1}% (run-queue wait, summed over participants, {:.1}%)",
                 o.share * 100.0,
                 delay * 100.0
             ),

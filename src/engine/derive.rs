@@ -47,6 +47,17 @@ pub fn derive(raw: &[f64], baseline: &[f64], units_per_iteration: f64) -> Option
     })
 }
 
+/// The finding for a subtraction whose whole interval is below zero: the "with" case was
+/// faster than the "without" case it is supposed to add to, so the difference is not a cost
+/// and is never printed as one.
+pub const NEGATIVE_FINDING: &str = "faster with than without: the subtraction's model does not \
+     hold here (the difference's whole interval is below zero), so no cost is given";
+
+/// The finding for a difference interval [lo, hi], if it is entirely negative.
+pub fn negative_finding(lo: f64, hi: f64) -> Option<&'static str> {
+    (lo <= hi && hi < 0.0).then_some(NEGATIVE_FINDING)
+}
+
 /// Multiply every location/scale statistic of a summary by `k` (> 0).
 pub fn scale_summary(s: &Summary, k: f64) -> Summary {
     Summary {
@@ -65,6 +76,19 @@ pub fn scale_summary(s: &Summary, k: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negative_difference_is_a_finding_not_a_value() {
+        let raw: Vec<f64> = (0..20).map(|i| 40.0 + (i % 3) as f64).collect();
+        let base: Vec<f64> = (0..20).map(|i| 50.0 + (i % 3) as f64).collect();
+        let d = derive(&raw, &base, 1.0).unwrap();
+        assert!(d.value.is_none());
+        let diff = d.difference.unwrap();
+        assert!(negative_finding(diff.ci95[0], diff.ci95[1]).is_some());
+        // An interval that reaches zero is below resolution, not this finding.
+        assert!(negative_finding(-1.0, 0.5).is_none());
+        assert!(negative_finding(1.0, 2.0).is_none());
+    }
 
     #[test]
     fn subtraction_with_interval() {

@@ -157,6 +157,13 @@ fn conclude(
             derived.raw.n
         ));
     }
+    if let Some(f) = derived
+        .difference
+        .as_ref()
+        .and_then(|d| super::derive::negative_finding(d.ci95[0], d.ci95[1]))
+    {
+        warnings.push(f.into());
+    }
     if derived.raw.n < 2 {
         warnings.push(NO_INTERVAL.into());
     }

@@ -73,14 +73,25 @@ fn evidence_cell(m: &Measurement) -> String {
         )
     } else if m.probe.starts_with("fault.") || m.probe.starts_with("mmap.") {
         format!(
-            "{:.4} minflt/op, {:.4} majflt/op, {} blocks in",
-            t.minflt as f64 / it,
-            t.majflt as f64 / it,
+            "{}, {}, {} blocks in",
+            per_op(t.minflt, it, "minflt"),
+            per_op(t.majflt, it, "majflt"),
             t.inblock
         )
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
         format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)
+    }
+}
+
+/// A count per operation that never rounds a real count to zero: "3 majflt in 2048 ops"
+/// when the rate would print as (nearly) 0.0000.
+pub fn per_op(count: u64, ops: f64, name: &str) -> String {
+    let rate = count as f64 / ops;
+    if count > 0 && rate < 0.01 {
+        format!("{count} {name} in {ops:.0} ops")
+    } else {
+        format!("{rate:.4} {name}/op")
     }
 }
 
@@ -169,4 +180,27 @@ pub fn definitions(run: &Run) -> String {
             .or_insert_with(|| (m.probe.clone(), m.notes.join(" ")));
     }
     seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_real_count_never_prints_as_zero_per_op() {
+        assert_eq!(per_op(3, 2048.0, "majflt"), "3 majflt in 2048 ops");
+        assert_eq!(per_op(0, 2048.0, "majflt"), "0.0000 majflt/op");
+        assert_eq!(per_op(2048, 2048.0, "minflt"), "1.0000 minflt/op");
+    }
+
+    #[test]
+    fn one_sample_has_no_interval() {
+        let s = crate::engine::stats::summarize(&[1500.0]).unwrap();
+        assert_eq!(
+            fmt_value(&s, "ns/op"),
+            format!("{} (1 sample, no interval)", fmt_plain(&s, "ns/op"))
+        );
+        let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();
+        assert!(fmt_value(&s, "ns/op").contains('±'));
+    }
 }

@@ -534,12 +534,25 @@ pub fn measure_case(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement>
             (checks, warnings),
         )?
     };
+    if !case.per_touch && t.majflt > 0 && t.minflt > 0 {
+        // A major fault waits for the disk, a minor one does not: their average is neither.
+        m.value = None;
+        m.notes.push(mixed_faults_note(t.majflt, t.minflt));
+    }
     if !case.per_touch && faults == 0.0 {
         m.value = None;
         m.notes
             .push("no faults were counted, so there is no cost per fault (only per page)".into());
     }
     Ok(m)
+}
+
+/// Why a case that took both kinds of fault has no per-fault figure.
+pub fn mixed_faults_note(major: u64, minor: u64) -> String {
+    format!(
+        "{major} major and {minor} minor faults: a cost per fault would average a disk wait with \
+         a page-table update, so there is none (the raw figure is per page)"
+    )
 }
 
 fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {

@@ -523,3 +523,95 @@ fn row_checks(
     }
     (checks, warnings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::checks::held_occupancy;
+    use crate::model::EventReading;
+
+    /// One repetition's evidence: on CPU 2 throughout, the CPU held.
+    fn quiet() -> Evidence {
+        Evidence {
+            occupancy: held_occupancy(),
+            cpus: vec![Placement {
+                role: "lab child".into(),
+                start: Some(2),
+                end: Some(2),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn failed(c: &[Check]) -> Vec<String> {
+        c.iter().filter(|c| !c.ok).map(|c| c.name.clone()).collect()
+    }
+
+    #[test]
+    fn every_row_has_checks_that_pass_on_quiet_evidence() {
+        for v in Variant::ALL {
+            let mut ev = quiet();
+            ev.rusage.total.oublock = 8;
+            let (c, _) = row_checks(v, &ev, v.compete().then_some(true), 1024.0, false);
+            assert!(c.len() >= 3, "{v:?}: {c:?}");
+            assert!(failed(&c).is_empty(), "{v:?}: {c:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_that_moved_or_lost_its_cpu_fails() {
+        let mut ev = quiet();
+        ev.cpus[0].end = Some(3);
+        let (c, _) = row_checks(Variant::AnonPrivate, &ev, None, 1024.0, false);
+        assert_eq!(failed(&c), ["placement"]);
+        let mut ev = quiet();
+        ev.occupancy.as_mut().unwrap().share = 0.6;
+        let (c, _) = row_checks(Variant::AnonShared, &ev, None, 1024.0, false);
+        assert_eq!(failed(&c), ["CPU held by participants"]);
+        ev.occupancy.as_mut().unwrap().share = 1.4;
+        let (c, _) = row_checks(Variant::FileShared, &ev, None, 1024.0, true);
+        assert_eq!(failed(&c), ["CPU time within the window"]);
+    }
+
+    #[test]
+    fn row_expectations_fail_on_contrary_evidence() {
+        let ev = quiet();
+        let (c, _) = row_checks(Variant::CompeteAnon, &ev, Some(false), 1024.0, true);
+        assert_eq!(
+            failed(&c),
+            ["competing process still alive (not OOM-killed)"]
+        );
+        let (c, _) = row_checks(Variant::FileMsync, &ev, None, 1024.0, true);
+        assert_eq!(failed(&c), ["blocks written (msync wrote the file)"]);
+        let mut ev = quiet();
+        ev.events.insert(
+            "page-faults".into(),
+            EventReading {
+                per_op: Some(2048.0),
+                total: Some(2048.0),
+                supported: true,
+                ..Default::default()
+            },
+        );
+        let (c, _) = row_checks(Variant::FilePopulate, &ev, None, 1024.0, true);
+        assert_eq!(failed(&c).len(), 1);
+        assert!(failed(&c)[0].starts_with("user-space faults per walk"));
+    }
+
+    #[test]
+    fn reps_merge_their_occupancy() {
+        let mut into = Evidence::default();
+        let rep = Rep {
+            wall_ns: 1,
+            rusage: Rusage::default(),
+            evidence: quiet(),
+        };
+        merge(&mut into, &rep);
+        merge(&mut into, &rep);
+        let o = into.occupancy.unwrap();
+        assert_eq!((o.windows, o.wall_ns), (2, 2_000_000));
+        assert!((o.share - 1.0).abs() < 1e-9);
+        assert_eq!(into.cpus.len(), 2);
+    }
+}
