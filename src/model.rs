@@ -101,6 +101,10 @@ pub struct Measurement {
     pub status: Status,
     /// Raw samples (per-iteration times in `raw_unit`).
     pub samples: Vec<f64>,
+    /// The round of each sample (and of its paired baseline sample); empty in older runs
+    /// and where a probe took its samples in one block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_rounds: Vec<u32>,
     #[serde(default)]
     pub baseline_samples: Vec<f64>,
     /// Raw samples taken with perf counters attached (evidence windows): not part of the

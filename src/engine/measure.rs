@@ -2,7 +2,7 @@
 //! derive raw/baseline/value, run the probe's checks, and decide validity.
 
 use super::clock::{self, min_sample_ns};
-use super::derive::derive;
+use super::derive::derive_in_rounds;
 use super::sampler::{sample, SampleSet, SamplingConfig, StopReason, Workload};
 use super::stats::summarize;
 use crate::error::{Error, Result};
@@ -128,6 +128,7 @@ pub fn from_samples(
             raw: samples,
             evidence: Vec::new(),
             baseline: Vec::new(),
+            rounds: Vec::new(),
             raw_iterations: iterations,
             baseline_iterations: 0,
             stop: StopReason::Budget,
@@ -147,8 +148,13 @@ fn conclude(
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
-    let derived = derive(&set.raw, &set.baseline, spec.units_per_iteration)
-        .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
+    let derived = derive_in_rounds(
+        &set.raw,
+        &set.baseline,
+        &set.rounds,
+        spec.units_per_iteration,
+    )
+    .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
     let (checks, mut warnings) = verdict;
     if !derived.raw.outliers.is_empty() {
         warnings.push(format!(
@@ -204,6 +210,7 @@ fn conclude(
             Status::Invalid
         },
         samples: set.raw,
+        sample_rounds: set.rounds,
         baseline_samples: set.baseline,
         evidence_samples: set.evidence,
         iterations_per_sample: set.raw_iterations,

@@ -177,10 +177,30 @@ pub fn definitions(run: &Run) -> String {
                 .unwrap_or_default()
         );
         seen.entry(key)
-            .or_insert_with(|| (m.probe.clone(), m.notes.join(" ")));
+            .or_insert_with(|| (m.probe.clone(), m.notes.join("; ")));
     }
-    seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect()
+    let mut out: String = seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect();
+    if run.measurements.iter().any(|m| !m.sample_rounds.is_empty()) {
+        out.push_str(INTERVALS);
+    }
+    out.push_str(CHECKS);
+    out
 }
+
+/// How the intervals are built (--explain).
+pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds, each warmed up again and \
+    given a third of the budget; a figure's 95% interval is the distribution-free interval of \
+    the median of all samples, widened to hold a t interval (2 degrees of freedom) on the three \
+    rounds' medians, so drift between rounds widens it. A difference (raw − baseline) is taken \
+    pairwise per sample and widened the same way. Drift between separate invocations is larger \
+    still: compare uses the history's run-to-run drift for that (docs/EVIDENCE.md).\n";
+
+/// How occupancy is checked (--explain).
+pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each window's edges \
+    from their thread CPU clocks (exact at read) or from schedstat when the task was not \
+    runnable at the read; more CPU time than the window (beyond 2% and 10 µs per reading) is a \
+    measurement window error; less than 95% on one CPU, or more than 5% run-queue wait for a \
+    lone participant, means a competitor took the CPU and the figure is invalid.\n";
 
 #[cfg(test)]
 mod tests {
