@@ -268,10 +268,58 @@ pub struct Placement {
     pub affinity_held: bool,
 }
 
+/// What a measurement parameter is. The JSON keeps one `params` map (older runs load as
+/// they are); the kind is decided by the key, here, in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// Chosen by the user (or the plan): mechanism, mode, CPUs, sizes, orders... The pairing
+    /// key of `compare`.
+    Input,
+    /// A rendering of inputs for people ("64 KiB", "4ms") or a count derived from them
+    /// with a machine fact (pages of a size).
+    Label,
+    /// What the machine showed while it ran: the THP mode, the slice the kernel reported,
+    /// the cache a working set fits in, the share of huge pages.
+    Observed,
+    /// How long or how often it was measured: rounds, repetitions.
+    Budget,
+}
+
+/// The kind of parameter `key` (unknown keys are inputs: pairing stays strict for them).
+pub fn param_kind(key: &str) -> ParamKind {
+    match key {
+        "size_label" | "work_set_label" | "slice" | "pages" | "blocks" => ParamKind::Label,
+        "system_thp" | "slice_reported_ns" | "huge_page_share" | "fits" | "fits_per_process"
+        | "fits_total" => ParamKind::Observed,
+        "rounds" | "reps" => ParamKind::Budget,
+        _ => ParamKind::Input,
+    }
+}
+
 impl Measurement {
     /// The checks that failed, for "why invalid" lines.
     pub fn failed_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
+    }
+
+    /// The parameters the user chose (see [`param_kind`]): what two measurements must share
+    /// to be paired. Budgets, observed facts and labels never prevent pairing.
+    pub fn inputs(&self) -> BTreeMap<String, serde_json::Value> {
+        self.params
+            .iter()
+            .filter(|(k, _)| param_kind(k) == ParamKind::Input)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// The parameters of one kind.
+    pub fn params_of(&self, kind: ParamKind) -> BTreeMap<String, serde_json::Value> {
+        self.params
+            .iter()
+            .filter(|(k, _)| param_kind(k) == kind)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     /// A parameter rendered for labels, e.g. `mode=process cpus=0`.
