@@ -61,6 +61,9 @@ pub struct Pair {
     /// the value is one), the drift between rounds, the history's run-to-run drift, or the
     /// minimum effect.
     pub decided_by: String,
+    /// The run-to-run drift the history shows for this probe on this machine (percent), when
+    /// the history holds at least three valid runs of it.
+    pub history_drift_pct: Option<f64>,
     /// The pairing key (probe and inputs), for the history's drift.
     #[serde(skip)]
     pub key: String,
@@ -197,6 +200,7 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         valid: a.valid && b.valid,
         note: String::new(),
         decided_by: String::new(),
+        history_drift_pct: None,
         key: key_string(a),
     };
     if !p.valid {
@@ -354,6 +358,7 @@ impl Comparison {
             let Some(&d) = drift_pct.get(&p.key) else {
                 continue;
             };
+            p.history_drift_pct = Some(d);
             let within = p.change_pct.is_some_and(|c| c.abs() <= d);
             if within && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
                 let dir = p.verdict.as_str();
