@@ -192,9 +192,24 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
     }
     // 2% plus the reading's own cost (≤ 10 µs per participant and window), which matters
     // only for windows of tens of µs (a cached-file fault round).
-    let slack = (READ_SLACK_NS * o.windows.max(1) * ev.cpus.len().max(1) as u64) as f64
+    let slack = (READ_SLACK_NS * o.exact_windows.max(1) * ev.cpus.len().max(1) as u64) as f64
         / (o.wall_ns.max(1) as f64 * cpus as f64);
     let limit = 1.0 + WINDOW_TOLERANCE + slack;
+    // Windows whose edges found a participant runnable are left out; when most are, the rest
+    // are a biased choice (the windows nobody competed in), and that itself says others
+    // held the CPU.
+    if known_exact && o.exact_windows * 2 < o.windows {
+        checks.push(Check {
+            name: "CPU held by participants".into(),
+            expected: "CPU time read exactly in most windows".into(),
+            observed: format!(
+                "{} of {} windows: participants were kept runnable at the edges (others \
+                 held the CPU?)",
+                o.exact_windows, o.windows
+            ),
+            ok: false,
+        });
+    }
     checks.push(Check {
         name: "CPU time within the window".into(),
         expected: format!("≤ {:.0}% of wall time per CPU", limit * 100.0),
@@ -497,6 +512,14 @@ mod tests {
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
         assert!(c[0].observed.starts_with("0 of 10 windows"), "{c:?}");
         assert!(!c[0].ok);
+        // Most windows unreadable: the few left are not evidence of a held CPU.
+        ev.occupancy.as_mut().unwrap().exact_windows = 4;
+        let (c, _) = occupancy_checks(&ev, Holding::Continuous);
+        assert!(
+            c.iter()
+                .any(|c| !c.ok && c.observed.starts_with("4 of 10 windows")),
+            "{c:?}"
+        );
     }
 
     #[test]

@@ -77,6 +77,10 @@ pub fn settled(before: Option<char>, after: Option<char>) -> bool {
     matches!((before, after), (Some(b), Some(a)) if b != 'R' && a != 'R')
 }
 
+/// How often, and how long, to wait for another process's runnable task to settle.
+pub const SETTLE_TRIES: u32 = 20;
+pub const SETTLE_WAIT_US: u64 = 50;
+
 /// A task of this process (its thread clock is readable).
 pub fn is_own(pid: i32) -> bool {
     pid == std::process::id() as i32
@@ -125,15 +129,28 @@ pub fn read_as(whose: Whose, pid: i32, tid: i32, opening: bool) -> Option<CpuRea
         None
     };
     let path = format!("/proc/{pid}/task/{tid}/schedstat");
-    let before = if caller { None } else { state(pid, tid) };
-    let sched = fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| parse_schedstat(&t));
+    let mut tries = 0;
+    let (sched, quiet) = loop {
+        let before = if caller { None } else { state(pid, tid) };
+        let sched = fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| parse_schedstat(&t));
+        let after = if caller { None } else { state(pid, tid) };
+        let quiet = caller || settled(before, after);
+        // Another process's task caught runnable (a ping-pong partner preempted right after
+        // its reply, still on its way back to its blocking read): give it the CPU briefly so
+        // it settles, rather than read a runtime stale by up to a tick. At an opening edge
+        // this is before the window; at a closing one it adds the tail of its last iteration
+        // (a few µs, inside the check's tolerance).
+        if quiet || own || sched.is_none() || tries >= SETTLE_TRIES {
+            break (sched, quiet);
+        }
+        tries += 1;
+        std::thread::sleep(std::time::Duration::from_micros(SETTLE_WAIT_US));
+    };
     if own && opening {
         clock = thread_cpu_ns(tid);
     }
-    let after = if caller { None } else { state(pid, tid) };
-    let quiet = caller || settled(before, after);
     match (clock, sched) {
         (Some(c), s) => Some(CpuReading {
             oncpu_ns: c,
