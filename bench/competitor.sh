@@ -11,8 +11,11 @@
 set -euo pipefail
 CPU=${1:-$(( $(nproc) - 1 ))}
 REPS=${2:-3}
-OSCOST=${OSCOST:-target/release/oscost}
-[ -x "$OSCOST" ] || OSCOST=target/debug/oscost
+# The binary under test: $OSCOST, else a fresh release build (never a stale one).
+if [ -z "${OSCOST:-}" ]; then
+    cargo build --release --quiet
+    OSCOST=target/release/oscost
+fi
 tmp=$(mktemp -d)
 hog=
 cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }

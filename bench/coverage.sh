@@ -10,8 +10,11 @@ set -euo pipefail
 N=${1:-10}
 shift || true
 [ "${1:-}" = "--" ] && shift
-OSCOST=${OSCOST:-target/release/oscost}
-[ -x "$OSCOST" ] || OSCOST=target/debug/oscost
+# The binary under test: $OSCOST, else a fresh release build (never a stale one).
+if [ -z "${OSCOST:-}" ]; then
+    cargo build --release --quiet
+    OSCOST=target/release/oscost
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for i in $(seq 1 "$N"); do

@@ -10,8 +10,11 @@
 # Run it on a quiet machine. Needs python3. Leaves nothing behind (a temp dir, removed).
 set -euo pipefail
 N=${1:-10}
-OSCOST=${OSCOST:-target/release/oscost}
-[ -x "$OSCOST" ] || OSCOST=target/debug/oscost
+# The binary under test: $OSCOST, else a fresh release build (never a stale one).
+if [ -z "${OSCOST:-}" ]; then
+    cargo build --release --quiet
+    OSCOST=target/release/oscost
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 db="$tmp/db.sqlite"
