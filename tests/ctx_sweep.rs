@@ -69,6 +69,8 @@ fn run_of(measurements: Vec<Measurement>) -> Run {
         measurements,
         skipped: vec![],
         complete: true,
+        labels: Default::default(),
+        run_id: None,
     }
 }
 
