@@ -36,7 +36,7 @@ for share in 0 2 5 10 20 50 100; do
         probe syscall syscall --which null
         probe pipe ctx --mech pipe --mode process --clock direct
         probe futex ctx --mech futex --mode thread
-        probe fault fault --kind anon --touch write --size 16m --rounds 4
+        probe fault fault --kind anon --touch write --size 64m --rounds 4
         if [ -n "$hog" ]; then kill "$hog"; wait "$hog" 2>/dev/null || true; hog=; fi
         python3 - "$tmp" "$share" "$rep" <<'PY'
 import json, sys

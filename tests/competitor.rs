@@ -78,8 +78,8 @@ fn ctx() -> Context {
     Context::new(SamplingConfig {
         warmup_ns: 10_000_000,
         target_sample_ns: 5_000_000,
-        min_samples: 9,
-        max_samples: 40,
+        min_samples: 15,
+        max_samples: 60,
         rel_ci_target: 0.02,
         budget_ns: 300_000_000,
     })
@@ -116,12 +116,13 @@ fn probes() -> Vec<(String, bool, Vec<String>)> {
         "ctx.futex thread",
         measure_futex(&c, Mode::Thread, cpu).unwrap(),
     );
-    // The fault probe through the CLI, as a user runs it.
+    // The fault probe through the CLI, as a user runs it; 64 MiB rounds last longer than the
+    // competitor's 10 ms period, so every round meets it.
     let tmp = tempfile::tempdir().unwrap();
     let json = tmp.path().join("f.json");
     let st = Command::new(env!("CARGO_BIN_EXE_oscost"))
         .args([
-            "fault", "--kind", "anon", "--touch", "write", "--size", "16m",
+            "fault", "--kind", "anon", "--touch", "write", "--size", "64m",
         ])
         .args([
             "--rounds",
@@ -189,11 +190,12 @@ fn a_competitor_on_the_cpu_makes_every_affected_probe_invalid() {
             );
         }
     }
-    // 100%, 50% and 10% of the CPU: spin 10 ms then sleep 0, 10 or 90 ms.
+    // 100%, 50% and 10% of the CPU: spin then sleep, with short periods (10 ms) so every
+    // probe's windows meet the competitor many times.
     for (share, on, off) in [
         ("100%", 10_000, 0),
-        ("50%", 10_000, 10_000),
-        ("10%", 2_000, 18_000),
+        ("50%", 5_000, 5_000),
+        ("10%", 1_000, 9_000),
     ] {
         let _c = Competitor::start(cpu(), on, off);
         let results = probes();
