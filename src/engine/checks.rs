@@ -157,12 +157,14 @@ pub enum Holding {
 /// The occupancy checks of one measurement:
 /// - "CPU time within the window": the participants cannot have run longer than the window
 ///   on the CPUs they were pinned to; more is a measurement window error, never a pass;
-/// - "CPU held by participants" (one CPU, [`Holding::Continuous`]): at least
-///   [`MIN_OCCUPANCY`] of the wall time;
+/// - "CPU held by participants" ([`Holding::Continuous`]: they run, hand the CPU to each
+///   other on one CPU, or spin on several): at least [`MIN_OCCUPANCY`] of the wall time per
+///   pinned CPU;
 /// - "run-queue wait" (one participant): at most [`MAX_RUN_DELAY`] of the wall time.
 ///
-/// Participants on several CPUs idle while they wait for each other's wake-ups, so only the
-/// first check applies to them (and a warning says a competitor is not visible that way).
+/// Participants that block on several CPUs ([`Holding::MaySleep`]) idle while they wait for
+/// each other's wake-ups, so the held share says nothing there; a warning says a competitor
+/// is not visible that way.
 pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<String>) {
     let mut checks = Vec::new();
     let mut warnings = Vec::new();
@@ -232,7 +234,9 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
     // Per participant: two tasks waiting at once would otherwise read above 100%.
     let delay = o.run_delay_ns as f64 / (delay_wall.max(1) as f64 * ev.cpus.len().max(1) as f64);
     let one_cpu = o.cpus <= 1;
-    if one_cpu && holding == Holding::Continuous {
+    // Held per pinned CPU: participants that run or spin (one CPU, or polling on several)
+    // hold every CPU they are pinned to.
+    if holding == Holding::Continuous {
         let ok = o.share >= MIN_OCCUPANCY;
         checks.push(Check {
             name: "CPU held by participants".into(),
@@ -265,7 +269,7 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
             ok: delay <= MAX_RUN_DELAY,
         });
     }
-    if !one_cpu {
+    if !one_cpu && holding == Holding::MaySleep {
         warnings.push(format!(
             "participants on {cpus} CPUs idle while they wait for each other: CPU held \
              {:.0}% per CPU, which cannot tell a competitor from a wake-up wait",
@@ -549,7 +553,7 @@ mod tests {
         let mut ev = one_participant();
         ev.cpus.push(placed("b", 1, 1, 1));
         ev.occupancy = occ(0.31, 0.2, 2);
-        let (c, w) = occupancy_checks(&ev, Holding::Continuous);
+        let (c, w) = occupancy_checks(&ev, Holding::MaySleep);
         assert_eq!(c.len(), 1);
         assert!(
             c[0].ok && w[0].contains("cannot tell a competitor"),
@@ -557,8 +561,14 @@ mod tests {
         );
         ev.occupancy = occ(1.3, 0.0, 2);
         assert_eq!(
-            failed(&occupancy_checks(&ev, Holding::Continuous).0),
+            failed(&occupancy_checks(&ev, Holding::MaySleep).0),
             ["CPU time within the window"]
+        );
+        // Partners that spin on two CPUs hold both: there the held share is the test.
+        ev.occupancy = occ(0.6, 0.0, 2);
+        assert_eq!(
+            failed(&occupancy_checks(&ev, Holding::Continuous).0),
+            ["CPU held by participants"]
         );
     }
 

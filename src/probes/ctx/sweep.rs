@@ -317,13 +317,15 @@ mod tests {
         // Tests share the CPUs with each other (and other builds): only the occupancy check
         // may fail, and then it must say that others held the CPU.
         // When others held the CPU they also preempted members, so the per-hop switch count
-        // may fail with it, never alone.
+        // may fail with it, never alone; so may the fault count (a loaded machine reclaims
+        // and compacts the members' pages, which the check rightly counts).
         let failed: Vec<_> = m.checks.iter().filter(|c| !c.ok).collect();
         let contested = failed.iter().any(|c| checks::contested(c));
+        let follows = |n: &str| n == "context switches per hop" || n == "minor faults per switch";
         assert!(
-            failed.iter().all(
-                |c| checks::contested(c) || (contested && c.name == "context switches per hop")
-            ),
+            failed
+                .iter()
+                .all(|c| checks::contested(c) || (contested && follows(&c.name))),
             "{failed:?} {:?} {:?}",
             m.evidence.events.get("cpu-migrations"),
             m.evidence.cpus
