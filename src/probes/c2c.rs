@@ -177,9 +177,11 @@ mod tests {
             requested: vec![c],
             start: Some(c),
             end: Some(c),
+            affinity_held: true,
         };
         let mut ev = Evidence {
             cpus: vec![placed(0), placed(1)],
+            occupancy: checks::held_occupancy(),
             ..Default::default()
         };
         let reading = |sw: f64| EventReading {

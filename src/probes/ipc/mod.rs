@@ -174,12 +174,14 @@ mod tests {
             requested: vec![req],
             start: Some(start),
             end: Some(end),
+            affinity_held: true,
         }
     }
 
     fn evidence(switches: f64, cpus: Vec<Placement>) -> Evidence {
         let mut ev = Evidence {
             cpus,
+            occupancy: checks::held_occupancy(),
             ..Default::default()
         };
         ev.events.insert(
@@ -212,6 +214,7 @@ mod tests {
             oncpu_ns: 300,
             run_delay_ns: 400,
             share: 0.15,
+            ..Default::default()
         });
         assert!(!ok(&cell_verdict(&waited, Mech::Pipe, Class::SameLlc)));
         waited.occupancy.as_mut().unwrap().run_delay_ns = 20;

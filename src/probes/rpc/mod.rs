@@ -288,7 +288,10 @@ mod tests {
     use crate::model::{ParticipantRusage, Placement, Rusage};
 
     fn ev(server_vol: u64, server_invol: u64, cpus: [usize; 2]) -> Evidence {
-        let mut ev = Evidence::default();
+        let mut ev = Evidence {
+            occupancy: checks::held_occupancy(),
+            ..Default::default()
+        };
         ev.rusage.iterations = 1000;
         ev.rusage.participants = vec![
             ParticipantRusage {
@@ -320,6 +323,7 @@ mod tests {
                 requested: vec![c],
                 start: Some(c),
                 end: Some(c),
+                affinity_held: true,
             })
             .collect();
         ev
