@@ -457,14 +457,14 @@ impl Machine {
         match self.execute(d, pc) {
             Ok(next) => {
                 self.pc = next;
-                self.retire::<PIPE>(&d, pc, next, imiss);
+                self.retire::<PIPE>(d, pc, next, imiss);
                 Ok(next)
             }
             Err(flow) => {
                 // As a completed instruction would leave it (a trap entry overrides it).
                 let next = pc.wrapping_add(d.len as u32);
                 self.pc = next;
-                self.stop_flow::<PIPE>(flow, &d, pc, next, imiss)
+                self.stop_flow::<PIPE>(flow, d, pc, next, imiss)
             }
         }
     }
@@ -475,7 +475,7 @@ impl Machine {
     fn stop_flow<const PIPE: bool>(
         &mut self,
         flow: Flow,
-        d: &Decoded,
+        d: Decoded,
         pc: u32,
         next: u32,
         imiss: u32,
@@ -517,7 +517,7 @@ impl Machine {
     }
 
     #[inline(always)]
-    fn retire<const PIPE: bool>(&mut self, d: &Decoded, pc: u32, next: u32, imiss: u32) {
+    fn retire<const PIPE: bool>(&mut self, d: Decoded, pc: u32, next: u32, imiss: u32) {
         self.stats.instret += 1;
         self.stats.compressed_retired += (d.len == 2) as u64;
         if !PIPE {
@@ -525,7 +525,7 @@ impl Machine {
         }
         if let Some(p) = &mut self.pipeline {
             let redirected = next != pc.wrapping_add(d.len as u32);
-            p.retire(d, redirected, imiss, self.dmiss);
+            p.retire(&d, redirected, imiss, self.dmiss);
         }
     }
 
