@@ -525,7 +525,7 @@ impl Machine {
         }
         if let Some(p) = &mut self.pipeline {
             let redirected = next != pc.wrapping_add(d.len as u32);
-            p.retire(&d, redirected, imiss, self.dmiss);
+            p.retire(d, redirected, imiss, self.dmiss);
         }
     }
 
@@ -909,7 +909,7 @@ impl Machine {
                 return Ok(c.mepc);
             }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
-                self.csr_op(d, rs1)?
+                self.csr_op(d.op, d.rd, d.rs1, d.imm, rs1)?
             }
             Op::Illegal | Op::Undecoded => {
                 return Err(Exception::new(ILLEGAL_INSTRUCTION, imm).into())
@@ -921,7 +921,24 @@ impl Machine {
         Ok(next)
     }
 
-    fn csr_op(&mut self, d: Decoded, rs1: u32) -> Result<u32, Exception> {
+    /// A CSR instruction. Takes the record's fields rather than the record: passing it whole
+    /// made the compiler keep every step's record in memory.
+    fn csr_op(
+        &mut self,
+        op: Op,
+        rd: u8,
+        rs1_reg: u8,
+        imm: i32,
+        rs1: u32,
+    ) -> Result<u32, Exception> {
+        let d = Decoded {
+            op,
+            rd,
+            rs1: rs1_reg,
+            rs2: 0,
+            len: 4,
+            imm,
+        };
         let illegal = Exception::new(ILLEGAL_INSTRUCTION, self.raw_csr_bits(d));
         let csr = (d.imm & 0xfff) as u32;
         let uimm = (d.imm >> 12) as u32 & 31;

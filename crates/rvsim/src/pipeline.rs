@@ -85,7 +85,7 @@ impl Pipeline {
     /// Accounts for one retired instruction. `redirected`: fetch did not continue at the next
     /// sequential instruction. `imiss`/`dmiss`: cache misses caused by this instruction.
     #[inline]
-    pub fn retire(&mut self, d: &Decoded, redirected: bool, imiss: u32, dmiss: u32) {
+    pub fn retire(&mut self, d: Decoded, redirected: bool, imiss: u32, dmiss: u32) {
         let s = &mut self.stats;
         s.retired += 1;
         if self.load_rd != 0 && (d.rs1 == self.load_rd || d.rs2 == self.load_rd) {
