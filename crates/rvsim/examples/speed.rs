@@ -2,6 +2,10 @@
 //! counter printed, so two builds of the simulator can be compared for speed (user CPU time,
 //! alternating runs) and for identical statistics (diff the output without the timing).
 //! `cargo run --release -p rvsim --example speed -- [functional|icache|pipeline] [repeat]`
+//!
+//! The configurations are spelled out here rather than taken from
+//! `rvsim::runtime::bench_configs` so this file also builds against older versions of the
+//! crate (the old-against-new commands in the README copy it into commit 72e65da).
 
 use std::time::Instant;
 

@@ -18,3 +18,40 @@ pub const BENCH_ELF: &[u8] = include_bytes!("../programs/elf/bench-rv32imc.elf")
 /// The same benchmark built with `-DRVSIM_USER_MODE`: no machine-mode set-up, so it also runs
 /// under a Linux user-mode emulator such as qemu-riscv32 (same write/exit system calls).
 pub const BENCH_USER_ELF: &[u8] = include_bytes!("../programs/elf/bench-user-rv32imc.elf");
+
+/// The three configurations `oscost sim bench` times (and the speed example and tests reuse):
+/// functional only; an 8-set direct-mapped I-cache of 2-word lines with 3C classification;
+/// that I-cache, a 16x2x4 D-cache and the 5-stage pipeline with a 10-cycle miss penalty.
+pub fn bench_configs() -> [(&'static str, crate::Config); 3] {
+    use crate::{CacheConfig, Config, Replacement, WritePolicy};
+    let cache = |sets, ways, words| CacheConfig {
+        sets,
+        ways,
+        words_per_line: words,
+        replacement: Replacement::Lru,
+        write_policy: WritePolicy::WriteBack,
+        write_allocate: true,
+        seed: 1,
+    };
+    let base = Config::default();
+    [
+        ("functional only", base.clone()),
+        (
+            "I-cache 8x1x2 (3C)",
+            Config {
+                icache: Some(cache(8, 1, 2)),
+                ..base.clone()
+            },
+        ),
+        (
+            "I+D-cache + 5-stage",
+            Config {
+                icache: Some(cache(8, 1, 2)),
+                dcache: Some(cache(16, 2, 4)),
+                pipeline: true,
+                miss_penalty: 10,
+                ..base
+            },
+        ),
+    ]
+}

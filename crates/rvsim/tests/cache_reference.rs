@@ -3,6 +3,8 @@
 //! read/write sequences over many geometries and policies. The model's fast paths (the
 //! same-line shortcut, the linked LRU list of the 3C shadow) are what this pins down.
 
+mod common;
+use common::Rng;
 use std::collections::HashSet;
 
 use rvsim::{Cache, CacheConfig, CacheStats, Replacement, WritePolicy};
@@ -96,16 +98,6 @@ impl Reference {
         if write && !back {
             self.s.memory_writes += 1;
         }
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
     }
 }
 

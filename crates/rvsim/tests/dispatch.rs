@@ -3,7 +3,8 @@
 //! (`Machine::step`, which checks the timer on every instruction): same end, same counters,
 //! same registers, for every committed program and every model combination.
 
-use rvsim::{CacheConfig, Config, Machine, Program, Stop};
+use rvsim::runtime::bench_configs;
+use rvsim::{Config, Machine, Program, Stop};
 
 fn load(name: &str) -> Program {
     let path = format!("{}/programs/elf/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -11,48 +12,26 @@ fn load(name: &str) -> Program {
     Program::from_elf(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The `sim bench` configurations, the pipeline alone, and everything with a timer.
 fn configs() -> Vec<(&'static str, Config)> {
-    let icache = CacheConfig::parse("sets=8,ways=1,words=2").unwrap();
-    let dcache = CacheConfig::parse("sets=16,ways=2,words=4").unwrap();
-    let base = Config::default();
-    vec![
-        ("functional", base.clone()),
-        (
-            "icache",
-            Config {
-                icache: Some(icache),
-                ..base.clone()
-            },
-        ),
-        (
-            "pipeline",
-            Config {
-                pipeline: true,
-                ..base.clone()
-            },
-        ),
-        (
-            "all",
-            Config {
-                icache: Some(icache),
-                dcache: Some(dcache),
-                pipeline: true,
-                miss_penalty: 10,
-                ..base.clone()
-            },
-        ),
-        (
-            "all+timer",
-            Config {
-                icache: Some(icache),
-                dcache: Some(dcache),
-                pipeline: true,
-                miss_penalty: 3,
-                timer_interval: Some(997),
-                ..base
-            },
-        ),
-    ]
+    let mut configs = bench_configs().to_vec();
+    let all = configs[2].1.clone();
+    configs.push((
+        "pipeline only",
+        Config {
+            pipeline: true,
+            ..Config::default()
+        },
+    ));
+    configs.push((
+        "all + timer",
+        Config {
+            miss_penalty: 3,
+            timer_interval: Some(997),
+            ..all
+        },
+    ));
+    configs
 }
 
 /// Everything a run reports, as text (Stats has no PartialEq).

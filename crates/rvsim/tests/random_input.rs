@@ -7,16 +7,6 @@ use common::*;
 use rvsim::decode::{decode, Op};
 use rvsim::{CacheConfig, Config, Machine, Program};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 #[test]
 fn random_words_decode_without_panic() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);

@@ -4,8 +4,8 @@
 use std::process::Command;
 use std::time::Instant;
 
-use rvsim::runtime::{BENCH_ELF, BENCH_USER_ELF};
-use rvsim::{CacheConfig, Config, Machine, Program};
+use rvsim::runtime::{bench_configs, BENCH_ELF, BENCH_USER_ELF};
+use rvsim::{Config, Machine, Program};
 
 use super::{load_elf, BenchArgs};
 use crate::error::{Error, Result};
@@ -40,31 +40,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         Some(path) => load_elf(path)?,
         None => Program::from_elf(BENCH_ELF).map_err(|e| Error::env(e.to_string()))?,
     };
-    let icache =
-        CacheConfig::parse("sets=8,ways=1,words=2").map_err(|e| Error::env(e.to_string()))?;
-    let dcache =
-        CacheConfig::parse("sets=16,ways=2,words=4").map_err(|e| Error::env(e.to_string()))?;
-    let base = Config::default();
-    let configs = [
-        ("functional only", base.clone()),
-        (
-            "I-cache 8x1x2 (3C)",
-            Config {
-                icache: Some(icache),
-                ..base.clone()
-            },
-        ),
-        (
-            "I+D-cache + 5-stage",
-            Config {
-                icache: Some(icache),
-                dcache: Some(dcache),
-                pipeline: true,
-                miss_penalty: 10,
-                ..base.clone()
-            },
-        ),
-    ];
+    let configs = bench_configs();
     println!(
         "{:<24}{:>14}{:>10}{:>10}",
         "configuration", "instructions", "seconds", "MIPS"

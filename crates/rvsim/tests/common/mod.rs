@@ -83,3 +83,14 @@ pub fn run(words: &[u32], cfg: &Config) -> Machine {
     assert!(matches!(stop, Stop::Exit(_)), "{stop}");
     m
 }
+
+/// xorshift64: cheap, seeded, reproducible random numbers for the randomized tests.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
