@@ -153,6 +153,10 @@ fn conclude(
             derived.raw.n
         ));
     }
+    if let Some(modes) = crate::analysis::modes::bimodal(&set.raw) {
+        let unit = spec.raw_unit.split('/').next().unwrap_or("ns");
+        warnings.push(crate::analysis::modes::warning(&modes, unit));
+    }
     let mut notes = spec.notes;
     if let Some(with_counters) = summarize(&set.evidence) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;
