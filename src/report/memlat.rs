@@ -152,7 +152,9 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
             }
         }
         if c.knees.is_empty() {
-            out.push_str("  knees: none detected\n");
+            out.push_str(
+                "  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n",
+            );
         }
         for k in &c.knees {
             out.push_str(&format!(

@@ -391,7 +391,7 @@ fn short_event(n: &str) -> &str {
 pub fn knee_lines(c: &Curve) -> String {
     let mut out = String::new();
     if c.knees.is_empty() {
-        out.push_str("  knees: none detected (no rise of ≥25% with separated intervals)\n");
+        out.push_str("  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n");
     }
     for k in &c.knees {
         out.push_str(&format!("  knee: {}\n", k.describe(ns)));
