@@ -73,7 +73,7 @@ PICK() { python3 bench/lib/pick.py "$@" 2>/dev/null || echo "nan missing"; }
 RES=$WORK/results.tsv
 : >"$RES"
 rec() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-nan}" "${5:-missing}" >>"$RES"; } # row side round value validity
-dd if=/dev/zero of="$WORK/pf.dat" bs=1M count=256 status=none
+dd if=/dev/zero of="$WORK/pf.dat" bs=1M count=256 status=none conv=fsync
 
 SIZES="0 16k 64k 256k 2m"
 bytes() { case $1 in *k) echo $(( ${1%k} * 1024 ));; *m) echo $(( ${1%m} * 1048576 ));; *) echo "$1";; esac; }
