@@ -6,6 +6,7 @@ pub mod perf;
 pub mod placement;
 pub mod procfs;
 pub mod recorder;
+pub mod trace;
 
 /// A task whose behaviour is evidence: the measuring thread, a forked partner, a partner thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,12 +1,15 @@
 //! What to measure, one module per family. A probe builds its workloads and partners, names
 //! its expectations, and hands them to the engine; it never prints.
 
+pub mod c2c;
 pub mod call;
 pub mod ctx;
 pub mod fault;
+pub mod ipc;
 pub mod mem;
 pub mod mmap;
 pub mod pattern;
+pub mod rpc;
 pub mod scratch;
 pub mod syscall;
 pub mod workset;

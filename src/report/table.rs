@@ -59,7 +59,10 @@ pub fn checks_cell(m: &Measurement) -> String {
 fn evidence_cell(m: &Measurement) -> String {
     let it = m.evidence.rusage.iterations.max(1) as f64;
     let t = &m.evidence.rusage.total;
-    if m.probe.starts_with("ctx.") {
+    if ["ctx.", "ipc.", "c2c.", "rpc."]
+        .iter()
+        .any(|p| m.probe.starts_with(p))
+    {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
         let mig = crate::engine::checks::migrations(&m.evidence);
         format!(
@@ -146,6 +149,10 @@ pub fn render(run: &Run) -> String {
     for s in &run.skipped {
         out.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
     }
+    // Cross-core matrices (ipc, c2c, rpc) under the table, when the run has them.
+    out.push_str(&super::ipc::text(run));
+    out.push_str(&super::c2c::text(run));
+    out.push_str(&super::rpc::text(run));
     out
 }
 
