@@ -364,9 +364,10 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
         }
         out.push_str(&columns(&rows));
         out.push_str(
-            "  lap = the token once round all N members (N hops); per switch = (lap − \
-             overhead) / N, lat_ctx's figure; fits = smallest cache holding one process's \
-             working set / all N together; indirect = per switch − the S=0 (direct) cost\n",
+            "  lap = the token once round all N members (N hops); per switch = \
+             (lap − overhead) / N,\n  lat_ctx's figure; fits = smallest cache holding one \
+             process's working set / all N\n  together; indirect = per switch − the S=0 \
+             (direct) cost\n",
         );
         for n in notes {
             out.push_str(&n);

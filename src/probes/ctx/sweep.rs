@@ -60,12 +60,15 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         .param("fits_total", l.total.clone())
         .events_set(EventSet::WithCacheRefs)
         .note(format!(
-            "ring of {} {}s on CPU {} passing a token through pipes; each walks its own {} \
+            "ring of {} {} on CPU {} passing a token through pipes; each walks its own {} \
              ({}, one word per {} B) on every receive. Per switch = (lap − the same {} pipe \
              writes+reads and walks in one thread, sampled interleaved) / {} switches: \
-             lmbench lat_ctx's definition. Working sets fit in {} per process, {} in total",
+             lmbench lat_ctx's definition. Working sets fit in {} per process, {} in total.",
             p.procs,
-            p.mode.as_str(),
+            match p.mode {
+                Mode::Process => "processes",
+                Mode::Thread => "threads",
+            },
             p.cpu,
             fmt_size(p.size),
             p.access.as_str(),
@@ -78,13 +81,13 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         .note(match p.policy {
             Policy::Batch => {
                 "members run SCHED_BATCH, so a woken member never preempts the sender before \
-                 it blocks in its read: every hop is one voluntary switch, as lat_ctx assumes"
+                 it blocks in its read: every hop is one voluntary switch, as lat_ctx assumes."
             }
             Policy::Normal => {
                 "members run SCHED_OTHER as lat_ctx does: a woken member may preempt the \
                  sender; with N > 2 the sender is then scheduled again only to block, so a hop \
                  holds 1 to 2 switches (counted in sw/hop). The figure is per hop, as lat_ctx \
-                 reports it; per counted switch it is lower by that factor"
+                 reports it; per counted switch it is lower by that factor."
             }
         })
         .note(definition_label(
