@@ -42,11 +42,9 @@ impl Order {
     /// What this order means next to lat_mem_rd, for every header and note.
     pub fn definition(order: &str) -> &'static str {
         if order == Order::Strided.as_str() {
-            "forward strided walk: lmbench lat_mem_rd's default definition (prefetchers can \
-             follow it)"
+            "forward strided walk: lat_mem_rd's default; prefetchers can hide latency"
         } else {
-            "random pointer chase: the full latency, not lat_mem_rd's default strided walk \
-             (reproduce that with --order strided)"
+            "random chase, the full latency (lat_mem_rd walks forward: --order strided)"
         }
     }
 }
