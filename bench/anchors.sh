@@ -196,5 +196,13 @@ What each row compares (same definition on both sides):
   forward chain, stride 64) vs \`oscost mem latency --order strided\`; oscost's default is a
   random chase (the full latency), which reads higher beyond the caches by design.
 - **wall time**: \`oscost mem latency --max 64m\` (both page modes) against the 25 s target.
+
+Stability (issue 12): warm-up runs until the medians of two consecutive windows of three
+batches agree within 3% (at least the configured warm-up, at most a quarter of the budget;
+\`engine::sampler::warm_until_steady\`), not for a fixed count; samples that split into two
+tight groups far apart are flagged "samples are bimodal" with both groups and whether they
+came one after the other (a state change) or interleaved; \`bench/order.sh ROUNDS\` runs the
+suite forward and \`--reverse\` alternately and reports, per probe, whether the order moved the
+median beyond the intervals and the spread over all invocations (target ≤ 1.10).
 EOF
 say "wrote $OUTFILE"
