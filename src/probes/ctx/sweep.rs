@@ -314,7 +314,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let (c, _) = sweep_verdict(&ev, 2);
+        let (c, _) = sweep_verdict(&ev, 2, Policy::Batch);
         let f = c
             .iter()
             .find(|c| c.name == "minor faults per switch")
