@@ -18,4 +18,4 @@ if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then
 fi
 echo "== deps: installing ${need[*]}"
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
