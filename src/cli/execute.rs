@@ -124,41 +124,78 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     })
 }
 
-/// Print the table, write the requested files, and choose the exit code.
+/// What a command adds to the common way out: its own text instead of the standard table
+/// (the sweep and memory-latency reports), an `analysis` object added to the run's JSON, and
+/// extra files (SVG plots) checked by [`MeasureOpts::check_outputs_and`] before measuring.
+#[derive(Default)]
+pub struct Extras {
+    /// Printed instead of the clock line, machine warnings and table.
+    pub text: Option<String>,
+    /// Added to the `--json` output as `analysis` (and kept in the saved run's JSON file only).
+    pub analysis: Option<serde_json::Value>,
+    /// Further files to write, e.g. `--svg`.
+    pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
+}
+
+/// Print the table, write the requested files, save to history and choose the exit code:
+/// the one way out of every measuring command.
 pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
-    if let Some(c) = &run.clock {
-        println!(
-            "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
-            c.name,
-            c.resolution_ns,
-            c.min_step_ns,
-            c.read_overhead_ns,
-            run.machine.short_name()
-        );
+    finish_with(run, opts, Extras::default())
+}
+
+/// [`finish`] with a command's own text, JSON analysis and extra files.
+pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
+    match extras.text {
+        Some(t) => print!("{t}"),
+        None => {
+            if let Some(c) = &run.clock {
+                println!(
+                    "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
+                    c.name,
+                    c.resolution_ns,
+                    c.min_step_ns,
+                    c.read_overhead_ns,
+                    run.machine.short_name()
+                );
+            }
+            for w in run.machine.warnings() {
+                println!("! machine: {w}");
+            }
+            print!("{}", crate::report::table::render(run));
+        }
     }
-    for w in run.machine.warnings() {
-        println!("! machine: {w}");
-    }
-    print!("{}", crate::report::table::render(run));
     if opts.explain {
         println!();
         print!("{}", crate::report::table::definitions(run));
     }
+    use crate::report::export::write_atomic;
     if let Some(p) = &opts.json {
-        crate::report::export::write_atomic(p, crate::report::export::to_json(run).as_bytes())?;
+        let text = match &extras.analysis {
+            None => crate::report::export::to_json(run),
+            Some(a) => {
+                let mut v = serde_json::to_value(run).expect("a Run serializes");
+                v["analysis"] = a.clone();
+                serde_json::to_string_pretty(&v).expect("a value serializes")
+            }
+        };
+        write_atomic(p, text.as_bytes())?;
     }
     if let Some(p) = &opts.csv {
-        crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
+        write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
     }
     if let Some(p) = &opts.html {
-        crate::report::export::write_atomic(
+        write_atomic(
             p,
             crate::report::html::render(std::slice::from_ref(run)).as_bytes(),
         )?;
     }
+    for (p, bytes) in &extras.files {
+        write_atomic(p, bytes)?;
+    }
     // Saved last: a history problem (locked, read-only) must not cost the files above.
     // With the default database, a history problem is a warning (the results are complete
-    // and written); with an explicit --db the user asked for it, so it is an error.
+    // and written); with an explicit --db or OSCOST_DB the user asked for it, so it is an
+    // error.
     if !opts.no_save && run.complete {
         match opts.db.open().and_then(|mut store| {
             let id = store.save(run, None)?;
@@ -169,7 +206,7 @@ pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
                     eprintln!("oscost: saved as run {id} in {}", path.display());
                 }
             }
-            Err(e) if opts.db.db.is_none() => {
+            Err(e) if !opts.db.explicit() => {
                 eprintln!("oscost: warning: not saved to history: {e} (results above are complete; use --db PATH or --no-save)");
             }
             Err(e) => return Err(e),

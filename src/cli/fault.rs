@@ -86,9 +86,13 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     Ok(v)
 }
 
-/// Round up to whole pages.
-pub fn page_round(bytes: u64, page: u64) -> u64 {
-    bytes.div_ceil(page) * page
+/// Round `--size` up to whole pages; a size so large that rounding overflows is a usage
+/// error (it used to wrap to 0 and measure nothing).
+pub fn page_round(bytes: u64, page: u64) -> Result<u64> {
+    bytes
+        .div_ceil(page)
+        .checked_mul(page)
+        .ok_or_else(|| Error::usage(format!("--size {bytes}: too large for this machine")))
 }
 
 /// The system THP mode ("always", "madvise", "never", or "unknown").
@@ -210,7 +214,7 @@ pub fn run(a: FaultArgs) -> Result<i32> {
         a.size
             .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),
         page,
-    );
+    )?;
     if a.drop_caches && !is_root() {
         return Err(Error::usage(
             "--drop-caches needs root (it empties the whole machine's page cache); \
@@ -317,7 +321,8 @@ mod tests {
         assert!(parse_size("99999999999t")
             .unwrap_err()
             .contains("too large"));
-        assert_eq!(page_round(1, 4096), 4096);
-        assert_eq!(page_round(8192, 4096), 8192);
+        assert_eq!(page_round(1, 4096).unwrap(), 4096);
+        assert_eq!(page_round(8192, 4096).unwrap(), 8192);
+        assert_eq!(page_round(u64::MAX, 4096).unwrap_err().exit_code(), 2);
     }
 }

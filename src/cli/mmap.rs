@@ -117,7 +117,7 @@ fn lab(a: LabArgs) -> Result<i32> {
         a.size
             .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),
         4096,
-    );
+    )?;
     let variants = if a.variant.is_empty() {
         Variant::ALL.to_vec()
     } else {

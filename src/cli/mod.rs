@@ -10,6 +10,7 @@ pub mod history;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
+pub mod pipe;
 pub mod probes;
 pub mod report;
 pub mod run;
