@@ -162,3 +162,82 @@ fn sizes_that_overflow_are_refused() {
         assert!(err.contains("too large"), "{err}");
     }
 }
+
+/// Everything in `dir`, recursively.
+fn contents(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            out.push(e.path());
+            if e.file_type().unwrap().is_dir() {
+                out.extend(contents(&e.path()));
+            }
+        }
+    }
+    out
+}
+
+/// Starts `args`, waits until `ready` sees its scratch, then kills it with SIGKILL.
+fn kill_when(dir: &Path, rt: &Path, args: &[&str], ready: impl Fn() -> bool) {
+    let mut child = oscost(dir)
+        .env("OSCOST_RUNTIME_DIR", rt)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{args:?} ended before its scratch appeared"
+        );
+        assert!(start.elapsed().as_secs() < 120, "{args:?}: no scratch");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn scratch_left_by_kill_9_is_removed_by_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = dir.path().join("rt");
+    let user = dir.path().join("user");
+    std::fs::create_dir(&user).unwrap();
+    let fault = [
+        "fault",
+        "--quick",
+        "--size",
+        "8m",
+        "--kind",
+        "file-cached",
+        "--no-save",
+    ];
+    // The default scratch directory, then files in a user --dir.
+    kill_when(dir.path(), &rt, &fault, || {
+        contents(&rt).iter().any(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".oscost-")
+        })
+    });
+    assert!(!contents(&rt).is_empty(), "kill -9 left the scratch behind");
+    let mut with_dir = fault.to_vec();
+    with_dir.extend(["--dir", user.to_str().unwrap()]);
+    kill_when(dir.path(), &rt, &with_dir, || {
+        contents(&user)
+            .iter()
+            .any(|p| p.file_name().unwrap().to_string_lossy().contains("-fault-"))
+    });
+    let o = oscost(dir.path())
+        .env("OSCOST_RUNTIME_DIR", &rt)
+        .args(["history", "list", "--db"])
+        .arg(dir.path().join("h.sqlite"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(contents(&rt).is_empty(), "left: {:?}", contents(&rt));
+    assert!(contents(&user).is_empty(), "left: {:?}", contents(&user));
+}

@@ -14,25 +14,20 @@ use std::path::{Path, PathBuf};
 pub struct ScratchDir {
     path: PathBuf,
     owned: bool,
+    /// For a user `--dir`: the journal record that lets the next start remove our files if
+    /// this process is killed.
+    _record: Option<super::journal::Entry>,
 }
 
 impl ScratchDir {
-    /// A new directory under the system temp dir (mkdir is exclusive: an existing name, also a
-    /// symlink, fails and the next name is tried).
+    /// A new directory in oscost's runtime directory, named for this process so the next
+    /// start removes it if this process is killed (see [`super::journal`]).
     pub fn create_default() -> Result<ScratchDir> {
-        let base = std::env::temp_dir();
-        for i in 0..1000u32 {
-            let path = base.join(format!("oscost-{}-{i}", std::process::id()));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(ScratchDir { path, owned: true }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io(base.display(), e)),
-            }
-        }
-        Err(Error::env(format!(
-            "{}: cannot create a scratch directory (1000 names taken)",
-            base.display()
-        )))
+        Ok(ScratchDir {
+            path: super::journal::new_scratch_dir()?,
+            owned: true,
+            _record: None,
+        })
     }
 
     /// A user-given directory: must exist, be a directory and be writable (checked by
@@ -49,6 +44,7 @@ impl ScratchDir {
         let dir = ScratchDir {
             path: path.to_path_buf(),
             owned: false,
+            _record: Some(super::journal::note_user_dir(path)?),
         };
         dir.create_file("probe")
             .map_err(|e| Error::usage(format!("--dir {}: not writable ({e})", path.display())))?;
@@ -100,6 +96,7 @@ impl Drop for ScratchDir {
     fn drop(&mut self) {
         if self.owned {
             let _ = std::fs::remove_dir_all(&self.path);
+            super::journal::tidy();
         }
     }
 }
