@@ -7,7 +7,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn oscost() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oscost"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
+    // No test writes a history: this directory cannot be created.
+    c.env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB");
+    c
 }
 
 /// Run `oscost fault ARGS --json` and return the measurements.

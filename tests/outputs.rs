@@ -46,7 +46,6 @@ fn oscost(dir: &Path, args: &[&str], extra: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_oscost"))
         .env("HOME", dir)
         .env("XDG_DATA_HOME", dir.join("xdg"))
-        .env("TMPDIR", dir)
         .env_remove("OSCOST_DB")
         .args(args)
         .args(extra)

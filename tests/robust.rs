@@ -10,7 +10,6 @@ fn oscost(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
     c.env("HOME", dir)
         .env("XDG_DATA_HOME", dir.join("xdg"))
-        .env("TMPDIR", dir)
         .env_remove("OSCOST_DB");
     c
 }

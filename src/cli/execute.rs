@@ -17,6 +17,10 @@ pub type Job = Box<dyn FnOnce(&Context) -> Result<Vec<Measurement>>>;
 pub struct PlanItem {
     pub label: String,
     pub run: Job,
+    /// How long this item takes, when it does not sample with the command's own budget
+    /// (its own budget, a working set to fill, a memory hog to start); None = the budget
+    /// plus warm-up of `--quick`/`--budget`.
+    pub estimate: Option<std::time::Duration>,
 }
 
 impl PlanItem {
@@ -27,7 +31,14 @@ impl PlanItem {
         PlanItem {
             label: label.into(),
             run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
+            estimate: None,
         }
+    }
+
+    /// This item's own duration estimate (see [`PlanItem::estimate`]).
+    pub fn with_estimate(mut self, d: std::time::Duration) -> Self {
+        self.estimate = Some(d);
+        self
     }
 
     /// A group of measurements taken together (e.g. lab variants interleaved rep by rep).
@@ -38,6 +49,7 @@ impl PlanItem {
         PlanItem {
             label: label.into(),
             run: Box::new(run),
+            estimate: None,
         }
     }
 }
@@ -61,20 +73,37 @@ impl Plan {
     }
 }
 
+/// The default time of one item: its sampling budget and warm-up, plus setup.
+fn default_item_s(sampling: &crate::engine::sampler::SamplingConfig) -> f64 {
+    (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1
+}
+
+/// "N measurements, about T s": the sum of each item's own estimate (or the default).
+fn estimate_line(items: &[PlanItem], sampling: &crate::engine::sampler::SamplingConfig) -> String {
+    let default = default_item_s(sampling);
+    let secs: Vec<f64> = items
+        .iter()
+        .map(|i| i.estimate.map(|d| d.as_secs_f64()).unwrap_or(default))
+        .collect();
+    let total: f64 = secs.iter().sum();
+    let longest = secs.iter().copied().fold(0.0, f64::max);
+    format!(
+        "{} measurements, about {:.0} s (at most {:.1} s each)",
+        items.len(),
+        total.ceil().max(1.0),
+        longest
+    )
+}
+
 /// Execute a plan and return the complete Run (or Interrupted).
 pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     crate::engine::interrupt::install();
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let sampling = opts.sampling();
-    let per_item_s = (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1;
     let n = plan.items.len();
     let show = !opts.quiet && std::io::stderr().is_terminal();
     if !opts.quiet {
-        eprintln!(
-            "oscost: {n} measurements, about {:.0} s (at most {:.1} s each)",
-            (n as f64 * per_item_s).ceil(),
-            per_item_s
-        );
+        eprintln!("oscost: {}", estimate_line(&plan.items, &sampling));
     }
     let machine = crate::machine::collect();
     let ctx = Context::new(sampling);
@@ -217,4 +246,32 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
     }
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sampler::SamplingConfig;
+    use std::time::Duration;
+
+    #[test]
+    fn items_with_their_own_estimate_count_it() {
+        let q = SamplingConfig::quick();
+        let plain = || PlanItem::new("a", |_| Err(Error::Interrupted));
+        let items = vec![plain(), plain()];
+        // 0.3 s budget + 0.02 s warm-up + 0.1 s setup, twice.
+        assert_eq!(
+            estimate_line(&items, &q),
+            "2 measurements, about 1 s (at most 0.4 s each)"
+        );
+        let items = vec![
+            plain(),
+            plain().with_estimate(Duration::from_secs(9)),
+            plain().with_estimate(Duration::from_secs(9)),
+        ];
+        assert_eq!(
+            estimate_line(&items, &q),
+            "3 measurements, about 19 s (at most 9.0 s each)"
+        );
+    }
 }
