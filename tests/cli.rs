@@ -167,6 +167,7 @@ fn interrupt_reaps_partners_and_writes_nothing() {
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

@@ -197,6 +197,7 @@ fn interrupted_run_removes_its_scratch_file_and_exits_130() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(

@@ -240,3 +240,24 @@ fn scratch_left_by_kill_9_is_removed_by_the_next_start() {
     assert!(contents(&rt).is_empty(), "left: {:?}", contents(&rt));
     assert!(contents(&user).is_empty(), "left: {:?}", contents(&user));
 }
+
+#[test]
+fn a_value_named_twice_is_measured_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = run(
+        dir.path(),
+        &[
+            "syscall",
+            "--quick",
+            "--no-save",
+            "--which",
+            "null,null",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.code().unwrap() <= 1, "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["measurements"].as_array().unwrap().len(), 1);
+}

@@ -11,6 +11,8 @@ fn killed_save_leaves_previous_runs_intact() {
     let path = dir.path().join("history.sqlite");
     let first = Store::open(&path).unwrap().save(&run, None).unwrap();
 
+    // SAFETY (every unsafe block below): plain pipe/fork/read/write/kill/waitpid calls on
+    // our own fds, buffers and child; the child only calls _exit, never returns.
     let mut fds = [0i32; 2];
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     let pid = unsafe { libc::fork() };

@@ -105,6 +105,19 @@ impl MeasureOpts {
     }
 }
 
+/// Drops repeated entries of a list option, keeping the first of each (`--which null,null`
+/// measures null once).
+pub fn dedup<T: PartialEq>(v: &mut Vec<T>) {
+    let mut i = 0;
+    while i < v.len() {
+        if v[..i].contains(&v[i]) {
+            v.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// "2s", "500ms", "1m": between 10 ms and 1 hour.
 pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
     let d = humantime::parse_duration(s.trim())
@@ -145,6 +158,13 @@ pub fn pick_cpu(cpu: Option<usize>) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_keep_the_first_of_each_value() {
+        let mut v = vec![3, 1, 3, 2, 1];
+        dedup(&mut v);
+        assert_eq!(v, vec![3, 1, 2]);
+    }
 
     #[test]
     fn durations_and_percentages() {

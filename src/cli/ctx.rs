@@ -145,7 +145,8 @@ fn check_stride(stride: u64) -> Result<usize> {
     Ok(stride as usize)
 }
 
-fn sweep(a: SweepArgs) -> Result<i32> {
+fn sweep(mut a: SweepArgs) -> Result<i32> {
+    super::common::dedup(&mut a.procs);
     a.opts
         .check_outputs_and(&a.svg.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     let mem_knees = match &a.mem_json {

@@ -202,7 +202,13 @@ fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(a: FaultArgs) -> Result<i32> {
+pub fn run(mut a: FaultArgs) -> Result<i32> {
+    use super::common::dedup;
+    dedup(&mut a.kind);
+    dedup(&mut a.touch);
+    dedup(&mut a.thp);
+    dedup(&mut a.order);
+    dedup(&mut a.readahead);
     a.opts.check_outputs()?;
     let cpu = pick_cpu(a.cpu)?;
     // SAFETY: sysconf has no memory-safety preconditions.

@@ -103,7 +103,9 @@ pub fn run(a: MmapArgs) -> Result<i32> {
     }
 }
 
-fn lab(a: LabArgs) -> Result<i32> {
+fn lab(mut a: LabArgs) -> Result<i32> {
+    super::common::dedup(&mut a.pattern);
+    super::common::dedup(&mut a.variant);
     a.opts.check_outputs()?;
     if let Some(d) = &a.svg_dir {
         if !d.is_dir() {

@@ -53,7 +53,8 @@ fn slice_estimate(budget: Duration, work: Duration) -> Duration {
     budget.max(min) + per_sample
 }
 
-pub fn run(a: TimesliceArgs) -> Result<i32> {
+pub fn run(mut a: TimesliceArgs) -> Result<i32> {
+    super::common::dedup(&mut a.slices);
     a.opts.check_outputs()?;
     if a.work_set == 0 {
         return Err(Error::usage(
