@@ -221,6 +221,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
             text: Some(text),
             analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
             files,
+            ..Extras::default()
         },
     )
 }

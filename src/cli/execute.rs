@@ -160,6 +160,8 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
 pub struct Extras {
     /// Printed instead of the clock line, machine warnings and table.
     pub text: Option<String>,
+    /// Printed after the table (and `--explain`): a command's own detail tables.
+    pub after: Option<String>,
     /// Added to the `--json` output as `analysis` (and kept in the saved run's JSON file only).
     pub analysis: Option<serde_json::Value>,
     /// Further files to write, e.g. `--svg`.
@@ -196,6 +198,9 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     if opts.explain {
         println!();
         print!("{}", crate::report::table::definitions(run));
+    }
+    if let Some(t) = &extras.after {
+        print!("{t}");
     }
     use crate::report::export::write_atomic;
     if let Some(p) = &opts.json {

@@ -3,7 +3,7 @@
 //! percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
@@ -272,40 +272,49 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         }));
     }
     let run = execute(plan, &a.opts)?;
-    let code = finish(&run, &a.opts)?;
-    println!();
-    println!(
-        "system THP mode: {} (not changed; --thp applies madvise per mapping); page size {} B; \
+    use std::fmt::Write as _;
+    let mut after = String::new();
+    let _ = writeln!(
+        after,
+        "\nsystem THP mode: {} (not changed; --thp applies madvise per mapping); page size {} B; \
          size {} = {} pages",
         setup.system_thp,
         page,
         gib(size),
         size / page
     );
-    print!("{}", crate::report::fault::table(&run));
+    after.push_str(&crate::report::fault::table(&run));
     let lat = crate::report::fault::latency_table(&run);
     if !lat.is_empty() {
-        println!();
-        print!("{lat}");
+        let _ = write!(after, "\n{lat}");
     }
+    let mut files = Vec::new();
     if let Some(d) = &a.svg_dir {
         for (stem, svg) in crate::report::fault::latency_svgs(&run) {
-            let p = d.join(format!("{stem}.svg"));
-            crate::report::export::write_atomic(&p, svg.as_bytes())?;
+            files.push((d.join(format!("{stem}.svg")), svg.into_bytes()));
         }
     }
     for m in &run.measurements {
-        println!();
-        print!("{}", crate::report::timev::render(m));
+        let _ = write!(after, "\n{}", crate::report::timev::render(m));
     }
     for (label, lines) in setup.maps.borrow().iter() {
-        println!();
-        println!("{label}: the mapping after the touch (/proc/self/smaps)");
+        let _ = writeln!(
+            after,
+            "\n{label}: the mapping after the touch (/proc/self/smaps)"
+        );
         for l in lines {
-            println!("  {l}");
+            let _ = writeln!(after, "  {l}");
         }
     }
-    Ok(code)
+    finish_with(
+        &run,
+        &a.opts,
+        Extras {
+            after: Some(after),
+            files,
+            ..Extras::default()
+        },
+    )
 }
 
 #[cfg(test)]

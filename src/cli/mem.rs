@@ -125,6 +125,7 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
             text: Some(text),
             analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
             files,
+            ..Extras::default()
         },
     )
 }

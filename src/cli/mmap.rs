@@ -2,7 +2,7 @@
 //! perf columns, one SVG per metric, and the competing memory hog or a cgroup memory limit.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::fault::{page_round, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
@@ -190,20 +190,26 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     let mut plan = Plan::default();
     plan.push(PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab)));
     let run = execute(plan, &a.opts)?;
-    let code = finish(&run, &a.opts)?;
-    println!();
-    println!("{pressure_line}");
-    print!("{}", crate::report::lab::table(&run));
+    let after = format!("\n{pressure_line}\n{}", crate::report::lab::table(&run));
+    let mut files = Vec::new();
     if let Some(d) = &a.svg_dir {
         for (stem, svg) in crate::report::lab::svgs(&run) {
-            crate::report::export::write_atomic(&d.join(format!("{stem}.svg")), svg.as_bytes())?;
+            files.push((d.join(format!("{stem}.svg")), svg.into_bytes()));
         }
-        crate::report::export::write_atomic(
-            &d.join("lab.csv"),
-            crate::report::lab::csv(&run).as_bytes(),
-        )?;
+        files.push((
+            d.join("lab.csv"),
+            crate::report::lab::csv(&run).into_bytes(),
+        ));
     }
-    Ok(code)
+    finish_with(
+        &run,
+        &a.opts,
+        Extras {
+            after: Some(after),
+            files,
+            ..Extras::default()
+        },
+    )
 }
 
 #[cfg(test)]
