@@ -10,6 +10,9 @@ fn killed_save_leaves_previous_runs_intact() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.sqlite");
     let first = Store::open(&path).unwrap().save(&run, None).unwrap();
+    // Another run (the same run again would be recognized as already stored).
+    let mut second = run.clone();
+    second.measurements[0].samples[0] += 1.0;
 
     // SAFETY (every unsafe block below): plain pipe/fork/read/write/kill/waitpid calls on
     // our own fds, buffers and child; the child only calls _exit, never returns.
@@ -24,7 +27,7 @@ fn killed_save_leaves_previous_runs_intact() {
             Ok(s) => s,
             Err(_) => unsafe { libc::_exit(3) },
         };
-        let _ = s.save_with_hook(&run, Some("doomed.json"), || unsafe {
+        let _ = s.save_with_hook(&second, Some("doomed.json"), || unsafe {
             libc::write(fds[1], b"x".as_ptr().cast(), 1);
             loop {
                 libc::pause();
@@ -63,7 +66,7 @@ fn killed_save_leaves_previous_runs_intact() {
         .unwrap();
     assert_eq!(ok, "ok");
     // And the database still takes new runs.
-    let next = s.save(&run, None).unwrap();
+    let next = s.save(&second, None).unwrap();
     assert_eq!(s.list().unwrap().len(), 2);
     assert!(next > first);
 }

@@ -97,6 +97,8 @@ fn estimate_line(items: &[PlanItem], sampling: &crate::engine::sampler::Sampling
 
 /// Execute a plan and return the complete Run (or Interrupted).
 pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
+    // Malformed or repeated labels are refused before anything is measured.
+    super::common::labels(&opts.labels, None)?;
     crate::engine::interrupt::install();
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let sampling = opts.sampling();
@@ -140,7 +142,8 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(Run {
+    let labels = super::common::labels(&opts.labels, machine.hostname.as_deref())?;
+    let mut run = Run {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at,
@@ -150,7 +153,11 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         measurements,
         skipped,
         complete: true,
-    })
+        labels,
+        run_id: None,
+    };
+    run.run_id = Some(crate::store::import::derive_uid(&run));
+    Ok(run)
 }
 
 /// What a command adds to the common way out: its own text instead of the standard table
@@ -188,6 +195,9 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
                     c.read_overhead_ns,
                     run.machine.short_name()
                 );
+            }
+            if !run.labels.is_empty() {
+                println!("labels: {}", crate::report::fleet::labels_text(&run.labels));
             }
             for w in run.machine.warnings() {
                 println!("! machine: {w}");
