@@ -181,6 +181,24 @@ pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
     finish_with(run, opts, Extras::default())
 }
 
+/// [`finish`] with a command's detail tables after the standard table, and its extra files.
+pub fn finish_after(
+    run: &Run,
+    opts: &MeasureOpts,
+    after: String,
+    files: Vec<(std::path::PathBuf, Vec<u8>)>,
+) -> Result<i32> {
+    finish_with(
+        run,
+        opts,
+        Extras {
+            after: Some(after),
+            files,
+            ..Extras::default()
+        },
+    )
+}
+
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     match extras.text {

@@ -3,7 +3,7 @@
 //! percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_after, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
@@ -306,15 +306,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
             let _ = writeln!(after, "  {l}");
         }
     }
-    finish_with(
-        &run,
-        &a.opts,
-        Extras {
-            after: Some(after),
-            files,
-            ..Extras::default()
-        },
-    )
+    finish_after(&run, &a.opts, after, files)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! perf columns, one SVG per metric, and the competing memory hog or a cgroup memory limit.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_after, Plan, PlanItem};
 use super::fault::{page_round, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
@@ -239,15 +239,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
             crate::report::lab::csv(&run).into_bytes(),
         ));
     }
-    finish_with(
-        &run,
-        &a.opts,
-        Extras {
-            after: Some(after),
-            files,
-            ..Extras::default()
-        },
-    )
+    finish_after(&run, &a.opts, after, files)
 }
 
 #[cfg(test)]
