@@ -49,10 +49,19 @@ pub fn resolve_target(path: &Path) -> Result<Target> {
                 return Err(Error::usage(format!("{shown}: is a directory, not a file")));
             }
             if t.is_fifo() || t.is_char_device() {
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&resolved)
-                    .map_err(|e| Error::usage(format!("{shown}: cannot write ({e})")))?;
+                // Not opened here: opening a FIFO for writing waits for its reader, which
+                // may only start once the results are ready.
+                let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(
+                    resolved.as_os_str(),
+                ))
+                .map_err(|_| Error::usage(format!("{shown}: path contains NUL")))?;
+                // SAFETY: access(2) on a valid NUL-terminated path; it only reads permissions.
+                if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                    return Err(Error::usage(format!(
+                        "{shown}: cannot write ({})",
+                        std::io::Error::last_os_error()
+                    )));
+                }
                 return Ok(Target::Stream(resolved));
             }
             if !t.is_file() {
@@ -289,6 +298,28 @@ mod tests {
             resolve_target(Path::new("-")).unwrap(),
             Target::Stream("/dev/stdout".into())
         );
+    }
+
+    #[test]
+    fn a_fifo_streams_and_stays_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Checking it before measuring must not wait for a reader.
+        assert_eq!(resolve_target(&fifo).unwrap(), Target::Stream(fifo.clone()));
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"streamed").unwrap();
+        assert_eq!(reader.join().unwrap(), b"streamed");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
     }
 
     #[test]
