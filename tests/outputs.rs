@@ -39,6 +39,9 @@ const COMMANDS: &[&[&str]] = &[
         "--variant",
         "anon-private",
     ],
+    &["rpc", "--quick"],
+    &["ipc", "--quick"],
+    &["c2c", "--quick"],
 ];
 
 /// oscost with HOME, XDG and TMPDIR inside `dir`, so nothing reaches the real ones.

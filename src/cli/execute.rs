@@ -160,6 +160,23 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     Ok(run)
 }
 
+/// A run that measured nothing because every request was refused (or impossible here) is
+/// an error (exit 2) that names why, never a silent success.
+pub fn nothing_refused_only(run: &Run) -> Result<()> {
+    if !run.measurements.is_empty() || run.skipped.is_empty() {
+        return Ok(());
+    }
+    let why: Vec<String> = run
+        .skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.probe, s.reason))
+        .collect();
+    Err(Error::usage(format!(
+        "nothing was measured: {}",
+        why.join("; ")
+    )))
+}
+
 /// What a command adds to the common way out: its own text instead of the standard table
 /// (the sweep and memory-latency reports), an `analysis` object added to the run's JSON, and
 /// extra files (SVG plots) checked by [`MeasureOpts::check_outputs_and`] before measuring.
@@ -201,6 +218,7 @@ pub fn finish_after(
 
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
+    nothing_refused_only(run)?;
     match extras.text {
         Some(t) => print!("{t}"),
         None => {

@@ -293,7 +293,15 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
         }
     }
     h.push_str("</table></div>\n");
-    for svg in family_plots(runs, family, &rows) {
+    let cross_core = [
+        super::ipc::figures(runs, family),
+        super::c2c::figures(runs, family),
+        super::rpc::figures(runs, family),
+    ];
+    for svg in family_plots(runs, family, &rows)
+        .into_iter()
+        .chain(cross_core.into_iter().flatten())
+    {
         h.push_str(&inline(svg));
     }
     distributions(h, runs, &rows);

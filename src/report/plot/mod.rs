@@ -13,6 +13,7 @@
 //! | matrices (core-to-core latency)        | [`Heatmap`]      |
 //! | latency distributions                  | [`Histogram`]    |
 //! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
+//! | breakdowns (RPC parts per scenario)    | [`StackedBars`]  |
 //!
 //! Text is measured with plotters' built-in naive font metrics (no font files are read), so
 //! label areas are sized from character counts with room to spare.
@@ -22,12 +23,14 @@ mod grouped;
 mod heatmap;
 mod histogram;
 mod line;
+mod stacked;
 
 pub use bar::{Bar, BarChart};
 pub use grouped::{GroupedBars, GroupedSeries};
 pub use heatmap::Heatmap;
 pub use histogram::Histogram;
 pub use line::{LinePlot, Marker, Point, Series};
+pub use stacked::{StackedBars, StackedRow};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
