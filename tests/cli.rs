@@ -6,11 +6,10 @@ use std::time::{Duration, Instant};
 
 fn oscost() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
-    // Runs are saved to history by default: keep test runs out of the user's database.
-    c.env(
-        "XDG_DATA_HOME",
-        std::env::temp_dir().join("oscost-cli-tests"),
-    );
+    // Runs are saved to history by default: keep test runs out of the user's database (a
+    // directory under /proc cannot be created, so nothing is written anywhere).
+    c.env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB");
     c
 }
 
@@ -168,6 +167,7 @@ fn interrupt_reaps_partners_and_writes_nothing() {
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

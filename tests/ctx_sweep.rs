@@ -195,6 +195,9 @@ fn cache_labels_from_recorded_sysfs() {
 
 fn oscost(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_oscost"))
+        // No test writes a history: this directory cannot be created.
+        .env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB")
         .args(args)
         .output()
         .unwrap();
@@ -236,6 +239,9 @@ fn bad_input_is_one_line_and_exit_2() {
 #[test]
 fn ctx_keeps_its_flags_and_gains_subcommands() {
     let out = Command::new(env!("CARGO_BIN_EXE_oscost"))
+        // No test writes a history: this directory cannot be created.
+        .env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB")
         .args(["ctx", "--help"])
         .output()
         .unwrap();

@@ -7,7 +7,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn oscost() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oscost"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
+    // No test writes a history: this directory cannot be created.
+    c.env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB");
+    c
 }
 
 /// Run `oscost fault ARGS --json` and return the measurements.
@@ -212,6 +216,7 @@ fn interrupted_run_removes_its_scratch_file_and_exits_130() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(

@@ -25,6 +25,9 @@ fn every_variant_has_a_row_with_every_metric_or_its_reason() {
     std::fs::create_dir(&svg).unwrap();
     std::fs::create_dir(&files).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_oscost"))
+        // No test writes a history: this directory cannot be created.
+        .env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB")
         .args([
             "mmap",
             "lab",
@@ -132,6 +135,9 @@ fn every_variant_has_a_row_with_every_metric_or_its_reason() {
 fn unsafe_competitor_and_bad_input_are_refused() {
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_oscost"))
+            // No test writes a history: this directory cannot be created.
+            .env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+            .env_remove("OSCOST_DB")
             .args(["mmap", "lab"])
             .args(args)
             .output()

@@ -81,6 +81,7 @@ fn bad_input_exits_2_with_one_line() {
         (&["sim", "run", &elf, "--memory", "lots"], "--memory 'lots'"),
         (&["sim", "compare", "x.c", "--march", "rv64gc"], "RV32 only"),
         (&["sim", "bench", "--repeat", "0"], "--repeat 0"),
+        (&["sim", "sweep", &elf, "--ways", "0"], "--ways 0"),
     ];
     for (args, needle) in cases {
         let (code, _, err) = oscost(args);

@@ -14,6 +14,8 @@ fn killed_save_leaves_previous_runs_intact() {
     let mut second = run.clone();
     second.measurements[0].samples[0] += 1.0;
 
+    // SAFETY (every unsafe block below): plain pipe/fork/read/write/kill/waitpid calls on
+    // our own fds, buffers and child; the child only calls _exit, never returns.
     let mut fds = [0i32; 2];
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     let pid = unsafe { libc::fork() };

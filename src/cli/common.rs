@@ -66,17 +66,60 @@ impl MeasureOpts {
         cfg
     }
 
-    /// Fail early on output paths that cannot be written.
+    /// Fail early on output paths that cannot be written (see
+    /// [`MeasureOpts::check_outputs_and`]).
     pub fn check_outputs(&self) -> Result<()> {
-        for p in self
+        self.check_outputs_and(&[])
+    }
+
+    /// Before measuring: every output (`--json/--csv/--html` and a command's `extra` files
+    /// such as `--svg`) can be written, none is named twice, none is the history database;
+    /// and an explicitly chosen database can be written (unless `--no-save`).
+    pub fn check_outputs_and(&self, extra: &[&std::path::Path]) -> Result<()> {
+        use crate::report::export::{check_not_db, resolve_target, same_file, Target};
+        let outputs: Vec<&std::path::Path> = self
             .json
             .iter()
             .chain(self.csv.iter())
             .chain(self.html.iter())
-        {
-            crate::report::export::check_writable(p)?;
+            .map(|p| p.as_path())
+            .chain(extra.iter().copied())
+            .collect();
+        let db = self.db.path().ok();
+        let mut files: Vec<&std::path::Path> = Vec::new();
+        for p in &outputs {
+            if let Some(db) = &db {
+                check_not_db(p, db)?;
+            }
+            if let Target::File(_) = resolve_target(p)? {
+                if files.iter().any(|q| same_file(p, q)) {
+                    return Err(Error::usage(format!(
+                        "{}: named for two outputs; give each output its own file",
+                        p.display()
+                    )));
+                }
+                files.push(p);
+            }
+        }
+        if !self.no_save && self.db.explicit() {
+            if let Some(db) = &db {
+                crate::store::check_can_save(db)?;
+            }
         }
         Ok(())
+    }
+}
+
+/// Drops repeated entries of a list option, keeping the first of each (`--which null,null`
+/// measures null once).
+pub fn dedup<T: PartialEq>(v: &mut Vec<T>) {
+    let mut i = 0;
+    while i < v.len() {
+        if v[..i].contains(&v[i]) {
+            v.remove(i);
+        } else {
+            i += 1;
+        }
     }
 }
 
@@ -176,6 +219,13 @@ pub fn pick_cpu(cpu: Option<usize>) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_keep_the_first_of_each_value() {
+        let mut v = vec![3, 1, 3, 2, 1];
+        dedup(&mut v);
+        assert_eq!(v, vec![3, 1, 2]);
+    }
 
     #[test]
     fn durations_and_percentages() {

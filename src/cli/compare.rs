@@ -88,7 +88,10 @@ pub fn run(a: CompareArgs) -> Result<i32> {
     let specs: Vec<String> = match a.last {
         Some(n) if n < 2 => return Err(Error::usage(format!("--last {n}: need at least 2 runs"))),
         Some(n) => {
-            let ids = a.db.open()?.last(n)?;
+            let ids = match a.db.open_existing()? {
+                Some(store) => store.last(n)?,
+                None => Vec::new(),
+            };
             if ids.len() < 2 {
                 return Err(Error::usage(format!(
                     "--last {n}: the history holds {} run(s); need 2",

@@ -2,11 +2,10 @@
 //! sweep) and `oscost ctx timeslice` (the indirect cost at the scale of a time slice).
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
 use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::error::{Error, Result};
-use crate::model::Run;
 use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
 use crate::probes::ctx::sweep::{measure_point, Point};
 use crate::probes::ctx::Mode;
@@ -147,11 +146,10 @@ fn check_stride(stride: u64) -> Result<usize> {
     Ok(stride as usize)
 }
 
-fn sweep(a: SweepArgs) -> Result<i32> {
-    a.opts.check_outputs()?;
-    if let Some(p) = &a.svg {
-        crate::report::export::check_writable(p)?;
-    }
+fn sweep(mut a: SweepArgs) -> Result<i32> {
+    super::common::dedup(&mut a.procs);
+    a.opts
+        .check_outputs_and(&a.svg.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     let mem_knees = match &a.mem_json {
         Some(p) => read_mem_knees(p)?,
         None => Vec::new(),
@@ -196,46 +194,37 @@ fn sweep(a: SweepArgs) -> Result<i32> {
     }
     let run = execute(plan, &a.opts)?;
     let analysis = crate::report::sweep::analyze(&run, &caches, &mem_knees);
+    let mut text = String::new();
     match a.format {
-        Format::Lmbench => print!("{}", crate::report::sweep::lmbench(&run)),
+        Format::Lmbench => text.push_str(&crate::report::sweep::lmbench(&run)),
         Format::Table => {
             for w in run.machine.warnings() {
-                println!("! machine: {w}");
+                text.push_str(&format!("! machine: {w}\n"));
             }
-            print!("{}", crate::report::sweep::render(&analysis, &run));
+            text.push_str(&crate::report::sweep::render(&analysis, &run));
             for s in &run.skipped {
-                println!("skipped {}: {}", s.probe, s.reason);
-            }
-            if a.opts.explain {
-                println!();
-                print!("{}", crate::report::table::definitions(&run));
+                text.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
             }
         }
     }
+    let mut files = Vec::new();
     if let Some(p) = &a.svg {
         let svg = crate::report::sweep::svg(&analysis, &run.machine.short_name())?;
-        crate::report::export::write_atomic(p, svg.as_bytes())?;
+        files.push((p.clone(), svg.into_bytes()));
     }
-    let value = serde_json::to_value(&analysis).expect("analysis serializes");
-    write_outputs(&run, &a.opts, value)
-}
-
-/// Write --json (the run with an `analysis` object added) and --csv; choose the exit code.
-pub fn write_outputs(run: &Run, opts: &MeasureOpts, analysis: serde_json::Value) -> Result<i32> {
-    if let Some(p) = &opts.json {
-        let mut v = serde_json::to_value(run).expect("a Run serializes");
-        v["analysis"] = analysis;
-        let text = serde_json::to_string_pretty(&v).expect("a value serializes");
-        crate::report::export::write_atomic(p, text.as_bytes())?;
-    }
-    if let Some(p) = &opts.csv {
-        crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
-    }
-    let invalid = run.measurements.iter().filter(|m| !m.valid).count();
-    if invalid > 0 && !opts.quiet {
-        eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
-    }
-    Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+    let mut opts = a.opts.clone();
+    // The lmbench format is for old scripts: its definitions would break their parsing.
+    opts.explain &= a.format == Format::Table;
+    finish_with(
+        &run,
+        &opts,
+        Extras {
+            text: Some(text),
+            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
+            files,
+            ..Extras::default()
+        },
+    )
 }
 
 /// The knee positions (last size before each rise, bytes) of a `mem latency --json` file.

@@ -17,6 +17,10 @@ pub type Job = Box<dyn FnOnce(&Context) -> Result<Vec<Measurement>>>;
 pub struct PlanItem {
     pub label: String,
     pub run: Job,
+    /// How long this item takes, when it does not sample with the command's own budget
+    /// (its own budget, a working set to fill, a memory hog to start); None = the budget
+    /// plus warm-up of `--quick`/`--budget`.
+    pub estimate: Option<std::time::Duration>,
 }
 
 impl PlanItem {
@@ -27,7 +31,14 @@ impl PlanItem {
         PlanItem {
             label: label.into(),
             run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
+            estimate: None,
         }
+    }
+
+    /// This item's own duration estimate (see [`PlanItem::estimate`]).
+    pub fn with_estimate(mut self, d: std::time::Duration) -> Self {
+        self.estimate = Some(d);
+        self
     }
 
     /// A group of measurements taken together (e.g. lab variants interleaved rep by rep).
@@ -38,6 +49,7 @@ impl PlanItem {
         PlanItem {
             label: label.into(),
             run: Box::new(run),
+            estimate: None,
         }
     }
 }
@@ -61,6 +73,28 @@ impl Plan {
     }
 }
 
+/// The default time of one item: its sampling budget and warm-up, plus setup.
+fn default_item_s(sampling: &crate::engine::sampler::SamplingConfig) -> f64 {
+    (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1
+}
+
+/// "N measurements, about T s": the sum of each item's own estimate (or the default).
+fn estimate_line(items: &[PlanItem], sampling: &crate::engine::sampler::SamplingConfig) -> String {
+    let default = default_item_s(sampling);
+    let secs: Vec<f64> = items
+        .iter()
+        .map(|i| i.estimate.map(|d| d.as_secs_f64()).unwrap_or(default))
+        .collect();
+    let total: f64 = secs.iter().sum();
+    let longest = secs.iter().copied().fold(0.0, f64::max);
+    format!(
+        "{} measurements, about {:.0} s (at most {:.1} s each)",
+        items.len(),
+        total.ceil().max(1.0),
+        longest
+    )
+}
+
 /// Execute a plan and return the complete Run (or Interrupted).
 pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     // Malformed or repeated labels are refused before anything is measured.
@@ -68,15 +102,10 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     crate::engine::interrupt::install();
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let sampling = opts.sampling();
-    let per_item_s = (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1;
     let n = plan.items.len();
     let show = !opts.quiet && std::io::stderr().is_terminal();
     if !opts.quiet {
-        eprintln!(
-            "oscost: {n} measurements, about {:.0} s (at most {:.1} s each)",
-            (n as f64 * per_item_s).ceil(),
-            per_item_s
-        );
+        eprintln!("oscost: {}", estimate_line(&plan.items, &sampling));
     }
     let machine = crate::machine::collect();
     let ctx = Context::new(sampling);
@@ -148,45 +177,105 @@ pub fn nothing_refused_only(run: &Run) -> Result<()> {
     )))
 }
 
-/// Print the table, write the requested files, and choose the exit code.
+/// What a command adds to the common way out: its own text instead of the standard table
+/// (the sweep and memory-latency reports), an `analysis` object added to the run's JSON, and
+/// extra files (SVG plots) checked by [`MeasureOpts::check_outputs_and`] before measuring.
+#[derive(Default)]
+pub struct Extras {
+    /// Printed instead of the clock line, machine warnings and table.
+    pub text: Option<String>,
+    /// Printed after the table (and `--explain`): a command's own detail tables.
+    pub after: Option<String>,
+    /// Added to the `--json` output as `analysis` (and kept in the saved run's JSON file only).
+    pub analysis: Option<serde_json::Value>,
+    /// Further files to write, e.g. `--svg`.
+    pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
+}
+
+/// Print the table, write the requested files, save to history and choose the exit code:
+/// the one way out of every measuring command.
 pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
+    finish_with(run, opts, Extras::default())
+}
+
+/// [`finish`] with a command's detail tables after the standard table, and its extra files.
+pub fn finish_after(
+    run: &Run,
+    opts: &MeasureOpts,
+    after: String,
+    files: Vec<(std::path::PathBuf, Vec<u8>)>,
+) -> Result<i32> {
+    finish_with(
+        run,
+        opts,
+        Extras {
+            after: Some(after),
+            files,
+            ..Extras::default()
+        },
+    )
+}
+
+/// [`finish`] with a command's own text, JSON analysis and extra files.
+pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
-    if let Some(c) = &run.clock {
-        println!(
-            "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
-            c.name,
-            c.resolution_ns,
-            c.min_step_ns,
-            c.read_overhead_ns,
-            run.machine.short_name()
-        );
+    match extras.text {
+        Some(t) => print!("{t}"),
+        None => {
+            if let Some(c) = &run.clock {
+                println!(
+                    "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
+                    c.name,
+                    c.resolution_ns,
+                    c.min_step_ns,
+                    c.read_overhead_ns,
+                    run.machine.short_name()
+                );
+            }
+            if !run.labels.is_empty() {
+                println!("labels: {}", crate::report::fleet::labels_text(&run.labels));
+            }
+            for w in run.machine.warnings() {
+                println!("! machine: {w}");
+            }
+            print!("{}", crate::report::table::render(run));
+        }
     }
-    if !run.labels.is_empty() {
-        println!("labels: {}", crate::report::fleet::labels_text(&run.labels));
-    }
-    for w in run.machine.warnings() {
-        println!("! machine: {w}");
-    }
-    print!("{}", crate::report::table::render(run));
     if opts.explain {
         println!();
         print!("{}", crate::report::table::definitions(run));
     }
+    if let Some(t) = &extras.after {
+        print!("{t}");
+    }
+    use crate::report::export::write_atomic;
     if let Some(p) = &opts.json {
-        crate::report::export::write_atomic(p, crate::report::export::to_json(run).as_bytes())?;
+        let text = match &extras.analysis {
+            None => crate::report::export::to_json(run),
+            Some(a) => {
+                let mut v = serde_json::to_value(run).expect("a Run serializes");
+                v["analysis"] = a.clone();
+                serde_json::to_string_pretty(&v).expect("a value serializes")
+            }
+        };
+        write_atomic(p, text.as_bytes())?;
     }
     if let Some(p) = &opts.csv {
-        crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
+        write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
     }
     if let Some(p) = &opts.html {
-        crate::report::export::write_atomic(
+        write_atomic(
             p,
             crate::report::html::render(std::slice::from_ref(run)).as_bytes(),
         )?;
     }
+    for (p, bytes) in &extras.files {
+        write_atomic(p, bytes)?;
+    }
     // Saved last: a history problem (locked, read-only) must not cost the files above.
     // With the default database, a history problem is a warning (the results are complete
-    // and written); with an explicit --db the user asked for it, so it is an error.
+    // and written); with an explicit --db or OSCOST_DB the user asked for it, so it is an
+    // error.
     if !opts.no_save && run.complete {
         match opts.db.open().and_then(|mut store| {
             let id = store.save(run, None)?;
@@ -197,7 +286,7 @@ pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
                     eprintln!("oscost: saved as run {id} in {}", path.display());
                 }
             }
-            Err(e) if opts.db.db.is_none() => {
+            Err(e) if !opts.db.explicit() => {
                 eprintln!("oscost: warning: not saved to history: {e} (results above are complete; use --db PATH or --no-save)");
             }
             Err(e) => return Err(e),
@@ -208,4 +297,32 @@ pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
     }
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sampler::SamplingConfig;
+    use std::time::Duration;
+
+    #[test]
+    fn items_with_their_own_estimate_count_it() {
+        let q = SamplingConfig::quick();
+        let plain = || PlanItem::new("a", |_| Err(Error::Interrupted));
+        let items = vec![plain(), plain()];
+        // 0.3 s budget + 0.02 s warm-up + 0.1 s setup, twice.
+        assert_eq!(
+            estimate_line(&items, &q),
+            "2 measurements, about 1 s (at most 0.4 s each)"
+        );
+        let items = vec![
+            plain(),
+            plain().with_estimate(Duration::from_secs(9)),
+            plain().with_estimate(Duration::from_secs(9)),
+        ];
+        assert_eq!(
+            estimate_line(&items, &q),
+            "3 measurements, about 19 s (at most 9.0 s each)"
+        );
+    }
 }

@@ -30,6 +30,12 @@ pub struct ExportArgs {
 }
 
 pub fn run(a: ExportArgs) -> Result<i32> {
+    if let Some(p) = &a.output {
+        if let Ok(db) = a.db.path() {
+            crate::report::export::check_not_db(p, &db)?;
+        }
+        crate::report::export::check_writable(p)?;
+    }
     let (run, _) = load_run(&a.run, &a.db)?;
     write_run(&run, a.format, a.output.as_deref())?;
     Ok(0)

@@ -3,7 +3,7 @@
 //! percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish_after, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
@@ -86,9 +86,13 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     Ok(v)
 }
 
-/// Round up to whole pages.
-pub fn page_round(bytes: u64, page: u64) -> u64 {
-    bytes.div_ceil(page) * page
+/// Round `--size` up to whole pages; a size so large that rounding overflows is a usage
+/// error (it used to wrap to 0 and measure nothing).
+pub fn page_round(bytes: u64, page: u64) -> Result<u64> {
+    bytes
+        .div_ceil(page)
+        .checked_mul(page)
+        .ok_or_else(|| Error::usage(format!("--size {bytes}: too large for this machine")))
 }
 
 /// The system THP mode ("always", "madvise", "never", or "unknown").
@@ -198,7 +202,13 @@ fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(a: FaultArgs) -> Result<i32> {
+pub fn run(mut a: FaultArgs) -> Result<i32> {
+    use super::common::dedup;
+    dedup(&mut a.kind);
+    dedup(&mut a.touch);
+    dedup(&mut a.thp);
+    dedup(&mut a.order);
+    dedup(&mut a.readahead);
     a.opts.check_outputs()?;
     let cpu = pick_cpu(a.cpu)?;
     // SAFETY: sysconf has no memory-safety preconditions.
@@ -210,7 +220,7 @@ pub fn run(a: FaultArgs) -> Result<i32> {
         a.size
             .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),
         page,
-    );
+    )?;
     if a.drop_caches && !is_root() {
         return Err(Error::usage(
             "--drop-caches needs root (it empties the whole machine's page cache); \
@@ -262,40 +272,41 @@ pub fn run(a: FaultArgs) -> Result<i32> {
         }));
     }
     let run = execute(plan, &a.opts)?;
-    let code = finish(&run, &a.opts)?;
-    println!();
-    println!(
-        "system THP mode: {} (not changed; --thp applies madvise per mapping); page size {} B; \
+    use std::fmt::Write as _;
+    let mut after = String::new();
+    let _ = writeln!(
+        after,
+        "\nsystem THP mode: {} (not changed; --thp applies madvise per mapping); page size {} B; \
          size {} = {} pages",
         setup.system_thp,
         page,
         gib(size),
         size / page
     );
-    print!("{}", crate::report::fault::table(&run));
+    after.push_str(&crate::report::fault::table(&run));
     let lat = crate::report::fault::latency_table(&run);
     if !lat.is_empty() {
-        println!();
-        print!("{lat}");
+        let _ = write!(after, "\n{lat}");
     }
+    let mut files = Vec::new();
     if let Some(d) = &a.svg_dir {
         for (stem, svg) in crate::report::fault::latency_svgs(&run) {
-            let p = d.join(format!("{stem}.svg"));
-            crate::report::export::write_atomic(&p, svg.as_bytes())?;
+            files.push((d.join(format!("{stem}.svg")), svg.into_bytes()));
         }
     }
     for m in &run.measurements {
-        println!();
-        print!("{}", crate::report::timev::render(m));
+        let _ = write!(after, "\n{}", crate::report::timev::render(m));
     }
     for (label, lines) in setup.maps.borrow().iter() {
-        println!();
-        println!("{label}: the mapping after the touch (/proc/self/smaps)");
+        let _ = writeln!(
+            after,
+            "\n{label}: the mapping after the touch (/proc/self/smaps)"
+        );
         for l in lines {
-            println!("  {l}");
+            let _ = writeln!(after, "  {l}");
         }
     }
-    Ok(code)
+    finish_after(&run, &a.opts, after, files)
 }
 
 #[cfg(test)]
@@ -317,7 +328,8 @@ mod tests {
         assert!(parse_size("99999999999t")
             .unwrap_err()
             .contains("too large"));
-        assert_eq!(page_round(1, 4096), 4096);
-        assert_eq!(page_round(8192, 4096), 8192);
+        assert_eq!(page_round(1, 4096).unwrap(), 4096);
+        assert_eq!(page_round(8192, 4096).unwrap(), 8192);
+        assert_eq!(page_round(u64::MAX, 4096).unwrap_err().exit_code(), 2);
     }
 }

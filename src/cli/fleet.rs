@@ -44,8 +44,17 @@ pub fn run(a: FleetArgs) -> Result<i32> {
     }
     for p in a.html.iter().chain(&a.json).chain(&a.csv) {
         check_writable(p)?;
+        if let Ok(db) = a.db.path() {
+            crate::report::export::check_not_db(p, &db)?;
+        }
     }
-    let store = a.db.open()?;
+    // Reading only: a missing history is never created.
+    let Some(store) = a.db.open_existing()? else {
+        return Err(Error::usage(format!(
+            "{}: no complete runs (no history there yet); import some with `oscost history import DIR`",
+            a.db.path()?.display()
+        )));
+    };
     let runs = store.fleet_runs(&filter)?;
     if runs.is_empty() {
         return Err(Error::usage(format!(

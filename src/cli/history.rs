@@ -44,8 +44,20 @@ pub enum HistoryCmd {
 }
 
 pub fn run(a: HistoryArgs) -> Result<i32> {
-    let mut store = a.db.open()?;
-    match a.command.unwrap_or(HistoryCmd::List) {
+    let cmd = a.command.unwrap_or(HistoryCmd::List);
+    // Only import writes a new history; reading commands never create a file or directory.
+    let mut store = match &cmd {
+        HistoryCmd::Import { .. } => a.db.open()?,
+        HistoryCmd::List => match a.db.open_existing()? {
+            Some(s) => s,
+            None => {
+                println!("no saved runs in {}", a.db.path()?.display());
+                return Ok(0);
+            }
+        },
+        _ => a.db.open_read()?,
+    };
+    match cmd {
         HistoryCmd::List => {
             let runs = store.list()?;
             if runs.is_empty() {
@@ -89,6 +101,9 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             print!("{}", crate::report::table::render(&run));
         }
         HistoryCmd::Export { id, format, output } => {
+            if let Some(p) = &output {
+                crate::report::export::check_not_db(p, store.path())?;
+            }
             write_run(&store.get(id)?, format, output.as_deref())?
         }
         HistoryCmd::Delete { id } => {

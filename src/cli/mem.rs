@@ -2,8 +2,8 @@
 //! knees.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::ctx::{check_memory, write_outputs};
-use super::execute::{execute, Plan, PlanItem};
+use super::ctx::check_memory;
+use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mem::latency::{measure_point, size_grid, Order, Point};
@@ -56,11 +56,11 @@ pub fn run(c: MemCommand) -> Result<i32> {
     }
 }
 
-fn latency(a: LatencyArgs) -> Result<i32> {
-    a.opts.check_outputs()?;
-    if let Some(p) = &a.svg {
-        crate::report::export::check_writable(p)?;
-    }
+fn latency(mut a: LatencyArgs) -> Result<i32> {
+    super::common::dedup(&mut a.strides);
+    super::common::dedup(&mut a.pages);
+    a.opts
+        .check_outputs_and(&a.svg.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     if a.min == 0 || a.max == 0 {
         return Err(Error::usage("--min and --max must be above zero"));
     }
@@ -115,17 +115,27 @@ fn latency(a: LatencyArgs) -> Result<i32> {
     }
     let run = execute(plan, &a.opts)?;
     let analysis = crate::report::memlat::analyze(&run, &caches);
+    let mut text = String::new();
     for w in run.machine.warnings() {
-        println!("! machine: {w}");
+        text.push_str(&format!("! machine: {w}\n"));
     }
-    print!("{}", crate::report::memlat::render(&analysis, &run));
+    text.push_str(&crate::report::memlat::render(&analysis, &run));
     for s in &run.skipped {
-        println!("skipped {}: {}", s.probe, s.reason);
+        text.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
     }
+    let mut files = Vec::new();
     if let Some(p) = &a.svg {
         let svg = crate::report::memlat::svg(&analysis, &run.machine.short_name())?;
-        crate::report::export::write_atomic(p, svg.as_bytes())?;
+        files.push((p.clone(), svg.into_bytes()));
     }
-    let value = serde_json::to_value(&analysis).expect("analysis serializes");
-    write_outputs(&run, &a.opts, value)
+    finish_with(
+        &run,
+        &a.opts,
+        Extras {
+            text: Some(text),
+            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
+            files,
+            ..Extras::default()
+        },
+    )
 }

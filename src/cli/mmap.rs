@@ -2,10 +2,11 @@
 //! perf columns, one SVG per metric, and the competing memory hog or a cgroup memory limit.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish_after, Plan, PlanItem};
 use super::fault::{page_round, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
+use crate::probes::mmap::workload::walk;
 use crate::probes::mmap::{run_lab, Lab, Pattern, Pressure, Variant};
 use crate::probes::scratch::{check_disk, check_memory, gib, headroom, MemRoom, ScratchDir};
 use std::path::PathBuf;
@@ -53,6 +54,49 @@ pub struct LabArgs {
     pub seed: u64,
     #[command(flatten)]
     pub opts: MeasureOpts,
+}
+
+/// This CPU's time per byte of the lab's block walk over a warm buffer (the fastest of three
+/// 4 MiB walks after one untimed pass, so a busy moment does not inflate it): the unit of
+/// the lab's duration estimate.
+fn walk_ns_per_byte() -> f64 {
+    const LEN: usize = 4 << 20;
+    let mut buf = vec![1u8; LEN];
+    // SAFETY: buf holds LEN readable and writable bytes.
+    std::hint::black_box(unsafe { walk(buf.as_mut_ptr(), LEN, false, 1) });
+    let best = (0..3)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            // SAFETY: as above.
+            std::hint::black_box(unsafe { walk(buf.as_mut_ptr(), LEN, false, 1) });
+            t.elapsed().as_nanos()
+        })
+        .min()
+        .unwrap_or(0);
+    best as f64 / LEN as f64
+}
+
+/// How long the lab takes: every row walks `size` bytes `reps` times, about one warm walk
+/// each (faults and page cache included) and 1.3 beside the hog; plus writing each file once
+/// (about 1 GB/s) and the hog taking and re-touching its memory (about 0.5 GB/s; it took 0.25
+/// to 1.2 GB/s on a loaded 2-CPU VM, so with a large hog the estimate is rough). The engine's
+/// default (one budget, 2 s) was far off: "about 3 s", took 66 s.
+fn lab_estimate(lab: &Lab, ns_per_byte: f64) -> std::time::Duration {
+    let walk_s = lab.size as f64 * ns_per_byte / 1e9;
+    let mut s = 0.0;
+    for (v, _) in &lab.rows {
+        let factor = if v.compete() { 1.3 } else { 1.0 };
+        s += lab.reps as f64 * walk_s * factor;
+        if v.file() {
+            s += lab.size as f64 / 1e9;
+        }
+    }
+    if let Pressure::Hog { bytes, .. } = &lab.pressure {
+        if lab.rows.iter().any(|(v, _)| v.compete()) {
+            s += *bytes as f64 / 0.5e9;
+        }
+    }
+    std::time::Duration::from_secs_f64(s)
 }
 
 /// "50%" → share of `available`; "2g" → bytes. Usage error on anything else.
@@ -103,7 +147,9 @@ pub fn run(a: MmapArgs) -> Result<i32> {
     }
 }
 
-fn lab(a: LabArgs) -> Result<i32> {
+fn lab(mut a: LabArgs) -> Result<i32> {
+    super::common::dedup(&mut a.pattern);
+    super::common::dedup(&mut a.variant);
     a.opts.check_outputs()?;
     if let Some(d) = &a.svg_dir {
         if !d.is_dir() {
@@ -117,7 +163,7 @@ fn lab(a: LabArgs) -> Result<i32> {
         a.size
             .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),
         4096,
-    );
+    )?;
     let variants = if a.variant.is_empty() {
         Variant::ALL.to_vec()
     } else {
@@ -185,23 +231,22 @@ fn lab(a: LabArgs) -> Result<i32> {
         pressure,
         dir,
     };
+    let estimate = lab_estimate(&lab, walk_ns_per_byte());
     let mut plan = Plan::default();
-    plan.push(PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab)));
+    plan.push(PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab)).with_estimate(estimate));
     let run = execute(plan, &a.opts)?;
-    let code = finish(&run, &a.opts)?;
-    println!();
-    println!("{pressure_line}");
-    print!("{}", crate::report::lab::table(&run));
+    let after = format!("\n{pressure_line}\n{}", crate::report::lab::table(&run));
+    let mut files = Vec::new();
     if let Some(d) = &a.svg_dir {
         for (stem, svg) in crate::report::lab::svgs(&run) {
-            crate::report::export::write_atomic(&d.join(format!("{stem}.svg")), svg.as_bytes())?;
+            files.push((d.join(format!("{stem}.svg")), svg.into_bytes()));
         }
-        crate::report::export::write_atomic(
-            &d.join("lab.csv"),
-            crate::report::lab::csv(&run).as_bytes(),
-        )?;
+        files.push((
+            d.join("lab.csv"),
+            crate::report::lab::csv(&run).into_bytes(),
+        ));
     }
-    Ok(code)
+    finish_after(&run, &a.opts, after, files)
 }
 
 #[cfg(test)]
@@ -221,6 +266,32 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_lab_estimate_counts_walks_files_and_the_hog() {
+        let dir = tempfile::tempdir().unwrap();
+        let lab = |variants: &[Variant], hog: u64| Lab {
+            size: 64 << 20,
+            reps: 2,
+            seed: 1,
+            rows: rows(variants, &[Pattern::Seq]),
+            pressure: Pressure::Hog {
+                bytes: hog,
+                share: "x".into(),
+            },
+            dir: ScratchDir::user(dir.path()).unwrap(),
+        };
+        // 1 ns per byte: a 64 MiB walk takes 67 ms.
+        let walk = (64u64 << 20) as f64 / 1e9;
+        let anon = lab_estimate(&lab(&[Variant::AnonPrivate], 1 << 30), 1.0);
+        assert!((anon.as_secs_f64() - 2.0 * walk).abs() < 1e-6, "{anon:?}");
+        let file = lab_estimate(&lab(&[Variant::FileShared], 1 << 30), 1.0);
+        assert!((file.as_secs_f64() - (2.0 * walk + walk)).abs() < 1e-6);
+        let hog = lab_estimate(&lab(&[Variant::CompeteAnon], 1 << 30), 1.0);
+        assert!(
+            (hog.as_secs_f64() - (2.0 * 1.3 * walk + (1u64 << 30) as f64 / 0.5e9)).abs() < 1e-6
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod ipc;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
+pub mod pipe;
 pub mod probes;
 pub mod report;
 pub mod rpc;
@@ -83,6 +84,10 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
+    // Whatever an oscost killed with SIGKILL left behind: scratch removed, knobs restored.
+    for line in crate::probes::journal::recover().knobs {
+        eprintln!("oscost: {line}");
+    }
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Machine(a) => machine::run(a),

@@ -131,7 +131,8 @@ pub fn call(a: CallArgs) -> Result<i32> {
     finish(&run, &a.opts)
 }
 
-pub fn syscall(a: SyscallArgs) -> Result<i32> {
+pub fn syscall(mut a: SyscallArgs) -> Result<i32> {
+    super::common::dedup(&mut a.which);
     a.opts.check_outputs()?;
     let cpu = pick_cpu(a.cpu)?;
     let which = if a.which.is_empty() {
@@ -145,7 +146,10 @@ pub fn syscall(a: SyscallArgs) -> Result<i32> {
     finish(&run, &a.opts)
 }
 
-pub fn ctx(a: CtxArgs) -> Result<i32> {
+pub fn ctx(mut a: CtxArgs) -> Result<i32> {
+    super::common::dedup(&mut a.mech);
+    super::common::dedup(&mut a.mode);
+    super::common::dedup(&mut a.clock);
     a.opts.check_outputs()?;
     let cpu = pick_cpu(a.cpu)?;
     let mut plan = Plan::default();

@@ -21,6 +21,9 @@ pub struct ReportArgs {
 
 pub fn run(a: ReportArgs) -> Result<i32> {
     check_writable(&a.output)?;
+    if let Ok(db) = a.db.path() {
+        crate::report::export::check_not_db(&a.output, &db)?;
+    }
     let runs = a
         .runs
         .iter()

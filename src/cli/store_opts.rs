@@ -11,20 +11,49 @@ use crate::store::{default_path, Store};
 /// The history database option, shared by every command that reads or writes history.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct DbOpts {
-    /// History database (default: $XDG_DATA_HOME/oscost/history.sqlite).
+    /// History database (default: $OSCOST_DB, else $XDG_DATA_HOME/oscost/history.sqlite).
     #[arg(long, value_name = "PATH", global = true)]
     pub db: Option<PathBuf>,
 }
 
+/// `OSCOST_DB` when set and not empty.
+fn env_db() -> Option<PathBuf> {
+    std::env::var_os("OSCOST_DB")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 impl DbOpts {
+    /// `--db`, then `OSCOST_DB`, then the XDG data directory.
     pub fn path(&self) -> Result<PathBuf> {
-        match &self.db {
-            Some(p) => Ok(p.clone()),
+        match self.db.clone().or_else(env_db) {
+            Some(p) => Ok(p),
             None => default_path(),
         }
     }
+    /// The user named the database (`--db` or `OSCOST_DB`): a problem saving is an error,
+    /// not a warning.
+    pub fn explicit(&self) -> bool {
+        self.db.is_some() || env_db().is_some()
+    }
+    /// Opens the history for writing, creating it if needed.
     pub fn open(&self) -> Result<Store> {
         Store::open(&self.path()?)
+    }
+    /// Opens the history for reading; None when there is none yet. Never creates a file or
+    /// directory.
+    pub fn open_existing(&self) -> Result<Option<Store>> {
+        Store::open_existing(&self.path()?)
+    }
+    /// Opens the history for reading; an error naming the path when there is none.
+    pub fn open_read(&self) -> Result<Store> {
+        let path = self.path()?;
+        Store::open_existing(&path)?.ok_or_else(|| {
+            Error::usage(format!(
+                "{}: no history there yet (nothing has been saved; see --db)",
+                path.display()
+            ))
+        })
     }
 }
 
@@ -36,7 +65,7 @@ pub fn load_run(spec: &str, db: &DbOpts) -> Result<(Run, String)> {
     }
     match spec.parse::<i64>() {
         Ok(id) => {
-            let store = db.open()?;
+            let store = db.open_read()?;
             let run = store.get(id)?;
             Ok((run, format!("run {id} ({})", store.path().display())))
         }

@@ -8,6 +8,7 @@ use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::engine::measure::Context;
 use crate::error::{Error, Result};
 use crate::probes::ctx::timeslice::{live_env, measure_slice, sampling, select, Config, SliceMech};
+
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -41,7 +42,19 @@ fn parse_slice(s: &str) -> std::result::Result<Duration, String> {
     Ok(d)
 }
 
-pub fn run(a: TimesliceArgs) -> Result<i32> {
+/// One slice's time: each sample runs both tasks together and then one after the other
+/// (about 4 × `work`); sampling goes on until the budget is spent but takes at least its
+/// minimum samples, and the last sample, the calibration and the partners' start add about
+/// one more sample. (The engine's default, 2 s per item, was a quarter of it: "about 9 s",
+/// took 36 s.)
+fn slice_estimate(budget: Duration, work: Duration) -> Duration {
+    let per_sample = work * 4;
+    let min = per_sample * sampling(budget).min_samples as u32;
+    budget.max(min) + per_sample
+}
+
+pub fn run(mut a: TimesliceArgs) -> Result<i32> {
+    super::common::dedup(&mut a.slices);
     a.opts.check_outputs()?;
     if a.work_set == 0 {
         return Err(Error::usage(
@@ -82,15 +95,37 @@ pub fn run(a: TimesliceArgs) -> Result<i32> {
             cpu,
             home,
         };
-        plan.push(PlanItem::new(
-            format!("ctx.timeslice {}", humantime::format_duration(slice)),
-            move |ctx: &Context| {
-                let mut own = ctx.clone();
-                own.sampling = sampling(budget);
-                measure_slice(&own, c)
-            },
-        ));
+        plan.push(
+            PlanItem::new(
+                format!("ctx.timeslice {}", humantime::format_duration(slice)),
+                move |ctx: &Context| {
+                    let mut own = ctx.clone();
+                    own.sampling = sampling(budget);
+                    measure_slice(&own, c)
+                },
+            )
+            .with_estimate(slice_estimate(budget, work)),
+        );
     }
     let run = execute(plan, &a.opts)?;
     finish(&run, &a.opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_takes_its_budget_or_its_minimum_samples() {
+        // Default: an 8 s budget, 250 ms of work: 8 s + one 1 s sample.
+        assert_eq!(
+            slice_estimate(Duration::from_secs(8), Duration::from_millis(250)),
+            Duration::from_secs(9)
+        );
+        // Long work: the minimum samples outlast the budget.
+        assert_eq!(
+            slice_estimate(Duration::from_secs(1), Duration::from_millis(250)),
+            Duration::from_secs(6)
+        );
+    }
 }

@@ -31,6 +31,7 @@ impl Child {
         }
         if pid == 0 {
             // Child.
+            // SAFETY: plain syscalls in the freshly forked child; no locks are taken.
             unsafe {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // The parent may have died between fork and prctl.
@@ -44,10 +45,12 @@ impl Child {
             }
             if let Some(c) = cpu {
                 if crate::evidence::placement::pin(0, &[c]).is_err() {
+                    // SAFETY: _exit ends the child without running the parent's destructors.
                     unsafe { libc::_exit(126) };
                 }
             }
             let code = body();
+            // SAFETY: _exit ends the child without running the parent's destructors.
             unsafe { libc::_exit(code) };
         }
         Ok(Child { pid, reaped: false })
@@ -101,8 +104,9 @@ pub struct SharedPage {
     len: usize,
 }
 
-// The page is only accessed through atomics.
+// SAFETY: the page is only accessed through atomics, and unmapped once, on drop.
 unsafe impl Send for SharedPage {}
+// SAFETY: as above: shared access is atomic.
 unsafe impl Sync for SharedPage {}
 
 impl SharedPage {
@@ -296,12 +300,14 @@ mod tests {
 
     fn alive(pid: i32) -> bool {
         // A reaped child is gone: kill(pid, 0) fails with ESRCH.
+        // SAFETY: signal 0 only checks that the process exists.
         unsafe { libc::kill(pid, 0) == 0 }
     }
 
     #[test]
     fn child_is_killed_and_reaped_on_drop() {
         let child = Child::spawn(None, || loop {
+            // SAFETY: pause has no preconditions.
             unsafe { libc::pause() };
         })
         .unwrap();
@@ -318,6 +324,7 @@ mod tests {
         let slot = page.slot(0);
         let mut child = Child::spawn(Some(cpu), || {
             slot.store(
+                // SAFETY: sched_getcpu has no preconditions.
                 encode_cpu(unsafe { libc::sched_getcpu() }),
                 Ordering::Release,
             );

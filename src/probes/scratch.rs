@@ -14,25 +14,20 @@ use std::path::{Path, PathBuf};
 pub struct ScratchDir {
     path: PathBuf,
     owned: bool,
+    /// For a user `--dir`: the journal record that lets the next start remove our files if
+    /// this process is killed.
+    _record: Option<super::journal::Entry>,
 }
 
 impl ScratchDir {
-    /// A new directory under the system temp dir (mkdir is exclusive: an existing name, also a
-    /// symlink, fails and the next name is tried).
+    /// A new directory in oscost's runtime directory, named for this process so the next
+    /// start removes it if this process is killed (see [`super::journal`]).
     pub fn create_default() -> Result<ScratchDir> {
-        let base = std::env::temp_dir();
-        for i in 0..1000u32 {
-            let path = base.join(format!("oscost-{}-{i}", std::process::id()));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(ScratchDir { path, owned: true }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io(base.display(), e)),
-            }
-        }
-        Err(Error::env(format!(
-            "{}: cannot create a scratch directory (1000 names taken)",
-            base.display()
-        )))
+        Ok(ScratchDir {
+            path: super::journal::new_scratch_dir()?,
+            owned: true,
+            _record: None,
+        })
     }
 
     /// A user-given directory: must exist, be a directory and be writable (checked by
@@ -49,6 +44,7 @@ impl ScratchDir {
         let dir = ScratchDir {
             path: path.to_path_buf(),
             owned: false,
+            _record: Some(super::journal::note_user_dir(path)?),
         };
         dir.create_file("probe")
             .map_err(|e| Error::usage(format!("--dir {}: not writable ({e})", path.display())))?;
@@ -100,6 +96,7 @@ impl Drop for ScratchDir {
     fn drop(&mut self) {
         if self.owned {
             let _ = std::fs::remove_dir_all(&self.path);
+            super::journal::tidy();
         }
     }
 }
@@ -186,14 +183,31 @@ impl Drop for ScratchFile {
 
 /// Free space for an unprivileged writer on the file system holding `path`, in bytes.
 pub fn free_disk(path: &Path) -> Result<u64> {
+    disk_space(path).map(|(free, _)| free)
+}
+
+/// (bytes free to this user, total bytes) of the filesystem holding `path`.
+fn disk_space(path: &Path) -> Result<(u64, u64)> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| Error::usage(format!("{}: path contains NUL", path.display())))?;
     // SAFETY: zeroed statvfs is a valid out-buffer.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid NUL-terminated path and out-buffer.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(Error::io(path.display(), std::io::Error::last_os_error()));
     }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    let frsize = st.f_frsize as u64;
+    Ok((
+        (st.f_bavail as u64).saturating_mul(frsize),
+        (st.f_blocks as u64).saturating_mul(frsize),
+    ))
+}
+
+/// Disk that must stay free: 5% of the filesystem, at least 16 MiB and at most 1 GiB (a
+/// fixed 1 GiB made a small --dir, e.g. a 512 MiB tmpfs, unusable), or 5% of what is free
+/// if that is more.
+pub fn disk_reserve(free: u64, total: u64) -> u64 {
+    (total / 20).clamp(16 << 20, 1 << 30).max(free / 20)
 }
 
 /// What must stay free: 1 GiB or 10% of the total, whichever is larger.
@@ -292,8 +306,8 @@ pub fn check_memory(what: &str, need: u64, room: &MemRoom) -> Result<()> {
 
 /// Refuse when `need` bytes of files would leave less than 1 GiB (or 5%) of the disk free.
 pub fn check_disk(what: &str, dir: &Path, need: u64) -> Result<()> {
-    let free = free_disk(dir)?;
-    let keep = (1u64 << 30).max(free / 20);
+    let (free, total) = disk_space(dir)?;
+    let keep = disk_reserve(free, total);
     if need.saturating_add(keep) > free {
         return Err(Error::usage(format!(
             "{what}: needs {} of disk in {} but only {} is free and {} must stay free",
@@ -386,5 +400,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         assert!(check_disk("x", tmp.path(), u64::MAX / 2).is_err());
         assert!(check_disk("x", tmp.path(), 4096).is_ok());
+        // A 512 MiB filesystem with 500 MiB free keeps 25.6 MiB, not 1 GiB.
+        assert_eq!(disk_reserve(500 << 20, 512 << 20), (512 << 20) / 20);
+        assert_eq!(disk_reserve(1 << 20, 8 << 20), 16 << 20);
+        assert_eq!(disk_reserve(100 << 30, 1 << 40), 5 << 30);
+        assert_eq!(disk_reserve(10 << 30, 1 << 40), 1 << 30);
     }
 }

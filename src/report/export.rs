@@ -6,29 +6,127 @@ use crate::model::{Run, Status};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Check before measuring that `path` can be written (parent exists and is writable, the
-/// path is not a directory), so a long run does not end in a write error.
-pub fn check_writable(path: &Path) -> Result<()> {
-    if path.is_dir() {
-        return Err(Error::usage(format!(
-            "{}: is a directory, not a file",
-            path.display()
-        )));
+/// What writing to a path will do, decided before measuring from what is there now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A regular file (or a new one): written to a temporary sibling and renamed into place.
+    File(PathBuf),
+    /// A FIFO, a terminal, `/dev/null`, `/dev/stdout` or `-`: written in place as a stream,
+    /// never replaced (renaming over a device node would replace the device).
+    Stream(PathBuf),
+}
+
+impl Target {
+    pub fn path(&self) -> &Path {
+        match self {
+            Target::File(p) | Target::Stream(p) => p,
+        }
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+}
+
+/// Decides how `path` will be written and checks that it can be, so a long run does not end
+/// in a write error: a directory, a block device, a socket or a dangling symlink is refused;
+/// a symlink to a file is followed (the link stays, its target gets the new content); a
+/// character device or FIFO streams; a new file needs an existing, writable directory.
+pub fn resolve_target(path: &Path) -> Result<Target> {
+    use std::os::unix::fs::FileTypeExt;
+    let shown = path.display();
+    if path.as_os_str() == "-" {
+        return Ok(Target::Stream(PathBuf::from("/dev/stdout")));
+    }
+    let resolved = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|_| {
+            Error::usage(format!(
+                "{shown}: a symlink to a missing file; name the target directly"
+            ))
+        })?,
+        _ => path.to_path_buf(),
     };
+    match std::fs::metadata(&resolved) {
+        Ok(m) => {
+            let t = m.file_type();
+            if t.is_dir() {
+                return Err(Error::usage(format!("{shown}: is a directory, not a file")));
+            }
+            if t.is_fifo() || t.is_char_device() {
+                // Not opened here: opening a FIFO for writing waits for its reader, which
+                // may only start once the results are ready.
+                let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(
+                    resolved.as_os_str(),
+                ))
+                .map_err(|_| Error::usage(format!("{shown}: path contains NUL")))?;
+                // SAFETY: access(2) on a valid NUL-terminated path; it only reads permissions.
+                if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                    return Err(Error::usage(format!(
+                        "{shown}: cannot write ({})",
+                        std::io::Error::last_os_error()
+                    )));
+                }
+                return Ok(Target::Stream(resolved));
+            }
+            if !t.is_file() {
+                return Err(Error::usage(format!(
+                    "{shown}: not a regular file (a block device or socket); refusing to replace it"
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::usage(format!("{shown}: {e}"))),
+    }
+    let parent = parent_of(&resolved);
     if !parent.is_dir() {
         return Err(Error::usage(format!(
-            "{}: directory {} does not exist",
-            path.display(),
+            "{shown}: directory {} does not exist",
             parent.display()
         )));
     }
-    let probe = tempfile_in(&parent)?;
-    drop(probe);
+    drop(tempfile_in(&parent)?);
+    Ok(Target::File(resolved))
+}
+
+/// Check before measuring that `path` can be written (see [`resolve_target`]).
+pub fn check_writable(path: &Path) -> Result<()> {
+    resolve_target(path).map(|_| ())
+}
+
+/// True when `a` and `b` name the same file: the same inode when both exist, else the same
+/// canonical directory and file name. Used to refuse an output that would overwrite the
+/// history database.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let canon = |p: &Path| -> Option<PathBuf> {
+        let p = std::fs::canonicalize(p).ok().or_else(|| {
+            let dir = std::fs::canonicalize(parent_of(p)).ok()?;
+            Some(dir.join(p.file_name()?))
+        })?;
+        Some(p)
+    };
+    match (canon(a), canon(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Refuse an output path that is the history database (writing it would destroy the
+/// history).
+pub fn check_not_db(path: &Path, db: &Path) -> Result<()> {
+    if same_file(path, db) {
+        return Err(Error::usage(format!(
+            "{}: is the history database; writing it would destroy the history (choose another file)",
+            path.display()
+        )));
+    }
     Ok(())
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 struct TempFile {
@@ -72,13 +170,27 @@ fn tempfile_in(dir: &Path) -> Result<TempFile> {
     )))
 }
 
-/// Write `bytes` to `path` atomically (temp file + rename).
+/// Write `bytes` to `path`: a regular file atomically (temp file + rename, so an interrupted
+/// write never leaves a truncated file that looks complete); a FIFO, terminal or device as a
+/// stream in place; through a symlink to its target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile_in(&parent)?;
+    let target = resolve_target(path)?;
+    let path = target.path();
+    if let Target::Stream(p) = &target {
+        if p == Path::new("/dev/stdout") {
+            let mut out = std::io::stdout().lock();
+            return out
+                .write_all(bytes)
+                .and_then(|_| out.flush())
+                .map_err(|e| Error::io(path.display(), e));
+        }
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)
+            .and_then(|mut f| f.write_all(bytes))
+            .map_err(|e| Error::io(path.display(), e));
+    }
+    let mut tmp = tempfile_in(&parent_of(path))?;
     let f = tmp.file.as_mut().expect("temp file is open");
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
@@ -168,6 +280,83 @@ mod tests {
         assert!(e.to_string().contains("does not exist"));
         let e = check_writable(Path::new("/tmp")).unwrap_err();
         assert!(e.to_string().contains("is a directory"));
+    }
+
+    #[test]
+    fn devices_stream_and_are_never_replaced() {
+        assert_eq!(
+            resolve_target(Path::new("/dev/null")).unwrap(),
+            Target::Stream("/dev/null".into())
+        );
+        write_atomic(Path::new("/dev/null"), b"gone").unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        assert_eq!(
+            resolve_target(Path::new("-")).unwrap(),
+            Target::Stream("/dev/stdout".into())
+        );
+    }
+
+    #[test]
+    fn a_fifo_streams_and_stays_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Checking it before measuring must not wait for a reader.
+        assert_eq!(resolve_target(&fifo).unwrap(), Target::Stream(fifo.clone()));
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"streamed").unwrap();
+        assert_eq!(reader.join().unwrap(), b"streamed");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    }
+
+    #[test]
+    fn symlinks_keep_the_link_and_write_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        std::fs::write(&real, b"old").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("missing/x"), &dangling).unwrap();
+        assert!(check_writable(&dangling)
+            .unwrap_err()
+            .to_string()
+            .contains("symlink to a missing file"));
+    }
+
+    #[test]
+    fn the_database_is_never_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.sqlite");
+        let other = dir.path().join("x.json");
+        assert!(check_not_db(&db, &db).is_err(), "same new path");
+        assert!(check_not_db(&dir.path().join(".").join("h.sqlite"), &db).is_err());
+        std::fs::write(&db, b"").unwrap();
+        let link = dir.path().join("alias");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        let e = check_not_db(&link, &db).unwrap_err();
+        assert!(e.to_string().contains("history database"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+        check_not_db(&other, &db).unwrap();
     }
 
     #[test]

@@ -51,8 +51,47 @@ pub fn parse_run(text: &str, name: &str) -> Result<Run> {
             "{name}: written with run schema {version}, this oscost reads up to {SCHEMA_VERSION}; upgrade oscost"
         )));
     }
+    check_magnitudes(&value, name)?;
     serde_json::from_value(value)
         .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))
+}
+
+/// The largest magnitude any measured number may have (1e18: beyond every count, size or
+/// duration in nanoseconds a machine produces, and far enough from f64's limit that a
+/// plot's axis range, max − min, stays finite).
+pub const MAX_MAGNITUDE: f64 = 1e18;
+
+/// Refuses a run (measurements or machine facts) holding a number no measurement can produce: plotting
+/// ±1e308 made an infinite axis range and hung the plotting library's tick search. Names
+/// the field so a hand-edited file can be fixed.
+fn check_magnitudes(v: &serde_json::Value, name: &str) -> Result<()> {
+    fn walk(v: &serde_json::Value, path: &mut Vec<String>) -> Option<(String, f64)> {
+        match v {
+            serde_json::Value::Number(n) => {
+                let x = n.as_f64().unwrap_or(f64::INFINITY);
+                (!x.is_finite() || x.abs() > MAX_MAGNITUDE).then(|| (path.join("."), x))
+            }
+            serde_json::Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
+                path.push(i.to_string());
+                let r = walk(x, path);
+                path.pop();
+                r
+            }),
+            serde_json::Value::Object(o) => o.iter().find_map(|(k, x)| {
+                path.push(k.clone());
+                let r = walk(x, path);
+                path.pop();
+                r
+            }),
+            _ => None,
+        }
+    }
+    match walk(v, &mut Vec::new()) {
+        Some((field, x)) => Err(Error::usage(format!(
+            "{name}: {field} = {x:e} is beyond ±{MAX_MAGNITUDE:e}, which no measurement produces; refusing the file"
+        ))),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +134,20 @@ mod tests {
             m.contains(&format!("schema {}", SCHEMA_VERSION + 1)) && m.contains("upgrade"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn absurd_numbers_are_refused_with_the_field() {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"][0]["value"]["ci95"][1] = serde_json::json!(1e308);
+        let m = err(&v.to_string());
+        assert!(m.contains("measurements.0.value.ci95.1 = 1e308"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"][1]["samples"][0] = serde_json::json!(-2e18);
+        assert!(err(&v.to_string()).contains("beyond"));
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"][1]["samples"][0] = serde_json::json!(-9e17);
+        parse_run(&v.to_string(), "x.json").unwrap();
     }
 
     #[test]

@@ -19,3 +19,4 @@ pub mod sweep;
 pub mod table;
 pub mod timev;
 pub mod units;
+pub mod untrusted;

@@ -37,6 +37,73 @@ pub fn default_path() -> Result<PathBuf> {
     Ok(base.join("oscost").join("history.sqlite"))
 }
 
+/// How long a save waits for another process's write to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Removes a database file this process just created if it holds nothing (a failed first
+/// open on a full disk).
+fn remove_if_empty(path: &Path) {
+    if std::fs::metadata(path)
+        .map(|m| m.len() == 0)
+        .unwrap_or(false)
+    {
+        let _ = std::fs::remove_file(path);
+    }
+    let journal = PathBuf::from(format!("{}-journal", path.display()));
+    if std::fs::metadata(&journal)
+        .map(|m| m.len() == 0)
+        .unwrap_or(false)
+    {
+        let _ = std::fs::remove_file(journal);
+    }
+}
+
+/// Before measuring: can a run be saved at `path`? An existing file must be an oscost
+/// history (or empty) that this user may write; a new one needs a writable directory (or
+/// one that can be created). Nothing is created or changed.
+pub fn check_can_save(path: &Path) -> Result<()> {
+    let shown = path.display();
+    if path.exists() {
+        if path.is_dir() {
+            return Err(Error::usage(format!(
+                "{shown}: is a directory, not a database"
+            )));
+        }
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::usage(format!("{shown}: cannot write the history ({e})")))?;
+        Store::open_existing(path)?;
+        return Ok(());
+    }
+    let mut dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p.to_path_buf(),
+            _ => dir = PathBuf::from("."),
+        }
+    }
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "{shown}: {} is not a directory",
+            dir.display()
+        )));
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
+        .map_err(|_| Error::usage(format!("{shown}: path contains NUL")))?;
+    // SAFETY: access(2) on a valid NUL-terminated path; it only reads permissions.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(Error::usage(format!(
+            "{shown}: cannot create the history ({} is not writable)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// One saved run, as `history list` shows it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunInfo {
@@ -66,7 +133,7 @@ fn db_error(path: &Path, e: rusqlite::Error) -> Error {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
         let msg = match f.code {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
-                "database is locked by another process (waited 2 s); try again when it is done"
+                "database is locked by another process (waited 5 s); try again when it is done"
                     .into()
             }
             ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
@@ -89,13 +156,46 @@ fn db_error(path: &Path, e: rusqlite::Error) -> Error {
 
 impl Store {
     /// Opens (creating if needed) the history at `path` and brings its schema up to date.
+    /// A database this call created is removed again when setting it up fails (a full disk
+    /// must not leave a 0-byte history behind).
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.exists() {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
             }
         }
-        let conn = Connection::open(path).map_err(|e| db_error(path, e))?;
+        let existed = path.exists();
+        let opened = Connection::open(path)
+            .map_err(|e| db_error(path, e))
+            .and_then(|conn| Store::prepared(conn, path));
+        if opened.is_err() && !existed {
+            remove_if_empty(path);
+        }
+        opened
+    }
+
+    /// Opens an existing history for reading (bringing an old schema up to date); None when
+    /// there is no file at `path`. Never creates a file or a directory.
+    pub fn open_existing(path: &Path) -> Result<Option<Store>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)
+            .or_else(|_| {
+                Connection::open_with_flags(
+                    path,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+            })
+            .map_err(|e| db_error(path, e))?;
+        Store::prepared(conn, path).map(Some)
+    }
+
+    fn prepared(conn: Connection, path: &Path) -> Result<Store> {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
@@ -107,33 +207,67 @@ impl Store {
         Ok(store)
     }
 
+    /// Checks the schema and creates or migrates it. Safe when many processes create the
+    /// same new history at once: the check is repeated inside an IMMEDIATE transaction (one
+    /// writer at a time, others wait up to the busy timeout), the DDL says IF NOT EXISTS,
+    /// and a busy database is retried.
     fn prepare(&mut self) -> rusqlite::Result<Result<()>> {
-        self.conn.busy_timeout(Duration::from_secs(2))?;
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
         self.conn.execute_batch("PRAGMA foreign_keys = ON;")?;
-        let found = schema::inspect(&self.conn)?;
-        let p = self.path.display();
+        if let Some(r) = check_version(&self.path, schema::inspect(&self.conn)?) {
+            return Ok(r);
+        }
+        let mut tries = 0;
+        loop {
+            match self.migrate_once() {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                        && tries < 5 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(50 * tries));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn migrate_once(&mut self) -> rusqlite::Result<Result<()>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let found = schema::inspect(&tx)?;
         let from = match found {
-            schema::Found::Foreign => {
-                return Ok(Err(Error::env(format!(
-                    "{p}: an SQLite database that is not an oscost history; refusing to touch it"
-                ))))
-            }
-            schema::Found::Version(v) if v > schema::latest() => {
-                return Ok(Err(Error::env(format!(
-                    "{p}: history schema {v} is newer than this oscost knows ({}); upgrade oscost",
-                    schema::latest()
-                ))))
-            }
-            schema::Found::Version(v) if v == schema::latest() => return Ok(Ok(())),
             schema::Found::Version(v) => v,
             schema::Found::Empty => 0,
+            schema::Found::Foreign => return Ok(check_version(&self.path, found).unwrap_or(Ok(()))),
         };
-        let tx = self.conn.transaction()?;
+        if let Some(r) = check_version(&self.path, found) {
+            return Ok(r);
+        }
         schema::migrate(&tx, from)?;
         tx.commit()?;
         Ok(Ok(()))
     }
+}
 
+/// Some(outcome) when nothing needs to be created: up to date, foreign or newer.
+fn check_version(path: &Path, found: schema::Found) -> Option<Result<()>> {
+    let p = path.display();
+    match found {
+        schema::Found::Foreign => Some(Err(Error::env(format!(
+            "{p}: an SQLite database that is not an oscost history; refusing to touch it"
+        )))),
+        schema::Found::Version(v) if v > schema::latest() => Some(Err(Error::env(format!(
+            "{p}: history schema {v} is newer than this oscost knows ({}); upgrade oscost",
+            schema::latest()
+        )))),
+        schema::Found::Version(v) if v == schema::latest() => Some(Ok(())),
+        schema::Found::Version(_) | schema::Found::Empty => None,
+    }
+}
+
+impl Store {
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -163,7 +297,9 @@ impl Store {
         origin: Option<&str>,
         before_commit: impl FnOnce(),
     ) -> rusqlite::Result<i64> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let id = match import::stored_id(&tx, &import::run_uid(run))? {
             // The same run saved again (e.g. its JSON file imported after the run saved it).
             Some(id) => id,
@@ -187,7 +323,9 @@ impl Store {
         let now = now();
         let mut out = Vec::new();
         let r: rusqlite::Result<()> = (|| {
-            let tx = self.conn.transaction()?;
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             for (origin, run) in runs {
                 let outcome = match import::stored_id(&tx, &import::run_uid(&run))? {
                     Some(id) => Outcome::Duplicate(Some(id)),
@@ -258,7 +396,10 @@ impl Store {
     /// Deletes a run (its measurements go with it); a machine without runs is removed too.
     pub fn delete(&mut self, id: i64) -> Result<()> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| db_error(&path, e))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, e))?;
         let n = tx
             .execute("DELETE FROM runs WHERE id = ?1", [id])
             .map_err(|e| db_error(&path, e))?;
@@ -433,6 +574,44 @@ mod tests {
     }
 
     #[test]
+    fn many_concurrent_first_saves_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/h.sqlite");
+        let n = 24;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(n));
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    // Different runs: the same run saved twice is one run.
+                    let mut run = fixture();
+                    run.started_at = format!("2030-01-01T00:00:{i:02}Z");
+                    run.run_id = None;
+                    barrier.wait();
+                    Store::open(&path).and_then(|mut s| s.save(&run, None))
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap();
+        }
+        assert_eq!(Store::open(&path).unwrap().list().unwrap().len(), n);
+    }
+
+    #[test]
+    fn reading_never_creates_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing/h.sqlite");
+        assert!(Store::open_existing(&path).unwrap().is_none());
+        assert!(!dir.path().join("missing").exists());
+        check_can_save(&path).unwrap();
+        assert!(
+            !dir.path().join("missing").exists(),
+            "the check creates nothing"
+        );
+    }
+
+    #[test]
     fn import_skips_duplicates_in_one_transaction_and_stores_labels() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("h.sqlite")).unwrap();
@@ -485,6 +664,17 @@ mod tests {
             a.machine.hostname,
             "host defaults to the hostname"
         );
+    }
+
+    #[test]
+    fn a_failed_first_open_leaves_no_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        // A directory where SQLite wants its journal makes creating the schema fail after
+        // the database file was created, as a full disk does.
+        std::fs::create_dir(dir.path().join("h.sqlite-journal")).unwrap();
+        assert!(Store::open(&path).is_err());
+        assert!(!path.exists(), "0-byte database left behind");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction};
 pub const MIGRATIONS: &[&str] = &[
     // 1: machines keyed by host_key (hostname | CPU model | kernel release), runs with their
     // full JSON, and one row per measurement for listing without parsing JSON.
-    "CREATE TABLE machines (
+    "CREATE TABLE IF NOT EXISTS machines (
         id INTEGER PRIMARY KEY,
         host_key TEXT NOT NULL UNIQUE,
         short_name TEXT NOT NULL,
@@ -15,7 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
         first_seen TEXT NOT NULL,
         last_seen TEXT NOT NULL
     );
-    CREATE TABLE runs (
+    CREATE TABLE IF NOT EXISTS runs (
         id INTEGER PRIMARY KEY,
         machine_id INTEGER NOT NULL REFERENCES machines(id),
         started_at TEXT NOT NULL,
@@ -27,8 +27,8 @@ pub const MIGRATIONS: &[&str] = &[
         saved_at TEXT NOT NULL,
         run_json TEXT NOT NULL
     );
-    CREATE INDEX runs_by_machine ON runs(machine_id, started_at);
-    CREATE TABLE measurements (
+    CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(machine_id, started_at);
+    CREATE TABLE IF NOT EXISTS measurements (
         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
         idx INTEGER NOT NULL,
         probe TEXT NOT NULL,
@@ -41,7 +41,7 @@ pub const MIGRATIONS: &[&str] = &[
         ci_hi REAL,
         PRIMARY KEY (run_id, idx)
     );
-    CREATE INDEX measurements_by_probe ON measurements(probe);",
+    CREATE INDEX IF NOT EXISTS measurements_by_probe ON measurements(probe);",
     // 2: fleets. A stable run id (duplicates on import are skipped), the run's labels, and
     // the machine facts a fleet report compares, per run (a machine row keeps only the last).
     // Rows saved before this version are filled in by `backfill_v2`.
@@ -63,6 +63,7 @@ pub fn latest() -> u32 {
 }
 
 /// What is in the file, before any change is made to it.
+#[derive(Debug, Clone, Copy)]
 pub enum Found {
     /// No tables at all: a new database.
     Empty,
@@ -99,7 +100,10 @@ pub fn inspect(conn: &Connection) -> rusqlite::Result<Found> {
 /// Applies the migrations after `from`, and records the new version, in `tx`.
 pub fn migrate(tx: &Transaction, from: u32) -> rusqlite::Result<()> {
     if from == 0 {
-        tx.execute_batch("CREATE TABLE oscost_schema (version INTEGER NOT NULL); INSERT INTO oscost_schema VALUES (0);")?;
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS oscost_schema (version INTEGER NOT NULL);
+             INSERT INTO oscost_schema SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM oscost_schema);",
+        )?;
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
         tx.execute_batch(sql)?;

@@ -28,6 +28,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .collect::<Result<Vec<u64>>>()?;
     sizes.sort_unstable();
     sizes.dedup();
+    for (name, v) in [("--ways", a.ways), ("--words", a.words)] {
+        if v == 0 {
+            return Err(Error::usage(format!(
+                "{name} 0: a cache line needs at least 1"
+            )));
+        }
+    }
     let geometry = |size: u64| -> Result<CacheConfig> {
         let line = a.ways as u64 * a.words as u64 * 4;
         if line == 0 || !size.is_multiple_of(line) {

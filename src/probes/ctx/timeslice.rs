@@ -128,25 +128,20 @@ pub fn live_env(m: &crate::machine::Machine) -> SliceEnv {
 }
 
 /// Sets sched_rr_timeslice_ms and puts the old value back when dropped (on success, error,
-/// Ctrl-C and panic alike).
+/// Ctrl-C and panic alike); the old value is journaled first, so the next oscost start
+/// restores it after a kill -9 (see `probes::journal`).
 pub struct RrKnobGuard {
-    old: String,
+    _knob: crate::probes::journal::KnobGuard,
 }
 
 impl RrKnobGuard {
     pub fn set(ms: u64) -> Result<RrKnobGuard> {
-        let old = std::fs::read_to_string(RR_KNOB).map_err(|e| Error::io(RR_KNOB, e))?;
-        std::fs::write(RR_KNOB, format!("{ms}\n"))
-            .map_err(|e| Error::usage(format!("the kernel rejected a {ms} ms RR slice: {e}")))?;
-        Ok(RrKnobGuard {
-            old: old.trim().to_string(),
-        })
-    }
-}
-
-impl Drop for RrKnobGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::write(RR_KNOB, format!("{}\n", self.old));
+        let knob =
+            crate::probes::journal::KnobGuard::set(std::path::Path::new(RR_KNOB), &ms.to_string())
+                .map_err(|e| {
+                    Error::usage(format!("the kernel rejected a {ms} ms RR slice: {e}"))
+                })?;
+        Ok(RrKnobGuard { _knob: knob })
     }
 }
 
