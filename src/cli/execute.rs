@@ -126,20 +126,9 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
 
 /// Print the table, write the requested files, and choose the exit code.
 pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
-    if let Some(c) = &run.clock {
-        println!(
-            "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
-            c.name,
-            c.resolution_ns,
-            c.min_step_ns,
-            c.read_overhead_ns,
-            run.machine.short_name()
-        );
-    }
-    for w in run.machine.warnings() {
-        println!("! machine: {w}");
-    }
-    print!("{}", crate::report::table::render(run));
+    let term = crate::report::term::Term::stdout();
+    print!("{}", crate::report::table::preamble(run, &term));
+    print!("{}", crate::report::table::render_for(run, &term));
     if opts.explain {
         println!();
         print!("{}", crate::report::table::definitions(run));

@@ -13,5 +13,6 @@ pub mod memlat;
 pub mod plot;
 pub mod sweep;
 pub mod table;
+pub mod term;
 pub mod timev;
 pub mod units;

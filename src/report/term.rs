@@ -1,0 +1,141 @@
+//! What the terminal can show: its width (so tables fit instead of wrapping into the next
+//! row) and whether colour is wanted (never into files or pipes, never with NO_COLOR).
+
+use anstream::ColorChoice;
+use std::io::IsTerminal;
+
+/// Width used when stdout is not a terminal and COLUMNS is unset: wide enough for most
+/// rows of a file or a CI log, narrow enough to read.
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The two facts a renderer needs about where its text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Term {
+    /// Columns available; rows never exceed this.
+    pub width: usize,
+    /// ANSI colour for verdicts.
+    pub color: bool,
+}
+
+impl Term {
+    /// The facts for stdout: COLUMNS when set (the user's override, and what shells export),
+    /// else the terminal's width, else [`DEFAULT_WIDTH`]; colour as anstream decides it
+    /// (NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TERM=dumb and whether stdout is a terminal).
+    pub fn stdout() -> Self {
+        let out = std::io::stdout();
+        let env_width = std::env::var("COLUMNS").ok();
+        let tty_width = if out.is_terminal() {
+            terminal_size::terminal_size_of(&out).map(|(w, _)| w.0 as usize)
+        } else {
+            None
+        };
+        let color = anstream::AutoStream::choice(&out) != ColorChoice::Never;
+        Term {
+            width: pick_width(env_width.as_deref(), tty_width),
+            color,
+        }
+    }
+
+    /// No colour, a fixed width (files, tests).
+    pub fn plain(width: usize) -> Self {
+        Term {
+            width,
+            color: false,
+        }
+    }
+}
+
+/// COLUMNS when it is a sensible number, else the terminal's width, else the default. Widths
+/// below 40 are raised to 40: narrower than that nothing can be laid out usefully.
+pub fn pick_width(columns: Option<&str>, tty: Option<usize>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0)
+        .or(tty.filter(|&w| w > 0))
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(40)
+}
+
+/// A verdict's colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Good,
+    Bad,
+    Caution,
+}
+
+impl Tone {
+    fn style(self) -> anstyle::Style {
+        let c = match self {
+            Tone::Good => anstyle::AnsiColor::Green,
+            Tone::Bad => anstyle::AnsiColor::Red,
+            Tone::Caution => anstyle::AnsiColor::Yellow,
+        };
+        anstyle::Style::new().fg_color(Some(c.into()))
+    }
+
+    /// The comfy-table colour for a cell.
+    pub fn cell_color(self) -> comfy_table::Color {
+        match self {
+            Tone::Good => comfy_table::Color::Green,
+            Tone::Bad => comfy_table::Color::Red,
+            Tone::Caution => comfy_table::Color::Yellow,
+        }
+    }
+}
+
+/// `text` in the tone's colour when `on`, unchanged otherwise.
+pub fn paint(text: &str, tone: Tone, on: bool) -> String {
+    if on {
+        let s = tone.style();
+        format!("{}{text}{}", s.render(), s.render_reset())
+    } else {
+        text.to_string()
+    }
+}
+
+/// Word-wraps `text` to `width` columns, the first line indented by `first`, the rest by
+/// `rest` (a hanging indent), so notes under a row never run past the terminal's edge.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let opts = textwrap::Options::new(width.max(20))
+        .initial_indent(first)
+        .subsequent_indent(rest);
+    textwrap::fill(text, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_prefers_columns_then_terminal_then_default() {
+        assert_eq!(pick_width(Some("80"), Some(200)), 80);
+        assert_eq!(pick_width(None, Some(132)), 132);
+        assert_eq!(pick_width(None, None), DEFAULT_WIDTH);
+        assert_eq!(pick_width(Some("junk"), None), DEFAULT_WIDTH);
+        assert_eq!(pick_width(Some("0"), Some(90)), 90);
+        assert_eq!(pick_width(Some("10"), None), 40);
+    }
+
+    #[test]
+    fn paint_only_when_asked() {
+        assert_eq!(paint("INVALID", Tone::Bad, false), "INVALID");
+        let red = paint("INVALID", Tone::Bad, true);
+        assert!(
+            red.starts_with("\x1b[31m") && red.ends_with("\x1b[0m"),
+            "{red:?}"
+        );
+    }
+
+    #[test]
+    fn wrap_keeps_lines_within_width_with_hanging_indent() {
+        let t = "other tasks ran in the participants' place 14% of the time, inflating \
+                 every sample: stop the competing load or pick an idle CPU with --cpu";
+        let w = wrap(t, 60, "    ! ", "      ");
+        assert!(w.lines().count() > 1);
+        for l in w.lines() {
+            assert!(l.chars().count() <= 60, "{l:?}");
+        }
+        assert!(w.lines().nth(1).unwrap().starts_with("      "));
+    }
+}
