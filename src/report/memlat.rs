@@ -119,12 +119,17 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                     .get(n)
                     .filter(|e| e.supported)
                     .and_then(|e| e.per_op)
-                    .map(|v| format!("{v:.3}"))
+                    .map(crate::report::units::fmt_num)
                     .unwrap_or_else(|| "n/a".into())
             };
             let val = match (&m.value, m.status) {
                 (Some(v), Status::Ok) => {
-                    format!("{:.2} ±{:.2}", v.median, (v.ci95[1] - v.ci95[0]) / 2.0)
+                    use crate::report::units::fmt_num;
+                    format!(
+                        "{} ±{}",
+                        fmt_num(v.median),
+                        fmt_num((v.ci95[1] - v.ci95[0]) / 2.0)
+                    )
                 }
                 (_, Status::Invalid) => "INVALID".into(),
                 _ => "below resolution".into(),

@@ -103,6 +103,32 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     textwrap::fill(text, opts)
 }
 
+/// A plain column-aligned table (no borders) within `term.width`: columns are as wide as
+/// their content, and when the whole does not fit, comfy-table wraps the widest cells inside
+/// their column instead of letting a row run into the next line.
+pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_width(term.width.min(u16::MAX as usize) as u16)
+        .force_no_tty()
+        .set_header(header.iter().copied());
+    for r in rows {
+        t.add_row(r.iter().map(|c| c.as_ref().to_string()));
+    }
+    let last = header.len().saturating_sub(1);
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((0, if i == last { 0 } else { 2 }));
+    }
+    let mut out: String = t
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +141,20 @@ mod tests {
         assert_eq!(pick_width(Some("junk"), None), DEFAULT_WIDTH);
         assert_eq!(pick_width(Some("0"), Some(90)), 90);
         assert_eq!(pick_width(Some("10"), None), 40);
+    }
+
+    #[test]
+    fn grid_fits_the_width() {
+        let rows = vec![vec![
+            "fault.file-evicted touch=read thp=never readahead=random order=seq".to_string(),
+            "1234".into(),
+            "a long explanation that would otherwise widen the row past the edge".into(),
+        ]];
+        let out = grid(&["case", "ns/page", "note"], &rows, &Term::plain(60));
+        assert!(out.lines().all(|l| l.chars().count() <= 60), "{out}");
+        assert!(out.starts_with("case"));
+        let wide = grid(&["case", "ns/page", "note"], &rows, &Term::plain(300));
+        assert_eq!(wide.lines().count(), 2, "{wide}");
     }
 
     #[test]

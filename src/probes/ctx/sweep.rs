@@ -60,12 +60,11 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         .param("fits_total", l.total.clone())
         .events_set(EventSet::WithCacheRefs)
         .note(format!(
-            "ring of {} {}s on CPU {} passing a token through pipes; each walks its own {} \
+            "ring of {} on CPU {} passing a token through pipes; each walks its own {} \
              ({}, one word per {} B) on every receive. Per switch = (lap − the same {} pipe \
              writes+reads and walks in one thread, sampled interleaved) / {} switches: \
              lmbench lat_ctx's definition. Working sets fit in {} per process, {} in total",
-            p.procs,
-            p.mode.as_str(),
+            crate::report::units::plural(p.procs as u64, p.mode.as_str()),
             p.cpu,
             fmt_size(p.size),
             p.access.as_str(),
