@@ -196,12 +196,7 @@ pub fn run(a: FaultArgs) -> Result<i32> {
         ));
     }
     if let Some(d) = &a.svg_dir {
-        if !d.is_dir() {
-            return Err(Error::usage(format!(
-                "--svg-dir {}: not an existing directory",
-                d.display()
-            )));
-        }
+        crate::report::figures::check_svg_dir(d)?;
     }
     let files = a.kind.iter().any(|k| k.is_file());
     let dir = match (&a.dir, files) {
@@ -257,10 +252,7 @@ pub fn run(a: FaultArgs) -> Result<i32> {
         print!("{lat}");
     }
     if let Some(d) = &a.svg_dir {
-        for (stem, svg) in crate::report::fault::latency_svgs(&run) {
-            let p = d.join(format!("{stem}.svg"));
-            crate::report::export::write_atomic(&p, svg.as_bytes())?;
-        }
+        crate::report::figures::write_svgs(d, crate::report::fault::latency_svgs(&run))?;
     }
     for m in &run.measurements {
         println!();

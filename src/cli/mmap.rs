@@ -106,12 +106,7 @@ pub fn run(a: MmapArgs) -> Result<i32> {
 fn lab(a: LabArgs) -> Result<i32> {
     a.opts.check_outputs()?;
     if let Some(d) = &a.svg_dir {
-        if !d.is_dir() {
-            return Err(Error::usage(format!(
-                "--svg-dir {}: not an existing directory",
-                d.display()
-            )));
-        }
+        crate::report::figures::check_svg_dir(d)?;
     }
     let size = page_round(
         a.size
@@ -193,9 +188,7 @@ fn lab(a: LabArgs) -> Result<i32> {
     println!("{pressure_line}");
     print!("{}", crate::report::lab::table(&run));
     if let Some(d) = &a.svg_dir {
-        for (stem, svg) in crate::report::lab::svgs(&run) {
-            crate::report::export::write_atomic(&d.join(format!("{stem}.svg")), svg.as_bytes())?;
-        }
+        crate::report::figures::write_svgs(d, crate::report::lab::svgs(&run))?;
         crate::report::export::write_atomic(
             &d.join("lab.csv"),
             crate::report::lab::csv(&run).as_bytes(),

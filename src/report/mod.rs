@@ -5,6 +5,7 @@ pub mod compare;
 pub mod export;
 pub mod facts;
 pub mod fault;
+pub mod figures;
 pub mod html;
 pub mod input;
 pub mod lab;

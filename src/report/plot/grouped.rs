@@ -37,7 +37,7 @@ impl GroupedBars {
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
         let ng = self.groups.len();
         let ns = self.series.len();
-        let finite = |v: &&[f64; 3]| v.iter().all(|x| x.is_finite());
+        let finite = |v: &&[f64; 3]| v.iter().all(|x| super::plottable(*x));
         let all = || {
             self.series
                 .iter()

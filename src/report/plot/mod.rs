@@ -13,6 +13,7 @@
 //! | matrices (core-to-core latency)        | [`Heatmap`]      |
 //! | latency distributions                  | [`Histogram`]    |
 //! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
+//! | comparisons (ratio B/A per probe)      | [`RatioPlot`]    |
 //!
 //! Text is measured with plotters' built-in naive font metrics (no font files are read), so
 //! label areas are sized from character counts with room to spare.
@@ -22,12 +23,14 @@ mod grouped;
 mod heatmap;
 mod histogram;
 mod line;
+mod ratio;
 
 pub use bar::{Bar, BarChart};
 pub use grouped::{GroupedBars, GroupedSeries};
 pub use heatmap::Heatmap;
 pub use histogram::Histogram;
-pub use line::{LinePlot, Marker, Point, Series};
+pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
+pub use ratio::{RatioPlot, RatioRow, Threshold};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -175,10 +178,17 @@ pub fn bytes_label(v: f64) -> String {
     format!("{s} {}", UNITS[i])
 }
 
-/// (min, max) of finite values, widened so a single value or a flat line still has a range.
+/// A value the plot code can place: finite and far from f64's limits, so that padding a
+/// range (×1.5, + 8%) or computing its span never overflows into an infinite range on
+/// which tick generation would never end. No measurement comes near 1e100.
+pub(crate) fn plottable(v: f64) -> bool {
+    v.is_finite() && v.abs() < 1e100
+}
+
+/// (min, max) of plottable values, widened so a single value or a flat line still has a range.
 pub(crate) fn finite_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.into_iter().filter(|v| v.is_finite()) {
+    for v in values.into_iter().filter(|v| plottable(*v)) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -263,6 +273,12 @@ mod tests {
     fn range_of_one_value_is_widened() {
         assert_eq!(finite_range([5.0, f64::NAN]), Some((4.5, 5.5)));
         assert_eq!(finite_range([f64::NAN]), None);
+        // Extremes that would overflow the padded range are dropped, not plotted.
+        assert_eq!(
+            finite_range([f64::MAX, -f64::MAX, 1.0, 3.0]),
+            Some((1.0, 3.0))
+        );
+        assert_eq!(finite_range([f64::INFINITY, f64::NEG_INFINITY]), None);
     }
 
     #[test]
