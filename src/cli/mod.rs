@@ -13,6 +13,7 @@ pub mod mmap;
 pub mod probes;
 pub mod report;
 pub mod run;
+pub mod shell;
 pub mod sim;
 pub mod store_opts;
 pub mod timeslice;
@@ -56,6 +57,10 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
     Sim(sim::SimArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff), or write all pages with --dir.
+    Man(shell::ManArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -82,6 +87,8 @@ pub fn main() -> i32 {
         Command::History(a) => history::run(a),
         Command::Export(a) => export::run(a),
         Command::Sim(a) => sim::run(a).map(|()| 0),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man(a) => shell::man(a),
     };
     match result {
         Ok(code) => code,

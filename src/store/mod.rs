@@ -48,6 +48,10 @@ pub struct RunInfo {
     pub complete: bool,
     /// The file a run was imported from; None for runs saved by `oscost run`.
     pub origin: Option<String>,
+    /// The command line as saved (argv joined by spaces).
+    pub command: String,
+    /// Distinct probes measured.
+    pub probes: i64,
 }
 
 /// An open history database.
@@ -230,7 +234,9 @@ impl Store {
         let mut st = self.conn.prepare(
             "SELECT r.id, m.host_key, m.short_name, r.started_at, r.tool_version, r.complete, r.origin,
                     (SELECT count(*) FROM measurements x WHERE x.run_id = r.id),
-                    (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0)
+                    (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0),
+                    r.command,
+                    (SELECT count(DISTINCT x.probe) FROM measurements x WHERE x.run_id = r.id)
              FROM runs r JOIN machines m ON m.id = r.machine_id
              ORDER BY m.id, r.started_at, r.id",
         )?;
@@ -245,6 +251,8 @@ impl Store {
                 origin: r.get(6)?,
                 measurements: r.get(7)?,
                 invalid: r.get(8)?,
+                command: r.get(9)?,
+                probes: r.get(10)?,
             })
         })?;
         rows.collect()

@@ -103,7 +103,11 @@ impl LinePlot {
             if self.width == 0 { 900 } else { self.width },
             if self.height == 0 { 480 } else { self.height },
         );
-        render(size, &self.title, &self.subtitle, |area| self.draw(area))
+        let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
+        super::tag_legend(
+            render(size, &self.title, &self.subtitle, |area| self.draw(area)),
+            named.min(MAX_LEGEND),
+        )
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
@@ -115,6 +119,9 @@ impl LinePlot {
                 .filter(|p| !self.log_x || p.x > 0.0)
                 .filter(|p| !self.log_y || p.lo > 0.0)
         };
+        if self.series.iter().all(|s| s.points.is_empty()) {
+            return Err(super::NO_VALID_POINTS.into());
+        }
         let (x0, x1) =
             finite_range(pts().map(|p| p.x)).ok_or_else(|| no_data("no finite points"))?;
         let (y0, y1) = finite_range(pts().flat_map(|p| [p.lo, p.hi, p.y]))
@@ -278,7 +285,12 @@ impl LinePlot {
         if self.series.iter().any(|s| !s.name.is_empty()) {
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                // Below the staggered cache labels at the top, so neither hides the other.
+                .position(if self.markers.is_empty() {
+                    SeriesLabelPosition::UpperLeft
+                } else {
+                    SeriesLabelPosition::Coordinate(10, 58)
+                })
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(180, 180, 180))
                 .label_font((FONT, LABEL_PT))
@@ -356,11 +368,31 @@ mod tests {
         // Two bands (polygons) and two lines plus legend samples.
         assert_eq!(count(&svg, "<polygon"), 2);
         assert!(count(&svg, "<polyline") >= 2);
+        assert!(svg.contains("data-legend-entries=\"2\""));
         assert!(count(&svg, "<circle") >= 30);
         assert!(
             svg.contains("KiB") && svg.contains("MiB"),
             "byte ticks missing"
         );
+    }
+
+    #[test]
+    fn legend_never_exceeds_its_limit() {
+        let mut p = sweep();
+        let template = p.series[0].clone();
+        p.series = (0..20)
+            .map(|i| Series {
+                name: format!("N={i}"),
+                ..template.clone()
+            })
+            .collect();
+        let svg = p.to_svg();
+        assert!(svg.contains(&format!("data-legend-entries=\"{MAX_LEGEND}\"")));
+        assert!(
+            has_text(&svg, "+ 9 more lines, see the table"),
+            "summary entry missing"
+        );
+        assert!(!has_text(&svg, "N=12") && has_text(&svg, "N=10"));
     }
 
     #[test]

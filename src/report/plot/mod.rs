@@ -128,10 +128,26 @@ pub(crate) fn message_svg(size: (u32, u32), title: &str, subtitle: &str, msg: &s
     out
 }
 
+/// Records on the root element how many legend entries the figure drew
+/// (`data-legend-entries`), so a browser test can hold every figure to [`MAX_LEGEND`]
+/// from the rendered page.
+pub(crate) fn tag_legend(svg: String, entries: usize) -> String {
+    svg.replacen(
+        "<svg ",
+        &format!("<svg data-legend-entries=\"{entries}\" "),
+        1,
+    )
+}
+
 /// "Nothing to draw" as an error, so `render` shows the reason instead of empty axes.
 pub(crate) fn no_data(what: &str) -> Box<dyn std::error::Error> {
     format!("no data to plot ({what})").into()
 }
+
+/// The message every figure without a single valid point carries (tests and the browser
+/// check look for "no data to plot").
+pub const NO_VALID_POINTS: &str =
+    "no data to plot (every point is invalid or below resolution; the table says why)";
 
 /// A number in at most 4 significant digits with a k/M/G suffix: tick labels stay short.
 pub fn short_number(v: f64) -> String {

@@ -75,6 +75,7 @@ impl RatioPlot {
         let labels: Vec<&str> = self.rows.iter().map(|r| r.label.as_str()).collect();
         let mut chart = ChartBuilder::on(area)
             .margin(12)
+            .margin_top(12 + 16 * self.thresholds.len().min(4) as u32)
             .margin_right(30)
             .x_label_area_size(48)
             .y_label_area_size(label_width(labels.iter().copied()).min(420))
@@ -113,7 +114,8 @@ impl RatioPlot {
                 EmptyElement::at((t.at, top))
                     + Text::new(
                         t.label.clone(),
-                        (4, 2 + 16 * i as i32),
+                        // Above the plotting area, staggered: never over a row.
+                        (4, -16 * (i as i32 + 1)),
                         (FONT, LABEL_PT).into_font().color(&grey),
                     ),
             ))?;
@@ -135,7 +137,7 @@ impl RatioPlot {
                 chart.draw_series(std::iter::once(
                     EmptyElement::at((lo, mid))
                         + Text::new(
-                            format!("not compared: {}", r.note),
+                            format!("not compared: {}", short_note(&r.note)),
                             (6, -7),
                             (FONT, LABEL_PT).into_font().color(&RGBColor(170, 40, 40)),
                         ),
@@ -158,6 +160,17 @@ impl RatioPlot {
             ))?;
         }
         Ok(())
+    }
+}
+
+/// The first clause of a note ("invalid in A"), at most 48 characters: the table under the
+/// figure has the whole reason; on the figure it must not run across other rows.
+fn short_note(note: &str) -> String {
+    let head = note.split([':', ';']).next().unwrap_or(note).trim();
+    if head.chars().count() > 48 {
+        format!("{}…", head.chars().take(47).collect::<String>())
+    } else {
+        head.to_string()
     }
 }
 
@@ -207,6 +220,10 @@ mod tests {
         assert_standalone(&svg, "compare", "a vs b");
         assert!(has_text(&svg, "fail above +5%"));
         assert!(svg.contains("not compared: invalid in B"));
+        assert_eq!(
+            short_note("invalid in A: CPU held by participants: expected ≥ 90%"),
+            "invalid in A"
+        );
         assert!(svg.contains("not compared: no finite ratio"));
         assert_eq!(count(&svg, "<circle"), 2);
         assert!(has_text(&svg, "1.20×"));
