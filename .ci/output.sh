@@ -17,8 +17,9 @@ fi
 out=target/ci-output
 rm -rf "$out"
 mkdir -p "$out"
-[ -x target/release/oscost ] || cargo build --release
-bin=./target/release/oscost
+# OSCOST_BIN: try another build (e.g. target/debug/oscost) without a release build.
+bin=${OSCOST_BIN:-./target/release/oscost}
+[ -x "$bin" ] || cargo build --release
 
 echo "== runs for the reports"
 $bin run --quick --quiet --no-save --json "$out/run-a.json" --html "$out/run.html" >/dev/null

@@ -230,6 +230,10 @@ pub fn write_outputs(run: &Run, opts: &MeasureOpts, analysis: serde_json::Value)
     if let Some(p) = &opts.csv {
         crate::report::export::write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
     }
+    if let Some(p) = &opts.html {
+        let html = crate::report::html::render(std::slice::from_ref(run));
+        crate::report::export::write_atomic(p, html.as_bytes())?;
+    }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
     if invalid > 0 && !opts.quiet {
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");

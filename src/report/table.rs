@@ -3,23 +3,20 @@
 //! invalid or below resolution, and its warnings.
 
 use super::term::{paint, wrap, Term, Tone};
-use super::units::{fmt_num, fmt_per_op, fmt_time, plural, rescale_unit, time_unit};
+use super::units::{fmt_num, fmt_per_op, fmt_pm, fmt_time, plural, rescale_unit, time_unit};
 use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
 pub fn fmt_value(s: &Summary, unit: &str) -> String {
     let half = (s.ci95[1] - s.ci95[0]) / 2.0;
-    if unit.starts_with("ns") {
+    let (d, unit) = if unit.starts_with("ns") {
         let (d, suffix) = time_unit(s.median);
-        format!(
-            "{} ±{} {}",
-            fmt_num(s.median / d),
-            fmt_num(half / d),
-            rescale_unit(unit, suffix)
-        )
+        (d, rescale_unit(unit, suffix))
     } else {
-        format!("{} ±{} {unit}", fmt_num(s.median), fmt_num(half))
-    }
+        (1.0, unit.to_string())
+    };
+    let (v, h) = fmt_pm(s.median / d, half / d);
+    format!("{v} ±{h} {unit}")
 }
 
 fn fmt_plain(s: &Summary, unit: &str) -> String {

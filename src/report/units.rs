@@ -53,6 +53,24 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// A value and its ± half-width, the half-width to the value's own decimals (an interval
+/// is never printed more precisely than the value): (0.731, 0.0727) → ("0.731", "0.073");
+/// a half-width that would round to zero keeps its own significant digits.
+pub fn fmt_pm(v: f64, half: f64) -> (String, String) {
+    let value = fmt_num(v);
+    let decimals = value.split_once('.').map(|(_, d)| d.len()).unwrap_or(0);
+    let h = format!("{half:.decimals$}");
+    let zero = h.trim_start_matches(['0', '.']).is_empty();
+    (
+        value,
+        if zero || !half.is_finite() {
+            fmt_num(half)
+        } else {
+            h
+        },
+    )
+}
+
 /// A count of events: always a whole number ("16386", "0"), never "16386.0000".
 pub fn fmt_count(n: u64) -> String {
     n.to_string()
@@ -188,6 +206,14 @@ mod tests {
         ] {
             assert_eq!(fmt_num(v), s, "{v}");
         }
+    }
+
+    #[test]
+    fn interval_never_more_precise_than_the_value() {
+        assert_eq!(fmt_pm(0.731, 0.0727), ("0.731".into(), "0.073".into()));
+        assert_eq!(fmt_pm(2.05, 0.013), ("2.05".into(), "0.01".into()));
+        assert_eq!(fmt_pm(810.0, 6.64), ("810".into(), "7".into()));
+        assert_eq!(fmt_pm(810.0, 0.2), ("810".into(), "0.200".into()));
     }
 
     #[test]

@@ -135,8 +135,12 @@ impl LinePlot {
             )
         };
         // Markers just outside the data still show; far-away ones would squash the data.
+        // A log axis spans at least four octaves, so its ticks fall on round sizes
+        // (64 KiB, 128 KiB), not on fractions like 102.4 KiB.
         let (x0, x1) = if self.log_x {
-            (x0 / 1.5, x1 * 1.5)
+            let (a, b) = (x0 / 1.5, x1 * 1.5);
+            let short = (16.0 / (b / a)).max(1.0).sqrt();
+            (a / short, b * short)
         } else {
             (x0, x1)
         };
@@ -257,6 +261,18 @@ impl LinePlot {
                 .collect();
             p.sort_by(|a, b| a.x.total_cmp(&b.x));
             if p.is_empty() {
+                // Still one legend entry per line: a ring size without a valid point says so.
+                if !s.name.is_empty() {
+                    shown += 1;
+                    if named <= MAX_LEGEND || shown < MAX_LEGEND {
+                        chart
+                            .draw_series(LineSeries::new(std::iter::empty(), c.stroke_width(2)))?
+                            .label(format!("{} (no valid point)", s.name))
+                            .legend(move |(x, y)| {
+                                PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                            });
+                    }
+                }
                 continue;
             }
             let mut band: Vec<(f64, f64)> = p.iter().map(|q| (q.x, q.hi)).collect();
@@ -393,6 +409,18 @@ mod tests {
             "summary entry missing"
         );
         assert!(!has_text(&svg, "N=12") && has_text(&svg, "N=10"));
+    }
+
+    #[test]
+    fn a_line_without_points_keeps_its_legend_entry() {
+        let mut p = sweep();
+        p.series[1].points.clear();
+        let svg = p.to_svg();
+        assert!(
+            has_text(&svg, "random (no valid point)"),
+            "{:?}",
+            super::super::test_support::texts(&svg)
+        );
     }
 
     #[test]
