@@ -32,6 +32,15 @@ pub struct Run {
     /// False when the run was interrupted; such a run is never written as if complete.
     #[serde(default = "default_true")]
     pub complete: bool,
+    /// The user's `--label KEY=VALUE` tags, plus `host` (the hostname unless set): how a
+    /// fleet report tells apart runs from machines that share a hostname.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Stable identity of this run (hex digest of host, start, command, labels and samples):
+    /// `history import` skips a run whose id is already stored. Absent in older files, where
+    /// the importer derives it the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -239,21 +248,27 @@ impl Measurement {
 
     /// A parameter rendered for labels, e.g. `mode=process cpus=0`.
     pub fn params_label(&self) -> String {
-        self.params
-            .iter()
-            .map(|(k, v)| {
-                let v = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Array(a) => a
-                        .iter()
-                        .map(|x| x.to_string().trim_matches('"').to_string())
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    other => other.to_string(),
-                };
-                format!("{k}={v}")
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
+        params_label(&self.params)
     }
+}
+
+/// Parameters rendered for labels, e.g. `mode=process cpus=0` (also used on parameters read
+/// back from the history's measurement rows).
+pub fn params_label(params: &BTreeMap<String, serde_json::Value>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .map(|x| x.to_string().trim_matches('"').to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            format!("{k}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -2,19 +2,15 @@
 //! round trips through the history, the regression gate's exit code, and one-line errors
 //! (exit 2) for bad files, unknown ids and a database that is not ours.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-quick.json");
 
 fn oscost(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oscost"))
-        .env("XDG_DATA_HOME", db.parent().unwrap())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
+    common::oscost_with_db(db, args)
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -35,8 +31,30 @@ fn fails_with_2(o: Output, needle: &str) {
 fn import_list_export_compare_report_delete() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
-    let o = oscost(&db, &["history", "import", FIXTURE, FIXTURE]);
+    // A second run of the same host: the fixture with other samples (the fixture itself twice
+    // would be one run, the second copy skipped as already stored).
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    v["measurements"][0]["samples"][0] = 1.0.into();
+    let second = dir.path().join("second.json");
+    std::fs::write(&second, v.to_string()).unwrap();
+    let o = oscost(
+        &db,
+        &[
+            "history",
+            "import",
+            FIXTURE,
+            second.to_str().unwrap(),
+            FIXTURE,
+        ],
+    );
     assert!(o.status.success(), "{:?}", text(&o));
+    assert!(
+        text(&o).0.contains("imported 2 run(s) from 3 file(s)")
+            && text(&o).0.contains("1 already stored"),
+        "{:?}",
+        text(&o)
+    );
     let (list, _) = text(&oscost(&db, &["history", "list"]));
     assert!(
         list.contains("vm|AMD EPYC") && list.contains("imported from"),

@@ -68,6 +68,8 @@ fn run_of(measurements: Vec<Measurement>) -> Run {
         measurements,
         skipped: vec![],
         complete: true,
+        labels: Default::default(),
+        run_id: None,
     }
 }
 

@@ -10,6 +10,9 @@ fn killed_save_leaves_previous_runs_intact() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.sqlite");
     let first = Store::open(&path).unwrap().save(&run, None).unwrap();
+    // Another run (the same run again would be recognized as already stored).
+    let mut second = run.clone();
+    second.measurements[0].samples[0] += 1.0;
 
     let mut fds = [0i32; 2];
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -22,7 +25,7 @@ fn killed_save_leaves_previous_runs_intact() {
             Ok(s) => s,
             Err(_) => unsafe { libc::_exit(3) },
         };
-        let _ = s.save_with_hook(&run, Some("doomed.json"), || unsafe {
+        let _ = s.save_with_hook(&second, Some("doomed.json"), || unsafe {
             libc::write(fds[1], b"x".as_ptr().cast(), 1);
             loop {
                 libc::pause();
@@ -61,7 +64,7 @@ fn killed_save_leaves_previous_runs_intact() {
         .unwrap();
     assert_eq!(ok, "ok");
     // And the database still takes new runs.
-    let next = s.save(&run, None).unwrap();
+    let next = s.save(&second, None).unwrap();
     assert_eq!(s.list().unwrap().len(), 2);
     assert!(next > first);
 }

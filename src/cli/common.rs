@@ -2,6 +2,7 @@
 
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -38,6 +39,10 @@ pub struct MeasureOpts {
     /// Do not save this run to the history database.
     #[arg(long)]
     pub no_save: bool,
+    /// Tag the run, e.g. --label rack=b4 --label kernel=lts (repeatable). `host` defaults to
+    /// the hostname; set it when several machines share one.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
     #[command(flatten)]
     pub db: super::store_opts::DbOpts,
 }
@@ -73,6 +78,62 @@ impl MeasureOpts {
         }
         Ok(())
     }
+}
+
+/// The run's labels: the user's, plus `host` = the hostname unless given. A key given twice
+/// is refused (which value was meant is unknowable).
+pub fn labels(
+    given: &[(String, String)],
+    hostname: Option<&str>,
+) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for (k, v) in given {
+        if out.insert(k.clone(), v.clone()).is_some() {
+            return Err(Error::usage(format!(
+                "--label {k}: given more than once; give each key once"
+            )));
+        }
+    }
+    if !out.contains_key("host") {
+        out.insert(
+            "host".into(),
+            hostname.unwrap_or("unknown-host").to_string(),
+        );
+    }
+    Ok(out)
+}
+
+/// Checks labels read from a file (hand-edited, or written by another tool) by the same rules
+/// as `--label`; the message names the first bad one.
+pub fn check_labels(labels: &BTreeMap<String, String>) -> std::result::Result<(), String> {
+    labels
+        .iter()
+        .try_for_each(|(k, v)| parse_label(&format!("{k}={v}")).map(|_| ()))
+}
+
+/// `KEY=VALUE`: the key is 1-64 of lower-case letters, digits, `_ . -`, starting with a
+/// letter (so it is safe as a CSV header, SQL value and file-name part); the value is 1-256
+/// printable characters and may contain `=`.
+pub fn parse_label(s: &str) -> std::result::Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not KEY=VALUE (e.g. rack=b4)"))?;
+    let key_ok = !k.is_empty()
+        && k.len() <= 64
+        && k.starts_with(|c: char| c.is_ascii_lowercase())
+        && k.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_.-".contains(c));
+    if !key_ok {
+        return Err(format!(
+            "'{k}' is not a label key: use 1-64 of a-z 0-9 _ . - starting with a letter"
+        ));
+    }
+    if v.trim().is_empty() || v.chars().count() > 256 || v.chars().any(char::is_control) {
+        return Err(format!(
+            "label {k}: the value must be 1-256 printable characters, not blank"
+        ));
+    }
+    Ok((k.to_string(), v.to_string()))
 }
 
 /// "2s", "500ms", "1m": between 10 ms and 1 hour.
@@ -127,7 +188,54 @@ mod tests {
             .unwrap_err()
             .contains("not a duration"));
         assert_eq!(parse_percent("1%").unwrap(), 1.0);
+        assert_eq!(
+            parse_label("rack=b=4").unwrap(),
+            ("rack".to_string(), "b=4".to_string())
+        );
         assert!(parse_percent("0").is_err());
         assert!(parse_percent("x").is_err());
+    }
+
+    #[test]
+    fn malformed_labels_are_refused() {
+        for bad in [
+            "rack",
+            "=x",
+            "Rack=x",
+            "1rack=x",
+            "ra ck=x",
+            "rack=",
+            "rack=  ",
+            "rack=a\tb",
+        ] {
+            assert!(parse_label(bad).is_err(), "{bad} accepted");
+        }
+        assert!(parse_label(&format!("k={}", "v".repeat(257))).is_err());
+        assert!(parse_label(&format!("{}=v", "k".repeat(65))).is_err());
+        assert!(parse_label("host=node-1.rack_b").is_ok());
+    }
+
+    #[test]
+    fn labels_from_files_follow_the_same_rules() {
+        let mut l = BTreeMap::new();
+        l.insert("host".to_string(), "n1".to_string());
+        assert!(check_labels(&l).is_ok());
+        l.insert("Bad Key".to_string(), "x".to_string());
+        assert!(check_labels(&l)
+            .unwrap_err()
+            .contains("'Bad Key' is not a label key"));
+    }
+
+    #[test]
+    fn host_defaults_to_hostname_and_can_be_set() {
+        let l = labels(&[("rack".into(), "b4".into())], Some("n1")).unwrap();
+        assert_eq!(l["host"], "n1");
+        assert_eq!(l["rack"], "b4");
+        let l = labels(&[("host".into(), "vm-a".into())], Some("n1")).unwrap();
+        assert_eq!(l["host"], "vm-a");
+        assert_eq!(labels(&[], None).unwrap()["host"], "unknown-host");
+        let e = labels(&[("a".into(), "1".into()), ("a".into(), "2".into())], None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("more than once"), "{e}");
     }
 }

@@ -63,6 +63,8 @@ impl Plan {
 
 /// Execute a plan and return the complete Run (or Interrupted).
 pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
+    // Malformed or repeated labels are refused before anything is measured.
+    super::common::labels(&opts.labels, None)?;
     crate::engine::interrupt::install();
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let sampling = opts.sampling();
@@ -111,7 +113,8 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(Run {
+    let labels = super::common::labels(&opts.labels, machine.hostname.as_deref())?;
+    let mut run = Run {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at,
@@ -121,7 +124,11 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         measurements,
         skipped,
         complete: true,
-    })
+        labels,
+        run_id: None,
+    };
+    run.run_id = Some(crate::store::import::derive_uid(&run));
+    Ok(run)
 }
 
 /// Print the table, write the requested files, and choose the exit code.

@@ -3,8 +3,12 @@
 
 use super::export::{write_run, ExportFormat};
 use super::store_opts::DbOpts;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::input::read_run;
+use crate::store::{Outcome, Store};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
@@ -31,9 +35,10 @@ pub enum HistoryCmd {
     },
     /// Delete one run.
     Delete { id: i64 },
-    /// Import run JSON files (e.g. from other machines); they group by host.
+    /// Import run JSON files or directories of them (e.g. fetched from a fleet), in one
+    /// transaction; runs already stored are skipped; a bad file is named and the rest imported.
     Import {
-        #[arg(required = true, value_name = "FILE")]
+        #[arg(required = true, value_name = "DIR|FILE")]
         files: Vec<std::path::PathBuf>,
     },
 }
@@ -77,6 +82,9 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
                     valid.push_str(", incomplete");
                 }
                 let mut command = shorten_command(&r.command);
+                if !r.labels.is_empty() {
+                    command.push_str(&format!("  [{}]", r.labels));
+                }
                 if let Some(o) = &r.origin {
                     command.push_str(&format!(" (imported from {o})"));
                 }
@@ -110,23 +118,99 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             store.delete(id)?;
             println!("deleted run {id}");
         }
-        HistoryCmd::Import { files } => {
-            // Check every file first: a bad file in the list imports nothing.
-            let runs = files
-                .iter()
-                .map(|f| read_run(f))
-                .collect::<Result<Vec<_>>>()?;
-            for (f, run) in files.iter().zip(&runs) {
-                let id = store.save(run, Some(&f.display().to_string()))?;
-                println!(
-                    "imported {} as run {id} ({})",
-                    f.display(),
-                    run.machine.short_name()
-                );
-            }
-        }
+        HistoryCmd::Import { files } => return import(&mut store, &files),
     }
     Ok(0)
+}
+
+/// The files named: a file as given, a directory as every `*.json` below it (sorted, so an
+/// import is reproducible).
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let before = out.len();
+            walk(p, &mut out)?;
+            if out.len() == before {
+                return Err(Error::usage(format!(
+                    "{}: no .json run files in this directory",
+                    p.display()
+                )));
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir.display(), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Imports every file in one transaction with a progress bar on a terminal. A file that
+/// cannot be read as a run is named on stderr and skipped; the others are imported, and the
+/// exit code is 2 so scripts notice.
+fn import(store: &mut Store, paths: &[PathBuf]) -> Result<i32> {
+    let files = expand(paths)?;
+    let bar = ProgressBar::with_draw_target(
+        Some(files.len() as u64),
+        if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} files {msg} (ETA {eta})")
+            .expect("static template is valid"),
+    );
+    let mut bad: Vec<Error> = Vec::new();
+    let runs = files.iter().filter_map(|f| {
+        match read_run(f).and_then(|run| {
+            super::common::check_labels(&run.labels)
+                .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
+            Ok(run)
+        }) {
+            Ok(run) => Some((f.display().to_string(), run)),
+            Err(e) => {
+                bar.inc(1);
+                bar.suspend(|| eprintln!("oscost: {e}"));
+                bad.push(e);
+                None
+            }
+        }
+    });
+    let outcomes = store.import(runs, |_, _| bar.inc(1))?;
+    bar.finish_and_clear();
+    let imported = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, Outcome::Imported(_)))
+        .count();
+    let duplicates = outcomes.len() - imported;
+    println!(
+        "imported {imported} run(s) from {} file(s) into {}; {duplicates} already stored (skipped){}",
+        files.len(),
+        store.path().display(),
+        if bad.is_empty() {
+            String::new()
+        } else {
+            format!("; {} bad file(s) skipped (named above)", bad.len())
+        }
+    );
+    Ok(if bad.is_empty() { 0 } else { 2 })
 }
 
 /// What kind of run a command line was: the subcommand words before the first option

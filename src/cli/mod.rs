@@ -6,6 +6,7 @@ pub mod ctx;
 pub mod execute;
 pub mod export;
 pub mod fault;
+pub mod fleet;
 pub mod history;
 pub mod machine;
 pub mod mem;
@@ -55,6 +56,8 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Write one run (a file or a history id) as CSV, Markdown or JSON.
     Export(export::ExportArgs),
+    /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
+    Fleet(fleet::FleetArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
     Sim(sim::SimArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
@@ -86,6 +89,7 @@ pub fn main() -> i32 {
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),
         Command::Export(a) => export::run(a),
+        Command::Fleet(a) => fleet::run(a),
         Command::Sim(a) => sim::run(a).map(|()| 0),
         Command::Completions(a) => shell::completions(a),
         Command::Man(a) => shell::man(a),

@@ -76,18 +76,12 @@ pub fn render(runs: &[Run]) -> String {
         .first()
         .map(|r| r.machine.short_name())
         .unwrap_or_default();
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>oscost report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(&name)
-    );
+    h.push_str(&page_head(&format!("oscost report: {name}")));
     let _ = writeln!(h, "<h1>oscost report</h1>");
     for (i, r) in runs.iter().enumerate() {
         let _ = writeln!(
             h,
-            "<p class=\"meta\">{}{} · started {} · oscost {} · <code>{}</code>{}</p>",
+            "<p class=\"meta\">{}{} · started {} · oscost {} · <code>{}</code>{}{}</p>",
             if runs.len() > 1 {
                 format!("<b>{}</b> · ", esc(&run_label(runs, i)))
             } else {
@@ -97,6 +91,14 @@ pub fn render(runs: &[Run]) -> String {
             esc(&r.started_at),
             esc(&r.tool_version),
             esc(&r.command.join(" ")),
+            if r.labels.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " · labels <code>{}</code>",
+                    esc(&crate::report::fleet::labels_text(&r.labels))
+                )
+            },
             if r.complete {
                 ""
             } else {
@@ -110,6 +112,17 @@ pub fn render(runs: &[Run]) -> String {
     }
     h.push_str("</body>\n</html>\n");
     h
+}
+
+/// The page skeleton up to `<body>`: every oscost HTML page (run report, fleet report) shares
+/// it, so they look alike and stay self-contained.
+pub fn page_head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(title)
+    )
 }
 
 /// "run 1 (vm)" style labels; with one run, just the short machine name.

@@ -6,6 +6,7 @@ pub mod export;
 pub mod facts;
 pub mod fault;
 pub mod figures;
+pub mod fleet;
 pub mod html;
 pub mod input;
 pub mod lab;

@@ -146,6 +146,11 @@ pub fn preamble(run: &Run, term: &Term) -> String {
         out.push_str(&wrap(&text, term.width, "", INDENT));
         out.push('\n');
     }
+    if !run.labels.is_empty() {
+        let text = format!("labels: {}", crate::report::fleet::labels_text(&run.labels));
+        out.push_str(&wrap(&text, term.width, "", INDENT));
+        out.push('\n');
+    }
     for w in run.machine.warnings() {
         let mark = paint("!", Tone::Caution, term.color);
         out.push_str(&wrap(&w, term.width, &format!("{mark} machine: "), INDENT));

@@ -6,6 +6,7 @@
 //! oscost history, or of a newer schema, is refused before anything is written to it; a
 //! locked, corrupt or read-only database yields one line naming the file (exit code 2).
 
+pub mod import;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::model::Run;
 use crate::report::input::parse_run;
 
+pub use import::Outcome;
 pub use schema::latest as schema_version;
 
 /// `$XDG_DATA_HOME/oscost/history.sqlite`, else `~/.local/share/oscost/history.sqlite`.
@@ -52,6 +54,8 @@ pub struct RunInfo {
     pub command: String,
     /// Distinct probes measured.
     pub probes: i64,
+    /// The run's labels as `host=a rack=b` (host first), empty when it has none stored.
+    pub labels: String,
 }
 
 /// An open history database.
@@ -163,66 +167,43 @@ impl Store {
         origin: Option<&str>,
         before_commit: impl FnOnce(),
     ) -> rusqlite::Result<i64> {
-        let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-        let run_json = serde_json::to_string(run)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        let facts = serde_json::to_string(&run.machine)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO machines (host_key, short_name, facts_json, first_seen, last_seen)
-             VALUES (?1, ?2, ?3, ?4, ?4)
-             ON CONFLICT(host_key) DO UPDATE SET short_name = ?2, facts_json = ?3, last_seen = ?4",
-            params![run.machine.host_key(), run.machine.short_name(), facts, now],
-        )?;
-        let machine_id: i64 = tx.query_row(
-            "SELECT id FROM machines WHERE host_key = ?1",
-            [run.machine.host_key()],
-            |r| r.get(0),
-        )?;
-        tx.execute(
-            "INSERT INTO runs (machine_id, started_at, tool_version, schema_version, command, complete, origin, saved_at, run_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                machine_id,
-                run.started_at,
-                run.tool_version,
-                run.schema_version,
-                run.command.join(" "),
-                run.complete,
-                origin,
-                now,
-                run_json
-            ],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        {
-            let mut ins = tx.prepare(
-                "INSERT INTO measurements (run_id, idx, probe, params, unit, status, valid, median, ci_lo, ci_hi)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
-            for (i, m) in run.measurements.iter().enumerate() {
-                let status = serde_json::to_value(m.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default();
-                ins.execute(params![
-                    run_id,
-                    i as i64,
-                    m.probe,
-                    serde_json::to_string(&m.params).unwrap_or_default(),
-                    m.unit,
-                    status,
-                    m.valid,
-                    m.value.as_ref().map(|v| v.median),
-                    m.value.as_ref().map(|v| v.ci95[0]),
-                    m.value.as_ref().map(|v| v.ci95[1]),
-                ])?;
-            }
-        }
+        let id = match import::stored_id(&tx, &import::run_uid(run))? {
+            // The same run saved again (e.g. its JSON file imported after the run saved it).
+            Some(id) => id,
+            None => insert_run(&tx, run, origin, &now())?,
+        };
         before_commit();
         tx.commit()?;
-        Ok(run_id)
+        Ok(id)
+    }
+
+    /// Imports many runs in ONE transaction: all of them or (on a database error) none.
+    /// A run whose id is already stored, or appeared earlier in `runs`, is skipped as a
+    /// duplicate. `on_each` is called after each run (for a progress bar). Runs come from an
+    /// iterator so hundreds of files are read one at a time, never all held at once.
+    pub fn import(
+        &mut self,
+        runs: impl Iterator<Item = (String, Run)>,
+        mut on_each: impl FnMut(&str, &Outcome),
+    ) -> Result<Vec<(String, Outcome)>> {
+        let path = self.path.clone();
+        let now = now();
+        let mut out = Vec::new();
+        let r: rusqlite::Result<()> = (|| {
+            let tx = self.conn.transaction()?;
+            for (origin, run) in runs {
+                let outcome = match import::stored_id(&tx, &import::run_uid(&run))? {
+                    Some(id) => Outcome::Duplicate(Some(id)),
+                    None => Outcome::Imported(insert_run(&tx, &run, Some(&origin), &now)?),
+                };
+                on_each(&origin, &outcome);
+                out.push((origin, outcome));
+            }
+            tx.commit()
+        })();
+        r.map_err(|e| db_error(&path, e))?;
+        Ok(out)
     }
 
     /// All runs, grouped by machine (then by start time).
@@ -235,6 +216,9 @@ impl Store {
             "SELECT r.id, m.host_key, m.short_name, r.started_at, r.tool_version, r.complete, r.origin,
                     (SELECT count(*) FROM measurements x WHERE x.run_id = r.id),
                     (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0),
+                    (SELECT group_concat(key || '=' || value, ' ') FROM
+                        (SELECT key, value FROM run_labels l WHERE l.run_id = r.id
+                         ORDER BY key != 'host', key)),
                     r.command,
                     (SELECT count(DISTINCT x.probe) FROM measurements x WHERE x.run_id = r.id)
              FROM runs r JOIN machines m ON m.id = r.machine_id
@@ -251,8 +235,9 @@ impl Store {
                 origin: r.get(6)?,
                 measurements: r.get(7)?,
                 invalid: r.get(8)?,
-                command: r.get(9)?,
-                probes: r.get(10)?,
+                labels: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+                command: r.get(10)?,
+                probes: r.get(11)?,
             })
         })?;
         rows.collect()
@@ -311,6 +296,77 @@ impl Store {
     }
 }
 
+fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// Writes one run (machine row, run row with its id and fleet facts, labels, one row per
+/// measurement) inside `tx`; shared by save and import.
+fn insert_run(
+    tx: &rusqlite::Transaction,
+    run: &Run,
+    origin: Option<&str>,
+    now: &str,
+) -> rusqlite::Result<i64> {
+    let run_json = serde_json::to_string(run)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let facts = serde_json::to_string(&run.machine)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    tx.execute(
+        "INSERT INTO machines (host_key, short_name, facts_json, first_seen, last_seen)
+         VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT(host_key) DO UPDATE SET short_name = ?2, facts_json = ?3, last_seen = ?4",
+        params![run.machine.host_key(), run.machine.short_name(), facts, now],
+    )?;
+    let machine_id: i64 = tx.query_row(
+        "SELECT id FROM machines WHERE host_key = ?1",
+        [run.machine.host_key()],
+        |r| r.get(0),
+    )?;
+    tx.execute(
+        "INSERT INTO runs (machine_id, started_at, tool_version, schema_version, command, complete, origin, saved_at, run_json, run_uid, facts_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            machine_id,
+            run.started_at,
+            run.tool_version,
+            run.schema_version,
+            run.command.join(" "),
+            run.complete,
+            origin,
+            now,
+            run_json,
+            import::run_uid(run),
+            import::facts_json(run),
+        ],
+    )?;
+    let run_id = tx.last_insert_rowid();
+    import::insert_labels(tx, run_id, run)?;
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO measurements (run_id, idx, probe, params, unit, status, valid, median, ci_lo, ci_hi)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for (i, m) in run.measurements.iter().enumerate() {
+        let status = serde_json::to_value(m.status)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        ins.execute(params![
+            run_id,
+            i as i64,
+            m.probe,
+            serde_json::to_string(&m.params).unwrap_or_default(),
+            m.unit,
+            status,
+            m.valid,
+            m.value.as_ref().map(|v| v.median),
+            m.value.as_ref().map(|v| v.ci95[0]),
+            m.value.as_ref().map(|v| v.ci95[1]),
+        ])?;
+    }
+    Ok(run_id)
+}
+
 fn self_unknown(path: &Path, id: i64) -> Error {
     Error::usage(format!(
         "{}: no run with id {id} (see `oscost history list`)",
@@ -326,6 +382,13 @@ mod tests {
         parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
     }
 
+    /// A run other than the fixture (saving the fixture again would be a duplicate).
+    fn other_run() -> Run {
+        let mut r = fixture();
+        r.measurements[0].samples[0] += 1.0;
+        r
+    }
+
     #[test]
     fn round_trip_list_get_delete() {
         let dir = tempfile::tempdir().unwrap();
@@ -337,7 +400,14 @@ mod tests {
         other.machine.hostname = Some("far-away".into());
         other.started_at = "2030-01-01T00:00:00Z".into();
         let id2 = s.save(&other, Some("far.json")).unwrap();
-        let id3 = s.save(&run, None).unwrap();
+        let mut again = fixture();
+        again.measurements[0].samples[0] += 1.0;
+        let id3 = s.save(&again, None).unwrap();
+        assert_eq!(
+            s.save(&run, None).unwrap(),
+            id1,
+            "the same run is stored once"
+        );
         let list = s.list().unwrap();
         assert_eq!(list.len(), 3);
         // Grouped by machine: both runs of the first host come before the other host's run.
@@ -346,6 +416,7 @@ mod tests {
             vec![id1, id3, id2]
         );
         assert_eq!(list[2].origin.as_deref(), Some("far.json"));
+        assert_eq!(list[2].labels, "host=far-away");
         assert_eq!(list[0].measurements as usize, run.measurements.len());
         assert_eq!(
             list[0].invalid as usize,
@@ -367,6 +438,111 @@ mod tests {
         let e = s.get(id2).unwrap_err();
         assert!(e.to_string().contains(&format!("no run with id {id2}")) && e.exit_code() == 2);
         assert!(s.delete(id2).is_err());
+    }
+
+    #[test]
+    fn import_skips_duplicates_in_one_transaction_and_stores_labels() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("h.sqlite")).unwrap();
+        let a = fixture();
+        let mut b = fixture();
+        b.labels.insert("host".into(), "vm-b".into());
+        b.labels.insert("rack".into(), "r2".into());
+        let first = s.save(&a, None).unwrap();
+        let mut seen = 0;
+        let out = s
+            .import(
+                vec![
+                    ("a.json".to_string(), a.clone()),
+                    ("b.json".to_string(), b.clone()),
+                    ("b-again.json".to_string(), b),
+                ]
+                .into_iter(),
+                |_, _| seen += 1,
+            )
+            .unwrap();
+        assert_eq!(seen, 3);
+        assert_eq!(out[0].1, Outcome::Duplicate(Some(first)));
+        let Outcome::Imported(bid) = out[1].1 else {
+            panic!("b not imported: {out:?}")
+        };
+        assert_eq!(out[2].1, Outcome::Duplicate(Some(bid)));
+        assert_eq!(s.list().unwrap().len(), 2);
+        let labels: Vec<(String, String)> = s
+            .conn
+            .prepare("SELECT key, value FROM run_labels WHERE run_id = ?1 ORDER BY key")
+            .unwrap()
+            .query_map([bid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            labels,
+            vec![("host".into(), "vm-b".into()), ("rack".into(), "r2".into())]
+        );
+        let host: String = s
+            .conn
+            .query_row(
+                "SELECT value FROM run_labels WHERE run_id = ?1 AND key = 'host'",
+                [first],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            Some(host),
+            a.machine.hostname,
+            "host defaults to the hostname"
+        );
+    }
+
+    #[test]
+    fn version_1_history_gets_ids_labels_and_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE oscost_schema (version INTEGER NOT NULL); INSERT INTO oscost_schema VALUES (1);
+             INSERT INTO machines VALUES (1, 'k', 'n', '{}', 'x', 'x');",
+        )
+        .unwrap();
+        let json = include_str!("../../tests/fixtures/run-quick.json");
+        for _ in 0..2 {
+            conn.execute(
+                "INSERT INTO runs (machine_id, started_at, tool_version, schema_version, command, complete, saved_at, run_json)
+                 VALUES (1, 's', 'v', 1, 'c', 1, 'x', ?1)",
+                [json],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let s = Store::open(&path).unwrap();
+        let rows: Vec<(Option<String>, Option<String>)> = s
+            .conn
+            .prepare("SELECT run_uid, facts_json FROM runs ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            rows[0].0.as_deref(),
+            Some(import::run_uid(&fixture()).as_str())
+        );
+        assert_eq!(
+            rows[1].0, None,
+            "the second copy of the same run keeps no id"
+        );
+        assert!(rows[0].1.as_deref().unwrap().contains("\"kernel\""));
+        let labelled: i64 = s
+            .conn
+            .query_row(
+                "SELECT count(*) FROM run_labels WHERE key = 'host'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(labelled, 2);
     }
 
     #[test]
@@ -434,7 +610,7 @@ mod tests {
         s.save(&fixture(), None).unwrap();
         let holder = Connection::open(&path).unwrap();
         holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
-        let e = s.save(&fixture(), None).unwrap_err().to_string();
+        let e = s.save(&other_run(), None).unwrap_err().to_string();
         assert!(e.contains("locked"), "{e}");
         holder.execute_batch("ROLLBACK;").unwrap();
         assert_eq!(s.list().unwrap().len(), 1);
@@ -452,7 +628,7 @@ mod tests {
             path: path.clone(),
         };
         assert_eq!(s.list().unwrap().len(), 1);
-        let e = s.save(&fixture(), None).unwrap_err().to_string();
+        let e = s.save(&other_run(), None).unwrap_err().to_string();
         assert!(e.contains("read-only"), "{e}");
         assert_eq!(Store::open(&path).unwrap().list().unwrap().len(), 1);
     }

@@ -42,6 +42,19 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, idx)
     );
     CREATE INDEX measurements_by_probe ON measurements(probe);",
+    // 2: fleets. A stable run id (duplicates on import are skipped), the run's labels, and
+    // the machine facts a fleet report compares, per run (a machine row keeps only the last).
+    // Rows saved before this version are filled in by `backfill_v2`.
+    "ALTER TABLE runs ADD COLUMN run_uid TEXT;
+    ALTER TABLE runs ADD COLUMN facts_json TEXT;
+    CREATE UNIQUE INDEX runs_by_uid ON runs(run_uid);
+    CREATE TABLE run_labels (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE INDEX run_labels_by_key ON run_labels(key, value);",
 ];
 
 /// The version this build writes.
@@ -90,7 +103,40 @@ pub fn migrate(tx: &Transaction, from: u32) -> rusqlite::Result<()> {
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
         tx.execute_batch(sql)?;
+        if i + 1 == 2 {
+            backfill_v2(tx)?;
+        }
         tx.execute("UPDATE oscost_schema SET version = ?1", [i as i64 + 1])?;
+    }
+    Ok(())
+}
+
+/// Gives runs saved before version 2 their id, labels and fleet facts, from their JSON. A row
+/// whose JSON no longer parses keeps NULLs (it is still listed; fleet reports skip it).
+fn backfill_v2(tx: &Transaction) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String)> = {
+        let mut st = tx.prepare("SELECT id, run_json FROM runs")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (id, json) in rows {
+        let Ok(run) = crate::report::input::parse_run(&json, "stored run") else {
+            continue;
+        };
+        // Two identical rows (the same file imported twice before ids existed) keep the
+        // first row's id; the later copy stays listed without one.
+        let uid = super::import::run_uid(&run);
+        let taken: bool = tx
+            .query_row("SELECT 1 FROM runs WHERE run_uid = ?1", [&uid], |_| {
+                Ok(true)
+            })
+            .optional()?
+            .unwrap_or(false);
+        tx.execute(
+            "UPDATE runs SET run_uid = ?1, facts_json = ?2 WHERE id = ?3",
+            rusqlite::params![(!taken).then_some(uid), super::import::facts_json(&run), id],
+        )?;
+        super::import::insert_labels(tx, id, &run)?;
     }
     Ok(())
 }

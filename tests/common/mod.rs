@@ -1,5 +1,8 @@
 //! Helpers shared by integration tests.
 
+// Each test crate includes this module and uses only some of it.
+#![allow(dead_code)]
+
 use std::path::Path;
 
 /// Expands a recorded `.tree` fixture (tests/fixtures/machine/*.tree: `### /path` headers
@@ -33,4 +36,16 @@ pub fn load_machine_tree(name: &str) -> (tempfile::TempDir, oscost::machine::Mac
     flush(&mut cur);
     let m = oscost::machine::collect_from(dir.path());
     (dir, m)
+}
+
+/// Runs the oscost binary with `--db DB` appended and XDG_DATA_HOME beside it, so a test
+/// never touches the user's history.
+pub fn oscost_with_db(db: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_oscost"))
+        .env("XDG_DATA_HOME", db.parent().unwrap())
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
 }

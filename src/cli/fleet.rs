@@ -1,0 +1,85 @@
+//! `oscost fleet`: the runs of many hosts from one history side by side: each host's median
+//! per probe as a ratio to the fleet median, the odd hosts, and the facts that set them
+//! apart; `--group-by FACT` compares groups of hosts instead.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::common::parse_label;
+use super::store_opts::DbOpts;
+use crate::error::{Error, Result};
+use crate::report::export::{check_writable, write_atomic};
+use crate::report::fleet::{analyze, labels_text, render, GroupBy, MIN_HOSTS};
+
+#[derive(Debug, clap::Args)]
+pub struct FleetArgs {
+    /// Only runs carrying this label, e.g. --label campaign=2026-11 (repeatable; all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// Compare groups of hosts by a machine fact (kernel, cpu, mitigations, thp, governor,
+    /// hypervisor, ...) or by a label key, instead of host by host.
+    #[arg(long, value_name = "FACT")]
+    pub group_by: Option<String>,
+    /// Write the HTML page (heatmap of ratios, odd hosts, every host's figures) to FILE.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write the report as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per host (or group) and probe.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbOpts,
+}
+
+pub fn run(a: FleetArgs) -> Result<i32> {
+    let mut filter = BTreeMap::new();
+    for (k, v) in &a.labels {
+        if filter.insert(k.clone(), v.clone()).is_some() {
+            return Err(Error::usage(format!(
+                "--label {k}: given more than once; a run carries one value per key"
+            )));
+        }
+    }
+    for p in a.html.iter().chain(&a.json).chain(&a.csv) {
+        check_writable(p)?;
+    }
+    let store = a.db.open()?;
+    let runs = store.fleet_runs(&filter)?;
+    if runs.is_empty() {
+        return Err(Error::usage(format!(
+            "{}: no complete runs{}; import some with `oscost history import DIR`",
+            store.path().display(),
+            if filter.is_empty() {
+                String::new()
+            } else {
+                format!(" with labels {}", labels_text(&filter))
+            }
+        )));
+    }
+    let group_by = a
+        .group_by
+        .as_deref()
+        .map(|g| GroupBy::resolve(g, &runs))
+        .transpose()
+        .map_err(Error::usage)?;
+    let fleet = analyze(&runs, filter, group_by);
+    print!("{}", render::text(&fleet));
+    if fleet.hosts.len() < MIN_HOSTS {
+        println!(
+            "note: {} host(s): a fleet spread needs at least {MIN_HOSTS}, so no host is called odd",
+            fleet.hosts.len()
+        );
+    }
+    if let Some(p) = &a.json {
+        write_atomic(p, render::json(&fleet).as_bytes())?;
+    }
+    if let Some(p) = &a.csv {
+        write_atomic(p, render::csv(&fleet)?.as_bytes())?;
+    }
+    if let Some(p) = &a.html {
+        write_atomic(p, render::html(&fleet).as_bytes())?;
+    }
+    Ok(0)
+}
