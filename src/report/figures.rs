@@ -196,6 +196,15 @@ pub fn compare_html(c: &crate::report::compare::Comparison, svg: String) -> Stri
     h
 }
 
+/// " (L2 total (1m/4))" — the first cache boundary a knee matches, for its label on a
+/// figure; empty when it matches none.
+pub fn knee_match_suffix(k: &crate::analysis::knees::Knee) -> String {
+    k.matches
+        .first()
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default()
+}
+
 /// Checked before measuring: `--svg-dir` is a directory, or can become one (it does not
 /// exist and its nearest existing ancestor is a directory). Nothing is created yet, so a run
 /// refused or interrupted later leaves no empty directory behind.

@@ -204,11 +204,7 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .collect(),
         });
         for k in &c.knees {
-            let what = k
-                .matches
-                .first()
-                .map(|m| format!(" ({m})"))
-                .unwrap_or_default();
+            let what = crate::report::figures::knee_match_suffix(k);
             plot.knees.push(Marker {
                 x: k.first_above,
                 label: format!("knee {}{what}", bytes_label(k.first_above)),

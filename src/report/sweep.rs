@@ -493,11 +493,7 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
             points,
         });
         for k in &c.knees {
-            let what = k
-                .matches
-                .first()
-                .map(|m| format!(" ({m})"))
-                .unwrap_or_default();
+            let what = crate::report::figures::knee_match_suffix(k);
             plot.knees.push(Marker {
                 x: k.first_above,
                 label: format!("N={} knee{what}", c.procs),

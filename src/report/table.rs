@@ -3,7 +3,9 @@
 //! invalid or below resolution, and its warnings.
 
 use super::term::{paint, wrap, Term, Tone};
-use super::units::{fmt_num, fmt_per_op, fmt_pm, fmt_time, plural, rescale_unit, time_unit};
+use super::units::{
+    fmt_num, fmt_per_op, fmt_pm, fmt_time, fmt_with_unit, plural, rescale_unit, time_unit,
+};
 use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
@@ -20,12 +22,7 @@ pub fn fmt_value(s: &Summary, unit: &str) -> String {
 }
 
 fn fmt_plain(s: &Summary, unit: &str) -> String {
-    if unit.starts_with("ns") {
-        let (d, suffix) = time_unit(s.median);
-        format!("{} {}", fmt_num(s.median / d), rescale_unit(unit, suffix))
-    } else {
-        format!("{} {unit}", fmt_num(s.median))
-    }
+    fmt_with_unit(s.median, unit)
 }
 
 /// The headline: the value, or why there is none.
