@@ -210,8 +210,8 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 label: format!("knee {}{what}", bytes_label(k.first_above)),
             });
         }
-        // Plateau levels for the first two curves only: more would overlap.
-        if i < 2 {
+        // Plateau levels for the first curve only: a second curve's labels land on the first's.
+        if i == 0 {
             for (x, y) in plateaus(&c.points, &c.knees) {
                 plot.annotations.push(Annotation {
                     x,

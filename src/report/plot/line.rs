@@ -212,7 +212,15 @@ impl LinePlot {
             ))?;
         }
         let red = RGBColor(200, 40, 30);
-        for (i, k) in self.knees.iter().enumerate() {
+        // Knees of several curves often fall on the same size: one line and one label each.
+        let mut knees: Vec<&Marker> = Vec::new();
+        for k in &self.knees {
+            if !knees.iter().any(|o| o.x == k.x) {
+                knees.push(k);
+            }
+        }
+        knees.sort_by(|a, b| a.x.total_cmp(&b.x));
+        for (i, k) in knees.into_iter().enumerate() {
             if !(plottable(k.x) && xr.contains(&k.x)) {
                 continue;
             }
@@ -227,7 +235,7 @@ impl LinePlot {
                 EmptyElement::at((k.x, yr.start))
                     + Text::new(
                         k.label.clone(),
-                        (4, -20 - 16 * (i as i32 % 3)),
+                        (4, -20 - 16 * (i as i32 % 4)),
                         (FONT, LABEL_PT).into_font().color(&red),
                     ),
             ))?;
