@@ -104,12 +104,10 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
         }
         HistoryCmd::Show { id } => {
             let run = store.get(id)?;
-            println!(
-                "run {id}: {} · started {}",
-                run.machine.short_name(),
-                run.started_at
-            );
-            print!("{}", crate::report::table::render(&run));
+            let term = crate::report::term::Term::stdout();
+            println!("run {id} · started {}", run.started_at);
+            print!("{}", crate::report::table::preamble(&run, &term));
+            print!("{}", crate::report::table::render_for(&run, &term));
         }
         HistoryCmd::Export { id, format, output } => {
             write_run(&store.get(id)?, format, output.as_deref())?
