@@ -203,6 +203,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     if term.color {
         table.enforce_styling();
+        table.style_text_only();
     } else {
         table.force_no_tty();
     }
