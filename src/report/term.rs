@@ -107,6 +107,60 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
 /// their content, and when the whole does not fit, comfy-table wraps the widest cells inside
 /// their column instead of letting a row run into the next line.
 pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
+    // Many columns of numbers cannot wrap usefully: split them into several tables, each
+    // repeating the first (label) column, every one within the width.
+    let natural: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.as_ref().chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(1)
+                + 2
+        })
+        .collect();
+    if header.len() > 2 && natural.iter().sum::<usize>() > term.width {
+        let mut chunks: Vec<Vec<usize>> = Vec::new();
+        let mut cur: Vec<usize> = Vec::new();
+        let mut used = natural[0];
+        for i in 1..header.len() {
+            if !cur.is_empty() && used + natural[i] > term.width {
+                chunks.push(std::mem::take(&mut cur));
+                used = natural[0];
+            }
+            cur.push(i);
+            used += natural[i];
+        }
+        chunks.push(cur);
+        if chunks.len() > 1 {
+            return chunks
+                .iter()
+                .map(|cols| {
+                    let pick = |i: &usize| *i;
+                    let h: Vec<&str> = std::iter::once(0)
+                        .chain(cols.iter().map(pick))
+                        .map(|i| header[i])
+                        .collect();
+                    let r: Vec<Vec<&str>> = rows
+                        .iter()
+                        .map(|row| {
+                            std::iter::once(0)
+                                .chain(cols.iter().map(pick))
+                                .map(|i| row.get(i).map(|c| c.as_ref()).unwrap_or(""))
+                                .collect()
+                        })
+                        .collect();
+                    grid_one(&h, &r, term)
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+    }
+    grid_one(header, rows, term)
+}
+
+fn grid_one<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING)
         .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
@@ -117,8 +171,40 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> Str
         t.add_row(r.iter().map(|c| c.as_ref().to_string()));
     }
     let last = header.len().saturating_sub(1);
+    // Columns of numbers align right, so magnitudes line up.
+    let numeric: Vec<bool> = (0..header.len())
+        .map(|i| {
+            rows.iter().all(|r| {
+                r.get(i).is_some_and(|c| {
+                    let c = c.as_ref();
+                    c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '–')
+                        || c == "n/s"
+                        || c == "n/a"
+                })
+            }) && !rows.is_empty()
+        })
+        .collect();
+    // Never split a number or a word inside a cell: a column is at least as wide as its
+    // longest token; only text with spaces wraps.
+    let min_width: Vec<u16> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .flat_map(|c| c.as_ref().split_whitespace().map(|w| w.chars().count()))
+                .chain(header[i].split_whitespace().map(|w| w.chars().count()))
+                .max()
+                .unwrap_or(1)
+                .min(u16::MAX as usize) as u16
+        })
+        .collect();
     for (i, c) in t.column_iter_mut().enumerate() {
         c.set_padding((0, if i == last { 0 } else { 2 }));
+        c.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+            comfy_table::Width::Fixed(min_width[i] + if i == last { 0 } else { 2 }),
+        ));
+        if numeric.get(i) == Some(&true) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
     }
     let mut out: String = t
         .lines()
@@ -153,6 +239,40 @@ mod tests {
         let out = grid(&["case", "ns/page", "note"], &rows, &Term::plain(60));
         assert!(out.lines().all(|l| l.chars().count() <= 60), "{out}");
         assert!(out.starts_with("case"));
+        // Numbers and words are never split, even when the width is too small for them.
+        let narrow = grid(
+            &["case", "ns/page"],
+            &[vec!["a-very-long-label", "123456"]],
+            &Term::plain(40),
+        );
+        assert!(
+            narrow.contains("a-very-long-label") && narrow.contains("123456"),
+            "{narrow}"
+        );
+        // Many numeric columns split into tables that each fit, the label column repeated.
+        let header = [
+            "variant", "wall", "user", "sys", "minflt", "majflt", "reclaims", "inblock",
+        ];
+        let many = vec![vec![
+            "file-shared-random",
+            "1.23",
+            "1.04",
+            "0.0159",
+            "2198",
+            "1.00",
+            "2190",
+            "16384",
+        ]];
+        let split = grid(&header, &many, &Term::plain(50));
+        assert!(split.lines().all(|l| l.chars().count() <= 50), "{split}");
+        assert_eq!(
+            split.matches("file-shared-random").count(),
+            split.matches("variant").count()
+        );
+        assert!(split.matches("variant").count() >= 2, "{split}");
+        for h in header {
+            assert!(split.contains(h), "{h} lost: {split}");
+        }
         let wide = grid(&["case", "ns/page", "note"], &rows, &Term::plain(300));
         assert_eq!(wide.lines().count(), 2, "{wide}");
     }
