@@ -110,6 +110,10 @@ pub struct Measurement {
     pub status: Status,
     /// Raw samples (per-iteration times in `raw_unit`).
     pub samples: Vec<f64>,
+    /// The round of each sample (and of its paired baseline sample); empty in older runs
+    /// and where a probe took its samples in one block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_rounds: Vec<u32>,
     #[serde(default)]
     pub baseline_samples: Vec<f64>,
     /// Raw samples taken with perf counters attached (evidence windows): not part of the
@@ -178,6 +182,35 @@ pub struct Occupancy {
     pub run_delay_ns: u64,
     /// Per-CPU view: oncpu / (wall × CPUs the participants were pinned to).
     pub share: f64,
+    /// Wall time of the windows whose run-queue wait was read exactly (0 in older runs:
+    /// then `wall_ns`).
+    #[serde(default)]
+    pub delay_wall_ns: u64,
+    /// Windows recorded, and how many had every edge read exactly (0 in older runs).
+    #[serde(default)]
+    pub windows: u64,
+    #[serde(default)]
+    pub exact_windows: u64,
+    /// Distinct CPUs the participants were pinned to (0 in older runs: unknown).
+    #[serde(default)]
+    pub cpus: usize,
+    /// How CPU time was read ("" in older runs: schedstat, stale by up to a tick).
+    #[serde(default)]
+    pub method: String,
+}
+
+impl Occupancy {
+    /// Sum another set of windows into this one (the share is recomputed).
+    pub fn absorb(&mut self, o: &Occupancy) {
+        self.cpus = self.cpus.max(o.cpus);
+        self.wall_ns += o.wall_ns;
+        self.oncpu_ns += o.oncpu_ns;
+        self.run_delay_ns += o.run_delay_ns;
+        self.delay_wall_ns += o.delay_wall_ns;
+        self.windows += o.windows;
+        self.exact_windows += o.exact_windows;
+        self.share = self.oncpu_ns as f64 / (self.wall_ns.max(1) as f64 * self.cpus.max(1) as f64);
+    }
 }
 
 /// getrusage-style counters, summed over every participant, plus each participant's share.
@@ -238,12 +271,64 @@ pub struct Placement {
     pub start: Option<usize>,
     /// CPU at the end (sched_getcpu in the participant, or /proc stat's last CPU).
     pub end: Option<usize>,
+    /// The task's affinity mask was read at the first window and at the end and was exactly
+    /// `requested` both times (false in older runs and where it could not be read).
+    #[serde(default)]
+    pub affinity_held: bool,
+}
+
+/// What a measurement parameter is. The JSON keeps one `params` map (older runs load as
+/// they are); the kind is decided by the key, here, in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// Chosen by the user (or the plan): mechanism, mode, CPUs, sizes, orders... The pairing
+    /// key of `compare`.
+    Input,
+    /// A rendering of inputs for people ("64 KiB", "4ms") or a count derived from them
+    /// with a machine fact (pages of a size).
+    Label,
+    /// What the machine showed while it ran: the THP mode, the slice the kernel reported,
+    /// the cache a working set fits in, the share of huge pages.
+    Observed,
+    /// How long or how often it was measured: rounds, repetitions.
+    Budget,
+}
+
+/// The kind of parameter `key` (unknown keys are inputs: pairing stays strict for them).
+pub fn param_kind(key: &str) -> ParamKind {
+    match key {
+        "size_label" | "work_set_label" | "slice" | "pages" | "blocks" => ParamKind::Label,
+        "system_thp" | "slice_reported_ns" | "huge_page_share" | "fits" | "fits_per_process"
+        | "fits_total" => ParamKind::Observed,
+        "rounds" | "reps" => ParamKind::Budget,
+        _ => ParamKind::Input,
+    }
 }
 
 impl Measurement {
     /// The checks that failed, for "why invalid" lines.
     pub fn failed_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
+    }
+
+    /// The parameters the user chose (see [`param_kind`]): what two measurements must share
+    /// to be paired. Budgets, observed facts and labels never prevent pairing.
+    pub fn inputs(&self) -> BTreeMap<String, serde_json::Value> {
+        self.params
+            .iter()
+            .filter(|(k, _)| param_kind(k) == ParamKind::Input)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// The parameters of one kind.
+    pub fn params_of(&self, kind: ParamKind) -> BTreeMap<String, serde_json::Value> {
+        self.params
+            .iter()
+            .filter(|(k, _)| param_kind(k) == kind)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     /// A parameter rendered for labels, e.g. `mode=process cpus=0`.

@@ -34,6 +34,7 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
     ev.rusage.total.nvcsw = 1000 * procs as u64;
     Measurement {
         probe: "ctx.sweep".into(),
+        sample_rounds: Vec::new(),
         params,
         unit: "ns/switch".into(),
         value: d.value,

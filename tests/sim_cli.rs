@@ -44,6 +44,7 @@ fn run_reports_counts_and_writes_json() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).unwrap();
     assert_eq!(v["exit_status"], 0);
+    assert_eq!(v["ended"]["kind"], "exit");
     assert!(v["interrupts"].as_u64().unwrap() > 0);
     let ic = &v["icache"];
     assert_eq!(
@@ -62,13 +63,17 @@ fn bad_input_exits_2_with_one_line() {
         (&["sim", "run", &elf, "--icache", "sets=6"], "sets=6"),
         (&["sim", "run", &elf, "--dcache", "ways=0"], "ways=0"),
         (
-            &["sim", "run", &elf, "--max-instructions", "100"],
-            "did not exit after 100",
+            &["sim", "run", &elf, "--memory", "1k", "--stack", "4k"],
+            "--stack applies only",
         ),
+        (&["sim", "run", &elf, "--memory", "2G"], "--memory 2G"),
+        (&["sim", "compare", &elf], "give two or more"),
+        (&["sim", "compare", "x.c", &elf], "not a mix"),
         (
-            &["sim", "run", &elf, "--no-compressed"],
-            "illegal instruction at pc 0x",
+            &["sim", "compare", "x.c", "--runtime", "newlib"],
+            "--runtime newlib",
         ),
+        (&["sim", "conformance", "/nonexistent"], "not a folder"),
         (
             &["sim", "run", &elf, "--pipeline", "7stage"],
             "--pipeline 7stage",
@@ -104,5 +109,112 @@ fn compare_without_the_cross_compiler_says_how_to_install_it() {
     assert!(
         err.contains("apt-get install -y gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf"),
         "{err}"
+    );
+}
+
+/// The course-style programs: linked at 0x10000 without start-up code, main returns to 0.
+#[test]
+fn seed_program_runs_and_exits_with_its_status() {
+    for march in ["rv32im", "rv32imc"] {
+        let elf = format!("{ELF_DIR}/seed-{march}.elf");
+        let json = tempfile::NamedTempFile::new().unwrap();
+        let (code, out, err) = oscost(&[
+            "sim",
+            "run",
+            &elf,
+            "--icache",
+            "sets=8,ways=1,words=2",
+            "--json",
+            json.path().to_str().unwrap(),
+        ]);
+        assert_eq!(code, 33, "the guest's status is the exit code: {err}");
+        assert!(
+            out.contains("ended        returned to address 0 with a0 = 33"),
+            "{out}"
+        );
+        assert!(out.contains("memory       0x00010000.."), "{out}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
+        assert_eq!(v["ended"]["kind"], "return");
+        assert_eq!(v["ended"]["status"], 33);
+        assert!(v["icache"]["hit_rate"].as_f64().unwrap() > 0.9);
+    }
+}
+
+#[test]
+fn endings_other_than_exit_keep_statistics_and_map_to_exit_codes() {
+    let elf = format!("{ELF_DIR}/loop-rv32imc.elf");
+    let (code, out, _) = oscost(&["sim", "run", &elf, "--max-instructions", "100"]);
+    assert_eq!(code, 124);
+    assert!(out.contains("instruction limit of 100 reached"), "{out}");
+    assert!(out.contains("100 retired"), "{out}");
+    let (code, out, _) = oscost(&["sim", "run", &elf, "--no-compressed"]);
+    assert_eq!(code, 132, "illegal instruction = 128 + SIGILL");
+    assert!(out.contains("unhandled trap: illegal instruction"), "{out}");
+}
+
+#[test]
+fn timer_interrupt_on_a_program_that_never_enables_it_says_so() {
+    let elf = format!("{ELF_DIR}/seed-rv32imc.elf");
+    let (_, out, _) = oscost(&["sim", "run", &elf, "--timer-interrupt", "100"]);
+    assert!(out.contains("--timer-interrupt 100 had no effect"), "{out}");
+    let elf = format!("{ELF_DIR}/cselftest-rv32imc.elf");
+    let (_, out, _) = oscost(&["sim", "run", &elf, "--timer-interrupt", "100"]);
+    assert!(!out.contains("had no effect"), "{out}");
+}
+
+#[test]
+fn compare_of_two_elfs_writes_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("c.json"), dir.path().join("c.csv"));
+    let (code, out, err) = oscost(&[
+        "sim",
+        "compare",
+        &format!("{ELF_DIR}/seed-rv32im.elf"),
+        &format!("{ELF_DIR}/seed-rv32imc.elf"),
+        "--icache",
+        "sets=8,ways=1,words=2",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  functions"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let builds = v["builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 2);
+    assert!(builds[1]["text_bytes"].as_u64() < builds[0]["text_bytes"].as_u64());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("build,text_bytes,own_text_bytes,ended"));
+    assert_eq!(lines.count(), 2);
+}
+
+#[test]
+fn conformance_command_prints_the_table_and_fails_on_a_failing_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/riscv-tests/elf");
+    for name in ["rv32ui-p-add", "rv32ua-p-lrsc"] {
+        std::fs::copy(format!("{suite}/{name}"), dir.path().join(name)).unwrap();
+    }
+    let (code, out, err) = oscost(&["sim", "conformance", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("total        2/2   passed"), "{out}");
+    // A program that never writes tohost fails, with its reason.
+    std::fs::copy(
+        format!("{ELF_DIR}/seed-rv32imc.elf"),
+        dir.path().join("rv32ui-p-seed"),
+    )
+    .unwrap();
+    let (code, out, _) = oscost(&["sim", "conformance", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("FAIL rv32ui-p-seed: no tohost symbol"),
+        "{out}"
     );
 }

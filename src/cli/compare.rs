@@ -39,6 +39,44 @@ pub struct CompareArgs {
     pub db: DbOpts,
 }
 
+/// Runs of the history a change is held against (the newest, on the same machine).
+const HISTORY_RUNS: usize = 30;
+
+/// The run-to-run drift per probe on `machine` from the history, without `exclude` (the two
+/// runs compared). Empty when there is no history yet (nothing is created to find out).
+fn history_drift(
+    db: &DbOpts,
+    exclude: &[String],
+    machine: &crate::machine::Machine,
+) -> std::collections::BTreeMap<String, f64> {
+    let Ok(path) = db.path() else {
+        return Default::default();
+    };
+    if !path.exists() {
+        return Default::default();
+    }
+    let Ok(store) = db.open() else {
+        return Default::default();
+    };
+    let runs: Vec<crate::model::Run> = store
+        .last(HISTORY_RUNS)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|id| !exclude.contains(&id.to_string()))
+        .filter_map(|id| store.get(id).ok())
+        .collect();
+    crate::report::compare::history_drift(&runs, machine)
+}
+
+/// The subcommand a run was made by (`run`, `ctx`, ...), if its command line was recorded.
+pub fn kind(run: &crate::model::Run) -> Option<&str> {
+    run.command
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str)
+}
+
 /// "5%" or "5": a slowdown threshold in percent, 0 to 1000.
 pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s
@@ -77,7 +115,23 @@ pub fn run(a: CompareArgs) -> Result<i32> {
     };
     let (ra, na) = load_run(&specs[0], &a.db)?;
     let (rb, nb) = load_run(&specs[1], &a.db)?;
+    if let (Some(ka), Some(kb)) = (kind(&ra), kind(&rb)) {
+        if ka != kb {
+            return Err(Error::usage(format!(
+                "runs of different kinds cannot be compared: A is `oscost {ka}`, B is `oscost {kb}`"
+            )));
+        }
+    }
     let mut c = compare(&ra, &na, &rb, &nb);
+    if c.pairs.is_empty() {
+        return Err(Error::usage(format!(
+            "nothing to compare: no measurement of A has a partner in B with the same probe \
+             and inputs ({} only in A, {} only in B)",
+            c.only_in_a.len(),
+            c.only_in_b.len()
+        )));
+    }
+    c.apply_history_drift(&history_drift(&a.db, &specs, &rb.machine));
     c.apply_min_effect(a.min_effect);
     let out = match a.format {
         Format::Text => render::text(&c),

@@ -131,8 +131,26 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     Ok(run)
 }
 
+/// A run that measured nothing because every request was refused (or impossible here) is
+/// an error (exit 2) that names why, never a silent success.
+pub fn nothing_refused_only(run: &Run) -> Result<()> {
+    if !run.measurements.is_empty() || run.skipped.is_empty() {
+        return Ok(());
+    }
+    let why: Vec<String> = run
+        .skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.probe, s.reason))
+        .collect();
+    Err(Error::usage(format!(
+        "nothing was measured: {}",
+        why.join("; ")
+    )))
+}
+
 /// Print the table, write the requested files, and choose the exit code.
 pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
+    nothing_refused_only(run)?;
     let term = crate::report::term::Term::stdout();
     print!("{}", crate::report::table::preamble(run, &term));
     print!("{}", crate::report::table::render_for(run, &term));

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
 
+pub mod c2c;
 pub mod common;
 pub mod compare;
 pub mod ctx;
@@ -8,11 +9,13 @@ pub mod export;
 pub mod fault;
 pub mod fleet;
 pub mod history;
+pub mod ipc;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
 pub mod probes;
 pub mod report;
+pub mod rpc;
 pub mod run;
 pub mod shell;
 pub mod sim;
@@ -31,7 +34,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the default suite (calls, system calls, same-core context switches).
+    /// Run the default suite (calls, system calls, same-core context switches, one cross-core
+    /// round trip blocking and polling).
     Run(run::RunArgs),
     /// Show what this machine is and what will make numbers noisy.
     Machine(machine::MachineArgs),
@@ -56,6 +60,14 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Write one run (a file or a history id) as CSV, Markdown or JSON.
     Export(export::ExportArgs),
+    /// Cross-core IPC: round trip of pipe, unix, eventfd, futex, mqueue and a spin flag per
+    /// placement class (same CPU, SMT sibling, same LLC, other LLC, other node).
+    Ipc(ipc::IpcArgs),
+    /// One request/response in four placements (local, remote-exclusive, remote-polling,
+    /// remote-shared) and, with permission, its kernel-traced breakdown.
+    Rpc(rpc::RpcArgs),
+    /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
+    C2c(c2c::C2cArgs),
     /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
     Fleet(fleet::FleetArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
@@ -89,8 +101,11 @@ pub fn main() -> i32 {
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),
         Command::Export(a) => export::run(a),
+        Command::Ipc(a) => ipc::run(a),
+        Command::C2c(a) => c2c::run(a),
+        Command::Rpc(a) => rpc::run(a),
         Command::Fleet(a) => fleet::run(a),
-        Command::Sim(a) => sim::run(a).map(|()| 0),
+        Command::Sim(a) => sim::run(a),
         Command::Completions(a) => shell::completions(a),
         Command::Man(a) => shell::man(a),
     };

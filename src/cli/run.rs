@@ -1,5 +1,6 @@
 //! `oscost run`: the default suite — function call, the system-call set with the vDSO
-//! contrast, and same-core switches by pipe, futex and yield, as processes and threads.
+//! contrast, same-core switches by pipe, futex and yield, as processes and threads, and one
+//! cross-core round trip blocking (pipe) and polling (spin flag).
 
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish, Plan};
@@ -31,6 +32,7 @@ pub fn plan(cpu: usize, opts: &MeasureOpts) -> Plan {
         opts: opts.clone(),
     };
     plan_ctx(&mut plan, &ctx, cpu);
+    super::ipc::plan_suite(&mut plan);
     plan
 }
 

@@ -4,13 +4,15 @@
 
 mod bench;
 mod compile;
+mod conformance;
 mod report;
 mod sweep;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use rvsim::{CacheConfig, Config, Machine, Program, SimError};
+use rvsim::{CacheConfig, Config, Machine, Program, SimError, Stop};
 
 use crate::error::{Error, Result};
 
@@ -22,10 +24,14 @@ pub struct SimArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SimCommand {
-    /// Run an RV32 ELF and report instructions, cache counts, cycles and CPI.
+    /// Run an RV32 ELF and report instructions, cache counts, cycles, CPI and how it ended.
+    /// The exit code is the program's status (see the README for traps and limits).
     Run(RunArgs),
-    /// Compile a C file once per -march and compare code size, I-cache and cycles.
+    /// Compare builds of one program (a C file compiled per -march, or ELF files): code
+    /// size, I-cache and cycles.
     Compare(CompareArgs),
+    /// Run riscv-tests style ELFs (ending through tohost) from a folder; print the pass table.
+    Conformance(ConformanceArgs),
     /// Compile a C file per -march and sweep the I-cache size; optional SVG plot.
     Sweep(SweepArgs),
     /// Measure the simulator's speed (MIPS), beside qemu-riscv32 when installed.
@@ -51,17 +57,21 @@ pub struct MachineOpts {
     /// Raise a machine timer interrupt every N instructions.
     #[arg(long, value_name = "N")]
     pub timer_interrupt: Option<u64>,
-    /// Stop with an error after this many instructions.
+    /// End the run (with its statistics) after this many instructions.
     #[arg(long, default_value_t = 10_000_000_000)]
     pub max_instructions: u64,
-    /// Memory size at 0x80000000, e.g. 4M, 512k.
-    #[arg(long, default_value = "4M")]
-    pub memory: String,
+    /// Memory size from the program's lowest page, e.g. 4M, 1G (default: its segments plus
+    /// the stack, and up to a __stack symbol).
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// Stack room above the program when --memory is not given [default: 1M].
+    #[arg(long)]
+    pub stack: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// An RV32 ELF executable (little-endian, linked at 0x80000000).
+    /// An RV32 ELF executable (little-endian, linked at any address).
     pub elf: PathBuf,
     #[command(flatten)]
     pub machine: MachineOpts,
@@ -75,16 +85,33 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// A C source file (built with the shipped start-up code, linker script and picolibc).
-    pub source: PathBuf,
-    /// Comma-separated -march values to compare.
+    /// One C file (compiled once per --march), or two or more RV32 ELF files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Comma-separated -march values to compare (C input only).
     #[arg(long, value_delimiter = ',', default_value = "rv32im,rv32imc")]
     pub march: Vec<String>,
     /// Extra compiler flags (split on spaces).
     #[arg(long, default_value = "-O2", allow_hyphen_values = true)]
     pub cflags: String,
+    /// Start-up code for C input: rvsim (shipped crt0, picolibc, link at 0x80000000) or none
+    /// (-nostdlib at the linker's default address: main is the entry and returns to 0).
+    #[arg(long, default_value = "rvsim")]
+    pub runtime: String,
     #[command(flatten)]
     pub machine: MachineOpts,
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write one CSV row per build to this file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// Folder of test ELFs (riscv-tests naming SUITE-p-TEST; each ends by writing tohost).
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -110,8 +137,17 @@ pub struct SweepArgs {
     pub svg: Option<PathBuf>,
     #[arg(long, default_value = "-O2", allow_hyphen_values = true)]
     pub cflags: String,
+    /// Start-up code: rvsim or none (as for compare).
+    #[arg(long, default_value = "rvsim")]
+    pub runtime: String,
     #[command(flatten)]
     pub machine: MachineOpts,
+    /// Also write every point as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write one CSV row per point to this file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -126,12 +162,14 @@ pub struct BenchArgs {
     pub no_qemu: bool,
 }
 
-pub fn run(args: SimArgs) -> Result<()> {
+/// Runs a `sim` subcommand; returns the process exit code (for `run`, the guest's).
+pub fn run(args: SimArgs) -> Result<i32> {
     match args.command {
         SimCommand::Run(a) => run_elf(a),
-        SimCommand::Compare(a) => compare(a),
-        SimCommand::Sweep(a) => sweep::sweep(a),
-        SimCommand::Bench(a) => bench::bench(a),
+        SimCommand::Compare(a) => compare(a).map(|()| 0),
+        SimCommand::Conformance(a) => conformance::conformance(a),
+        SimCommand::Sweep(a) => sweep::sweep(a).map(|()| 0),
+        SimCommand::Bench(a) => bench::bench(a).map(|()| 0),
     }
 }
 
@@ -162,12 +200,31 @@ impl MachineOpts {
                 )))
             }
         };
-        let memory = parse_size(&self.memory, "--memory")?;
-        if memory > 1 << 30 {
+        let memory = match &self.memory {
+            Some(text) => {
+                let m = parse_size(text, "--memory")?;
+                if !(16..=rvsim::machine::MAX_MEMORY).contains(&m) || m % 4 != 0 {
+                    return Err(Error::usage(format!(
+                        "--memory {text}: a multiple of 4 bytes between 16 and 1G"
+                    )));
+                }
+                Some(m as u32)
+            }
+            None => None,
+        };
+        let stack = match &self.stack {
+            Some(text) => parse_size(text, "--stack")?,
+            None => rvsim::machine::DEFAULT_STACK as u64,
+        };
+        if stack > rvsim::machine::MAX_MEMORY || stack % 16 != 0 {
             return Err(Error::usage(format!(
-                "--memory {}: at most 1G",
-                self.memory
+                "--stack {stack}: a multiple of 16 bytes up to 1G"
             )));
+        }
+        if memory.is_some() && self.stack.is_some() {
+            return Err(Error::usage(
+                "--stack applies only when the memory is sized from the program; with --memory the stack is the top of that memory",
+            ));
         }
         if self.timer_interrupt == Some(0) {
             return Err(Error::usage(
@@ -175,7 +232,8 @@ impl MachineOpts {
             ));
         }
         Ok(Config {
-            ram_size: memory as u32,
+            memory,
+            stack: stack as u32,
             compressed,
             icache: cache(&self.icache, "--icache")?,
             dcache: cache(&self.dcache, "--dcache")?,
@@ -193,23 +251,40 @@ pub(crate) struct Outcome {
     pub label: String,
     pub program: Program,
     pub config: Config,
-    pub status: i32,
+    /// Why the run ended.
+    pub stop: Stop,
+    /// The memory it ran in: (base, size).
+    pub memory: (u32, u32),
+    /// Bytes of .text in the program's own functions, when they are known.
+    pub own_text: Option<u32>,
     pub stats: rvsim::Stats,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
 
-pub(crate) fn simulate(label: &str, program: Program, config: Config) -> Result<Outcome> {
+/// Runs `program` to its end, whatever the end is: the statistics are kept in every case.
+pub(crate) fn simulate(
+    label: &str,
+    program: Program,
+    config: Config,
+    own: Option<&BTreeMap<String, u32>>,
+) -> Result<Outcome> {
     let mut m = Machine::new(&config, &program).map_err(|e| sim_err(label, e))?;
-    let status = m.run().map_err(|e| sim_err(label, e))?;
+    let stop = m.run();
+    // No function symbols (hand-written assembly, stripped files): nothing to report.
+    let own_text = own
+        .filter(|names| !names.is_empty())
+        .map(|names| program.functions_size(names.keys()));
     Ok(Outcome {
         label: label.to_string(),
         stats: m.stats(),
         stdout: m.stdout().to_vec(),
         stderr: m.stderr().to_vec(),
+        memory: m.memory(),
+        own_text,
         program,
         config,
-        status,
+        stop,
     })
 }
 
@@ -219,29 +294,55 @@ pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
     Program::from_elf(&bytes).map_err(|e| sim_err(&path.display().to_string(), e))
 }
 
-fn run_elf(a: RunArgs) -> Result<()> {
+fn run_elf(a: RunArgs) -> Result<i32> {
     let program = load_elf(&a.elf)?;
     let config = a.machine.config(!a.no_compressed)?;
-    let out = simulate(&a.elf.display().to_string(), program, config)?;
+    let own = program.functions.clone();
+    let out = simulate(&a.elf.display().to_string(), program, config, Some(&own))?;
     use std::io::Write;
     let _ = std::io::stdout().write_all(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     print!("{}", report::run_text(&out));
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&report::run_json(&out))
-            .map_err(|e| Error::env(format!("JSON: {e}")))?;
-        std::fs::write(path, text + "\n").map_err(|e| Error::io(path.display(), e))?;
+        report::write_json(path, &report::run_json(&out))?;
     }
-    Ok(())
+    Ok(out.stop.exit_code() as i32)
 }
 
 fn compare(a: CompareArgs) -> Result<()> {
-    let builds = compile::build_all(&a.source, &a.march, &a.cflags)?;
     let mut outcomes = Vec::new();
-    for build in builds {
-        let config = a.machine.config(build.compressed)?;
-        outcomes.push(simulate(&build.march, build.program, config)?);
+    if compile::is_c_source(&a.inputs)? {
+        let builds = compile::build_all(&a.inputs[0], &a.march, &a.cflags, &a.runtime)?;
+        for build in builds {
+            let config = a.machine.config(build.compressed)?;
+            outcomes.push(simulate(
+                &build.march,
+                build.program,
+                config,
+                Some(&build.own_functions),
+            )?);
+        }
+    } else {
+        for path in &a.inputs {
+            let program = load_elf(path)?;
+            // An ELF's own functions are not known apart from its runtime: all of them count.
+            let own = program.functions.clone();
+            let compressed = program.rvc;
+            let config = a.machine.config(compressed)?;
+            let label = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            );
+            outcomes.push(simulate(&label, program, config, Some(&own))?);
+        }
     }
     print!("{}", report::compare_text(&outcomes));
+    if let Some(path) = &a.json {
+        let runs: Vec<_> = outcomes.iter().map(report::run_json).collect();
+        report::write_json(path, &serde_json::json!({"schema": 1, "builds": runs}))?;
+    }
+    if let Some(path) = &a.csv {
+        report::write_csv(path, &outcomes)?;
+    }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! its interval. A derived value whose interval reaches zero is "below resolution", never a
 //! number (DESIGN.md principle 2).
 
-use super::stats::summarize;
+use super::stats::{summarize, widen_for_rounds};
 use crate::model::{Status, Summary};
 
 /// Summaries of one measurement's samples.
@@ -47,6 +47,51 @@ pub fn derive(raw: &[f64], baseline: &[f64], units_per_iteration: f64) -> Option
     })
 }
 
+/// The finding for a subtraction whose whole interval is below zero: the "with" case was
+/// faster than the "without" case it is supposed to add to, so the difference is not a cost
+/// and is never printed as one.
+pub const NEGATIVE_FINDING: &str = "faster with than without: the subtraction's model does not \
+     hold here (the difference's whole interval is below zero), so no cost is given";
+
+/// The finding for a difference interval [lo, hi], if it is entirely negative.
+pub fn negative_finding(lo: f64, hi: f64) -> Option<&'static str> {
+    (lo <= hi && hi < 0.0).then_some(NEGATIVE_FINDING)
+}
+
+/// [`derive`], with every interval widened to hold the drift between rounds (`rounds[i]` is
+/// the round of sample pair i; empty = one block). The value is resolved only if the widened
+/// difference interval stays above zero.
+pub fn derive_in_rounds(
+    raw: &[f64],
+    baseline: &[f64],
+    rounds: &[u32],
+    units_per_iteration: f64,
+) -> Option<Derived> {
+    let mut d = derive(raw, baseline, units_per_iteration)?;
+    if rounds.len() != raw.len() {
+        return Some(d);
+    }
+    widen_for_rounds(&mut d.raw, raw, rounds);
+    if let Some(b) = d.baseline.as_mut() {
+        widen_for_rounds(b, baseline, rounds);
+    }
+    match d.difference.as_mut() {
+        Some(diff) => {
+            let diffs: Vec<f64> = raw.iter().zip(baseline).map(|(r, b)| r - b).collect();
+            widen_for_rounds(diff, &diffs, rounds);
+            let resolved = diff.ci95[0] > 0.0;
+            d.value = resolved.then(|| scale_summary(diff, 1.0 / units_per_iteration));
+            d.status = if resolved {
+                Status::Ok
+            } else {
+                Status::BelowResolution
+            };
+        }
+        None => d.value = Some(scale_summary(&d.raw, 1.0 / units_per_iteration)),
+    }
+    Some(d)
+}
+
 /// Multiply every location/scale statistic of a summary by `k` (> 0).
 pub fn scale_summary(s: &Summary, k: f64) -> Summary {
     Summary {
@@ -65,6 +110,43 @@ pub fn scale_summary(s: &Summary, k: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negative_difference_is_a_finding_not_a_value() {
+        let raw: Vec<f64> = (0..20).map(|i| 40.0 + (i % 3) as f64).collect();
+        let base: Vec<f64> = (0..20).map(|i| 50.0 + (i % 3) as f64).collect();
+        let d = derive(&raw, &base, 1.0).unwrap();
+        assert!(d.value.is_none());
+        let diff = d.difference.unwrap();
+        assert!(negative_finding(diff.ci95[0], diff.ci95[1]).is_some());
+        // An interval that reaches zero is below resolution, not this finding.
+        assert!(negative_finding(-1.0, 0.5).is_none());
+        assert!(negative_finding(1.0, 2.0).is_none());
+    }
+
+    #[test]
+    fn drift_between_rounds_widens_the_value_and_can_unresolve_it() {
+        // Differences of 1, 2 and -1.5 in three rounds: each round is tight, the pooled
+        // interval excludes zero, the rounds do not agree on the sign.
+        let mut raw = Vec::new();
+        let mut base = Vec::new();
+        let mut rounds = Vec::new();
+        for (r, d) in [1.0, 2.0, -1.5].iter().enumerate() {
+            for i in 0..30 {
+                raw.push(100.0 + d + (i % 2) as f64 * 0.01);
+                base.push(100.0);
+                rounds.push(r as u32);
+            }
+        }
+        let pooled = derive(&raw, &base, 1.0).unwrap();
+        assert_eq!(pooled.status, Status::Ok);
+        let d = derive_in_rounds(&raw, &base, &rounds, 1.0).unwrap();
+        assert_eq!(d.status, Status::BelowResolution);
+        assert!(d.value.is_none());
+        let w = d.difference.unwrap().ci95;
+        let p = pooled.difference.unwrap().ci95;
+        assert!(w[0] < p[0] && w[1] > p[1], "{w:?} vs {p:?}");
+    }
 
     #[test]
     fn subtraction_with_interval() {

@@ -2,7 +2,7 @@
 //! derive raw/baseline/value, run the probe's checks, and decide validity.
 
 use super::clock::{self, min_sample_ns};
-use super::derive::derive;
+use super::derive::derive_in_rounds;
 use super::sampler::{sample, SampleSet, SamplingConfig, StopReason, Workload};
 use super::stats::summarize;
 use crate::error::{Error, Result};
@@ -71,6 +71,10 @@ impl Spec {
     }
 }
 
+/// The warning of a figure built from a single sample.
+pub const NO_INTERVAL: &str =
+    "1 sample, no interval: the figure is one reading, its spread unknown";
+
 /// What a probe's checker returns: checks (a failed one invalidates) and warnings.
 pub type Verdict = (Vec<Check>, Vec<String>);
 
@@ -124,6 +128,7 @@ pub fn from_samples(
             raw: samples,
             evidence: Vec::new(),
             baseline: Vec::new(),
+            rounds: Vec::new(),
             raw_iterations: iterations,
             baseline_iterations: 0,
             stop: StopReason::Budget,
@@ -143,8 +148,13 @@ fn conclude(
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
-    let derived = derive(&set.raw, &set.baseline, spec.units_per_iteration)
-        .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
+    let derived = derive_in_rounds(
+        &set.raw,
+        &set.baseline,
+        &set.rounds,
+        spec.units_per_iteration,
+    )
+    .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
     let (checks, mut warnings) = verdict;
     if !derived.raw.outliers.is_empty() {
         warnings.push(format!(
@@ -153,7 +163,25 @@ fn conclude(
             derived.raw.n
         ));
     }
+    if let Some(f) = derived
+        .difference
+        .as_ref()
+        .and_then(|d| super::derive::negative_finding(d.ci95[0], d.ci95[1]))
+    {
+        warnings.push(f.into());
+    }
+    if derived.raw.n < 2 {
+        warnings.push(NO_INTERVAL.into());
+    }
     let mut notes = spec.notes;
+    if !set.baseline.is_empty() {
+        notes.push(
+            "baseline samples carry no evidence of their own: they run between the evidence \
+             windows so that switches, faults and counters per iteration describe the \
+             mechanism measured, not the baseline's loop"
+                .into(),
+        );
+    }
     if let Some(with_counters) = summarize(&set.evidence) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;
         if slowdown > 0.1 {
@@ -182,6 +210,7 @@ fn conclude(
             Status::Invalid
         },
         samples: set.raw,
+        sample_rounds: set.rounds,
         baseline_samples: set.baseline,
         evidence_samples: set.evidence,
         iterations_per_sample: set.raw_iterations,

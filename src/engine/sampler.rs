@@ -77,6 +77,8 @@ pub struct SampleSet {
     /// Raw samples taken with perf counters attached: evidence, not part of the figure.
     pub evidence: Vec<f64>,
     pub baseline: Vec<f64>,
+    /// The round of each raw (and paired baseline) sample.
+    pub rounds: Vec<u32>,
     pub raw_iterations: u64,
     pub baseline_iterations: u64,
     pub stop: StopReason,
@@ -104,8 +106,14 @@ pub fn auto_scale(work: &mut Workload<'_>, target_ns: u64) -> Result<u64> {
     }
 }
 
-/// Run the sampling loop. `recorder` brackets every raw sample. `min_sample_ns` is the
-/// clock's floor (see clock::min_sample_ns).
+/// Rounds a measurement's samples are taken in. Each round warms up again and samples on
+/// its own share of the budget; the interval is then built from the rounds' medians as well
+/// as from the samples (stats::widen_for_rounds), so drift between rounds — which an
+/// interval from one block of consecutive samples cannot see — widens it.
+pub const ROUNDS: usize = 3;
+
+/// Run the sampling loop in [`ROUNDS`] rounds. `recorder` brackets every raw sample.
+/// `min_sample_ns` is the clock's floor (see clock::min_sample_ns).
 pub fn sample(
     cfg: &SamplingConfig,
     min_sample_ns: f64,
@@ -120,61 +128,101 @@ pub fn sample(
         Some(b) => auto_scale(b, target)?,
         None => 0,
     };
-    // Warm-up: caches, branch predictors, frequency, page tables.
-    let warm_end = now_ns() + cfg.warmup_ns;
+    let mut set = SampleSet {
+        raw: Vec::new(),
+        evidence: Vec::new(),
+        baseline: Vec::new(),
+        rounds: Vec::new(),
+        raw_iterations: raw_iters,
+        baseline_iterations: base_iters,
+        stop: StopReason::Converged,
+    };
+    let per_round = RoundLimits {
+        min_samples: cfg.min_samples.div_ceil(ROUNDS).max(3),
+        max_samples: cfg.max_samples.div_ceil(ROUNDS).max(3),
+    };
+    let mut taken = 0usize;
+    for round in 0..ROUNDS {
+        // The first warm-up is the configured one; later rounds refresh caches and frequency
+        // after the gap, for a quarter of it.
+        let warm = if round == 0 {
+            cfg.warmup_ns
+        } else {
+            cfg.warmup_ns / 4
+        };
+        warm_up(warm, raw, baseline.as_deref_mut(), raw_iters, base_iters)?;
+        let deadline = start + cfg.budget_ns * (round as u64 + 1) / ROUNDS as u64;
+        let first = set.raw.len();
+        let stop = loop {
+            crate::engine::interrupt::check()?;
+            taken += 1;
+            if taken % EVIDENCE_EVERY == 2 {
+                evidence_sample(raw, raw_iters, recorder, &mut set)?;
+                continue;
+            }
+            recorder.begin_quiet();
+            let t = raw(raw_iters)?;
+            recorder.end_quiet(raw_iters);
+            set.raw.push(t as f64 / raw_iters as f64);
+            set.rounds.push(round as u32);
+            if let Some(b) = baseline.as_deref_mut() {
+                let t = b(base_iters)?;
+                set.baseline.push(t as f64 / base_iters as f64);
+            }
+            let n = set.raw.len() - first;
+            let base = if set.baseline.is_empty() {
+                &[][..]
+            } else {
+                &set.baseline[first..]
+            };
+            if n >= per_round.min_samples && converged(&set.raw[first..], base, cfg.rel_ci_target) {
+                break StopReason::Converged;
+            }
+            if n >= per_round.max_samples {
+                break StopReason::SampleLimit;
+            }
+            if n >= per_round.min_samples.min(3) && now_ns() >= deadline {
+                break StopReason::Budget;
+            }
+        };
+        // The weakest round's reason is the measurement's.
+        set.stop = match (set.stop, stop) {
+            (StopReason::Budget, _) | (_, StopReason::Budget) => StopReason::Budget,
+            (StopReason::SampleLimit, _) | (_, StopReason::SampleLimit) => StopReason::SampleLimit,
+            _ => StopReason::Converged,
+        };
+    }
+    if set.evidence.is_empty() {
+        evidence_sample(raw, raw_iters, recorder, &mut set)?;
+    }
+    Ok(set)
+}
+
+/// Samples per round.
+struct RoundLimits {
+    min_samples: usize,
+    max_samples: usize,
+}
+
+/// Warm-up: caches, branch predictors, frequency, page tables. Runs the workloads (raw and
+/// baseline alternately) for `warmup_ns`.
+fn warm_up(
+    warmup_ns: u64,
+    raw: &mut Workload<'_>,
+    mut baseline: Option<&mut Workload<'_>>,
+    raw_iters: u64,
+    base_iters: u64,
+) -> Result<()> {
+    let warm_end = now_ns() + warmup_ns;
     loop {
         raw(raw_iters)?;
         if let Some(b) = baseline.as_deref_mut() {
             b(base_iters)?;
         }
         if now_ns() >= warm_end {
-            break;
+            return Ok(());
         }
     }
-
-    let mut set = SampleSet {
-        raw: Vec::new(),
-        evidence: Vec::new(),
-        baseline: Vec::new(),
-        raw_iterations: raw_iters,
-        baseline_iterations: base_iters,
-        stop: StopReason::Budget,
-    };
-    let deadline = start + cfg.budget_ns;
-    let mut taken = 0usize;
-    loop {
-        crate::engine::interrupt::check()?;
-        taken += 1;
-        if taken % EVIDENCE_EVERY == 2 {
-            evidence_sample(raw, raw_iters, recorder, &mut set)?;
-            continue;
-        }
-        recorder.begin_quiet();
-        let t = raw(raw_iters)?;
-        recorder.end_quiet(raw_iters);
-        set.raw.push(t as f64 / raw_iters as f64);
-        if let Some(b) = baseline.as_deref_mut() {
-            let t = b(base_iters)?;
-            set.baseline.push(t as f64 / base_iters as f64);
-        }
-        let n = set.raw.len();
-        if n >= cfg.min_samples && converged(&set, cfg.rel_ci_target) {
-            set.stop = StopReason::Converged;
-            break;
-        }
-        if n >= cfg.max_samples {
-            set.stop = StopReason::SampleLimit;
-            break;
-        }
-        if n >= cfg.min_samples.min(3) && now_ns() >= deadline {
-            set.stop = StopReason::Budget;
-            break;
-        }
-    }
-    if set.evidence.is_empty() {
-        evidence_sample(raw, raw_iters, recorder, &mut set)?;
-    }
-    Ok(set)
 }
 
 /// One raw sample with perf counters attached; its time is kept apart from the figure.
@@ -191,10 +239,10 @@ fn evidence_sample(
     Ok(())
 }
 
-fn converged(set: &SampleSet, target: f64) -> bool {
+fn converged(raw: &[f64], baseline: &[f64], target: f64) -> bool {
     let ok =
         |v: &[f64]| v.is_empty() || summarize(v).is_some_and(|s| relative_half_width(&s) <= target);
-    ok(&set.raw) && ok(&set.baseline)
+    ok(raw) && ok(baseline)
 }
 
 #[cfg(test)]
@@ -240,12 +288,14 @@ mod tests {
         let set = sample(&cfg, 0.0, &mut raw, Some(&mut base), &mut rec).unwrap();
         assert_eq!(set.stop, StopReason::Converged);
         assert_eq!(set.raw.len(), set.baseline.len());
-        assert_eq!(set.raw.len(), 5);
+        // At least 3 samples in each of the 3 rounds.
+        assert_eq!(set.raw.len(), 9);
+        assert_eq!(set.rounds, [0, 0, 0, 1, 1, 1, 2, 2, 2]);
         assert!(set.raw.iter().all(|&x| x == 100.0));
         assert!(set.baseline.iter().all(|&x| x == 40.0));
         // The second sample and every fourth after it carry perf counters and are kept apart.
-        assert_eq!(set.evidence.len(), 2);
-        assert_eq!(rec.iterations(), 7 * set.raw_iterations);
+        assert_eq!(set.evidence.len(), 3);
+        assert_eq!(rec.iterations(), 12 * set.raw_iterations);
     }
 
     #[test]

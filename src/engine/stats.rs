@@ -46,6 +46,60 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
+/// Two-sided 97.5% quantile of Student's t with `df` degrees of freedom (df ≥ 1).
+pub fn t_975(df: usize) -> f64 {
+    const T: [f64; 10] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=10 => T[df - 1],
+        11..=20 => 2.2,
+        21..=30 => 2.06,
+        _ => 1.96,
+    }
+}
+
+/// The 95% interval of the value across rounds: a t interval on the rounds' medians (so the
+/// drift between rounds, far apart in time, is part of it), centred on their mean. None with
+/// fewer than two rounds. `rounds[i]` is the round of `values[i]`.
+pub fn between_rounds(values: &[f64], rounds: &[u32]) -> Option<[f64; 2]> {
+    if rounds.len() != values.len() {
+        return None;
+    }
+    let mut ids: Vec<u32> = rounds.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let medians: Vec<f64> = ids
+        .iter()
+        .filter_map(|&r| {
+            let v: Vec<f64> = values
+                .iter()
+                .zip(rounds)
+                .filter(|(_, &x)| x == r)
+                .map(|(v, _)| *v)
+                .collect();
+            (!v.is_empty()).then(|| median(&v))
+        })
+        .collect();
+    let k = medians.len();
+    if k < 2 {
+        return None;
+    }
+    let mean = medians.iter().sum::<f64>() / k as f64;
+    let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let half = t_975(k - 1) * (var / k as f64).sqrt();
+    Some([mean - half, mean + half])
+}
+
+/// Widen a summary's interval to hold the between-rounds interval as well: the interval of
+/// one run then covers the within-round spread and the drift between rounds.
+pub fn widen_for_rounds(s: &mut Summary, values: &[f64], rounds: &[u32]) {
+    if let Some([lo, hi]) = between_rounds(values, rounds) {
+        s.ci95 = [s.ci95[0].min(lo), s.ci95[1].max(hi)];
+    }
+}
+
 /// Median of unsorted data.
 pub fn median(samples: &[f64]) -> f64 {
     let mut s = samples.to_vec();
@@ -182,5 +236,32 @@ mod tests {
     fn relative_width() {
         let s = summarize(&[9.0, 10.0, 11.0]).unwrap();
         assert!((relative_half_width(&s) - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rounds_that_drift_widen_the_interval() {
+        // Three rounds whose medians are 100, 110, 120: the within-sample interval of the
+        // pooled data is narrow around 110; the rounds' t interval reaches past both ends.
+        let mut values = Vec::new();
+        let mut rounds = Vec::new();
+        for (r, m) in [100.0, 110.0, 120.0].iter().enumerate() {
+            for i in 0..20 {
+                values.push(m + (i % 3) as f64 * 0.1);
+                rounds.push(r as u32);
+            }
+        }
+        let [lo, hi] = between_rounds(&values, &rounds).unwrap();
+        assert!(lo < 100.0 && hi > 120.0, "[{lo}, {hi}]");
+        let mut s = summarize(&values).unwrap();
+        let before = s.ci95;
+        widen_for_rounds(&mut s, &values, &rounds);
+        assert!(s.ci95[0] < before[0] && s.ci95[1] > before[1]);
+        // One round: nothing to add.
+        assert!(between_rounds(&values[..20], &rounds[..20]).is_none());
+        // Rounds that agree leave the interval as it was.
+        let flat: Vec<f64> = values.iter().map(|_| 5.0).collect();
+        let mut s = summarize(&flat).unwrap();
+        widen_for_rounds(&mut s, &flat, &rounds);
+        assert_eq!(s.ci95, [5.0, 5.0]);
     }
 }

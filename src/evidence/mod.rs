@@ -2,10 +2,12 @@
 //! placement. The engine opens a [`recorder::Recorder`] around the raw samples; probes only
 //! name their participants.
 
+pub mod cputime;
 pub mod perf;
 pub mod placement;
 pub mod procfs;
 pub mod recorder;
+pub mod trace;
 
 /// A task whose behaviour is evidence: the measuring thread, a forked partner, a partner thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -186,10 +186,36 @@ pub fn open_error_reason(err: &std::io::Error) -> String {
     }
 }
 
+/// A counter that can be read: count, time enabled, time running. The seam between the
+/// accounting here (windows, multiplex scaling, per-op figures, reasons) and the PMU: tests
+/// feed recorded values through it on machines (and CI) that have no PMU.
+pub trait ReadCounter {
+    fn read(&mut self) -> std::io::Result<(u64, u64, u64)>;
+}
+
+impl ReadCounter for Counter {
+    fn read(&mut self) -> std::io::Result<(u64, u64, u64)> {
+        let v = self.read_count_and_time()?;
+        Ok((v.count, v.time_enabled, v.time_running))
+    }
+}
+
+/// What an event is, for an opener: its perf-stat name and whether it is counted only in
+/// the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventInfo {
+    pub name: &'static str,
+    pub kernel_side: bool,
+}
+
+/// Opens one event on one task: the counter and an optional note, or why it cannot be.
+pub type Opener<'a> =
+    dyn FnMut(EventInfo, i32) -> Result<(Box<dyn ReadCounter>, Option<String>), String> + 'a;
+
 /// One event's counters on every participant, and what was accumulated over raw windows.
 struct Slot {
     name: &'static str,
-    counters: Vec<Counter>,
+    counters: Vec<Box<dyn ReadCounter>>,
     last: Vec<(u64, u64, u64)>,
     count: u64,
     enabled: u64,
@@ -207,6 +233,18 @@ impl PerfSet {
     /// Open every event of `set` on every task. Counters start enabled; only the deltas of
     /// [`begin`](Self::begin)/[`end`](Self::end) windows count.
     pub fn open(tids: &[i32], set: EventSet) -> PerfSet {
+        let specs = specs(set);
+        Self::open_with(tids, set, &mut |info, tid| {
+            let spec = specs
+                .iter()
+                .find(|s| s.name == info.name)
+                .expect("the opener is asked only for the set's own events");
+            open_one(spec, tid).map(|(c, note)| (Box::new(c) as Box<dyn ReadCounter>, note))
+        })
+    }
+
+    /// [`open`](Self::open) through `opener` (the PMU, or recorded values in tests).
+    pub fn open_with(tids: &[i32], set: EventSet, opener: &mut Opener<'_>) -> PerfSet {
         let mut slots = Vec::new();
         for spec in specs(set) {
             let mut slot = Slot {
@@ -219,8 +257,12 @@ impl PerfSet {
                 reason: None,
                 failed: false,
             };
+            let info = EventInfo {
+                name: spec.name,
+                kernel_side: spec.kernel_side,
+            };
             for &tid in tids {
-                match open_one(spec, tid) {
+                match opener(info, tid) {
                     Ok((c, note)) => {
                         if note.is_some() {
                             slot.reason = note;
@@ -247,10 +289,7 @@ impl PerfSet {
             .map(|s| {
                 s.counters
                     .iter_mut()
-                    .map(|c| match c.read_count_and_time() {
-                        Ok(v) => (v.count, v.time_enabled, v.time_running),
-                        Err(_) => (0, 0, 0),
-                    })
+                    .map(|c| c.read().unwrap_or((0, 0, 0)))
                     .collect()
             })
             .collect()
@@ -362,22 +401,30 @@ fn open_one(spec: &Spec, tid: i32) -> Result<(Counter, Option<String>), String> 
             .any_cpu()
             .exclude_kernel(!include_kernel)
             .exclude_hv(true);
-        b.build()
+        let mut c = b.build()?;
+        c.enable()?;
+        Ok(c)
     };
+    open_with_fallback(spec.kernel_side, build)
+}
+
+/// The opening rule, apart from the PMU: try with kernel counting; when that is not
+/// permitted, fall back to user-space counting with a note, except for kernel-side events
+/// (scheduler events would read 0), which are refused with the reason.
+pub fn open_with_fallback<C>(
+    kernel_side: bool,
+    mut build: impl FnMut(bool) -> std::io::Result<C>,
+) -> Result<(C, Option<String>), String> {
     match build(true) {
-        Ok(mut c) => {
-            c.enable().map_err(|e| open_error_reason(&e))?;
-            Ok((c, None))
-        }
+        Ok(c) => Ok((c, None)),
         Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
-            if spec.kernel_side {
+            if kernel_side {
                 return Err(format!(
                     "{}; kernel-side counting is required for this event",
                     open_error_reason(&e)
                 ));
             }
-            let mut c = build(false).map_err(|e| open_error_reason(&e))?;
-            c.enable().map_err(|e| open_error_reason(&e))?;
+            let c = build(false).map_err(|e| open_error_reason(&e))?;
             Ok((
                 c,
                 Some("user-space only (kernel counting not permitted)".into()),
@@ -397,6 +444,116 @@ mod tests {
         assert_eq!(scale(100, 10, 5), (Some(200.0), true, None));
         let (v, s, why) = scale(0, 10, 0);
         assert!(v.is_none() && !s && why.unwrap().contains("multiplexed"));
+    }
+
+    /// A counter replaying recorded (count, enabled, running) readings, one per read.
+    struct Recorded(std::collections::VecDeque<(u64, u64, u64)>);
+
+    impl ReadCounter for Recorded {
+        fn read(&mut self) -> std::io::Result<(u64, u64, u64)> {
+            self.0
+                .pop_front()
+                .ok_or_else(|| std::io::Error::other("no more recorded readings"))
+        }
+    }
+
+    fn errno(e: i32) -> std::io::Error {
+        std::io::Error::from_raw_os_error(e)
+    }
+
+    /// A PMU-less machine as recorded: software events read, hardware ones do not open.
+    fn recorded_machine(
+        info: EventInfo,
+        tid: i32,
+    ) -> Result<(Box<dyn ReadCounter>, Option<String>), String> {
+        match info.name {
+            // Two windows: 1000 switches per task per window, always running.
+            "context-switches" => Ok((
+                Box::new(Recorded(
+                    [(0, 0, 0), (1000, 10, 10), (1000, 10, 10), (2000, 20, 20)].into(),
+                )),
+                None,
+            )),
+            // Multiplexed: counted a quarter of the time it was enabled.
+            "page-faults" => Ok((
+                Box::new(Recorded([(0, 0, 0), (50 + tid as u64, 400, 100)].into())),
+                None,
+            )),
+            "minor-faults" | "major-faults" | "cpu-migrations" | "task-clock" => {
+                Ok((Box::new(Recorded([(0, 0, 0), (0, 10, 10)].into())), None))
+            }
+            _ => Err(open_error_reason(&errno(libc::ENOENT))),
+        }
+    }
+
+    #[test]
+    fn recorded_counters_give_per_op_figures_and_scale_multiplexing() {
+        let mut set = PerfSet::open_with(&[1, 2], EventSet::Standard, &mut recorded_machine);
+        set.begin();
+        set.end();
+        set.close();
+        let r = set.readings(500);
+        // 1000 switches on each of two tasks over 500 iterations: 4 per op.
+        let cs = &r["context-switches"];
+        assert_eq!(
+            (cs.total, cs.per_op, cs.scaled),
+            (Some(2000.0), Some(4.0), false)
+        );
+        // (51 + 52) counted over 1/4 of the enabled time: scaled ×4, and flagged.
+        let pf = &r["page-faults"];
+        assert!(pf.scaled, "{pf:?}");
+        assert_eq!(pf.total, Some(412.0));
+        assert_eq!(pf.per_op, Some(412.0 / 500.0));
+        // No PMU: every hardware event says why, none reads as zero.
+        for name in [
+            "cycles",
+            "instructions",
+            "L1-dcache-loads",
+            "LLC-load-misses",
+        ] {
+            let e = &r[name];
+            assert!(!e.supported && e.total.is_none(), "{name}: {e:?}");
+            assert!(
+                e.reason.as_deref().unwrap().contains("no PMU"),
+                "{name}: {e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn absorbed_windows_add_up() {
+        let mut a = PerfSet::open_with(&[1], EventSet::Software, &mut recorded_machine);
+        a.begin();
+        a.end();
+        let mut b = PerfSet::open_with(&[1], EventSet::Software, &mut recorded_machine);
+        b.begin();
+        b.end();
+        a.absorb(&b);
+        assert_eq!(a.readings(100)["context-switches"].total, Some(2000.0));
+    }
+
+    #[test]
+    fn permission_rules_for_kernel_side_events() {
+        // Kernel counting refused: a scheduler event is refused with the reason...
+        let denied = |k: bool| if k { Err(errno(libc::EACCES)) } else { Ok(7u8) };
+        let e = open_with_fallback(true, denied).unwrap_err();
+        assert!(
+            e.contains("permission denied") && e.contains("kernel-side counting is required"),
+            "{e}"
+        );
+        // ...a user-space event falls back and says so.
+        let (c, note) = open_with_fallback(false, denied).unwrap();
+        assert_eq!(c, 7);
+        assert!(note.unwrap().contains("user-space only"));
+        // Other errors are named in plain words.
+        let e = open_with_fallback(false, |_| Err::<u8, _>(errno(libc::ENOSYS))).unwrap_err();
+        assert!(e.contains("not available in this kernel"), "{e}");
+        let e = open_with_fallback(false, |_| Err::<u8, _>(errno(libc::EMFILE))).unwrap_err();
+        assert!(e.contains("too many open files"), "{e}");
+        assert_eq!(
+            open_with_fallback(true, |_| Ok::<u8, std::io::Error>(1)).unwrap(),
+            (1, None)
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! ([`begin_quiet`](Recorder::begin_quiet)/[`end_quiet`](Recorder::end_quiet)) read only
 //! procfs, which costs the measured tasks nothing.
 
+use super::cputime::{self, CpuReading, Whose};
 use super::perf::{EventSet, PerfSet};
 use super::procfs::{self, TaskSnapshot};
 use super::Participant;
@@ -26,14 +27,116 @@ pub struct Recorder {
     first: Vec<Option<usize>>,
     iterations: u64,
     window_start: u64,
-    wall_ns: u64,
-    oncpu_ns: Option<u64>,
-    run_delay_ns: u64,
+    /// CPU-time readings at the start of the window in progress.
+    cpu_before: Vec<Option<CpuReading>>,
+    /// Affinity masks at the first window (to tell that pinning held throughout).
+    first_affinity: Vec<Option<Vec<usize>>>,
+    /// Each participant's kind, and the order they are read in at opening and closing edges.
+    whose: Vec<Whose>,
+    order_opening: Vec<usize>,
+    order_closing: Vec<usize>,
+    /// Occupancy over the windows whose edges were read exactly.
+    occ: OccupancyTotals,
 }
+
+/// Running sums behind [`Occupancy`]: only windows whose every reading was current count.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OccupancyTotals {
+    pub windows: u64,
+    pub exact_windows: u64,
+    pub wall_ns: u64,
+    pub oncpu_ns: u64,
+    pub delay_windows: u64,
+    pub delay_wall_ns: u64,
+    pub run_delay_ns: u64,
+    /// Any participant had a readable CPU time at all.
+    pub readable: bool,
+}
+
+impl OccupancyTotals {
+    /// Add one window given each participant's readings at its start and end.
+    pub fn add_window(
+        &mut self,
+        wall_ns: u64,
+        before: &[Option<CpuReading>],
+        after: &[Option<CpuReading>],
+    ) {
+        self.windows += 1;
+        let pairs: Vec<(CpuReading, CpuReading)> = before
+            .iter()
+            .zip(after)
+            .filter_map(|(b, a)| b.zip(*a))
+            .collect();
+        if pairs.is_empty() {
+            return;
+        }
+        self.readable = true;
+        let complete = pairs.len() == before.len();
+        if complete && pairs.iter().all(|(b, a)| b.exact && a.exact) {
+            self.exact_windows += 1;
+            self.wall_ns += wall_ns;
+            self.oncpu_ns += pairs
+                .iter()
+                .map(|(b, a)| a.oncpu_ns.saturating_sub(b.oncpu_ns))
+                .sum::<u64>();
+        }
+        if complete && pairs.iter().all(|(b, a)| b.delay_exact && a.delay_exact) {
+            self.delay_windows += 1;
+            self.delay_wall_ns += wall_ns;
+            self.run_delay_ns += pairs
+                .iter()
+                .map(|(b, a)| {
+                    a.run_delay_ns
+                        .unwrap_or(0)
+                        .saturating_sub(b.run_delay_ns.unwrap_or(0))
+                })
+                .sum::<u64>();
+        }
+    }
+
+    /// The occupancy over `cpus` pinned CPUs, None when no participant's CPU time was
+    /// readable at all.
+    pub fn occupancy(&self, cpus: usize) -> Option<Occupancy> {
+        if !self.readable || self.windows == 0 {
+            return None;
+        }
+        Some(Occupancy {
+            wall_ns: self.wall_ns,
+            oncpu_ns: self.oncpu_ns,
+            run_delay_ns: self.run_delay_ns,
+            share: if self.wall_ns > 0 {
+                self.oncpu_ns as f64 / (self.wall_ns as f64 * cpus.max(1) as f64)
+            } else {
+                0.0
+            },
+            delay_wall_ns: self.delay_wall_ns,
+            windows: self.windows,
+            exact_windows: self.exact_windows,
+            cpus,
+            method: OCCUPANCY_METHOD.into(),
+        })
+    }
+}
+
+/// A task's affinity mask, sorted (None when unreadable).
+fn sorted_affinity(tid: i32) -> Option<Vec<usize>> {
+    let mut a = super::placement::affinity_of(tid)?;
+    a.sort_unstable();
+    Some(a)
+}
+
+/// How occupancy is read (recorded with it, so older runs read from stale schedstat can be
+/// told apart).
+pub const OCCUPANCY_METHOD: &str =
+    "thread CPU clocks and settled schedstat at the window edges (exact at read)";
 
 impl Recorder {
     pub fn new(participants: Vec<Participant>, events: EventSet) -> Recorder {
         let n = participants.len();
+        let whose: Vec<Whose> = participants
+            .iter()
+            .map(|p| Whose::of(p.pid, p.tid))
+            .collect();
         Recorder {
             events,
             perf_totals: None,
@@ -45,9 +148,20 @@ impl Recorder {
             first: vec![None; n],
             iterations: 0,
             window_start: 0,
-            wall_ns: 0,
-            oncpu_ns: Some(0),
-            run_delay_ns: 0,
+            cpu_before: vec![None; n],
+            first_affinity: vec![None; n],
+            order_opening: {
+                let mut o: Vec<usize> = (0..n).collect();
+                o.sort_by_key(|&i| whose[i] != Whose::Other);
+                o
+            },
+            order_closing: {
+                let mut o: Vec<usize> = (0..n).collect();
+                o.sort_by_key(|&i| whose[i] == Whose::Other);
+                o
+            },
+            whose,
+            occ: OccupancyTotals::default(),
         }
     }
 
@@ -55,16 +169,17 @@ impl Recorder {
     pub fn begin(&mut self) {
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
         self.perf_live = Some(PerfSet::open(&tids, self.events));
-        self.begin_quiet();
+        self.snapshot_all();
         if let Some(p) = self.perf_live.as_mut() {
             p.begin();
         }
-        self.window_start = crate::engine::clock::now_ns();
+        self.start_clocks();
     }
 
     /// Close an evidence window that ran `iterations` raw iterations; its counters are closed.
     pub fn end(&mut self, iterations: u64) {
         let now = crate::engine::clock::now_ns();
+        let cpu_after = self.read_cpu(false);
         if let Some(mut live) = self.perf_live.take() {
             live.end();
             live.close();
@@ -74,45 +189,68 @@ impl Recorder {
             }
             self.perf_iterations += iterations;
         }
-        self.end_quiet_at(now, iterations);
+        self.close_window(now, cpu_after, iterations);
     }
 
-    /// Start a quiet window: procfs counters, schedstat and placement only.
+    /// Start a quiet window: procfs counters, CPU clocks and placement only.
     pub fn begin_quiet(&mut self) {
-        for (i, p) in self.participants.iter().enumerate() {
-            let snap = procfs::snapshot(p.pid, p.tid);
-            if self.first[i].is_none() {
-                self.first[i] = snap.and_then(|s| s.processor);
-            }
-            self.before[i] = snap;
-        }
-        self.window_start = crate::engine::clock::now_ns();
+        self.snapshot_all();
+        self.start_clocks();
     }
 
     /// Close a quiet window that ran `iterations` raw iterations.
     pub fn end_quiet(&mut self, iterations: u64) {
-        self.end_quiet_at(crate::engine::clock::now_ns(), iterations);
+        let now = crate::engine::clock::now_ns();
+        let cpu_after = self.read_cpu(false);
+        self.close_window(now, cpu_after, iterations);
     }
 
-    fn end_quiet_at(&mut self, now: u64, iterations: u64) {
-        self.wall_ns += now.saturating_sub(self.window_start);
+    fn snapshot_all(&mut self) {
+        for (i, p) in self.participants.iter().enumerate() {
+            let snap = procfs::snapshot(p.pid, p.tid);
+            if self.first[i].is_none() {
+                self.first[i] = snap.and_then(|s| s.processor);
+                self.first_affinity[i] = sorted_affinity(p.tid);
+            }
+            self.before[i] = snap;
+        }
+    }
+
+    /// CPU clocks last and the wall clock right after, so the window's edges are tight (the
+    /// reading of CPU time and of wall time are microseconds apart, not a procfs walk).
+    fn start_clocks(&mut self) {
+        self.cpu_before = self.read_cpu(true);
+        self.window_start = crate::engine::clock::now_ns();
+    }
+
+    /// Every participant's CPU time at one edge. Threads of this process (whose clocks the
+    /// reading itself advances) are read last when a window opens and first when it closes,
+    /// so reading the others' procfs files falls outside the window.
+    fn read_cpu(&self, opening: bool) -> Vec<Option<CpuReading>> {
+        let mut out = vec![None; self.participants.len()];
+        let order = if opening {
+            &self.order_opening
+        } else {
+            &self.order_closing
+        };
+        for &i in order {
+            let p = &self.participants[i];
+            out[i] = cputime::read_as(self.whose[i], p.pid, p.tid, opening);
+        }
+        out
+    }
+
+    fn close_window(&mut self, now: u64, cpu_after: Vec<Option<CpuReading>>, iterations: u64) {
+        self.occ.add_window(
+            now.saturating_sub(self.window_start),
+            &self.cpu_before,
+            &cpu_after,
+        );
         for (i, p) in self.participants.iter().enumerate() {
             let after = procfs::snapshot(p.pid, p.tid);
             if let (Some(b), Some(a)) = (self.before[i], after) {
                 procfs::accumulate(&mut self.totals[i], &procfs::delta(&b, &a));
             }
-            let oncpu = match (self.before[i], after) {
-                (Some(b), Some(a)) => b.oncpu_ns.zip(a.oncpu_ns).map(|(x, y)| {
-                    let delay = a
-                        .run_delay_ns
-                        .unwrap_or(0)
-                        .saturating_sub(b.run_delay_ns.unwrap_or(0));
-                    self.run_delay_ns += delay;
-                    y.saturating_sub(x)
-                }),
-                _ => None,
-            };
-            self.oncpu_ns = self.oncpu_ns.zip(oncpu).map(|(t, d)| t + d);
         }
         self.iterations += iterations;
     }
@@ -144,6 +282,9 @@ impl Recorder {
                 requested: p.requested.clone(),
                 start: start_cpus.get(i).copied().flatten().or(self.first[i]),
                 end,
+                affinity_held: !p.requested.is_empty()
+                    && self.first_affinity[i].as_deref() == Some(&p.requested[..])
+                    && sorted_affinity(p.tid).as_deref() == Some(&p.requested[..]),
             });
         }
         let pinned: std::collections::BTreeSet<usize> = self
@@ -151,15 +292,7 @@ impl Recorder {
             .iter()
             .flat_map(|p| p.requested.iter().copied())
             .collect();
-        let occupancy = self
-            .oncpu_ns
-            .filter(|_| self.wall_ns > 0 && !self.participants.is_empty())
-            .map(|oncpu| Occupancy {
-                wall_ns: self.wall_ns,
-                oncpu_ns: oncpu,
-                run_delay_ns: self.run_delay_ns,
-                share: oncpu as f64 / (self.wall_ns as f64 * pinned.len().max(1) as f64),
-            });
+        let occupancy = self.occ.occupancy(pinned.len());
         Evidence {
             occupancy,
             rusage: RusageEvidence {

@@ -246,7 +246,18 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
         esc(family)
     );
     // Figures first: they are what a reader looks at; the table holds the details.
-    let figures = family_plots(runs, family, &rows);
+    let mut figures = family_plots(runs, family, &rows);
+    let cross_core = [
+        super::ipc::figures(runs, family),
+        super::c2c::figures(runs, family),
+        super::rpc::figures(runs, family),
+    ];
+    figures.extend(
+        cross_core
+            .into_iter()
+            .flatten()
+            .map(|svg| (Size::Wide, svg)),
+    );
     let (small, wide): (Vec<_>, Vec<_>) = figures.into_iter().partition(|(s, _)| *s == Size::Small);
     for (_, svg) in wide {
         h.push_str(&inline(svg));

@@ -1,6 +1,7 @@
 //! Everything that turns a Run into something a person or a script reads: terminal tables,
 //! JSON/CSV export, plots, the HTML report, comparisons of runs. Reports never measure.
 
+pub mod c2c;
 pub mod compare;
 pub mod export;
 pub mod facts;
@@ -9,10 +10,12 @@ pub mod figures;
 pub mod fleet;
 pub mod html;
 pub mod input;
+pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
 pub mod plot;
+pub mod rpc;
 pub mod sweep;
 pub mod table;
 pub mod term;

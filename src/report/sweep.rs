@@ -274,6 +274,12 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
                 (None, _) => "INVALID".into(),
             };
             let indirect = match r.indirect {
+                // Negative beyond its interval: a finding, never a cost.
+                Some([_, lo, hi])
+                    if r.size > 0 && crate::engine::derive::negative_finding(lo, hi).is_some() =>
+                {
+                    "faster (model fails)".into()
+                }
                 Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => {
                     format!("≈0 ({})", ns(med))
                 }
@@ -325,6 +331,14 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
             "  fits = smallest cache holding one process's working set / all N together; \
              indirect = per switch − the S=0 (direct) cost\n",
         );
+        if rows
+            .iter()
+            .any(|r| r.get(5).is_some_and(|c| c.starts_with("faster")))
+        {
+            out.push_str("  faster (model fails): ");
+            out.push_str(crate::engine::derive::NEGATIVE_FINDING);
+            out.push('\n');
+        }
         for n in notes {
             out.push_str(&n);
             out.push('\n');

@@ -10,6 +10,10 @@ use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
 pub fn fmt_value(s: &Summary, unit: &str) -> String {
+    // One sample has no spread to build an interval from: never print it as ±0.
+    if s.n < 2 {
+        return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
+    }
     let half = (s.ci95[1] - s.ci95[0]) / 2.0;
     let (d, unit) = if unit.starts_with("ns") {
         let (d, suffix) = time_unit(s.median);
@@ -56,7 +60,10 @@ pub fn checks_cell(m: &Measurement) -> String {
 fn evidence_cell(m: &Measurement) -> String {
     let it = m.evidence.rusage.iterations.max(1);
     let t = &m.evidence.rusage.total;
-    if m.probe.starts_with("ctx.") {
+    if ["ctx.", "ipc.", "c2c.", "rpc."]
+        .iter()
+        .any(|p| m.probe.starts_with(p))
+    {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
         let mig = crate::engine::checks::migrations(&m.evidence);
         format!(
@@ -292,6 +299,10 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         ));
         out.push('\n');
     }
+    // Cross-core matrices (ipc, c2c, rpc) under the table, when the run has them.
+    out.push_str(&super::ipc::text(run));
+    out.push_str(&super::c2c::text(run));
+    out.push_str(&super::rpc::text(run));
     out
 }
 
@@ -315,14 +326,45 @@ pub fn definitions(run: &Run) -> String {
                 .unwrap_or_default()
         );
         seen.entry(key)
-            .or_insert_with(|| (m.probe.clone(), m.notes.join(" ")));
+            .or_insert_with(|| (m.probe.clone(), m.notes.join("; ")));
     }
-    seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect()
+    let mut out: String = seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect();
+    if run.measurements.iter().any(|m| !m.sample_rounds.is_empty()) {
+        out.push_str(INTERVALS);
+    }
+    out.push_str(CHECKS);
+    out
 }
+
+/// How the intervals are built (--explain).
+pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds, each warmed up again and \
+    given a third of the budget; a figure's 95% interval is the distribution-free interval of \
+    the median of all samples, widened to hold a t interval (2 degrees of freedom) on the three \
+    rounds' medians, so drift between rounds widens it. A difference (raw − baseline) is taken \
+    pairwise per sample and widened the same way. Drift between separate invocations is larger \
+    still: compare uses the history's run-to-run drift for that (docs/EVIDENCE.md).\n";
+
+/// How occupancy is checked (--explain).
+pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each window's edges \
+    from their thread CPU clocks (exact at read) or from schedstat when the task was not \
+    runnable at the read; more CPU time than the window (beyond 2% and 10 µs per reading) is a \
+    measurement window error; less than 95% on one CPU, or more than 5% run-queue wait for a \
+    lone participant, means a competitor took the CPU and the figure is invalid.\n";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_sample_has_no_interval() {
+        let s = crate::engine::stats::summarize(&[1500.0]).unwrap();
+        assert_eq!(
+            fmt_value(&s, "ns/op"),
+            format!("{} (1 sample, no interval)", fmt_plain(&s, "ns/op"))
+        );
+        let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();
+        assert!(fmt_value(&s, "ns/op").contains('±'));
+    }
 
     fn fixture() -> Run {
         crate::report::input::parse_run(

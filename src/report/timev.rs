@@ -87,6 +87,7 @@ mod tests {
         ev.rusage.total.inblock = 8;
         Measurement {
             probe: "fault.anon".into(),
+            sample_rounds: Vec::new(),
             params: [("thp".to_string(), serde_json::json!("never"))].into(),
             unit: "ns/fault".into(),
             value: Some(s.clone()),

@@ -279,7 +279,11 @@ pub struct Cache {
     /// read of it is a hit that changes no state, the common case of sequential fetch.
     last_line: u32,
     shadow: Shadow,
-    pub stats: CacheStats,
+    /// Counts of the slow path; the fast path's hits are in `fast_hits`.
+    counts: CacheStats,
+    /// Reads of `last_line` (hits that change no state): one increment on the fast path,
+    /// folded into the counts by [`Cache::stats`].
+    fast_hits: u64,
 }
 
 impl Cache {
@@ -303,8 +307,18 @@ impl Cache {
             rng: cfg.seed.max(1),
             last_line: NO_LINE,
             shadow: Shadow::new(capacity, lines_in_memory),
-            stats: CacheStats::default(),
+            counts: CacheStats::default(),
+            fast_hits: 0,
         })
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> CacheStats {
+        let mut s = self.counts;
+        s.accesses += self.fast_hits;
+        s.reads += self.fast_hits;
+        s.hits += self.fast_hits;
+        s
     }
 
     pub fn config(&self) -> &CacheConfig {
@@ -336,9 +350,7 @@ impl Cache {
     #[inline]
     fn access_line(&mut self, line: u32, write: bool) -> bool {
         if line == self.last_line && !write {
-            self.stats.accesses += 1;
-            self.stats.reads += 1;
-            self.stats.hits += 1;
+            self.fast_hits += 1;
             return false;
         }
         self.access_slow(line, write)
@@ -346,7 +358,7 @@ impl Cache {
 
     #[inline]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
-        let s = &mut self.stats;
+        let s = &mut self.counts;
         s.accesses += 1;
         if write {
             s.writes += 1;
@@ -366,7 +378,7 @@ impl Cache {
         self.clock += 1;
         if let Some(way) = hit_way {
             let slot = slots.start + way;
-            self.stats.hits += 1;
+            self.counts.hits += 1;
             if self.cfg.replacement == Replacement::Lru {
                 self.stamp[slot] = self.clock;
             }
@@ -374,34 +386,34 @@ impl Cache {
                 if write_back {
                     self.dirty[slot] = true;
                 } else {
-                    self.stats.memory_writes += 1;
+                    self.counts.memory_writes += 1;
                 }
             }
             self.last_line = line;
             return false;
         }
-        self.stats.misses += 1;
+        self.counts.misses += 1;
         if !seen {
-            self.stats.compulsory += 1;
+            self.counts.compulsory += 1;
         } else if !in_shadow {
-            self.stats.capacity += 1;
+            self.counts.capacity += 1;
         } else {
-            self.stats.conflict += 1;
+            self.counts.conflict += 1;
         }
         if !allocate {
-            self.stats.memory_writes += 1;
+            self.counts.memory_writes += 1;
             self.last_line = NO_LINE;
             return true;
         }
         let slot = slots.start + self.victim(slots);
         if self.lines[slot] != NO_LINE && self.dirty[slot] {
-            self.stats.writebacks += 1;
+            self.counts.writebacks += 1;
         }
         self.lines[slot] = line;
         self.stamp[slot] = self.clock;
         self.dirty[slot] = write && write_back;
         if write && !write_back {
-            self.stats.memory_writes += 1;
+            self.counts.memory_writes += 1;
         }
         self.last_line = line;
         true

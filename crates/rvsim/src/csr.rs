@@ -3,7 +3,14 @@
 //!
 //! Counters (cycle, time, instret and their machine/high halves) are not stored here: the
 //! machine supplies their current values on a read, so they cost nothing while not read.
-//! Writes to the counters are ignored (they are read-only in this model).
+//! `mcycle` and `minstret` (and their high halves) are writable as the privileged spec
+//! requires: a write stores an offset against the machine's own count, so the statistics of a
+//! run never change, and the value written is what the next instruction reads (the writing
+//! instruction's own increment is suppressed).
+//!
+//! The PMP registers are present (WARL storage, no enforcement: there is only machine mode,
+//! which PMP does not restrict unless an entry is locked) and the trigger registers answer as a
+//! core without triggers (`tselect` reads 0 whatever is written, `tdata1` reads type 0).
 
 pub const MSTATUS: u32 = 0x300;
 pub const MISA: u32 = 0x301;
@@ -30,6 +37,14 @@ pub const MVENDORID: u32 = 0xF11;
 pub const MARCHID: u32 = 0xF12;
 pub const MIMPID: u32 = 0xF13;
 pub const MHARTID: u32 = 0xF14;
+pub const MCONFIGPTR: u32 = 0xF15;
+pub const PMPCFG0: u32 = 0x3A0;
+pub const PMPADDR0: u32 = 0x3B0;
+pub const TSELECT: u32 = 0x7A0;
+pub const TDATA1: u32 = 0x7A1;
+pub const TDATA2: u32 = 0x7A2;
+pub const TDATA3: u32 = 0x7A3;
+pub const TINFO: u32 = 0x7A4;
 
 /// mstatus.MIE: interrupts globally enabled in M-mode.
 pub const MSTATUS_MIE: u32 = 1 << 3;
@@ -65,6 +80,14 @@ pub struct Csrs {
     pub misa: u32,
     /// Mask applied to mepc: ~1 with C, ~3 without.
     pub epc_mask: u32,
+    /// Added to the machine's instruction count when minstret is read (set by writes).
+    pub instret_offset: u64,
+    /// Added to the machine's cycle count when mcycle is read (set by writes).
+    pub cycle_offset: u64,
+    pub pmpcfg: [u32; 4],
+    pub pmpaddr: [u32; 16],
+    /// Whether the program ever had the timer interrupt enabled (mstatus.MIE and mie.MTIE).
+    pub timer_ever_enabled: bool,
 }
 
 /// Why a CSR access is an illegal instruction.
@@ -74,7 +97,8 @@ impl Csrs {
     pub fn new(compressed: bool) -> Csrs {
         let c = if compressed { 1 << 2 } else { 0 };
         Csrs {
-            misa: (1 << 30) | (1 << 8) | (1 << 12) | c,
+            // MXL = 32, I, M, A (+ C).
+            misa: (1 << 30) | (1 << 8) | (1 << 12) | 1 | c,
             epc_mask: if compressed { !1 } else { !3 },
             ..Csrs::default()
         }
@@ -104,25 +128,60 @@ impl Csrs {
                     0
                 }
             }
-            MCYCLE | CYCLE => c.cycle as u32,
-            MCYCLEH | CYCLEH => (c.cycle >> 32) as u32,
-            MINSTRET | INSTRET => c.instret as u32,
-            MINSTRETH | INSTRETH => (c.instret >> 32) as u32,
+            MCYCLE | CYCLE => self.cycle(c) as u32,
+            MCYCLEH | CYCLEH => (self.cycle(c) >> 32) as u32,
+            MINSTRET | INSTRET => self.instret(c) as u32,
+            MINSTRETH | INSTRETH => (self.instret(c) >> 32) as u32,
             TIME => c.time as u32,
             TIMEH => (c.time >> 32) as u32,
-            MVENDORID | MARCHID | MIMPID | MHARTID => 0,
+            MVENDORID | MARCHID | MIMPID | MHARTID | MCONFIGPTR => 0,
+            PMPCFG0..=0x3A3 => self.pmpcfg[(csr - PMPCFG0) as usize],
+            PMPADDR0..=0x3BF => self.pmpaddr[(csr - PMPADDR0) as usize],
+            TSELECT | TDATA1 | TDATA2 | TDATA3 => 0,
+            // tinfo: bit 0 set would announce trigger type 0; "no triggers" reads 1 (type 0
+            // only) as the debug spec recommends for a core without them.
+            TINFO => 1,
             _ => return Err(IllegalCsr),
         })
     }
 
+    /// minstret as the program sees it.
+    pub fn instret(&self, c: &Counters) -> u64 {
+        c.instret.wrapping_add(self.instret_offset)
+    }
+
+    /// mcycle as the program sees it.
+    pub fn cycle(&self, c: &Counters) -> u64 {
+        c.cycle.wrapping_add(self.cycle_offset)
+    }
+
     /// Writes a CSR. Read-only CSRs (number bits 11:10 == 3) and unknown ones are illegal.
-    pub fn write(&mut self, csr: u32, value: u32) -> Result<(), IllegalCsr> {
+    /// `c` holds the counters before the writing instruction retires.
+    pub fn write(&mut self, csr: u32, value: u32, c: &Counters) -> Result<(), IllegalCsr> {
         if csr >> 10 == 3 {
             return Err(IllegalCsr);
         }
+        let low = |old: u64| (old & !0xffff_ffff) | value as u64;
+        let high = |old: u64| (old & 0xffff_ffff) | (value as u64) << 32;
         match csr {
             MSTATUS => self.mstatus = value & (MSTATUS_MIE | MSTATUS_MPIE),
             MIE => self.mie = value & ((1 << 3) | MTI_BIT | (1 << 11)),
+            // The next instruction reads the written value: the writer's own retirement
+            // (+1) is compensated in the offset.
+            MINSTRET | MINSTRETH => {
+                let old = self.instret(c);
+                let new = if csr == MINSTRET { low(old) } else { high(old) };
+                self.instret_offset = new.wrapping_sub(c.instret.wrapping_add(1));
+            }
+            MCYCLE | MCYCLEH => {
+                let old = self.cycle(c);
+                let new = if csr == MCYCLE { low(old) } else { high(old) };
+                self.cycle_offset = new.wrapping_sub(c.cycle.wrapping_add(1));
+            }
+            // Bits 5 and 6 of each configuration byte are reserved (read as zero).
+            PMPCFG0..=0x3A3 => self.pmpcfg[(csr - PMPCFG0) as usize] = value & 0x9f9f_9f9f,
+            PMPADDR0..=0x3BF => self.pmpaddr[(csr - PMPADDR0) as usize] = value,
+            TSELECT | TDATA1 | TDATA2 | TDATA3 | TINFO => {}
             // Direct (0) and vectored (1) modes; base is 4-byte aligned.
             MTVEC => self.mtvec = value & !2,
             MSCRATCH => self.mscratch = value,
@@ -131,8 +190,11 @@ impl Csrs {
             MTVAL => self.mtval = value,
             // MTIP is read-only (cleared by writing mtimecmp); misa and the counters ignore
             // writes.
-            MIP | MISA | MSTATUSH | MCOUNTINHIBIT | MCYCLE | MCYCLEH | MINSTRET | MINSTRETH => {}
+            MIP | MISA | MSTATUSH | MCOUNTINHIBIT => {}
             _ => return Err(IllegalCsr),
+        }
+        if self.timer_enabled() {
+            self.timer_ever_enabled = true;
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! Instruction decoding: RV32I + M + Zicsr + the machine-mode system instructions, and the C
+//! Instruction decoding: RV32I + M + A + Zicsr + the machine-mode system instructions, and the C
 //! extension expanded to the same form.
 //!
 //! Every instruction, 16 or 32 bits, decodes to one flat [`Decoded`] record. A compressed
@@ -71,12 +71,28 @@ pub enum Op {
     Csrrwi,
     Csrrsi,
     Csrrci,
+    /// A extension: load-reserved / store-conditional and the word AMOs.
+    LrW,
+    ScW,
+    AmoSwapW,
+    AmoAddW,
+    AmoXorW,
+    AmoAndW,
+    AmoOrW,
+    AmoMinW,
+    AmoMaxW,
+    AmoMinuW,
+    AmoMaxuW,
 }
 
 impl Op {
     /// Loads: their result is available only after MEM, the source of load-use stalls.
     pub fn is_load(self) -> bool {
-        matches!(self, Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu)
+        matches!(self, Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu) || self.is_atomic()
+    }
+    /// LR/SC and the AMOs: they read memory in MEM like a load (and SC/AMOs also write it).
+    pub fn is_atomic(self) -> bool {
+        (self as u8) >= (Op::LrW as u8)
     }
     /// Conditional branches, resolved in EX.
     pub fn is_branch(self) -> bool {
@@ -265,6 +281,24 @@ pub fn decode32(w: u32) -> Decoded {
                 (1, 7) => Op::Remu,
                 _ => return Decoded::illegal(w, 4),
             };
+            d(op, rd, rs1, rs2, 0)
+        }
+        0x2f if f3 == 2 => {
+            let op = match w >> 27 {
+                0b00010 if rs2 == 0 => Op::LrW,
+                0b00011 => Op::ScW,
+                0b00001 => Op::AmoSwapW,
+                0b00000 => Op::AmoAddW,
+                0b00100 => Op::AmoXorW,
+                0b01100 => Op::AmoAndW,
+                0b01000 => Op::AmoOrW,
+                0b10000 => Op::AmoMinW,
+                0b10100 => Op::AmoMaxW,
+                0b11000 => Op::AmoMinuW,
+                0b11100 => Op::AmoMaxuW,
+                _ => return Decoded::illegal(w, 4),
+            };
+            let rs2 = if op == Op::LrW { 0 } else { rs2 };
             d(op, rd, rs1, rs2, 0)
         }
         0x0f => match f3 {

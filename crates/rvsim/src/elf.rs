@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use elf::abi::{EM_RISCV, ET_EXEC, PT_LOAD, SHF_EXECINSTR};
+use elf::abi::{EM_RISCV, ET_EXEC, PT_LOAD, SHF_EXECINSTR, SHN_UNDEF, STT_FUNC};
 use elf::endian::LittleEndian;
 use elf::ElfBytes;
 
@@ -30,6 +30,11 @@ pub struct Program {
     pub text_size: u32,
     /// Named symbols and their values, for locating variables such as the timer interval.
     pub symbols: BTreeMap<String, u32>,
+    /// Function symbols with a size (name, size in bytes), for the code size of chosen
+    /// functions (a program's own code beside the C runtime linked with it).
+    pub functions: BTreeMap<String, u32>,
+    /// The ELF header says the code may contain compressed instructions (EF_RISCV_RVC).
+    pub rvc: bool,
 }
 
 impl Program {
@@ -44,6 +49,8 @@ impl Program {
             }],
             text_size: code.len() as u32,
             symbols: BTreeMap::new(),
+            functions: BTreeMap::new(),
+            rvc: true,
         }
     }
 
@@ -74,8 +81,27 @@ impl Program {
             segments,
             text_size: text_size(&file),
             symbols: symbols(&file),
+            functions: functions(&file),
+            rvc: hdr.e_flags & 1 != 0,
         })
     }
+
+    /// Bytes of code in the named functions that this program defines.
+    pub fn functions_size<'a>(&self, names: impl IntoIterator<Item = &'a String>) -> u32 {
+        names
+            .into_iter()
+            .filter_map(|n| self.functions.get(n))
+            .fold(0u32, |a, &b| a.saturating_add(b))
+    }
+}
+
+/// The functions an ELF file (an object file too) defines, with their sizes: what a user's
+/// own source contributes, to find it again in the linked program.
+pub fn defined_functions(bytes: &[u8]) -> Result<BTreeMap<String, u32>, SimError> {
+    check_ident(bytes)?;
+    let file = ElfBytes::<LittleEndian>::minimal_parse(bytes)
+        .map_err(|e| SimError::Elf(format!("cannot parse header: {e}")))?;
+    Ok(functions(&file))
 }
 
 fn check_ident(bytes: &[u8]) -> Result<(), SimError> {
@@ -172,6 +198,23 @@ fn symbols(file: &ElfBytes<'_, LittleEndian>) -> BTreeMap<String, u32> {
             if let Ok(name) = strings.get(sym.st_name as usize) {
                 if !name.is_empty() {
                     out.insert(name.to_string(), sym.st_value as u32);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn functions(file: &ElfBytes<'_, LittleEndian>) -> BTreeMap<String, u32> {
+    let mut out = BTreeMap::new();
+    if let Ok(Some((table, strings))) = file.symbol_table() {
+        for sym in table.iter() {
+            if sym.st_symtype() != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_size == 0 {
+                continue;
+            }
+            if let Ok(name) = strings.get(sym.st_name as usize) {
+                if !name.is_empty() {
+                    out.insert(name.to_string(), sym.st_size.min(u32::MAX as u64) as u32);
                 }
             }
         }

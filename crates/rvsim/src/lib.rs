@@ -1,4 +1,4 @@
-//! rvsim: a RISC-V machine model (RV32I + M + C + Zicsr, machine mode) built to show costs that
+//! rvsim: a RISC-V machine model (RV32I + M + A + C + Zicsr, machine mode) built to show costs that
 //! real hardware hides: instruction-cache behaviour of compressed vs uncompressed code, and the
 //! cycles a pipeline loses to hazards, branches, traps and interrupts.
 //!
@@ -11,14 +11,15 @@
 //!     ..Config::default()
 //! };
 //! let mut m = Machine::new(&cfg, &program).unwrap();
-//! let status = m.run().unwrap();
-//! println!("exit {status}, {:?}", m.stats());
+//! let stop = m.run(); // why it ended: exit, tohost, return to 0, trap, limit ...
+//! println!("{stop}, {:?}", m.stats());
 //! ```
 //!
 //! See the crate README for what is modeled and how cycles are counted.
 
 pub mod cache;
 pub mod clint;
+pub mod conformance;
 pub mod csr;
 pub mod decode;
 pub mod elf;
@@ -26,10 +27,12 @@ pub mod error;
 pub mod machine;
 pub mod pipeline;
 pub mod runtime;
+pub mod stop;
 pub mod trap;
 
 pub use cache::{Cache, CacheConfig, CacheStats, Replacement, WritePolicy};
 pub use elf::Program;
 pub use error::SimError;
-pub use machine::{Config, Machine, Stats};
+pub use machine::{Config, Layout, Machine, Stats};
 pub use pipeline::PipelineStats;
+pub use stop::Stop;

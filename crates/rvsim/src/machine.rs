@@ -1,9 +1,14 @@
-//! The machine: one RV32IMC hart in machine mode, RAM, the CLINT timer, optional caches and the
-//! pipeline timing model, and the run loop that ties them together.
+//! The machine: one RV32IMAC hart in machine mode, the program's memory, the CLINT timer,
+//! optional caches and the pipeline timing model, and the run loop that ties them together.
 //!
-//! Instructions are decoded once per address into `decoded` (one slot per halfword of RAM) and
-//! executed from there; a store into RAM invalidates the slots it overlaps, so self-modifying
-//! code stays correct. The run loop allocates nothing.
+//! Memory is one region placed where the program was linked: from the page of its lowest
+//! segment up to its highest segment plus a stack (or `Config::memory` bytes). The zeroed
+//! allocation is lazy, so a large `--memory` costs only the pages the program touches.
+//!
+//! Instructions are decoded once and executed from a predecode cache allocated page by page
+//! for the code that actually runs; a store into a decoded page forgets the instructions it
+//! overlaps and `fence.i` forgets them all, so self-modifying code stays correct. The run loop
+//! allocates nothing once the code's pages are decoded.
 
 use crate::cache::{Cache, CacheConfig, CacheStats};
 use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
@@ -12,21 +17,41 @@ use crate::decode::{decode, instruction_len, Decoded, Op};
 use crate::elf::Program;
 use crate::error::SimError;
 use crate::pipeline::{Pipeline, PipelineStats};
+use crate::stop::Stop;
 use crate::trap::*;
 
-/// Default RAM base, where the shipped linker script places programs.
+/// Where the shipped linker script places programs.
 pub const RAM_BASE: u32 = 0x8000_0000;
 /// Name of the variable in which the shipped start-up code reads the timer interval.
 pub const TIMER_INTERVAL_SYMBOL: &str = "rvsim_timer_interval";
+/// The HTIF word through which riscv-tests (and spike programs) report their end.
+pub const TOHOST_SYMBOL: &str = "tohost";
+/// A linker-script symbol for the top of the stack; memory is extended to cover it.
+pub const STACK_SYMBOL: &str = "__stack";
+/// The linker's global pointer, loaded into gp at reset.
+pub const GLOBAL_POINTER_SYMBOL: &str = "__global_pointer$";
+/// Largest memory the machine models.
+pub const MAX_MEMORY: u64 = 1 << 30;
+/// Stack room added above the program when the memory is sized from its segments.
+pub const DEFAULT_STACK: u32 = 1 << 20;
 /// Program output kept per stream; beyond this it is counted but dropped.
 const OUTPUT_CAP: usize = 64 << 20;
+/// Predecode granularity: one table of halfword slots per 4 KiB page that runs code.
+const PAGE_SHIFT: u32 = 12;
+const SLOTS_PER_PAGE: usize = 1 << (PAGE_SHIFT - 1);
+const NO_PAGE: u32 = u32::MAX;
+/// `tohost` address when the program has none: odd, so no word address ever equals it.
+const NO_TOHOST: u32 = 1;
 
 /// How the machine is built.
 #[derive(Clone, Debug)]
 pub struct Config {
-    pub ram_base: u32,
-    pub ram_size: u32,
-    /// Whether the C extension is implemented (an RV32IM machine traps on 16-bit encodings).
+    /// Memory size in bytes, from the page of the program's lowest segment. `None`: the
+    /// segments plus `stack` (and up to the program's `__stack` symbol, if it has one).
+    pub memory: Option<u32>,
+    /// Stack room above the program when `memory` is `None`.
+    pub stack: u32,
+    /// Whether the C extension is implemented (an RV32IMA machine traps on 16-bit encodings).
     pub compressed: bool,
     pub icache: Option<CacheConfig>,
     pub dcache: Option<CacheConfig>,
@@ -37,17 +62,18 @@ pub struct Config {
     /// Raise a timer interrupt every this many instruction steps (sets mtimecmp at reset and
     /// the start-up code's `rvsim_timer_interval` variable, if the program has one).
     pub timer_interval: Option<u64>,
-    /// Stop with an error after this many instruction steps.
+    /// Stop after this many instruction steps.
     pub max_instructions: u64,
-    /// Serve `ecall` with a7=64 (write) and a7=93 (exit) in the host; other ecalls trap.
+    /// Serve `ecall` with a7=64 (write) and a7=93 (exit) in the host when the program has no
+    /// trap handler; with a handler installed `ecall` always traps to it.
     pub host_abi: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
-            ram_base: RAM_BASE,
-            ram_size: 4 << 20,
+            memory: None,
+            stack: DEFAULT_STACK,
             compressed: true,
             icache: None,
             dcache: None,
@@ -73,15 +99,100 @@ pub struct Stats {
     pub straddling_fetches: u64,
     /// Retired compressed (16-bit) instructions.
     pub compressed_retired: u64,
+    /// Whether the program ever enabled the timer interrupt (mstatus.MIE and mie.MTIE).
+    pub timer_enabled: bool,
     pub icache: Option<CacheStats>,
     pub dcache: Option<CacheStats>,
     pub pipeline: Option<PipelineStats>,
 }
 
-/// What stops the current instruction from completing normally.
+/// The memory region a program gets: `[base, base + size)`, and the initial stack pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub base: u32,
+    pub size: u32,
+    pub stack_top: u32,
+}
+
+impl Layout {
+    /// Sizes the memory for `program` under `cfg`, or says in one line why it cannot run.
+    pub fn of(cfg: &Config, program: &Program) -> Result<Layout, SimError> {
+        let lowest = program.segments.iter().map(|s| s.addr).min().unwrap_or(0);
+        let end = program
+            .segments
+            .iter()
+            .map(|s| s.addr as u64 + s.mem_size as u64)
+            .max()
+            .unwrap_or(lowest as u64);
+        let base = lowest & !((1 << PAGE_SHIFT) - 1);
+        let span = end - base as u64;
+        if span > MAX_MEMORY {
+            return Err(SimError::Elf(format!(
+                "segments span 0x{base:08x}..0x{end:08x} ({span} bytes); this machine models at most 1 GiB of contiguous memory"
+            )));
+        }
+        let size = match cfg.memory {
+            Some(m) => {
+                if (m as u64) < span {
+                    return Err(SimError::Config(format!(
+                        "memory of {m} bytes is too small: the program's segments need {span} bytes from 0x{base:08x}"
+                    )));
+                }
+                m as u64
+            }
+            None => {
+                let page = 1u64 << PAGE_SHIFT;
+                let mut size = span.div_ceil(page) * page + cfg.stack as u64;
+                if let Some(&top) = program.symbols.get(STACK_SYMBOL) {
+                    let want = (top as u64).wrapping_sub(base as u64);
+                    if top as u64 > end && want <= MAX_MEMORY {
+                        size = size.max(want);
+                    }
+                }
+                size
+            }
+        };
+        if !(16..=MAX_MEMORY).contains(&size) || size % 4 != 0 {
+            return Err(SimError::Config(format!(
+                "memory size {size} bytes: must be a multiple of 4 between 16 bytes and 1 GiB"
+            )));
+        }
+        if base as u64 + size > 1 << 32 {
+            return Err(SimError::Config(format!(
+                "memory 0x{base:08x} + {size} bytes runs past the 32-bit address space"
+            )));
+        }
+        let mem_end = base as u64 + size;
+        let clint_end = CLINT_BASE as u64 + CLINT_SIZE as u64;
+        let overlaps_clint = (base as u64) < clint_end && (CLINT_BASE as u64) < mem_end;
+        if overlaps_clint && end > CLINT_BASE as u64 && (lowest as u64) < clint_end {
+            return Err(SimError::Elf(format!(
+                "program segments 0x{lowest:08x}..0x{end:08x} overlap the timer device at 0x{CLINT_BASE:08x}"
+            )));
+        }
+        if overlaps_clint && cfg.timer_interval.is_some() {
+            return Err(SimError::Config(format!(
+                "memory 0x{base:08x}..0x{mem_end:08x} covers the timer at 0x{CLINT_BASE:08x}, which a timer interrupt needs; use a smaller memory"
+            )));
+        }
+        Ok(Layout {
+            base,
+            size: size as u32,
+            stack_top: (mem_end as u32).wrapping_sub(16) & !15,
+        })
+    }
+}
+
+/// What stops the current instruction from completing normally. Kept small (it is the error
+/// type of every instruction) so it travels in registers.
 enum Flow {
     Exception(Exception),
+    /// The exit call.
     Exit(i32),
+    /// A write to tohost.
+    Tohost(u32),
+    /// An ecall of the program ABI that is neither write nor exit, with no handler.
+    UnknownEcall,
 }
 
 impl From<Exception> for Flow {
@@ -97,7 +208,14 @@ pub struct Machine {
     pub clint: Clint,
     ram: Vec<u8>,
     base: u32,
+    /// Per memory page: index of its predecode table in `decoded`, or NO_PAGE.
+    page_table: Vec<u32>,
+    /// Predecode tables, SLOTS_PER_PAGE halfword slots each, for the pages that ran code.
     decoded: Vec<Decoded>,
+    /// The page of the last fetch (its address with the low 12 bits clear, or 1 = none) and
+    /// the index of its first slot in `decoded`: sequential code skips the page table.
+    fetch_page: u32,
+    fetch_slot0: usize,
     compressed: bool,
     /// Jump targets must satisfy `target & align_mask == 0`.
     align_mask: u32,
@@ -106,6 +224,14 @@ pub struct Machine {
     pipeline: Option<Pipeline>,
     host_abi: bool,
     max_steps: u64,
+    tohost: u32,
+    /// Address reserved by the last LR.W (A extension), if any.
+    reservation: Option<u32>,
+    /// mtime = steps + mtime_offset (mtime is derived, not ticked, and set by CLINT writes).
+    mtime_offset: u64,
+    /// Set when something the run loop's batch relies on may have changed (interrupt
+    /// enables, mtimecmp): the batch ends and its length is recomputed.
+    recheck: bool,
     dmiss: u32,
     stats: Stats,
     stdout: Vec<u8>,
@@ -114,43 +240,41 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Builds the machine and places the program in RAM. The stack pointer starts at the top
-    /// of RAM.
+    /// Builds the machine and places the program in memory. The stack pointer starts at the
+    /// top of memory; the program counter at the ELF entry point.
     pub fn new(cfg: &Config, program: &Program) -> Result<Machine, SimError> {
-        check_layout(cfg)?;
-        let mut ram = vec![0u8; cfg.ram_size as usize];
-        let end = cfg.ram_base as u64 + cfg.ram_size as u64;
+        let layout = Layout::of(cfg, program)?;
+        let mut ram = vec![0u8; layout.size as usize];
         for seg in &program.segments {
-            let seg_end = seg.addr as u64 + seg.mem_size as u64;
-            if seg.addr < cfg.ram_base || seg_end > end {
-                return Err(SimError::Config(format!(
-                    "program segment 0x{:08x}..0x{seg_end:08x} does not fit in memory 0x{:08x}..0x{end:08x} (link at 0x{:08x} or enlarge the memory)",
-                    seg.addr, cfg.ram_base, cfg.ram_base
-                )));
-            }
-            let off = (seg.addr - cfg.ram_base) as usize;
+            let off = (seg.addr - layout.base) as usize;
             ram[off..off + seg.data.len()].copy_from_slice(&seg.data);
         }
-        let entry_ok = program.entry.wrapping_sub(cfg.ram_base) < cfg.ram_size
-            && program.entry & if cfg.compressed { 1 } else { 3 } == 0;
-        if !entry_ok {
+        let end = layout.base as u64 + layout.size as u64;
+        let in_segment = program.segments.iter().any(|s| {
+            program.entry >= s.addr && (program.entry as u64) < s.addr as u64 + s.mem_size as u64
+        });
+        if !in_segment || program.entry & if cfg.compressed { 1 } else { 3 } != 0 {
             return Err(SimError::Elf(format!(
-                "entry point 0x{:08x} is not an aligned address in memory 0x{:08x}..0x{end:08x}",
-                program.entry, cfg.ram_base
+                "entry point 0x{:08x} is not an aligned address inside a loaded segment",
+                program.entry
             )));
         }
         let cache = |c: &Option<CacheConfig>| {
-            c.map(|c| Cache::new(c, cfg.ram_base, cfg.ram_size))
+            c.map(|c| Cache::new(c, layout.base, layout.size))
                 .transpose()
         };
+        let pages = (layout.size as usize).div_ceil(1 << PAGE_SHIFT);
         let mut m = Machine {
             regs: [0; 32],
             pc: program.entry,
             csr: Csrs::new(cfg.compressed),
             clint: Clint::default(),
             ram,
-            base: cfg.ram_base,
-            decoded: vec![Decoded::UNDECODED; (cfg.ram_size / 2) as usize],
+            base: layout.base,
+            page_table: vec![NO_PAGE; pages],
+            decoded: Vec::new(),
+            fetch_page: 1,
+            fetch_slot0: 0,
             compressed: cfg.compressed,
             align_mask: if cfg.compressed { 0 } else { 2 },
             icache: cache(&cfg.icache)?,
@@ -158,13 +282,26 @@ impl Machine {
             pipeline: cfg.pipeline.then(|| Pipeline::new(cfg.miss_penalty as u64)),
             host_abi: cfg.host_abi,
             max_steps: cfg.max_instructions,
+            tohost: program
+                .symbols
+                .get(TOHOST_SYMBOL)
+                .map_or(NO_TOHOST, |&a| a & !3),
+            reservation: None,
+            mtime_offset: 0,
+            recheck: false,
             dmiss: 0,
             stats: Stats::default(),
             stdout: Vec::new(),
             stderr: Vec::new(),
             dropped_output: 0,
         };
-        m.regs[2] = (end as u32).wrapping_sub(16) & !15;
+        debug_assert!(end <= 1 << 32);
+        m.regs[2] = layout.stack_top;
+        // What start-up code would do, for programs linked without any (-nostdlib): the
+        // linker may have relaxed global accesses to gp-relative ones.
+        if let Some(&gp) = program.symbols.get(GLOBAL_POINTER_SYMBOL) {
+            m.regs[3] = gp;
+        }
         if let Some(n) = cfg.timer_interval {
             if n == 0 {
                 return Err(SimError::Config("timer interval must be at least 1".into()));
@@ -177,47 +314,87 @@ impl Machine {
         Ok(m)
     }
 
-    /// Runs until the program exits; returns its exit status.
-    pub fn run(&mut self) -> Result<i32, SimError> {
+    /// The memory region this machine models: `(base, size)`.
+    pub fn memory(&self) -> (u32, u32) {
+        (self.base, self.ram.len() as u32)
+    }
+
+    /// Runs until the program ends, one way or another, and says how.
+    ///
+    /// Instructions run in batches that cannot see a timer interrupt or the instruction
+    /// limit, so those checks cost once per batch rather than once per instruction: a batch
+    /// lasts until the step on which the timer could fire or the limit is reached, and ends
+    /// early when a CSR write, `mret` or a CLINT store may have changed either.
+    pub fn run(&mut self) -> Stop {
         loop {
             if self.stats.steps >= self.max_steps {
-                return Err(SimError::InstructionLimit {
+                return Stop::Limit {
                     limit: self.max_steps,
                     pc: self.pc,
-                });
+                };
             }
-            if let Some(code) = self.step()? {
-                return Ok(code);
+            let mut budget = self.max_steps - self.stats.steps;
+            if self.csr.timer_enabled() {
+                // Step k of the batch sees mtime = now + k; the interrupt can fire first on
+                // step mtimecmp - now.
+                let until = self.clint.mtimecmp.saturating_sub(self.mtime()).max(1);
+                budget = budget.min(until);
+            }
+            self.recheck = false;
+            for _ in 1..budget {
+                self.stats.steps += 1;
+                if let Some(stop) = self.execute_next() {
+                    return stop;
+                }
+                if self.recheck {
+                    break;
+                }
+            }
+            if !self.recheck {
+                if let Some(stop) = self.step() {
+                    return stop;
+                }
             }
         }
     }
 
-    /// Executes one instruction (or takes one interrupt). Returns the exit status once the
-    /// program has exited.
+    /// The current mtime (one tick per instruction step, plus what the program wrote).
     #[inline(always)]
-    pub fn step(&mut self) -> Result<Option<i32>, SimError> {
+    fn mtime(&self) -> u64 {
+        self.stats.steps.wrapping_add(self.mtime_offset)
+    }
+
+    /// Executes one instruction (or takes one interrupt). Returns why the run ended once it
+    /// has.
+    #[inline(always)]
+    pub fn step(&mut self) -> Option<Stop> {
         self.stats.steps += 1;
-        self.clint.mtime = self.clint.mtime.wrapping_add(1);
-        if self.clint.pending() && self.csr.timer_enabled() {
+        if self.csr.timer_enabled() && self.mtime() >= self.clint.mtimecmp {
             if let Some(p) = &mut self.pipeline {
                 p.interrupt();
             }
             self.stats.interrupts += 1;
-            self.enter_trap(MACHINE_TIMER_INTERRUPT, 0, self.pc)?;
-            return Ok(None);
+            return self.enter_trap(MACHINE_TIMER_INTERRUPT, 0, self.pc).err();
         }
+        self.execute_next()
+    }
+
+    /// Fetches, executes and retires the instruction at pc (its step already counted).
+    #[inline(always)]
+    fn execute_next(&mut self) -> Option<Stop> {
         let pc = self.pc;
-        let idx = (pc.wrapping_sub(self.base) >> 1) as usize;
-        let d = match self.decoded.get(idx) {
-            Some(d) if d.op != Op::Undecoded => *d,
-            _ => match self.decode_at(pc) {
+        let mut d = self.cached(pc);
+        if d.op == Op::Undecoded {
+            d = match self.decode_at(pc) {
                 Ok(d) => d,
-                Err(e) => {
-                    self.exception(e, pc, 0)?;
-                    return Ok(None);
+                Err(e) if pc == 0 && e.cause == INSTRUCTION_ACCESS_FAULT => {
+                    // Not an instruction: take back the step counted for it.
+                    self.stats.steps -= 1;
+                    return Some(Stop::ReturnToZero(self.regs[10] as i32));
                 }
-            },
-        };
+                Err(e) => return self.exception(e, pc, 0).err(),
+            };
+        }
         let imiss = match &mut self.icache {
             Some(ic) => {
                 let len = d.len as u32;
@@ -232,17 +409,41 @@ impl Machine {
         match self.execute(d, pc) {
             Ok(()) => {
                 self.retire(&d, pc, imiss);
-                Ok(None)
+                None
             }
-            Err(Flow::Exit(code)) => {
+            Err(Flow::Exception(e)) => self.exception(e, pc, imiss).err(),
+            Err(Flow::Exit(status)) => {
                 self.retire(&d, pc, imiss);
-                Ok(Some(code))
+                Some(Stop::Exit(status))
             }
-            Err(Flow::Exception(e)) => {
-                self.exception(e, pc, imiss)?;
-                Ok(None)
+            Err(Flow::Tohost(value)) => {
+                self.retire(&d, pc, imiss);
+                Some(Stop::Tohost(value))
             }
+            Err(Flow::UnknownEcall) => Some(Stop::Trap {
+                cause: ECALL_FROM_M,
+                pc,
+                tval: 0,
+            }),
         }
+    }
+
+    /// The predecoded instruction at `pc`, or `Decoded::UNDECODED` if it has not been
+    /// decoded yet (a plain value rather than an Option: this is the hottest path).
+    #[inline(always)]
+    fn cached(&mut self, pc: u32) -> Decoded {
+        let slot = ((pc >> 1) as usize) & (SLOTS_PER_PAGE - 1);
+        if pc & !((1 << PAGE_SHIFT) - 1) != self.fetch_page {
+            let off = pc.wrapping_sub(self.base) as usize;
+            let page = match self.page_table.get(off >> PAGE_SHIFT) {
+                Some(&p) if p != NO_PAGE => p,
+                _ => return Decoded::UNDECODED,
+            };
+            // Page tables are never freed or moved, so this stays valid for the run.
+            self.fetch_page = pc & !((1 << PAGE_SHIFT) - 1);
+            self.fetch_slot0 = page as usize * SLOTS_PER_PAGE;
+        }
+        self.decoded[self.fetch_slot0 + slot]
     }
 
     #[inline(always)]
@@ -257,7 +458,7 @@ impl Machine {
         }
     }
 
-    fn exception(&mut self, e: Exception, pc: u32, imiss: u32) -> Result<(), SimError> {
+    fn exception(&mut self, e: Exception, pc: u32, imiss: u32) -> Result<(), Stop> {
         if let Some(p) = &mut self.pipeline {
             p.exception(imiss, self.dmiss);
         }
@@ -265,21 +466,32 @@ impl Machine {
         self.enter_trap(e.cause, e.tval, pc)
     }
 
-    /// Trap entry: save pc and cause, disable interrupts, jump to mtvec.
-    fn enter_trap(&mut self, cause: u32, tval: u32, epc: u32) -> Result<(), SimError> {
+    /// Whether the program installed a trap handler: mtvec is set and points into memory.
+    fn has_handler(&self) -> bool {
+        self.csr.mtvec & !3 != 0 && self.in_ram(self.csr.mtvec & !3, 2)
+    }
+
+    /// Trap entry: save pc and cause, disable interrupts, jump to mtvec. Without a handler
+    /// the run ends.
+    fn enter_trap(&mut self, cause: u32, tval: u32, epc: u32) -> Result<(), Stop> {
         let mtvec = self.csr.mtvec;
         let mut target = mtvec & !3;
         if mtvec & 1 == 1 && cause & 0x8000_0000 != 0 {
             target = target.wrapping_add(4 * (cause & 0x7fff_ffff));
         }
-        if !self.in_ram(target, 2) {
-            return Err(SimError::UnhandledTrap {
-                cause,
-                pc: epc,
-                tval,
-                mtvec,
+        if !self.has_handler() || !self.in_ram(target, 2) {
+            return Err(if cause == BREAKPOINT {
+                Stop::Ebreak { pc: epc }
+            } else {
+                Stop::Trap {
+                    cause,
+                    pc: epc,
+                    tval,
+                }
             });
         }
+        self.reservation = None;
+        self.recheck = true;
         let c = &mut self.csr;
         c.mepc = epc & c.epc_mask;
         c.mcause = cause;
@@ -308,8 +520,20 @@ impl Machine {
             low
         };
         let d = decode(word, self.compressed);
-        self.decoded[off >> 1] = d;
+        let page_no = off >> PAGE_SHIFT;
+        if self.page_table[page_no] == NO_PAGE {
+            self.page_table[page_no] = (self.decoded.len() / SLOTS_PER_PAGE) as u32;
+            self.decoded
+                .resize(self.decoded.len() + SLOTS_PER_PAGE, Decoded::UNDECODED);
+        }
+        let page = self.page_table[page_no] as usize;
+        self.decoded[page * SLOTS_PER_PAGE + ((off >> 1) & (SLOTS_PER_PAGE - 1))] = d;
         Ok(d)
+    }
+
+    /// Bytes of predecode tables allocated (one table per page that ran code).
+    pub fn predecoded_bytes(&self) -> usize {
+        self.decoded.len() * std::mem::size_of::<Decoded>()
     }
 
     #[inline(always)]
@@ -318,7 +542,7 @@ impl Machine {
         off + len as u64 <= self.ram.len() as u64
     }
 
-    /// Writes a word into RAM outside of program execution (loader, tests).
+    /// Writes a word into memory outside of program execution (loader, tests).
     pub fn poke_u32(&mut self, addr: u32, value: u32) -> Result<(), SimError> {
         if !self.in_ram(addr, 4) {
             return Err(SimError::Config(format!(
@@ -331,7 +555,7 @@ impl Machine {
         Ok(())
     }
 
-    /// Reads a word of RAM (tests, inspection).
+    /// Reads a word of memory (tests, inspection).
     pub fn peek_u32(&self, addr: u32) -> Option<u32> {
         if !self.in_ram(addr, 4) {
             return None;
@@ -342,8 +566,9 @@ impl Machine {
 
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
-        s.icache = self.icache.as_ref().map(|c| c.stats);
-        s.dcache = self.dcache.as_ref().map(|c| c.stats);
+        s.timer_enabled = self.csr.timer_ever_enabled;
+        s.icache = self.icache.as_ref().map(|c| c.stats());
+        s.dcache = self.dcache.as_ref().map(|c| c.stats());
         s.pipeline = self.pipeline.as_ref().map(|p| p.stats);
         s
     }
@@ -361,25 +586,55 @@ impl Machine {
         self.dropped_output
     }
 
-    /// Forgets decoded instructions overlapping RAM bytes `off..off+len`.
+    /// Forgets decoded instructions overlapping memory bytes `off..off+len` (including one
+    /// that starts in the halfword before and extends into them).
     #[inline(always)]
     fn invalidate(&mut self, off: usize, len: usize) {
+        let page_no = off >> PAGE_SHIFT;
+        // The common case: a store inside a page that never ran code, away from its start
+        // (where an instruction of the page before could end).
+        if self.page_table[page_no] == NO_PAGE
+            && off & ((1 << PAGE_SHIFT) - 1) >= 2
+            && (off + len - 1) >> PAGE_SHIFT == page_no
+        {
+            return;
+        }
         let first = (off >> 1).saturating_sub(1);
-        let last = ((off + len - 1) >> 1).min(self.decoded.len() - 1);
-        for slot in &mut self.decoded[first..=last] {
-            *slot = Decoded::UNDECODED;
+        let last = (off + len - 1) >> 1;
+        for slot in first..=last {
+            let page = match self.page_table.get(slot / SLOTS_PER_PAGE) {
+                Some(&p) if p != NO_PAGE => p as usize,
+                _ => continue,
+            };
+            self.decoded[page * SLOTS_PER_PAGE + (slot & (SLOTS_PER_PAGE - 1))] =
+                Decoded::UNDECODED;
         }
     }
 
+    /// `fence.i`: forget every decoded instruction (the tables stay allocated).
+    fn invalidate_all(&mut self) {
+        self.decoded.fill(Decoded::UNDECODED);
+    }
+
+    /// Accounts a data access to the D-cache: one access per line the bytes touch.
+    #[inline(always)]
+    fn dcache_access(&mut self, addr: u32, size: u32, write: bool) {
+        if let Some(dc) = &mut self.dcache {
+            self.dmiss += dc.access(addr, write) as u32;
+            let last = addr.wrapping_add(size - 1);
+            if last >> dc.line_bytes().trailing_zeros() != addr >> dc.line_bytes().trailing_zeros()
+            {
+                self.dmiss += dc.access(last, write) as u32;
+            }
+        }
+    }
+
+    /// A load of `size` bytes; misaligned addresses are handled in hardware (as the
+    /// privileged spec permits), byte by byte.
     #[inline(always)]
     fn load(&mut self, addr: u32, size: u32) -> Result<u32, Exception> {
-        if addr & (size - 1) != 0 {
-            return Err(Exception::new(LOAD_MISALIGNED, addr));
-        }
         if self.in_ram(addr, size) {
-            if let Some(dc) = &mut self.dcache {
-                self.dmiss += dc.access(addr, false) as u32;
-            }
+            self.dcache_access(addr, size, false);
             let off = (addr - self.base) as usize;
             let r = &self.ram;
             return Ok(match size {
@@ -388,32 +643,75 @@ impl Machine {
                 _ => u32::from_le_bytes([r[off], r[off + 1], r[off + 2], r[off + 3]]),
             });
         }
-        if size == 4 && Clint::contains(addr) {
+        if size == 4 && addr & 3 == 0 && Clint::contains(addr) {
+            self.clint.mtime = self.mtime();
             return Ok(self.clint.read(addr - CLINT_BASE));
         }
         Err(Exception::new(LOAD_ACCESS_FAULT, addr))
     }
 
     #[inline(always)]
-    fn store(&mut self, addr: u32, size: u32, value: u32) -> Result<(), Exception> {
-        if addr & (size - 1) != 0 {
-            return Err(Exception::new(STORE_MISALIGNED, addr));
-        }
+    fn store(&mut self, addr: u32, size: u32, value: u32) -> Result<(), Flow> {
         if self.in_ram(addr, size) {
-            if let Some(dc) = &mut self.dcache {
-                self.dmiss += dc.access(addr, true) as u32;
-            }
+            self.dcache_access(addr, size, true);
             let off = (addr - self.base) as usize;
             let bytes = value.to_le_bytes();
             self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
             self.invalidate(off, size as usize);
+            if addr & !3 == self.tohost && value != 0 {
+                return Err(Flow::Tohost(value));
+            }
             return Ok(());
         }
-        if size == 4 && Clint::contains(addr) {
+        if size == 4 && addr & 3 == 0 && Clint::contains(addr) {
+            self.clint.mtime = self.mtime();
             self.clint.write(addr - CLINT_BASE, value);
+            self.mtime_offset = self.clint.mtime.wrapping_sub(self.stats.steps);
+            self.recheck = true;
             return Ok(());
         }
-        Err(Exception::new(STORE_ACCESS_FAULT, addr))
+        Err(Exception::new(STORE_ACCESS_FAULT, addr).into())
+    }
+
+    /// LR.W, SC.W and the AMOs: word-aligned only (misaligned ones trap).
+    fn atomic(&mut self, op: Op, addr: u32, rs2: u32) -> Result<u32, Flow> {
+        if addr & 3 != 0 {
+            let cause = if op == Op::LrW {
+                LOAD_MISALIGNED
+            } else {
+                STORE_MISALIGNED
+            };
+            return Err(Exception::new(cause, addr).into());
+        }
+        if op == Op::LrW {
+            let v = self.load(addr, 4)?;
+            self.reservation = Some(addr);
+            return Ok(v);
+        }
+        if !self.in_ram(addr, 4) {
+            return Err(Exception::new(STORE_ACCESS_FAULT, addr).into());
+        }
+        if op == Op::ScW {
+            let ok = self.reservation.take() == Some(addr);
+            if ok {
+                self.store(addr, 4, rs2)?;
+            }
+            return Ok(!ok as u32);
+        }
+        let old = self.load(addr, 4)?;
+        let new = match op {
+            Op::AmoSwapW => rs2,
+            Op::AmoAddW => old.wrapping_add(rs2),
+            Op::AmoXorW => old ^ rs2,
+            Op::AmoAndW => old & rs2,
+            Op::AmoOrW => old | rs2,
+            Op::AmoMinW => (old as i32).min(rs2 as i32) as u32,
+            Op::AmoMaxW => (old as i32).max(rs2 as i32) as u32,
+            Op::AmoMinuW => old.min(rs2),
+            _ => old.max(rs2),
+        };
+        self.store(addr, 4, new)?;
+        Ok(old)
     }
 
     fn counters(&self) -> Counters {
@@ -422,9 +720,9 @@ impl Machine {
                 Some(p) => p.stats.elapsed(),
                 None => self.stats.instret,
             },
-            time: self.clint.mtime,
+            time: self.mtime(),
             instret: self.stats.instret,
-            timer_pending: self.clint.pending(),
+            timer_pending: self.mtime() >= self.clint.mtimecmp,
         }
     }
 
@@ -440,8 +738,9 @@ impl Machine {
     /// Executes one decoded instruction at `pc`; on success `self.pc` is the next pc.
     #[inline(always)]
     fn execute(&mut self, d: Decoded, pc: u32) -> Result<(), Flow> {
-        let rs1 = self.regs[d.rs1 as usize];
-        let rs2 = self.regs[d.rs2 as usize];
+        // Register numbers are below 32 by construction; the mask spares the bounds checks.
+        let rs1 = self.regs[(d.rs1 & 31) as usize];
+        let rs2 = self.regs[(d.rs2 & 31) as usize];
         let imm = d.imm as u32;
         let next = pc.wrapping_add(d.len as u32);
         self.pc = next;
@@ -475,9 +774,9 @@ impl Machine {
             Op::Lw => self.load(rs1.wrapping_add(imm), 4)?,
             Op::Lbu => self.load(rs1.wrapping_add(imm), 1)?,
             Op::Lhu => self.load(rs1.wrapping_add(imm), 2)?,
-            Op::Sb => return Ok(self.store(rs1.wrapping_add(imm), 1, rs2)?),
-            Op::Sh => return Ok(self.store(rs1.wrapping_add(imm), 2, rs2)?),
-            Op::Sw => return Ok(self.store(rs1.wrapping_add(imm), 4, rs2)?),
+            Op::Sb => return self.store(rs1.wrapping_add(imm), 1, rs2),
+            Op::Sh => return self.store(rs1.wrapping_add(imm), 2, rs2),
+            Op::Sw => return self.store(rs1.wrapping_add(imm), 4, rs2),
             Op::Addi => rs1.wrapping_add(imm),
             Op::Slti => ((rs1 as i32) < d.imm) as u32,
             Op::Sltiu => (rs1 < imm) as u32,
@@ -517,14 +816,22 @@ impl Machine {
                 }
             }
             Op::Remu => rs1.checked_rem(rs2).unwrap_or(rs1),
-            Op::Fence | Op::FenceI | Op::Wfi => return Ok(()),
+            Op::Fence | Op::Wfi => return Ok(()),
+            Op::FenceI => {
+                self.invalidate_all();
+                return Ok(());
+            }
             Op::Ecall => return self.ecall(),
             Op::Ebreak => return Err(Exception::new(BREAKPOINT, pc).into()),
             Op::Mret => {
                 let c = &mut self.csr;
                 let mpie = c.mstatus & MSTATUS_MPIE != 0;
                 c.mstatus = MSTATUS_MPIE | if mpie { MSTATUS_MIE } else { 0 };
+                if c.timer_enabled() {
+                    c.timer_ever_enabled = true;
+                }
                 self.pc = c.mepc;
+                self.recheck = true;
                 return Ok(());
             }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
@@ -533,8 +840,9 @@ impl Machine {
             Op::Illegal | Op::Undecoded => {
                 return Err(Exception::new(ILLEGAL_INSTRUCTION, imm).into())
             }
+            op => self.atomic(op, rs1, rs2)?,
         };
-        self.regs[d.rd as usize] = value;
+        self.regs[(d.rd & 31) as usize] = value;
         self.regs[0] = 0;
         Ok(())
     }
@@ -549,14 +857,16 @@ impl Machine {
             Op::Csrrs | Op::Csrrc => (rs1, d.rs1 != 0),
             _ => (uimm, uimm != 0),
         };
-        let old = self.csr.read(csr, &self.counters()).map_err(|_| illegal)?;
+        let counters = self.counters();
+        let old = self.csr.read(csr, &counters).map_err(|_| illegal)?;
         if writes {
             let new = match d.op {
                 Op::Csrrw | Op::Csrrwi => operand,
                 Op::Csrrs | Op::Csrrsi => old | operand,
                 _ => old & !operand,
             };
-            self.csr.write(csr, new).map_err(|_| illegal)?;
+            self.csr.write(csr, new, &counters).map_err(|_| illegal)?;
+            self.recheck = true;
         }
         Ok(old)
     }
@@ -579,12 +889,14 @@ impl Machine {
         ((d.imm as u32 & 0xfff) << 20) | (src << 15) | (f3 << 12) | ((d.rd as u32) << 7) | 0x73
     }
 
-    /// The program ABI: a7=64 write(fd, buf, len), a7=93 exit(status). Anything else traps.
+    /// `ecall`: traps to the program's handler when it installed one (the privileged spec's
+    /// behaviour). Without one, the program ABI: a7=64 write(fd, buf, len), a7=93
+    /// exit(status); any other call ends the run as an unhandled trap.
     fn ecall(&mut self) -> Result<(), Flow> {
-        let (a0, a1, a2, a7) = (self.regs[10], self.regs[11], self.regs[12], self.regs[17]);
-        if !self.host_abi {
+        if !self.host_abi || self.has_handler() {
             return Err(Exception::new(ECALL_FROM_M, 0).into());
         }
+        let (a0, a1, a2, a7) = (self.regs[10], self.regs[11], self.regs[12], self.regs[17]);
         match a7 {
             93 => Err(Flow::Exit(a0 as i32)),
             64 => {
@@ -607,31 +919,7 @@ impl Machine {
                 };
                 Ok(())
             }
-            _ => Err(Exception::new(ECALL_FROM_M, 0).into()),
+            _ => Err(Flow::UnknownEcall),
         }
     }
-}
-
-fn check_layout(cfg: &Config) -> Result<(), SimError> {
-    if cfg.ram_size < 16 || !cfg.ram_size.is_multiple_of(4) || cfg.ram_size > 1 << 30 {
-        return Err(SimError::Config(format!(
-            "memory size {} bytes: must be a multiple of 4 between 16 bytes and 1 GiB",
-            cfg.ram_size
-        )));
-    }
-    if !cfg.ram_base.is_multiple_of(4) || cfg.ram_base as u64 + cfg.ram_size as u64 > 1 << 32 {
-        return Err(SimError::Config(format!(
-            "memory base 0x{:08x}: must be 4-byte aligned and leave room for the memory below 4 GiB",
-            cfg.ram_base
-        )));
-    }
-    let ram_end = cfg.ram_base as u64 + cfg.ram_size as u64;
-    let clint_end = CLINT_BASE as u64 + CLINT_SIZE as u64;
-    if (cfg.ram_base as u64) < clint_end && (CLINT_BASE as u64) < ram_end {
-        return Err(SimError::Config(format!(
-            "memory 0x{:08x}..0x{ram_end:08x} overlaps the timer at 0x{CLINT_BASE:08x}",
-            cfg.ram_base
-        )));
-    }
-    Ok(())
 }

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use rvsim::{Config, Machine, Program, SimError};
+use rvsim::{Config, Machine, Program, SimError, Stop};
 
 /// A minimal ELF32 LE RISC-V executable with the given (paddr, file bytes, memsz) segments.
 fn elf(segments: &[(u32, &[u8], u32)]) -> Vec<u8> {
@@ -58,7 +58,7 @@ fn a_hand_made_elf_loads_and_runs() {
     let p = Program::from_elf(&elf(&[(BASE, &prog, 64)])).unwrap();
     assert_eq!(p.entry, BASE);
     let mut m = Machine::new(&Config::default(), &p).unwrap();
-    assert_eq!(m.run().unwrap(), 7);
+    assert_eq!(m.run(), Stop::Exit(7));
 }
 
 #[test]
@@ -104,49 +104,128 @@ fn truncated_and_overlapping_segments_are_rejected() {
 }
 
 #[test]
-fn a_program_outside_memory_is_refused() {
-    let p = Program::from_code(0x1000, &code(&EXIT));
+fn a_program_runs_at_its_own_address_with_memory_sized_from_it() {
+    let p = Program::from_code(0x1_0004, &code(&[addi(10, 0, 5), EXIT[0], EXIT[1]]));
+    let mut m = Machine::new(&Config::default(), &p).unwrap();
+    let (base, size) = m.memory();
+    assert_eq!(
+        base, 0x1_0000,
+        "memory starts at the page of the lowest segment"
+    );
+    assert_eq!(size, 4096 + rvsim::machine::DEFAULT_STACK);
+    assert_eq!(m.regs[2], base + size - 16, "sp at the top of memory");
+    assert_eq!(m.run(), Stop::Exit(5));
+    // An explicit memory size is used as is, and one too small for the program is refused.
+    let cfg = Config {
+        memory: Some(1 << 30),
+        ..Config::default()
+    };
+    let m = Machine::new(&cfg, &p).unwrap();
+    assert_eq!(m.memory(), (0x1_0000, 1 << 30));
+    assert!(m.predecoded_bytes() == 0, "nothing decoded before running");
+    let cfg = Config {
+        memory: Some(8),
+        ..Config::default()
+    };
+    let err = Machine::new(&cfg, &p).err().unwrap().to_string();
+    assert!(err.contains("too small"), "{err}");
+}
+
+#[test]
+fn segments_too_far_apart_or_on_the_timer_are_refused() {
+    let far = elf(&[(0x1000, &code(&EXIT), 8), (0x8000_0000, &[0u8; 4], 4)]);
+    let p = Program::from_elf(&far).unwrap();
     let err = Machine::new(&Config::default(), &p)
         .err()
         .unwrap()
         .to_string();
-    assert!(
-        err.contains("0x00001000") && err.contains("does not fit"),
-        "{err}"
-    );
-}
-
-fn run_err(words: &[u32], cfg: &Config) -> String {
-    machine(words, cfg).run().unwrap_err().to_string()
+    assert!(err.contains("at most 1 GiB"), "{err}");
+    let p = Program::from_code(0x0200_0000, &code(&EXIT));
+    let err = Machine::new(&Config::default(), &p)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("overlap the timer"), "{err}");
+    // Memory that covers the timer is fine, unless a timer interrupt is asked for.
+    let p = Program::from_code(0x1_0000, &code(&EXIT));
+    let cfg = Config {
+        memory: Some(1 << 30),
+        timer_interval: Some(10),
+        ..Config::default()
+    };
+    let err = Machine::new(&cfg, &p).err().unwrap().to_string();
+    assert!(err.contains("covers the timer"), "{err}");
 }
 
 #[test]
-fn runtime_failures_name_the_pc() {
-    // Jump to address 0: nothing is there and no handler is installed.
-    let err = run_err(&[i(0, 0, 0, 0, 0x67)], &Config::default());
+fn every_ending_is_stated() {
+    let run = |words: &[u32], cfg: &Config| machine(words, cfg).run();
+    // Jump to address 0 outside memory: the return from a main entered with ra = 0.
     assert_eq!(
-        err,
-        "instruction access fault (jump outside memory) at pc 0x00000000 (mtval 0x00000000) and no trap handler (mtvec = 0x00000000)"
+        run(&[addi(10, 0, 3), i(0, 0, 0, 0, 0x67)], &Config::default()),
+        Stop::ReturnToZero(3)
     );
-    let err = run_err(&[addi(1, 0, 1), ILLEGAL], &Config::default());
-    assert!(
-        err.starts_with("illegal instruction at pc 0x80000004 (mtval 0xffffffff)"),
-        "{err}"
+    assert_eq!(
+        run(&[addi(1, 0, 1), ILLEGAL], &Config::default()),
+        Stop::Trap {
+            cause: 2,
+            pc: 0x8000_0004,
+            tval: 0xffff_ffff
+        }
     );
-    let err = run_err(&[0x0010_0073], &Config::default());
-    assert!(
-        err.starts_with("breakpoint (ebreak) at pc 0x80000000"),
-        "{err}"
+    assert_eq!(
+        run(&[0x0010_0073], &Config::default()),
+        Stop::Ebreak { pc: 0x8000_0000 }
     );
     let cfg = Config {
         max_instructions: 1000,
         ..Config::default()
     };
-    let err = run_err(&[jal(0, 0)], &cfg);
-    assert!(
-        err.contains("did not exit after 1000 instructions (pc 0x80000000)"),
-        "{err}"
+    let stop = run(&[jal(0, 0)], &cfg);
+    assert_eq!(
+        stop,
+        Stop::Limit {
+            limit: 1000,
+            pc: 0x8000_0000
+        }
     );
+    let mut m = machine(&[jal(0, 0)], &cfg);
+    m.run();
+    assert_eq!(
+        m.stats().instret,
+        1000,
+        "statistics up to the limit are kept"
+    );
+    // An ecall that is neither write nor exit, with no handler: an unhandled trap.
+    let stop = run(&[addi(17, 0, 1), ECALL], &Config::default());
+    assert!(matches!(stop, Stop::Trap { cause: 11, .. }), "{stop}");
+}
+
+#[test]
+fn ecall_traps_to_an_installed_handler() {
+    // mtvec = handler (at +16); ecall; (skipped) ; handler: a0 = mcause, clear mtvec, exit.
+    let words = [
+        auipc(5, 0),
+        addi(5, 5, 16),
+        csrw(0x305, 5),
+        ECALL,
+        csrr(10, 0x342),
+        csrw(0x305, 0),
+        EXIT[0],
+        EXIT[1],
+    ];
+    assert_eq!(machine(&words, &Config::default()).run(), Stop::Exit(11));
+}
+
+#[test]
+fn a_tohost_write_ends_the_run_with_its_status() {
+    let mut p = Program::from_code(BASE, &code(&[auipc(5, 0), addi(6, 0, 5), sw(6, 5, 64)]));
+    p.segments[0].mem_size = 128;
+    p.symbols.insert("tohost".into(), BASE + 64);
+    let stop = Machine::new(&Config::default(), &p).unwrap().run();
+    assert_eq!(stop, Stop::Tohost(5));
+    assert_eq!(stop.status(), Some(2));
+    assert!(stop.to_string().contains("test case 2 failed"), "{stop}");
 }
 
 #[test]
@@ -155,17 +234,10 @@ fn bad_machine_parameters_are_named() {
     for (cfg, needle) in [
         (
             Config {
-                ram_size: 3,
+                memory: Some(3),
                 ..Config::default()
             },
-            "memory size 3",
-        ),
-        (
-            Config {
-                ram_base: 0x0200_0000,
-                ..Config::default()
-            },
-            "overlaps the timer",
+            "too small",
         ),
         (
             Config {

@@ -30,7 +30,7 @@ fn lru_and_fifo_differ_on_a_reuse_sequence() {
     // FIFO evicts A (filled first) for C although A was just used.
     let mut fifo = cache("sets=1,ways=2,words=1,repl=fifo");
     assert_eq!(reads(&mut fifo, &[0, 1, 0, 2, 0]), "MMHMM");
-    let s = fifo.stats;
+    let s = fifo.stats();
     assert_eq!((s.accesses, s.hits, s.misses), (5, 1, 4));
     // The last miss: a fully-associative LRU cache of 2 lines holds A, so it is a conflict
     // (the policy's fault), the first three misses are compulsory.
@@ -42,7 +42,7 @@ fn random_replacement_is_reproducible_from_its_seed() {
     let seq: Vec<u32> = (0..200).map(|i| (i * 7 + i / 3) % 5).collect();
     let run = |seed| {
         let mut c = cache(&format!("sets=1,ways=4,words=1,repl=random,seed={seed}"));
-        (reads(&mut c, &seq), c.stats)
+        (reads(&mut c, &seq), c.stats())
     };
     let (a, sa) = run(7);
     let (b, _) = run(7);
@@ -61,7 +61,7 @@ fn three_c_classification_on_a_direct_mapped_cache() {
     // 4 sets x 1 way: lines 0 and 4 map to set 0.
     let mut c = cache("sets=4,ways=1,words=1");
     assert_eq!(reads(&mut c, &[0, 4, 0, 4]), "MMMM");
-    let s = c.stats;
+    let s = c.stats();
     // Two compulsory, then two conflicts: a 4-line fully-associative cache would hold both.
     assert_eq!((s.compulsory, s.capacity, s.conflict), (2, 0, 2));
 
@@ -69,7 +69,7 @@ fn three_c_classification_on_a_direct_mapped_cache() {
     // 2-line fully-associative LRU cache has evicted line 0 too).
     let mut c = cache("sets=2,ways=1,words=1");
     assert_eq!(reads(&mut c, &[0, 1, 2, 0]), "MMMM");
-    let s = c.stats;
+    let s = c.stats();
     assert_eq!((s.compulsory, s.capacity, s.conflict), (3, 1, 0));
 }
 
@@ -78,10 +78,10 @@ fn a_fetch_straddling_two_lines_costs_two_accesses() {
     let mut c = cache("sets=8,ways=1,words=2");
     assert_eq!(c.fetch(BASE + 4, 4), 1); // inside line 0
     assert_eq!(c.fetch(BASE + 6, 4), 1); // line 0 (hit) + line 1 (miss)
-    assert_eq!(c.stats.accesses, 3);
+    assert_eq!(c.stats().accesses, 3);
     assert_eq!(c.fetch(BASE + 6, 2), 0); // a 16-bit instruction never straddles
     assert_eq!(c.fetch(BASE + 14, 4), 1); // line 1 hit + line 2 miss
-    let s = c.stats;
+    let s = c.stats();
     assert_eq!((s.accesses, s.hits, s.misses), (6, 3, 3));
 }
 
@@ -92,22 +92,22 @@ fn write_back_write_through_and_no_allocate() {
     assert!(wb.access(BASE, true));
     assert!(wb.access(BASE + 4, false));
     assert!(wb.access(BASE, false));
-    assert_eq!((wb.stats.writebacks, wb.stats.memory_writes), (1, 0));
+    assert_eq!((wb.stats().writebacks, wb.stats().memory_writes), (1, 0));
 
     // Write-through: every store goes to memory, nothing is written back.
     let mut wt = cache("sets=1,ways=1,words=1,write=through");
     wt.access(BASE, true);
     wt.access(BASE, true);
     wt.access(BASE + 4, false);
-    assert_eq!((wt.stats.writebacks, wt.stats.memory_writes), (0, 2));
-    assert_eq!((wt.stats.hits, wt.stats.misses), (1, 2));
+    assert_eq!((wt.stats().writebacks, wt.stats().memory_writes), (0, 2));
+    assert_eq!((wt.stats().hits, wt.stats().misses), (1, 2));
 
     // No-allocate: a store miss leaves the cache alone, so the next load misses.
     let mut na = cache("sets=1,ways=1,words=1,alloc=no");
     assert!(na.access(BASE, true));
     assert!(na.access(BASE, false));
     assert!(!na.access(BASE, false));
-    assert_eq!(na.stats.memory_writes, 1);
+    assert_eq!(na.stats().memory_writes, 1);
 }
 
 #[test]

@@ -22,8 +22,10 @@ fn time_sim(program: &Program, cfg: &Config, repeat: u32) -> Result<(u64, f64)> 
     for _ in 0..repeat {
         let mut m = Machine::new(cfg, program).map_err(|e| Error::usage(e.to_string()))?;
         let start = Instant::now();
-        m.run()
-            .map_err(|e| Error::usage(format!("benchmark program: {e}")))?;
+        let stop = m.run();
+        if stop.status().is_none() {
+            return Err(Error::usage(format!("benchmark program: {stop}")));
+        }
         secs.push(start.elapsed().as_secs_f64());
         instret = m.stats().instret;
     }

@@ -1,6 +1,7 @@
 //! Cross-compiling a user's C file for the modeled machine: Debian's riscv64-unknown-elf-gcc
 //! with picolibc, plus the start-up code and linker script shipped in `rvsim::runtime`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,6 +18,24 @@ pub struct Build {
     /// Whether the build may contain 16-bit instructions (the C extension).
     pub compressed: bool,
     pub program: Program,
+    /// The functions the user's source defines (from its object file's symbol table).
+    pub own_functions: BTreeMap<String, u32>,
+}
+
+/// Whether compare's inputs are one C file (true) or ELF files (false); anything else is
+/// refused.
+pub fn is_c_source(inputs: &[PathBuf]) -> Result<bool> {
+    let is_c = |p: &PathBuf| p.extension().is_some_and(|e| e == "c");
+    match inputs {
+        [one] if is_c(one) => Ok(true),
+        _ if inputs.iter().any(is_c) => Err(Error::usage(
+            "give one C file (built once per --march) or two or more ELF files, not a mix",
+        )),
+        [_] => Err(Error::usage(
+            "one ELF file: give two or more to compare (or a .c file to build per --march)",
+        )),
+        _ => Ok(false),
+    }
 }
 
 /// A scratch directory removed on drop, whatever happens.
@@ -48,16 +67,31 @@ pub fn check_march(march: &str) -> Result<bool> {
             "--march {march}: the model runs RV32 only (e.g. rv32im, rv32imc)"
         )));
     };
-    if !letters.starts_with('i') || letters.chars().any(|c| !"imc".contains(c)) {
+    if !letters.starts_with('i') || letters.chars().any(|c| !"imac".contains(c)) {
         return Err(Error::usage(format!(
-            "--march {march}: the model implements the I, M and C extensions (e.g. rv32i, rv32im, rv32imc)"
+            "--march {march}: the model implements the I, M, A and C extensions (e.g. rv32i, rv32im, rv32imac)"
         )));
     }
     Ok(letters.contains('c'))
 }
 
-/// Compiles `source` once per -march value.
-pub fn build_all(source: &Path, marches: &[String], cflags: &str) -> Result<Vec<Build>> {
+/// Compiles `source` once per -march value, with the shipped start-up code (`runtime` =
+/// "rvsim") or none at all ("none": -nostdlib at the linker's default address).
+pub fn build_all(
+    source: &Path,
+    marches: &[String],
+    cflags: &str,
+    runtime: &str,
+) -> Result<Vec<Build>> {
+    let with_runtime = match runtime {
+        "rvsim" => true,
+        "none" => false,
+        other => {
+            return Err(Error::usage(format!(
+            "--runtime {other}: use rvsim (shipped start-up code and picolibc) or none (-nostdlib)"
+        )))
+        }
+    };
     if marches.is_empty() {
         return Err(Error::usage("--march: give at least one value"));
     }
@@ -87,38 +121,64 @@ pub fn build_all(source: &Path, marches: &[String], cflags: &str) -> Result<Vec<
     let mut builds = Vec::new();
     for (march, compressed) in marches.iter().zip(flags) {
         let out = dir.0.join(format!("{march}.elf"));
-        let result = Command::new(GCC)
-            .arg(format!("-march={march}"))
-            .arg("-mabi=ilp32")
-            .args(cflags.split_whitespace())
-            .args(["--specs=picolibc.specs", "-nostartfiles"])
-            .arg("-T")
-            .arg(dir.0.join("link.ld"))
-            .arg("-Wl,--no-warn-rwx-segments")
-            .arg(dir.0.join("crt0.S"))
-            .arg(dir.0.join("syscalls.c"))
-            .arg(source)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .map_err(|e| Error::env(format!("{GCC}: {e}")))?;
-        if !result.status.success() {
-            let stderr = String::from_utf8_lossy(&result.stderr);
-            if stderr.contains("picolibc.specs") {
-                return Err(Error::env(format!("picolibc is missing; {INSTALL}")));
-            }
-            eprint!("{stderr}");
-            return Err(Error::usage(format!(
-                "compiling {} for {march} failed (compiler messages above)",
-                source.display()
-            )));
+        let mut cmd = gcc(march, cflags);
+        if with_runtime {
+            cmd.args(["--specs=picolibc.specs", "-nostartfiles"])
+                .arg("-T")
+                .arg(dir.0.join("link.ld"))
+                .arg("-Wl,--no-warn-rwx-segments")
+                .arg(dir.0.join("crt0.S"))
+                .arg(dir.0.join("syscalls.c"));
+        } else {
+            // Course style: no start-up code; main (first in .text) is the entry.
+            cmd.args(["-nostdlib", "-Wl,--no-warn-rwx-segments", "-Wl,-e,main"]);
         }
+        compile(cmd.arg(source).arg("-o").arg(&out), source, march)?;
+        // The same source alone, as an object: its symbol table names the user's functions.
+        let obj = dir.0.join(format!("{march}.o"));
+        let mut cmd = gcc(march, cflags);
+        if with_runtime {
+            cmd.arg("--specs=picolibc.specs");
+        }
+        compile(cmd.arg("-c").arg(source).arg("-o").arg(&obj), source, march)?;
+        let obj_bytes = std::fs::read(&obj).map_err(|e| Error::io(obj.display(), e))?;
+        let own_functions = rvsim::elf::defined_functions(&obj_bytes)
+            .map_err(|e| Error::env(format!("{}: {e}", obj.display())))?;
         let program = super::load_elf(&out)?;
         builds.push(Build {
             march: march.clone(),
             compressed,
             program,
+            own_functions,
         });
     }
     Ok(builds)
+}
+
+/// The cross compiler with the flags every build of one -march shares.
+fn gcc(march: &str, cflags: &str) -> Command {
+    let mut cmd = Command::new(GCC);
+    cmd.arg(format!("-march={march}"))
+        .arg("-mabi=ilp32")
+        .args(cflags.split_whitespace());
+    cmd
+}
+
+/// Runs one compiler command; its messages go to stderr when it fails.
+fn compile(cmd: &mut Command, source: &Path, march: &str) -> Result<()> {
+    let result = cmd
+        .output()
+        .map_err(|e| Error::env(format!("{GCC}: {e}")))?;
+    if !result.status.success() {
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        if stderr.contains("picolibc.specs") {
+            return Err(Error::env(format!("picolibc is missing; {INSTALL}")));
+        }
+        eprint!("{stderr}");
+        return Err(Error::usage(format!(
+            "compiling {} for {march} failed (compiler messages above)",
+            source.display()
+        )));
+    }
+    Ok(())
 }

@@ -2,11 +2,94 @@
 //! builds of one program differ.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use rvsim::{CacheConfig, CacheStats, PipelineStats, Replacement, WritePolicy};
 use serde_json::{json, Value};
 
 use super::Outcome;
+use crate::error::{Error, Result};
+
+/// Writes `value` as pretty JSON to `path`.
+pub fn write_json(path: &Path, value: &Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Error::env(format!("JSON: {e}")))?;
+    std::fs::write(path, text + "\n").map_err(|e| Error::io(path.display(), e))
+}
+
+/// The columns of the per-build CSV, in order.
+pub const CSV_HEADER: [&str; 17] = [
+    "build",
+    "text_bytes",
+    "own_text_bytes",
+    "ended",
+    "status",
+    "instructions",
+    "compressed_instructions",
+    "icache_accesses",
+    "icache_hits",
+    "icache_misses",
+    "icache_hit_rate",
+    "straddling_fetches",
+    "dcache_accesses",
+    "dcache_misses",
+    "dcache_hit_rate",
+    "cycles",
+    "cpi",
+];
+
+/// One CSV row per outcome (empty cells for what was not modeled).
+pub fn csv_row(o: &Outcome) -> Vec<String> {
+    let s = &o.stats;
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    vec![
+        o.label.clone(),
+        o.program.text_size.to_string(),
+        opt(o.own_text.map(|t| t.to_string())),
+        o.stop.kind().to_string(),
+        opt(o.stop.status().map(|v| v.to_string())),
+        s.instret.to_string(),
+        s.compressed_retired.to_string(),
+        opt(s.icache.map(|c| c.accesses.to_string())),
+        opt(s.icache.map(|c| c.hits.to_string())),
+        opt(s.icache.map(|c| c.misses.to_string())),
+        opt(s.icache.map(|c| format!("{:.6}", c.hit_rate()))),
+        s.straddling_fetches.to_string(),
+        opt(s.dcache.map(|c| c.accesses.to_string())),
+        opt(s.dcache.map(|c| c.misses.to_string())),
+        opt(s.dcache.map(|c| format!("{:.6}", c.hit_rate()))),
+        opt(s.pipeline.map(|p| p.cycles().to_string())),
+        opt(s.pipeline.map(|p| format!("{:.6}", p.cpi()))),
+    ]
+}
+
+/// Writes rows under `header` as CSV to `path`.
+pub fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
+    let err = |e: csv::Error| Error::env(format!("{}: {e}", path.display()));
+    w.write_record(header).map_err(err)?;
+    for r in rows {
+        w.write_record(r).map_err(err)?;
+    }
+    w.flush().map_err(|e| Error::io(path.display(), e))
+}
+
+/// Writes one CSV row per build.
+pub fn write_csv(path: &Path, outs: &[Outcome]) -> Result<()> {
+    let rows: Vec<Vec<String>> = outs.iter().map(csv_row).collect();
+    write_rows(path, &CSV_HEADER, &rows)
+}
+
+/// The line saying a requested timer interrupt never fired because the program never enabled
+/// it, if that is the case.
+pub fn timer_note(o: &Outcome) -> Option<String> {
+    let n = o.config.timer_interval?;
+    (o.stats.interrupts == 0 && !o.stats.timer_enabled).then(|| {
+        format!(
+            "--timer-interrupt {n} had no effect: the program never enabled timer interrupts (mstatus.MIE and mie.MTIE; the shipped start-up code does)"
+        )
+    })
+}
 
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
@@ -81,12 +164,30 @@ fn pipeline_text(out: &mut String, p: &PipelineStats, penalty: u32) {
 pub fn run_text(o: &Outcome) -> String {
     let s = &o.stats;
     let mut out = String::new();
+    let _ = writeln!(out, "{:<13}{}", "program", o.label);
+    let own = o
+        .own_text
+        .map_or(String::new(), |t| format!(", functions {t} bytes"));
     let _ = writeln!(
         out,
-        "{:<13}{} (.text {} bytes, entry 0x{:08x})",
-        "program", o.label, o.program.text_size, o.program.entry
+        "{:<13}.text {} bytes{own}; entry 0x{:08x}",
+        "code", o.program.text_size, o.program.entry
     );
-    let _ = writeln!(out, "{:<13}{}", "exit status", o.status);
+    let _ = writeln!(
+        out,
+        "{:<13}0x{:08x}..0x{:08x} ({} KiB)",
+        "memory",
+        o.memory.0,
+        o.memory.0 as u64 + o.memory.1 as u64,
+        o.memory.1 / 1024
+    );
+    let _ = writeln!(out, "{:<13}{}", "ended", o.stop);
+    if let Some(status) = o.stop.status() {
+        let _ = writeln!(out, "{:<13}{status}", "exit status");
+    }
+    if let Some(note) = timer_note(o) {
+        let _ = writeln!(out, "{:<13}{note}", "timer");
+    }
     let _ = writeln!(
         out,
         "{:<13}{} retired, {} compressed ({:.1}%); {} exceptions, {} interrupts",
@@ -143,13 +244,22 @@ pub fn run_json(o: &Outcome) -> Value {
         "tool_version": env!("CARGO_PKG_VERSION"),
         "program": o.label,
         "text_bytes": o.program.text_size,
+        "own_text_bytes": o.own_text,
         "entry": o.program.entry,
+        "ended": {
+            "kind": o.stop.kind(),
+            "reason": o.stop.to_string(),
+            "status": o.stop.status(),
+            "exit_code": o.stop.exit_code(),
+        },
+        "timer_note": timer_note(o),
         "machine": {
-            "memory_bytes": o.config.ram_size,
+            "memory_base": o.memory.0,
+            "memory_bytes": o.memory.1,
             "compressed": o.config.compressed,
             "timer_interval": o.config.timer_interval,
         },
-        "exit_status": o.status,
+        "exit_status": o.stop.status(),
         "instructions": s.instret,
         "compressed_instructions": s.compressed_retired,
         "steps": s.steps,
@@ -170,7 +280,13 @@ pub fn compare_text(outs: &[Outcome]) -> String {
     };
     row("", &|o| o.label.clone());
     row(".text bytes", &|o| o.program.text_size.to_string());
-    row("exit status", &|o| o.status.to_string());
+    row("  functions", &|o| {
+        o.own_text.map_or("-".into(), |t| t.to_string())
+    });
+    row("ended", &|o| match o.stop.status() {
+        Some(s) => format!("{} {s}", o.stop.kind()),
+        None => o.stop.kind().to_string(),
+    });
     row("instructions", &|o| o.stats.instret.to_string());
     row("  compressed", &|o| {
         format!("{:.1}%", pct(o.stats.compressed_retired, o.stats.instret))
@@ -241,6 +357,16 @@ pub fn compare_text(outs: &[Outcome]) -> String {
         }
         out.push('\n');
     }
+    for o in outs {
+        let _ = writeln!(out, "{}: {}", o.label, o.stop);
+        if let Some(note) = timer_note(o) {
+            let _ = writeln!(out, "{}: {note}", o.label);
+        }
+    }
+    out.push_str(
+        "(.text: every executable section, C runtime included; functions: the\n \
+         program's own, from the symbol table - for ELF input, every function symbol)\n",
+    );
     if outs.len() >= 2 {
         out.push_str("\nwhy they differ:\n");
         for o in &outs[1..] {
@@ -267,7 +393,19 @@ fn explain(a: &Outcome, b: &Outcome) -> String {
             pct(b.stats.compressed_retired, b.stats.instret)
         );
     }
-    if a.stdout != b.stdout || a.status != b.status {
+    if let (Some(oa), Some(ob)) = (a.own_text, b.own_text) {
+        if oa > 0 {
+            let _ = writeln!(
+                out,
+                "- the program's own functions: {} vs {} bytes ({:.1}% {})",
+                ob,
+                oa,
+                (100.0 * (ob as f64 - oa as f64) / oa as f64).abs(),
+                if ob <= oa { "smaller" } else { "larger" }
+            );
+        }
+    }
+    if a.stdout != b.stdout || a.stop.status() != b.stop.status() {
         let _ = writeln!(
             out,
             "- the two builds printed different output: check the program"

@@ -6,7 +6,7 @@ use std::path::Path;
 use plotters::prelude::*;
 use rvsim::CacheConfig;
 
-use super::{compile, parse_size, simulate, SweepArgs};
+use super::{compile, parse_size, report, simulate, SweepArgs};
 use crate::error::{Error, Result};
 
 struct Point {
@@ -48,8 +48,10 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .iter()
         .map(|&s| geometry(s))
         .collect::<Result<Vec<_>>>()?;
-    let builds = compile::build_all(&a.source, &a.march, &a.cflags)?;
+    let builds = compile::build_all(&a.source, &a.march, &a.cflags, &a.runtime)?;
     let mut series = Vec::new();
+    let mut rows = Vec::new();
+    let mut runs = Vec::new();
     println!(
         "{:<10}{:>8}{:>12}{:>14}{:>10}",
         "march", "bytes", "hit rate", "cycles", "misses"
@@ -59,7 +61,22 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         for (&size, cache) in sizes.iter().zip(&caches) {
             let mut config = a.machine.config(build.compressed)?;
             config.icache = Some(*cache);
-            let o = simulate(&build.march, build.program.clone(), config)?;
+            let o = simulate(
+                &build.march,
+                build.program.clone(),
+                config,
+                Some(&build.own_functions),
+            )?;
+            if o.stop.status().is_none() {
+                eprintln!(
+                    "oscost: note: {} ended without a status: {}",
+                    build.march, o.stop
+                );
+            }
+            let mut row = vec![size.to_string()];
+            row.extend(report::csv_row(&o));
+            rows.push(row);
+            runs.push(report::run_json(&o));
             let ic = o.stats.icache.unwrap_or_default();
             let cycles = o.stats.pipeline.map(|p| p.cycles());
             println!(
@@ -77,6 +94,14 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             });
         }
         series.push((build.march, points));
+    }
+    if let Some(path) = &a.json {
+        report::write_json(path, &serde_json::json!({"schema": 1, "points": runs}))?;
+    }
+    if let Some(path) = &a.csv {
+        let mut header = vec!["icache_bytes"];
+        header.extend(report::CSV_HEADER);
+        report::write_rows(path, &header, &rows)?;
     }
     if let Some(path) = &a.svg {
         plot(path, &series, &a).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;

@@ -80,6 +80,67 @@ pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> V
         checks::placement(&ev.cpus),
         checks::same_cpu(&ev.cpus),
     ];
-    checks::add_occupancy(ev, &mut checks, &mut warnings);
+    // Partners that ended up on two CPUs (the same-CPU check fails them) idle while they
+    // wait for each other's cross-CPU wake-ups: that is not others holding the CPU.
+    let holding = if checks.last().is_some_and(|c| c.ok) {
+        checks::Holding::Continuous
+    } else {
+        checks::Holding::MaySleep
+    };
+    checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     (checks, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Placement;
+
+    /// Two partners pinned to CPU 0 and seen there, `sw` switches per round trip by rusage.
+    fn evidence(sw: u64) -> Evidence {
+        let mut ev = Evidence {
+            occupancy: checks::held_occupancy(),
+            ..Default::default()
+        };
+        ev.rusage.iterations = 1000;
+        ev.rusage.total.nvcsw = sw * 1000;
+        ev.cpus = ["a", "b"]
+            .iter()
+            .map(|r| Placement {
+                role: r.to_string(),
+                requested: vec![0],
+                start: Some(0),
+                end: Some(0),
+                affinity_held: true,
+                ..Default::default()
+            })
+            .collect();
+        ev
+    }
+
+    fn failed(v: &Verdict) -> Vec<&str> {
+        v.0.iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn same_core_verdict_passes_two_switches_and_fails_one() {
+        assert!(failed(&same_core_verdict(&evidence(2), 2.0, "round trip")).is_empty());
+        let v = same_core_verdict(&evidence(1), 2.0, "round trip");
+        assert_eq!(failed(&v), ["context switches per round trip"]);
+        let v = same_core_verdict(&evidence(0), 2.0, "round trip");
+        assert!(v.1.iter().any(|w| w.contains("almost no switches")));
+    }
+
+    #[test]
+    fn same_core_verdict_fails_partners_on_two_cpus() {
+        let mut ev = evidence(2);
+        ev.cpus[1].start = Some(1);
+        ev.cpus[1].end = Some(1);
+        let v = same_core_verdict(&ev, 2.0, "round trip");
+        assert!(failed(&v).contains(&"same CPU"), "{:?}", v.0);
+        assert!(failed(&v).contains(&"placement"), "{:?}", v.0);
+    }
 }

@@ -492,7 +492,16 @@ pub fn measure_case(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement>
             .filter(|e| e.supported)
             .and_then(|e| e.total),
     };
-    let (checks, mut warnings) = verdict(&facts);
+    let (mut checks, mut warnings) = verdict(&facts);
+    // A fault handler runs on the CPU like any loop: a competitor inflates it the same way.
+    // Evicted-file faults wait for the disk, so there only run-queue wait counts.
+    checks.push(crate::engine::checks::placement(&evidence.cpus));
+    let holding = if case.kind == Kind::FileEvicted {
+        crate::engine::checks::Holding::MaySleep
+    } else {
+        crate::engine::checks::Holding::Continuous
+    };
+    crate::engine::checks::add_occupancy_with(&evidence, holding, &mut checks, &mut warnings);
     if !peak_reset {
         warnings.push(
             "could not reset the peak RSS (/proc/self/clear_refs): max RSS is the process's peak"
@@ -525,12 +534,25 @@ pub fn measure_case(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement>
             (checks, warnings),
         )?
     };
+    if !case.per_touch && t.majflt > 0 && t.minflt > 0 {
+        // A major fault waits for the disk, a minor one does not: their average is neither.
+        m.value = None;
+        m.notes.push(mixed_faults_note(t.majflt, t.minflt));
+    }
     if !case.per_touch && faults == 0.0 {
         m.value = None;
         m.notes
             .push("no faults were counted, so there is no cost per fault (only per page)".into());
     }
     Ok(m)
+}
+
+/// Why a case that took both kinds of fault has no per-fault figure.
+pub fn mixed_faults_note(major: u64, minor: u64) -> String {
+    format!(
+        "{major} major and {minor} minor faults: a cost per fault would average a disk wait with \
+         a page-table update, so there is none (the raw figure is per page)"
+    )
 }
 
 fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {

@@ -217,7 +217,10 @@ mod tests {
 
     #[test]
     fn thp_line_without_huge_pages_is_invalid() {
-        let ev = Evidence::default();
+        let ev = Evidence {
+            occupancy: checks::held_occupancy(),
+            ..Default::default()
+        };
         let (c, _) = latency_verdict(&ev, Pages::Thp, 64 << 20, Some(0.0));
         assert!(c.iter().any(|c| !c.ok));
         let (c, _) = latency_verdict(&ev, Pages::Thp, 64 << 20, Some(0.9));
@@ -249,10 +252,7 @@ mod tests {
         // Tests share the CPUs with each other (and other builds): only the occupancy check
         // may fail, and then it must say that others held the CPU.
         let failed: Vec<_> = m.checks.iter().filter(|c| !c.ok).collect();
-        assert!(
-            failed.iter().all(|c| c.name == "CPU held by participants"),
-            "{failed:?}"
-        );
+        assert!(failed.iter().all(|c| checks::contested(c)), "{failed:?}");
         assert_eq!(m.valid, failed.is_empty());
     }
 }

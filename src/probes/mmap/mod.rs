@@ -27,7 +27,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::procfs::accumulate;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
-use crate::model::{Check, Evidence, Measurement, Rusage};
+use crate::model::{Check, Evidence, Measurement, Occupancy, Placement, Rusage};
 
 /// The nine rows of the lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -162,6 +162,11 @@ const WALL: usize = 4;
 /// getrusage deltas: utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw,
 /// nivcsw.
 const RU: usize = 8;
+/// The child's own CPU time (thread CPU clock) at its timed edges, and its CPU at each edge
+/// (+1; 0 = unknown).
+const CPU_NS: usize = 20;
+const CPU_AT_START: usize = 21;
+const CPU_AT_END: usize = 22;
 
 fn rusage_self() -> libc::rusage {
     // SAFETY: zeroed rusage is a valid out-buffer; getrusage is async-signal-safe.
@@ -191,6 +196,8 @@ fn child_body(
         unsafe { libc::sched_yield() };
     }
     let r0 = rusage_self();
+    s.set(CPU_AT_START, current_cpu_slot());
+    let c0 = thread_cpu_ns();
     let t0 = now_ns();
     // SAFETY: mapping `len` bytes (of `fd`, or anonymous); the walk stays inside them.
     unsafe {
@@ -214,8 +221,11 @@ fn child_body(
         libc::munmap(p, len);
     }
     let t1 = now_ns();
+    let c1 = thread_cpu_ns();
+    s.set(CPU_AT_END, current_cpu_slot());
     let r1 = rusage_self();
     s.set(WALL, t1 - t0);
+    s.set(CPU_NS, c1.saturating_sub(c0));
     let d = |a: i64, b: i64| (b - a).max(0) as u64;
     let vals = [
         us(r1.ru_utime).saturating_sub(us(r0.ru_utime)),
@@ -235,6 +245,29 @@ fn child_body(
     loop {
         // SAFETY: pause until the parent kills us (it reads our procfs counters first).
         unsafe { libc::pause() };
+    }
+}
+
+/// The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID: current at the call, a
+/// raw system call with no allocation, so a forked child may use it).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-buffer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// sched_getcpu() + 1 for a shared slot (0 = unknown).
+fn current_cpu_slot() -> u64 {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    if c < 0 {
+        0
+    } else {
+        c as u64 + 1
     }
 }
 
@@ -307,6 +340,31 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         nivcsw: g(8),
     };
     let wall_ns = slots.get(WALL);
+    let mut evidence = evidence;
+    // The child read its own CPU clock at the edges of its timed walk: current, unlike the
+    // parent's view of a child that was spinning in sched_yield when the window opened.
+    let oncpu = slots.get(CPU_NS);
+    evidence.occupancy = Some(Occupancy {
+        wall_ns,
+        oncpu_ns: oncpu,
+        run_delay_ns: 0,
+        share: oncpu as f64 / wall_ns.max(1) as f64,
+        delay_wall_ns: 0,
+        windows: 1,
+        exact_windows: 1,
+        cpus: 1,
+        method: "the lab child's CLOCK_THREAD_CPUTIME_ID at the edges of its timed walk".into(),
+    });
+    let at = |i: usize| slots.get(i).checked_sub(1).map(|c| c as usize);
+    evidence.cpus = vec![Placement {
+        role: "lab child".into(),
+        pid: child.pid(),
+        tid: child.pid(),
+        requested: Vec::new(),
+        start: at(CPU_AT_START),
+        end: at(CPU_AT_END),
+        affinity_held: false,
+    }];
     drop(child);
     drop(file);
     Ok(Rep {
@@ -337,6 +395,12 @@ fn merge(into: &mut Evidence, rep: &Rep) {
         };
     }
     into.cpus.extend(rep.evidence.cpus.iter().cloned());
+    if let Some(o) = &rep.evidence.occupancy {
+        match into.occupancy.as_mut() {
+            Some(t) => t.absorb(o),
+            None => into.occupancy = Some(o.clone()),
+        }
+    }
 }
 
 /// Run the lab: every row `reps` times, interleaved; rows beside the hog in a second block.
@@ -378,7 +442,8 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
         for e in ev.events.values_mut() {
             e.per_op = e.total.map(|t| t / it);
         }
-        let checks = row_checks(v, &ev, hog_alive[i], pages);
+        let may_sleep = v.file() || v.compete() || matches!(lab.pressure, Pressure::Limit { .. });
+        let (checks, warnings) = row_checks(v, &ev, hog_alive[i], pages, may_sleep);
         let pattern = if v == Variant::FileRandom {
             "random"
         } else {
@@ -407,14 +472,29 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
             1,
             "fixed repetitions",
             ev,
-            (checks, Vec::new()),
+            (checks, warnings),
         )?);
     }
     Ok(out)
 }
 
-fn row_checks(v: Variant, ev: &Evidence, hog_alive: Option<bool>, pages: f64) -> Vec<Check> {
-    let mut checks = Vec::new();
+fn row_checks(
+    v: Variant,
+    ev: &Evidence,
+    hog_alive: Option<bool>,
+    pages: f64,
+    may_sleep: bool,
+) -> (Vec<Check>, Vec<String>) {
+    // Every row runs on a CPU: it stays put and holds the CPU like any probe (rows that may
+    // wait for I/O or reclaim are only held to "no more CPU time than the window").
+    let mut checks = vec![crate::engine::checks::stayed(&ev.cpus)];
+    let mut warnings = Vec::new();
+    let holding = if may_sleep {
+        crate::engine::checks::Holding::MaySleep
+    } else {
+        crate::engine::checks::Holding::Continuous
+    };
+    crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     if let Some(alive) = hog_alive {
         let mut c = at_least(
             "competing process still alive (not OOM-killed)",
@@ -447,5 +527,97 @@ fn row_checks(v: Variant, ev: &Evidence, hog_alive: Option<bool>, pages: f64) ->
             ev.rusage.total.oublock as f64,
         ));
     }
-    checks
+    (checks, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::checks::held_occupancy;
+    use crate::model::EventReading;
+
+    /// One repetition's evidence: on CPU 2 throughout, the CPU held.
+    fn quiet() -> Evidence {
+        Evidence {
+            occupancy: held_occupancy(),
+            cpus: vec![Placement {
+                role: "lab child".into(),
+                start: Some(2),
+                end: Some(2),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn failed(c: &[Check]) -> Vec<String> {
+        c.iter().filter(|c| !c.ok).map(|c| c.name.clone()).collect()
+    }
+
+    #[test]
+    fn every_row_has_checks_that_pass_on_quiet_evidence() {
+        for v in Variant::ALL {
+            let mut ev = quiet();
+            ev.rusage.total.oublock = 8;
+            let (c, _) = row_checks(v, &ev, v.compete().then_some(true), 1024.0, false);
+            assert!(c.len() >= 3, "{v:?}: {c:?}");
+            assert!(failed(&c).is_empty(), "{v:?}: {c:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_that_moved_or_lost_its_cpu_fails() {
+        let mut ev = quiet();
+        ev.cpus[0].end = Some(3);
+        let (c, _) = row_checks(Variant::AnonPrivate, &ev, None, 1024.0, false);
+        assert_eq!(failed(&c), ["placement"]);
+        let mut ev = quiet();
+        ev.occupancy.as_mut().unwrap().share = 0.6;
+        let (c, _) = row_checks(Variant::AnonShared, &ev, None, 1024.0, false);
+        assert_eq!(failed(&c), ["CPU held by participants"]);
+        ev.occupancy.as_mut().unwrap().share = 1.4;
+        let (c, _) = row_checks(Variant::FileShared, &ev, None, 1024.0, true);
+        assert_eq!(failed(&c), ["CPU time within the window"]);
+    }
+
+    #[test]
+    fn row_expectations_fail_on_contrary_evidence() {
+        let ev = quiet();
+        let (c, _) = row_checks(Variant::CompeteAnon, &ev, Some(false), 1024.0, true);
+        assert_eq!(
+            failed(&c),
+            ["competing process still alive (not OOM-killed)"]
+        );
+        let (c, _) = row_checks(Variant::FileMsync, &ev, None, 1024.0, true);
+        assert_eq!(failed(&c), ["blocks written (msync wrote the file)"]);
+        let mut ev = quiet();
+        ev.events.insert(
+            "page-faults".into(),
+            EventReading {
+                per_op: Some(2048.0),
+                total: Some(2048.0),
+                supported: true,
+                ..Default::default()
+            },
+        );
+        let (c, _) = row_checks(Variant::FilePopulate, &ev, None, 1024.0, true);
+        assert_eq!(failed(&c).len(), 1);
+        assert!(failed(&c)[0].starts_with("user-space faults per walk"));
+    }
+
+    #[test]
+    fn reps_merge_their_occupancy() {
+        let mut into = Evidence::default();
+        let rep = Rep {
+            wall_ns: 1,
+            rusage: Rusage::default(),
+            evidence: quiet(),
+        };
+        merge(&mut into, &rep);
+        merge(&mut into, &rep);
+        let o = into.occupancy.unwrap();
+        assert_eq!((o.windows, o.wall_ns), (2, 2_000_000));
+        assert!((o.share - 1.0).abs() < 1e-9);
+        assert_eq!(into.cpus.len(), 2);
+    }
 }

@@ -57,6 +57,16 @@ pub struct Pair {
     /// Both measurements valid; only valid pairs can trip `--fail-above`.
     pub valid: bool,
     pub note: String,
+    /// Which rule decided the verdict: the bootstrap interval (of paired differences where
+    /// the value is one), the drift between rounds, the history's run-to-run drift, or the
+    /// minimum effect.
+    pub decided_by: String,
+    /// The run-to-run drift the history shows for this probe on this machine (percent), when
+    /// the history holds at least three valid runs of it.
+    pub history_drift_pct: Option<f64>,
+    /// The pairing key (probe and inputs), for the history's drift.
+    #[serde(skip)]
+    pub key: String,
 }
 
 /// A fact that differs between the two machines.
@@ -86,11 +96,19 @@ pub fn higher_is_better(unit: &str) -> bool {
     u.ends_with("/s") || u.contains("per second") || u.contains("hit rate") || u.contains("ops/")
 }
 
-fn key(m: &Measurement) -> (String, String) {
+/// The pairing key: the probe and its inputs only (budgets, rounds and observed facts never
+/// prevent pairing; see model::param_kind).
+pub fn key(m: &Measurement) -> (String, String) {
     (
         m.probe.clone(),
-        serde_json::to_string(&m.params).unwrap_or_default(),
+        serde_json::to_string(&m.inputs()).unwrap_or_default(),
     )
+}
+
+/// [`key`] as one string.
+pub fn key_string(m: &Measurement) -> String {
+    let (p, i) = key(m);
+    format!("{p}\t{i}")
 }
 
 fn label(m: &Measurement) -> String {
@@ -109,6 +127,7 @@ impl Comparison {
             if small && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
                 let dir = p.verdict.as_str();
                 p.verdict = Verdict::NoSignificantDifference;
+                p.decided_by = format!("minimum effect ({pct}%)");
                 let why = format!("{dir} by less than the {pct}% minimum effect");
                 p.note = if p.note.is_empty() {
                     why
@@ -180,6 +199,9 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         change_pct: None,
         valid: a.valid && b.valid,
         note: String::new(),
+        decided_by: String::new(),
+        history_drift_pct: None,
+        key: key_string(a),
     };
     if !p.valid {
         let which: Vec<String> = [("A", a), ("B", b)]
@@ -235,6 +257,26 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         p.note = "too few usable samples for an interval".into();
         return p;
     };
+    p.decided_by = if sa.paired() && sb.paired() {
+        "bootstrap of paired differences".into()
+    } else {
+        "bootstrap".into()
+    };
+    // Widen by the drift between each side's rounds (relative half-widths, combined).
+    let drift = (round_drift(&sa, &a.sample_rounds).powi(2)
+        + round_drift(&sb, &b.sample_rounds).powi(2))
+    .sqrt();
+    let (lo, hi) = if drift > 0.0 {
+        let widened = [lo * (1.0 - drift), hi * (1.0 + drift)];
+        let straddles = |l: f64, h: f64| l <= 1.0 && h >= 1.0;
+        if straddles(widened[0], widened[1]) && !straddles(lo, hi) {
+            p.decided_by = format!("drift between rounds (±{:.1}%)", drift * 100.0);
+        }
+        p.ratio_ci95 = Some(widened);
+        (widened[0], widened[1])
+    } else {
+        (lo, hi)
+    };
     let costlier = if higher_is_better(&p.unit) {
         hi < 1.0
     } else {
@@ -261,7 +303,78 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
     p
 }
 
+/// Per pairing key ([`key_string`]), the run-to-run drift (percent) of valid medians across `runs`
+/// taken on `machine` (same key facts): twice the robust relative spread (1.4826 × MAD /
+/// median) of at least three runs' medians. What a change must exceed to count.
+pub fn history_drift(
+    runs: &[Run],
+    machine: &crate::machine::Machine,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut medians: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for r in runs
+        .iter()
+        .filter(|r| facts::differences(&r.machine, machine).is_empty())
+    {
+        for m in r.measurements.iter().filter(|m| resolved(m)) {
+            if let Some(v) = &m.value {
+                medians.entry(key_string(m)).or_default().push(v.median);
+            }
+        }
+    }
+    medians
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 3)
+        .filter_map(|(k, v)| {
+            let med = crate::engine::stats::median(&v);
+            if med <= 0.0 {
+                return None;
+            }
+            let dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
+            let mad = crate::engine::stats::median(&dev);
+            Some((k, 200.0 * 1.4826 * mad / med))
+        })
+        .collect()
+}
+
+/// The relative half-width of the between-rounds interval of a side's statistic (0 without
+/// rounds).
+fn round_drift(side: &Side, rounds: &[u32]) -> f64 {
+    let values = side.values();
+    let Some([lo, hi]) = crate::engine::stats::between_rounds(&values, rounds) else {
+        return 0.0;
+    };
+    let mid = (lo + hi) / 2.0;
+    if mid.abs() <= f64::EPSILON {
+        return 0.0;
+    }
+    ((hi - lo) / 2.0 / mid.abs()).min(1.0)
+}
+
 impl Comparison {
+    /// Demote changes within the run-to-run drift the history shows for that probe on that
+    /// machine (`drift_pct` by pairing key, see [`history_drift`]): a change must exceed it.
+    pub fn apply_history_drift(&mut self, drift_pct: &std::collections::BTreeMap<String, f64>) {
+        for p in &mut self.pairs {
+            let Some(&d) = drift_pct.get(&p.key) else {
+                continue;
+            };
+            p.history_drift_pct = Some(d);
+            let within = p.change_pct.is_some_and(|c| c.abs() <= d);
+            if within && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
+                let dir = p.verdict.as_str();
+                p.verdict = Verdict::NoSignificantDifference;
+                p.decided_by = format!("history drift (±{d:.1}%)");
+                let why =
+                    format!("{dir}, but within the ±{d:.1}% this probe drifts between runs here");
+                p.note = if p.note.is_empty() {
+                    why
+                } else {
+                    format!("{}; {why}", p.note)
+                };
+            }
+        }
+    }
+
     /// Valid pairs significantly slower by more than `threshold_pct` (the point estimate of
     /// the slowdown exceeds it and the interval excludes no change): what `--fail-above` gates on.
     pub fn regressions(&self, threshold_pct: f64) -> Vec<&Pair> {
@@ -438,6 +551,104 @@ mod tests {
         assert_eq!(cmp.only_in_b.len(), 1);
         assert!(cmp.only_in_b[0].contains("cpus=1"));
         assert_eq!(cmp.pairs.len(), a.measurements.len() - 1);
+    }
+
+    /// `run_with` samples scaled by `k`, with the value's median scaled alike.
+    fn scaled(run: &Run, k: f64) -> Run {
+        let mut r = run.clone();
+        for m in &mut r.measurements {
+            m.samples.iter_mut().for_each(|x| *x *= k);
+            m.baseline_samples.iter_mut().for_each(|x| *x *= k);
+            if let Some(v) = m.value.as_mut() {
+                v.median *= k;
+            }
+            m.raw.median *= k;
+        }
+        r
+    }
+
+    #[test]
+    fn a_probe_scaled_by_one_and_a_half_is_a_regression() {
+        let a = fixture();
+        let mut b = a.clone();
+        let i = b
+            .measurements
+            .iter()
+            .position(|m| resolved(m) && m.samples.len() >= 5)
+            .unwrap();
+        b.measurements[i] = scaled(
+            &Run {
+                measurements: vec![b.measurements[i].clone()],
+                ..a.clone()
+            },
+            1.5,
+        )
+        .measurements
+        .remove(0);
+        let cmp = compare(&a, "a", &b, "b");
+        let bad = cmp.regressions(5.0);
+        assert_eq!(bad.len(), 1, "{:?}", cmp.pairs);
+        assert_eq!(bad[0].probe, b.measurements[i].probe);
+        assert!(bad[0].decided_by.starts_with("bootstrap"));
+    }
+
+    #[test]
+    fn budgets_and_observed_facts_never_prevent_pairing() {
+        let a = fixture();
+        let mut b = fixture();
+        for m in &mut b.measurements {
+            m.params.insert("rounds".into(), serde_json::json!(99));
+            m.params
+                .insert("system_thp".into(), serde_json::json!("madvise"));
+        }
+        let cmp = compare(&a, "a", &b, "b");
+        assert!(cmp.only_in_a.is_empty() && cmp.only_in_b.is_empty());
+        assert_eq!(cmp.pairs.len(), a.measurements.len());
+    }
+
+    #[test]
+    fn a_change_within_the_history_drift_is_not_a_regression() {
+        let a = run_with(samples(100.0, 30, 1));
+        let b = run_with(samples(110.0, 30, 2));
+        // The history on this machine: medians 100, 112, 95, 108, 101 (±~13% drift).
+        let history: Vec<Run> = [100.0, 112.0, 95.0, 108.0, 101.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| run_with(samples(c, 30, 50 + i as u64)))
+            .collect();
+        let drift = history_drift(&history, &a.machine);
+        assert_eq!(drift.len(), 1);
+        let mut cmp = compare(&a, "a", &b, "b");
+        assert_eq!(cmp.regressions(5.0).len(), 1);
+        cmp.apply_history_drift(&drift);
+        assert!(cmp.regressions(5.0).is_empty(), "{:?}", cmp.pairs);
+        assert!(cmp.pairs[0].decided_by.starts_with("history drift"));
+        // A history of another machine says nothing about this one.
+        let mut other = history.clone();
+        for r in &mut other {
+            r.machine.kernel.release = Some("9.9.9".into());
+        }
+        assert!(history_drift(&other, &a.machine).is_empty());
+    }
+
+    #[test]
+    fn drift_between_rounds_widens_the_ratio() {
+        let mut a = run_with(samples(100.0, 30, 1));
+        let mut b = run_with(samples(104.0, 30, 2));
+        let tight = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!(tight.verdict, Verdict::Slower);
+        // Tight rounds whose medians differ by ±3%: the pooled median barely moves, the
+        // rounds say the next run may land 7% away.
+        for (run, base) in [(&mut a, 100.0), (&mut b, 104.0)] {
+            let m = &mut run.measurements[0];
+            m.samples = (0..300)
+                .map(|i| base * [0.97, 1.0, 1.03][i / 100] * (1.0 + 0.0001 * (i % 7) as f64))
+                .collect();
+            m.sample_rounds = (0..300).map(|i| (i / 100) as u32).collect();
+        }
+        let p = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!(p.verdict, Verdict::NoSignificantDifference, "{p:?}");
+        assert!(p.decided_by.starts_with("drift between rounds"), "{p:?}");
     }
 
     #[test]

@@ -92,6 +92,9 @@ pub fn text(c: &Comparison) -> String {
         if !p.note.is_empty() {
             o.push_str(&format!("    {}\n", p.note));
         }
+        if !p.decided_by.is_empty() {
+            o.push_str(&format!("    decided by: {}\n", p.decided_by));
+        }
     }
     unpaired(&mut o, c, |s| format!("  {s}\n"));
     o

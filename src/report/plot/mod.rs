@@ -14,6 +14,7 @@
 //! | latency distributions                  | [`Histogram`]    |
 //! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
 //! | comparisons (ratio B/A per probe)      | [`RatioPlot`]    |
+//! | breakdowns (RPC parts per scenario)    | [`StackedBars`]  |
 //!
 //! Text is measured with plotters' built-in naive font metrics (no font files are read), so
 //! label areas are sized from character counts with room to spare.
@@ -24,6 +25,7 @@ mod heatmap;
 mod histogram;
 mod line;
 mod ratio;
+mod stacked;
 
 pub use bar::{Bar, BarChart};
 pub use grouped::{GroupedBars, GroupedSeries};
@@ -31,6 +33,7 @@ pub use heatmap::Heatmap;
 pub use histogram::Histogram;
 pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
 pub use ratio::{RatioPlot, RatioRow, Threshold};
+pub use stacked::{StackedBars, StackedRow};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;

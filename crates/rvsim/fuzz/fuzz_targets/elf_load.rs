@@ -7,7 +7,7 @@ use rvsim::{CacheConfig, Config, Machine, Program};
 fuzz_target!(|data: &[u8]| {
     if let Ok(p) = Program::from_elf(data) {
         let cfg = Config {
-            ram_size: 1 << 16,
+            memory: None,
             max_instructions: 10_000,
             icache: CacheConfig::parse("sets=4,ways=2,words=2").ok(),
             dcache: CacheConfig::parse("sets=4,ways=1,words=4,write=through").ok(),

@@ -5,7 +5,8 @@
  * into rvsim_timer_interval), calls main and passes its result to exit().
  *
  * The trap handler re-arms the timer (mtimecmp = mtime + interval), counts the interrupt in
- * rvsim_timer_ticks and returns; any other trap ends the program with status 128 + mcause.
+ * rvsim_timer_ticks and returns; it passes ecalls on to the simulator's program ABI, and any
+ * other trap ends the run through the simulator's unhandled-trap report.
  *
  * Built with -DRVSIM_USER_MODE it skips the machine-mode set-up (trap vector, timer), so the
  * same program also runs under a Linux user-mode emulator (qemu-riscv32), whose write and exit
@@ -76,16 +77,29 @@ rvsim_trap:
     lw t1, 0(t0)
     addi t1, t1, 1
     sw t1, 0(t0)
-    lw t0, 0(sp)
+8:  lw t0, 0(sp)
     lw t1, 4(sp)
     lw t2, 8(sp)
     lw t3, 12(sp)
     addi sp, sp, 16
     mret
-9:  addi a0, t0, 128
-    li a7, 93
+9:  li t1, 11
+    bne t0, t1, 10f
+    /* ecall: serve it through the program ABI. With the handler installed the machine traps
+     * every ecall here (as the privileged spec says), so the handler steps aside (mtvec = 0),
+     * repeats the call, which the simulator then serves, and restores itself. */
+    la t2, rvsim_trap
+    csrw mtvec, zero
     ecall
-    j 9b
+    csrw mtvec, t2
+    csrr t0, mepc
+    addi t0, t0, 4
+    csrw mepc, t0
+    j 8b
+    /* Any other trap: remove the handler and return to the faulting instruction, which traps
+     * again with no handler, so the simulator ends the run naming the cause, pc and mtval. */
+10: csrw mtvec, zero
+    j 8b
 
     .data
     .balign 4

@@ -1,7 +1,7 @@
 //! A tiny RV32 assembler for hand-written test sequences, and a runner for them.
 #![allow(dead_code)]
 
-use rvsim::{Config, Machine, Program};
+use rvsim::{Config, Machine, Program, Stop};
 
 pub const BASE: u32 = 0x8000_0000;
 
@@ -79,6 +79,7 @@ pub fn machine(words: &[u32], cfg: &Config) -> Machine {
 /// Runs `words` (which must exit) and returns the machine afterwards.
 pub fn run(words: &[u32], cfg: &Config) -> Machine {
     let mut m = machine(words, cfg);
-    m.run().unwrap();
+    let stop = m.run();
+    assert!(matches!(stop, Stop::Exit(_)), "{stop}");
     m
 }

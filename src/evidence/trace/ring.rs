@@ -1,0 +1,190 @@
+//! The tracer: every recorded tracepoint opened on every traced CPU, all of one CPU's events
+//! writing into one sample ring (PERF_EVENT_IOC_SET_OUTPUT), timestamps on CLOCK_MONOTONIC so
+//! they compare with the times the client takes itself, and filters (PERF_EVENT_IOC_SET_FILTER)
+//! that keep only the participants' records where the kernel accepts them.
+
+use super::tracefs::Tracefs;
+use super::{Decoder, RawRecord};
+use crate::error::{Error, Result};
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
+use std::os::fd::AsRawFd;
+
+/// `_IO('$', 5)` and `_IOW('$', 6, char *)` from linux/perf_event.h.
+const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
+const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
+
+/// Bytes of ring per CPU (plus the header page); the caller drains between batches.
+const RING_BYTES: usize = 4 << 20;
+
+pub struct Tracer {
+    rings: Vec<Sampler>,
+    others: Vec<Counter>,
+    pub decoder: Decoder,
+    /// Filters the kernel refused (the records are then kept unfiltered).
+    pub unfiltered: Vec<String>,
+}
+
+/// Whether tracing can run here, and if not, the one line that says what is missing and how
+/// to get it.
+pub fn permitted() -> std::result::Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2);
+    if !root && paranoid > -1 {
+        return Err(format!(
+            "the kernel-traced breakdown needs root (or CAP_PERFMON with \
+             kernel.perf_event_paranoid ≤ -1; it is {paranoid}) and readable tracefs: run \
+             `sudo oscost rpc`"
+        ));
+    }
+    Ok(())
+}
+
+/// The filter for one event: only records about the participants.
+fn filter_for(event: &str, pids: &[i32]) -> Option<String> {
+    let any = |field: &str| {
+        pids.iter()
+            .map(|p| format!("{field} == {p}"))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    match event {
+        "sched:sched_waking" | "sched:sched_wakeup" => Some(any("pid")),
+        "sched:sched_switch" => Some(format!("{} || {}", any("prev_pid"), any("next_pid"))),
+        "raw_syscalls:sys_enter" | "raw_syscalls:sys_exit" => Some(any("common_pid")),
+        _ => None,
+    }
+}
+
+impl Tracer {
+    /// Open every event on every CPU in `cpus`, disabled, filtered to `pids`.
+    pub fn open(cpus: &[usize], pids: &[i32]) -> Result<Tracer> {
+        permitted().map_err(Error::env)?;
+        let decoder = {
+            let fs = Tracefs::open()?;
+            Decoder::from_tracefs(&fs)?
+            // tracefs is unmounted here if we mounted it: the ids are all perf needs.
+        };
+        let mut rings = Vec::new();
+        let mut others = Vec::new();
+        let mut unfiltered = Vec::new();
+        for &cpu in cpus {
+            let mut first: Option<Sampler> = None;
+            for f in &decoder.formats {
+                let counter = Builder::new(Tracepoint::with_id(f.id))
+                    .any_pid()
+                    .one_cpu(cpu)
+                    .exclude_kernel(false)
+                    .sample_period(1)
+                    .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
+                    .clockid(Clock::MONOTONIC)
+                    .enabled(false)
+                    .build()
+                    .map_err(|e| {
+                        Error::env(format!(
+                            "cannot open tracepoint {} on CPU {cpu}: {}",
+                            f.name,
+                            crate::evidence::perf::open_error_reason(&e)
+                        ))
+                    })?;
+                if let Some(filter) = filter_for(&f.name, pids) {
+                    let c = std::ffi::CString::new(filter).expect("no NUL");
+                    // SAFETY: a NUL-terminated filter string on our own perf fd.
+                    let rc = unsafe {
+                        libc::ioctl(counter.as_raw_fd(), PERF_EVENT_IOC_SET_FILTER, c.as_ptr())
+                    };
+                    if rc != 0 && !unfiltered.contains(&f.name) {
+                        unfiltered.push(f.name.clone());
+                    }
+                }
+                match &first {
+                    None => {
+                        first = Some(counter.sampled(RING_BYTES).map_err(|e| {
+                            Error::env(format!("cannot map a perf ring on CPU {cpu}: {e}"))
+                        })?)
+                    }
+                    Some(ring) => {
+                        // SAFETY: redirecting our own perf fd into another of our perf fds on
+                        // the same CPU with the same clock, as perf_event_open(2) allows.
+                        let rc = unsafe {
+                            libc::ioctl(
+                                counter.as_raw_fd(),
+                                PERF_EVENT_IOC_SET_OUTPUT,
+                                ring.as_raw_fd(),
+                            )
+                        };
+                        if rc != 0 {
+                            return Err(Error::env(format!(
+                                "cannot share one perf ring between tracepoints on CPU {cpu}: {}",
+                                std::io::Error::last_os_error()
+                            )));
+                        }
+                        others.push(counter);
+                    }
+                }
+            }
+            rings.extend(first);
+        }
+        Ok(Tracer {
+            rings,
+            others,
+            decoder,
+            unfiltered,
+        })
+    }
+
+    pub fn enable(&mut self) -> Result<()> {
+        let err = |e: std::io::Error| Error::env(format!("cannot enable tracing: {e}"));
+        for r in &mut self.rings {
+            r.enable().map_err(err)?;
+        }
+        for c in &mut self.others {
+            c.enable().map_err(err)?;
+        }
+        Ok(())
+    }
+
+    pub fn disable(&mut self) {
+        for r in &mut self.rings {
+            let _ = r.disable();
+        }
+        for c in &mut self.others {
+            let _ = c.disable();
+        }
+    }
+
+    /// Move every record out of the rings.
+    pub fn drain(&mut self, out: &mut Vec<RawRecord>) {
+        for r in &mut self.rings {
+            while let Some(rec) = r.next_record() {
+                out.push(RawRecord {
+                    ty: rec.ty(),
+                    body: rec.to_vec(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_name_only_the_participants() {
+        let f = filter_for("sched:sched_switch", &[10, 20]).unwrap();
+        assert_eq!(
+            f,
+            "prev_pid == 10 || prev_pid == 20 || next_pid == 10 || next_pid == 20"
+        );
+        assert_eq!(
+            filter_for("raw_syscalls:sys_exit", &[3]).unwrap(),
+            "common_pid == 3"
+        );
+        assert!(filter_for("ipi:ipi_send_cpu", &[3]).is_none());
+    }
+}

@@ -1,0 +1,276 @@
+//! Placement classes: how far apart two CPUs are in this machine's topology (same CPU, SMT
+//! sibling, same last-level cache, other LLC, other NUMA node), from the machine facts, and one
+//! representative pair per class. Shared by `ipc`, `c2c` and `rpc`.
+
+use crate::error::{Error, Result};
+use crate::machine::Machine;
+
+/// The distance between two logical CPUs, nearest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Class {
+    /// Both on one logical CPU: every hand-off is a context switch.
+    SameCpu,
+    /// Two hardware threads of one physical core.
+    Smt,
+    /// Different cores sharing the last-level cache.
+    SameLlc,
+    /// Different last-level caches on one NUMA node.
+    OtherLlc,
+    /// Different NUMA nodes.
+    OtherNode,
+}
+
+impl Class {
+    pub const ALL: [Class; 5] = [
+        Class::SameCpu,
+        Class::Smt,
+        Class::SameLlc,
+        Class::OtherLlc,
+        Class::OtherNode,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::SameCpu => "same-cpu",
+            Class::Smt => "smt",
+            Class::SameLlc => "same-llc",
+            Class::OtherLlc => "other-llc",
+            Class::OtherNode => "other-node",
+        }
+    }
+
+    pub fn parse_name(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Words for tables and figures.
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::SameCpu => "same CPU",
+            Class::Smt => "SMT sibling",
+            Class::SameLlc => "same LLC",
+            Class::OtherLlc => "other LLC",
+            Class::OtherNode => "other node",
+        }
+    }
+}
+
+/// The CPUs sharing `cpu`'s last-level cache (the highest-level unified or data cache listing
+/// it), or None when the machine facts do not say.
+fn llc_of(m: &Machine, cpu: usize) -> Option<Vec<usize>> {
+    m.caches_for_cpu(cpu)
+        .into_iter()
+        .filter(|c| !c.shared_cpus.is_empty() && c.kind != crate::machine::CacheType::Instruction)
+        .max_by_key(|c| c.level)
+        .map(|c| c.shared_cpus.clone())
+}
+
+fn node_of(m: &Machine, cpu: usize) -> Option<usize> {
+    m.topology
+        .iter()
+        .find(|t| t.cpu == cpu)
+        .and_then(|t| t.numa_node)
+}
+
+/// The class of the pair (a, b). Unknown cache sharing counts as "other LLC" only when the
+/// facts say so; without cache facts two cores on one node are taken as sharing nothing
+/// known, i.e. other LLC.
+pub fn classify(m: &Machine, a: usize, b: usize) -> Class {
+    if a == b {
+        return Class::SameCpu;
+    }
+    if m.smt_siblings_of(a).contains(&b) {
+        return Class::Smt;
+    }
+    if let (Some(x), Some(y)) = (node_of(m, a), node_of(m, b)) {
+        if x != y {
+            return Class::OtherNode;
+        }
+    }
+    match llc_of(m, a) {
+        Some(l) if l.contains(&b) => Class::SameLlc,
+        _ => Class::OtherLlc,
+    }
+}
+
+/// A measuring CPU and a partner CPU, with the class of the pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    pub a: usize,
+    pub b: usize,
+    pub class: Class,
+}
+
+/// One representative pair per class this machine has among `cpus` (the allowed CPUs): the
+/// same-CPU pair on the last CPU (CPU 0 usually takes more interrupts), and for the others
+/// the first pair found counting down from the last CPU.
+pub fn representatives(m: &Machine, cpus: &[usize]) -> Vec<Pair> {
+    let mut out: Vec<Pair> = Vec::new();
+    let Some(&last) = cpus.last() else {
+        return out;
+    };
+    out.push(Pair {
+        a: last,
+        b: last,
+        class: Class::SameCpu,
+    });
+    for (i, &a) in cpus.iter().enumerate().rev() {
+        for &b in cpus[..i].iter().rev() {
+            let class = classify(m, a, b);
+            if !out.iter().any(|p| p.class == class) {
+                out.push(Pair { a, b, class });
+            }
+        }
+    }
+    out.sort_by_key(|p| p.class);
+    out
+}
+
+/// Parse `--pairs 0:1,2:3` against the allowed CPUs.
+pub fn parse_pairs(m: &Machine, spec: &[String], allowed: &[usize]) -> Result<Vec<Pair>> {
+    let mut out = Vec::new();
+    for s in spec {
+        let (x, y) = s.split_once(':').ok_or_else(|| {
+            Error::usage(format!(
+                "--pairs: '{s}' is not a pair; write A:B, e.g. 0:1 (the measuring CPU, then \
+                 the partner's)"
+            ))
+        })?;
+        let num = |t: &str| -> Result<usize> {
+            let c: usize = t.trim().parse().map_err(|_| {
+                Error::usage(format!("--pairs: '{t}' in '{s}' is not a CPU number"))
+            })?;
+            if !allowed.contains(&c) {
+                return Err(Error::usage(format!(
+                    "--pairs: CPU {c} is not in this process's allowed set ({})",
+                    crate::evidence::placement::format_cpu_list(allowed)
+                )));
+            }
+            Ok(c)
+        };
+        let (a, b) = (num(x)?, num(y)?);
+        out.push(Pair {
+            a,
+            b,
+            class: classify(m, a, b),
+        });
+    }
+    Ok(out)
+}
+
+/// Parse a CPU list such as "0-3,6" (for `--cpus`), each CPU checked against `allowed`.
+pub fn parse_cpu_list(s: &str, allowed: &[usize]) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || Error::usage(format!("--cpus: '{part}' is not a CPU or a range like 0-3"));
+        let (lo, hi) = match part.split_once('-') {
+            Some((l, h)) => (
+                l.trim().parse::<usize>().map_err(|_| bad())?,
+                h.trim().parse::<usize>().map_err(|_| bad())?,
+            ),
+            None => {
+                let c = part.parse::<usize>().map_err(|_| bad())?;
+                (c, c)
+            }
+        };
+        if lo > hi {
+            return Err(bad());
+        }
+        for c in lo..=hi {
+            if !allowed.contains(&c) {
+                return Err(Error::usage(format!(
+                    "--cpus: CPU {c} is not in this process's allowed set ({})",
+                    crate::evidence::placement::format_cpu_list(allowed)
+                )));
+            }
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::usage("--cpus: the list is empty"));
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{CacheInfo, CacheType, CpuTopo};
+
+    /// Two nodes; node 0 has cores {0,4} (SMT) and {1,5} sharing LLC A, core {2} on LLC B;
+    /// node 1 has CPU 3.
+    fn machine() -> Machine {
+        let topo = |cpu, sib: Vec<usize>, node| CpuTopo {
+            cpu,
+            smt_siblings: sib,
+            numa_node: Some(node),
+            ..Default::default()
+        };
+        let llc = |cpus: Vec<usize>| CacheInfo {
+            level: 3,
+            kind: CacheType::Unified,
+            shared_cpu_list: String::new(),
+            shared_cpus: cpus,
+            size_bytes: None,
+            line_size: None,
+            ways: None,
+            sets: None,
+        };
+        Machine {
+            topology: vec![
+                topo(0, vec![0, 4], 0),
+                topo(1, vec![1, 5], 0),
+                topo(2, vec![2], 0),
+                topo(3, vec![3], 1),
+                topo(4, vec![0, 4], 0),
+                topo(5, vec![1, 5], 0),
+            ],
+            caches: vec![llc(vec![0, 1, 4, 5]), llc(vec![2]), llc(vec![3])],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pairs_are_classified_from_topology() {
+        let m = machine();
+        assert_eq!(classify(&m, 1, 1), Class::SameCpu);
+        assert_eq!(classify(&m, 0, 4), Class::Smt);
+        assert_eq!(classify(&m, 0, 1), Class::SameLlc);
+        assert_eq!(classify(&m, 0, 2), Class::OtherLlc);
+        assert_eq!(classify(&m, 0, 3), Class::OtherNode);
+    }
+
+    #[test]
+    fn one_representative_per_class() {
+        let m = machine();
+        let reps = representatives(&m, &[0, 1, 2, 3, 4, 5]);
+        let classes: Vec<Class> = reps.iter().map(|p| p.class).collect();
+        assert_eq!(classes, Class::ALL.to_vec());
+        for p in &reps {
+            assert_eq!(classify(&m, p.a, p.b), p.class);
+        }
+        // One CPU: only the same-CPU class exists.
+        assert_eq!(representatives(&m, &[2]).len(), 1);
+    }
+
+    #[test]
+    fn bad_pairs_and_lists_are_usage_errors() {
+        let m = machine();
+        let allowed = [0, 1, 2];
+        assert_eq!(
+            parse_pairs(&m, &["0:1".into()], &allowed).unwrap()[0].class,
+            Class::SameLlc
+        );
+        for bad in ["0", "0:9", "x:1"] {
+            let e = parse_pairs(&m, &[bad.into()], &allowed).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+        }
+        assert_eq!(parse_cpu_list("0-2", &allowed).unwrap(), vec![0, 1, 2]);
+        assert!(parse_cpu_list("2-0", &allowed).is_err());
+        assert!(parse_cpu_list("7", &allowed).is_err());
+        assert!(parse_cpu_list("", &allowed).is_err());
+    }
+}

@@ -1,0 +1,378 @@
+//! `rpc.*`: one request and its response between a client (the measuring thread) and a
+//! server process, in four placements — the Linux version of the M3 study's figure:
+//!
+//! | scenario | placement | observed (checked) |
+//! |---|---|---|
+//! | local | client and server on one CPU | 2 switches per RPC there, 0 migrations |
+//! | remote-exclusive | server alone on another CPU, blocking | the server sleeps and is woken every RPC; traced: its CPU switches idle→server |
+//! | remote-polling | server alone on another CPU, busy-polling | 0 switches per RPC |
+//! | remote-shared | two servers on the other CPU, the client alternates | ≥ 1 switch per RPC on the remote CPU |
+//!
+//! `rpc.total` is the RPC time without tracing, through the engine's sampler. With permission,
+//! `rpc.traced` repeats the RPCs with kernel tracepoints on and `rpc.part` splits them (see
+//! [`breakdown`]).
+
+pub mod breakdown;
+pub mod traced;
+
+use crate::engine::checks;
+use crate::engine::clock::now_ns;
+use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::partner::{decode_cpu, encode_cpu, partner_error, Child, SharedPage};
+use crate::error::{Error, Result};
+use crate::evidence::placement::AffinityGuard;
+use crate::evidence::Participant;
+use crate::model::{Check, Evidence, Measurement};
+use crate::probes::ipc::channel::{Channel, Mech};
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
+
+/// Where the server runs and how it waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Scenario {
+    /// Client and server on one CPU.
+    Local,
+    /// The server alone on another CPU, blocking.
+    RemoteExclusive,
+    /// The server alone on another CPU, busy-polling shared memory.
+    RemotePolling,
+    /// Two servers on the other CPU; the client alternates between them.
+    RemoteShared,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 4] = [
+        Scenario::Local,
+        Scenario::RemoteExclusive,
+        Scenario::RemotePolling,
+        Scenario::RemoteShared,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scenario::Local => "local",
+            Scenario::RemoteExclusive => "remote-exclusive",
+            Scenario::RemotePolling => "remote-polling",
+            Scenario::RemoteShared => "remote-shared",
+        }
+    }
+
+    pub fn parse_name(s: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    pub fn remote(self) -> bool {
+        self != Scenario::Local
+    }
+
+    /// The mechanism this scenario really uses: polling is the spin flag whatever was asked.
+    pub fn mech(self, asked: Mech) -> Mech {
+        if self == Scenario::RemotePolling {
+            Mech::Spin
+        } else {
+            asked
+        }
+    }
+
+    fn servers(self) -> usize {
+        if self == Scenario::RemoteShared {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// Client and servers set up for one scenario: the client pinned, the servers forked, pinned
+/// and ready. Dropping it kills and reaps the servers and restores the client's affinity.
+pub struct Session {
+    pub scenario: Scenario,
+    pub mech: Mech,
+    pub client_cpu: usize,
+    pub server_cpu: usize,
+    channels: Vec<Channel>,
+    servers: Vec<RefCell<Child>>,
+    server_start: Vec<Option<usize>>,
+    _pin: AffinityGuard,
+}
+
+impl Session {
+    pub fn new(
+        scenario: Scenario,
+        mech: Mech,
+        client_cpu: usize,
+        server_cpu: usize,
+    ) -> Result<Session> {
+        let mech = scenario.mech(mech);
+        let server_cpu = if scenario.remote() {
+            server_cpu
+        } else {
+            client_cpu
+        };
+        let pin = AffinityGuard::pin_current(&[client_cpu])?;
+        let ready = SharedPage::new()?;
+        let mut channels = Vec::new();
+        let mut servers = Vec::new();
+        let mut server_start = Vec::new();
+        for i in 0..scenario.servers() {
+            let mut ch = Channel::new(mech)?;
+            let (c, slot) = (&ch, ready.slot(16 * i));
+            let mut child = Child::spawn(Some(server_cpu), move || {
+                c.partner_close();
+                // SAFETY: sched_getcpu has no preconditions.
+                slot.store(
+                    encode_cpu(unsafe { libc::sched_getcpu() }),
+                    Ordering::Release,
+                );
+                c.serve()
+            })?;
+            server_start.push(decode_cpu(ready.wait_nonzero(16 * i, &mut child)?));
+            ch.parent_close();
+            channels.push(ch);
+            servers.push(RefCell::new(child));
+        }
+        Ok(Session {
+            scenario,
+            mech,
+            client_cpu,
+            server_cpu,
+            channels,
+            servers,
+            server_start,
+            _pin: pin,
+        })
+    }
+
+    pub fn server_pids(&self) -> Vec<i32> {
+        self.servers.iter().map(|c| c.borrow().pid()).collect()
+    }
+
+    pub fn participants(&self) -> (Vec<Participant>, Vec<Option<usize>>) {
+        let mut p = vec![Participant::this_thread("client", vec![self.client_cpu])];
+        let mut start = vec![Some(self.client_cpu)];
+        for (i, s) in self.servers.iter().enumerate() {
+            let mut x = Participant::child(s.borrow().pid(), vec![self.server_cpu]);
+            x.role = format!("server {}", i + 1);
+            p.push(x);
+            start.push(self.server_start[i]);
+        }
+        (p, start)
+    }
+
+    /// RPC number `k` (the client alternates between servers in remote-shared).
+    #[inline(always)]
+    pub fn call(&self, k: u64) -> Result<()> {
+        let i = (k % self.channels.len() as u64) as usize;
+        let gone = || self.servers[i].borrow_mut().has_exited();
+        self.channels[i]
+            .round_trip(&gone)
+            .map_err(|e| partner_error(&format!("rpc {}", self.mech.as_str()), e))
+    }
+}
+
+/// Switches per RPC of the participants whose role starts with `prefix` (rusage: voluntary,
+/// involuntary).
+fn switches_of(ev: &Evidence, prefix: &str) -> (f64, f64) {
+    let it = ev.rusage.iterations.max(1) as f64;
+    ev.rusage
+        .participants
+        .iter()
+        .filter(|p| p.role.starts_with(prefix))
+        .fold((0.0, 0.0), |(v, i), p| {
+            (
+                v + p.rusage.nvcsw as f64 / it,
+                i + p.rusage.nivcsw as f64 / it,
+            )
+        })
+}
+
+/// The checks of the table in the module doc, on the untraced evidence.
+pub fn verdict(ev: &Evidence, scenario: Scenario) -> Verdict {
+    let mut list = vec![checks::no_migrations(ev), checks::placement(&ev.cpus)];
+    let mut warnings = Vec::new();
+    let (sv, si) = switches_of(ev, "server");
+    match scenario {
+        Scenario::Local => {
+            let (sw, source) = checks::switches_per_op(ev);
+            let mut c = checks::near("context switches per RPC", 2.0, 0.05, sw);
+            c.observed = format!("{sw:.3} ({source})");
+            list.push(c);
+            list.push(checks::same_cpu(&ev.cpus));
+            checks::add_occupancy(ev, &mut list, &mut warnings);
+        }
+        Scenario::RemoteExclusive => {
+            list.push(Check {
+                name: "server sleeps and is woken every RPC (its voluntary switches per RPC)"
+                    .into(),
+                expected: "0.9 to 1.1".into(),
+                observed: format!("{sv:.3}"),
+                ok: (0.9..=1.1).contains(&sv),
+            });
+            let mut c = checks::at_most(
+                "server's CPU otherwise idle (server's involuntary switches per RPC)",
+                0.1,
+                si,
+            );
+            c.observed = format!("{si:.3}");
+            list.push(c);
+            list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
+            list.extend(crate::probes::ipc::run_queue_wait(ev));
+        }
+        Scenario::RemotePolling => {
+            let (sw, source) = checks::switches_per_op(ev);
+            list.push(Check {
+                name: "context switches per RPC".into(),
+                expected: "≤ 0.01".into(),
+                observed: format!("{sw:.4} ({source})"),
+                ok: sw <= 0.01,
+            });
+            list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
+            checks::add_occupancy(ev, &mut list, &mut warnings);
+        }
+        Scenario::RemoteShared => {
+            list.push(Check {
+                name: "switches per RPC on the remote CPU (both servers')".into(),
+                expected: "≥ 0.9".into(),
+                observed: format!("{:.3}", sv + si),
+                ok: sv + si >= 0.9,
+            });
+            list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
+            list.extend(crate::probes::ipc::run_queue_wait(ev));
+        }
+    }
+    (list, warnings)
+}
+
+/// `rpc.total`: the RPC time without tracing.
+pub fn measure_total(
+    ctx: &Context,
+    scenario: Scenario,
+    mech: Mech,
+    client_cpu: usize,
+    server_cpu: usize,
+) -> Result<Measurement> {
+    if scenario.remote() && client_cpu == server_cpu {
+        return Err(Error::env(format!(
+            "{} needs the server on another CPU than the client",
+            scenario.as_str()
+        )));
+    }
+    let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
+    let (participants, start) = s.participants();
+    let spec = Spec::new("rpc.total", "ns/RPC", "ns/RPC", 1.0)
+        .param("scenario", scenario.as_str())
+        .param("mech", s.mech.as_str())
+        .param("cpus", vec![s.client_cpu, s.server_cpu])
+        .note(
+            "one request and its response (one small message each way), client and server(s) \
+             pinned per the scenario; no tracing",
+        );
+    let mut k = 0u64;
+    let session = &s;
+    let mut raw = |iters: u64| -> Result<u64> {
+        let t0 = now_ns();
+        for _ in 0..iters {
+            session.call(k)?;
+            k += 1;
+        }
+        Ok(now_ns() - t0)
+    };
+    measure(ctx, spec, participants, start, &mut raw, None, |ev| {
+        verdict(ev, scenario)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ParticipantRusage, Placement, Rusage};
+
+    fn ev(server_vol: u64, server_invol: u64, cpus: [usize; 2]) -> Evidence {
+        let mut ev = Evidence {
+            occupancy: checks::held_occupancy(),
+            ..Default::default()
+        };
+        ev.rusage.iterations = 1000;
+        ev.rusage.participants = vec![
+            ParticipantRusage {
+                role: "client".into(),
+                pid: 1,
+                tid: 1,
+                rusage: Rusage {
+                    nvcsw: 1000,
+                    ..Default::default()
+                },
+            },
+            ParticipantRusage {
+                role: "server 1".into(),
+                pid: 2,
+                tid: 2,
+                rusage: Rusage {
+                    nvcsw: server_vol,
+                    nivcsw: server_invol,
+                    ..Default::default()
+                },
+            },
+        ];
+        ev.cpus = cpus
+            .iter()
+            .map(|&c| Placement {
+                role: "x".into(),
+                pid: 1,
+                tid: 1,
+                requested: vec![c],
+                start: Some(c),
+                end: Some(c),
+                affinity_held: true,
+            })
+            .collect();
+        ev
+    }
+
+    fn ok(v: &Verdict) -> bool {
+        v.0.iter().all(|c| c.ok)
+    }
+
+    #[test]
+    fn remote_exclusive_needs_a_sleeping_server_alone_on_its_cpu() {
+        assert!(ok(&verdict(
+            &ev(1000, 0, [1, 0]),
+            Scenario::RemoteExclusive
+        )));
+        // Never slept: it was not woken every RPC.
+        assert!(!ok(&verdict(
+            &ev(100, 0, [1, 0]),
+            Scenario::RemoteExclusive
+        )));
+        // Something else kept taking its CPU.
+        assert!(!ok(&verdict(
+            &ev(1000, 500, [1, 0]),
+            Scenario::RemoteExclusive
+        )));
+        // Ran on the client's CPU.
+        assert!(!ok(&verdict(
+            &ev(1000, 0, [1, 1]),
+            Scenario::RemoteExclusive
+        )));
+    }
+
+    #[test]
+    fn remote_shared_needs_a_switch_on_the_remote_cpu_every_rpc() {
+        assert!(ok(&verdict(&ev(1000, 0, [1, 0]), Scenario::RemoteShared)));
+        assert!(!ok(&verdict(&ev(200, 0, [1, 0]), Scenario::RemoteShared)));
+    }
+
+    #[test]
+    fn local_needs_two_switches_on_one_cpu() {
+        let mut e = ev(1000, 0, [1, 1]);
+        e.rusage.total.nvcsw = 2000;
+        assert!(ok(&verdict(&e, Scenario::Local)));
+        e.rusage.total.nvcsw = 3000;
+        assert!(!ok(&verdict(&e, Scenario::Local)), "3 switches per RPC");
+        assert_eq!(Scenario::RemotePolling.mech(Mech::Pipe), Mech::Spin);
+        assert_eq!(
+            Scenario::parse_name("remote-shared"),
+            Some(Scenario::RemoteShared)
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! The traced run: the same RPCs with kernel tracepoints recording, in batches (rings drained
+//! between them), each RPC also timed by the client on CLOCK_MONOTONIC. Gives `rpc.traced`
+//! (the client's RPC time with tracing on) and one `rpc.part` per part of the breakdown, with
+//! the checks that make the split trustworthy: parts ≥ 0, their medians adding up to the traced
+//! RPC time within 10%, most RPCs matched, nothing lost, and the scenario's switches seen in
+//! the trace (idle→server for remote-exclusive).
+
+use super::breakdown::{split, Rpc, PARTS};
+use super::{Scenario, Session};
+use crate::engine::clock;
+use crate::engine::measure::{from_samples, Context, Spec};
+use crate::engine::stats::median;
+use crate::error::{Error, Result};
+use crate::evidence::perf::EventSet;
+use crate::evidence::recorder::Recorder;
+use crate::evidence::trace::ring::Tracer;
+use crate::evidence::trace::{Event, Kind};
+use crate::model::{Check, Measurement};
+use crate::probes::ipc::channel::Mech;
+
+/// RPCs per batch: a batch's records (about 25 per RPC, ~100 bytes each) fit a ring easily.
+const BATCH: u64 = 200;
+const MIN_RPCS: u64 = 400;
+const MAX_RPCS: u64 = 5000;
+
+/// Everything the checks look at, computed from one traced run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    pub rpcs: Vec<Rpc>,
+    /// RPCs the client made while tracing.
+    pub made: usize,
+    pub lost: u64,
+    /// Switches on the server's CPU involving a server, per RPC made.
+    pub remote_switches_per_rpc: f64,
+}
+
+/// Medians of each part over the matched RPCs.
+pub fn part_medians(rpcs: &[Rpc]) -> [f64; 8] {
+    let mut out = [f64::NAN; 8];
+    if rpcs.is_empty() {
+        return out;
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        let v: Vec<f64> = rpcs.iter().map(|r| r.parts[i]).collect();
+        *o = median(&v);
+    }
+    out
+}
+
+/// The breakdown's checks, given the client's traced RPC median.
+pub fn checks(a: &Analysis, traced_median: f64, scenario: Scenario) -> Vec<Check> {
+    let matched = a.rpcs.len() as f64 / a.made.max(1) as f64;
+    let min_part = a
+        .rpcs
+        .iter()
+        .flat_map(|r| r.parts)
+        .fold(f64::INFINITY, f64::min);
+    let sum: f64 = part_medians(&a.rpcs).iter().sum();
+    let idle = a.rpcs.iter().filter(|r| r.from_idle).count() as f64 / a.rpcs.len().max(1) as f64;
+    let mut list = vec![
+        Check {
+            name: "RPCs matched in the trace".into(),
+            expected: "≥ 50% of those made".into(),
+            observed: format!("{:.0}% ({} of {})", matched * 100.0, a.rpcs.len(), a.made),
+            ok: matched >= 0.5,
+        },
+        Check {
+            name: "trace records lost".into(),
+            expected: "0".into(),
+            observed: a.lost.to_string(),
+            ok: a.lost == 0,
+        },
+        Check {
+            name: "every part ≥ 0".into(),
+            expected: "≥ 0 ns".into(),
+            observed: if min_part.is_finite() {
+                format!("smallest {min_part:.0} ns")
+            } else {
+                "no parts".into()
+            },
+            ok: min_part.is_finite() && min_part >= 0.0,
+        },
+        Check {
+            name: "sum of part medians vs traced RPC time".into(),
+            expected: "within ±10%".into(),
+            observed: format!(
+                "{:.0} ns vs {:.0} ns ({:+.1}%)",
+                sum,
+                traced_median,
+                100.0 * (sum / traced_median - 1.0)
+            ),
+            ok: (sum - traced_median).abs() <= 0.1 * traced_median,
+        },
+    ];
+    match scenario {
+        Scenario::RemoteExclusive => list.push(Check {
+            name: "server's CPU idle→server switch per RPC (traced)".into(),
+            expected: "≥ 0.9".into(),
+            observed: format!("{idle:.3}"),
+            ok: idle >= 0.9,
+        }),
+        Scenario::RemoteShared => list.push(Check {
+            name: "switches to a server on the remote CPU per RPC (traced)".into(),
+            expected: "≥ 0.9".into(),
+            observed: format!("{:.3}", a.remote_switches_per_rpc),
+            ok: a.remote_switches_per_rpc >= 0.9,
+        }),
+        _ => {}
+    }
+    list
+}
+
+/// Decode and split the records of a traced run.
+pub fn analyse(
+    events: &[Event],
+    lost: u64,
+    made: usize,
+    client: i32,
+    servers: &[i32],
+    client_cpu: usize,
+    server_cpu: usize,
+) -> Analysis {
+    let rpcs = split(
+        events,
+        client,
+        servers,
+        client_cpu as u32,
+        server_cpu as u32,
+    );
+    let switches = events
+        .iter()
+        .filter(|e| {
+            e.cpu as usize == server_cpu
+                && matches!(e.kind, Kind::Switch { next, .. } if servers.contains(&next))
+        })
+        .count();
+    Analysis {
+        rpcs,
+        made,
+        lost,
+        remote_switches_per_rpc: switches as f64 / made.max(1) as f64,
+    }
+}
+
+/// Run the traced RPCs and return `rpc.traced` followed by one `rpc.part` per part.
+pub fn measure_traced(
+    ctx: &Context,
+    scenario: Scenario,
+    mech: Mech,
+    client_cpu: usize,
+    server_cpu: usize,
+) -> Result<Vec<Measurement>> {
+    if scenario == Scenario::RemotePolling {
+        return Err(Error::env(
+            "remote-polling makes no system calls and no wake-ups: the kernel has nothing to \
+             split",
+        ));
+    }
+    let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
+    let client = crate::evidence::placement::gettid();
+    let servers = s.server_pids();
+    let mut cpus = vec![s.client_cpu, s.server_cpu];
+    cpus.dedup();
+    let mut pids = vec![client];
+    pids.extend(&servers);
+    let mut tracer = Tracer::open(&cpus, &pids)?;
+    let (participants, start) = s.participants();
+    let mut recorder = Recorder::new(participants, EventSet::Software);
+    for k in 0..50 {
+        s.call(k)?;
+    }
+    let mut times = Vec::new();
+    let mut records = Vec::new();
+    let deadline = clock::now_ns() + ctx.sampling.budget_ns;
+    let mut k = 0u64;
+    while k < MAX_RPCS && (k < MIN_RPCS || clock::now_ns() < deadline) {
+        crate::engine::interrupt::check()?;
+        recorder.begin_quiet();
+        tracer.enable()?;
+        for _ in 0..BATCH {
+            let t0 = clock::read(libc::CLOCK_MONOTONIC);
+            s.call(k)?;
+            let t1 = clock::read(libc::CLOCK_MONOTONIC);
+            times.push((t1 - t0) as f64);
+            k += 1;
+        }
+        tracer.disable();
+        recorder.end_quiet(BATCH);
+        tracer.drain(&mut records);
+    }
+    let (events, lost) = tracer.decoder.decode_all(&records);
+    let a = analyse(
+        &events,
+        lost,
+        times.len(),
+        client,
+        &servers,
+        s.client_cpu,
+        s.server_cpu,
+    );
+    let evidence = recorder.finish(&start);
+    let traced_median = median(&times);
+    let checks = checks(&a, traced_median, scenario);
+    let mut warnings = Vec::new();
+    let missing = tracer.decoder.missing();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "this kernel lacks {}: the IPI parts read 0",
+            missing.join(", ")
+        ));
+    }
+    if !tracer.unfiltered.is_empty() {
+        warnings.push(format!(
+            "the kernel refused the participant filter on {}: recorded unfiltered",
+            tracer.unfiltered.join(", ")
+        ));
+    }
+    let base = |probe: &str, unit: &str| {
+        Spec::new(probe, unit, unit, 1.0)
+            .param("scenario", scenario.as_str())
+            .param("mech", s.mech.as_str())
+            .param("cpus", vec![s.client_cpu, s.server_cpu])
+            .events_set(EventSet::Software)
+    };
+    let mut out = vec![from_samples(
+        base("rpc.traced", "ns/RPC").note(format!(
+            "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
+             record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
+             up to the client's send sys_enter → receive sys_exit; not seen: user-space time \
+             outside those system calls, time the hypervisor took the vCPU, and polling \
+             hand-offs",
+            PARTS
+                .iter()
+                .map(|p| super::breakdown::definition(p))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        times,
+        1,
+        "fixed count",
+        evidence.clone(),
+        (checks.clone(), warnings.clone()),
+    )?];
+    for (i, part) in PARTS.iter().enumerate() {
+        let samples: Vec<f64> = a.rpcs.iter().map(|r| r.parts[i]).collect();
+        if samples.is_empty() {
+            continue;
+        }
+        out.push(from_samples(
+            base("rpc.part", "ns/RPC")
+                .param("part", *part)
+                .param("order", i as u64)
+                .note(super::breakdown::definition(part)),
+            samples,
+            1,
+            "fixed count",
+            evidence.clone(),
+            (checks.clone(), Vec::new()),
+        )?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::trace::tests::{fixture_decoder, fixture_records};
+
+    fn fixture_analysis() -> Analysis {
+        let (events, lost) = fixture_decoder().decode_all(&fixture_records());
+        analyse(&events, lost, 40, 14054, &[16600], 1, 0)
+    }
+
+    #[test]
+    fn fixture_breakdown_adds_up_to_its_own_span() {
+        let a = fixture_analysis();
+        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
+        let m = median(&spans);
+        let c = checks(&a, m, Scenario::Local);
+        let named = |n: &str| c.iter().find(|x| x.name.starts_with(n)).unwrap().ok;
+        assert!(named("RPCs matched"));
+        assert!(named("every part"));
+        assert!(named("trace records lost"));
+        // A client time far from the parts' sum fails the sum check.
+        let c = checks(&a, m * 2.0, Scenario::Local);
+        assert!(!c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok);
+    }
+
+    #[test]
+    fn negative_parts_lost_records_and_no_idle_fail() {
+        let mut a = fixture_analysis();
+        a.lost = 3;
+        a.rpcs[0].parts[0] = -5.0;
+        let c = checks(&a, 1e9, Scenario::RemoteExclusive);
+        for name in ["trace records lost", "every part", "server's CPU idle"] {
+            assert!(
+                !c.iter().find(|x| x.name.starts_with(name)).unwrap().ok,
+                "{name}"
+            );
+        }
+        a.made = 1000;
+        a.remote_switches_per_rpc = 0.04;
+        // Nothing matched at all: every check that needs RPCs fails, nothing panics.
+        let none = Analysis {
+            rpcs: Vec::new(),
+            ..a.clone()
+        };
+        let c = checks(&none, 1e4, Scenario::Local);
+        assert!(c.iter().filter(|x| !x.ok).count() >= 3, "{c:?}");
+        let c = checks(&a, 1e9, Scenario::RemoteShared);
+        assert!(
+            !c.iter()
+                .find(|x| x.name.starts_with("RPCs matched"))
+                .unwrap()
+                .ok
+        );
+        assert!(
+            !c.iter()
+                .find(|x| x.name.starts_with("switches to a server"))
+                .unwrap()
+                .ok
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! The `ipc` matrix: mechanisms down, placement classes across, the round trip in each cell —
+//! in the terminal under the table, and as a heatmap in the HTML report.
+
+use super::plot::Heatmap;
+use super::units::fmt_time;
+use crate::model::{Measurement, Run, Status};
+use crate::probes::ipc::channel::Mech;
+use crate::probes::ipc::classes::Class;
+
+fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
+    run.measurements
+        .iter()
+        .filter(|m| m.probe.starts_with("ipc."))
+        .collect()
+}
+
+fn class_of(m: &Measurement) -> Option<Class> {
+    m.params
+        .get("class")
+        .and_then(|v| v.as_str())
+        .and_then(Class::parse_name)
+}
+
+fn mech_of(m: &Measurement) -> Option<Mech> {
+    m.probe.strip_prefix("ipc.").and_then(Mech::parse_name)
+}
+
+/// Rows (mechanisms) and columns (classes) present, in their natural order.
+fn axes(ms: &[&Measurement]) -> (Vec<Mech>, Vec<Class>) {
+    let mut mechs: Vec<Mech> = ms.iter().filter_map(|m| mech_of(m)).collect();
+    mechs.sort();
+    mechs.dedup();
+    let mut classes: Vec<Class> = ms.iter().filter_map(|m| class_of(m)).collect();
+    classes.sort();
+    classes.dedup();
+    (mechs, classes)
+}
+
+fn cell<'a>(ms: &[&'a Measurement], mech: Mech, class: Class) -> Option<&'a Measurement> {
+    ms.iter()
+        .copied()
+        .find(|m| mech_of(m) == Some(mech) && class_of(m) == Some(class))
+}
+
+/// Rows of cells as aligned text: the first column left-aligned, the others right-aligned
+/// (numbers), two spaces apart.
+pub(crate) fn text_table(rows: &[Vec<String>]) -> String {
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..ncol)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = " ".repeat(widths[i] - c.chars().count());
+                if i == 0 {
+                    format!("{c}{pad}")
+                } else {
+                    format!("{pad}{c}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The terminal matrix (empty when the run has no ipc measurements).
+pub fn text(run: &Run) -> String {
+    let ms = ipc_measurements(run);
+    if ms.is_empty() {
+        return String::new();
+    }
+    let (mechs, classes) = axes(&ms);
+    let mut rows: Vec<Vec<String>> = vec![std::iter::once("round trip".to_string())
+        .chain(classes.iter().map(|c| c.label().to_string()))
+        .collect()];
+    for &mech in &mechs {
+        let mut r = vec![mech.as_str().to_string()];
+        for &class in &classes {
+            r.push(match cell(&ms, mech, class) {
+                None => "—".into(),
+                Some(m) if m.status == Status::Invalid => "INVALID".into(),
+                Some(m) => match &m.value {
+                    Some(v) => fmt_time(v.median),
+                    None => "—".into(),
+                },
+            });
+        }
+        rows.push(r);
+    }
+    let mut out = String::from("\nipc: median round trip (one-way = half; — not measured)\n");
+    out.push_str(&text_table(&rows));
+    out
+}
+
+/// The HTML figures for the `ipc` family: the matrix as a heatmap per run.
+pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
+    if family != "ipc" {
+        return Vec::new();
+    }
+    runs.iter()
+        .filter_map(|run| {
+            let ms = ipc_measurements(run);
+            if ms.is_empty() {
+                return None;
+            }
+            let (mechs, classes) = axes(&ms);
+            let cells = mechs
+                .iter()
+                .map(|&mech| {
+                    classes
+                        .iter()
+                        .map(|&class| {
+                            cell(&ms, mech, class)
+                                .filter(|m| m.valid)
+                                .and_then(|m| m.value.as_ref())
+                                .map(|v| v.median)
+                        })
+                        .collect()
+                })
+                .collect();
+            Some(
+                Heatmap {
+                    title: "ipc: round trip by mechanism and placement".into(),
+                    subtitle: run.machine.short_name(),
+                    x_label: "placement".into(),
+                    y_label: "mechanism".into(),
+                    unit: "ns/round trip".into(),
+                    col_labels: classes.iter().map(|c| c.label().to_string()).collect(),
+                    row_labels: mechs.iter().map(|m| m.as_str().to_string()).collect(),
+                    cells,
+                }
+                .to_svg(),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn fixture() -> Run {
+        crate::report::input::parse_run(
+            include_str!("../../tests/fixtures/run-quick.json"),
+            "fixture",
+        )
+        .unwrap()
+    }
+
+    fn m(mech: &str, class: &str, median: f64, valid: bool) -> Measurement {
+        let mut x = fixture().measurements[0].clone();
+        x.probe = format!("ipc.{mech}");
+        x.params.clear();
+        x.status = Status::Ok;
+        x.params.insert("class".into(), class.into());
+        x.value.as_mut().unwrap().median = median;
+        x.valid = valid;
+        if !valid {
+            x.status = Status::Invalid;
+        }
+        x
+    }
+
+    #[test]
+    fn matrix_has_mechanisms_down_and_classes_across() {
+        let mut run = fixture();
+        let mut empty = run.clone();
+        empty.measurements.clear();
+        run.measurements = vec![
+            m("pipe", "same-cpu", 4000.0, true),
+            m("pipe", "same-llc", 30000.0, true),
+            m("spin", "same-llc", 200.0, false),
+        ];
+        let t = text(&run);
+        let lines: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
+        assert!(lines[1].contains("same CPU") && lines[1].contains("same LLC"));
+        assert!(lines[2].starts_with("pipe") && lines[2].contains("4.00 µs"));
+        assert!(lines[3].starts_with("spin") && lines[3].contains("—"));
+        assert!(lines[3].contains("INVALID"));
+        assert!(lines.iter().all(|l| l.chars().count() <= 90));
+        assert!(text(&empty).is_empty());
+        assert_eq!(figures(std::slice::from_ref(&run), "ipc").len(), 1);
+        assert!(figures(std::slice::from_ref(&run), "ctx").is_empty());
+    }
+}

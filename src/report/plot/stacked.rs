@@ -1,0 +1,205 @@
+//! Horizontal stacked bars: one row per case (e.g. an RPC scenario and mechanism), split into
+//! named segments in a fixed colour order (segment k always has colour k and the legend lists
+//! them in that order), with the row's total and its 95% interval written at the bar's end.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{color, label_width, no_data, render, short_number, DrawResult, FONT, LABEL_PT};
+
+/// One row: segment lengths in the chart's segment order, and the total to write at the end.
+/// A row without segments keeps its place and shows `note` as the reason instead of a bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StackedRow {
+    pub label: String,
+    pub segments: Vec<f64>,
+    /// `[total, lo, hi]`, written as "total [lo, hi]" after the bar.
+    pub total: [f64; 3],
+    /// Shown after the total (e.g. "untraced 48.2 µs").
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct StackedBars {
+    pub title: String,
+    pub subtitle: String,
+    pub value_label: String,
+    /// Segment names, in drawing (and colour) order.
+    pub segments: Vec<String>,
+    pub rows: Vec<StackedRow>,
+}
+
+impl StackedBars {
+    pub fn to_svg(&self) -> String {
+        let n = self.rows.len().max(1) as u32;
+        let labels = label_width(self.rows.iter().map(|r| r.label.as_str())).min(420);
+        let size = ((labels + 760).clamp(900, 1200), 48 + 130 + 40 * n);
+        render(size, &self.title, &self.subtitle, |a| self.draw(a))
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        let rows: Vec<&StackedRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.segments.iter().all(|v| v.is_finite() && *v >= 0.0))
+            .collect();
+        if rows.iter().all(|r| r.segments.is_empty()) {
+            return Err(no_data("no rows with finite, non-negative parts"));
+        }
+        let n = rows.len();
+        let max = rows
+            .iter()
+            .map(|r| r.segments.iter().sum::<f64>().max(r.total[2]))
+            .fold(0.0f64, f64::max);
+        // Room for the total text after the longest bar.
+        let max = if max > 0.0 { max * 1.45 } else { 1.0 };
+        let (legend, plot) = area.split_vertically(34);
+        let mut x = 12i32;
+        for (k, name) in self.segments.iter().enumerate() {
+            legend.draw(&Rectangle::new(
+                [(x, 8), (x + 14, 22)],
+                color(k).mix(0.85).filled(),
+            ))?;
+            legend.draw(&Text::new(
+                name.clone(),
+                (x + 18, 8),
+                (FONT, LABEL_PT).into_font(),
+            ))?;
+            x += 26 + 8 * name.chars().count() as i32;
+        }
+        let mut chart = ChartBuilder::on(&plot)
+            .margin(12)
+            .margin_right(30)
+            .x_label_area_size(48)
+            .y_label_area_size(label_width(rows.iter().map(|r| r.label.as_str())).min(420))
+            .build_cartesian_2d(0.0..max, 0.0..n as f64)?;
+        let x_fmt = |v: &f64| short_number(*v);
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_label_formatter(&x_fmt)
+            .x_desc(self.value_label.as_str())
+            .label_style((FONT, LABEL_PT))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        for (i, r) in rows.iter().enumerate() {
+            let row = (n - 1 - i) as f64;
+            let mid = row + 0.5;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((0.0, mid))
+                    + Text::new(
+                        r.label.clone(),
+                        (-8, 0),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Right, VPos::Center)),
+                    ),
+            ))?;
+            if r.segments.is_empty() {
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at((0.0, mid))
+                        + Text::new(
+                            format!("not plotted: {}", r.note),
+                            (6, 0),
+                            (FONT, LABEL_PT)
+                                .into_font()
+                                .color(&RGBColor(170, 40, 40))
+                                .pos(Pos::new(HPos::Left, VPos::Center)),
+                        ),
+                ))?;
+                continue;
+            }
+            let mut at = 0.0;
+            for (k, v) in r.segments.iter().enumerate() {
+                if *v > 0.0 {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(at, row + 0.2), (at + v, row + 0.8)],
+                        color(k).mix(0.85).filled(),
+                    )))?;
+                }
+                at += v;
+            }
+            let [t, lo, hi] = r.total;
+            let text = format!(
+                "{} [{}, {}]{}",
+                short_number(t),
+                short_number(lo),
+                short_number(hi),
+                if r.note.is_empty() {
+                    String::new()
+                } else {
+                    format!("  {}", r.note)
+                }
+            );
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((at.max(hi), mid))
+                    + Text::new(
+                        text,
+                        (8, 0),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Left, VPos::Center)),
+                    ),
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_standalone, count};
+    use super::*;
+
+    #[test]
+    fn rows_stack_in_fixed_order_with_totals() {
+        let svg = StackedBars {
+            title: "rpc: where the time goes".into(),
+            subtitle: "testhost".into(),
+            value_label: "ns/RPC".into(),
+            segments: vec!["send".into(), "wake-up".into(), "server".into()],
+            rows: vec![
+                StackedRow {
+                    label: "local pipe".into(),
+                    segments: vec![400.0, 1300.0, 2000.0],
+                    total: [3700.0, 3650.0, 3760.0],
+                    note: "untraced 3.5 µs".into(),
+                },
+                StackedRow {
+                    label: "remote-exclusive pipe".into(),
+                    segments: vec![],
+                    total: [f64::NAN; 3],
+                    note: "invalid: no idle switch".into(),
+                },
+                StackedRow {
+                    label: "broken".into(),
+                    segments: vec![-1.0, 1.0, 1.0],
+                    total: [1.0, 1.0, 1.0],
+                    note: String::new(),
+                },
+            ],
+        }
+        .to_svg();
+        assert_standalone(&svg, "rpc: where the time goes", "testhost");
+        for t in [
+            "send",
+            "wake-up",
+            "server",
+            "local pipe",
+            "3700 [3650, 3760]",
+            "untraced",
+        ] {
+            assert!(svg.contains(t), "{t} missing");
+        }
+        assert!(
+            !svg.contains(">broken<"),
+            "a row with a negative part is not drawn"
+        );
+        // legend swatches (3) + segments (3) at least
+        assert!(count(&svg, "<rect") >= 6);
+    }
+}

@@ -1,0 +1,250 @@
+//! The `rpc` summary: per scenario and mechanism the RPC time without tracing, with tracing
+//! (the observer effect as a number), and the kernel-traced parts — in the terminal under the
+//! table, and in the HTML report as one stacked bar per scenario × mechanism.
+
+use super::ipc::text_table as table;
+use super::plot::{StackedBars, StackedRow};
+use super::units::fmt_time;
+use crate::model::{Measurement, Run, Status};
+use crate::probes::rpc::breakdown::PARTS;
+use crate::probes::rpc::Scenario;
+
+/// One scenario × mechanism and its measurements.
+struct Case<'a> {
+    scenario: Scenario,
+    mech: String,
+    total: Option<&'a Measurement>,
+    traced: Option<&'a Measurement>,
+    parts: Vec<Option<&'a Measurement>>,
+}
+
+fn param<'a>(m: &'a Measurement, k: &str) -> &'a str {
+    m.params.get(k).and_then(|v| v.as_str()).unwrap_or("")
+}
+
+fn cases(run: &Run) -> Vec<Case<'_>> {
+    let mut out: Vec<Case> = Vec::new();
+    for m in run
+        .measurements
+        .iter()
+        .filter(|m| m.probe.starts_with("rpc."))
+    {
+        let Some(scenario) = Scenario::parse_name(param(m, "scenario")) else {
+            continue;
+        };
+        let mech = param(m, "mech").to_string();
+        let i = match out
+            .iter()
+            .position(|c| c.scenario == scenario && c.mech == mech)
+        {
+            Some(i) => i,
+            None => {
+                out.push(Case {
+                    scenario,
+                    mech: mech.clone(),
+                    total: None,
+                    traced: None,
+                    parts: vec![None; PARTS.len()],
+                });
+                out.len() - 1
+            }
+        };
+        let c = &mut out[i];
+        match m.probe.as_str() {
+            "rpc.total" => c.total = Some(m),
+            "rpc.traced" => c.traced = Some(m),
+            "rpc.part" => {
+                if let Some(k) = PARTS.iter().position(|p| *p == param(m, "part")) {
+                    c.parts[k] = Some(m);
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort_by(|a, b| (a.scenario, &a.mech).cmp(&(b.scenario, &b.mech)));
+    out
+}
+
+fn median(m: Option<&Measurement>) -> Option<f64> {
+    m.filter(|m| m.status != Status::Invalid)
+        .and_then(|m| m.value.as_ref())
+        .map(|v| v.median)
+}
+
+fn cell(m: Option<&Measurement>) -> String {
+    match m {
+        None => "—".into(),
+        Some(x) if x.status == Status::Invalid => "INVALID".into(),
+        Some(x) => x
+            .value
+            .as_ref()
+            .map(|v| fmt_time(v.median))
+            .unwrap_or_else(|| "—".into()),
+    }
+}
+
+fn short(s: Scenario) -> &'static str {
+    match s {
+        Scenario::Local => "local",
+        Scenario::RemoteExclusive => "r-excl",
+        Scenario::RemotePolling => "r-poll",
+        Scenario::RemoteShared => "r-shared",
+    }
+}
+
+/// The terminal summary (empty without rpc measurements).
+pub fn text(run: &Run) -> String {
+    let cs = cases(run);
+    if cs.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![vec![
+        "scenario".to_string(),
+        "mech".into(),
+        "untraced".into(),
+        "traced".into(),
+        "tracing adds".into(),
+    ]];
+    for c in &cs {
+        let effect = match (median(c.total), median(c.traced)) {
+            (Some(u), Some(t)) => format!("{:+.0}%", 100.0 * (t / u - 1.0)),
+            _ => "—".into(),
+        };
+        rows.push(vec![
+            c.scenario.as_str().into(),
+            c.mech.clone(),
+            cell(c.total),
+            cell(c.traced),
+            effect,
+        ]);
+    }
+    let mut out = String::from("\nrpc: median time per RPC\n");
+    out.push_str(&table(&rows));
+    let traced: Vec<&Case> = cs.iter().filter(|c| c.traced.is_some()).collect();
+    if !traced.is_empty() {
+        let mut rows = vec![std::iter::once("part (median)".to_string())
+            .chain(
+                traced
+                    .iter()
+                    .map(|c| format!("{} {}", short(c.scenario), c.mech)),
+            )
+            .collect::<Vec<_>>()];
+        for (k, p) in PARTS.iter().enumerate() {
+            rows.push(
+                std::iter::once(p.to_string())
+                    .chain(traced.iter().map(|c| cell(c.parts[k])))
+                    .collect(),
+            );
+        }
+        rows.push(
+            std::iter::once("sum of parts".to_string())
+                .chain(traced.iter().map(|c| {
+                    let v: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
+                    v.map(|v| fmt_time(v.iter().sum()))
+                        .unwrap_or_else(|| "—".into())
+                }))
+                .collect(),
+        );
+        out.push_str("\nrpc: kernel-traced parts (definitions: --explain)\n");
+        out.push_str(&table(&rows));
+    }
+    out
+}
+
+/// The HTML figure for the `rpc` family: one stacked bar per traced scenario × mechanism.
+pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
+    if family != "rpc" {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for run in runs {
+        let rows: Vec<StackedRow> = cases(run)
+            .iter()
+            .filter_map(|c| {
+                let traced = c.traced?;
+                let label = format!("{} {}", c.scenario.as_str(), c.mech);
+                let segments: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
+                match (segments, traced.value.as_ref()) {
+                    (Some(segments), Some(v)) if traced.valid => Some(StackedRow {
+                        label,
+                        segments,
+                        total: [v.median, v.ci95[0], v.ci95[1]],
+                        note: median(c.total)
+                            .map(|u| format!("untraced {}", fmt_time(u)))
+                            .unwrap_or_default(),
+                    }),
+                    _ => Some(StackedRow {
+                        label,
+                        segments: Vec::new(),
+                        total: [f64::NAN; 3],
+                        note: traced
+                            .failed_checks()
+                            .next()
+                            .map(|c| format!("invalid: {} ({})", c.name, c.observed))
+                            .unwrap_or_else(|| "no parts".into()),
+                    }),
+                }
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        out.push(
+            StackedBars {
+                title: "rpc: where an RPC's time goes (kernel-traced parts, medians)".into(),
+                subtitle: format!(
+                    "{} · total = client's RPC time with tracing on, median [95% CI]",
+                    run.machine.short_name()
+                ),
+                value_label: "ns/RPC".into(),
+                segments: PARTS.iter().map(|p| p.to_string()).collect(),
+                rows,
+            }
+            .to_svg(),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(probe: &str, scenario: &str, part: Option<&str>, median: f64) -> Measurement {
+        let mut x = crate::report::ipc::tests::fixture().measurements[0].clone();
+        x.probe = probe.into();
+        x.params.clear();
+        x.params.insert("scenario".into(), scenario.into());
+        x.params.insert("mech".into(), "pipe".into());
+        if let Some(p) = part {
+            x.params.insert("part".into(), p.into());
+        }
+        x.status = Status::Ok;
+        x.valid = true;
+        x.value.as_mut().unwrap().median = median;
+        x
+    }
+
+    #[test]
+    fn summary_shows_observer_effect_and_parts_in_order() {
+        let mut run = crate::report::ipc::tests::fixture();
+        run.measurements = vec![
+            m("rpc.total", "local", None, 4000.0),
+            m("rpc.traced", "local", None, 5000.0),
+        ];
+        for p in PARTS {
+            run.measurements
+                .push(m("rpc.part", "local", Some(p), 625.0));
+        }
+        run.measurements
+            .push(m("rpc.total", "remote-polling", None, 300.0));
+        let t = text(&run);
+        assert!(t.contains("+25%"), "{t}");
+        let send = t.lines().position(|l| l.starts_with("send")).unwrap();
+        let ret = t.lines().position(|l| l.starts_with("return")).unwrap();
+        assert!(send < ret);
+        assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        assert_eq!(figures(std::slice::from_ref(&run), "rpc").len(), 1);
+    }
+}

@@ -1,0 +1,204 @@
+//! On a real machine: a competitor pinned to the probes' CPU, taking a fixed share of it by a
+//! duty cycle, makes every affected probe invalid through its occupancy checks. No timing
+//! thresholds: the assertions are on verdicts, and the competitor's share is set, not measured.
+//!
+//! The direction asserted holds on a busy machine too (more load only adds invalidity). With
+//! `OSCOST_QUIET_MACHINE=1` (the lead's quiet machine) the control is asserted as well: the
+//! same probes without the competitor pass their occupancy checks.
+
+use oscost::engine::checks::contested;
+use oscost::engine::measure::Context;
+use oscost::engine::sampler::SamplingConfig;
+use oscost::evidence::placement::allowed_cpus;
+use oscost::model::Measurement;
+use oscost::probes::ctx::{futex::measure_futex, pipe, ClockMethod, Mode};
+use oscost::probes::syscall::{measure_call, Syscall};
+use serde_json::Value;
+use std::process::Command;
+
+/// A forked process pinned to `cpu` that spins `on_us` then sleeps `off_us`, forever, until
+/// dropped (killed and reaped).
+struct Competitor(libc::pid_t);
+
+impl Competitor {
+    fn start(cpu: usize, on_us: u64, off_us: u64) -> Competitor {
+        // SAFETY: the child only calls clock_gettime/nanosleep (no allocation, no locks) and
+        // never returns; the parent kills and reaps it in Drop.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: a zeroed cpu_set_t with one bit set is a valid mask for this process.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            }
+            let now = || {
+                let mut ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // SAFETY: valid out-buffer.
+                unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+                ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
+            };
+            loop {
+                let end = now() + on_us;
+                while now() < end {
+                    std::hint::spin_loop();
+                }
+                if off_us > 0 {
+                    let ts = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: (off_us * 1000) as i64,
+                    };
+                    // SAFETY: valid timespec; a null remainder is allowed.
+                    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+                }
+            }
+        }
+        // Let it start spinning.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        Competitor(pid)
+    }
+}
+
+impl Drop for Competitor {
+    fn drop(&mut self) {
+        // SAFETY: killing and reaping our own child.
+        unsafe {
+            libc::kill(self.0, libc::SIGKILL);
+            libc::waitpid(self.0, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+fn ctx() -> Context {
+    Context::new(SamplingConfig {
+        warmup_ns: 10_000_000,
+        target_sample_ns: 5_000_000,
+        min_samples: 15,
+        max_samples: 60,
+        rel_ci_target: 0.02,
+        budget_ns: 300_000_000,
+    })
+}
+
+fn cpu() -> usize {
+    *allowed_cpus().last().unwrap()
+}
+
+/// The probes a competitor on their CPU affects, each with its verdict: (name, valid, the
+/// names of failed checks).
+fn probes() -> Vec<(String, bool, Vec<String>)> {
+    let c = ctx();
+    let cpu = cpu();
+    let mut out = Vec::new();
+    let mut push = |name: &str, m: Measurement| {
+        let failed = m
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name.clone())
+            .collect();
+        out.push((name.to_string(), m.valid, failed));
+    };
+    push(
+        "syscall.null",
+        measure_call(&c, Syscall::Null, cpu).unwrap(),
+    );
+    push(
+        "ctx.pipe process",
+        pipe::measure_pipe(&c, Mode::Process, cpu, ClockMethod::Direct).unwrap(),
+    );
+    push(
+        "ctx.futex thread",
+        measure_futex(&c, Mode::Thread, cpu).unwrap(),
+    );
+    // The fault probe through the CLI, as a user runs it; 64 MiB rounds last longer than the
+    // competitor's 10 ms period, so every round meets it.
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("f.json");
+    let st = Command::new(env!("CARGO_BIN_EXE_oscost"))
+        .args([
+            "fault", "--kind", "anon", "--touch", "write", "--size", "64m",
+        ])
+        .args([
+            "--rounds",
+            "4",
+            "--cpu",
+            &cpu.to_string(),
+            "--quiet",
+            "--no-save",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .env("OSCOST_DB", tmp.path().join("db.sqlite"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.code().is_some_and(|c| c == 0 || c == 1), "{st:?}");
+    let run: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for m in run["measurements"].as_array().unwrap() {
+        let failed = m["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["ok"] == false)
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        out.push((
+            m["probe"].as_str().unwrap().to_string(),
+            m["valid"].as_bool().unwrap(),
+            failed,
+        ));
+    }
+    out
+}
+
+/// The occupancy checks (the ones a competitor must trip).
+fn occupancy_family(name: &str) -> bool {
+    contested(&oscost::model::Check {
+        name: name.into(),
+        expected: String::new(),
+        observed: String::new(),
+        ok: false,
+    }) || name == "CPU time within the window"
+}
+
+fn assert_all_caught(share: &str, results: &[(String, bool, Vec<String>)]) {
+    for (name, valid, failed) in results {
+        assert!(
+            !valid,
+            "{name} passed as valid beside a {share} competitor on its CPU"
+        );
+        assert!(
+            failed.iter().any(|f| occupancy_family(f)),
+            "{name} beside a {share} competitor failed only {failed:?}, not an occupancy check"
+        );
+    }
+}
+
+#[test]
+fn a_competitor_on_the_cpu_makes_every_affected_probe_invalid() {
+    if std::env::var_os("OSCOST_QUIET_MACHINE").is_some() {
+        for (name, _, failed) in probes() {
+            assert!(
+                !failed.iter().any(|f| occupancy_family(f)),
+                "{name} failed {failed:?} on a quiet machine without a competitor"
+            );
+        }
+    }
+    // 100%, 50% and 10% of the CPU: spin then sleep, with short periods (10 ms) so every
+    // probe's windows meet the competitor many times.
+    for (share, on, off) in [
+        ("100%", 10_000, 0),
+        ("50%", 5_000, 5_000),
+        ("10%", 1_000, 9_000),
+    ] {
+        let _c = Competitor::start(cpu(), on, off);
+        let results = probes();
+        assert_all_caught(share, &results);
+    }
+}
