@@ -6,7 +6,9 @@
 //! Method: a step between neighbouring sizes is significant when the larger size costs at
 //! least `min_step` more *and* the two 95% intervals do not overlap (noise cannot make a
 //! knee). Runs of consecutive significant steps form one transition; a transition is a knee
-//! when its total rise is at least `min_rise`. A cache of size C predicts a transition that
+//! when its total rise is at least `min_rise` between the facing ends of the intervals (the
+//! upper end before, the lower end after), so the same data always give the same knees and a
+//! knee is never one that the points' own uncertainty could erase. A cache of size C predicts a transition that
 //! starts near C, so a boundary matches a knee when it lies between the last size before the
 //! rise and the first size after it (with a tolerance of `tolerance`× on both sides, since
 //! associativity and the sweep's grid blur the edge).
@@ -31,20 +33,37 @@ pub struct Knee {
     pub first_above: f64,
     /// Size where the rise ends (bytes).
     pub end: f64,
+    /// Value at `last_below`.
     pub y_before: f64,
+    /// Value at `end` (the point the rise is measured to).
     pub y_after: f64,
+    /// Value at `first_above` (equal to `y_after` when the rise is one step).
+    #[serde(default)]
+    pub y_first_above: f64,
     /// Cache boundaries (label, bytes on this curve's axis) that fall on this knee.
     pub matches: Vec<String>,
 }
 
 impl Knee {
-    /// One line for reports: "32k → 48k (3.47×, 1.03 ns → 3.57 ns); matches L1d (48k)",
-    /// with `y` formatting the curve's values in its own unit.
+    /// One line for reports, citing the two points it compares (the last size before the
+    /// rise and the size where it ends) and, when the rise spans several steps, where it
+    /// starts: "64k → 2m (1.85×, 3.28 µs → 6.08 µs; rises from 256k at 4.37 µs); matches
+    /// ...", with `y` formatting the curve's values in its own unit.
     pub fn describe(&self, y: impl Fn(f64) -> String) -> String {
+        let size = |b: f64| crate::analysis::sizes::fmt_size(b as u64);
+        let via = if self.end > self.first_above && self.y_first_above > 0.0 {
+            format!(
+                "; rises from {} at {}",
+                size(self.first_above),
+                y(self.y_first_above)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{} → {} ({:.2}×, {} → {}); {}",
-            crate::analysis::sizes::fmt_size(self.last_below as u64),
-            crate::analysis::sizes::fmt_size(self.first_above as u64),
+            "{} → {} ({:.2}×, {} → {}{via}); {}",
+            size(self.last_below),
+            size(self.end),
             self.rise(),
             y(self.y_before),
             y(self.y_after),
@@ -103,13 +122,16 @@ pub fn detect(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
             end += 1;
         }
         let (a, b) = (pts[start], pts[end]);
-        if b.y >= a.y * (1.0 + p.min_rise) {
+        // The rise must hold even at the pessimistic ends of the two intervals, so a knee
+        // that noise could move or erase is not reported.
+        if b.lo >= a.hi * (1.0 + p.min_rise) {
             knees.push(Knee {
                 last_below: a.x,
                 first_above: pts[start + 1].x,
                 end: b.x,
                 y_before: a.y,
                 y_after: b.y,
+                y_first_above: pts[start + 1].y,
                 matches: Vec::new(),
             });
         }
@@ -209,6 +231,7 @@ mod tests {
             end: 49152.0,
             y_before: 1.0,
             y_after: 3.5,
+            y_first_above: 3.5,
             matches: vec!["L1d (48k)".into()],
         };
         assert_eq!(
@@ -217,6 +240,41 @@ mod tests {
         );
         let b = vec![("L1d".to_string(), true), ("L2".to_string(), false)];
         assert_eq!(missed(&b), vec!["L2"]);
+    }
+
+    /// The sweep of issue 12: 64k 3.28, 256k 4.37, 2m 6.08 µs. The text must cite the two
+    /// points it compares (64k and 2m), not 256k's size with 2m's value.
+    #[test]
+    fn a_multi_step_knee_cites_the_points_it_compares() {
+        let pts = [
+            pt(16.0 * K, 3.30, 0.01),
+            pt(64.0 * K, 3.28, 0.01),
+            pt(256.0 * K, 4.37, 0.01),
+            pt(2.0 * M, 6.08, 0.01),
+        ];
+        let knees = detect(&pts, &KneeParams::default());
+        assert_eq!(knees.len(), 1, "{knees:?}");
+        assert_eq!(
+            knees[0].describe(|v| format!("{v:.2} µs")),
+            "64k → 2m (1.85×, 3.28 µs → 6.08 µs; rises from 256k at 4.37 µs); matches no \
+             cache boundary"
+        );
+    }
+
+    #[test]
+    fn a_rise_that_the_intervals_could_erase_is_no_knee_and_same_data_same_knees() {
+        // 10 → 13 (+30%) with ±4% intervals: 10.4 → 12.48 is only +20% at the facing ends.
+        let pts = [pt(K, 10.0, 0.04), pt(2.0 * K, 13.0, 0.04)];
+        assert!(detect(&pts, &KneeParams::default()).is_empty());
+        // The same rise with tight intervals is a knee.
+        let pts = [pt(K, 10.0, 0.01), pt(2.0 * K, 13.0, 0.01)];
+        assert_eq!(detect(&pts, &KneeParams::default()).len(), 1);
+        // Same data in any order: same knees.
+        let mut a = staircase();
+        let first = detect(&a, &KneeParams::default());
+        a.reverse();
+        a.swap(3, 17);
+        assert_eq!(detect(&a, &KneeParams::default()), first);
     }
 
     #[test]

@@ -5,4 +5,5 @@
 
 pub mod caches;
 pub mod knees;
+pub mod modes;
 pub mod sizes;

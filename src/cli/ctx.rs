@@ -55,15 +55,16 @@ pub struct SweepArgs {
     /// switch).
     #[arg(long)]
     pub threads: bool,
-    /// Scheduling policy of the ring members (batch: one voluntary switch per hop; normal:
-    /// lat_ctx's SCHED_OTHER with wake-up preemption).
-    #[arg(long, value_enum, default_value = "batch")]
+    /// Scheduling policy of the ring members (normal: lat_ctx's SCHED_OTHER, where a woken
+    /// member may preempt its waker; batch: one voluntary switch per hop).
+    #[arg(long, value_enum, default_value = "normal")]
     pub policy: Policy,
     /// How each member touches its working set.
     #[arg(long, value_enum, default_value = "read")]
     pub access: Access,
-    /// Bytes between touched words (a multiple of 8; 64 = one word per cache line).
-    #[arg(long, value_parser = parse_size, default_value = "64")]
+    /// Bytes between touched words (a multiple of 8; 8 = every word, as lat_ctx; 64 = one
+    /// word per cache line).
+    #[arg(long, value_parser = parse_size, default_value = "8")]
     pub stride: u64,
     /// The one CPU every member is pinned to (default: the last allowed CPU).
     #[arg(long)]

@@ -6,7 +6,7 @@ use super::ctx::{check_memory, write_outputs};
 use super::execute::{execute, Plan, PlanItem};
 use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::error::{Error, Result};
-use crate::probes::mem::latency::{measure_point, size_grid, Point};
+use crate::probes::mem::latency::{measure_point, size_grid, Order, Point};
 use crate::probes::workset::Pages;
 use std::path::PathBuf;
 
@@ -33,6 +33,10 @@ pub struct LatencyArgs {
     /// Bytes between chased slots (comma-separated; multiples of 8).
     #[arg(long, value_delimiter = ',', value_parser = parse_size, default_values = ["64"])]
     pub strides: Vec<u64>,
+    /// Chase orders: random (a random cycle, the full latency) and/or strided (a forward
+    /// walk, lmbench lat_mem_rd's default, which prefetchers can follow).
+    #[arg(long, value_enum, value_delimiter = ',', default_values = ["random"])]
+    pub order: Vec<Order>,
     /// Page modes: 4k (MADV_NOHUGEPAGE) and/or thp (MADV_HUGEPAGE).
     #[arg(long, value_enum, value_delimiter = ',', default_values = ["4k", "thp"])]
     pub pages: Vec<Pages>,
@@ -79,27 +83,33 @@ fn latency(a: LatencyArgs) -> Result<i32> {
     let machine = crate::machine::collect();
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
-    for &pages in &a.pages {
-        for &stride in &a.strides {
-            for size in size_grid(a.min, a.max) {
-                if size < 2 * stride {
-                    continue;
+    let mut orders = a.order.clone();
+    orders.dedup();
+    for &order in &orders {
+        for &pages in &a.pages {
+            for &stride in &a.strides {
+                for size in size_grid(a.min, a.max) {
+                    if size < 2 * stride {
+                        continue;
+                    }
+                    let p = Point {
+                        size,
+                        stride: stride as usize,
+                        pages,
+                        cpu,
+                        order,
+                    };
+                    let c = caches.clone();
+                    plan.push(PlanItem::new(
+                        format!(
+                            "mem.latency {} {} {} stride {stride}",
+                            order.as_str(),
+                            pages.as_str(),
+                            fmt_size(size)
+                        ),
+                        move |ctx| measure_point(ctx, p, &c),
+                    ));
                 }
-                let p = Point {
-                    size,
-                    stride: stride as usize,
-                    pages,
-                    cpu,
-                };
-                let c = caches.clone();
-                plan.push(PlanItem::new(
-                    format!(
-                        "mem.latency {} {} stride {stride}",
-                        pages.as_str(),
-                        fmt_size(size)
-                    ),
-                    move |ctx| measure_point(ctx, p, &c),
-                ));
             }
         }
     }

@@ -14,6 +14,10 @@ pub struct RunArgs {
     /// CPU for the same-core probes (default: the last allowed CPU).
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// Run the suite's probes in reverse order (to check that the order does not move a
+    /// result: compare a forward and a reversed run, see bench/order.sh).
+    #[arg(long)]
+    pub reverse: bool,
     #[command(flatten)]
     pub opts: MeasureOpts,
 }
@@ -39,6 +43,10 @@ pub fn plan(cpu: usize, opts: &MeasureOpts) -> Plan {
 pub fn run(a: RunArgs) -> Result<i32> {
     a.opts.check_outputs()?;
     let cpu = pick_cpu(a.cpu)?;
-    let run = execute(plan(cpu, &a.opts), &a.opts)?;
+    let mut plan = plan(cpu, &a.opts);
+    if a.reverse {
+        plan.items.reverse();
+    }
+    let run = execute(plan, &a.opts)?;
     finish(&run, &a.opts)
 }

@@ -173,6 +173,10 @@ fn conclude(
     if derived.raw.n < 2 {
         warnings.push(NO_INTERVAL.into());
     }
+    if let Some(modes) = crate::analysis::modes::bimodal(&set.raw) {
+        let unit = spec.raw_unit.split('/').next().unwrap_or("ns");
+        warnings.push(crate::analysis::modes::warning(&modes, unit));
+    }
     let mut notes = spec.notes;
     if !set.baseline.is_empty() {
         notes.push(

@@ -145,12 +145,19 @@ pub fn sample(
     for round in 0..ROUNDS {
         // The first warm-up is the configured one; later rounds refresh caches and frequency
         // after the gap, for a quarter of it.
-        let warm = if round == 0 {
-            cfg.warmup_ns
+        // The first warm-up lasts until consecutive batches agree (warm_until_steady); later
+        // rounds refresh caches and frequency after the gap, for a quarter of the minimum.
+        if round == 0 {
+            warm_until_steady(cfg, raw, baseline.as_deref_mut(), raw_iters, base_iters)?;
         } else {
-            cfg.warmup_ns / 4
-        };
-        warm_up(warm, raw, baseline.as_deref_mut(), raw_iters, base_iters)?;
+            warm_up(
+                cfg.warmup_ns / 4,
+                raw,
+                baseline.as_deref_mut(),
+                raw_iters,
+                base_iters,
+            )?;
+        }
         let deadline = start + cfg.budget_ns * (round as u64 + 1) / ROUNDS as u64;
         let first = set.raw.len();
         let stop = loop {
@@ -225,6 +232,61 @@ fn warm_up(
     }
 }
 
+/// Batches per window of the warm-up's steadiness test, and how far apart (relative) the
+/// medians of two consecutive windows may be.
+const WARM_WINDOW: usize = 3;
+const WARM_TOLERANCE: f64 = 0.03;
+
+/// Warm-up (caches, branch predictors, frequency, page tables, the scheduler's view of the
+/// partners) until steady, not for a fixed count: at least `cfg.warmup_ns`, then until the
+/// median of the last [`WARM_WINDOW`] raw batches agrees with the window before it within
+/// [`WARM_TOLERANCE`], or a quarter of the budget (at least 4× the minimum) is spent. A warm-up
+/// that ended too early shows as samples that drift or split in two (see
+/// analysis::modes::bimodal). Returns whether it became steady.
+pub fn warm_until_steady(
+    cfg: &SamplingConfig,
+    raw: &mut Workload<'_>,
+    mut baseline: Option<&mut Workload<'_>>,
+    raw_iters: u64,
+    base_iters: u64,
+) -> Result<bool> {
+    let start = now_ns();
+    let floor = start + cfg.warmup_ns;
+    let cap = start + (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4));
+    let mut times = Vec::new();
+    loop {
+        crate::engine::interrupt::check()?;
+        times.push(raw(raw_iters)? as f64);
+        if let Some(b) = baseline.as_deref_mut() {
+            b(base_iters)?;
+        }
+        let now = now_ns();
+        if now >= floor && steady(&times, WARM_WINDOW, WARM_TOLERANCE) {
+            return Ok(true);
+        }
+        if now >= cap {
+            return Ok(false);
+        }
+    }
+}
+
+/// Whether the last `window` values' median agrees with the previous `window`'s within `tol`
+/// (relative to the earlier one).
+pub fn steady(times: &[f64], window: usize, tol: f64) -> bool {
+    if window == 0 || times.len() < 2 * window {
+        return false;
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let n = times.len();
+    let last = median(&times[n - window..]);
+    let before = median(&times[n - 2 * window..n - window]);
+    before > 0.0 && ((last - before) / before).abs() <= tol
+}
+
 /// One raw sample with perf counters attached; its time is kept apart from the figure.
 fn evidence_sample(
     raw: &mut Workload<'_>,
@@ -253,6 +315,41 @@ mod tests {
     /// A synthetic workload whose time is exactly `ns_per_iter × iters`.
     fn synthetic(ns_per_iter: u64) -> impl FnMut(u64) -> Result<u64> {
         move |iters| Ok(iters * ns_per_iter)
+    }
+
+    #[test]
+    fn steady_needs_two_agreeing_windows() {
+        assert!(!steady(&[100.0, 100.0], 3, 0.03));
+        assert!(steady(&[100.0; 6], 3, 0.03));
+        // Still falling: 270 → 203 ns as in a warm-up that ended too early.
+        assert!(!steady(
+            &[270.0, 268.0, 265.0, 230.0, 205.0, 203.0],
+            3,
+            0.03
+        ));
+        // One outlier in a window does not move its median.
+        assert!(steady(&[203.0, 900.0, 204.0, 203.0, 205.0, 204.0], 3, 0.03));
+        assert!(!steady(&[], 0, 0.03));
+    }
+
+    #[test]
+    fn warm_up_runs_until_the_workload_settles() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000,
+            min_samples: 5,
+            max_samples: 50,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+        };
+        // Slow for the first 10 batches, then constant: a fixed count of 3 would stop early.
+        let mut k = 0u64;
+        let mut w = |iters: u64| -> Result<u64> {
+            k += 1;
+            Ok(iters * if k <= 10 { 300 - 10 * k } else { 200 })
+        };
+        assert!(warm_until_steady(&cfg, &mut w, None, 10, 0).unwrap());
+        assert!(k >= 10 + 2 * WARM_WINDOW as u64 - 3, "{k}");
     }
 
     #[test]

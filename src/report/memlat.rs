@@ -4,14 +4,18 @@
 use crate::analysis::knees::{self, CurvePoint, Knee, KneeParams};
 use crate::analysis::sizes::fmt_size;
 use crate::model::{Measurement, Run, Status};
-use crate::probes::mem::latency::PROBE;
+use crate::probes::mem::latency::{Order, PROBE};
 use serde::Serialize;
 
-/// One curve: a stride and page mode.
+/// One curve: a chase order, stride and page mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct MemCurve {
     pub pages: String,
     pub stride: u64,
+    /// "random" (the full latency) or "strided" (lat_mem_rd's default forward walk).
+    pub order: String,
+    /// What the order means next to lat_mem_rd.
+    pub definition: String,
     /// (size, median ns/load, lo, hi) of valid points.
     pub points: Vec<(u64, f64, f64, f64)>,
     pub knees: Vec<Knee>,
@@ -35,14 +39,22 @@ fn p_str(m: &Measurement, k: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The chase order; runs saved before the parameter existed chased a random cycle.
+fn order_of(m: &Measurement) -> String {
+    match p_str(m, "order") {
+        o if o.is_empty() => "random".into(),
+        o => o,
+    }
+}
+
 fn p_u64(m: &Measurement, k: &str) -> u64 {
     m.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0)
 }
 
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
-    let mut keys: Vec<(String, u64)> = Vec::new();
+    let mut keys: Vec<(String, u64, String)> = Vec::new();
     for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
-        let k = (p_str(m, "pages"), p_u64(m, "stride"));
+        let k = (p_str(m, "pages"), p_u64(m, "stride"), order_of(m));
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -53,12 +65,15 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
         .collect();
     let curves = keys
         .into_iter()
-        .map(|(pages, stride)| {
+        .map(|(pages, stride, order)| {
             let mut points: Vec<(u64, f64, f64, f64)> = run
                 .measurements
                 .iter()
                 .filter(|m| {
-                    m.probe == PROBE && p_str(m, "pages") == pages && p_u64(m, "stride") == stride
+                    m.probe == PROBE
+                        && p_str(m, "pages") == pages
+                        && p_u64(m, "stride") == stride
+                        && order_of(m) == order
                 })
                 .filter(|m| m.valid && m.status == Status::Ok)
                 .filter_map(|m| {
@@ -89,8 +104,10 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 .collect();
             let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
             MemCurve {
+                definition: Order::definition(&order).into(),
                 pages,
                 stride,
+                order,
                 points,
                 knees: found,
                 boundaries,
@@ -107,11 +124,14 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
     let mut out = String::new();
     for c in &a.curves {
         out.push_str(&format!(
-            "\nmem.latency {} pages, stride {} B\n  {:>8}  {:>7}  {:>18}  {:>10}  {:>10}  {:>6}\n",
-            c.pages, c.stride, "size", "fits", "ns/load ±95%", "L1Dmiss/ld", "dTLBmiss/ld", "huge"
+            "\nmem.latency {} pages, stride {} B, {} order\n  ({})\n  {:>8}  {:>7}  {:>18}  {:>10}  {:>10}  {:>6}\n",
+            c.pages, c.stride, c.order, c.definition, "size", "fits", "ns/load ±95%", "L1Dmiss/ld", "dTLBmiss/ld", "huge"
         ));
         for m in run.measurements.iter().filter(|m| {
-            m.probe == PROBE && p_str(m, "pages") == c.pages && p_u64(m, "stride") == c.stride
+            m.probe == PROBE
+                && p_str(m, "pages") == c.pages
+                && p_u64(m, "stride") == c.stride
+                && order_of(m) == c.order
         }) {
             let per = |n: &str| {
                 m.evidence
@@ -157,7 +177,9 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
             }
         }
         if c.knees.is_empty() {
-            out.push_str("  knees: none detected\n");
+            out.push_str(
+                "  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n",
+            );
         }
         for k in &c.knees {
             out.push_str(&format!(
@@ -196,7 +218,7 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
             hi = hi.max(p.0 as f64);
         }
         plot.series.push(Series {
-            name: format!("{} pages, stride {} B", c.pages, c.stride),
+            name: format!("{} pages, stride {} B, {}", c.pages, c.stride, c.order),
             points: c
                 .points
                 .iter()
@@ -274,6 +296,7 @@ mod tests {
             last_below: 16384.0,
             first_above: 32768.0,
             end: 65536.0,
+            y_first_above: 4.0,
             y_before: 1.0,
             y_after: 5.0,
             matches: vec![],

@@ -8,7 +8,7 @@ use crate::analysis::caches::sweep_boundaries;
 use crate::analysis::knees::{self, CurvePoint, Knee, KneeParams};
 use crate::analysis::sizes::fmt_size;
 use crate::model::{Measurement, Run, Status, Summary};
-use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
+use crate::probes::ctx::sweep::{counters_per_switch, definition_label, PROBE};
 use serde::Serialize;
 
 /// One size of one curve.
@@ -26,13 +26,17 @@ pub struct Row {
     pub reason: Option<String>,
 }
 
-/// One ring shape: mode × N × access × stride.
+/// One ring shape: mode × N × access × stride × policy.
 #[derive(Debug, Clone, Serialize)]
 pub struct Curve {
     pub mode: String,
     pub procs: usize,
     pub access: String,
     pub stride: u64,
+    /// Scheduling policy of the members ("normal" or "batch").
+    pub policy: String,
+    /// lat_ctx's definition, or how this curve differs from it.
+    pub definition: String,
     pub rows: Vec<Row>,
     /// The S = 0 cost (ns/switch) when measured and resolved: the direct cost.
     pub direct: Option<Summary>,
@@ -91,13 +95,14 @@ pub fn reason(m: &Measurement) -> Option<String> {
 
 /// Build the analysis of the sweep measurements in `run`.
 pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepAnalysis {
-    let mut keys: Vec<(String, usize, String, u64)> = Vec::new();
+    let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
     for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
         let k = (
             param_str(m, "mode"),
             param_u64(m, "procs") as usize,
             param_str(m, "access"),
             param_u64(m, "stride"),
+            policy_of(m),
         );
         if !keys.contains(&k) {
             keys.push(k);
@@ -105,7 +110,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
     }
     let curves = keys
         .into_iter()
-        .map(|(mode, procs, access, stride)| {
+        .map(|(mode, procs, access, stride, policy)| {
             let mut ms: Vec<&Measurement> = run
                 .measurements
                 .iter()
@@ -115,10 +120,18 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
                         && param_u64(m, "procs") as usize == procs
                         && param_str(m, "access") == access
                         && param_u64(m, "stride") == stride
+                        && policy_of(m) == policy
                 })
                 .collect();
             ms.sort_by_key(|m| param_u64(m, "size"));
-            curve(mode, procs, access, stride, &ms, caches, mem_knees)
+            let shape = Shape {
+                mode,
+                procs,
+                access,
+                stride,
+                policy,
+            };
+            curve(shape, &ms, caches, mem_knees)
         })
         .collect();
     SweepAnalysis {
@@ -128,21 +141,37 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
     }
 }
 
+/// The members' policy; runs saved before the parameter existed used SCHED_BATCH.
+fn policy_of(m: &Measurement) -> String {
+    match param_str(m, "policy") {
+        p if p.is_empty() => "batch".into(),
+        p => p,
+    }
+}
+
+/// What identifies one curve.
+struct Shape {
+    mode: String,
+    procs: usize,
+    access: String,
+    stride: u64,
+    policy: String,
+}
+
 fn usable(m: &Measurement) -> Option<&Summary> {
     m.value
         .as_ref()
         .filter(|_| m.valid && m.status == Status::Ok)
 }
 
-fn curve(
-    mode: String,
-    procs: usize,
-    access: String,
-    stride: u64,
-    ms: &[&Measurement],
-    caches: &[(String, u64)],
-    mem_knees: &[f64],
-) -> Curve {
+fn curve(shape: Shape, ms: &[&Measurement], caches: &[(String, u64)], mem_knees: &[f64]) -> Curve {
+    let Shape {
+        mode,
+        procs,
+        access,
+        stride,
+        policy,
+    } = shape;
     let direct = ms
         .iter()
         .find(|m| param_u64(m, "size") == 0)
@@ -205,10 +234,12 @@ fn curve(
     bounds.retain(|(_, b)| *b >= lo && *b < hi);
     let boundaries = knees::match_boundaries(&mut found, &bounds, params.tolerance);
     Curve {
+        definition: definition_label(&policy, &access, stride),
         mode,
         procs,
         access,
         stride,
+        policy,
         rows,
         direct,
         knees: found,
@@ -235,8 +266,8 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
     }
     for c in &a.curves {
         out.push_str(&format!(
-            "\nctx.sweep {} ring, N={}, {} walk, stride {} B\n",
-            c.mode, c.procs, c.access, c.stride
+            "\nctx.sweep {} ring, N={}, {} walk, stride {} B, {} scheduling\n  ({})\n",
+            c.mode, c.procs, c.access, c.stride, c.policy, c.definition
         ));
         let header = [
             "size",
@@ -261,6 +292,7 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
                         && param_str(m, "mode") == c.mode
                         && param_str(m, "access") == c.access
                         && param_u64(m, "stride") == c.stride
+                        && policy_of(m) == c.policy
                         && param_u64(m, "size") == r.size
                 })
                 .expect("rows come from measurements");
@@ -319,6 +351,16 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
                 },
             ]);
             let _ = it;
+            let per_hop_sw = sw / c.procs as f64;
+            if let (Some(v), true) = (&r.per_switch, per_hop_sw > 1.05) {
+                notes.push(format!(
+                    "  {}: {per_hop_sw:.2} switches per hop (a woken member preempted its waker, \
+                     which ran again only to block): the figure is per hop as lat_ctx reports \
+                     it; per counted switch {}",
+                    fmt_size(r.size),
+                    ns(v.median / per_hop_sw)
+                ));
+            }
             if let Some(why) = &r.reason {
                 notes.push(format!("  {}: {why}", fmt_size(r.size)));
             }
@@ -328,8 +370,10 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
         }
         out.push_str(&columns(&rows));
         out.push_str(
-            "  fits = smallest cache holding one process's working set / all N together; \
-             indirect = per switch − the S=0 (direct) cost\n",
+            "  lap = the token once round all N members (N hops); per switch = \
+             (lap − overhead) / N,\n  lat_ctx's figure; fits = smallest cache holding one \
+             process's working set / all N\n  together; indirect = per switch − the S=0 \
+             (direct) cost\n",
         );
         if rows
             .iter()
@@ -363,7 +407,7 @@ fn short_event(n: &str) -> &str {
 pub fn knee_lines(c: &Curve) -> String {
     let mut out = String::new();
     if c.knees.is_empty() {
-        out.push_str("  knees: none detected (no rise of ≥25% with separated intervals)\n");
+        out.push_str("  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n");
     }
     for k in &c.knees {
         out.push_str(&format!("  knee: {}\n", k.describe(ns)));

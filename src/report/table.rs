@@ -317,18 +317,33 @@ impl Row {
 pub fn definitions(run: &Run) -> String {
     let mut seen = std::collections::BTreeMap::new();
     for m in &run.measurements {
+        // Mode too: process and thread round trips carry their own measured observer tax.
         let key = format!(
-            "{} {}",
+            "{} {} {}",
             m.probe,
             m.params
                 .get("clock")
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+            m.params
+                .get("mode")
                 .map(|c| c.to_string())
                 .unwrap_or_default()
         );
         seen.entry(key)
             .or_insert_with(|| (m.probe.clone(), m.notes.join("; ")));
     }
-    let mut out: String = seen.values().map(|(p, n)| format!("{p}: {n}\n")).collect();
+    let mut out: String = seen
+        .iter()
+        .map(|(k, (p, n))| {
+            let mode = k.rsplit(' ').next().unwrap_or("").trim_matches('"');
+            if mode.is_empty() {
+                format!("{p}: {n}\n")
+            } else {
+                format!("{p} ({mode}): {n}\n")
+            }
+        })
+        .collect();
     if run.measurements.iter().any(|m| !m.sample_rounds.is_empty()) {
         out.push_str(INTERVALS);
     }

@@ -5,6 +5,7 @@ pub mod futex;
 pub mod pipe;
 pub mod ring;
 pub mod sweep;
+pub mod tax;
 pub mod timeslice;
 pub mod yield_;
 

@@ -2,12 +2,14 @@
 //! lat_ctx with no working set, perf bench sched pipe). Per switch = (round trip − the same
 //! pipe writes and reads inside one thread) / 2, lat_ctx's definition.
 
+use super::tax::{measure_tax, note as tax_note};
 use super::{same_core_verdict, ClockMethod, Mode};
 use crate::engine::clock::{self, now_ns};
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{
     encode_cpu, partner_error, read_byte, write_byte, Child, Pipe, SharedPage, ThreadPartner,
 };
+use crate::engine::sampler::auto_scale;
 use crate::error::Result;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
@@ -108,6 +110,7 @@ pub fn measure_pipe_on(
         }
     };
     let me = Participant::this_thread("measuring thread", vec![cpu]);
+    let participants = vec![me.clone(), partner.clone()];
     let own = Pipe::new()?;
 
     let mut spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0)
@@ -117,7 +120,8 @@ pub fn measure_pipe_on(
         ClockMethod::Direct => {
             spec = spec.param("clock", "direct").note(
                 "per switch = (pipe round trip − the same 2 writes and 2 reads inside one \
-                 thread) / 2 switches, lmbench lat_ctx's definition",
+                 thread) / 2 switches, lmbench lat_ctx's definition. The raw round trip is what `perf bench \
+                 sched pipe` reports per op (there as usecs/op).",
             );
             let mut raw = |iters: u64| -> Result<u64> {
                 let t0 = now_ns();
@@ -174,7 +178,24 @@ pub fn measure_pipe_on(
             )
         }
     };
+    // The observer's tax, in its own pass after the figure's samples (see tax.rs).
+    let result = result.and_then(|mut m| {
+        let mut rt = |iters: u64| -> Result<u64> {
+            let t0 = now_ns();
+            round_trips(my_w, my_r, iters)?;
+            Ok(now_ns() - t0)
+        };
+        let iters = auto_scale(&mut rt, TAX_SAMPLE_NS)?;
+        let taxes = measure_tax(&participants, &mut rt, iters, TAX_ROUNDS)?;
+        m.notes.push(tax_note("round trip", &taxes));
+        Ok(m)
+    });
     drop(thread);
     drop(child);
     result
 }
+
+/// Length of one timed sample of the tax pass, and the number of interleaved rounds: about
+/// 0.15 s in all, beside the figure's 0.3–2 s.
+const TAX_SAMPLE_NS: u64 = 5_000_000;
+const TAX_ROUNDS: usize = 7;

@@ -643,7 +643,10 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
                     "read touch of a MAP_SHARED file mapping whose pages are all in the page \
                      cache (verified with mincore): minor faults only. Fault-around: on such a \
                      fault the kernel also maps already-cached neighbours (fault_around_bytes, \
-                     64 KiB by default), so the faults counted are fewer than the pages touched",
+                     64 KiB by default), so the faults counted are fewer than the pages touched. \
+                     The value is per counted fault and the raw figure per page; lmbench \
+                     lat_pagefault reports per page with pages touched in a random order, so \
+                     its counterpart is the raw ns/page of --order random",
                 );
             }
         }

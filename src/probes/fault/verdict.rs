@@ -100,11 +100,17 @@ pub fn verdict(f: &Facts) -> Verdict {
                 fpp,
             ));
             if fpp > 0.0 && fpp < 1.0 / 16.0 {
+                // SAFETY: sysconf only reads a constant of the running system.
+                let page_kib =
+                    unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as f64 / 1024.0;
                 warnings.push(format!(
-                    "{:.0} pages per fault, more than fault-around's 16: the page cache holds \
-                     large folios that one fault maps whole (smaps FilePmdMapped shows 2 MiB \
-                     mappings; see --show-maps)",
-                    1.0 / fpp
+                    "{:.0} pages per fault ({:.0} KiB mapped per fault), more than \
+                     fault-around's 16: the page cache holds large folios that one fault maps \
+                     whole (smaps FilePmdMapped shows 2 MiB mappings; see --show-maps). \
+                     lmbench lat_pagefault reports ns per page, not per fault: compare it \
+                     with the raw ns/page (and --order random, its order)",
+                    1.0 / fpp,
+                    page_kib / fpp
                 ));
             }
             if fpp > 0.5 {

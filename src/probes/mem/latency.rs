@@ -9,6 +9,7 @@ use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
@@ -18,6 +19,36 @@ use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
 
 pub const PROBE: &str = "mem.latency";
 
+/// The order in which the chain visits the slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Order {
+    /// One random cycle through every slot: no prefetcher can guess the next load, so the
+    /// time per load is the level's full latency.
+    Random,
+    /// Forward, one slot after the other, wrapping at the end: lmbench lat_mem_rd's default
+    /// (its stride_initialize), which hardware prefetchers can follow, so large buffers read
+    /// lower than their true latency.
+    Strided,
+}
+
+impl Order {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Random => "random",
+            Order::Strided => "strided",
+        }
+    }
+
+    /// What this order means next to lat_mem_rd, for every header and note.
+    pub fn definition(order: &str) -> &'static str {
+        if order == Order::Strided.as_str() {
+            "forward strided walk: lat_mem_rd's default; prefetchers can hide latency"
+        } else {
+            "random chase, the full latency (lat_mem_rd walks forward: --order strided)"
+        }
+    }
+}
+
 /// One point of the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
@@ -25,6 +56,19 @@ pub struct Point {
     pub stride: usize,
     pub pages: Pages,
     pub cpu: usize,
+    pub order: Order,
+}
+
+/// A pointer chase has no partner and no switch, and one load is nanoseconds: samples of
+/// 2 ms (still ≥ 1000× the clock's step, enforced by the sampler) and a 10 ms warm-up floor
+/// (the chain was just written, so the buffer is resident) reach the same interval as 20 ms
+/// samples in a fraction of the time. The stop rule (interval target, budget) is the user's.
+pub fn chase_sampling(s: &SamplingConfig) -> SamplingConfig {
+    SamplingConfig {
+        target_sample_ns: s.target_sample_ns.min(2_000_000),
+        warmup_ns: s.warmup_ns.min(10_000_000),
+        ..s.clone()
+    }
 }
 
 /// splitmix64: a small, seedable generator (the permutation must differ from any pattern a
@@ -57,10 +101,18 @@ pub fn cyclic_permutation(n: usize, seed: u64) -> Vec<u32> {
     a
 }
 
+/// The slots' successor order: `next[i]` follows slot i, one cycle through all `n` slots.
+pub fn successors(n: usize, order: Order, seed: u64) -> Vec<u32> {
+    match order {
+        Order::Random => cyclic_permutation(n, seed),
+        Order::Strided => (0..n as u32).map(|i| (i + 1) % n as u32).collect(),
+    }
+}
+
 /// The slots' pointer chain in a working set; returns the chain's start.
-fn build_chain(ws: &WorkingSet, stride: usize, seed: u64) -> *const usize {
+fn build_chain(ws: &WorkingSet, stride: usize, order: Order, seed: u64) -> *const usize {
     let n = ws.len() / stride;
-    let next = cyclic_permutation(n, seed);
+    let next = successors(n, order, seed);
     let base = ws.as_ptr();
     for (i, &j) in next.iter().enumerate() {
         // SAFETY: i, j < n and n × stride ≤ len; stride is a multiple of 8.
@@ -93,26 +145,37 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     }
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let ws = WorkingSet::map(p.size as usize, Some(p.pages))?;
-    let mut at = build_chain(&ws, p.stride, 0x6f73_636f_7374 ^ p.size);
+    let mut at = build_chain(&ws, p.stride, p.order, 0x6f73_636f_7374 ^ p.size);
+    let ctx = &Context {
+        sampling: chase_sampling(&ctx.sampling),
+        clock: ctx.clock.clone(),
+    };
     let share = huge_page_share(ws.as_ptr(), ws.len());
     let spec = Spec::new(PROBE, "ns/load", "ns/load", 1.0)
         .param("size", p.size)
         .param("size_label", fmt_size(p.size))
         .param("stride", p.stride)
         .param("pages", p.pages.as_str())
+        .param("order", p.order.as_str())
         .param("cpus", vec![p.cpu])
         .param("fits", fits_in(caches, p.size))
         .param("huge_page_share", share)
         .events_set(EventSet::Standard)
         .note(format!(
-            "dependent loads along a random cycle through every {}-byte slot of a {} buffer \
+            "dependent loads along a {} cycle through every {}-byte slot of a {} buffer \
              ({} pages): each load waits for the previous one, so time per load is the \
-             latency of where the buffer lives (lmbench lat_mem_rd). No baseline: the loop's \
-             own increment and branch overlap the load",
+             latency of where the buffer lives. No baseline: the loop's own increment and \
+             branch overlap the load",
+            if p.order == Order::Random {
+                "random"
+            } else {
+                "forward"
+            },
             p.stride,
             fmt_size(p.size),
             p.pages.as_str()
-        ));
+        ))
+        .note(Order::definition(p.order.as_str()));
     let me = Participant::this_thread("measuring thread", vec![p.cpu]);
     let mut raw = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
@@ -199,10 +262,40 @@ mod tests {
     #[test]
     fn chain_in_memory_closes() {
         let ws = WorkingSet::map(64 << 10, Some(Pages::Small)).unwrap();
-        let start = build_chain(&ws, 64, 1);
+        let start = build_chain(&ws, 64, Order::Random, 1);
         let slots = (64 << 10) / 64;
         assert_eq!(chase(start, slots as u64), start);
         assert_ne!(chase(start, 1), start);
+    }
+
+    #[test]
+    fn the_strided_order_is_lat_mem_rds_forward_walk_and_closes() {
+        assert_eq!(successors(4, Order::Strided, 9), vec![1, 2, 3, 0]);
+        let ws = WorkingSet::map(64 << 10, Some(Pages::Small)).unwrap();
+        let start = build_chain(&ws, 128, Order::Strided, 1);
+        // SAFETY: reading the first slot of a live mapping.
+        let second = unsafe { start.read() };
+        assert_eq!(second, start as usize + 128);
+        assert_eq!(chase(start, (64 << 10) / 128), start);
+        assert!(Order::definition("strided").contains("lat_mem_rd's default"));
+        assert!(Order::definition("random").contains("--order strided"));
+    }
+
+    #[test]
+    fn chase_sampling_shortens_samples_and_keeps_the_users_stop_rule() {
+        let s = SamplingConfig::standard();
+        let c = chase_sampling(&s);
+        assert_eq!(c.target_sample_ns, 2_000_000);
+        assert_eq!(c.warmup_ns, 10_000_000);
+        assert_eq!(
+            (c.rel_ci_target, c.budget_ns),
+            (s.rel_ci_target, s.budget_ns)
+        );
+        assert_eq!(c.min_samples, s.min_samples);
+        // Never longer than asked.
+        let mut short = s.clone();
+        short.target_sample_ns = 500_000;
+        assert_eq!(chase_sampling(&short).target_sample_ns, 500_000);
     }
 
     #[test]
@@ -245,6 +338,7 @@ mod tests {
             stride: 64,
             pages: Pages::Small,
             cpu,
+            order: Order::Random,
         };
         let m = measure_point(&ctx, p, &[("L1d".into(), 48 << 10)]).unwrap();
         assert!(m.value.unwrap().median > 0.0);

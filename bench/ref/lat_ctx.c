@@ -1,0 +1,86 @@
+/* lmbench lat_ctx (lmbench3 src/lat_ctx.c), re-implemented for machines without lmbench:
+ * a ring of N processes joined by pipes passes a token; on every receive a process sums
+ * its own SIZE-byte array, reading every int word (lmbench's sumit), then writes the token
+ * on. Scheduling is left as lat_ctx leaves it (SCHED_OTHER); pinning comes from the caller
+ * (taskset -c CPU), inherited by the forked members.
+ * Overhead ("ovr" in lat_ctx's output): the same N pipe write+read and N sums in one process
+ * on its own pipe, per hop. Per switch = lap time / N − overhead per hop, lat_ctx's result.
+ * Prints the median over 11 batches, in µs per switch.
+ * Usage: lat_ctx SIZE_BYTES N [laps per batch, default 20000] */
+#include "common.h"
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile int sink;
+
+/* lmbench's sumit: every int of the array, 16 at a time. */
+static int sumit(int *data, size_t bytes) {
+    int sum = 0;
+    size_t n = bytes / sizeof(int);
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        sum += data[i] + data[i + 1] + data[i + 2] + data[i + 3] + data[i + 4] + data[i + 5] +
+               data[i + 6] + data[i + 7] + data[i + 8] + data[i + 9] + data[i + 10] +
+               data[i + 11] + data[i + 12] + data[i + 13] + data[i + 14] + data[i + 15];
+    return sum;
+}
+
+static int *make_data(size_t bytes) {
+    int *d = malloc(bytes ? bytes : sizeof(int));
+    if (!d) { perror("malloc"); exit(1); }
+    memset(d, 1, bytes);
+    return d;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) { fprintf(stderr, "usage: lat_ctx SIZE_BYTES N [laps]\n"); return 2; }
+    size_t size = (size_t)atol(argv[1]);
+    int n = atoi(argv[2]);
+    long laps = argc > 3 ? atol(argv[3]) : 20000;
+    if (n < 2 || n > 64) { fprintf(stderr, "N must be 2..64\n"); return 2; }
+    int p[64][2];
+    for (int i = 0; i < n; i++)
+        if (pipe(p[i])) { perror("pipe"); return 1; }
+    pid_t kids[64];
+    for (int i = 1; i < n; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            int *d = make_data(size);
+            char c;
+            for (;;) {
+                if (read(p[i - 1][0], &c, 1) != 1) _exit(0);
+                sink += sumit(d, size);
+                if (write(p[i][1], &c, 1) != 1) _exit(0);
+            }
+        }
+    }
+    int *d = make_data(size);
+    char c = 'x';
+    /* Overhead per hop: write+read on an own pipe and one sum. */
+    int own[2];
+    if (pipe(own)) { perror("pipe"); return 1; }
+    double ovr[11], sw[11];
+    for (int r = -1; r < 11; r++) { /* r = -1: warm-up */
+        uint64_t t0 = now_ns();
+        for (long l = 0; l < laps; l++)
+            for (int i = 0; i < n; i++) {
+                if (write(own[1], &c, 1) != 1 || read(own[0], &c, 1) != 1) return 1;
+                sink += sumit(d, size);
+            }
+        double o = (double)(now_ns() - t0) / (double)laps / n;
+        t0 = now_ns();
+        for (long l = 0; l < laps; l++) {
+            if (write(p[0][1], &c, 1) != 1 || read(p[n - 1][0], &c, 1) != 1) return 1;
+            sink += sumit(d, size);
+        }
+        double hop = (double)(now_ns() - t0) / (double)laps / n;
+        if (r >= 0) { ovr[r] = o; sw[r] = hop - o; }
+    }
+    for (int i = 1; i < n; i++) kill(kids[i], SIGKILL);
+    while (wait(NULL) > 0) {}
+    double o = median(ovr, 11);
+    printf("size=%zuk ovr=%.2f\n%d %.3f\n", size >> 10, o / 1000.0, n, median(sw, 11) / 1000.0);
+    return 0;
+}
