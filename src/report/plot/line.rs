@@ -104,10 +104,14 @@ impl LinePlot {
             if self.height == 0 { 480 } else { self.height },
         );
         let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
-        super::tag_legend(
-            render(size, &self.title, &self.subtitle, |area| self.draw(area)),
-            named.min(MAX_LEGEND),
-        )
+        let svg = render(size, &self.title, &self.subtitle, |area| self.draw(area));
+        // A figure that could not be drawn shows a message and no legend at all.
+        let drawn = if svg.contains("no data to plot") {
+            0
+        } else {
+            named.min(MAX_LEGEND)
+        };
+        super::tag_legend(svg, drawn)
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {

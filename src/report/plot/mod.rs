@@ -310,5 +310,7 @@ mod tests {
         .to_svg();
         test_support::assert_standalone(&svg, "empty", "host");
         assert!(svg.contains("no data to plot"));
+        // No legend was drawn, and the figure says so to the browser check.
+        assert!(svg.contains("data-legend-entries=\"0\""));
     }
 }
