@@ -60,9 +60,11 @@ fn import_list_export_compare_report_delete() {
         list.contains("vm|AMD EPYC") && list.contains("imported from"),
         "{list}"
     );
+    // One row per run: its valid measurements out of all.
     assert_eq!(
-        list.lines().filter(|l| l.contains("measurements")).count(),
-        2
+        list.lines().filter(|l| l.contains(" of 9")).count(),
+        2,
+        "{list}"
     );
 
     let (json, _) = text(&oscost(&db, &["export", "1", "--format", "json"]));

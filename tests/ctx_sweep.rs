@@ -272,3 +272,25 @@ fn sweep_svg_is_self_describing() {
         assert!(svg.contains(needle), "{needle} missing");
     }
 }
+
+#[test]
+fn sweep_html_is_written_with_the_sweep_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("sweep.html");
+    let (code, out) = oscost(&[
+        "ctx",
+        "sweep",
+        "--quick",
+        "--quiet",
+        "--no-save",
+        "--sizes",
+        "0,4k",
+        "--procs",
+        "2",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let page = std::fs::read_to_string(&html).expect("--html written");
+    assert!(page.contains("Context switch cost vs working set"));
+}

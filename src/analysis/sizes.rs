@@ -1,32 +1,66 @@
-//! Byte sizes as users write them (`0`, `4k`, `1m`, `256M`, `1g`, `4096`) and back, in the
-//! binary units lmbench and sysfs use (k = 1024).
+//! Byte sizes as users write them (`0`, `4k`, `4K`, `4KiB`, `1.5M`, `256MB`, `1g`, `4096`)
+//! and back, in the binary units lmbench and sysfs use (k = 1024). This is the ONE size
+//! grammar of the tool: every option, the sysfs cache reader and the simulator's options
+//! parse through [`parse_size`], and every size label comes from [`fmt_size`].
 
-/// Parse one size. Suffixes k/m/g (optionally followed by `b`/`ib`) are powers of 1024.
+/// Sizes above this are refused as typos (1 PiB: no machine this tool measures has it).
+const LIMIT: u128 = 1 << 50;
+
+/// Parse one size: a decimal number (fractions allowed with a suffix: `1.5m`), optionally a
+/// suffix k/m/g/t in either case, optionally followed by `b` or `ib` (`4KiB`, `4kb`), with
+/// optional space before the suffix. Arithmetic is exact and checked; fractions of a byte
+/// round to the nearest byte.
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("'{s}' is not a size: use e.g. 0, 4096, 4k, 4KiB, 1.5m or 2g");
     let t = s.trim().to_ascii_lowercase();
-    let t = t
-        .strip_suffix("ib")
-        .or_else(|| t.strip_suffix('b'))
-        .unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1 << 20),
-        Some('g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let shift: u32 = match suffix.trim_start() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(bad()),
     };
-    let bad = || format!("'{s}' is not a size: use e.g. 0, 4k, 512k, 1m, 2g or a byte count");
-    if num.is_empty() {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.chars().all(|c| c.is_ascii_digit())
+        || !frac.chars().all(|c| c.is_ascii_digit())
+        || frac.len() > 9
+    {
         return Err(bad());
     }
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(bad());
+    let too_large = || format!("'{s}' is too large (the limit is 1 PiB)");
+    let int: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| too_large())?
+    };
+    let mult = 1u128 << shift;
+    let mut bytes = int.checked_mul(mult).ok_or_else(too_large)?;
+    if !frac.is_empty() {
+        let den = 10u128.pow(frac.len() as u32);
+        let f: u128 = frac.parse().map_err(|_| bad())?;
+        // Round half up to a whole byte.
+        bytes = bytes
+            .checked_add((f * mult + den / 2) / den)
+            .ok_or_else(too_large)?;
     }
-    let bytes = v * mult as f64;
-    if bytes > (1u64 << 50) as f64 {
-        return Err(format!("'{s}' is absurdly large"));
+    if bytes > LIMIT {
+        return Err(too_large());
     }
-    Ok(bytes.round() as u64)
+    Ok(bytes as u64)
+}
+
+/// [`parse_size`] for options where zero bytes means nothing to measure.
+pub fn parse_nonzero_size(s: &str) -> Result<u64, String> {
+    match parse_size(s)? {
+        0 => Err(format!("'{s}': the size must be above zero")),
+        v => Ok(v),
+    }
 }
 
 /// Parse a comma-separated list, keeping the user's order but dropping duplicates.
@@ -44,36 +78,39 @@ pub fn parse_size_list(s: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-/// Compact label: `0k`, `48k`, `1m`, `1.5m`, `2g`; exact byte counts that are not whole
-/// KiB stay in bytes.
+/// Compact label in the option grammar, so a label can be typed back: `0`, `48k`, `1m`,
+/// `1.5m`, `2g`; three significant digits when the size is not round (`4.88k`), plain
+/// bytes below 1 KiB (`100b`).
 pub fn fmt_size(b: u64) -> String {
     const K: u64 = 1 << 10;
     const M: u64 = 1 << 20;
     const G: u64 = 1 << 30;
-    let pick = |unit: u64, suffix: &str| {
-        let v = b as f64 / unit as f64;
-        if b.is_multiple_of(unit) {
-            format!("{}{suffix}", b / unit)
-        } else {
-            format!("{}{suffix}", trim(v))
-        }
-    };
+    const T: u64 = 1 << 40;
     if b == 0 {
-        "0k".into()
-    } else if b >= G && b.is_multiple_of(G / 4) {
-        pick(G, "g")
-    } else if b >= M && b.is_multiple_of(M / 4) {
-        pick(M, "m")
-    } else if b.is_multiple_of(K) {
-        pick(K, "k")
-    } else {
-        format!("{b}b")
+        return "0".into();
     }
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    if b < K {
+        return format!("{b}b");
+    }
+    let (unit, suffix) = if b >= T {
+        (T, "t")
+    } else if b >= G {
+        (G, "g")
+    } else if b >= M {
+        (M, "m")
+    } else {
+        (K, "k")
+    };
+    if b.is_multiple_of(unit) {
+        return format!("{}{suffix}", b / unit);
+    }
+    let v = crate::report::units::fmt_num(b as f64 / unit as f64);
+    let v = if v.contains('.') {
+        v.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        v
+    };
+    format!("{v}{suffix}")
 }
 
 #[cfg(test)]
@@ -90,10 +127,29 @@ mod tests {
         assert_eq!(parse_size("1.5m").unwrap(), 3 << 19);
         assert_eq!(parse_size("2g").unwrap(), 2 << 30);
         assert_eq!(parse_size("4096").unwrap(), 4096);
-        for bad in ["", "k", "-4k", "4x", "four", "nan"] {
-            assert!(parse_size(bad).is_err(), "{bad:?} parsed");
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("4 kb").unwrap(), 4096);
+        assert_eq!(parse_size("1.5M").unwrap(), 3 << 19);
+        assert_eq!(parse_size("32768K\n").unwrap(), 32 << 20);
+        assert_eq!(parse_size("1t").unwrap(), 1 << 40);
+        assert_eq!(parse_size(".5k").unwrap(), 512);
+        for bad in [
+            "", "k", "-4k", "4x", "four", "nan", "1.2.3k", "4kk", "4 k b", "inf", ".",
+        ] {
+            let e = parse_size(bad).unwrap_err();
+            assert!(e.contains("is not a size"), "{bad:?}: {e}");
         }
-        assert!(parse_size("9999999g").unwrap_err().contains("absurd"));
+        assert!(parse_size("9999999g").unwrap_err().contains("too large"));
+        // Checked arithmetic: a value that would wrap u64 is refused, not wrapped.
+        assert!(parse_size("18446744073709551615k")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_size("99999999999999999999999999999999999999999")
+            .unwrap_err()
+            .contains("too large"));
+        assert_eq!(parse_nonzero_size("4k").unwrap(), 4096);
+        assert!(parse_nonzero_size("0").unwrap_err().contains("above zero"));
     }
 
     #[test]
@@ -109,7 +165,7 @@ mod tests {
     #[test]
     fn labels_round_trip() {
         for (b, s) in [
-            (0, "0k"),
+            (0, "0"),
             (4096, "4k"),
             (48 << 10, "48k"),
             (1 << 20, "1m"),
@@ -121,5 +177,7 @@ mod tests {
             assert_eq!(fmt_size(b), s);
             assert_eq!(parse_size(s).unwrap(), b, "{s}");
         }
+        assert_eq!(fmt_size(5000), "4.88k");
+        assert_eq!(fmt_size(1 << 40), "1t");
     }
 }

@@ -29,6 +29,12 @@ pub struct CompareArgs {
     pub min_effect: f64,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the comparison figure (ratio per probe, interval, thresholds) as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<std::path::PathBuf>,
+    /// Also write an HTML page with the machine differences, the figure and the table.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub db: DbOpts,
 }
@@ -85,6 +91,9 @@ pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn run(a: CompareArgs) -> Result<i32> {
+    for p in a.svg.iter().chain(&a.html) {
+        crate::report::export::check_writable(p)?;
+    }
     let specs: Vec<String> = match a.last {
         Some(n) if n < 2 => return Err(Error::usage(format!("--last {n}: need at least 2 runs"))),
         Some(n) => {
@@ -133,6 +142,16 @@ pub fn run(a: CompareArgs) -> Result<i32> {
         Format::Json => render::json(&c),
     };
     print!("{out}");
+    if a.svg.is_some() || a.html.is_some() {
+        let svg = crate::report::figures::compare_svg(&c, a.fail_above, a.min_effect);
+        if let Some(p) = &a.svg {
+            crate::report::export::write_atomic(p, svg.as_bytes())?;
+        }
+        if let Some(p) = &a.html {
+            let page = crate::report::figures::compare_html(&c, svg);
+            crate::report::export::write_atomic(p, page.as_bytes())?;
+        }
+    }
     if let Some(x) = a.fail_above {
         let bad = c.regressions(x);
         if !bad.is_empty() {

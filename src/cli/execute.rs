@@ -222,23 +222,9 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     match extras.text {
         Some(t) => print!("{t}"),
         None => {
-            if let Some(c) = &run.clock {
-                println!(
-                    "clock: {} (resolution {} ns, smallest step {} ns, one read {:.1} ns); machine: {}",
-                    c.name,
-                    c.resolution_ns,
-                    c.min_step_ns,
-                    c.read_overhead_ns,
-                    run.machine.short_name()
-                );
-            }
-            if !run.labels.is_empty() {
-                println!("labels: {}", crate::report::fleet::labels_text(&run.labels));
-            }
-            for w in run.machine.warnings() {
-                println!("! machine: {w}");
-            }
-            print!("{}", crate::report::table::render(run));
+            let term = crate::report::term::Term::stdout();
+            print!("{}", crate::report::table::preamble(run, &term));
+            print!("{}", crate::report::table::render_for(run, &term));
         }
     }
     if opts.explain {
@@ -270,6 +256,10 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         )?;
     }
     for (p, bytes) in &extras.files {
+        // An output directory the user named (--svg-dir) is created when missing.
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        }
         write_atomic(p, bytes)?;
     }
     // Saved last: a history problem (locked, read-only) must not cost the files above.

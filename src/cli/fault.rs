@@ -61,30 +61,8 @@ pub struct FaultArgs {
     pub opts: MeasureOpts,
 }
 
-/// "256m", "1g", "1GiB", "512MB", "64k", "4096": bytes (binary multiples). Zero is refused.
-pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size; use e.g. 256m, 1g, 65536"))?;
-    let mult: u64 = match suffix.trim() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("'{s}': unknown unit; use k, m, g or t")),
-    };
-    let v = n
-        .checked_mul(mult)
-        .ok_or_else(|| format!("'{s}' is too large"))?;
-    if v == 0 {
-        return Err(format!("'{s}': the size must be above zero"));
-    }
-    Ok(v)
-}
+/// Sizes for fault and mmap options: the one size grammar, zero refused.
+pub use crate::analysis::sizes::parse_nonzero_size as parse_size;
 
 /// Round `--size` up to whole pages; a size so large that rounding overflows is a usage
 /// error (it used to wrap to 0 and measure nothing).
@@ -228,12 +206,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         ));
     }
     if let Some(d) = &a.svg_dir {
-        if !d.is_dir() {
-            return Err(Error::usage(format!(
-                "--svg-dir {}: not an existing directory",
-                d.display()
-            )));
-        }
+        crate::report::figures::check_svg_dir(d)?;
     }
     let files = a.kind.iter().any(|k| k.is_file());
     let dir = match (&a.dir, files) {
@@ -323,7 +296,7 @@ mod tests {
         assert!(parse_size("0").unwrap_err().contains("above zero"));
         assert!(parse_size("0m").is_err());
         assert!(parse_size("lots").unwrap_err().contains("not a size"));
-        assert!(parse_size("3x").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("3x").unwrap_err().contains("not a size"));
         assert!(parse_size("-1m").is_err());
         assert!(parse_size("99999999999t")
             .unwrap_err()

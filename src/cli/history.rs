@@ -63,42 +63,63 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             if runs.is_empty() {
                 println!("no saved runs in {}", store.path().display());
             }
+            let term = crate::report::term::Term::stdout();
             let mut host = None;
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            let flush = |rows: &mut Vec<Vec<String>>| {
+                if !rows.is_empty() {
+                    print!(
+                        "{}",
+                        crate::report::term::grid(
+                            &["  id", "started", "kind", "probes", "valid", "command"],
+                            rows,
+                            &term
+                        )
+                    );
+                    rows.clear();
+                }
+            };
             for r in runs {
                 if host.as_ref() != Some(&r.host_key) {
+                    flush(&mut rows);
                     println!("{}  [{}]", r.machine, r.host_key);
                     host = Some(r.host_key.clone());
                 }
-                println!(
-                    "  {:>5}  {}  {:>3} measurements{}{}{}{}",
-                    r.id,
-                    r.started_at,
-                    r.measurements,
-                    if r.invalid > 0 {
-                        format!(", {} invalid", r.invalid)
-                    } else {
-                        String::new()
-                    },
-                    if r.complete { "" } else { ", incomplete" },
-                    if r.labels.is_empty() {
-                        String::new()
-                    } else {
-                        format!("  [{}]", r.labels)
-                    },
-                    r.origin
-                        .map(|o| format!("  (imported from {o})"))
-                        .unwrap_or_default()
-                );
+                let mut valid = if r.invalid == 0 {
+                    format!("all {}", r.measurements)
+                } else {
+                    format!("{} of {}", r.measurements - r.invalid, r.measurements)
+                };
+                if !r.complete {
+                    valid.push_str(", incomplete");
+                }
+                let mut command = shorten_command(&r.command);
+                if !r.labels.is_empty() {
+                    command.push_str(&format!("  [{}]", r.labels));
+                }
+                if let Some(o) = &r.origin {
+                    command.push_str(&format!(" (imported from {o})"));
+                }
+                rows.push(vec![
+                    format!("  {}", r.id),
+                    r.started_at
+                        .get(..19)
+                        .unwrap_or(&r.started_at)
+                        .replace('T', " "),
+                    kind_of(&r.command),
+                    r.probes.to_string(),
+                    valid,
+                    command,
+                ]);
             }
+            flush(&mut rows);
         }
         HistoryCmd::Show { id } => {
             let run = store.get(id)?;
-            println!(
-                "run {id}: {} · started {}",
-                run.machine.short_name(),
-                run.started_at
-            );
-            print!("{}", crate::report::table::render(&run));
+            let term = crate::report::term::Term::stdout();
+            println!("run {id} · started {}", run.started_at);
+            print!("{}", crate::report::table::preamble(&run, &term));
+            print!("{}", crate::report::table::render_for(&run, &term));
         }
         HistoryCmd::Export { id, format, output } => {
             if let Some(p) = &output {
@@ -203,4 +224,51 @@ fn import(store: &mut Store, paths: &[PathBuf]) -> Result<i32> {
         }
     );
     Ok(if bad.is_empty() { 0 } else { 2 })
+}
+
+/// What kind of run a command line was: the subcommand words before the first option
+/// ("run", "ctx sweep", "mem latency", "fault").
+pub fn kind_of(command: &str) -> String {
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .skip(1)
+        .take_while(|w| !w.starts_with('-'))
+        .take(2)
+        .collect();
+    if words.is_empty() {
+        "?".into()
+    } else {
+        words.join(" ")
+    }
+}
+
+/// The command without the path to the binary: "oscost run --quick".
+fn shorten_command(command: &str) -> String {
+    let mut words = command.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let bin = std::path::Path::new(first)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    std::iter::once(bin.as_str())
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_is_the_subcommand() {
+        assert_eq!(kind_of("/usr/bin/oscost run --quick"), "run");
+        assert_eq!(kind_of("oscost ctx sweep --sizes 0,4k"), "ctx sweep");
+        assert_eq!(kind_of("oscost mem latency"), "mem latency");
+        assert_eq!(kind_of("oscost"), "?");
+        assert_eq!(
+            shorten_command("./target/release/oscost run -q"),
+            "oscost run -q"
+        );
+    }
 }

@@ -152,12 +152,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     super::common::dedup(&mut a.variant);
     a.opts.check_outputs()?;
     if let Some(d) = &a.svg_dir {
-        if !d.is_dir() {
-            return Err(Error::usage(format!(
-                "--svg-dir {}: not an existing directory",
-                d.display()
-            )));
-        }
+        crate::report::figures::check_svg_dir(d)?;
     }
     let size = page_round(
         a.size

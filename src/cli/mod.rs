@@ -18,6 +18,7 @@ pub mod probes;
 pub mod report;
 pub mod rpc;
 pub mod run;
+pub mod shell;
 pub mod sim;
 pub mod store_opts;
 pub mod timeslice;
@@ -72,6 +73,10 @@ pub enum Command {
     Fleet(fleet::FleetArgs),
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
     Sim(sim::SimArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff), or write all pages with --dir.
+    Man(shell::ManArgs),
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -106,6 +111,8 @@ pub fn main() -> i32 {
         Command::Rpc(a) => rpc::run(a),
         Command::Fleet(a) => fleet::run(a),
         Command::Sim(a) => sim::run(a),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man(a) => shell::man(a),
     };
     match result {
         Ok(code) => code,

@@ -178,24 +178,9 @@ fn sim_err(context: &str, e: SimError) -> Error {
     Error::usage(format!("{context}: {e}"))
 }
 
-/// Parses `4M`, `512k`, `2048`, `1G`.
+/// Parses a size option in the tool's one size grammar (`4M`, `512k`, `2048`, `1.5m`).
 pub(crate) fn parse_size(text: &str, what: &str) -> Result<u64> {
-    let t = text.trim();
-    let (digits, mult) = match t.char_indices().last() {
-        Some((i, 'k' | 'K')) => (&t[..i], 1u64 << 10),
-        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
-        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
-        _ => (t, 1),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "{what} '{text}': expected a size such as 512, 4k, 2M or 1G"
-            ))
-        })
+    crate::analysis::sizes::parse_size(text).map_err(|e| Error::usage(format!("{what} {e}")))
 }
 
 impl MachineOpts {

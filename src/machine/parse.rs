@@ -80,16 +80,10 @@ pub fn parse_bracketed(s: &str) -> Option<String> {
     None
 }
 
-/// Parses a sysfs cache size such as `"48K"`, `"32768K"`, `"1M"` or a plain byte count.
+/// Parses a sysfs cache size such as `"48K"`, `"32768K"`, `"1M"` or a plain byte count,
+/// through the tool's one size grammar.
 pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last()? {
-        (i, 'K') | (i, 'k') => (&s[..i], 1024),
-        (i, 'M') | (i, 'm') => (&s[..i], 1024 * 1024),
-        (i, 'G') | (i, 'g') => (&s[..i], 1024 * 1024 * 1024),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
+    crate::analysis::sizes::parse_size(s).ok()
 }
 
 /// One `processor` block of /proc/cpuinfo as key → value (keys trimmed, e.g. `"model name"`).

@@ -3,38 +3,63 @@
 //! and histogram plots, and the mapping as /proc/self/maps shows it. Reports never measure.
 
 use super::plot::Histogram;
+use super::term::{grid, Term};
 use super::units::fmt_num;
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
 
-/// "fault table": one line per loop-timed fault measurement.
+/// "fault table": one line per loop-timed fault measurement, fitted to the terminal.
 pub fn table(run: &Run) -> String {
-    let mut out = String::from(
-        "case                                                          ns/page     ns/fault    faults/page  major/page  valid\n",
-    );
-    for m in run
+    table_for(run, &Term::stdout())
+}
+
+/// [`table`] within `term.width`. Faults per page are three significant digits; major faults
+/// that happened never print as a rounded zero.
+pub fn table_for(run: &Run, term: &Term) -> String {
+    let rows: Vec<Vec<String>> = run
         .measurements
         .iter()
         .filter(|m| m.probe.starts_with("fault.") && m.raw_unit == "ns/page")
-    {
-        let t = &m.evidence.rusage.total;
-        let touched = m.evidence.rusage.iterations.max(1) as f64;
-        let per_fault = m
-            .value
-            .as_ref()
-            .map(|v| fmt_num(v.median))
-            .unwrap_or_else(|| "-".into());
-        out.push_str(&format!(
-            "{:<61} {:<11} {:<11} {:<12} {:<11} {}\n",
-            case_label(m),
-            fmt_num(m.raw.median),
-            per_fault,
-            format!("{:.4}", (t.minflt + t.majflt) as f64 / touched),
-            format!("{:.4}", t.majflt as f64 / touched),
-            if m.valid { "yes" } else { "NO" }
-        ));
+        .map(|m| {
+            let t = &m.evidence.rusage.total;
+            let touched = m.evidence.rusage.iterations.max(1);
+            let per_fault = m
+                .value
+                .as_ref()
+                .map(|v| fmt_num(v.median))
+                .unwrap_or_else(|| "-".into());
+            vec![
+                case_label(m),
+                fmt_num(m.raw.median),
+                per_fault,
+                fmt_num((t.minflt + t.majflt) as f64 / touched as f64),
+                per_page(t.majflt, touched),
+                if m.valid { "yes" } else { "NO" }.to_string(),
+            ]
+        })
+        .collect();
+    grid(
+        &[
+            "case",
+            "ns/page",
+            "ns/fault",
+            "faults/page",
+            "major/page",
+            "valid",
+        ],
+        &rows,
+        term,
+    )
+}
+
+/// Major faults per page: "0", "0.125", or "10 in 65536" when rare but present.
+fn per_page(majflt: u64, pages: u64) -> String {
+    let r = majflt as f64 / pages.max(1) as f64;
+    if majflt == 0 || r >= 0.01 {
+        fmt_num(r)
+    } else {
+        format!("{majflt} in {pages}")
     }
-    out
 }
 
 /// "fault.anon touch=write thp=never order=seq", without size/cpu noise.
@@ -120,5 +145,12 @@ mod tests {
         assert!((p99 - 99.01).abs() < 1e-9);
         assert_eq!(max, 100.0);
         assert!(percentiles(&[]).is_none());
+    }
+
+    #[test]
+    fn rare_major_faults_never_read_as_zero() {
+        assert_eq!(per_page(0, 65536), "0");
+        assert_eq!(per_page(10, 65536), "10 in 65536");
+        assert_eq!(per_page(65536, 65536), "1.00");
     }
 }

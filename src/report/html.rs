@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::report::figures::Size;
+
 use crate::machine::{render_text, Machine};
 use crate::model::{Measurement, Run, Status, Summary};
 use crate::report::facts::key_facts;
@@ -41,7 +43,7 @@ pub(crate) fn inline(svg: String) -> String {
     )
 }
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1320px;padding:16px 24px;color:#222;line-height:1.4}
 h1{margin:.2em 0}h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:2em}
 .meta{color:#555;font-size:14px}
@@ -61,6 +63,7 @@ ul.checks,ul.notes{margin:0;padding-left:1.1em;font-size:13px}
 li.fail{color:#9b1c10}li.pass{color:#17643a}
 ul.warn{background:#fff8e1;border-left:4px solid #e0a800;padding:8px 8px 8px 28px;margin:8px 0}
 figure{margin:12px 0}
+.small-multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:8px}
 svg{max-width:100%;height:auto;display:block}
 details{margin:6px 0}summary{cursor:pointer;color:#345}
 pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
@@ -242,6 +245,30 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
         "<section class=\"family\" id=\"family-{0}\">\n<h2>{0}</h2>",
         esc(family)
     );
+    // Figures first: they are what a reader looks at; the table holds the details.
+    let mut figures = family_plots(runs, family, &rows);
+    let cross_core = [
+        super::ipc::figures(runs, family),
+        super::c2c::figures(runs, family),
+        super::rpc::figures(runs, family),
+    ];
+    figures.extend(
+        cross_core
+            .into_iter()
+            .flatten()
+            .map(|svg| (Size::Wide, svg)),
+    );
+    let (small, wide): (Vec<_>, Vec<_>) = figures.into_iter().partition(|(s, _)| *s == Size::Small);
+    for (_, svg) in wide {
+        h.push_str(&inline(svg));
+    }
+    if !small.is_empty() {
+        h.push_str("<div class=\"small-multiples\">\n");
+        for (_, svg) in small {
+            h.push_str(&inline(svg));
+        }
+        h.push_str("</div>\n");
+    }
     h.push_str(
         "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>parameters</th>",
     );
@@ -293,17 +320,6 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
         }
     }
     h.push_str("</table></div>\n");
-    let cross_core = [
-        super::ipc::figures(runs, family),
-        super::c2c::figures(runs, family),
-        super::rpc::figures(runs, family),
-    ];
-    for svg in family_plots(runs, family, &rows)
-        .into_iter()
-        .chain(cross_core.into_iter().flatten())
-    {
-        h.push_str(&inline(svg));
-    }
     distributions(h, runs, &rows);
     h.push_str("</section>\n");
 }
@@ -503,7 +519,7 @@ fn missing_note(m: &Measurement) -> String {
 /// Chooses the figures for a family: sweeps (one numeric parameter with ≥ 3 values) become
 /// line plots, two-parameter numeric grids become heatmaps, and everything else becomes bars
 /// per unit (grouped by run when there are several runs).
-fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
+fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)> {
     let subtitle = subtitle(runs);
     let mut out = Vec::new();
     let mut in_figure: Vec<(String, String)> = Vec::new();
@@ -514,6 +530,20 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
         }
     }
     for probe in probes {
+        // Results with an analysis of their own draw its figure, one per run.
+        if crate::report::figures::OWNED.contains(&probe) {
+            for (i, run) in runs.iter().enumerate() {
+                let figs = crate::report::figures::for_probe(run, probe, &subtitle_of(runs, i));
+                out.extend(figs.into_iter().flatten());
+            }
+            in_figure.extend(
+                runs.iter()
+                    .flat_map(|r| &r.measurements)
+                    .filter(|m| m.probe == probe)
+                    .map(|m| (m.probe.clone(), m.params_label())),
+            );
+            continue;
+        }
         let all: Vec<&Measurement> = runs
             .iter()
             .flat_map(|r| &r.measurements)
@@ -539,12 +569,12 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
                     .filter(|m| m.probe == probe)
                     .collect();
                 if let Some(svg) = heatmap(probe, &ms, &varying, &subtitle_of(runs, i)) {
-                    out.push(svg);
+                    out.push((Size::Wide, svg));
                 }
             }
             in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
         } else if let Some(key) = sweep_key {
-            out.push(sweep(runs, probe, &key, &subtitle));
+            out.push((Size::Wide, sweep(runs, probe, &key, &subtitle)));
             in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
         }
     }
@@ -585,7 +615,8 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
                     }
                 })
                 .collect();
-            out.push(
+            out.push((
+                Size::Wide,
                 BarChart {
                     title,
                     subtitle: subtitle.clone(),
@@ -594,7 +625,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
                     ..Default::default()
                 }
                 .to_svg(),
-            );
+            ));
         } else {
             let series = (0..runs.len())
                 .map(|i| GroupedSeries {
@@ -605,7 +636,8 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
                         .collect(),
                 })
                 .collect();
-            out.push(
+            out.push((
+                Size::Wide,
                 GroupedBars {
                     title,
                     subtitle: subtitle.clone(),
@@ -615,7 +647,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<String> {
                     series,
                 }
                 .to_svg(),
-            );
+            ));
         }
     }
     out
@@ -817,15 +849,60 @@ mod tests {
         run.measurements = (10..=20)
             .map(|e| {
                 let mut m = base.clone();
-                m.probe = "mem.latency".into();
+                m.probe = "mem.walk".into();
                 m.params.insert("working_set".into(), (1u64 << e).into());
                 m
             })
             .collect();
         let html = render(&[run]);
-        assert!(html.contains("mem.latency: ") && html.contains("working_set (bytes)"));
+        assert!(html.contains("mem.walk: ") && html.contains("working_set (bytes)"));
         assert!(html.contains("L1d "), "cache markers missing");
         assert!(html.contains("<polygon"), "interval band missing");
+    }
+
+    #[test]
+    fn a_sweep_is_drawn_from_its_analysis_one_line_per_ring_size() {
+        let mut run = fixture();
+        let base = run
+            .measurements
+            .iter()
+            .find(|m| m.valid && m.value.is_some())
+            .unwrap()
+            .clone();
+        run.measurements = [2u64, 4, 8]
+            .iter()
+            .flat_map(|&n| {
+                let base = base.clone();
+                (10..=22).map(move |e| {
+                    let mut m = base.clone();
+                    m.probe = "ctx.sweep".into();
+                    m.unit = "ns/switch".into();
+                    for (k, v) in [("mode", "process"), ("access", "read")] {
+                        m.params.insert(k.into(), v.into());
+                    }
+                    m.params.insert("procs".into(), n.into());
+                    m.params.insert("stride".into(), 64.into());
+                    m.params.insert("size".into(), (1u64 << e).into());
+                    // A step at 64 KiB: the analysis must find the knee.
+                    let y = if e < 16 { 1000.0 } else { 3000.0 };
+                    let s = m.value.as_mut().unwrap();
+                    s.median = y;
+                    s.ci95 = [y * 0.98, y * 1.02];
+                    m
+                })
+            })
+            .collect();
+        let html = render(&[run]);
+        assert!(html.contains("Context switch cost vs working set"));
+        for n in [2, 4, 8] {
+            assert!(
+                html.contains(&format!("N={n} process")),
+                "no line for N={n}"
+            );
+        }
+        assert!(html.contains("knee"), "knee not marked");
+        // No generic per-parameter figure for the sweep.
+        assert!(!html.contains("ctx.sweep: ns/switch"));
     }
 
     #[test]

@@ -153,38 +153,34 @@ pub fn row_label(m: &Measurement) -> String {
 pub fn table(run: &Run) -> String {
     let rows = rows(run);
     let ms = metrics();
-    let mut out = String::new();
-    let w = rows
-        .iter()
-        .map(|m| row_label(m).len())
-        .max()
-        .unwrap_or(8)
-        .max(8);
     let sw: Vec<&Metric> = ms
         .iter()
         .filter(|x| x.unit != "events/walk" || x.key.ends_with("faults"))
         .collect();
-    out.push_str(&format!("{:<w$}", "variant"));
-    for x in &sw {
-        out.push_str(&format!(" {:>12}", short(x.key)));
-    }
-    out.push('\n');
-    for m in &rows {
-        out.push_str(&format!("{:<w$}", row_label(m)));
-        for x in &sw {
-            let cell = match (x.get)(m) {
-                Ok(v) => fmt_num(v),
-                Err(_) => "n/s".into(),
-            };
-            out.push_str(&format!(" {cell:>12}"));
-        }
-        out.push('\n');
-    }
-    out.push_str(
+    let header: Vec<&str> = std::iter::once("variant")
+        .chain(sw.iter().map(|x| short(x.key)))
+        .collect();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|m| {
+            std::iter::once(row_label(m))
+                .chain(sw.iter().map(|x| match (x.get)(m) {
+                    Ok(v) => fmt_num(v),
+                    Err(_) => "n/s".into(),
+                }))
+                .collect()
+        })
+        .collect();
+    let mut out = super::term::grid(&header, &cells, &super::term::Term::stdout());
+    out.push_str(&super::term::wrap(
         "(per walk; wall is the median, the rest are means; page reclaims/ru_majflt are \
          getrusage, minor/major faults are perf events, which do not see faults taken inside \
-         the kernel such as MAP_POPULATE's)\n",
-    );
+         the kernel such as MAP_POPULATE's)",
+        super::term::Term::stdout().width,
+        "",
+        " ",
+    ));
+    out.push('\n');
     for x in ms
         .iter()
         .filter(|x| x.unit == "events/walk" && !x.key.ends_with("faults"))

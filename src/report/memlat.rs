@@ -139,12 +139,17 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                     .get(n)
                     .filter(|e| e.supported)
                     .and_then(|e| e.per_op)
-                    .map(|v| format!("{v:.3}"))
+                    .map(crate::report::units::fmt_num)
                     .unwrap_or_else(|| "n/a".into())
             };
             let val = match (&m.value, m.status) {
                 (Some(v), Status::Ok) => {
-                    format!("{:.2} ±{:.2}", v.median, (v.ci95[1] - v.ci95[0]) / 2.0)
+                    use crate::report::units::fmt_num;
+                    format!(
+                        "{} ±{}",
+                        fmt_num(v.median),
+                        fmt_num((v.ci95[1] - v.ci95[0]) / 2.0)
+                    )
                 }
                 (_, Status::Invalid) => "INVALID".into(),
                 _ => "below resolution".into(),
@@ -190,21 +195,24 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
     out
 }
 
-/// ns per load against buffer size (log x), one line per page mode and stride with its
-/// 95% band, vertical lines at the cache sizes and at detected knees.
+/// The memory-latency figure: latency against buffer size on log–log axes (levels an order
+/// of magnitude apart stay readable), one line per page mode and stride with its 95% band,
+/// cache sizes as grey lines, the detected knees (the same as the table's) as red dashed
+/// lines, and each plateau's level written on it. Shared by `--svg` and the HTML report.
 pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
-    use crate::report::plot::{LinePlot, Marker, Point, Series};
+    use crate::report::plot::{bytes_label, Annotation, LinePlot, Marker, Point, Series};
     let mut plot = LinePlot {
         title: "Memory latency: dependent loads on a random cycle (mem.latency)".into(),
         subtitle: machine.to_string(),
         x_label: "buffer size (bytes)".into(),
-        y_label: "ns per load".into(),
+        y_label: "ns per load (log)".into(),
         log_x: true,
+        log_y: true,
         x_bytes: true,
         ..Default::default()
     };
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-    for c in &a.curves {
+    for (i, c) in a.curves.iter().enumerate() {
         for p in &c.points {
             lo = lo.min(p.0 as f64);
             hi = hi.max(p.0 as f64);
@@ -218,12 +226,84 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .collect(),
         });
         for k in &c.knees {
-            plot.markers.push(Marker {
+            let what = crate::report::figures::knee_match_suffix(k);
+            plot.knees.push(Marker {
                 x: k.first_above,
-                label: format!("knee ({})", c.pages),
+                label: format!("knee {}{what}", bytes_label(k.first_above)),
             });
+        }
+        // Plateau levels for the first curve only: a second curve's labels land on the first's.
+        if i == 0 {
+            for (x, y) in plateaus(&c.points, &c.knees) {
+                plot.annotations.push(Annotation {
+                    x,
+                    y,
+                    text: format!("≈ {}", crate::report::units::fmt_time(y)),
+                });
+            }
         }
     }
     plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
+}
+
+/// The flat stretches between knees: for each, a point in its middle (x) and its median
+/// level (y). A stretch needs two points to count as a plateau.
+pub fn plateaus(points: &[(u64, f64, f64, f64)], knees: &[Knee]) -> Vec<(f64, f64)> {
+    let mut edges = vec![(f64::NEG_INFINITY, f64::INFINITY)];
+    for k in knees {
+        if let Some(last) = edges.last_mut() {
+            last.1 = k.last_below;
+        }
+        edges.push((k.end.max(k.first_above), f64::INFINITY));
+    }
+    edges
+        .into_iter()
+        .filter_map(|(from, to)| {
+            let seg: Vec<&(u64, f64, f64, f64)> = points
+                .iter()
+                .filter(|p| (p.0 as f64) >= from && (p.0 as f64) <= to)
+                .collect();
+            if seg.len() < 2 {
+                return None;
+            }
+            let mut ys: Vec<f64> = seg.iter().map(|p| p.1).collect();
+            ys.sort_by(f64::total_cmp);
+            Some((seg[seg.len() / 2].0 as f64, ys[ys.len() / 2]))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plateaus_are_the_flat_stretches_between_knees() {
+        let pts: Vec<(u64, f64, f64, f64)> = [
+            (4096, 1.0),
+            (8192, 1.1),
+            (16384, 1.0),
+            (32768, 4.0),
+            (65536, 5.0),
+            (131072, 5.1),
+            (262144, 5.0),
+        ]
+        .iter()
+        .map(|&(x, y)| (x, y, y, y))
+        .collect();
+        let k = Knee {
+            last_below: 16384.0,
+            first_above: 32768.0,
+            end: 65536.0,
+            y_first_above: 4.0,
+            y_before: 1.0,
+            y_after: 5.0,
+            matches: vec![],
+        };
+        let p = plateaus(&pts, &[k]);
+        assert_eq!(p, vec![(8192.0, 1.0), (131072.0, 5.0)]);
+        // Without knees the whole curve is one plateau.
+        assert_eq!(plateaus(&pts, &[]).len(), 1);
+    }
 }

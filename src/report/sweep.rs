@@ -495,9 +495,10 @@ pub fn lmbench(run: &Run) -> String {
     out
 }
 
-/// Per-switch cost against working-set size (log x), one line per ring shape with its 95%
-/// band, vertical lines at the cache sizes (per member) and at detected knees. S = 0 cannot
-/// sit on a log axis, so the direct cost is given in each line's legend entry.
+/// Per-switch cost against working-set size (log2 x), one line per ring shape with its 95%
+/// band, grey lines at the cache sizes (per member) and red dashed lines at the detected
+/// knees (the same as the table's). S = 0 cannot sit on a log axis, so the direct cost is
+/// given in each line's legend entry. Shared by `--svg` and the HTML report.
 pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
     use crate::report::plot::{LinePlot, Marker, Point, Series};
     let mut plot = LinePlot {
@@ -532,7 +533,12 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
         let direct = c
             .direct
             .as_ref()
-            .map(|d| format!(", direct {:.2} µs at S=0", d.median / 1000.0))
+            .map(|d| {
+                format!(
+                    ", direct {} at S=0",
+                    crate::report::units::fmt_time(d.median)
+                )
+            })
             .unwrap_or_default();
         let missing = c.rows.iter().filter(|r| r.per_switch.is_none()).count();
         let missing = if missing > 0 {
@@ -545,9 +551,10 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
             points,
         });
         for k in &c.knees {
-            plot.markers.push(Marker {
+            let what = crate::report::figures::knee_match_suffix(k);
+            plot.knees.push(Marker {
                 x: k.first_above,
-                label: format!("knee N={}", c.procs),
+                label: format!("N={} knee{what}", c.procs),
             });
         }
     }

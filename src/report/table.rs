@@ -1,7 +1,11 @@
-//! The terminal table: one line per measurement (value ± interval, raw/baseline, checks) and,
-//! beneath it, why a figure is invalid or below resolution, and its warnings.
+//! The terminal table: one line per measurement (value ± interval, checks, and raw/baseline
+//! and evidence when they fit the terminal) and, beneath it, what did not fit, why a figure is
+//! invalid or below resolution, and its warnings.
 
-use super::units::{fmt_num, rescale_unit, time_unit};
+use super::term::{paint, wrap, Term, Tone};
+use super::units::{
+    fmt_num, fmt_per_op, fmt_pm, fmt_time, fmt_with_unit, plural, rescale_unit, time_unit,
+};
 use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
@@ -11,26 +15,18 @@ pub fn fmt_value(s: &Summary, unit: &str) -> String {
         return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
     }
     let half = (s.ci95[1] - s.ci95[0]) / 2.0;
-    if unit.starts_with("ns") {
+    let (d, unit) = if unit.starts_with("ns") {
         let (d, suffix) = time_unit(s.median);
-        format!(
-            "{} ±{} {}",
-            fmt_num(s.median / d),
-            fmt_num(half / d),
-            rescale_unit(unit, suffix)
-        )
+        (d, rescale_unit(unit, suffix))
     } else {
-        format!("{} ±{} {unit}", fmt_num(s.median), fmt_num(half))
-    }
+        (1.0, unit.to_string())
+    };
+    let (v, h) = fmt_pm(s.median / d, half / d);
+    format!("{v} ±{h} {unit}")
 }
 
 fn fmt_plain(s: &Summary, unit: &str) -> String {
-    if unit.starts_with("ns") {
-        let (d, suffix) = time_unit(s.median);
-        format!("{} {}", fmt_num(s.median / d), rescale_unit(unit, suffix))
-    } else {
-        format!("{} {unit}", fmt_num(s.median))
-    }
+    fmt_with_unit(s.median, unit)
 }
 
 /// The headline: the value, or why there is none.
@@ -59,9 +55,10 @@ pub fn checks_cell(m: &Measurement) -> String {
     format!("{mark} {ok}/{}", m.checks.len())
 }
 
-/// Short evidence line for switch probes: "2.00 sw/rt, 0 migrations".
+/// Short evidence line: "2.00 sw/op (1.05 vol, 0.95 invol), 0 migrations" for switch probes,
+/// fault counts per operation for fault and mmap probes, the system-time share otherwise.
 fn evidence_cell(m: &Measurement) -> String {
-    let it = m.evidence.rusage.iterations.max(1) as f64;
+    let it = m.evidence.rusage.iterations.max(1);
     let t = &m.evidence.rusage.total;
     if ["ctx.", "ipc.", "c2c.", "rpc."]
         .iter()
@@ -70,16 +67,18 @@ fn evidence_cell(m: &Measurement) -> String {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
         let mig = crate::engine::checks::migrations(&m.evidence);
         format!(
-            "{sw:.2} sw/op ({:.2} vol, {:.2} invol), {mig:.0} migrations",
-            t.nvcsw as f64 / it,
-            t.nivcsw as f64 / it
+            "{} sw/op ({} vol, {} invol), {}",
+            fmt_num(sw),
+            fmt_num(t.nvcsw as f64 / it as f64),
+            fmt_num(t.nivcsw as f64 / it as f64),
+            plural(mig.round().max(0.0) as u64, "migration")
         )
     } else if m.probe.starts_with("fault.") || m.probe.starts_with("mmap.") {
         format!(
-            "{}, {}, {} blocks in",
-            per_op(t.minflt, it, "minflt"),
-            per_op(t.majflt, it, "majflt"),
-            t.inblock
+            "{}, {}, {} in",
+            fmt_per_op(t.minflt, it, "minflt"),
+            fmt_per_op(t.majflt, it, "majflt"),
+            plural(t.inblock, "block")
         )
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
@@ -87,88 +86,231 @@ fn evidence_cell(m: &Measurement) -> String {
     }
 }
 
-/// A count per operation that never rounds a real count to zero: "3 majflt in 2048 ops"
-/// when the rate would print as (nearly) 0.0000.
-pub fn per_op(count: u64, ops: f64, name: &str) -> String {
-    let rate = count as f64 / ops;
-    if count > 0 && rate < 0.01 {
-        format!("{count} {name} in {ops:.0} ops")
-    } else {
-        format!("{rate:.4} {name}/op")
+/// Separator between columns.
+const GAP: usize = 2;
+/// Indent of the lines under a row.
+const INDENT: &str = "    ";
+
+fn width_of(s: &str) -> usize {
+    s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// How many of the optional columns (raw/baseline, evidence: in that order) fit beside the
+/// required ones within `width`; the rest go on indented lines under each row.
+fn optional_columns_that_fit(required: usize, optional: &[usize], width: usize) -> usize {
+    let mut used = required;
+    let mut n = 0;
+    for w in optional {
+        if used + GAP + w > width {
+            break;
+        }
+        used += GAP + w;
+        n += 1;
+    }
+    n
+}
+
+/// One row's cells and the tones of its verdict cells.
+struct Row {
+    probe: String,
+    value: (String, Option<Tone>),
+    checks: (String, Tone),
+    optional: [String; 2],
+}
+
+fn row(m: &Measurement) -> Row {
+    let tone = match (m.status, &m.value) {
+        (Status::Invalid, _) => Some(Tone::Bad),
+        (Status::BelowResolution, _) => Some(Tone::Caution),
+        (Status::Ok, Some(_)) => Some(Tone::Good),
+        (Status::Ok, None) => None,
+    };
+    let all_ok = m.checks.iter().all(|c| c.ok);
+    Row {
+        probe: format!("{} {}", m.probe, m.params_label()),
+        value: (headline(m), tone),
+        checks: (checks_cell(m), if all_ok { Tone::Good } else { Tone::Bad }),
+        optional: [raw_baseline(m), evidence_cell(m)],
     }
 }
 
-/// The full table for a run.
-pub fn render(run: &Run) -> String {
-    let rows: Vec<[String; 5]> = run
-        .measurements
-        .iter()
-        .map(|m| {
-            [
-                format!("{} {}", m.probe, m.params_label()),
-                headline(m),
-                raw_baseline(m),
-                checks_cell(m),
-                evidence_cell(m),
-            ]
-        })
-        .collect();
-    let header = [
-        "probe".to_string(),
-        "value ± 95% CI".into(),
-        "raw / baseline".into(),
-        "checks".into(),
-        "evidence".into(),
-    ];
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r.iter()) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String; 5]| {
-        cells
-            .iter()
-            .zip(widths.iter())
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-    };
+/// The lines before the table: the clock and machine, then the machine's warnings, each
+/// wrapped to the terminal.
+pub fn preamble(run: &Run, term: &Term) -> String {
     let mut out = String::new();
-    out.push_str(&line(&header));
-    out.push('\n');
-    for (r, m) in rows.iter().zip(&run.measurements) {
-        out.push_str(&line(r));
+    if let Some(c) = &run.clock {
+        let text = format!(
+            "clock: {} (resolution {} ns, smallest step {} ns, one read {}); machine: {}",
+            c.name,
+            c.resolution_ns,
+            c.min_step_ns,
+            fmt_time(c.read_overhead_ns),
+            run.machine.short_name()
+        );
+        out.push_str(&wrap(&text, term.width, "", INDENT));
         out.push('\n');
+    }
+    if !run.labels.is_empty() {
+        let text = format!("labels: {}", crate::report::fleet::labels_text(&run.labels));
+        out.push_str(&wrap(&text, term.width, "", INDENT));
+        out.push('\n');
+    }
+    for w in run.machine.warnings() {
+        let mark = paint("!", Tone::Caution, term.color);
+        out.push_str(&wrap(&w, term.width, &format!("{mark} machine: "), INDENT));
+        out.push('\n');
+    }
+    out
+}
+
+/// The full table for a run, laid out for stdout (its width and colour choice).
+pub fn render(run: &Run) -> String {
+    render_for(run, &Term::stdout())
+}
+
+/// The full table for a run within `term.width` columns: probe, value and checks always
+/// share the row; raw/baseline and evidence join it only when they fit and otherwise move
+/// to an indented line beneath (never widening the row past the terminal). Failed checks,
+/// the below-resolution interval and warnings follow, word-wrapped with a hanging indent.
+pub fn render_for(run: &Run, term: &Term) -> String {
+    let rows: Vec<Row> = run.measurements.iter().map(row).collect();
+    let header = [
+        "probe",
+        "value ± 95% CI",
+        "checks",
+        "raw / baseline",
+        "evidence",
+    ];
+    let col = |i: usize, get: &dyn Fn(&Row) -> usize| {
+        rows.iter()
+            .map(get)
+            .chain([header[i].chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let w_value = col(1, &|r| width_of(&r.value.0));
+    let w_checks = col(2, &|r| width_of(&r.checks.0));
+    let w_opt = [
+        col(3, &|r| width_of(&r.optional[0])),
+        col(4, &|r| width_of(&r.optional[1])),
+    ];
+    // The probe column takes what is left; a long label wraps inside its own cell.
+    let w_probe_natural = col(0, &|r| width_of(&r.probe));
+    let w_probe = w_probe_natural.min(
+        term.width
+            .saturating_sub(w_value + w_checks + 2 * GAP)
+            .max(16),
+    );
+    let required = w_probe + w_value + w_checks + 2 * GAP;
+    let n_opt = optional_columns_that_fit(required, &w_opt, term.width);
+
+    let mut table = comfy_table::Table::new();
+    table
+        .load_style(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    if term.color {
+        table.enforce_styling();
+        table.style_text_only();
+    } else {
+        table.force_no_tty();
+    }
+    table.set_header(header.iter().take(3 + n_opt).copied());
+    for r in &rows {
+        let probe = wrap(&r.probe, w_probe, "", "  ");
+        let mut value = comfy_table::Cell::new(&r.value.0);
+        if let (true, Some(t)) = (term.color, r.value.1) {
+            value = value.fg(t.cell_color());
+        }
+        let mut checks = comfy_table::Cell::new(&r.checks.0);
+        if term.color {
+            checks = checks.fg(r.checks.1.cell_color());
+        }
+        let mut cells = vec![comfy_table::Cell::new(probe), value, checks];
+        cells.extend(r.optional.iter().take(n_opt).map(comfy_table::Cell::new));
+        table.add_row(cells);
+    }
+    let last = 3 + n_opt - 1;
+    for (i, c) in table.column_iter_mut().enumerate() {
+        c.set_padding((0, if i == last { 0 } else { GAP as u16 }));
+    }
+
+    let mut lines = table.lines().map(|l| l.trim_end().to_string());
+    let mut out = String::new();
+    if let Some(h) = lines.next() {
+        out.push_str(&h);
+        out.push('\n');
+    }
+    for (r, m) in rows.iter().zip(&run.measurements) {
+        let height = r.probe_lines(w_probe);
+        for l in lines.by_ref().take(height) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        let moved = &r.optional[n_opt..];
+        if !moved.is_empty() {
+            let joined = moved.join(" · ");
+            if INDENT.len() + joined.chars().count() <= term.width {
+                out.push_str(&format!("{INDENT}{joined}\n"));
+            } else {
+                for text in moved {
+                    out.push_str(&wrap(text, term.width, INDENT, "      "));
+                    out.push('\n');
+                }
+            }
+        }
         for c in m.failed_checks() {
-            out.push_str(&format!(
-                "    ✗ {}: expected {}, observed {}\n",
+            let text = format!(
+                "{}: expected {}, observed {}",
                 c.name, c.expected, c.observed
+            );
+            let mark = paint("✗", Tone::Bad, term.color);
+            out.push_str(&wrap(
+                &text,
+                term.width,
+                &format!("{INDENT}{mark} "),
+                "      ",
             ));
+            out.push('\n');
         }
         if m.status == Status::BelowResolution {
             if let Some(d) = &m.difference {
-                out.push_str(&format!(
-                    "    the difference raw − baseline has a 95% interval of [{:.3}, {:.3}] ns, \
-                     which reaches zero: too small to tell from the baseline\n",
-                    d.ci95[0], d.ci95[1]
-                ));
+                let text = format!(
+                    "the difference raw − baseline has a 95% interval of [{}, {}], which \
+                     reaches zero: too small to tell from the baseline",
+                    fmt_time(d.ci95[0]),
+                    fmt_time(d.ci95[1])
+                );
+                out.push_str(&wrap(&text, term.width, INDENT, INDENT));
+                out.push('\n');
             }
         }
         for w in &m.warnings {
-            out.push_str(&format!("    ! {w}\n"));
+            let mark = paint("!", Tone::Caution, term.color);
+            out.push_str(&wrap(w, term.width, &format!("{INDENT}{mark} "), "      "));
+            out.push('\n');
         }
     }
     for s in &run.skipped {
-        out.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
+        out.push_str(&wrap(
+            &format!("skipped {}: {}", s.probe, s.reason),
+            term.width,
+            "",
+            INDENT,
+        ));
+        out.push('\n');
     }
     // Cross-core matrices (ipc, c2c, rpc) under the table, when the run has them.
     out.push_str(&super::ipc::text(run));
     out.push_str(&super::c2c::text(run));
     out.push_str(&super::rpc::text(run));
     out
+}
+
+impl Row {
+    /// Lines the probe cell takes once wrapped to `width` (the other cells are one line).
+    fn probe_lines(&self, width: usize) -> usize {
+        wrap(&self.probe, width, "", "  ").lines().count().max(1)
+    }
 }
 
 /// The notes that define each distinct probe once (printed after the table with --explain).
@@ -229,13 +371,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_real_count_never_prints_as_zero_per_op() {
-        assert_eq!(per_op(3, 2048.0, "majflt"), "3 majflt in 2048 ops");
-        assert_eq!(per_op(0, 2048.0, "majflt"), "0.0000 majflt/op");
-        assert_eq!(per_op(2048, 2048.0, "minflt"), "1.0000 minflt/op");
-    }
-
-    #[test]
     fn one_sample_has_no_interval() {
         let s = crate::engine::stats::summarize(&[1500.0]).unwrap();
         assert_eq!(
@@ -244,5 +379,77 @@ mod tests {
         );
         let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();
         assert!(fmt_value(&s, "ns/op").contains('±'));
+    }
+
+    fn fixture() -> Run {
+        crate::report::input::parse_run(
+            include_str!("../../tests/fixtures/run-quick.json"),
+            "fixture",
+        )
+        .unwrap()
+    }
+
+    fn widest(s: &str) -> usize {
+        s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn rows_fit_80_columns_with_evidence_beneath() {
+        let run = fixture();
+        let out = render_for(&run, &Term::plain(80));
+        assert!(widest(&out) <= 80, "a line exceeds 80 columns:\n{out}");
+        assert!(!out.lines().next().unwrap().contains("evidence"));
+        // Every measurement still shows its raw figure and evidence, on a line beneath.
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("    raw ")).count(),
+            run.measurements.len()
+        );
+        assert!(!out.contains('\x1b'), "colour in a plain render");
+    }
+
+    #[test]
+    fn wide_terminal_keeps_one_line_per_row() {
+        let run = fixture();
+        let out = render_for(&run, &Term::plain(300));
+        let header = out.lines().next().unwrap();
+        assert!(header.contains("raw / baseline") && header.contains("evidence"));
+        assert!(!out.lines().any(|l| l.starts_with("    raw ")));
+        let row = out.lines().nth(1).unwrap();
+        assert!(
+            row.contains("raw ") && row.contains('✓') || row.contains('✗'),
+            "{row}"
+        );
+    }
+
+    #[test]
+    fn colour_marks_verdicts_only_when_asked() {
+        let mut run = fixture();
+        run.measurements[0].status = Status::Invalid;
+        let term = Term {
+            width: 100,
+            color: true,
+        };
+        let out = render_for(&run, &term);
+        assert!(
+            out.contains("\x1b[31mINVALID")
+                || out.contains("\x1b[38;5;9mINVALID")
+                || out.contains("INVALID\x1b"),
+            "{out}"
+        );
+        let plain = render_for(&run, &Term::plain(100));
+        assert!(!plain.contains('\x1b'));
+    }
+
+    #[test]
+    fn fault_evidence_counts_as_counts() {
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        m.probe = "fault.anon".into();
+        m.evidence.rusage.iterations = 1_000_000;
+        m.evidence.rusage.total.minflt = 16386;
+        m.evidence.rusage.total.majflt = 10;
+        let out = render_for(&run, &Term::plain(200));
+        assert!(out.contains("10 majflt in 1000000 ops"), "{out}");
+        assert!(!out.contains("0.0000"), "{out}");
     }
 }

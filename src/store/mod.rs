@@ -117,6 +117,10 @@ pub struct RunInfo {
     pub complete: bool,
     /// The file a run was imported from; None for runs saved by `oscost run`.
     pub origin: Option<String>,
+    /// The command line as saved (argv joined by spaces).
+    pub command: String,
+    /// Distinct probes measured.
+    pub probes: i64,
     /// The run's labels as `host=a rack=b` (host first), empty when it has none stored.
     pub labels: String,
 }
@@ -352,7 +356,9 @@ impl Store {
                     (SELECT count(*) FROM measurements x WHERE x.run_id = r.id AND x.valid = 0),
                     (SELECT group_concat(key || '=' || value, ' ') FROM
                         (SELECT key, value FROM run_labels l WHERE l.run_id = r.id
-                         ORDER BY key != 'host', key))
+                         ORDER BY key != 'host', key)),
+                    r.command,
+                    (SELECT count(DISTINCT x.probe) FROM measurements x WHERE x.run_id = r.id)
              FROM runs r JOIN machines m ON m.id = r.machine_id
              ORDER BY m.id, r.started_at, r.id",
         )?;
@@ -368,6 +374,8 @@ impl Store {
                 measurements: r.get(7)?,
                 invalid: r.get(8)?,
                 labels: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+                command: r.get(10)?,
+                probes: r.get(11)?,
             })
         })?;
         rows.collect()

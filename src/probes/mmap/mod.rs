@@ -36,12 +36,18 @@ pub enum Variant {
     AnonShared,
     FileShared,
     /// File-backed shared, blocks always in random order.
+    // Option names are the names the output uses (`id`); the short forms stay as aliases.
+    #[value(name = "file-shared-random", alias = "file-random")]
     FileRandom,
+    #[value(name = "file-shared-populate", alias = "file-populate")]
     FilePopulate,
     /// File-backed shared; after the walk, memset the whole buffer and msync(MS_SYNC).
+    #[value(name = "file-shared-msync-memset", alias = "file-msync")]
     FileMsync,
     CompeteAnon,
+    #[value(name = "compete-file-shared", alias = "compete-file")]
     CompeteFile,
+    #[value(name = "compete-file-shared-populate", alias = "compete-file-populate")]
     CompeteFilePopulate,
 }
 

@@ -2,23 +2,19 @@
 //! report) and JSON (for scripts). All list machine differences first and unpaired last.
 
 use super::{Comparison, Pair, Verdict};
-use crate::report::units::{fmt_num, rescale_unit, time_unit};
+use crate::report::units::fmt_num;
 
 fn fmt_median(v: Option<f64>, unit: &str) -> String {
     match v {
         None => "—".into(),
-        Some(v) if unit.starts_with("ns") => {
-            let (d, s) = time_unit(v);
-            format!("{} {}", fmt_num(v / d), rescale_unit(unit, s))
-        }
-        Some(v) => format!("{} {unit}", fmt_num(v)),
+        Some(v) => crate::report::units::fmt_with_unit(v, unit),
     }
 }
 
 fn ratio_text(p: &Pair) -> String {
     match (p.ratio, p.ratio_ci95) {
-        (Some(r), Some([lo, hi])) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
-        (Some(r), None) => format!("{r:.3}"),
+        (Some(r), Some([lo, hi])) => format!("{} [{}, {}]", fmt_num(r), fmt_num(lo), fmt_num(hi)),
+        (Some(r), None) => fmt_num(r),
         _ => "—".into(),
     }
 }

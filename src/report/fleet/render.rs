@@ -7,19 +7,13 @@ use super::{Fleet, ProbeRow};
 use crate::error::Result;
 use crate::report::html::{esc, inline, page_head};
 use crate::report::plot::Heatmap;
-use crate::report::units::{fmt_num, rescale_unit, time_unit};
 
 /// Rows of the terminal matrix and the heatmap before only odd rows are shown.
 pub const MAX_ROWS_SHOWN: usize = 40;
 
 /// "51.5 ns/call", "1.93 µs/switch".
 pub fn value_text(v: f64, unit: &str) -> String {
-    if unit.starts_with("ns") {
-        let (d, suffix) = time_unit(v);
-        format!("{} {}", fmt_num(v / d), rescale_unit(unit, suffix))
-    } else {
-        format!("{} {unit}", fmt_num(v))
-    }
+    crate::report::units::fmt_with_unit(v, unit)
 }
 
 fn what(f: &Fleet) -> &'static str {

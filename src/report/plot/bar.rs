@@ -37,7 +37,8 @@ impl Bar {
         }
     }
     fn finite(&self) -> Option<[f64; 3]> {
-        self.value.filter(|v| v.iter().all(|x| x.is_finite()))
+        self.value
+            .filter(|v| v.iter().all(|x| super::plottable(*x)))
     }
 }
 

@@ -31,13 +31,16 @@ impl GroupedBars {
     pub fn to_svg(&self) -> String {
         let bars = self.groups.len().max(1) * self.series.len().max(1);
         let w = (160 + bars as u32 * 34 + self.groups.len() as u32 * 20).clamp(640, 1300);
-        render((w, 500), &self.title, &self.subtitle, |a| self.draw(a))
+        super::tag_legend(
+            render((w, 500), &self.title, &self.subtitle, |a| self.draw(a)),
+            self.series.len().min(super::MAX_LEGEND),
+        )
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
         let ng = self.groups.len();
         let ns = self.series.len();
-        let finite = |v: &&[f64; 3]| v.iter().all(|x| x.is_finite());
+        let finite = |v: &&[f64; 3]| v.iter().all(|x| super::plottable(*x));
         let all = || {
             self.series
                 .iter()
@@ -112,7 +115,8 @@ impl GroupedBars {
                             Rectangle::new([(x0, 0.0), (x0 + slot, y)], c.mix(0.8).filled());
                         r.set_margin(0, 0, 2, 2);
                         let anno = chart.draw_series(std::iter::once(r))?;
-                        if first {
+                        // Beyond the legend's limit, series are drawn but not listed.
+                        if first && si < super::MAX_LEGEND {
                             anno.label(s.name.clone()).legend(move |(x, y)| {
                                 Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.mix(0.8).filled())
                             });

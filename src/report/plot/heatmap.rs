@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{finite_range, label_width, no_data, render, short_number};
+use super::{finite_range, label_width, render, short_number};
 use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
 
 /// A heatmap: `cells[row][col]`, rows labelled by `row_labels` (top to bottom), columns by
@@ -48,7 +48,7 @@ impl Heatmap {
         let nrows = self.cells.len();
         let ncols = self.cells.iter().map(Vec::len).max().unwrap_or(0);
         let (lo, hi) = finite_range(self.cells.iter().flatten().flatten().copied())
-            .ok_or_else(|| no_data("no finite cells"))?;
+            .ok_or_else(|| -> Box<dyn std::error::Error> { super::NO_VALID_POINTS.into() })?;
         let (plot, scale) = area.split_horizontally(area.dim_in_pixel().0 - 130);
         let mut chart = ChartBuilder::on(&plot)
             .margin(12)

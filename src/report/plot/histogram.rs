@@ -61,7 +61,7 @@ impl Histogram {
             .values
             .iter()
             .copied()
-            .filter(|x| x.is_finite())
+            .filter(|x| super::plottable(*x))
             .collect();
         if v.is_empty() {
             return Err(no_data("no finite values"));

@@ -5,7 +5,9 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{bytes_label, color, finite_range, label_width, no_data, render, short_number};
+use super::{
+    bytes_label, color, finite_range, label_width, no_data, plottable, render, short_number,
+};
 use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
 
 /// One point of a sweep: `y` with its 95% interval `[lo, hi]` (set lo = hi = y when unknown).
@@ -22,7 +24,9 @@ impl Point {
         Point { x, y, lo, hi }
     }
     fn is_finite(&self) -> bool {
-        self.x.is_finite() && self.y.is_finite() && self.lo.is_finite() && self.hi.is_finite()
+        [self.x, self.y, self.lo, self.hi]
+            .into_iter()
+            .all(plottable)
     }
 }
 
@@ -40,6 +44,18 @@ pub struct Marker {
     pub label: String,
 }
 
+/// A text label placed at a data point (e.g. a plateau's level, "≈ 1.2 ns").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    pub x: f64,
+    pub y: f64,
+    pub text: String,
+}
+
+/// Most legend entries a plot shows; further series are drawn but summarized in one entry
+/// ("+ 5 more, see the table"), so a legend never buries the figure.
+pub const MAX_LEGEND: usize = 12;
+
 /// A line plot of sweeps. Fill it and call [`LinePlot::to_svg`].
 #[derive(Debug, Clone, Default)]
 pub struct LinePlot {
@@ -54,7 +70,13 @@ pub struct LinePlot {
     /// Format x ticks as byte sizes (KiB, MiB) instead of plain numbers.
     pub x_bytes: bool,
     pub series: Vec<Series>,
+    /// Grey vertical lines: known boundaries (cache sizes).
     pub markers: Vec<Marker>,
+    /// Red dashed vertical lines: knees detected on the measured curves (the same knees the
+    /// terminal text lists, from `analysis::knees`).
+    pub knees: Vec<Marker>,
+    /// Labels at data points: plateau levels.
+    pub annotations: Vec<Annotation>,
     /// Pixels; 0 means the default (900 × 480).
     pub width: u32,
     pub height: u32,
@@ -69,7 +91,7 @@ impl LinePlot {
             if x >= lo && x <= hi {
                 self.markers.push(Marker {
                     x,
-                    label: format!("{level} {}", crate::analysis::sizes::fmt_size(*bytes)),
+                    label: format!("{level} {}", super::bytes_label(x)),
                 });
             }
         }
@@ -81,7 +103,15 @@ impl LinePlot {
             if self.width == 0 { 900 } else { self.width },
             if self.height == 0 { 480 } else { self.height },
         );
-        render(size, &self.title, &self.subtitle, |area| self.draw(area))
+        let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
+        let svg = render(size, &self.title, &self.subtitle, |area| self.draw(area));
+        // A figure that could not be drawn shows a message and no legend at all.
+        let drawn = if svg.contains("no data to plot") {
+            0
+        } else {
+            named.min(MAX_LEGEND)
+        };
+        super::tag_legend(svg, drawn)
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
@@ -93,6 +123,9 @@ impl LinePlot {
                 .filter(|p| !self.log_x || p.x > 0.0)
                 .filter(|p| !self.log_y || p.lo > 0.0)
         };
+        if self.series.iter().all(|s| s.points.is_empty()) {
+            return Err(super::NO_VALID_POINTS.into());
+        }
         let (x0, x1) =
             finite_range(pts().map(|p| p.x)).ok_or_else(|| no_data("no finite points"))?;
         let (y0, y1) = finite_range(pts().flat_map(|p| [p.lo, p.hi, p.y]))
@@ -106,8 +139,12 @@ impl LinePlot {
             )
         };
         // Markers just outside the data still show; far-away ones would squash the data.
+        // A log axis spans at least four octaves, so its ticks fall on round sizes
+        // (64 KiB, 128 KiB), not on fractions like 102.4 KiB.
         let (x0, x1) = if self.log_x {
-            (x0 / 1.5, x1 * 1.5)
+            let (a, b) = (x0 / 1.5, x1 * 1.5);
+            let short = (16.0 / (b / a)).max(1.0).sqrt();
+            (a / short, b * short)
         } else {
             (x0, x1)
         };
@@ -160,7 +197,7 @@ impl LinePlot {
 
         let (xr, yr) = (chart.x_range(), chart.y_range());
         for (i, m) in self.markers.iter().enumerate() {
-            if !(m.x.is_finite() && xr.contains(&m.x)) {
+            if !(plottable(m.x) && xr.contains(&m.x)) {
                 continue;
             }
             let grey = RGBColor(110, 110, 110);
@@ -178,6 +215,53 @@ impl LinePlot {
                     ),
             ))?;
         }
+        let red = RGBColor(200, 40, 30);
+        // Knees of several curves often fall on the same size: one line and one label each.
+        let mut knees: Vec<&Marker> = Vec::new();
+        for k in &self.knees {
+            if !knees.iter().any(|o| o.x == k.x) {
+                knees.push(k);
+            }
+        }
+        knees.sort_by(|a, b| a.x.total_cmp(&b.x));
+        for (i, k) in knees.into_iter().enumerate() {
+            if !(plottable(k.x) && xr.contains(&k.x)) {
+                continue;
+            }
+            chart.draw_series(DashedLineSeries::new(
+                vec![(k.x, yr.start), (k.x, yr.end)],
+                6,
+                4,
+                red.stroke_width(2),
+            ))?;
+            // Knee labels sit at the bottom, staggered, away from the cache labels at the top.
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((k.x, yr.start))
+                    + Text::new(
+                        k.label.clone(),
+                        (4, -20 - 16 * (i as i32 % 4)),
+                        (FONT, LABEL_PT).into_font().color(&red),
+                    ),
+            ))?;
+        }
+        for a in &self.annotations {
+            if !(a.x.is_finite() && a.y.is_finite() && xr.contains(&a.x) && yr.contains(&a.y)) {
+                continue;
+            }
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((a.x, a.y))
+                    + Text::new(
+                        a.text.clone(),
+                        (-10, -22),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .style(FontStyle::Bold)
+                            .color(&RGBColor(40, 40, 40)),
+                    ),
+            ))?;
+        }
+        let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
+        let mut shown = 0usize;
         for (i, s) in self.series.iter().enumerate() {
             let c = color(i);
             let mut p: Vec<Point> = s
@@ -189,26 +273,52 @@ impl LinePlot {
                 .collect();
             p.sort_by(|a, b| a.x.total_cmp(&b.x));
             if p.is_empty() {
+                // Still one legend entry per line: a ring size without a valid point says so.
+                if !s.name.is_empty() {
+                    shown += 1;
+                    if named <= MAX_LEGEND || shown < MAX_LEGEND {
+                        chart
+                            .draw_series(LineSeries::new(std::iter::empty(), c.stroke_width(2)))?
+                            .label(format!("{} (no valid point)", s.name))
+                            .legend(move |(x, y)| {
+                                PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                            });
+                    }
+                }
                 continue;
             }
             let mut band: Vec<(f64, f64)> = p.iter().map(|q| (q.x, q.hi)).collect();
             band.extend(p.iter().rev().map(|q| (q.x, q.lo)));
             chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
-            chart
-                .draw_series(LineSeries::new(
-                    p.iter().map(|q| (q.x, q.y)),
-                    c.stroke_width(2),
-                ))?
-                .label(s.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+            let line = chart.draw_series(LineSeries::new(
+                p.iter().map(|q| (q.x, q.y)),
+                c.stroke_width(2),
+            ))?;
+            if !s.name.is_empty() {
+                shown += 1;
+                if named <= MAX_LEGEND || shown < MAX_LEGEND {
+                    line.label(s.name.clone()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    });
+                } else if shown == MAX_LEGEND {
+                    let more = named - MAX_LEGEND + 1;
+                    line.label(format!("+ {more} more lines, see the table"))
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], WHITE.stroke_width(0))
+                        });
+                }
+            }
             chart.draw_series(p.iter().map(|q| Circle::new((q.x, q.y), 3, c.filled())))?;
         }
         if self.series.iter().any(|s| !s.name.is_empty()) {
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                // Below the staggered cache labels at the top, so neither hides the other.
+                .position(if self.markers.is_empty() {
+                    SeriesLabelPosition::UpperLeft
+                } else {
+                    SeriesLabelPosition::Coordinate(10, 58)
+                })
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(180, 180, 180))
                 .label_font((FONT, LABEL_PT))
@@ -286,10 +396,42 @@ mod tests {
         // Two bands (polygons) and two lines plus legend samples.
         assert_eq!(count(&svg, "<polygon"), 2);
         assert!(count(&svg, "<polyline") >= 2);
+        assert!(svg.contains("data-legend-entries=\"2\""));
         assert!(count(&svg, "<circle") >= 30);
         assert!(
             svg.contains("KiB") && svg.contains("MiB"),
             "byte ticks missing"
+        );
+    }
+
+    #[test]
+    fn legend_never_exceeds_its_limit() {
+        let mut p = sweep();
+        let template = p.series[0].clone();
+        p.series = (0..20)
+            .map(|i| Series {
+                name: format!("N={i}"),
+                ..template.clone()
+            })
+            .collect();
+        let svg = p.to_svg();
+        assert!(svg.contains(&format!("data-legend-entries=\"{MAX_LEGEND}\"")));
+        assert!(
+            has_text(&svg, "+ 9 more lines, see the table"),
+            "summary entry missing"
+        );
+        assert!(!has_text(&svg, "N=12") && has_text(&svg, "N=10"));
+    }
+
+    #[test]
+    fn a_line_without_points_keeps_its_legend_entry() {
+        let mut p = sweep();
+        p.series[1].points.clear();
+        let svg = p.to_svg();
+        assert!(
+            has_text(&svg, "random (no valid point)"),
+            "{:?}",
+            super::super::test_support::texts(&svg)
         );
     }
 

@@ -13,6 +13,7 @@
 //! | matrices (core-to-core latency)        | [`Heatmap`]      |
 //! | latency distributions                  | [`Histogram`]    |
 //! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
+//! | comparisons (ratio B/A per probe)      | [`RatioPlot`]    |
 //! | breakdowns (RPC parts per scenario)    | [`StackedBars`]  |
 //!
 //! Text is measured with plotters' built-in naive font metrics (no font files are read), so
@@ -23,13 +24,15 @@ mod grouped;
 mod heatmap;
 mod histogram;
 mod line;
+mod ratio;
 mod stacked;
 
 pub use bar::{Bar, BarChart};
 pub use grouped::{GroupedBars, GroupedSeries};
 pub use heatmap::Heatmap;
 pub use histogram::Histogram;
-pub use line::{LinePlot, Marker, Point, Series};
+pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
+pub use ratio::{RatioPlot, RatioRow, Threshold};
 pub use stacked::{StackedBars, StackedRow};
 
 use plotters::coord::Shift;
@@ -128,10 +131,26 @@ pub(crate) fn message_svg(size: (u32, u32), title: &str, subtitle: &str, msg: &s
     out
 }
 
+/// Records on the root element how many legend entries the figure drew
+/// (`data-legend-entries`), so a browser test can hold every figure to [`MAX_LEGEND`]
+/// from the rendered page.
+pub(crate) fn tag_legend(svg: String, entries: usize) -> String {
+    svg.replacen(
+        "<svg ",
+        &format!("<svg data-legend-entries=\"{entries}\" "),
+        1,
+    )
+}
+
 /// "Nothing to draw" as an error, so `render` shows the reason instead of empty axes.
 pub(crate) fn no_data(what: &str) -> Box<dyn std::error::Error> {
     format!("no data to plot ({what})").into()
 }
+
+/// The message every figure without a single valid point carries (tests and the browser
+/// check look for "no data to plot").
+pub const NO_VALID_POINTS: &str =
+    "no data to plot (every point is invalid or below resolution; the table says why)";
 
 /// A number in at most 4 significant digits with a k/M/G suffix: tick labels stay short.
 pub fn short_number(v: f64) -> String {
@@ -178,10 +197,17 @@ pub fn bytes_label(v: f64) -> String {
     format!("{s} {}", UNITS[i])
 }
 
-/// (min, max) of finite values, widened so a single value or a flat line still has a range.
+/// A value the plot code can place: finite and far from f64's limits, so that padding a
+/// range (×1.5, + 8%) or computing its span never overflows into an infinite range on
+/// which tick generation would never end. No measurement comes near 1e100.
+pub(crate) fn plottable(v: f64) -> bool {
+    v.is_finite() && v.abs() < 1e100
+}
+
+/// (min, max) of plottable values, widened so a single value or a flat line still has a range.
 pub(crate) fn finite_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.into_iter().filter(|v| v.is_finite()) {
+    for v in values.into_iter().filter(|v| plottable(*v)) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -266,6 +292,12 @@ mod tests {
     fn range_of_one_value_is_widened() {
         assert_eq!(finite_range([5.0, f64::NAN]), Some((4.5, 5.5)));
         assert_eq!(finite_range([f64::NAN]), None);
+        // Extremes that would overflow the padded range are dropped, not plotted.
+        assert_eq!(
+            finite_range([f64::MAX, -f64::MAX, 1.0, 3.0]),
+            Some((1.0, 3.0))
+        );
+        assert_eq!(finite_range([f64::INFINITY, f64::NEG_INFINITY]), None);
     }
 
     #[test]
@@ -278,5 +310,7 @@ mod tests {
         .to_svg();
         test_support::assert_standalone(&svg, "empty", "host");
         assert!(svg.contains("no data to plot"));
+        // No legend was drawn, and the figure says so to the browser check.
+        assert!(svg.contains("data-legend-entries=\"0\""));
     }
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Checks one HTML report as the browser rendered it (chromium --dump-dom) and the browser's
+log: every figure has something drawn (no "no data to plot", at least one data mark), no
+legend lists more than LIMIT entries, and the page logged no console error.
+
+usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N]
+
+--expect-legend: the figure whose title starts with TITLE lists exactly N legend entries (the
+sweep: one line per ring size).
+"""
+import re
+import sys
+from html.parser import HTMLParser
+
+LIMIT = 12
+
+
+class Figures(HTMLParser):
+    """Collects each <figure>'s SVG: its legend count and the marks drawn in it."""
+
+    def __init__(self):
+        super().__init__()
+        self.figures = []  # dicts: legend, marks, texts
+        self.depth = 0
+        self.cur = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "figure":
+            self.cur = {"legend": 0, "marks": 0, "texts": [], "svg": False}
+            self.figures.append(self.cur)
+        if self.cur is None:
+            return
+        if tag == "svg":
+            self.cur["svg"] = True
+            self.cur["legend"] = int(a.get("data-legend-entries", "0"))
+        # Lines, dots, bands and bars are data; plotters draws axes as polylines too, so
+        # count everything and require more than a bare frame (see below).
+        if tag in ("polyline", "circle", "polygon", "rect", "path", "line"):
+            self.cur["marks"] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self.cur = None
+
+    def handle_data(self, data):
+        if self.cur is not None and data.strip():
+            self.cur["texts"].append(data.strip())
+
+
+def main():
+    dom_path, log_path = sys.argv[1], sys.argv[2]
+    min_figures = 1
+    if "--min-figures" in sys.argv:
+        min_figures = int(sys.argv[sys.argv.index("--min-figures") + 1])
+    dom = open(dom_path, encoding="utf-8").read()
+    log = open(log_path, encoding="utf-8", errors="replace").read()
+    errors = []
+    # Console messages (chromium --enable-logging=stderr logs them all at INFO, whatever
+    # their level): the reports carry no script, so any console message is an error.
+    for line in log.splitlines():
+        if ":CONSOLE" in line or "Uncaught" in line:
+            errors.append(f"console: {line.strip()}")
+        elif "Failed to load resource" in line:
+            errors.append(f"resource: {line.strip()}")
+    p = Figures()
+    p.feed(dom)
+    if len(p.figures) < min_figures:
+        errors.append(f"{len(p.figures)} figure(s), expected at least {min_figures}")
+    for i, f in enumerate(p.figures, 1):
+        title = f["texts"][0] if f["texts"] else "(untitled)"
+        if not f["svg"]:
+            errors.append(f"figure {i} ({title}): no SVG")
+        empty = [t for t in f["texts"] if "no data to plot" in t]
+        if empty and "every point is invalid" in empty[0]:
+            # The figure works and says why it is empty: the machine was too busy for valid
+            # results (the table gives each reason). Worth a look, not a broken figure.
+            print(f"{dom_path}: warning: figure {i} ({title}): {empty[0]}", file=sys.stderr)
+        elif empty:
+            errors.append(f"figure {i} ({title}): empty ({empty[0]})")
+        elif f["marks"] < 4:
+            errors.append(f"figure {i} ({title}): only {f['marks']} drawn element(s)")
+        if f["legend"] > LIMIT:
+            errors.append(f"figure {i} ({title}): legend has {f['legend']} entries (limit {LIMIT})")
+    if "--expect-legend" in sys.argv:
+        spec = sys.argv[sys.argv.index("--expect-legend") + 1]
+        want_title, want_n = spec.rsplit("=", 1)
+        found = [f for f in p.figures if f["texts"] and f["texts"][0].startswith(want_title)]
+        if not found:
+            errors.append(f"no figure titled {want_title!r}")
+        elif found[0]["legend"] != int(want_n):
+            errors.append(
+                f"{want_title!r}: {found[0]['legend']} legend entries, expected {want_n}"
+            )
+    name = re.sub(r"\.dom$", "", dom_path)
+    if errors:
+        for e in errors:
+            print(f"{name}: {e}", file=sys.stderr)
+        sys.exit(1)
+    print(f"{name}: {len(p.figures)} figure(s) drawn, legends within {LIMIT}, no console errors")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+//! Comparisons: one row per probe, the ratio B/A as a dot with its 95% interval as a whisker,
+//! a line at 1 (no change) and dashed lines at the thresholds (the minimum effect, and the
+//! `--fail-above` gate when set). Log-scaled, so twice as slow and twice as fast are equally
+//! far from 1. A row without a ratio keeps its place and says why.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{label_width, no_data, plottable, render, DrawResult, DESC_PT, FONT, LABEL_PT};
+
+/// One compared probe.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioRow {
+    pub label: String,
+    /// `[ratio, lo, hi]`, or None with `note` saying why there is none.
+    pub ratio: Option<[f64; 3]>,
+    /// True when the change is a slowdown the verdict calls significant (drawn red), false
+    /// for a significant speed-up (green); None for no meaningful difference (grey).
+    pub slower: Option<bool>,
+    pub note: String,
+}
+
+/// A labelled threshold: a vertical dashed line at ratio `at`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    pub at: f64,
+    pub label: String,
+}
+
+/// The comparison figure. Fill it and call [`RatioPlot::to_svg`].
+#[derive(Debug, Clone, Default)]
+pub struct RatioPlot {
+    pub title: String,
+    pub subtitle: String,
+    /// E.g. "B / A (ratio of medians; > 1: B costs more)".
+    pub x_label: String,
+    pub rows: Vec<RatioRow>,
+    pub thresholds: Vec<Threshold>,
+}
+
+impl RatioPlot {
+    pub fn to_svg(&self) -> String {
+        let n = self.rows.len().max(1) as u32;
+        let labels = label_width(self.rows.iter().map(|r| r.label.as_str())).min(420);
+        let size = ((labels + 620).clamp(760, 1100), 48 + 110 + 30 * n);
+        render(size, &self.title, &self.subtitle, |a| self.draw(a))
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        if self.rows.is_empty() {
+            return Err(no_data("no paired measurements"));
+        }
+        let n = self.rows.len();
+        let finite = |r: &RatioRow| {
+            r.ratio
+                .filter(|v| v.iter().all(|x| plottable(*x) && *x > 0.0))
+        };
+        let mut lo = 1.0f64;
+        let mut hi = 1.0f64;
+        for v in self.rows.iter().filter_map(finite) {
+            lo = lo.min(v[1]);
+            hi = hi.max(v[2]);
+        }
+        for t in self
+            .thresholds
+            .iter()
+            .filter(|t| plottable(t.at) && t.at > 0.0)
+        {
+            lo = lo.min(t.at);
+            hi = hi.max(t.at);
+        }
+        // At least ±10% around 1, and some room beyond the widest interval.
+        let (lo, hi) = ((lo / 1.05).min(0.9), (hi * 1.05).max(1.1));
+        let labels: Vec<&str> = self.rows.iter().map(|r| r.label.as_str()).collect();
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .margin_top(12 + 16 * self.thresholds.len().min(4) as u32)
+            .margin_right(30)
+            .x_label_area_size(48)
+            .y_label_area_size(label_width(labels.iter().copied()).min(420))
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..n as f64)?;
+        let x_fmt = |v: &f64| format!("{}×", crate::report::units::fmt_num(*v));
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(8)
+            .x_label_formatter(&x_fmt)
+            .x_desc(self.x_label.as_str())
+            .label_style((FONT, LABEL_PT))
+            .axis_desc_style((FONT, DESC_PT))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        let top = n as f64;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(1.0, 0.0), (1.0, top)],
+            BLACK.stroke_width(1),
+        )))?;
+        let grey = RGBColor(120, 120, 120);
+        for (i, t) in self
+            .thresholds
+            .iter()
+            .filter(|t| plottable(t.at) && t.at > 0.0)
+            .enumerate()
+        {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(t.at, 0.0), (t.at, top)],
+                5,
+                4,
+                grey.stroke_width(1),
+            ))?;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((t.at, top))
+                    + Text::new(
+                        t.label.clone(),
+                        // Above the plotting area, staggered: never over a row.
+                        (4, -16 * (i as i32 + 1)),
+                        (FONT, LABEL_PT).into_font().color(&grey),
+                    ),
+            ))?;
+        }
+        for (i, r) in self.rows.iter().enumerate() {
+            let mid = (n - 1 - i) as f64 + 0.5;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((lo, mid))
+                    + Text::new(
+                        r.label.clone(),
+                        (-8, 0),
+                        (FONT, LABEL_PT)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Right, VPos::Center)),
+                    ),
+            ))?;
+            let Some([v, l, h]) = finite(r) else {
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at((lo, mid))
+                        + Text::new(
+                            format!("not compared: {}", short_note(&r.note)),
+                            (6, -7),
+                            (FONT, LABEL_PT).into_font().color(&RGBColor(170, 40, 40)),
+                        ),
+                ))?;
+                continue;
+            };
+            let c = match r.slower {
+                Some(true) => RGBColor(200, 40, 30),
+                Some(false) => RGBColor(0, 140, 80),
+                None => RGBColor(90, 90, 90),
+            };
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(l, mid), (h, mid)],
+                c.stroke_width(2),
+            )))?;
+            chart.draw_series(std::iter::once(Circle::new((v, mid), 5, c.filled())))?;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((h, mid))
+                    + Text::new(x_fmt(&v), (8, -7), (FONT, LABEL_PT).into_font().color(&c)),
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+/// The first clause of a note ("invalid in A"), at most 48 characters: the table under the
+/// figure has the whole reason; on the figure it must not run across other rows.
+fn short_note(note: &str) -> String {
+    let head = note.split([':', ';']).next().unwrap_or(note).trim();
+    if head.chars().count() > 48 {
+        format!("{}…", head.chars().take(47).collect::<String>())
+    } else {
+        head.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_standalone, count, has_text};
+    use super::*;
+
+    #[test]
+    fn ratios_have_whiskers_thresholds_and_reasons() {
+        let svg = RatioPlot {
+            title: "compare".into(),
+            subtitle: "a vs b".into(),
+            x_label: "B / A".into(),
+            rows: vec![
+                RatioRow {
+                    label: "ctx.pipe".into(),
+                    ratio: Some([1.2, 1.15, 1.25]),
+                    slower: Some(true),
+                    note: String::new(),
+                },
+                RatioRow {
+                    label: "syscall.null".into(),
+                    ratio: Some([1.0, 0.98, 1.02]),
+                    slower: None,
+                    note: String::new(),
+                },
+                RatioRow {
+                    label: "ctx.yield".into(),
+                    ratio: None,
+                    slower: None,
+                    note: "invalid in B".into(),
+                },
+                RatioRow {
+                    label: "broken".into(),
+                    ratio: Some([f64::INFINITY, 0.0, f64::NAN]),
+                    slower: None,
+                    note: "no finite ratio".into(),
+                },
+            ],
+            thresholds: vec![Threshold {
+                at: 1.05,
+                label: "fail above +5%".into(),
+            }],
+        }
+        .to_svg();
+        assert_standalone(&svg, "compare", "a vs b");
+        assert!(has_text(&svg, "fail above +5%"));
+        assert!(svg.contains("not compared: invalid in B"));
+        assert_eq!(
+            short_note("invalid in A: CPU held by participants: expected ≥ 90%"),
+            "invalid in A"
+        );
+        assert!(svg.contains("not compared: no finite ratio"));
+        assert_eq!(count(&svg, "<circle"), 2);
+        assert!(has_text(&svg, "1.20×"));
+    }
+
+    #[test]
+    fn nothing_paired_says_so() {
+        let svg = RatioPlot::default().to_svg();
+        assert!(svg.contains("no paired measurements"));
+    }
+}

@@ -1,0 +1,301 @@
+//! What the terminal can show: its width (so tables fit instead of wrapping into the next
+//! row) and whether colour is wanted (never into files or pipes, never with NO_COLOR).
+
+use anstream::ColorChoice;
+use std::io::IsTerminal;
+
+/// Width used when stdout is not a terminal and COLUMNS is unset: wide enough for most
+/// rows of a file or a CI log, narrow enough to read.
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The two facts a renderer needs about where its text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Term {
+    /// Columns available; rows never exceed this.
+    pub width: usize,
+    /// ANSI colour for verdicts.
+    pub color: bool,
+}
+
+impl Term {
+    /// The facts for stdout: COLUMNS when set (the user's override, and what shells export),
+    /// else the terminal's width, else [`DEFAULT_WIDTH`]; colour as anstream decides it
+    /// (NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TERM=dumb and whether stdout is a terminal).
+    pub fn stdout() -> Self {
+        let out = std::io::stdout();
+        let env_width = std::env::var("COLUMNS").ok();
+        let tty_width = if out.is_terminal() {
+            terminal_size::terminal_size_of(&out).map(|(w, _)| w.0 as usize)
+        } else {
+            None
+        };
+        let color = anstream::AutoStream::choice(&out) != ColorChoice::Never;
+        Term {
+            width: pick_width(env_width.as_deref(), tty_width),
+            color,
+        }
+    }
+
+    /// No colour, a fixed width (files, tests).
+    pub fn plain(width: usize) -> Self {
+        Term {
+            width,
+            color: false,
+        }
+    }
+}
+
+/// COLUMNS when it is a sensible number, else the terminal's width, else the default. Widths
+/// below 40 are raised to 40: narrower than that nothing can be laid out usefully.
+pub fn pick_width(columns: Option<&str>, tty: Option<usize>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0)
+        .or(tty.filter(|&w| w > 0))
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(40)
+}
+
+/// A verdict's colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Good,
+    Bad,
+    Caution,
+}
+
+impl Tone {
+    fn style(self) -> anstyle::Style {
+        let c = match self {
+            Tone::Good => anstyle::AnsiColor::Green,
+            Tone::Bad => anstyle::AnsiColor::Red,
+            Tone::Caution => anstyle::AnsiColor::Yellow,
+        };
+        anstyle::Style::new().fg_color(Some(c.into()))
+    }
+
+    /// The comfy-table colour for a cell.
+    pub fn cell_color(self) -> comfy_table::Color {
+        match self {
+            Tone::Good => comfy_table::Color::Green,
+            Tone::Bad => comfy_table::Color::Red,
+            Tone::Caution => comfy_table::Color::Yellow,
+        }
+    }
+}
+
+/// `text` in the tone's colour when `on`, unchanged otherwise.
+pub fn paint(text: &str, tone: Tone, on: bool) -> String {
+    if on {
+        let s = tone.style();
+        format!("{}{text}{}", s.render(), s.render_reset())
+    } else {
+        text.to_string()
+    }
+}
+
+/// Word-wraps `text` to `width` columns, the first line indented by `first`, the rest by
+/// `rest` (a hanging indent), so notes under a row never run past the terminal's edge.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let opts = textwrap::Options::new(width.max(20))
+        .initial_indent(first)
+        .subsequent_indent(rest);
+    textwrap::fill(text, opts)
+}
+
+/// A plain column-aligned table (no borders) within `term.width`: columns are as wide as
+/// their content, and when the whole does not fit, comfy-table wraps the widest cells inside
+/// their column instead of letting a row run into the next line.
+pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
+    // Many columns of numbers cannot wrap usefully: split them into several tables, each
+    // repeating the first (label) column, every one within the width.
+    let natural: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.as_ref().chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(1)
+                + 2
+        })
+        .collect();
+    if header.len() > 2 && natural.iter().sum::<usize>() > term.width {
+        let mut chunks: Vec<Vec<usize>> = Vec::new();
+        let mut cur: Vec<usize> = Vec::new();
+        let mut used = natural[0];
+        for i in 1..header.len() {
+            if !cur.is_empty() && used + natural[i] > term.width {
+                chunks.push(std::mem::take(&mut cur));
+                used = natural[0];
+            }
+            cur.push(i);
+            used += natural[i];
+        }
+        chunks.push(cur);
+        if chunks.len() > 1 {
+            return chunks
+                .iter()
+                .map(|cols| {
+                    let pick = |i: &usize| *i;
+                    let h: Vec<&str> = std::iter::once(0)
+                        .chain(cols.iter().map(pick))
+                        .map(|i| header[i])
+                        .collect();
+                    let r: Vec<Vec<&str>> = rows
+                        .iter()
+                        .map(|row| {
+                            std::iter::once(0)
+                                .chain(cols.iter().map(pick))
+                                .map(|i| row.get(i).map(|c| c.as_ref()).unwrap_or(""))
+                                .collect()
+                        })
+                        .collect();
+                    grid_one(&h, &r, term)
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+    }
+    grid_one(header, rows, term)
+}
+
+fn grid_one<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_width(term.width.min(u16::MAX as usize) as u16)
+        .force_no_tty()
+        .set_header(header.iter().copied());
+    for r in rows {
+        t.add_row(r.iter().map(|c| c.as_ref().to_string()));
+    }
+    let last = header.len().saturating_sub(1);
+    // Columns of numbers align right, so magnitudes line up.
+    let numeric: Vec<bool> = (0..header.len())
+        .map(|i| {
+            rows.iter().all(|r| {
+                r.get(i).is_some_and(|c| {
+                    let c = c.as_ref();
+                    c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '–')
+                        || c == "n/s"
+                        || c == "n/a"
+                })
+            }) && !rows.is_empty()
+        })
+        .collect();
+    // Never split a number or a word inside a cell: a column is at least as wide as its
+    // longest token; only text with spaces wraps.
+    let min_width: Vec<u16> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .flat_map(|c| c.as_ref().split_whitespace().map(|w| w.chars().count()))
+                .chain(header[i].split_whitespace().map(|w| w.chars().count()))
+                .max()
+                .unwrap_or(1)
+                .min(u16::MAX as usize) as u16
+        })
+        .collect();
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((0, if i == last { 0 } else { 2 }));
+        c.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+            comfy_table::Width::Fixed(min_width[i] + if i == last { 0 } else { 2 }),
+        ));
+        if numeric.get(i) == Some(&true) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    let mut out: String = t
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_prefers_columns_then_terminal_then_default() {
+        assert_eq!(pick_width(Some("80"), Some(200)), 80);
+        assert_eq!(pick_width(None, Some(132)), 132);
+        assert_eq!(pick_width(None, None), DEFAULT_WIDTH);
+        assert_eq!(pick_width(Some("junk"), None), DEFAULT_WIDTH);
+        assert_eq!(pick_width(Some("0"), Some(90)), 90);
+        assert_eq!(pick_width(Some("10"), None), 40);
+    }
+
+    #[test]
+    fn grid_fits_the_width() {
+        let rows = vec![vec![
+            "fault.file-evicted touch=read thp=never readahead=random order=seq".to_string(),
+            "1234".into(),
+            "a long explanation that would otherwise widen the row past the edge".into(),
+        ]];
+        let out = grid(&["case", "ns/page", "note"], &rows, &Term::plain(60));
+        assert!(out.lines().all(|l| l.chars().count() <= 60), "{out}");
+        assert!(out.starts_with("case"));
+        // Numbers and words are never split, even when the width is too small for them.
+        let narrow = grid(
+            &["case", "ns/page"],
+            &[vec!["a-very-long-label", "123456"]],
+            &Term::plain(40),
+        );
+        assert!(
+            narrow.contains("a-very-long-label") && narrow.contains("123456"),
+            "{narrow}"
+        );
+        // Many numeric columns split into tables that each fit, the label column repeated.
+        let header = [
+            "variant", "wall", "user", "sys", "minflt", "majflt", "reclaims", "inblock",
+        ];
+        let many = vec![vec![
+            "file-shared-random",
+            "1.23",
+            "1.04",
+            "0.0159",
+            "2198",
+            "1.00",
+            "2190",
+            "16384",
+        ]];
+        let split = grid(&header, &many, &Term::plain(50));
+        assert!(split.lines().all(|l| l.chars().count() <= 50), "{split}");
+        assert_eq!(
+            split.matches("file-shared-random").count(),
+            split.matches("variant").count()
+        );
+        assert!(split.matches("variant").count() >= 2, "{split}");
+        for h in header {
+            assert!(split.contains(h), "{h} lost: {split}");
+        }
+        let wide = grid(&["case", "ns/page", "note"], &rows, &Term::plain(300));
+        assert_eq!(wide.lines().count(), 2, "{wide}");
+    }
+
+    #[test]
+    fn paint_only_when_asked() {
+        assert_eq!(paint("INVALID", Tone::Bad, false), "INVALID");
+        let red = paint("INVALID", Tone::Bad, true);
+        assert!(
+            red.starts_with("\x1b[31m") && red.ends_with("\x1b[0m"),
+            "{red:?}"
+        );
+    }
+
+    #[test]
+    fn wrap_keeps_lines_within_width_with_hanging_indent() {
+        let t = "other tasks ran in the participants' place 14% of the time, inflating \
+                 every sample: stop the competing load or pick an idle CPU with --cpu";
+        let w = wrap(t, 60, "    ! ", "      ");
+        assert!(w.lines().count() > 1);
+        for l in w.lines() {
+            assert!(l.chars().count() <= 60, "{l:?}");
+        }
+        assert!(w.lines().nth(1).unwrap().starts_with("      "));
+    }
+}
