@@ -89,6 +89,28 @@ impl Child {
         }
         self.reaped
     }
+
+    /// Whether the child has exited, without reaping it (so `&self` is enough and the guard
+    /// still reaps it on drop): lets a waiter that holds only shared references stop waiting
+    /// for a partner that was killed.
+    pub fn is_gone(&self) -> bool {
+        if self.reaped {
+            return true;
+        }
+        // SAFETY: siginfo_t is plain data; waitid only writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: non-blocking, non-reaping wait (WNOWAIT) on our own child.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: reading the pid field waitid filled in (0 when the child is still running).
+        r != 0 || unsafe { info.si_pid() } != 0
+    }
 }
 
 impl Drop for Child {
@@ -318,6 +340,32 @@ mod tests {
     }
 
     #[test]
+    fn a_killed_child_is_seen_gone_without_reaping_and_a_bounded_wait_times_out() {
+        let mut child = Child::spawn(None, || loop {
+            // SAFETY: pause has no preconditions.
+            unsafe { libc::pause() };
+        })
+        .unwrap();
+        assert!(!child.is_gone(), "a paused child is alive");
+        let page = SharedPage::new().unwrap();
+        // Nobody changes the word: the bounded wait must come back with ETIMEDOUT.
+        assert_eq!(
+            futex::wait_for(page.slot(0), 0, false, 1_000_000),
+            libc::ETIMEDOUT
+        );
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.pid(), libc::SIGKILL) };
+        let deadline = crate::engine::clock::now_ns() + 5_000_000_000;
+        while !child.is_gone() {
+            assert!(crate::engine::clock::now_ns() < deadline, "kill not seen");
+            std::thread::yield_now();
+        }
+        // Not reaped by is_gone: the guard still reaps it.
+        assert!(alive(child.pid()), "is_gone must not reap");
+        assert!(child.has_exited());
+    }
+
+    #[test]
     fn child_reports_its_cpu_through_shared_memory() {
         let page = SharedPage::new().unwrap();
         let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
@@ -464,6 +512,30 @@ pub mod futex {
                 op(libc::FUTEX_WAIT, private),
                 expected,
                 std::ptr::null::<libc::timespec>(),
+            )
+        };
+        if r == 0 {
+            0
+        } else {
+            super::errno()
+        }
+    }
+
+    /// [`wait`] for at most `timeout_ns`: returns ETIMEDOUT when the time ran out, so a
+    /// waiter can check that its partner is still alive instead of sleeping forever.
+    pub fn wait_for(word: &AtomicI32, expected: i32, private: bool, timeout_ns: u64) -> i32 {
+        let ts = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: word is a live, aligned 32-bit location; ts outlives the call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word as *const AtomicI32,
+                op(libc::FUTEX_WAIT, private),
+                expected,
+                &ts as *const libc::timespec,
             )
         };
         if r == 0 {

@@ -311,7 +311,15 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
                     break;
                 }
                 crate::engine::interrupt::check()?;
-                futex::wait(page.slot(DONE[i]), d, false);
+                // A task killed from outside never finishes its run: wait in bounded steps
+                // and stop with a reason instead of hanging.
+                if futex::wait_for(page.slot(DONE[i]), d, false, 250_000_000) == libc::ETIMEDOUT
+                    && kids.iter().any(|k| k.is_gone())
+                {
+                    return Err(crate::error::Error::env(
+                        "a time-slice task exited before finishing its run (killed from outside?)",
+                    ));
+                }
             }
         }
         Ok(now_ns() - t0)
