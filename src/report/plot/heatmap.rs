@@ -54,9 +54,11 @@ impl Heatmap {
             .margin(12)
             .x_label_area_size(52)
             .y_label_area_size(label_width(self.row_labels.iter().map(String::as_str)) + 30)
+            // A one-column (or one-row) range 0..0 has no width: every cell would be drawn
+            // with a negative width. Such a map gets one spare, unlabelled segment.
             .build_cartesian_2d(
-                (0..ncols - 1).into_segmented(),
-                (0..nrows - 1).into_segmented(),
+                (0..(ncols - 1).max(1)).into_segmented(),
+                (0..(nrows - 1).max(1)).into_segmented(),
             )?;
         let col = |v: &SegmentValue<usize>| match v {
             SegmentValue::CenterOf(c) => self.col_labels.get(*c).cloned().unwrap_or_default(),
@@ -175,5 +177,28 @@ mod tests {
         // 9 cells + 40 scale steps + page/plot backgrounds
         assert!(count(&svg, "<rect") >= 49);
         assert!(svg.contains("fill=\"#E1E1E1\""), "missing cells not grey");
+    }
+
+    #[test]
+    fn a_single_column_or_row_draws_cells_with_positive_size() {
+        for (cols, rows) in [(1usize, 2usize), (2, 1), (1, 1)] {
+            let svg = Heatmap {
+                title: "one class".into(),
+                subtitle: "testhost".into(),
+                x_label: "class".into(),
+                y_label: "mechanism".into(),
+                unit: "ns".into(),
+                col_labels: (0..cols).map(|c| c.to_string()).collect(),
+                row_labels: (0..rows).map(|r| r.to_string()).collect(),
+                cells: (0..rows)
+                    .map(|r| (0..cols).map(|c| Some((r * 10 + c + 1) as f64)).collect())
+                    .collect(),
+            }
+            .to_svg();
+            assert!(
+                !svg.contains("width=\"-") && !svg.contains("height=\"-"),
+                "{cols}x{rows}: a cell with a negative size"
+            );
+        }
     }
 }
