@@ -50,6 +50,27 @@ pub fn thread_cpu_ns(tid: i32) -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// The clock id of process `pid`'s CPU clock (`MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)`, what
+/// `clock_getcpuclockid` returns). Linux lets any process read it, and like a thread clock it
+/// is brought up to date at the read, also while the process is running.
+pub fn process_clock_id(pid: i32) -> libc::clockid_t {
+    const CPUCLOCK_SCHED: libc::clockid_t = 2;
+    ((!pid) << 3) | CPUCLOCK_SCHED
+}
+
+/// Nanoseconds of CPU time of process `pid` (all its threads), current at the call. For a
+/// single-threaded partner (a forked child: pid == tid) this is exactly its task's CPU time,
+/// even when it never sleeps (a spinning partner), where schedstat stays stale by a tick.
+pub fn process_cpu_ns(pid: i32) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-buffer; an invalid clock id only returns an error.
+    let rc = unsafe { libc::clock_gettime(process_clock_id(pid), &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
 /// The scheduler state letter of a task (`R`, `S`, `D`, ...), from /proc/.../stat.
 pub fn state(pid: i32, tid: i32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
@@ -123,11 +144,19 @@ impl Whose {
 pub fn read_as(whose: Whose, pid: i32, tid: i32, opening: bool) -> Option<CpuReading> {
     let own = whose != Whose::Other;
     let caller = whose == Whose::Caller;
-    let mut clock = if own && !opening {
-        thread_cpu_ns(tid)
-    } else {
-        None
+    // Another process's main thread, when it is the only thread, has a current clock too: its
+    // process CPU clock. (A multi-threaded process's clock would add its other threads.)
+    let single = !own && pid == tid && thread_count(pid) == Some(1);
+    let read_clock = || {
+        if own {
+            thread_cpu_ns(tid)
+        } else if single {
+            process_cpu_ns(pid)
+        } else {
+            None
+        }
     };
+    let mut clock = if !opening { read_clock() } else { None };
     let path = format!("/proc/{pid}/task/{tid}/schedstat");
     let mut tries = 0;
     let (sched, quiet) = loop {
@@ -148,8 +177,8 @@ pub fn read_as(whose: Whose, pid: i32, tid: i32, opening: bool) -> Option<CpuRea
         tries += 1;
         std::thread::sleep(std::time::Duration::from_micros(SETTLE_WAIT_US));
     };
-    if own && opening {
-        clock = thread_cpu_ns(tid);
+    if opening {
+        clock = read_clock();
     }
     match (clock, sched) {
         (Some(c), s) => Some(CpuReading {
@@ -168,9 +197,37 @@ pub fn read_as(whose: Whose, pid: i32, tid: i32, opening: bool) -> Option<CpuRea
     }
 }
 
+/// The number of threads of process `pid` (the `Threads:` line of /proc/<pid>/status).
+pub fn thread_count(pid: i32) -> Option<u32> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spinning_child_process_is_read_exactly_through_its_process_clock() {
+        let cpu = *super::super::placement::allowed_cpus().last().unwrap();
+        let child = crate::engine::partner::Child::spawn(Some(cpu), || loop {
+            std::hint::spin_loop();
+        })
+        .unwrap();
+        let pid = child.pid();
+        assert_eq!(thread_count(pid), Some(1));
+        let a = read(pid, pid, true).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let b = read(pid, pid, false).unwrap();
+        // Always runnable, so schedstat alone could never be exact; the process clock is.
+        assert!(a.exact && b.exact, "{a:?} {b:?}");
+        assert!(b.oncpu_ns > a.oncpu_ns, "{a:?} {b:?}");
+    }
 
     #[test]
     fn state_after_parenthesised_name() {
