@@ -25,20 +25,26 @@ fn killed_save_leaves_previous_runs_intact() {
         // be killed. Exiting any other way is a failure the parent will see.
         let mut s = match Store::open(&path) {
             Ok(s) => s,
+            // SAFETY: _exit in a forked child ends it without running the parent's destructors.
             Err(_) => unsafe { libc::_exit(3) },
         };
+        // SAFETY: arguments are valid for the call (owned descriptors, live buffers).
         let _ = s.save_with_hook(&second, Some("doomed.json"), || unsafe {
             libc::write(fds[1], b"x".as_ptr().cast(), 1);
             loop {
                 libc::pause();
             }
         });
+        // SAFETY: _exit in a forked child ends it without running the parent's destructors.
         unsafe { libc::_exit(4) };
     }
+    // SAFETY: closing descriptors this task owns and no longer uses.
     unsafe { libc::close(fds[1]) };
     let mut b = [0u8; 1];
+    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
     let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
     assert_eq!(n, 1, "child did not reach the commit point");
+    // SAFETY: closing descriptors this task owns and no longer uses.
     unsafe {
         libc::kill(pid, libc::SIGKILL);
         let mut status = 0;

@@ -30,6 +30,7 @@ pub fn affinity_of(tid: i32) -> Option<Vec<usize>> {
     }
     Some(
         (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `set` is an initialised cpu_set_t and `c` is below CPU_SETSIZE.
             .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
             .collect(),
     )
@@ -44,8 +45,10 @@ pub fn pin(tid: i32, cpus: &[usize]) -> std::io::Result<()> {
         if c >= libc::CPU_SETSIZE as usize {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
+        // SAFETY: `set` is an initialised cpu_set_t and `c` is below CPU_SETSIZE.
         unsafe { libc::CPU_SET(c, &mut set) };
     }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
     let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc == 0 {
         Ok(())

@@ -126,34 +126,41 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
             }
             Syscall::Read => {
                 for _ in 0..iters {
+                    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
                     black_box(unsafe { libc::read(zfd, bp, 1) });
                 }
             }
             Syscall::Write => {
                 for _ in 0..iters {
+                    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
                     black_box(unsafe { libc::write(nfd, bp, 1) });
                 }
             }
             Syscall::Stat => {
                 for _ in 0..iters {
+                    // SAFETY: a NUL-terminated path or an owned descriptor, and a stat buffer that lives across the call.
                     black_box(unsafe { libc::stat(c"/dev/null".as_ptr(), &mut st) });
                 }
             }
             Syscall::Fstat => {
                 for _ in 0..iters {
+                    // SAFETY: a NUL-terminated path or an owned descriptor, and a stat buffer that lives across the call.
                     black_box(unsafe { libc::fstat(nfd, &mut st) });
                 }
             }
             Syscall::Open => {
                 for _ in 0..iters {
+                    // SAFETY: a NUL-terminated literal path.
                     let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
                     if fd >= 0 {
+                        // SAFETY: closing descriptors this task owns and no longer uses.
                         unsafe { libc::close(fd) };
                     }
                 }
             }
             Syscall::Vdso => {
                 for _ in 0..iters {
+                    // SAFETY: a timespec that lives across the call.
                     black_box(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) });
                 }
             }

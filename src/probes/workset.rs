@@ -53,7 +53,9 @@ pub struct WorkingSet {
 }
 
 // Only raw memory; the users coordinate access (one task per working set).
+// SAFETY: the mapping is plain memory owned by this value; users give each working set to one task at a time, so moving it between threads is sound.
 unsafe impl Send for WorkingSet {}
+// SAFETY: shared references only read the pointer and length; writes to the memory go through one task at a time (see Send above).
 unsafe impl Sync for WorkingSet {}
 
 impl WorkingSet {

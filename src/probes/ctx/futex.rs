@@ -52,6 +52,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
             let p = page.clone();
             let mut c = Child::spawn(Some(cpu), move || {
                 p.slot(READY).store(
+                    // SAFETY: no preconditions; only reads or yields the calling task's state.
                     encode_cpu(unsafe { libc::sched_getcpu() }),
                     Ordering::Release,
                 );

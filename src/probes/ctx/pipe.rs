@@ -70,11 +70,13 @@ pub fn measure_pipe_on(
             let slot = page.slot(0);
             let mut c = Child::spawn(Some(partner_cpu_req), move || {
                 // Close the parent's ends so that a dead parent reads as EOF here.
+                // SAFETY: closing descriptors this task owns and no longer uses.
                 unsafe {
                     libc::close(my_w);
                     libc::close(my_r);
                 }
                 slot.store(
+                    // SAFETY: no preconditions; only reads or yields the calling task's state.
                     encode_cpu(unsafe { libc::sched_getcpu() }),
                     Ordering::Release,
                 );
@@ -97,6 +99,7 @@ pub fn measure_pipe_on(
                 move || {
                     echo(pr, pw);
                 },
+                // SAFETY: closing descriptors this task owns and no longer uses.
                 move || unsafe {
                     libc::close(stop_fd);
                 },

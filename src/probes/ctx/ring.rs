@@ -210,6 +210,7 @@ impl Ring {
                 }
                 ws.fill();
                 slot.store(
+                    // SAFETY: no preconditions; only reads or yields the calling task's state.
                     encode_cpu(unsafe { libc::sched_getcpu() }),
                     Ordering::Release,
                 );
@@ -362,10 +363,12 @@ mod tests {
         assert!(pids.iter().all(|&p| alive(p)));
         // Members inherited the batch policy; the measuring thread gets its own back.
         assert_eq!(
+            // SAFETY: no preconditions; only reads or yields the calling task's state.
             unsafe { libc::sched_getscheduler(pids[0]) },
             libc::SCHED_BATCH
         );
         drop(ring);
+        // SAFETY: no preconditions; only reads or yields the calling task's state.
         assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
         for p in pids {
             assert!(!alive(p), "member {p} survived the ring");

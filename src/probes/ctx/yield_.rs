@@ -141,6 +141,7 @@ pub fn measure_yield(
             pause.store(1, Ordering::Release);
             let deadline = now_ns() + 5_000_000_000;
             while parked.load(Ordering::Acquire) == 0 {
+                // SAFETY: no preconditions; only reads or yields the calling task's state.
                 unsafe { libc::sched_yield() };
                 if now_ns() > deadline {
                     return Err(Error::env("the yield partner did not park within 5 s"));
@@ -150,6 +151,7 @@ pub fn measure_yield(
         let t0 = now_ns();
         for _ in 0..iters {
             for _ in 0..2 {
+                // SAFETY: no preconditions; only reads or yields the calling task's state.
                 unsafe { libc::sched_yield() };
             }
         }
@@ -158,6 +160,7 @@ pub fn measure_yield(
             pause.store(0, Ordering::Release);
             futex::wake(pause, 1, true);
             while parked.load(Ordering::Acquire) != 0 {
+                // SAFETY: no preconditions; only reads or yields the calling task's state.
                 unsafe { libc::sched_yield() };
             }
         }

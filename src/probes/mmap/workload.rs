@@ -32,6 +32,7 @@ pub unsafe fn walk(buf: *mut u8, len: usize, random: bool, seed: u64) -> u64 {
 
 /// 16 passes over one block.
 #[inline(always)]
+// SAFETY (caller): `p` points to at least BLOCK writable bytes of a live mapping.
 unsafe fn block(p: *mut u8) -> u64 {
     let mut sum = 0u64;
     for _ in 0..PASSES {
@@ -56,6 +57,7 @@ mod tests {
         let mut buf = vec![0u8; len];
         // Mark one loaded byte so the checksum must count it 16 times per visit.
         buf[3 * BLOCK + 5] = 2;
+        // SAFETY: the pointer and length come from a live buffer of exactly that many bytes.
         let sum = unsafe { walk(buf.as_mut_ptr(), len, false, 1) };
         for (i, b) in buf.iter().enumerate() {
             let expect = if i % LINE == 0 {
@@ -75,6 +77,7 @@ mod tests {
         let blocks = 16;
         let len = blocks * BLOCK;
         let mut buf = vec![0u8; len];
+        // SAFETY: the pointer and length come from a live buffer of exactly that many bytes.
         unsafe { walk(buf.as_mut_ptr(), len, true, 7) };
         let mut visits = vec![0usize; blocks];
         let mut rng = XorShift::new(7);
@@ -96,6 +99,7 @@ mod tests {
         }
         // A partial trailing block is never touched.
         let mut odd = vec![0u8; BLOCK + 100];
+        // SAFETY: the pointer and length come from a live buffer of exactly that many bytes.
         unsafe { walk(odd.as_mut_ptr(), odd.len(), false, 1) };
         assert!(odd[BLOCK..].iter().all(|&x| x == 0));
     }
