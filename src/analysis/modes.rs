@@ -67,12 +67,11 @@ pub fn bimodal(samples: &[f64]) -> Option<Modes> {
 /// The warning for bimodal samples, in the unit of the samples.
 pub fn warning(m: &Modes, unit: &str) -> String {
     format!(
-        "samples are bimodal: {} near {:.4} {unit}, {} near {:.4} {unit}{}; the median \
-         describes neither group",
+        "samples are bimodal: {} near {}, {} near {}{}; the median describes neither group",
         m.low_n,
-        m.low,
+        crate::report::units::fmt_with_unit(m.low, unit),
         m.high_n,
-        m.high,
+        crate::report::units::fmt_with_unit(m.high, unit),
         if m.in_sequence {
             " one after the other (the state changed during the measurement: a warm-up that \
              ended too early, a frequency or scheduler change)"
@@ -104,6 +103,12 @@ mod tests {
             w.contains("bimodal") && w.contains("one after the other"),
             "{w}"
         );
+        // Through the one formatter: three significant digits, never "203.5000 ns".
+        assert!(
+            w.contains("near 204 ns") || w.contains("near 203 ns"),
+            "{w}"
+        );
+        assert!(!w.contains(".0000"), "{w}");
     }
 
     #[test]
