@@ -162,6 +162,21 @@ fn sizes_that_overflow_are_refused() {
     }
 }
 
+#[test]
+fn mmap_lab_refuses_the_sampling_options_it_cannot_honour() {
+    let dir = tempfile::tempdir().unwrap();
+    for opt in [&["--budget", "1s"][..], &["--ci", "2"]] {
+        let o = oscost(dir.path())
+            .args(["mmap", "lab", "--size", "4m", "--no-save"])
+            .args(opt)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{opt:?}: {err}");
+        assert!(err.contains("--reps") && err.lines().count() == 1, "{err}");
+    }
+}
+
 /// Everything in `dir`, recursively.
 fn contents(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

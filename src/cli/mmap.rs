@@ -148,6 +148,15 @@ pub fn run(a: MmapArgs) -> Result<i32> {
 }
 
 fn lab(mut a: LabArgs) -> Result<i32> {
+    // The lab runs a fixed number of repetitions per variant (--reps), interleaved, each in a
+    // fresh child: there is no sampling loop for a time budget or an interval target to stop.
+    // Accepting them silently would be worse than refusing.
+    if a.opts.budget.is_some() || a.opts.ci.is_some() {
+        return Err(Error::usage(
+            "mmap lab runs a fixed number of repetitions (--reps N), not a timed sampling loop: \
+             --budget and --ci do not apply here",
+        ));
+    }
     super::common::dedup(&mut a.pattern);
     super::common::dedup(&mut a.variant);
     a.opts.check_outputs()?;
