@@ -85,6 +85,8 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
     } else {
         Duration::from_secs(8)
     });
+    // --ci is the stop rule here too (the whole-run sampling keeps its own 1% default).
+    let rel_ci = a.opts.ci.map(|p| p / 100.0);
     let mut plan = Plan::default();
     for &slice in &a.slices {
         let c = Config {
@@ -101,6 +103,9 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
                 move |ctx: &Context| {
                     let mut own = ctx.clone();
                     own.sampling = sampling(budget);
+                    if let Some(r) = rel_ci {
+                        own.sampling.rel_ci_target = r;
+                    }
                     measure_slice(&own, c)
                 },
             )
