@@ -85,8 +85,7 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
     } else {
         Duration::from_secs(8)
     });
-    // --ci is the stop rule here too (the whole-run sampling keeps its own 1% default).
-    let rel_ci = a.opts.ci.map(|p| p / 100.0);
+    let ci = a.opts.ci;
     let mut plan = Plan::default();
     for &slice in &a.slices {
         let c = Config {
@@ -102,10 +101,7 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
                 format!("ctx.timeslice {}", humantime::format_duration(slice)),
                 move |ctx: &Context| {
                     let mut own = ctx.clone();
-                    own.sampling = sampling(budget);
-                    if let Some(r) = rel_ci {
-                        own.sampling.rel_ci_target = r;
-                    }
+                    own.sampling = slice_sampling(budget, ci);
                     measure_slice(&own, c)
                 },
             )
@@ -116,8 +112,32 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
     finish(&run, &a.opts)
 }
 
+/// Whole-run sampling for one slice: the budget, and `--ci` (percent) as the stop rule when
+/// given (otherwise the whole-run default of 1%).
+fn slice_sampling(
+    budget: Duration,
+    ci_percent: Option<f64>,
+) -> crate::engine::sampler::SamplingConfig {
+    let mut cfg = sampling(budget);
+    if let Some(p) = ci_percent {
+        cfg.rel_ci_target = p / 100.0;
+    }
+    cfg
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ci_option_is_the_stop_rule() {
+        let d = std::time::Duration::from_secs(2);
+        assert_eq!(super::slice_sampling(d, Some(5.0)).rel_ci_target, 0.05);
+        assert_eq!(
+            super::slice_sampling(d, None).rel_ci_target,
+            super::sampling(d).rel_ci_target
+        );
+        assert_eq!(super::slice_sampling(d, Some(5.0)).budget_ns, 2_000_000_000);
+    }
+
     use super::*;
 
     #[test]
