@@ -837,15 +837,21 @@ mod tests {
         assert!(f.contains(&"ctx".to_string()) && f.contains(&"syscall".to_string()));
     }
 
-    #[test]
-    fn sweep_parameters_become_a_line_plot_with_cache_markers() {
-        let mut run = fixture();
+    /// The recorded run and a copy of its first valid measurement, to build series from.
+    fn fixture_with_valid_base() -> (Run, Measurement) {
+        let run = fixture();
         let base = run
             .measurements
             .iter()
             .find(|m| m.valid && m.value.is_some())
             .unwrap()
             .clone();
+        (run, base)
+    }
+
+    #[test]
+    fn sweep_parameters_become_a_line_plot_with_cache_markers() {
+        let (mut run, base) = fixture_with_valid_base();
         run.measurements = (10..=20)
             .map(|e| {
                 let mut m = base.clone();
@@ -862,13 +868,7 @@ mod tests {
 
     #[test]
     fn a_sweep_is_drawn_from_its_analysis_one_line_per_ring_size() {
-        let mut run = fixture();
-        let base = run
-            .measurements
-            .iter()
-            .find(|m| m.valid && m.value.is_some())
-            .unwrap()
-            .clone();
+        let (mut run, base) = fixture_with_valid_base();
         run.measurements = [2u64, 4, 8]
             .iter()
             .flat_map(|&n| {
@@ -907,13 +907,7 @@ mod tests {
 
     #[test]
     fn two_numeric_parameters_become_a_heatmap() {
-        let mut run = fixture();
-        let base = run
-            .measurements
-            .iter()
-            .find(|m| m.valid && m.value.is_some())
-            .unwrap()
-            .clone();
+        let (mut run, base) = fixture_with_valid_base();
         run.measurements = (0..3)
             .flat_map(|a| (0..3).map(move |b| (a, b)))
             .map(|(a, b)| {
