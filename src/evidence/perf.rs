@@ -21,6 +21,28 @@ pub enum EventSet {
     WithCacheRefs,
     /// Standard plus L1D and dTLB store accesses/misses (the mmap lab's read/write columns).
     WithStores,
+    /// No counters at all: evidence from rusage, procfs and CPU clocks only. For figures that
+    /// must not carry the kernel's perf scheduling hooks, which stay on for a second after
+    /// any per-task counter closes (see [`since_last_close_ns`]).
+    None,
+}
+
+/// When this process last closed per-task counters (ns on the engine's clock; 0 = never).
+static LAST_CLOSE_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How long the kernel keeps its perf scheduling hooks on after the last per-task counter
+/// closes: kernel/events/core.c unaccount_event() switches the `perf_sched_events` static key
+/// off from a work item delayed by HZ (1 s). Until then every context switch on the machine
+/// runs perf's sched-out/sched-in hooks, even with no counter attached (a few % of a pipe
+/// round trip here, measured by ctx::tax). A margin of 0.1 s is added.
+pub const HOOKS_LINGER_NS: u64 = 1_100_000_000;
+
+/// Nanoseconds since this process last closed per-task counters, or None if it never did.
+pub fn since_last_close_ns() -> Option<u64> {
+    match LAST_CLOSE_NS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        t => Some(crate::engine::clock::now_ns().saturating_sub(t)),
+    }
 }
 
 /// A named event and whether it is counted in the kernel (scheduler events only exist there).
@@ -152,6 +174,9 @@ const STORES: &[Spec] = &[
 ];
 
 fn specs(set: EventSet) -> Vec<&'static Spec> {
+    if set == EventSet::None {
+        return Vec::new();
+    }
     let mut v: Vec<&Spec> = SOFTWARE.iter().collect();
     if matches!(
         set,
@@ -319,9 +344,17 @@ impl PerfSet {
     /// with counters attached pays for them at every context switch, so counters live only
     /// as long as an evidence window.
     pub fn close(&mut self) {
+        let mut any = false;
         for s in &mut self.slots {
+            any |= !s.counters.is_empty();
             s.counters.clear();
             s.last.clear();
+        }
+        if any {
+            LAST_CLOSE_NS.store(
+                crate::engine::clock::now_ns().max(1),
+                std::sync::atomic::Ordering::Relaxed,
+            );
         }
     }
 
@@ -346,6 +379,13 @@ impl PerfSet {
             .iter()
             .map(|s| (s.name.to_string(), reading_of(s, iterations)))
             .collect()
+    }
+}
+
+impl Drop for PerfSet {
+    /// Dropped counters close too: record when, for [`since_last_close_ns`].
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
@@ -484,6 +524,24 @@ mod tests {
             }
             _ => Err(open_error_reason(&errno(libc::ENOENT))),
         }
+    }
+
+    #[test]
+    fn the_none_set_opens_nothing_and_closing_counters_is_remembered() {
+        let mut asked = 0;
+        let mut opener = |i: EventInfo, t: i32| {
+            asked += 1;
+            recorded_machine(i, t)
+        };
+        let set = PerfSet::open_with(&[1, 2], EventSet::None, &mut opener);
+        assert!(set.readings(1).is_empty());
+        drop(set);
+        assert_eq!(asked, 0);
+        // Closing a set that held counters stamps the time; it is never in the future.
+        let mut set = PerfSet::open_with(&[1], EventSet::Software, &mut recorded_machine);
+        set.close();
+        let age = since_last_close_ns().expect("a close was recorded");
+        assert!(age < 60_000_000_000, "{age}");
     }
 
     #[test]

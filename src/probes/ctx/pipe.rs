@@ -2,7 +2,7 @@
 //! lat_ctx with no working set, perf bench sched pipe). Per switch = (round trip − the same
 //! pipe writes and reads inside one thread) / 2, lat_ctx's definition.
 
-use super::tax::{measure_tax, note as tax_note};
+use super::tax::{measure_tax, note as tax_note, wait_for_hooks_off};
 use super::{same_core_verdict, ClockMethod, Mode};
 use crate::engine::clock::{self, now_ns};
 use crate::engine::measure::{measure, Context, Spec};
@@ -11,6 +11,7 @@ use crate::engine::partner::{
 };
 use crate::engine::sampler::auto_scale;
 use crate::error::Result;
+use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
@@ -116,9 +117,20 @@ pub fn measure_pipe_on(
     let participants = vec![me.clone(), partner.clone()];
     let own = Pipe::new()?;
 
+    // No perf counters in the figure's samples (not even in its evidence samples), and none
+    // closed in the last second: see tax.rs. The counts come from the tax pass afterwards.
     let mut spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0)
         .param("mode", mode.as_str())
-        .param("cpus", vec![cpu]);
+        .param("cpus", vec![cpu])
+        .events_set(EventSet::None);
+    let waited = wait_for_hooks_off()?;
+    if waited > 0 {
+        spec = spec.note(format!(
+            "waited {:.0} ms before sampling for the kernel's perf scheduling hooks to switch \
+             off (counters had closed less than 1 s earlier)",
+            waited as f64 / 1e6
+        ));
+    }
     let result = match method {
         ClockMethod::Direct => {
             spec = spec.param("clock", "direct").note(
@@ -189,8 +201,15 @@ pub fn measure_pipe_on(
             Ok(now_ns() - t0)
         };
         let iters = auto_scale(&mut rt, TAX_SAMPLE_NS)?;
-        let taxes = measure_tax(&participants, &mut rt, iters, TAX_ROUNDS)?;
-        m.notes.push(tax_note("round trip", &taxes));
+        let pass = measure_tax(&participants, &mut rt, iters, TAX_ROUNDS)?;
+        m.notes.push(tax_note("round trip", &pass.taxes));
+        if m.evidence.events.is_empty() {
+            m.evidence.events = pass.perf_events;
+        }
+        // The engine's note on evidence samples "with perf counters attached" does not apply:
+        // this probe's evidence samples attach none, so their times differ by noise alone.
+        m.notes
+            .retain(|n| !n.starts_with("with perf counters attached"));
         Ok(m)
     });
     drop(thread);
@@ -198,7 +217,7 @@ pub fn measure_pipe_on(
     result
 }
 
-/// Length of one timed sample of the tax pass, and the number of interleaved rounds: about
-/// 0.15 s in all, beside the figure's 0.3–2 s.
+/// Length of one timed sample of the tax pass, and the number of rounds: about 0.2 s in all,
+/// beside the figure's 0.3–2 s.
 const TAX_SAMPLE_NS: u64 = 5_000_000;
 const TAX_ROUNDS: usize = 7;

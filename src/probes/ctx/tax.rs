@@ -1,22 +1,32 @@
 //! The observer's tax on a round trip: the same workload timed bare and with each kind of
-//! evidence collection the recorder can do, interleaved round by round so drift cancels.
+//! evidence collection the recorder can do, so the choice of what runs inside the figure's
+//! samples is evidence too.
 //!
 //! Why: software perf events attached to the partners run perf's hooks at every context
-//! switch, which made a pipe round trip about 20–30% slower than `perf bench sched pipe`
-//! reads. The figure therefore comes from samples with only procfs reads around them (outside
-//! the timed region), perf counters are attached in separate evidence samples, and this pass
-//! puts a number on what each kind would have cost, so the choice is evidence too.
+//! switch (1.5–2× a pipe round trip here). Worse, closing them does not end the cost at once:
+//! the kernel keeps its perf scheduling hooks switched on for a second after the last per-task
+//! counter closes (`perf::HOOKS_LINGER_NS`), so a figure whose samples alternate with
+//! counter-attached evidence samples pays the hooks on every switch (a few %, measured here as
+//! [`Collector::Lingering`]). The pipe figure therefore takes no perf counters at all (its
+//! evidence is rusage and procfs), starts once the hooks are off, and this pass, run after
+//! it, times each collector.
+//!
+//! The pass has two phases: bare and procfs rounds (interleaved, hooks off), then rounds with
+//! counters attached, each followed by a bare run while the hooks linger. Round r of each
+//! phase is compared with bare round r: the phases are tens of ms apart.
 
 use crate::engine::sampler::Workload;
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
+use crate::model::EventReading;
+use std::collections::BTreeMap;
 
 /// One kind of evidence collection around a timed sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Collector {
-    /// Nothing: the reference.
+    /// Nothing, perf hooks off: the reference.
     Bare,
     /// procfs snapshots (stat, status, schedstat) of every participant before and after.
     Procfs,
@@ -24,14 +34,19 @@ pub enum Collector {
     PerfSoftware,
     /// Software plus hardware perf events attached (where the PMU has them).
     PerfStandard,
+    /// Nothing attached, but within a second of counters closing: the kernel's perf
+    /// scheduling hooks are still on.
+    Lingering,
 }
 
 impl Collector {
-    pub const ALL: [Collector; 4] = [
+    /// Bare first: `times[r][k]` is indexed in this order.
+    pub const ALL: [Collector; 5] = [
         Collector::Bare,
         Collector::Procfs,
         Collector::PerfSoftware,
         Collector::PerfStandard,
+        Collector::Lingering,
     ];
 
     pub fn label(self) -> &'static str {
@@ -40,11 +55,11 @@ impl Collector {
             Collector::Procfs => "procfs+schedstat reads around the sample",
             Collector::PerfSoftware => "perf software events attached",
             Collector::PerfStandard => "perf software+hardware events attached",
+            Collector::Lingering => "nothing attached, perf hooks still on (<1 s after closing)",
         }
     }
 
-    /// Whether the figure's samples carry this collector (the others run in separate
-    /// evidence samples whose time is kept apart).
+    /// Whether the figure's samples carry this collector's cost.
     pub fn in_timed_path(self) -> bool {
         matches!(self, Collector::Bare | Collector::Procfs)
     }
@@ -82,7 +97,7 @@ impl Tax {
 
 /// Per-round ratios from per-round timings: `times[r][k]` is round r's time under
 /// `Collector::ALL[k]`; each collector's ratio is against the same round's bare time.
-pub fn ratios(times: &[[u64; 4]]) -> Vec<Tax> {
+pub fn ratios(times: &[[u64; 5]]) -> Vec<Tax> {
     Collector::ALL
         .iter()
         .enumerate()
@@ -98,46 +113,83 @@ pub fn ratios(times: &[[u64; 4]]) -> Vec<Tax> {
         .collect()
 }
 
-/// Time `work(iters)` under every collector, `rounds` times, rotating the order inside each
-/// round so no collector always runs first.
+/// What the pass found: the taxes, and the perf counts of its software-events rounds (the
+/// figure's own samples carry none).
+pub struct TaxPass {
+    pub taxes: Vec<Tax>,
+    pub perf_events: BTreeMap<String, EventReading>,
+}
+
+/// Time `work(iters)` under every collector, `rounds` times (see the module doc for the
+/// order). The caller starts it with the perf hooks off ([`wait_for_hooks_off`]).
 pub fn measure_tax(
     participants: &[Participant],
     work: &mut Workload<'_>,
     iters: u64,
     rounds: usize,
-) -> Result<Vec<Tax>> {
-    let mut times = Vec::with_capacity(rounds);
-    for r in 0..rounds {
+) -> Result<TaxPass> {
+    let mut times = vec![[0u64; 5]; rounds];
+    // Phase 1, hooks off: bare and procfs, alternating which goes first.
+    for (r, t) in times.iter_mut().enumerate() {
         crate::engine::interrupt::check()?;
-        let mut t = [0u64; 4];
-        for i in 0..4 {
-            let k = (i + r) % 4;
-            t[k] = match Collector::ALL[k] {
-                Collector::Bare => work(iters)?,
-                Collector::Procfs => {
-                    let mut rec = Recorder::new(participants.to_vec(), EventSet::Software);
-                    rec.begin_quiet();
-                    let x = work(iters)?;
-                    rec.end_quiet(iters);
-                    x
-                }
-                c => {
-                    let set = if c == Collector::PerfSoftware {
-                        EventSet::Software
-                    } else {
-                        EventSet::Standard
-                    };
-                    let mut rec = Recorder::new(participants.to_vec(), set);
-                    rec.begin();
-                    let x = work(iters)?;
-                    rec.end(iters);
-                    x
-                }
+        for i in 0..2 {
+            let k = (i + r) % 2;
+            t[k] = if k == 0 {
+                work(iters)?
+            } else {
+                let mut rec = Recorder::new(participants.to_vec(), EventSet::Software);
+                rec.begin_quiet();
+                let x = work(iters)?;
+                rec.end_quiet(iters);
+                x
             };
         }
-        times.push(t);
     }
-    Ok(ratios(&times))
+    // Phase 2: counters attached (alternating which set goes first), then a bare run while
+    // the hooks linger. The software rounds' counts are kept as the probe's perf evidence.
+    let mut software = Recorder::new(participants.to_vec(), EventSet::Software);
+    for (r, t) in times.iter_mut().enumerate() {
+        crate::engine::interrupt::check()?;
+        for i in 0..2 {
+            let k = 2 + (i + r) % 2;
+            t[k] = if k == 2 {
+                software.begin();
+                let x = work(iters)?;
+                software.end(iters);
+                x
+            } else {
+                let mut rec = Recorder::new(participants.to_vec(), EventSet::Standard);
+                rec.begin();
+                let x = work(iters)?;
+                rec.end(iters);
+                x
+            };
+        }
+        t[4] = work(iters)?;
+    }
+    Ok(TaxPass {
+        taxes: ratios(&times),
+        perf_events: software.finish(&[]).events,
+    })
+}
+
+/// Wait until the kernel's perf scheduling hooks are off, i.e. until `HOOKS_LINGER_NS` after
+/// this process last closed counters. Returns the nanoseconds waited (0 when they already
+/// are, or counters were never opened).
+pub fn wait_for_hooks_off() -> Result<u64> {
+    let linger = crate::evidence::perf::HOOKS_LINGER_NS;
+    let Some(age) = crate::evidence::perf::since_last_close_ns() else {
+        return Ok(0);
+    };
+    let wait = linger.saturating_sub(age);
+    let mut left = wait;
+    while left > 0 {
+        crate::engine::interrupt::check()?;
+        let step = left.min(50_000_000);
+        std::thread::sleep(std::time::Duration::from_nanos(step));
+        left -= step;
+    }
+    Ok(wait)
 }
 
 /// The note shown with `--explain` and kept in the JSON.
@@ -155,15 +207,18 @@ pub fn note(what: &str, taxes: &[Tax]) -> String {
                 if t.collector.in_timed_path() {
                     ", in the figure's samples"
                 } else {
-                    ", evidence samples only"
+                    ", kept out of the figure"
                 }
             )
         })
         .collect();
     let rounds = taxes.first().map(|t| t.ratios.len()).unwrap_or(0);
     format!(
-        "observer tax on the {what} (time with ÷ without, interleaved, median and range of \
-         {rounds} rounds): {}.",
+        "observer tax on the {what} (time with ÷ without, median and range of {rounds} \
+         rounds, after the figure's samples): {}. The figure's samples attach no perf \
+         counters (evidence: rusage, procfs, CPU clocks) and start once the kernel's perf \
+         hooks are off, 1 s after any counter closes; the perf counts shown come from this \
+         pass's software-events rounds.",
         parts.join("; ")
     )
 }
@@ -174,8 +229,14 @@ mod tests {
 
     #[test]
     fn ratios_are_against_the_same_rounds_bare_time() {
-        let t = ratios(&[[100, 101, 130, 150], [200, 200, 250, 300], [0, 5, 5, 5]]);
-        assert_eq!(t.len(), 3);
+        let t = ratios(&[
+            [100, 101, 130, 150, 104],
+            [200, 200, 250, 300, 206],
+            [0, 5, 5, 5, 5],
+        ]);
+        assert_eq!(t.len(), 4);
+        assert_eq!(t[3].collector, Collector::Lingering);
+        assert_eq!(t[3].ratios, vec![1.04, 1.03]);
         assert_eq!(t[0].collector, Collector::Procfs);
         // The round with no bare time is dropped, not divided by zero.
         assert_eq!(t[1].ratios, vec![1.3, 1.25]);
@@ -186,27 +247,57 @@ mod tests {
     #[test]
     fn a_workload_slowed_by_nothing_has_no_tax_and_the_note_says_where_each_runs() {
         let mut w = |iters: u64| -> Result<u64> { Ok(iters * 10) };
-        let taxes = measure_tax(&[], &mut w, 1000, 3).unwrap();
-        assert_eq!(taxes.len(), 3);
+        let pass = measure_tax(&[], &mut w, 1000, 3).unwrap();
+        let taxes = pass.taxes;
+        assert_eq!(taxes.len(), 4);
         assert!(taxes.iter().all(|t| t.ratios == vec![1.0; 3]));
         let n = note("round trip", &taxes);
         assert!(n.contains("3 rounds"), "{n}");
-        assert!(n.contains("perf software events attached 1.00× (1.00–1.00), evidence"));
+        assert!(n.contains("perf software events attached 1.00× (1.00–1.00), kept out"));
         assert!(n.contains("procfs+schedstat reads around the sample 1.00×"));
+        assert!(n.contains("perf hooks still on"), "{n}");
     }
 
     #[test]
-    fn the_rotation_puts_every_collector_first_once_per_four_rounds() {
+    fn phases_alternate_their_order_and_the_lingering_run_follows_the_counters() {
         let mut calls = Vec::new();
         let mut w = |iters: u64| -> Result<u64> {
             calls.push(iters);
             Ok(iters + calls.len() as u64)
         };
-        let taxes = measure_tax(&[], &mut w, 7, 4).unwrap();
-        assert_eq!(calls.len(), 16);
+        let taxes = measure_tax(&[], &mut w, 7, 4).unwrap().taxes;
+        assert_eq!(calls.len(), 20);
         // Later calls take longer here, so a fixed order would bias every ratio one way;
-        // rotated, some rounds read above 1 and some below.
+        // alternated, some rounds read above 1 and some below.
         let t = &taxes[0];
         assert!(t.ratios.iter().any(|&r| r > 1.0) && t.ratios.iter().any(|&r| r < 1.0));
+        // The lingering run always comes right after the attached ones.
+        assert!(taxes[3].ratios.iter().all(|&r| r > 1.0));
+    }
+
+    #[test]
+    fn the_wait_ends_when_the_hooks_are_off() {
+        // Stamp a close now (recorded counters, no PMU needed), then wait.
+        let opener = &mut |_: crate::evidence::perf::EventInfo, _: i32| {
+            Ok((
+                Box::new(NoCounter) as Box<dyn crate::evidence::perf::ReadCounter>,
+                None,
+            ))
+        };
+        let mut set = crate::evidence::perf::PerfSet::open_with(&[1], EventSet::Software, opener);
+        set.close();
+        let waited = wait_for_hooks_off().unwrap();
+        assert!(waited > 0);
+        let age = crate::evidence::perf::since_last_close_ns().unwrap();
+        assert!(age >= crate::evidence::perf::HOOKS_LINGER_NS, "{age}");
+        // Already off: no second wait.
+        assert_eq!(wait_for_hooks_off().unwrap(), 0);
+    }
+
+    struct NoCounter;
+    impl crate::evidence::perf::ReadCounter for NoCounter {
+        fn read(&mut self) -> std::io::Result<(u64, u64, u64)> {
+            Ok((0, 0, 0))
+        }
     }
 }
