@@ -146,6 +146,11 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let ws = WorkingSet::map(p.size as usize, Some(p.pages))?;
     let mut at = build_chain(&ws, p.stride, p.order, 0x6f73_636f_7374 ^ p.size);
+    // One full lap of the chain before the sampler sizes its samples: building it left the
+    // TLB and caches holding the build's traffic, not the chase's, so the sampler's first
+    // timing ran about 2× slow at DRAM sizes and sized every sample at half its target (and
+    // per-sample bookkeeping took a double share of the budget). A lap is ≤ 1 M loads.
+    at = chase(at, (ws.len() / p.stride) as u64);
     let ctx = &Context {
         sampling: chase_sampling(&ctx.sampling),
         clock: ctx.clock.clone(),
