@@ -1,7 +1,7 @@
 /* lmbench lat_ctx (lmbench3 src/lat_ctx.c), re-implemented for machines without lmbench:
  * a ring of N processes joined by pipes passes a token; on every receive a process sums
- * its own SIZE-byte array, reading every int word (lmbench's sumit), then writes the token
- * on. Scheduling is left as lat_ctx leaves it (SCHED_OTHER); pinning comes from the caller
+ * its own SIZE-byte array, reading every 8-byte word (lmbench's bread), then writes the
+ * token on. Scheduling is left as lat_ctx leaves it (SCHED_OTHER); pinning comes from the caller
  * (taskset -c CPU), inherited by the forked members.
  * Overhead ("ovr" in lat_ctx's output): the same N pipe write+read and N sums in one process
  * on its own pipe, per hop. Per switch = lap time / N − overhead per hop, lat_ctx's result.
@@ -14,16 +14,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static volatile int sink;
+static volatile long sink;
 
-/* lmbench's sumit: every int of the array, 16 at a time. */
-static int sumit(int *data, size_t bytes) {
-    int sum = 0;
-    size_t n = bytes / sizeof(int);
-    for (size_t i = 0; i + 16 <= n; i += 16)
-        sum += data[i] + data[i + 1] + data[i + 2] + data[i + 3] + data[i + 4] + data[i + 5] +
-               data[i + 6] + data[i + 7] + data[i + 8] + data[i + 9] + data[i + 10] +
-               data[i + 11] + data[i + 12] + data[i + 13] + data[i + 14] + data[i + 15];
+/* lmbench's bread (lib_timing.c), which lat_ctx calls on every receive and in its overhead
+ * loop: sum every long (8-byte word) of the buffer, 128 at a time, then 16, then one by one.
+ * (An earlier version here summed ints 16 at a time, which gcc -O2 may vectorize: a
+ * different, faster walk than lmbench's and oscost's one load per 8-byte word.) */
+/* Scalar, as lmbench builds it (-O) and as oscost's walk is: one load per word. */
+__attribute__((optimize("no-tree-vectorize"))) static long bread(void *buf, size_t nbytes) {
+    long sum = 0;
+    long *p = (long *)buf;
+    char *end = (char *)buf + nbytes;
+    long *next;
+    for (next = p + 128; (char *)next <= end; p = next, next += 128)
+        for (int k = 0; k < 128; k++) sum += p[k];
+    for (next = p + 16; (char *)next <= end; p = next, next += 16)
+        for (int k = 0; k < 16; k++) sum += p[k];
+    for (next = p + 1; (char *)next <= end; p = next, next++) sum += *p;
     return sum;
 }
 
@@ -51,7 +58,7 @@ int main(int argc, char **argv) {
             char c;
             for (;;) {
                 if (read(p[i - 1][0], &c, 1) != 1) _exit(0);
-                sink += sumit(d, size);
+                sink += bread(d, size);
                 if (write(p[i][1], &c, 1) != 1) _exit(0);
             }
         }
@@ -67,13 +74,13 @@ int main(int argc, char **argv) {
         for (long l = 0; l < laps; l++)
             for (int i = 0; i < n; i++) {
                 if (write(own[1], &c, 1) != 1 || read(own[0], &c, 1) != 1) return 1;
-                sink += sumit(d, size);
+                sink += bread(d, size);
             }
         double o = (double)(now_ns() - t0) / (double)laps / n;
         t0 = now_ns();
         for (long l = 0; l < laps; l++) {
             if (write(p[0][1], &c, 1) != 1 || read(p[n - 1][0], &c, 1) != 1) return 1;
-            sink += sumit(d, size);
+            sink += bread(d, size);
         }
         double hop = (double)(now_ns() - t0) / (double)laps / n;
         if (r >= 0) { ovr[r] = o; sw[r] = hop - o; }
