@@ -175,6 +175,11 @@ PY
 )
 echo "$TABLE"
 mkdir -p "$(dirname "$OUTFILE")"
+# Everything from the findings marker on is kept from the previous file (written by hand).
+FINDINGS=""
+if [ -f "$OUTFILE" ] && grep -q '^<!-- findings' "$OUTFILE"; then
+  FINDINGS=$(sed -n '/^<!-- findings/,$p' "$OUTFILE")
+fi
 cat >"$OUTFILE" <<EOF
 # Fidelity: oscost against the reference tools
 
@@ -213,4 +218,5 @@ came one after the other (a state change) or interleaved; \`bench/order.sh ROUND
 suite forward and \`--reverse\` alternately and reports, per probe, whether the order moved the
 median beyond the intervals and the spread over all invocations (target ≤ 1.10).
 EOF
+if [ -n "$FINDINGS" ]; then printf '\n%s\n' "$FINDINGS" >>"$OUTFILE"; fi
 say "wrote $OUTFILE"

@@ -221,3 +221,41 @@ pub fn measure_pipe_on(
 /// beside the figure's 0.3–2 s.
 const TAX_SAMPLE_NS: u64 = 5_000_000;
 const TAX_ROUNDS: usize = 7;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sampler::SamplingConfig;
+
+    /// The figure's samples carry no perf counters; the counts shown come from the tax pass,
+    /// which runs after them and names the lingering hooks.
+    #[test]
+    fn the_figure_takes_no_counters_and_the_tax_pass_supplies_the_counts() {
+        let cfg = SamplingConfig {
+            warmup_ns: 5_000_000,
+            target_sample_ns: 1_000_000,
+            min_samples: 6,
+            max_samples: 12,
+            rel_ci_target: 0.5,
+            budget_ns: 100_000_000,
+        };
+        let ctx = Context::new(cfg);
+        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let m = measure_pipe(&ctx, Mode::Thread, cpu, ClockMethod::Direct).unwrap();
+        // Counters were opened (by the tax pass) only after the figure's samples: whatever
+        // the machine allows, the context-switch event is listed, supported or with a reason.
+        assert!(m.evidence.events.contains_key("context-switches"));
+        assert!(m.notes.iter().any(|n| n.contains("perf hooks still on")));
+        assert!(!m
+            .notes
+            .iter()
+            .any(|n| n.starts_with("with perf counters attached")));
+        // The check's switch count is rusage's, from the figure's own windows.
+        let c = m
+            .checks
+            .iter()
+            .find(|c| c.name.starts_with("context switches"))
+            .unwrap();
+        assert!(c.observed.contains("rusage"), "{}", c.observed);
+    }
+}
