@@ -124,6 +124,14 @@ fn build_chain(ws: &WorkingSet, stride: usize, order: Order, seed: u64) -> *cons
     base as *const usize
 }
 
+/// Loads chased before sampling: one lap of `slots`, at most [`WARM_LOADS_MAX`].
+pub fn warm_loads(slots: usize) -> u64 {
+    (slots as u64).min(WARM_LOADS_MAX)
+}
+
+/// See [`warm_loads`].
+pub const WARM_LOADS_MAX: u64 = 1 << 16;
+
 /// Follow the chain `loads` times from `p`; returns where it stopped.
 #[inline(never)]
 fn chase(mut p: *const usize, loads: u64) -> *const usize {
@@ -146,11 +154,13 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let ws = WorkingSet::map(p.size as usize, Some(p.pages))?;
     let mut at = build_chain(&ws, p.stride, p.order, 0x6f73_636f_7374 ^ p.size);
-    // One full lap of the chain before the sampler sizes its samples: building it left the
-    // TLB and caches holding the build's traffic, not the chase's, so the sampler's first
-    // timing ran about 2× slow at DRAM sizes and sized every sample at half its target (and
-    // per-sample bookkeeping took a double share of the budget). A lap is ≤ 1 M loads.
-    at = chase(at, (ws.len() / p.stride) as u64);
+    // Chase before the sampler sizes its samples: building the chain left the TLB, the
+    // page-walk caches and the caches holding the build's traffic, not the chase's, so the
+    // sampler's first timing ran about 2× slow at DRAM sizes and sized every sample at half
+    // its target (per-sample bookkeeping then took a double share of the budget). A lap, or
+    // 64 Ki loads where the lap is longer (a 64 MB lap is 1 Mi loads, ~0.15 s; 64 Ki random
+    // loads reach every page's entry of a 256 MB buffer's page table several times).
+    at = chase(at, warm_loads(ws.len() / p.stride));
     let ctx = &Context {
         sampling: chase_sampling(&ctx.sampling),
         clock: ctx.clock.clone(),
@@ -239,6 +249,12 @@ pub fn size_grid(min: u64, max: u64) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warm_up_is_a_lap_capped_at_64ki_loads() {
+        assert_eq!(warm_loads(512), 512);
+        assert_eq!(warm_loads(1 << 20), WARM_LOADS_MAX);
+    }
 
     #[test]
     fn permutation_is_one_cycle_through_every_slot() {
