@@ -9,8 +9,12 @@ pub mod tracefs;
 use crate::error::{Error, Result};
 use tracefs::{read_int, Format};
 
-/// The events recorded, and whether a breakdown is possible without them.
-pub const EVENTS: [(&str, bool); 8] = [
+/// The events recorded, and whether a breakdown is possible without them. An IPI that wakes a
+/// task arrives as a reschedule interrupt (the wake-up was done by the sender) or, when the
+/// target CPU was idle, as a call-function-single interrupt (the sender queued the wake-up on
+/// the target's wake list, which the target runs); a target idling with its polling flag set
+/// needs no IPI at all (`sched_wake_idle_without_ipi`).
+pub const EVENTS: [(&str, bool); 10] = [
     ("sched:sched_waking", true),
     ("sched:sched_wakeup", true),
     ("sched:sched_switch", true),
@@ -19,6 +23,8 @@ pub const EVENTS: [(&str, bool); 8] = [
     ("ipi:ipi_send_cpu", false),
     ("irq_vectors:reschedule_entry", false),
     ("irq_vectors:reschedule_exit", false),
+    ("irq_vectors:call_function_single_entry", false),
+    ("sched:sched_wake_idle_without_ipi", false),
 ];
 
 /// perf record types this module reads.
@@ -43,8 +49,10 @@ pub enum Kind {
         prev: i32,
         next: i32,
     },
+    /// A system call entered: its number and its second argument (futex's op).
     SysEnter {
         id: i64,
+        arg1: u64,
     },
     SysExit {
         id: i64,
@@ -55,6 +63,12 @@ pub enum Kind {
     },
     ReschedEntry,
     ReschedExit,
+    /// The CPU entered the call-function-single interrupt (e.g. to run its wake list).
+    CallFuncEntry,
+    /// A wake-up of idle `cpu` needed no IPI: it was polling for work.
+    WakeIdleNoIpi {
+        cpu: i32,
+    },
 }
 
 /// One decoded record: when (CLOCK_MONOTONIC ns), on which CPU, by which task.
@@ -139,13 +153,20 @@ impl Decoder {
                 prev: get("prev_pid")? as i32,
                 next: get("next_pid")? as i32,
             },
-            "raw_syscalls:sys_enter" => Kind::SysEnter { id: get("id")? },
+            "raw_syscalls:sys_enter" => Kind::SysEnter {
+                id: get("id")?,
+                arg1: second_arg(raw, f.field("args")?)?,
+            },
             "raw_syscalls:sys_exit" => Kind::SysExit { id: get("id")? },
             "ipi:ipi_send_cpu" => Kind::IpiSend {
                 cpu: get("cpu")? as i32,
             },
             "irq_vectors:reschedule_entry" => Kind::ReschedEntry,
             "irq_vectors:reschedule_exit" => Kind::ReschedExit,
+            "irq_vectors:call_function_single_entry" => Kind::CallFuncEntry,
+            "sched:sched_wake_idle_without_ipi" => Kind::WakeIdleNoIpi {
+                cpu: get("cpu")? as i32,
+            },
             _ => return None,
         };
         Some(Event {
@@ -172,6 +193,18 @@ impl Decoder {
         out.sort_by_key(|e| (e.time, e.cpu));
         (out, lost)
     }
+}
+
+/// The second element of sys_enter's `unsigned long args[6]` array.
+fn second_arg(raw: &[u8], args: &tracefs::Field) -> Option<u64> {
+    let elem = args.size / 6;
+    let f = tracefs::Field {
+        name: "args[1]".into(),
+        offset: args.offset + elem,
+        size: elem,
+        signed: false,
+    };
+    read_int(raw, &f).map(|v| v as u64)
 }
 
 /// The committed fixture format: one record per line, `<type> <hex body>`.
@@ -249,7 +282,7 @@ pub(crate) mod tests {
         assert!(has(&|k| matches!(k, Kind::Waking { .. })));
         assert!(has(&|k| matches!(k, Kind::Switch { .. })));
         assert!(has(
-            &|k| matches!(k, Kind::SysEnter { id } if *id == libc::SYS_write)
+            &|k| matches!(k, Kind::SysEnter { id, .. } if *id == libc::SYS_write)
         ));
         assert!(has(
             &|k| matches!(k, Kind::SysExit { id } if *id == libc::SYS_read)

@@ -55,7 +55,11 @@ fn filter_for(event: &str, pids: &[i32]) -> Option<String> {
     match event {
         "sched:sched_waking" | "sched:sched_wakeup" => Some(any("pid")),
         "sched:sched_switch" => Some(format!("{} || {}", any("prev_pid"), any("next_pid"))),
-        "raw_syscalls:sys_enter" | "raw_syscalls:sys_exit" => Some(any("common_pid")),
+        // Recorded in the sender's / waker's context: the participant is the current task.
+        "raw_syscalls:sys_enter"
+        | "raw_syscalls:sys_exit"
+        | "ipi:ipi_send_cpu"
+        | "sched:sched_wake_idle_without_ipi" => Some(any("common_pid")),
         _ => None,
     }
 }
@@ -185,6 +189,11 @@ mod tests {
             filter_for("raw_syscalls:sys_exit", &[3]).unwrap(),
             "common_pid == 3"
         );
-        assert!(filter_for("ipi:ipi_send_cpu", &[3]).is_none());
+        assert_eq!(
+            filter_for("ipi:ipi_send_cpu", &[3]).unwrap(),
+            "common_pid == 3"
+        );
+        // Interrupt entries run on behalf of whoever the CPU was running (often idle).
+        assert!(filter_for("irq_vectors:reschedule_entry", &[3]).is_none());
     }
 }

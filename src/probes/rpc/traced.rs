@@ -5,7 +5,7 @@
 //! RPC time within 10%, most RPCs matched, nothing lost, and the scenario's switches seen in
 //! the trace (idle→server for remote-exclusive).
 
-use super::breakdown::{split, Rpc, PARTS};
+use super::breakdown::{split, Calls, Rpc, PARTS};
 use super::{Scenario, Session};
 use crate::engine::clock;
 use crate::engine::measure::{from_samples, Context, Spec};
@@ -117,8 +117,8 @@ pub fn analyse(
     made: usize,
     client: i32,
     servers: &[i32],
-    client_cpu: usize,
-    server_cpu: usize,
+    (client_cpu, server_cpu): (usize, usize),
+    mech: Mech,
 ) -> Analysis {
     let rpcs = split(
         events,
@@ -126,6 +126,7 @@ pub fn analyse(
         servers,
         client_cpu as u32,
         server_cpu as u32,
+        Calls::of(mech),
     );
     let switches = events
         .iter()
@@ -195,8 +196,8 @@ pub fn measure_traced(
         times.len(),
         client,
         &servers,
-        s.client_cpu,
-        s.server_cpu,
+        (s.client_cpu, s.server_cpu),
+        s.mech,
     );
     let evidence = recorder.finish(&start);
     let traced_median = median(&times);
@@ -268,7 +269,7 @@ mod tests {
 
     fn fixture_analysis() -> Analysis {
         let (events, lost) = fixture_decoder().decode_all(&fixture_records());
-        analyse(&events, lost, 40, 14054, &[16600], 1, 0)
+        analyse(&events, lost, 40, 14054, &[16600], (1, 0), Mech::Pipe)
     }
 
     #[test]
