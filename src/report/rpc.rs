@@ -83,6 +83,21 @@ fn cell(m: Option<&Measurement>) -> String {
     }
 }
 
+/// The part medians, a part left out (an IPI that could not be seen, said in a line under
+/// rpc.traced) as 0 width; None when no part was reported or one is invalid.
+fn present_parts(c: &Case) -> Option<Vec<f64>> {
+    if c.parts.iter().all(Option::is_none) {
+        return None;
+    }
+    c.parts
+        .iter()
+        .map(|m| match m {
+            None => Some(0.0),
+            Some(_) => median(*m),
+        })
+        .collect()
+}
+
 fn short(s: Scenario) -> &'static str {
     match s {
         Scenario::Local => "local",
@@ -139,8 +154,8 @@ pub fn text(run: &Run) -> String {
         rows.push(
             std::iter::once("sum of parts".to_string())
                 .chain(traced.iter().map(|c| {
-                    let v: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
-                    v.map(|v| fmt_time(v.iter().sum()))
+                    present_parts(c)
+                        .map(|v| fmt_time(v.iter().sum()))
                         .unwrap_or_else(|| "—".into())
                 }))
                 .collect(),
@@ -163,7 +178,7 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
             .filter_map(|c| {
                 let traced = c.traced?;
                 let label = format!("{} {}", c.scenario.as_str(), c.mech);
-                let segments: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
+                let segments = present_parts(c);
                 match (segments, traced.value.as_ref()) {
                     (Some(segments), Some(v)) if traced.valid => Some(StackedRow {
                         label,
@@ -246,5 +261,24 @@ mod tests {
         assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         assert_eq!(figures(std::slice::from_ref(&run), "rpc").len(), 1);
+    }
+
+    #[test]
+    fn parts_left_out_show_as_a_dash_and_the_rest_still_add_up() {
+        let mut run = crate::report::ipc::tests::fixture();
+        run.measurements = vec![m("rpc.traced", "local", None, 5000.0)];
+        for p in PARTS.iter().filter(|p| !p.contains("IPI")) {
+            run.measurements
+                .push(m("rpc.part", "local", Some(p), 500.0));
+        }
+        let t = text(&run);
+        let ipi = t.lines().find(|l| l.starts_with("IPI")).unwrap();
+        assert!(ipi.ends_with('—'), "{t}");
+        assert!(t.contains("3.00 µs"), "{t}");
+        // An invalid part is not summed.
+        run.measurements[1].status = Status::Invalid;
+        let t = text(&run);
+        let sum = t.lines().find(|l| l.starts_with("sum of parts")).unwrap();
+        assert!(sum.ends_with('—'), "{t}");
     }
 }

@@ -1,20 +1,28 @@
 //! One RPC split into its parts from kernel events. Definitions (times are tracepoint
-//! timestamps on CLOCK_MONOTONIC; C = the client, S = the server it called):
+//! timestamps on CLOCK_MONOTONIC; C = the client, S = the server it called; "send" and
+//! "receive" are the mechanism's system calls: write/read, sendto/recvfrom,
+//! mq_timedsend/mq_timedreceive, futex with FUTEX_WAKE / FUTEX_WAIT — see [`Calls`]):
 //!
 //! | part | from | to |
 //! |---|---|---|
-//! | send | C enters the system call that sends (sys_enter) | S is marked waking (sched_waking) |
-//! | IPI | an IPI is sent to S's CPU (ipi_send_cpu) | S's CPU enters the reschedule interrupt |
+//! | send | C enters its send (sys_enter) | S is marked waking (sched_waking) |
+//! | IPI | C sends an IPI to S's CPU (ipi_send_cpu) | that CPU enters the reschedule or call-function-single interrupt |
 //! | wake-up | sched_waking of S | S's CPU switches to S (sched_switch), minus the IPI part |
-//! | switch-in | the switch to S | S's receiving system call returns (sys_exit) |
+//! | switch-in | the switch to S | S's receive returns (sys_exit) |
 //! | server | S's receive returned | S marks C waking (its reply) |
-//! | reply IPI, reply wake-up | as IPI and wake-up, for C | |
-//! | return | the switch to C | C's receiving system call returns |
+//! | reply IPI | S sends an IPI to C's CPU | that CPU enters the interrupt |
+//! | reply wake-up | sched_waking of C | C's CPU switches to C, minus the reply IPI |
+//! | return | the switch to C | C's receive returns (sys_exit) |
 //!
 //! The parts telescope: they add up exactly to C's send entry → C's receive exit. A part that
-//! did not happen (S already running, no IPI) is 0. What the breakdown does not see: user-space
-//! time before the send's sys_enter and after the receive's sys_exit, the hypervisor (a vCPU
-//! that was not running), and polling hand-offs that make no system call at all.
+//! did not happen is 0: no IPI (one CPU, or an idle target polling for work); no wake-up when
+//! the task was runnable but not asleep (on one CPU a preempted S is switched to when C
+//! blocks; a reply to a C that is not asleep counts from S's send entry, or on one CPU to the
+//! switch back to C); no switch-in / return when a task takes its message without a receive
+//! system call (a futex word already set when it looked: the part ends at the switch to it).
+//! What the breakdown does not see: user-space time before the send's sys_enter and after the
+//! receive's sys_exit, the hypervisor (a vCPU that was not running), and polling hand-offs
+//! that make no system call at all.
 
 use crate::evidence::trace::{Event, Kind};
 use crate::probes::ipc::channel::Mech;
@@ -378,14 +386,14 @@ fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
 /// The definition of a part, for `--explain` and the notes of each `rpc.part`.
 pub fn definition(part: &str) -> &'static str {
     match part {
-        "send" => "send: the client enters the sending system call (sys_enter) → the server is marked waking (sched_waking)",
-        "IPI" => "IPI: an IPI is sent to the server's CPU (ipi_send_cpu) → that CPU enters the reschedule interrupt (0 when none was needed or the kernel lacks these tracepoints)",
+        "send" => "send: the client enters its sending system call (sys_enter of write, sendto, mq_timedsend or futex FUTEX_WAKE) → the server is marked waking (sched_waking), or is switched to when it was runnable but not asleep",
+        "IPI" => "IPI: the client sends an IPI to the server's CPU (ipi_send_cpu) → that CPU enters the reschedule or call-function-single interrupt (0 when no IPI was needed)",
         "wake-up" => "wake-up: the server is marked waking → its CPU switches to it (sched_switch), minus the IPI part",
-        "switch-in" => "switch-in: the switch to the server → its receiving system call returns (sys_exit)",
-        "server" => "server: the server's receive returned → it marks the client waking (its reply sent)",
-        "reply IPI" => "reply IPI: as IPI, towards the client's CPU",
+        "switch-in" => "switch-in: the switch to the server → its receiving system call returns (sys_exit of read, recvfrom, mq_timedreceive or futex FUTEX_WAIT; 0 when it took the request without one)",
+        "server" => "server: the server's receive returned → it marks the client waking (its reply sent); when the client is not asleep, → the server enters its send, or on one CPU the switch back to the client",
+        "reply IPI" => "reply IPI: the server sends an IPI to the client's CPU → that CPU enters the reschedule or call-function-single interrupt",
         "reply wake-up" => "reply wake-up: the client is marked waking → its CPU switches to it, minus the reply IPI",
-        _ => "return: the switch to the client → the client's receiving system call returns",
+        _ => "return: the switch to the client → the client's receiving system call returns (0 when it took the reply without one)",
     }
 }
 

@@ -5,7 +5,7 @@
 //! RPC time within 10%, most RPCs matched, nothing lost, and the scenario's switches seen in
 //! the trace (idle→server for remote-exclusive).
 
-use super::breakdown::{split, Calls, Rpc, PARTS};
+use super::breakdown::{split, Calls, Rpc, IPI_PARTS, PARTS};
 use super::{Scenario, Session};
 use crate::engine::clock;
 use crate::engine::measure::{from_samples, Context, Spec};
@@ -110,6 +110,46 @@ pub fn checks(a: &Analysis, traced_median: f64, scenario: Scenario) -> Vec<Check
     list
 }
 
+/// Wake-ups of an idle CPU that needed no IPI because it was polling for work, on `cpus`.
+pub fn quiet_wakes(events: &[Event], cpus: &[usize]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::WakeIdleNoIpi { cpu } if cpus.contains(&(cpu as usize))))
+        .count()
+}
+
+/// Why the IPI parts are left out, if they are: the kernel cannot show them (no
+/// `ipi_send_cpu`, or neither interrupt entry it arrives by), no wake-up crossed CPUs (one
+/// CPU), or none of the matched RPCs' wake-ups sent one (`polling` of them found the idle
+/// target polling and needed none). None when at least one RPC shows an IPI.
+pub fn ipi_absent(missing: &[&str], rpcs: &[Rpc], polling: usize, remote: bool) -> Option<String> {
+    let lacks = |n: &str| missing.contains(&n);
+    if lacks("ipi:ipi_send_cpu")
+        || (lacks("irq_vectors:reschedule_entry")
+            && lacks("irq_vectors:call_function_single_entry"))
+    {
+        return Some(format!(
+            "IPIs are not visible on this kernel (it lacks {}): their time stays inside \
+             wake-up and reply wake-up",
+            missing.join(", ")
+        ));
+    }
+    if rpcs
+        .iter()
+        .any(|r| IPI_PARTS.iter().any(|&i| r.parts[i] > 0.0))
+    {
+        return None;
+    }
+    Some(if remote {
+        format!(
+            "no wake-up of a matched RPC sent an IPI ({polling} wake-ups found the idle CPU \
+             polling for work and needed none): no IPI parts"
+        )
+    } else {
+        "one CPU: a wake-up there needs no IPI, so there are no IPI parts".into()
+    })
+}
+
 /// Decode and split the records of a traced run.
 pub fn analyse(
     events: &[Event],
@@ -203,13 +243,13 @@ pub fn measure_traced(
     let traced_median = median(&times);
     let checks = checks(&a, traced_median, scenario);
     let mut warnings = Vec::new();
-    let missing = tracer.decoder.missing();
-    if !missing.is_empty() {
-        warnings.push(format!(
-            "this kernel lacks {}: the IPI parts read 0",
-            missing.join(", ")
-        ));
-    }
+    let no_ipi = ipi_absent(
+        &tracer.decoder.missing(),
+        &a.rpcs,
+        quiet_wakes(&events, &cpus),
+        scenario.remote(),
+    );
+    warnings.extend(no_ipi.clone());
     if !tracer.unfiltered.is_empty() {
         warnings.push(format!(
             "the kernel refused the participant filter on {}: recorded unfiltered",
@@ -244,7 +284,8 @@ pub fn measure_traced(
     )?];
     for (i, part) in PARTS.iter().enumerate() {
         let samples: Vec<f64> = a.rpcs.iter().map(|r| r.parts[i]).collect();
-        if samples.is_empty() {
+        // An IPI part that could not be seen is said in one line, not reported as 0.
+        if samples.is_empty() || (no_ipi.is_some() && IPI_PARTS.contains(&i)) {
             continue;
         }
         out.push(from_samples(
@@ -285,6 +326,34 @@ mod tests {
         // A client time far from the parts' sum fails the sum check.
         let c = checks(&a, m * 2.0, Scenario::Local);
         assert!(!c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok);
+    }
+
+    #[test]
+    fn ipi_parts_are_left_out_with_the_reason_when_none_can_be_seen() {
+        let a = fixture_analysis();
+        // The fixture's RPCs show IPIs: the parts stay.
+        assert_eq!(ipi_absent(&[], &a.rpcs, 0, true), None);
+        // A kernel without the tracepoints: say so.
+        let why = ipi_absent(&["ipi:ipi_send_cpu"], &a.rpcs, 0, true).unwrap();
+        assert!(why.contains("lacks ipi:ipi_send_cpu"), "{why}");
+        let both = [
+            "irq_vectors:reschedule_entry",
+            "irq_vectors:call_function_single_entry",
+        ];
+        assert!(ipi_absent(&both, &a.rpcs, 0, true).is_some());
+        assert_eq!(ipi_absent(&both[..1], &a.rpcs, 0, true), None);
+        // Visible but never sent: on one CPU, or every idle target polling.
+        let mut none = a.rpcs.clone();
+        for r in &mut none {
+            r.parts[1] = 0.0;
+            r.parts[5] = 0.0;
+        }
+        assert!(ipi_absent(&[], &none, 0, false)
+            .unwrap()
+            .starts_with("one CPU"));
+        assert!(ipi_absent(&[], &none, 37, true)
+            .unwrap()
+            .contains("37 wake-ups found the idle CPU polling"));
     }
 
     #[test]
