@@ -30,6 +30,9 @@ pub const EVENTS: [(&str, bool); 10] = [
 /// perf record types this module reads.
 pub const PERF_RECORD_LOST: u32 = 2;
 pub const PERF_RECORD_SAMPLE: u32 = 9;
+pub const PERF_RECORD_SWITCH_CPU_WIDE: u32 = 15;
+/// `misc` flag of a switch record: the task is switched out (else in).
+pub const PERF_RECORD_MISC_SWITCH_OUT: u16 = 1 << 13;
 
 /// What happened, decoded from one tracepoint record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +72,13 @@ pub enum Kind {
     WakeIdleNoIpi {
         cpu: i32,
     },
+    /// The recording task was switched in, after `prev` (0 = the idle task): perf's own
+    /// switch record, written in the incoming task's context once the switch is done. It
+    /// stands in for a `sched_switch` that was not recorded: on some guests no tracepoint
+    /// fires in a CPU's idle task, so a switch away from idle is seen only this way.
+    SwitchIn {
+        prev: i32,
+    },
 }
 
 /// One decoded record: when (CLOCK_MONOTONIC ns), on which CPU, by which task.
@@ -81,10 +91,12 @@ pub struct Event {
     pub kind: Kind,
 }
 
-/// A record as read from a ring: its perf type and its body (without the 8-byte header).
+/// A record as read from a ring: its perf type, its header's misc flags and its body
+/// (without the 8-byte header).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawRecord {
     pub ty: u32,
+    pub misc: u16,
     pub body: Vec<u8>,
 }
 
@@ -186,6 +198,9 @@ impl Decoder {
         for r in records {
             match r.ty {
                 PERF_RECORD_SAMPLE => out.extend(self.decode(&r.body)),
+                PERF_RECORD_SWITCH_CPU_WIDE if r.misc & PERF_RECORD_MISC_SWITCH_OUT == 0 => {
+                    out.extend(decode_switch_in(&r.body))
+                }
                 PERF_RECORD_LOST => lost += u64_at(&r.body, 8).unwrap_or(0),
                 _ => {}
             }
@@ -193,6 +208,20 @@ impl Decoder {
         out.sort_by_key(|e| (e.time, e.cpu));
         (out, lost)
     }
+}
+
+/// A switch-in record: `u32 prev_pid, prev_tid`, then the sample id (sample_id_all with
+/// sample_type TID | TIME | CPU): `u32 pid, tid; u64 time; u32 cpu, res`.
+fn decode_switch_in(b: &[u8]) -> Option<Event> {
+    Some(Event {
+        pid: u32_at(b, 8)? as i32,
+        tid: u32_at(b, 12)? as i32,
+        time: u64_at(b, 16)?,
+        cpu: u32_at(b, 24)?,
+        kind: Kind::SwitchIn {
+            prev: u32_at(b, 4)? as i32,
+        },
+    })
 }
 
 /// The second element of sys_enter's `unsigned long args[6]` array.
@@ -207,22 +236,23 @@ fn second_arg(raw: &[u8], args: &tracefs::Field) -> Option<u64> {
     read_int(raw, &f).map(|v| v as u64)
 }
 
-/// The committed fixture format: one record per line, `<type> <hex body>`.
+/// The committed fixture format: one record per line, `<type>[/<misc>] <hex body>`.
 pub fn parse_fixture(text: &str) -> Result<Vec<RawRecord>> {
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let (ty, hex) = l
+            let (head, hex) = l
                 .split_once(' ')
                 .ok_or_else(|| Error::usage(format!("bad trace fixture line '{l}'")))?;
-            let ty = ty
-                .parse()
-                .map_err(|_| Error::usage(format!("bad record type in '{l}'")))?;
+            let (ty, misc) = head.split_once('/').unwrap_or((head, "0"));
+            let bad = || Error::usage(format!("bad record type in '{l}'"));
+            let ty = ty.parse().map_err(|_| bad())?;
+            let misc = misc.parse().map_err(|_| bad())?;
             let body = (0..hex.len() / 2)
                 .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
                 .collect::<std::result::Result<Vec<u8>, _>>()
                 .map_err(|_| Error::usage(format!("bad hex in '{l}'")))?;
-            Ok(RawRecord { ty, body })
+            Ok(RawRecord { ty, misc, body })
         })
         .collect()
 }
@@ -232,6 +262,9 @@ pub fn write_fixture(records: &[RawRecord]) -> String {
     let mut s = String::new();
     for r in records {
         s.push_str(&r.ty.to_string());
+        if r.misc != 0 {
+            s.push_str(&format!("/{}", r.misc));
+        }
         s.push(' ');
         for b in &r.body {
             s.push_str(&format!("{b:02x}"));
@@ -303,12 +336,15 @@ pub(crate) mod tests {
         recs[0].body.truncate(20);
         recs.push(RawRecord {
             ty: PERF_RECORD_LOST,
+            misc: 0,
             body: [7u64.to_le_bytes(), 5u64.to_le_bytes()].concat(),
         });
         let (events, lost) = d.decode_all(&recs);
         assert_eq!(events.len(), n - 1);
         assert_eq!(lost, 5);
         assert!(parse_fixture("9 zz").is_err());
+        assert!(parse_fixture("9/x 00").is_err());
+        recs[1].misc = PERF_RECORD_MISC_SWITCH_OUT | 1;
         assert_eq!(parse_fixture(&write_fixture(&recs)).unwrap(), recs);
     }
 }

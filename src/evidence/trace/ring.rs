@@ -79,22 +79,27 @@ impl Tracer {
         for &cpu in cpus {
             let mut first: Option<Sampler> = None;
             for f in &decoder.formats {
-                let counter = Builder::new(Tracepoint::with_id(f.id))
-                    .any_pid()
+                let mut b = Builder::new(Tracepoint::with_id(f.id));
+                b.any_pid()
                     .one_cpu(cpu)
                     .exclude_kernel(false)
                     .sample_period(1)
                     .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
                     .clockid(Clock::MONOTONIC)
-                    .enabled(false)
-                    .build()
-                    .map_err(|e| {
-                        Error::env(format!(
-                            "cannot open tracepoint {} on CPU {cpu}: {}",
-                            f.name,
-                            crate::evidence::perf::open_error_reason(&e)
-                        ))
-                    })?;
+                    .enabled(false);
+                if first.is_none() {
+                    // The ring's owner also writes perf's switch records (in the incoming
+                    // task's context, with its tid, time and CPU): they show switches away
+                    // from an idle task in which tracepoints do not fire on some guests.
+                    b.context_switch(true).sample_id_all(true);
+                }
+                let counter = b.build().map_err(|e| {
+                    Error::env(format!(
+                        "cannot open tracepoint {} on CPU {cpu}: {}",
+                        f.name,
+                        crate::evidence::perf::open_error_reason(&e)
+                    ))
+                })?;
                 if let Some(filter) = filter_for(&f.name, pids) {
                     let c = std::ffi::CString::new(filter).expect("no NUL");
                     // SAFETY: a NUL-terminated filter string on our own perf fd.
@@ -167,6 +172,7 @@ impl Tracer {
             while let Some(rec) = r.next_record() {
                 out.push(RawRecord {
                     ty: rec.ty(),
+                    misc: rec.misc(),
                     body: rec.to_vec(),
                 });
             }

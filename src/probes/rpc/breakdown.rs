@@ -228,7 +228,13 @@ impl Matcher<'_> {
         }
         let s = self.server;
         let t = &mut self.t;
-        match (st, e.kind) {
+        // perf's switch-in record says the same as sched_switch, a little later (after the
+        // switch); whichever comes first moves the pattern on and the other finds it moved.
+        let kind = match e.kind {
+            Kind::SwitchIn { prev } => Kind::Switch { prev, next: e.tid },
+            k => k,
+        };
+        match (st, kind) {
             (State::Sending, Kind::Switch { prev, next })
                 if prev == c && self.servers.contains(&next) =>
             {
@@ -531,6 +537,40 @@ mod tests {
         }
     }
 
+    /// A window of a real traced run with perf's switch records (ring owners opened with
+    /// context_switch): every switch to the client seen by sched_switch is also seen as a
+    /// switch-in record, at or after it, and splitting with both gives the same RPCs as
+    /// with the tracepoint alone.
+    #[test]
+    fn recorded_switch_in_records_match_the_tracepoint() {
+        let name = "pipe-remote-switch-records.records";
+        let (events, lost) = fixture_decoder().decode_all(&fixture(name));
+        assert_eq!(lost, 0);
+        let c = 409;
+        let tp: Vec<u64> = events
+            .iter()
+            .filter(|e| matches!(e.kind, Kind::Switch { next, .. } if next == c))
+            .map(|e| e.time)
+            .collect();
+        let perf: Vec<u64> = events
+            .iter()
+            .filter(|e| matches!(e.kind, Kind::SwitchIn { .. }) && e.tid == c)
+            .map(|e| e.time)
+            .collect();
+        assert!(tp.len() >= 20, "{}", tp.len());
+        assert_eq!(tp.len(), perf.len());
+        assert!(tp.iter().zip(&perf).all(|(a, b)| a <= b && b - a < 50_000));
+        let with = split_fixture(name, Mech::Pipe);
+        let without: Vec<Event> = events
+            .iter()
+            .filter(|e| !matches!(e.kind, Kind::SwitchIn { .. }))
+            .copied()
+            .collect();
+        let alone = split(&without, c, &[438], 1, 0, Calls::of(Mech::Pipe));
+        assert!(with.len() >= 20, "{}", with.len());
+        assert_eq!(with, alone);
+    }
+
     fn ev(time: u64, cpu: u32, tid: i32, kind: Kind) -> Event {
         Event {
             time,
@@ -616,6 +656,34 @@ mod tests {
         assert_eq!(rpcs.len(), 1);
         assert_eq!(rpcs[0].parts, [5.0, 13.0, 7.0, 5.0, 10.0, 8.0, 12.0, 10.0]);
         assert_eq!(rpcs[0].span_ns, 70);
+    }
+
+    /// On some guests no tracepoint fires in a CPU's idle task: the switches away from idle
+    /// are seen only as perf switch-in records, written by the incoming task.
+    #[test]
+    fn switch_in_records_stand_in_for_switches_from_an_idle_cpu() {
+        let (w, r) = (libc::SYS_write, libc::SYS_read);
+        let events = [
+            ev(100, 1, C, enter(w)),
+            ev(105, 1, C, waking(S)),
+            ev(108, 1, C, exit(w)),
+            ev(110, 1, C, enter(r)),
+            ev(112, 1, C, Kind::Switch { prev: C, next: 0 }),
+            // CPU 0 records its idle side: the tracepoint first, then perf's record.
+            ev(125, 0, 0, Kind::Switch { prev: 0, next: S }),
+            ev(126, 0, S, Kind::SwitchIn { prev: 0 }),
+            ev(130, 0, S, exit(r)),
+            ev(135, 0, S, enter(w)),
+            ev(140, 0, S, waking(C)),
+            ev(145, 0, S, exit(w)),
+            // CPU 1 records nothing in its idle task: only C's switch-in record.
+            ev(161, 1, C, Kind::SwitchIn { prev: 0 }),
+            ev(170, 1, C, exit(r)),
+        ];
+        let rpcs = split(&events, C, &[S], 1, 0, Calls::of(Mech::Pipe));
+        assert_eq!(rpcs.len(), 1);
+        assert_eq!(rpcs[0].parts, [5.0, 0.0, 20.0, 5.0, 10.0, 0.0, 21.0, 9.0]);
+        assert!(rpcs[0].from_idle);
     }
 
     /// Futex: WAKE sends, WAIT receives (the op is the second argument); the client that is
