@@ -14,6 +14,10 @@
 //! | reply wake-up | sched_waking of C | C's CPU switches to C, minus the reply IPI |
 //! | return | the switch to C | C's receive returns (sys_exit) |
 //!
+//! "Switches to" is sched_switch, or perf's switch-in record written by the incoming task
+//! (ring owners are opened with context_switch), whichever comes first: on some guests no
+//! tracepoint fires in a CPU's idle task, so a switch away from idle is seen only that way.
+//!
 //! The parts telescope: they add up exactly to C's send entry → C's receive exit. A part that
 //! did not happen is 0: no IPI (one CPU, or an idle target polling for work); no wake-up when
 //! the task was runnable but not asleep (on one CPU a preempted S is switched to when C
@@ -49,6 +53,9 @@ pub struct Rpc {
     pub parts: [f64; 8],
     /// The server's CPU was idle when it switched to the server.
     pub from_idle: bool,
+    /// An IPI was sent towards the server's / the client's CPU (whether or not its arrival
+    /// was seen).
+    pub ipi_sent: [bool; 2],
     /// The traced span, C's send entry → C's receive exit.
     pub span_ns: u64,
 }
@@ -385,6 +392,7 @@ fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
             d(t.client_in, end),
         ],
         from_idle,
+        ipi_sent: [t.ipi_send.is_some(), t.ipi2_send.is_some()],
         span_ns: end.saturating_sub(t.enter),
     }
 }
@@ -394,7 +402,7 @@ pub fn definition(part: &str) -> &'static str {
     match part {
         "send" => "send: the client enters its sending system call (sys_enter of write, sendto, mq_timedsend or futex FUTEX_WAKE) → the server is marked waking (sched_waking), or is switched to when it was runnable but not asleep",
         "IPI" => "IPI: the client sends an IPI to the server's CPU (ipi_send_cpu) → that CPU enters the reschedule or call-function-single interrupt (0 when no IPI was needed)",
-        "wake-up" => "wake-up: the server is marked waking → its CPU switches to it (sched_switch), minus the IPI part",
+        "wake-up" => "wake-up: the server is marked waking → its CPU switches to it (sched_switch, or perf's switch-in record where no tracepoint fires in the idle task), minus the IPI part",
         "switch-in" => "switch-in: the switch to the server → its receiving system call returns (sys_exit of read, recvfrom, mq_timedreceive or futex FUTEX_WAIT; 0 when it took the request without one)",
         "server" => "server: the server's receive returned → it marks the client waking (its reply sent); when the client is not asleep, → the server enters its send, or on one CPU the switch back to the client",
         "reply IPI" => "reply IPI: the server sends an IPI to the client's CPU → that CPU enters the reschedule or call-function-single interrupt",

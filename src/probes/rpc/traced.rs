@@ -133,36 +133,56 @@ pub fn quiet_wakes(events: &[Event], cpus: &[usize]) -> usize {
         .count()
 }
 
-/// Why the IPI parts are left out, if they are: the kernel cannot show them (no
-/// `ipi_send_cpu`, or neither interrupt entry it arrives by), no wake-up crossed CPUs (one
-/// CPU), or none of the matched RPCs' wake-ups sent one (`polling` of them found the idle
-/// target polling and needed none). None when at least one RPC shows an IPI.
-pub fn ipi_absent(missing: &[&str], rpcs: &[Rpc], polling: usize, remote: bool) -> Option<String> {
+/// The IPI parts to leave out, each with the line that says why (an IPI that could not be
+/// seen is said, not reported as 0): the kernel cannot show IPIs (no `ipi_send_cpu`, or
+/// neither interrupt entry they arrive by); one CPU (no IPI exists); IPIs were sent but
+/// none was seen arriving (the target CPU records nothing in its idle task); or no wake-up
+/// sent one (`polling` wake-ups found the idle target polling and needed none).
+pub fn ipi_left_out(
+    missing: &[&str],
+    rpcs: &[Rpc],
+    polling: usize,
+    remote: bool,
+) -> Vec<(usize, String)> {
     let lacks = |n: &str| missing.contains(&n);
+    let both = |why: String| IPI_PARTS.iter().map(|&i| (i, why.clone())).collect();
     if lacks("ipi:ipi_send_cpu")
         || (lacks("irq_vectors:reschedule_entry")
             && lacks("irq_vectors:call_function_single_entry"))
     {
-        return Some(format!(
+        return both(format!(
             "IPIs are not visible on this kernel (it lacks {}): their time stays inside \
              wake-up and reply wake-up",
             missing.join(", ")
         ));
     }
-    if rpcs
-        .iter()
-        .any(|r| IPI_PARTS.iter().any(|&i| r.parts[i] > 0.0))
-    {
-        return None;
+    if !remote {
+        return both("one CPU: a wake-up there needs no IPI, so there are no IPI parts".into());
     }
-    Some(if remote {
-        format!(
-            "no wake-up of a matched RPC sent an IPI ({polling} wake-ups found the idle CPU \
-             polling for work and needed none): no IPI parts"
-        )
-    } else {
-        "one CPU: a wake-up there needs no IPI, so there are no IPI parts".into()
-    })
+    let mut out = Vec::new();
+    for (k, &i) in IPI_PARTS.iter().enumerate() {
+        let (name, rest) = (PARTS[i], PARTS[i + 1]);
+        if rpcs.iter().any(|r| r.parts[i] > 0.0) {
+            continue;
+        }
+        let sent = rpcs.iter().filter(|r| r.ipi_sent[k]).count();
+        out.push((
+            i,
+            if sent > 0 {
+                format!(
+                    "{name}: {sent} IPIs were sent but none was seen arriving (that CPU \
+                     records no events in its idle task here): left out, its time stays \
+                     in {rest}"
+                )
+            } else {
+                format!(
+                    "{name}: no wake-up sent an IPI ({polling} found the idle CPU polling for \
+                     work and needed none): left out"
+                )
+            },
+        ));
+    }
+    out
 }
 
 /// Decode and split the records of a traced run.
@@ -273,13 +293,17 @@ pub fn measure_traced(
     let (vol, invol) = super::switches_of(&evidence, "client");
     checks.push(trace_complete(a.client_ins_per_rpc, vol + invol));
     let mut warnings = Vec::new();
-    let no_ipi = ipi_absent(
+    let left_out = ipi_left_out(
         &tracer.decoder.missing(),
         &a.rpcs,
         quiet_wakes(&events, &cpus),
         scenario.remote(),
     );
-    warnings.extend(no_ipi.clone());
+    for (_, why) in &left_out {
+        if !warnings.contains(why) {
+            warnings.push(why.clone());
+        }
+    }
     if !tracer.unfiltered.is_empty() {
         warnings.push(format!(
             "the kernel refused the participant filter on {}: recorded unfiltered",
@@ -315,7 +339,7 @@ pub fn measure_traced(
     for (i, part) in PARTS.iter().enumerate() {
         let samples: Vec<f64> = a.rpcs.iter().map(|r| r.parts[i]).collect();
         // An IPI part that could not be seen is said in one line, not reported as 0.
-        if samples.is_empty() || (no_ipi.is_some() && IPI_PARTS.contains(&i)) {
+        if samples.is_empty() || left_out.iter().any(|(k, _)| *k == i) {
             continue;
         }
         out.push(from_samples(
@@ -373,29 +397,39 @@ mod tests {
     #[test]
     fn ipi_parts_are_left_out_with_the_reason_when_none_can_be_seen() {
         let a = fixture_analysis();
-        // The fixture's RPCs show IPIs: the parts stay.
-        assert_eq!(ipi_absent(&[], &a.rpcs, 0, true), None);
-        // A kernel without the tracepoints: say so.
-        let why = ipi_absent(&["ipi:ipi_send_cpu"], &a.rpcs, 0, true).unwrap();
-        assert!(why.contains("lacks ipi:ipi_send_cpu"), "{why}");
+        let parts = |v: &[(usize, String)]| v.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+        // The fixture's RPCs show IPIs both ways: the parts stay.
+        assert!(ipi_left_out(&[], &a.rpcs, 0, true).is_empty());
+        // A kernel without the tracepoints: say so, for both.
+        let lacks = ipi_left_out(&["ipi:ipi_send_cpu"], &a.rpcs, 0, true);
+        assert_eq!(parts(&lacks), [1, 5]);
+        assert!(lacks[0].1.contains("lacks ipi:ipi_send_cpu"), "{lacks:?}");
         let both = [
             "irq_vectors:reschedule_entry",
             "irq_vectors:call_function_single_entry",
         ];
-        assert!(ipi_absent(&both, &a.rpcs, 0, true).is_some());
-        assert_eq!(ipi_absent(&both[..1], &a.rpcs, 0, true), None);
-        // Visible but never sent: on one CPU, or every idle target polling.
-        let mut none = a.rpcs.clone();
-        for r in &mut none {
-            r.parts[1] = 0.0;
+        assert_eq!(ipi_left_out(&both, &a.rpcs, 0, true).len(), 2);
+        assert!(ipi_left_out(&both[..1], &a.rpcs, 0, true).is_empty());
+        // One CPU.
+        assert!(ipi_left_out(&[], &a.rpcs, 0, false)[0]
+            .1
+            .starts_with("one CPU"));
+        // Replies' IPIs sent but never seen arriving: only the reply IPI goes, and says so.
+        let mut unseen = a.rpcs.clone();
+        for r in &mut unseen {
             r.parts[5] = 0.0;
         }
-        assert!(ipi_absent(&[], &none, 0, false)
-            .unwrap()
-            .starts_with("one CPU"));
-        assert!(ipi_absent(&[], &none, 37, true)
-            .unwrap()
-            .contains("37 wake-ups found the idle CPU polling"));
+        let v = ipi_left_out(&[], &unseen, 0, true);
+        assert_eq!(parts(&v), [5]);
+        assert!(v[0].1.contains("none was seen arriving"), "{v:?}");
+        // Never sent: every idle target polling.
+        for r in &mut unseen {
+            r.parts[1] = 0.0;
+            r.ipi_sent = [false; 2];
+        }
+        let v = ipi_left_out(&[], &unseen, 37, true);
+        assert_eq!(parts(&v), [1, 5]);
+        assert!(v[1].1.contains("37 found the idle CPU polling"), "{v:?}");
     }
 
     #[test]
