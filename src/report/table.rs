@@ -352,12 +352,17 @@ pub fn definitions(run: &Run) -> String {
 }
 
 /// How the intervals are built (--explain).
-pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds, each warmed up again and \
-    given a third of the budget; a figure's 95% interval is the distribution-free interval of \
-    the median of all samples, widened to hold a t interval (2 degrees of freedom) on the three \
-    rounds' medians, so drift between rounds widens it. A difference (raw − baseline) is taken \
-    pairwise per sample and widened the same way. Drift between separate invocations is larger \
-    still: compare uses the history's run-to-run drift for that (docs/EVIDENCE.md).\n";
+pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds spread across the \
+    whole run: the plan runs in passes (round 1 of every measurement, then round 2, then \
+    round 3), each round set up, warmed up and given a third of the budget, so a burst of host \
+    noise hits one round of a measurement, not all. The figure is the median of all samples \
+    (pooled: when the rounds agree it uses every sample; one round that is off moves it only \
+    within the others' spread). Its 95% interval is the distribution-free interval of that \
+    median, widened to hold a t interval (2 degrees of freedom) on the three rounds' medians, \
+    so drift between rounds widens it. A difference (raw − baseline) is taken pairwise per \
+    sample and widened the same way. Checks are judged per round; one that failed in any \
+    round fails the figure. Items with their own repetitions (fault cases, mmap lab, time \
+    slices) take their rounds in one call and say so.\n";
 
 /// How occupancy is checked (--explain).
 pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each window's edges \
