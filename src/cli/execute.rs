@@ -320,6 +320,20 @@ pub struct Extras {
     pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
 }
 
+/// The run with each value's interval widened by the run-to-run drift the history shows
+/// (report::compare::interval), when there is a history to read: the `--db` or `OSCOST_DB`
+/// the user named, or the default one when this run is to be saved there. Read only; a
+/// history that does not exist is not created. With `--no-save` and no database named,
+/// the run is left as it is.
+fn with_history(run: &Run, opts: &MeasureOpts) -> Run {
+    let mut run = run.clone();
+    if !opts.no_save || opts.db.explicit() {
+        let history = super::compare::history_runs(&opts.db, &[]);
+        crate::report::compare::interval::widen_with_history(&mut run, &history);
+    }
+    run
+}
+
 /// Print the table, write the requested files, save to history and choose the exit code:
 /// the one way out of every measuring command.
 pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
@@ -347,6 +361,7 @@ pub fn finish_after(
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
+    let run = &with_history(run, opts);
     match extras.text {
         Some(t) => print!("{t}"),
         None => {

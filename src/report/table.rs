@@ -258,6 +258,15 @@ pub fn render_for(run: &Run, term: &Term) -> String {
                 }
             }
         }
+        // The evidence line of an interval widened by the history's run-to-run drift.
+        for n in m
+            .notes
+            .iter()
+            .filter(|n| n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+        {
+            out.push_str(&wrap(n, term.width, INDENT, "      "));
+            out.push('\n');
+        }
         for c in m.failed_checks() {
             let text = format!(
                 "{}: expected {}, observed {}",
@@ -362,7 +371,12 @@ pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds spread acr
     so drift between rounds widens it. A difference (raw − baseline) is taken pairwise per \
     sample and widened the same way. Checks are judged per round; one that failed in any \
     round fails the figure. Items with their own repetitions (fault cases, mmap lab, time \
-    slices) take their rounds in one call and say so.\n";
+    slices) take their rounds in one call and say so. When the history (--db) holds at least \
+    3 earlier valid runs of a probe on this machine, the interval also covers the drift \
+    between runs seen there: each side's half-width becomes √(within² + (1.96 × sd)²), sd \
+    the robust spread (1.4826 × MAD) of those runs' medians; the interval from this run alone \
+    stays in the JSON (ci95_within_run) and a line says so. compare holds a change against \
+    the largest change seen between two earlier runs (docs/EVIDENCE.md).\n";
 
 /// How occupancy is checked (--explain).
 pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each window's edges \

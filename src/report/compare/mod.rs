@@ -4,6 +4,7 @@
 //! listed as unpaired, never matched loosely.
 
 mod bootstrap;
+pub mod interval;
 pub mod render;
 
 use serde::Serialize;
@@ -61,8 +62,8 @@ pub struct Pair {
     /// the value is one), the drift between rounds, the history's run-to-run drift, or the
     /// minimum effect.
     pub decided_by: String,
-    /// The run-to-run drift the history shows for this probe on this machine (percent), when
-    /// the history holds at least three valid runs of it.
+    /// The largest change between two earlier runs of this probe on this machine (percent),
+    /// which a change must exceed, when the history holds at least three valid runs of it.
     pub history_drift_pct: Option<f64>,
     /// The pairing key (probe and inputs), for the history's drift.
     #[serde(skip)]
@@ -303,13 +304,31 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
     p
 }
 
-/// Per pairing key ([`key_string`]), the run-to-run drift (percent) of valid medians across `runs`
-/// taken on `machine` (same key facts): twice the robust relative spread (1.4826 × MAD /
-/// median) of at least three runs' medians. What a change must exceed to count.
+/// What the history shows of one probe's run-to-run drift on one machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drift {
+    /// Earlier valid runs it was seen in (at least [`MIN_HISTORY_RUNS`]).
+    pub runs: usize,
+    /// Robust standard deviation of the runs' medians relative to their median, percent
+    /// (1.4826 × MAD / median): the typical drift, for the printed interval
+    /// (report::compare::interval).
+    pub sd_pct: f64,
+    /// The largest change seen between any two of those runs, percent (largest / smallest
+    /// median − 1), and at least twice the robust sd: what a change must exceed to count in
+    /// `compare` (the gate). A rare episode in which the whole machine ran slower is part of
+    /// it, where a robust spread would ignore it and let the next such episode fire the gate.
+    pub gate_pct: f64,
+}
+
+/// Valid runs a probe needs in the history before its drift is used.
+pub const MIN_HISTORY_RUNS: usize = 3;
+
+/// Per pairing key ([`key_string`]), the run-to-run drift of valid medians across `runs`
+/// taken on `machine` (same key facts), for keys seen in at least [`MIN_HISTORY_RUNS`] runs.
 pub fn history_drift(
     runs: &[Run],
     machine: &crate::machine::Machine,
-) -> std::collections::BTreeMap<String, f64> {
+) -> std::collections::BTreeMap<String, Drift> {
     let mut medians: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in runs
         .iter()
@@ -323,15 +342,25 @@ pub fn history_drift(
     }
     medians
         .into_iter()
-        .filter(|(_, v)| v.len() >= 3)
+        .filter(|(_, v)| v.len() >= MIN_HISTORY_RUNS)
         .filter_map(|(k, v)| {
             let med = crate::engine::stats::median(&v);
-            if med <= 0.0 {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(0.0, f64::max);
+            if med <= 0.0 || lo <= 0.0 {
                 return None;
             }
             let dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
-            let mad = crate::engine::stats::median(&dev);
-            Some((k, 200.0 * 1.4826 * mad / med))
+            let sd_pct = 100.0 * 1.4826 * crate::engine::stats::median(&dev) / med;
+            let range_pct = (hi / lo - 1.0) * 100.0;
+            Some((
+                k,
+                Drift {
+                    runs: v.len(),
+                    sd_pct,
+                    gate_pct: range_pct.max(2.0 * sd_pct),
+                },
+            ))
         })
         .collect()
 }
@@ -352,20 +381,24 @@ fn round_drift(side: &Side, rounds: &[u32]) -> f64 {
 
 impl Comparison {
     /// Demote changes within the run-to-run drift the history shows for that probe on that
-    /// machine (`drift_pct` by pairing key, see [`history_drift`]): a change must exceed it.
-    pub fn apply_history_drift(&mut self, drift_pct: &std::collections::BTreeMap<String, f64>) {
+    /// machine (by pairing key, see [`history_drift`]): a change must exceed the largest
+    /// change seen between two earlier runs (`Drift::gate_pct`), either way (B/A or A/B).
+    pub fn apply_history_drift(&mut self, drift: &std::collections::BTreeMap<String, Drift>) {
         for p in &mut self.pairs {
-            let Some(&d) = drift_pct.get(&p.key) else {
+            let Some(d) = drift.get(&p.key).map(|d| d.gate_pct) else {
                 continue;
             };
             p.history_drift_pct = Some(d);
-            let within = p.change_pct.is_some_and(|c| c.abs() <= d);
+            let within = p
+                .ratio
+                .is_some_and(|r| r > 0.0 && r.max(1.0 / r) <= 1.0 + d / 100.0);
             if within && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
                 let dir = p.verdict.as_str();
                 p.verdict = Verdict::NoSignificantDifference;
-                p.decided_by = format!("history drift (±{d:.1}%)");
-                let why =
-                    format!("{dir}, but within the ±{d:.1}% this probe drifts between runs here");
+                p.decided_by = format!("history drift ({d:.1}% seen between runs)");
+                let why = format!(
+                    "{dir}, but within the {d:.1}% this probe has changed between runs here"
+                );
                 p.note = if p.note.is_empty() {
                     why
                 } else {
@@ -629,6 +662,41 @@ mod tests {
             r.machine.kernel.release = Some("9.9.9".into());
         }
         assert!(history_drift(&other, &a.machine).is_empty());
+    }
+
+    #[test]
+    fn a_rare_slow_run_in_the_history_is_part_of_what_a_change_must_exceed() {
+        // Ten runs near 100 and one at 200 (the whole machine was slow once): the robust
+        // spread ignores the slow run, the gate does not.
+        let mut centres = vec![
+            100.0, 101.0, 99.0, 100.5, 98.5, 100.0, 101.5, 99.5, 100.0, 99.0,
+        ];
+        centres.push(200.0);
+        let history: Vec<Run> = centres
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| run_with(samples(c, 30, 70 + i as u64)))
+            .collect();
+        let a = run_with(samples(100.0, 30, 1));
+        let d = history_drift(&history, &a.machine);
+        let d = d.values().next().unwrap();
+        assert_eq!(d.runs, 11);
+        assert!(d.sd_pct < 2.0, "{d:?}");
+        assert!(d.gate_pct > 100.0, "{d:?}");
+        let drift = history_drift(&history, &a.machine);
+        // The next such episode (B at 190) is not a regression here ...
+        let mut cmp = compare(&a, "a", &run_with(samples(190.0, 30, 2)), "b");
+        cmp.apply_history_drift(&drift);
+        assert!(cmp.regressions(5.0).is_empty(), "{:?}", cmp.pairs);
+        // ... and with a steady history a 1.5× change still is.
+        let steady: Vec<Run> = history[..10].to_vec();
+        let mut cmp = compare(&a, "a", &run_with(samples(150.0, 30, 2)), "b");
+        cmp.apply_history_drift(&history_drift(&steady, &a.machine));
+        assert_eq!(cmp.regressions(5.0).len(), 1, "{:?}", cmp.pairs);
+        // Faster by more than the history's range counts too; within it, it does not.
+        let mut cmp = compare(&a, "a", &run_with(samples(60.0, 30, 2)), "b");
+        cmp.apply_history_drift(&history_drift(&steady, &a.machine));
+        assert_eq!(cmp.pairs[0].verdict, Verdict::Faster);
     }
 
     #[test]
