@@ -313,15 +313,36 @@ pub struct Drift {
     /// (1.4826 × MAD / median): the typical drift, for the printed interval
     /// (report::compare::interval).
     pub sd_pct: f64,
-    /// The largest change seen between any two of those runs, percent (largest / smallest
-    /// median − 1), and at least twice the robust sd: what a change must exceed to count in
-    /// `compare` (the gate). A rare episode in which the whole machine ran slower is part of
-    /// it, where a robust spread would ignore it and let the next such episode fire the gate.
-    pub gate_pct: f64,
+    /// Sample standard deviation of the logarithms of the runs' medians: not robust on
+    /// purpose, so that a rare run in which the whole machine was slower counts.
+    pub log_sd: f64,
+    /// The largest change between any two of the runs, percent (largest / smallest − 1).
+    pub range_pct: f64,
+}
+
+impl Drift {
+    /// What a change between two new runs must exceed (percent) to count at two-sided
+    /// level `alpha`: the prediction bound of the ratio of two new runs from the history,
+    /// exp(t(1 − alpha/2, runs − 1) × log_sd × √2) − 1 (two new runs differ by √2 times the
+    /// spread of one; Student's t pays for estimating that spread from few runs), and never
+    /// less than the largest change already seen between two earlier runs.
+    pub fn gate_pct(&self, alpha: f64) -> f64 {
+        use statrs::distribution::{ContinuousCDF, StudentsT};
+        let df = self.runs.saturating_sub(1).max(1) as f64;
+        let t = StudentsT::new(0.0, 1.0, df)
+            .map(|d| d.inverse_cdf(1.0 - alpha.clamp(1e-9, 0.5) / 2.0))
+            .unwrap_or(f64::INFINITY);
+        let predicted = ((t * self.log_sd * std::f64::consts::SQRT_2).exp() - 1.0) * 100.0;
+        predicted.max(self.range_pct)
+    }
 }
 
 /// Valid runs a probe needs in the history before its drift is used.
 pub const MIN_HISTORY_RUNS: usize = 3;
+
+/// The chance, per comparison of two runs, that the history rule lets a change through on
+/// an unchanged build (family-wise: split among the probes compared, Bonferroni).
+pub const FAMILY_ALPHA: f64 = 0.05;
 
 /// Per pairing key ([`key_string`]), the run-to-run drift of valid medians across `runs`
 /// taken on `machine` (same key facts), for keys seen in at least [`MIN_HISTORY_RUNS`] runs.
@@ -345,20 +366,26 @@ pub fn history_drift(
         .filter(|(_, v)| v.len() >= MIN_HISTORY_RUNS)
         .filter_map(|(k, v)| {
             let med = crate::engine::stats::median(&v);
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(0.0, f64::max);
-            if med <= 0.0 || lo <= 0.0 {
+            if med <= 0.0 || v.iter().any(|&x| x <= 0.0) {
                 return None;
             }
             let dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
-            let sd_pct = 100.0 * 1.4826 * crate::engine::stats::median(&dev) / med;
-            let range_pct = (hi / lo - 1.0) * 100.0;
+            let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            let var =
+                logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
+            let (lo, hi) = logs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &l| {
+                    (a.min(l), b.max(l))
+                });
             Some((
                 k,
                 Drift {
                     runs: v.len(),
-                    sd_pct,
-                    gate_pct: range_pct.max(2.0 * sd_pct),
+                    sd_pct: 100.0 * 1.4826 * crate::engine::stats::median(&dev) / med,
+                    log_sd: var.sqrt(),
+                    range_pct: ((hi - lo).exp() - 1.0) * 100.0,
                 },
             ))
         })
@@ -381,11 +408,19 @@ fn round_drift(side: &Side, rounds: &[u32]) -> f64 {
 
 impl Comparison {
     /// Demote changes within the run-to-run drift the history shows for that probe on that
-    /// machine (by pairing key, see [`history_drift`]): a change must exceed the largest
-    /// change seen between two earlier runs (`Drift::gate_pct`), either way (B/A or A/B).
+    /// machine (by pairing key, see [`history_drift`]): a change, B/A or A/B, must exceed
+    /// [`Drift::gate_pct`] at [`FAMILY_ALPHA`] shared among the valid pairs that have a
+    /// history, so that an unchanged build trips no probe of a whole suite but rarely.
     pub fn apply_history_drift(&mut self, drift: &std::collections::BTreeMap<String, Drift>) {
+        let held = self
+            .pairs
+            .iter()
+            .filter(|p| p.valid && drift.contains_key(&p.key))
+            .count()
+            .max(1);
+        let alpha = FAMILY_ALPHA / held as f64;
         for p in &mut self.pairs {
-            let Some(d) = drift.get(&p.key).map(|d| d.gate_pct) else {
+            let Some(d) = drift.get(&p.key).map(|d| d.gate_pct(alpha)) else {
                 continue;
             };
             p.history_drift_pct = Some(d);
@@ -682,7 +717,10 @@ mod tests {
         let d = d.values().next().unwrap();
         assert_eq!(d.runs, 11);
         assert!(d.sd_pct < 2.0, "{d:?}");
-        assert!(d.gate_pct > 100.0, "{d:?}");
+        assert!(
+            d.range_pct > 100.0 && d.gate_pct(FAMILY_ALPHA) > 100.0,
+            "{d:?}"
+        );
         let drift = history_drift(&history, &a.machine);
         // The next such episode (B at 190) is not a regression here ...
         let mut cmp = compare(&a, "a", &run_with(samples(190.0, 30, 2)), "b");
@@ -697,6 +735,32 @@ mod tests {
         let mut cmp = compare(&a, "a", &run_with(samples(60.0, 30, 2)), "b");
         cmp.apply_history_drift(&history_drift(&steady, &a.machine));
         assert_eq!(cmp.pairs[0].verdict, Verdict::Faster);
+    }
+
+    #[test]
+    fn the_gate_asks_more_of_a_short_history_and_of_many_probes() {
+        let d = |runs| Drift {
+            runs,
+            sd_pct: 3.0,
+            log_sd: 0.03,
+            range_pct: 5.0,
+        };
+        // Three runs say little about the spread: Student's t with 2 degrees of freedom.
+        assert!(d(3).gate_pct(0.05) > d(30).gate_pct(0.05));
+        // Bonferroni: sixteen probes at once ask more of each.
+        assert!(d(30).gate_pct(0.05 / 16.0) > d(30).gate_pct(0.05));
+        // 30 runs, one probe: exp(2.045 × 0.03 × √2) − 1 ≈ 9.1%.
+        assert!(
+            (d(30).gate_pct(0.05) - 9.1).abs() < 0.1,
+            "{}",
+            d(30).gate_pct(0.05)
+        );
+        // Never below the largest change already seen.
+        let wide = Drift {
+            range_pct: 40.0,
+            ..d(30)
+        };
+        assert_eq!(wide.gate_pct(0.05), 40.0);
     }
 
     #[test]
