@@ -18,6 +18,7 @@
 use super::derive::derive_in_rounds;
 use super::measure::derived_remarks;
 use super::sampler::{weakest, StopReason};
+use crate::evidence::procfs::accumulate;
 use crate::model::{
     Check, EventReading, Evidence, Measurement, ParamKind, ParticipantRusage, Placement, Status,
 };
@@ -193,16 +194,7 @@ pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
     let mut out = Evidence::default();
     let mut denominators: std::collections::BTreeMap<String, f64> = Default::default();
     for ev in all {
-        let (t, e) = (&mut out.rusage.total, &ev.rusage.total);
-        t.utime_us += e.utime_us;
-        t.stime_us += e.stime_us;
-        t.maxrss_kb = t.maxrss_kb.max(e.maxrss_kb);
-        t.minflt += e.minflt;
-        t.majflt += e.majflt;
-        t.inblock += e.inblock;
-        t.oublock += e.oublock;
-        t.nvcsw += e.nvcsw;
-        t.nivcsw += e.nivcsw;
+        accumulate(&mut out.rusage.total, &ev.rusage.total);
         out.rusage.iterations += ev.rusage.iterations;
         for p in &ev.rusage.participants {
             merge_participant(&mut out.rusage.participants, p);
@@ -260,18 +252,7 @@ fn merge_participant(all: &mut Vec<ParticipantRusage>, p: &ParticipantRusage) {
         .find(|q| q.role == p.role && q.pid == p.pid && q.tid == p.tid)
     {
         None => all.push(p.clone()),
-        Some(q) => {
-            let (a, b) = (&mut q.rusage, &p.rusage);
-            a.utime_us += b.utime_us;
-            a.stime_us += b.stime_us;
-            a.maxrss_kb = a.maxrss_kb.max(b.maxrss_kb);
-            a.minflt += b.minflt;
-            a.majflt += b.majflt;
-            a.inblock += b.inblock;
-            a.oublock += b.oublock;
-            a.nvcsw += b.nvcsw;
-            a.nivcsw += b.nivcsw;
-        }
+        Some(q) => accumulate(&mut q.rusage, &p.rusage),
     }
 }
 
