@@ -339,8 +339,16 @@ pub fn definitions(run: &Run) -> String {
                 .map(|c| c.to_string())
                 .unwrap_or_default()
         );
+        // The history-drift line belongs to one measurement (printed under it), not to
+        // the probe's definition.
+        let defining: Vec<&str> = m
+            .notes
+            .iter()
+            .filter(|n| !n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+            .map(String::as_str)
+            .collect();
         seen.entry(key)
-            .or_insert_with(|| (m.probe.clone(), m.notes.join("; ")));
+            .or_insert_with(|| (m.probe.clone(), defining.join("; ")));
     }
     let mut out: String = seen
         .iter()
@@ -424,6 +432,31 @@ mod tests {
             run.measurements.len()
         );
         assert!(!out.contains('\x1b'), "colour in a plain render");
+    }
+
+    #[test]
+    fn a_history_widened_interval_prints_its_evidence_line_not_in_definitions() {
+        let mut run = fixture();
+        let history: Vec<Run> = [1.0, 1.1, 0.9]
+            .iter()
+            .map(|&k| {
+                let mut r = fixture();
+                for m in &mut r.measurements {
+                    if let Some(v) = m.value.as_mut() {
+                        v.median *= k;
+                    }
+                }
+                r
+            })
+            .collect();
+        crate::report::compare::interval::widen_with_history(&mut run, &history);
+        let out = render_for(&run, &Term::plain(80));
+        assert!(
+            out.contains("    interval includes run-to-run drift seen in 3 runs here: ±"),
+            "{out}"
+        );
+        assert!(widest(&out) <= 80, "{out}");
+        assert!(!definitions(&run).contains("run-to-run drift seen in"));
     }
 
     #[test]
