@@ -256,19 +256,22 @@ fn merge_participant(all: &mut Vec<ParticipantRusage>, p: &ParticipantRusage) {
     }
 }
 
-/// The same task seen again (this thread, in every round): first start, last end, and the
-/// affinity held only if it held every time.
+/// One placement per participant where the rounds agree: the same task seen again (this
+/// thread, in every round) where it ended, or the same role (a partner is a new task at every
+/// round; the first round's pid is kept) seen at the same CPUs. A round that saw its
+/// participant elsewhere keeps its own entry (its placement check already failed there).
 fn merge_placement(all: &mut Vec<Placement>, p: &Placement) {
+    let same_task = |q: &Placement| q.pid == p.pid && q.tid == p.tid && q.end == p.start;
+    let same_cpus = |q: &Placement| q.start == p.start && q.end == p.end;
     match all
         .iter_mut()
-        .find(|q| q.role == p.role && q.pid == p.pid && q.tid == p.tid)
+        .find(|q| q.role == p.role && q.requested == p.requested && (same_task(q) || same_cpus(q)))
     {
         None => all.push(p.clone()),
-        Some(q) if q.requested == p.requested && q.end == p.start => {
+        Some(q) => {
             q.end = p.end;
             q.affinity_held &= p.affinity_held;
         }
-        Some(_) => all.push(p.clone()),
     }
 }
 
@@ -336,6 +339,20 @@ mod tests {
                 reason: None,
             },
         );
+        // This thread, and a partner that is a new process at every round.
+        let placed = |role: &str, pid: i32| Placement {
+            role: role.into(),
+            pid,
+            tid: pid,
+            requested: vec![1],
+            start: Some(1),
+            end: Some(1),
+            affinity_held: true,
+        };
+        ev.cpus = vec![
+            placed("measuring thread", 10),
+            placed("partner", 100 + round as i32),
+        ];
         ev.occupancy = Some(Occupancy {
             wall_ns: 1000,
             oncpu_ns: 990,
@@ -480,6 +497,8 @@ mod tests {
         assert_eq!(cs.total, Some(600.0));
         assert!((cs.per_op.unwrap() - 2.0).abs() < 1e-12, "{cs:?}");
         assert_eq!(merged.evidence.occupancy.as_ref().unwrap().wall_ns, 3000);
+        // One placement per participant when the rounds agree.
+        assert_eq!(merged.evidence.cpus.len(), 2, "{:?}", merged.evidence.cpus);
         // A warning every round gave is given once.
         assert_eq!(
             merged
@@ -544,6 +563,15 @@ mod tests {
             m.warnings
         );
         assert_eq!(m.samples.len(), 3);
+    }
+
+    #[test]
+    fn a_round_that_saw_its_partner_elsewhere_keeps_its_own_placement() {
+        let a = round(0, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        let mut b = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        b.evidence.cpus[1].end = Some(0);
+        let m = merge_rounds(vec![(0, a), (1, b)]).unwrap();
+        assert_eq!(m.evidence.cpus.len(), 3, "{:?}", m.evidence.cpus);
     }
 
     #[test]
