@@ -384,7 +384,7 @@ pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds spread acr
     between runs seen there: each side's half-width becomes √(within² + (1.96 × sd)²), sd \
     the robust spread (1.4826 × MAD) of those runs' medians; the interval from this run alone \
     stays in the JSON (ci95_within_run) and a line says so. compare holds a change against \
-    the largest change seen between two earlier runs (docs/EVIDENCE.md).\n";
+    how far the history says two runs of an unchanged build can differ (docs/EVIDENCE.md).\n";
 
 /// How occupancy is checked (--explain).
 pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each window's edges \
