@@ -381,8 +381,9 @@ pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds spread acr
     round fails the figure. Items with their own repetitions (fault cases, mmap lab, time \
     slices) take their rounds in one call and say so. When the history (--db) holds at least \
     3 earlier valid runs of a probe on this machine, the interval also covers the drift \
-    between runs seen there: each side's half-width becomes √(within² + (1.96 × sd)²), sd \
-    the robust spread (1.4826 × MAD) of those runs' medians; the interval from this run alone \
+    between runs seen there: each side's half-width becomes √(within² + (t × sd)²), sd \
+    the robust spread (1.4826 × MAD) of those runs' medians and t Student's 97.5% quantile \
+    for their number less one; the interval from this run alone \
     stays in the JSON (ci95_within_run) and a line says so. compare holds a change against \
     how far the history says two runs of an unchanged build can differ (docs/EVIDENCE.md).\n";
 

@@ -12,7 +12,9 @@ pub const DRIFT_LINE: &str = "interval includes run-to-run drift seen in";
 
 /// Widen each valid measurement's value interval of `run` by the run-to-run drift of its
 /// probe in `history` (earlier runs on the same machine, see [`history_drift`]): each side's
-/// half-width becomes √(within² + (1.96 × drift sd × median)²). The interval from this run's
+/// half-width becomes √(within² + (t × drift sd × median)²), t Student's 97.5% quantile with
+/// runs − 1 degrees of freedom (a spread estimated from 3 runs is itself uncertain, so it
+/// counts for more than from 30). The interval from this run's
 /// samples alone stays in `value.ci95_within_run`; a note (the evidence line) says how many
 /// runs the drift was seen in and how large it is. Probes without enough history are left
 /// as they are.
@@ -35,7 +37,8 @@ fn widen(v: &mut crate::model::Summary, d: &Drift) -> Option<String> {
     if v.median <= 0.0 || v.ci95_within_run.is_some() {
         return None;
     }
-    let reach = 1.96 * d.sd_pct / 100.0 * v.median;
+    let t = crate::engine::stats::t_975(d.runs.saturating_sub(1));
+    let reach = t * d.sd_pct / 100.0 * v.median;
     let within = v.ci95;
     let lo = (v.median - within[0]).max(0.0).hypot(reach);
     let hi = (within[1] - v.median).max(0.0).hypot(reach);
@@ -44,7 +47,7 @@ fn widen(v: &mut crate::model::Summary, d: &Drift) -> Option<String> {
     Some(format!(
         "{DRIFT_LINE} {} runs here: ±{:.1}%",
         d.runs,
-        1.96 * d.sd_pct
+        t * d.sd_pct
     ))
 }
 
@@ -95,14 +98,14 @@ mod tests {
             v.ci95[0] < before.ci95[0] && v.ci95[1] > before.ci95[1],
             "{v:?}"
         );
-        // Medians ×0.9…×1.1: MAD 0.05 → sd 7.4%, ±14.5% at 95%.
-        let reach = v.median * 1.96 * 1.4826 * 0.05;
+        // Medians ×0.9…×1.1: MAD 0.05 → sd 7.4%; t(4) = 2.776 → ±20.6%.
+        let reach = v.median * 2.776 * 1.4826 * 0.05;
         let hi = (before.ci95[1] - before.median).hypot(reach);
         assert!((v.ci95[1] - v.median - hi).abs() < 1e-9 * v.median, "{v:?}");
         assert!(
             m.notes
                 .iter()
-                .any(|n| n == "interval includes run-to-run drift seen in 5 runs here: ±14.5%"),
+                .any(|n| n == "interval includes run-to-run drift seen in 5 runs here: ±20.6%"),
             "{:?}",
             m.notes
         );
