@@ -90,9 +90,11 @@ impl Plan {
     }
 }
 
-/// The default time of one item: its sampling budget and warm-up, plus setup.
+/// The default time of one item: its sampling budget, plus warm-up and setup at each of
+/// its rounds.
 fn default_item_s(sampling: &crate::engine::sampler::SamplingConfig) -> f64 {
-    (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1
+    let rounds = crate::engine::sampler::ROUNDS as f64;
+    sampling.budget_ns as f64 / 1e9 + rounds * (sampling.warmup_ns as f64 / 1e9 + 0.1)
 }
 
 /// "N measurements, about T s": the sum of each item's own estimate (or the default).
@@ -540,10 +542,10 @@ mod tests {
         let q = SamplingConfig::quick();
         let plain = || PlanItem::new("a", |_| Err(Error::Interrupted));
         let items = vec![plain(), plain()];
-        // 0.3 s budget + 0.02 s warm-up + 0.1 s setup, twice.
+        // 0.3 s budget + 3 rounds × (0.02 s warm-up + 0.1 s setup), twice.
         assert_eq!(
             estimate_line(&items, &q),
-            "2 measurements, about 1 s (at most 0.4 s each)"
+            "2 measurements, about 2 s (at most 0.7 s each)"
         );
         let items = vec![
             plain(),

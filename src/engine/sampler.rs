@@ -181,14 +181,13 @@ pub fn sample_round(
     recorder: &mut Recorder,
 ) -> Result<SampleSet> {
     let of = slot.of.max(1) as usize;
-    let start = now_ns();
     let mut set = scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?;
-    let share = SamplingConfig {
-        budget_ns: cfg.budget_ns / of as u64,
-        ..cfg.clone()
-    };
-    warm_until_steady(
-        &share,
+    let share = cfg.budget_ns / of as u64;
+    // Warm up until steady, for at least the configured warm-up and at most a quarter of
+    // the share or twice the warm-up: every round pays for one, so it is kept short.
+    warm_until_steady_capped(
+        cfg.warmup_ns,
+        (share / 4).max(cfg.warmup_ns.saturating_mul(2)),
         raw,
         baseline.as_deref_mut(),
         set.raw_iterations,
@@ -197,9 +196,9 @@ pub fn sample_round(
     let limits = RoundLimits::of(cfg, of);
     let bounds = RoundBounds {
         round: slot.index,
-        // Scaling and warm-up are inside the round's share, as for the first round of
-        // [`sample`]: spreading the rounds does not lengthen the run by much.
-        deadline: start + share.budget_ns,
+        // The share is for sampling: scaling and warm-up come on top, once per round, so
+        // a measurement gets as many samples as when its rounds ran back to back.
+        deadline: now_ns() + share,
         limits: &limits,
         target: cfg.rel_ci_target,
     };
@@ -354,13 +353,32 @@ const WARM_TOLERANCE: f64 = 0.03;
 pub fn warm_until_steady(
     cfg: &SamplingConfig,
     raw: &mut Workload<'_>,
+    baseline: Option<&mut Workload<'_>>,
+    raw_iters: u64,
+    base_iters: u64,
+) -> Result<bool> {
+    warm_until_steady_capped(
+        cfg.warmup_ns,
+        (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4)),
+        raw,
+        baseline,
+        raw_iters,
+        base_iters,
+    )
+}
+
+/// [`warm_until_steady`] for at least `floor_ns` and at most `cap_ns`.
+fn warm_until_steady_capped(
+    floor_ns: u64,
+    cap_ns: u64,
+    raw: &mut Workload<'_>,
     mut baseline: Option<&mut Workload<'_>>,
     raw_iters: u64,
     base_iters: u64,
 ) -> Result<bool> {
     let start = now_ns();
-    let floor = start + cfg.warmup_ns;
-    let cap = start + (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4));
+    let floor = start + floor_ns;
+    let cap = start + cap_ns.max(floor_ns);
     let mut times = Vec::new();
     loop {
         crate::engine::interrupt::check()?;
