@@ -604,6 +604,11 @@ mod tests {
     const C: i32 = 10;
     const S: i32 = 20;
 
+    /// Pipe RPCs of client C on CPU 1 and server S on CPU 0.
+    fn pipe_rpcs(events: &[Event]) -> Vec<Rpc> {
+        split(events, C, &[S], 1, 0, Calls::of(Mech::Pipe))
+    }
+
     #[test]
     fn a_server_found_running_and_an_idle_switch_are_told_apart() {
         let (w, r) = (libc::SYS_write, libc::SYS_read);
@@ -628,7 +633,7 @@ mod tests {
             ev(215, 0, S, waking(C)),
             ev(220, 1, C, exit(r)),
         ];
-        let rpcs = split(&events, C, &[S], 1, 0, Calls::of(Mech::Pipe));
+        let rpcs = pipe_rpcs(&events);
         assert_eq!(rpcs.len(), 2);
         assert_eq!(rpcs[0].parts, [10.0, 0.0, 20.0, 10.0, 10.0, 0.0, 20.0, 5.0]);
         assert!(rpcs[0].from_idle);
@@ -660,7 +665,7 @@ mod tests {
             ev(160, 1, 0, Kind::Switch { prev: 0, next: C }),
             ev(170, 1, C, exit(r)),
         ];
-        let rpcs = split(&events, C, &[S], 1, 0, Calls::of(Mech::Pipe));
+        let rpcs = pipe_rpcs(&events);
         assert_eq!(rpcs.len(), 1);
         assert_eq!(rpcs[0].parts, [5.0, 13.0, 7.0, 5.0, 10.0, 8.0, 12.0, 10.0]);
         assert_eq!(rpcs[0].span_ns, 70);
@@ -688,7 +693,7 @@ mod tests {
             ev(161, 1, C, Kind::SwitchIn { prev: 0 }),
             ev(170, 1, C, exit(r)),
         ];
-        let rpcs = split(&events, C, &[S], 1, 0, Calls::of(Mech::Pipe));
+        let rpcs = pipe_rpcs(&events);
         assert_eq!(rpcs.len(), 1);
         assert_eq!(rpcs[0].parts, [5.0, 0.0, 20.0, 5.0, 10.0, 0.0, 21.0, 9.0]);
         assert!(rpcs[0].from_idle);
@@ -764,7 +769,7 @@ mod tests {
             ev(152, 1, C, enter(r)),
             ev(155, 1, C, exit(r)),
         ];
-        let rpcs = split(&events, C, &[S], 1, 0, Calls::of(Mech::Pipe));
+        let rpcs = pipe_rpcs(&events);
         assert_eq!(rpcs.len(), 1);
         assert_eq!(rpcs[0].parts, [5.0, 0.0, 15.0, 5.0, 5.0, 0.0, 0.0, 25.0]);
     }
