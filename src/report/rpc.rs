@@ -137,33 +137,44 @@ pub fn text(run: &Run) -> String {
     out.push_str(&table(&rows));
     let traced: Vec<&Case> = cs.iter().filter(|c| c.traced.is_some()).collect();
     if !traced.is_empty() {
-        let mut rows = vec![std::iter::once("part (median)".to_string())
-            .chain(
-                traced
-                    .iter()
-                    .map(|c| format!("{} {}", short(c.scenario), c.mech)),
-            )
-            .collect::<Vec<_>>()];
-        for (k, p) in PARTS.iter().enumerate() {
-            rows.push(
-                std::iter::once(p.to_string())
-                    .chain(traced.iter().map(|c| cell(c.parts[k])))
-                    .collect(),
-            );
-        }
-        rows.push(
-            std::iter::once("sum of parts".to_string())
-                .chain(traced.iter().map(|c| {
-                    present_parts(c)
-                        .map(|v| fmt_time(v.iter().sum()))
-                        .unwrap_or_else(|| "—".into())
-                }))
-                .collect(),
-        );
         out.push_str("\nrpc: kernel-traced parts (definitions: --explain)\n");
-        out.push_str(&table(&rows));
+    }
+    // At most four cases side by side, so the table fits 80 columns.
+    for (i, chunk) in traced.chunks(4).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&table(&parts_rows(chunk)));
     }
     out
+}
+
+/// The parts table of some traced cases: a header, one row per part, the sum of parts.
+fn parts_rows(traced: &[&Case]) -> Vec<Vec<String>> {
+    let mut rows = vec![std::iter::once("part (median)".to_string())
+        .chain(
+            traced
+                .iter()
+                .map(|c| format!("{} {}", short(c.scenario), c.mech)),
+        )
+        .collect::<Vec<_>>()];
+    for (k, p) in PARTS.iter().enumerate() {
+        rows.push(
+            std::iter::once(p.to_string())
+                .chain(traced.iter().map(|c| cell(c.parts[k])))
+                .collect(),
+        );
+    }
+    rows.push(
+        std::iter::once("sum of parts".to_string())
+            .chain(traced.iter().map(|c| {
+                present_parts(c)
+                    .map(|v| fmt_time(v.iter().sum()))
+                    .unwrap_or_else(|| "—".into())
+            }))
+            .collect(),
+    );
+    rows
 }
 
 /// The HTML figure for the `rpc` family: one stacked bar per traced scenario × mechanism.
@@ -261,6 +272,28 @@ mod tests {
         assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         assert_eq!(figures(std::slice::from_ref(&run), "rpc").len(), 1);
+    }
+
+    #[test]
+    fn many_traced_cases_wrap_into_tables_that_fit_80_columns() {
+        let mut run = crate::report::ipc::tests::fixture();
+        run.measurements.clear();
+        for sc in ["local", "remote-exclusive", "remote-shared"] {
+            for mech in ["pipe", "futex"] {
+                let mut t = m("rpc.traced", sc, None, 5000.0);
+                t.params.insert("mech".into(), mech.into());
+                run.measurements.push(t);
+                for p in PARTS {
+                    let mut x = m("rpc.part", sc, Some(p), 625.0);
+                    x.params.insert("mech".into(), mech.into());
+                    run.measurements.push(x);
+                }
+            }
+        }
+        let t = text(&run);
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        assert_eq!(t.matches("part (median)").count(), 2, "{t}");
+        assert_eq!(t.matches("sum of parts").count(), 2, "{t}");
     }
 
     #[test]
