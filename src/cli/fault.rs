@@ -240,9 +240,10 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
     let mut plan = Plan::default();
     for case in cases(&a) {
         let s = Rc::clone(&setup);
-        plan.push(PlanItem::new(case.label(), move |ctx| {
-            measure_case(ctx, &s, case)
-        }));
+        plan.push(
+            PlanItem::new(case.label(), move |ctx| measure_case(ctx, &s, case))
+                .once("a fault case takes its rounds in its own loop (prepare, touch, unmap)"),
+        );
     }
     let run = execute(plan, &a.opts)?;
     use std::fmt::Write as _;

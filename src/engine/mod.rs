@@ -6,6 +6,7 @@ pub mod clock;
 pub mod derive;
 pub mod interrupt;
 pub mod measure;
+pub mod merge;
 pub mod partner;
 pub mod sampler;
 pub mod stats;

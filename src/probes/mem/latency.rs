@@ -163,7 +163,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     at = chase(at, warm_loads(ws.len() / p.stride));
     let ctx = &Context {
         sampling: chase_sampling(&ctx.sampling),
-        clock: ctx.clock.clone(),
+        ..ctx.clone()
     };
     let share = huge_page_share(ws.as_ptr(), ws.len());
     let spec = Spec::new(PROBE, "ns/load", "ns/load", 1.0)
