@@ -123,13 +123,12 @@ pub fn measure_pipe_on(
         .param("mode", mode.as_str())
         .param("cpus", vec![cpu])
         .events_set(EventSet::None);
-    let waited = wait_for_hooks_off()?;
-    if waited > 0 {
-        spec = spec.note(format!(
-            "waited {:.0} ms before sampling for the kernel's perf scheduling hooks to switch \
-             off (counters had closed less than 1 s earlier)",
-            waited as f64 / 1e6
-        ));
+    // Wait at most this call's sampling budget: inside a suite every round follows other
+    // probes' counters, and a full second per round would dominate a short budget.
+    let share = ctx.sampling.budget_ns / ctx.round.map_or(1, |r| r.of.max(1)) as u64;
+    let (waited, left) = wait_for_hooks_off(share)?;
+    if waited > 0 || left > 0 {
+        spec = spec.note(hooks_note(waited, left));
     }
     let result = match method {
         ClockMethod::Direct => {
@@ -210,15 +209,38 @@ pub fn measure_pipe_on(
         if m.evidence.events.is_empty() {
             m.evidence.events = pass.perf_events;
         }
-        // The engine's note on evidence samples "with perf counters attached" does not apply:
-        // this probe's evidence samples attach none, so their times differ by noise alone.
+        Ok(m)
+    });
+    // The sampler's evidence samples attached nothing here (EventSet::None): they are not
+    // "with perf counters" samples, so they are dropped with the engine's note about them
+    // (which a merge of rounds would otherwise derive again from them).
+    let result = result.map(|mut m| {
+        m.evidence_samples.clear();
         m.notes
             .retain(|n| !n.starts_with("with perf counters attached"));
-        Ok(m)
+        m
     });
     drop(thread);
     drop(child);
     result
+}
+
+/// What the wait for the perf hooks did, for the notes.
+fn hooks_note(waited: u64, left: u64) -> String {
+    let w = waited as f64 / 1e6;
+    if left == 0 {
+        format!(
+            "waited {w:.0} ms before sampling for the kernel's perf scheduling hooks to switch \
+             off (counters had closed less than 1 s earlier)"
+        )
+    } else {
+        format!(
+            "waited {w:.0} ms (this round's budget) for the kernel's perf scheduling hooks to \
+             switch off; they stayed on for about the first {:.0} ms of sampling (another \
+             probe's counters had just closed), adding a few % to those samples",
+            left as f64 / 1e6
+        )
+    }
 }
 
 /// Length of one timed sample of the tax pass, and the number of rounds: about 0.2 s in all,

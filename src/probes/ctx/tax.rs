@@ -174,14 +174,16 @@ pub fn measure_tax(
 }
 
 /// Wait until the kernel's perf scheduling hooks are off, i.e. until `HOOKS_LINGER_NS` after
-/// this process last closed counters. Returns the nanoseconds waited (0 when they already
-/// are, or counters were never opened).
-pub fn wait_for_hooks_off() -> Result<u64> {
+/// this process last closed counters, but at most `max_ns`. Returns (ns waited, ns the hooks
+/// still had to go when the wait ended): (0, 0) when they were already off or counters were
+/// never opened here.
+pub fn wait_for_hooks_off(max_ns: u64) -> Result<(u64, u64)> {
     let linger = crate::evidence::perf::HOOKS_LINGER_NS;
     let Some(age) = crate::evidence::perf::since_last_close_ns() else {
-        return Ok(0);
+        return Ok((0, 0));
     };
-    let wait = linger.saturating_sub(age);
+    let needed = linger.saturating_sub(age);
+    let wait = needed.min(max_ns);
     let mut left = wait;
     while left > 0 {
         crate::engine::interrupt::check()?;
@@ -189,7 +191,7 @@ pub fn wait_for_hooks_off() -> Result<u64> {
         std::thread::sleep(std::time::Duration::from_nanos(step));
         left -= step;
     }
-    Ok(wait)
+    Ok((wait, needed - wait))
 }
 
 /// The note shown with `--explain` and kept in the JSON.
@@ -286,12 +288,17 @@ mod tests {
         };
         let mut set = crate::evidence::perf::PerfSet::open_with(&[1], EventSet::Software, opener);
         set.close();
-        let waited = wait_for_hooks_off().unwrap();
+        // A short cap: the wait stops there and says how much was left.
+        let (waited, left) = wait_for_hooks_off(1_000_000).unwrap();
+        assert_eq!(waited, 1_000_000);
+        assert!(left > 0);
+        let (waited, left) = wait_for_hooks_off(u64::MAX).unwrap();
         assert!(waited > 0);
+        assert_eq!(left, 0);
         let age = crate::evidence::perf::since_last_close_ns().unwrap();
         assert!(age >= crate::evidence::perf::HOOKS_LINGER_NS, "{age}");
         // Already off: no second wait.
-        assert_eq!(wait_for_hooks_off().unwrap(), 0);
+        assert_eq!(wait_for_hooks_off(u64::MAX).unwrap(), (0, 0));
     }
 
     struct NoCounter;
