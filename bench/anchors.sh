@@ -204,7 +204,9 @@ What each row compares (same definition on both sides):
 - **file-cached fault**: \`bench/ref/lat_pagefault.c\` (lmbench lat_pagefault: map a cached
   file, read one word per page in a random permutation, per page) vs the raw ns/page of
   \`oscost fault --kind file-cached --order random\`; oscost's own value is per counted fault
-  (pages per fault shown: fault-around and large folios map many pages per fault).
+  (pages per fault shown for both: fault-around and large folios map many pages per fault;
+  the page-cache folio size sets the time per page, so compare the per-page row only when
+  the pages-per-fault row agrees).
 - **memory latency 64m, strided**: \`bench/ref/lat_mem_rd.c\` (lmbench lat_mem_rd's default
   forward chain, stride 64) vs \`oscost mem latency --order strided\`; oscost's default is a
   random chase (the full latency), which reads higher beyond the caches by design.
