@@ -17,9 +17,9 @@ pub type Job = Box<dyn FnOnce(&Context) -> Result<Vec<Measurement>>>;
 pub struct PlanItem {
     pub label: String,
     pub run: Job,
-    /// How long this item takes, when it does not sample with the command's own budget
-    /// (its own budget, a working set to fill, a memory hog to start); None = the budget
-    /// plus warm-up of `--quick`/`--budget`.
+    /// How long this item is expected to take (not its upper bound), when it does not sample
+    /// with the command's own budget (its own loop, a working set to fill, a memory hog to
+    /// start); None = the model of its kind in engine::estimate.
     pub estimate: Option<std::time::Duration>,
 }
 
@@ -73,26 +73,61 @@ impl Plan {
     }
 }
 
-/// The default time of one item: its sampling budget and warm-up, plus setup.
-fn default_item_s(sampling: &crate::engine::sampler::SamplingConfig) -> f64 {
-    (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1
+/// The plan's duration estimate: each item's expected time (engine::estimate), corrected by
+/// this machine's past runs in the history when it exists (read only, never created).
+fn estimate_plan(
+    items: &[PlanItem],
+    sampling: &crate::engine::sampler::SamplingConfig,
+    opts: &MeasureOpts,
+    host_key: &str,
+) -> crate::engine::estimate::PlanEstimate {
+    use crate::engine::estimate::{History, PlanEstimate};
+    let history = opts
+        .db
+        .path()
+        .map(|p| History::load(&p, host_key))
+        .unwrap_or_default();
+    PlanEstimate::new(
+        items.iter().map(|i| (i.label.as_str(), i.estimate)),
+        sampling,
+        &history,
+    )
 }
 
-/// "N measurements, about T s": the sum of each item's own estimate (or the default).
-fn estimate_line(items: &[PlanItem], sampling: &crate::engine::sampler::SamplingConfig) -> String {
-    let default = default_item_s(sampling);
-    let secs: Vec<f64> = items
-        .iter()
-        .map(|i| i.estimate.map(|d| d.as_secs_f64()).unwrap_or(default))
-        .collect();
-    let total: f64 = secs.iter().sum();
-    let longest = secs.iter().copied().fold(0.0, f64::max);
-    format!(
-        "{} measurements, about {:.0} s (at most {:.1} s each)",
-        items.len(),
-        total.ceil().max(1.0),
-        longest
-    )
+/// The bar: items done of all, the current item, and an ETA from the item estimates (not
+/// indicatif's linear extrapolation over items of very different lengths).
+fn progress_bar(
+    n: usize,
+    show: bool,
+    eta: &std::sync::Arc<std::sync::Mutex<crate::engine::estimate::Eta>>,
+) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(
+        Some(n as u64),
+        if show {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    let eta = std::sync::Arc::clone(eta);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {item_eta})")
+            .expect("static template is valid")
+            .with_key(
+                "item_eta",
+                move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let left = eta
+                        .lock()
+                        .map(|e| e.remaining_now(std::time::Instant::now()))
+                        .unwrap_or(0.0);
+                    let _ = w.write_str(&crate::engine::estimate::format_eta(left));
+                },
+            ),
+    );
+    if show {
+        bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    }
+    bar
 }
 
 /// Execute a plan and return the complete Run (or Interrupted).
@@ -104,29 +139,33 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     let sampling = opts.sampling();
     let n = plan.items.len();
     let show = !opts.quiet && std::io::stderr().is_terminal();
-    if !opts.quiet {
-        eprintln!("oscost: {}", estimate_line(&plan.items, &sampling));
-    }
     let machine = crate::machine::collect();
+    let estimate = estimate_plan(&plan.items, &sampling, opts, &machine.host_key());
+    if !opts.quiet {
+        eprintln!("oscost: {}", estimate.line());
+    }
     let ctx = Context::new(sampling);
 
-    let bar = ProgressBar::with_draw_target(
-        Some(n as u64),
-        if show {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {eta})")
-            .expect("static template is valid"),
-    );
+    let eta = std::sync::Arc::new(std::sync::Mutex::new(crate::engine::estimate::Eta::new(
+        &estimate,
+    )));
+    let bar = progress_bar(n, show, &eta);
+    let mut timings = crate::engine::estimate::Timings::default();
     let mut measurements = Vec::with_capacity(n);
     let mut skipped = plan.skipped;
-    for item in plan.items {
+    for (i, item) in plan.items.into_iter().enumerate() {
         bar.set_message(item.label.clone());
-        match (item.run)(&ctx) {
+        let t0 = std::time::Instant::now();
+        if let Ok(mut e) = eta.lock() {
+            e.start(i, t0);
+        }
+        let result = (item.run)(&ctx);
+        let took = t0.elapsed();
+        if let Ok(mut e) = eta.lock() {
+            e.finish(took.as_secs_f64());
+        }
+        timings.record(&estimate.items[i], took);
+        match result {
             Ok(ms) => measurements.extend(ms),
             Err(Error::Interrupted) => {
                 bar.abandon_with_message("interrupted");
@@ -155,6 +194,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         complete: true,
         labels,
         run_id: None,
+        item_times: timings.into_vec(),
     };
     run.run_id = Some(crate::store::import::derive_uid(&run));
     Ok(run)
@@ -287,32 +327,4 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
     }
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::sampler::SamplingConfig;
-    use std::time::Duration;
-
-    #[test]
-    fn items_with_their_own_estimate_count_it() {
-        let q = SamplingConfig::quick();
-        let plain = || PlanItem::new("a", |_| Err(Error::Interrupted));
-        let items = vec![plain(), plain()];
-        // 0.3 s budget + 0.02 s warm-up + 0.1 s setup, twice.
-        assert_eq!(
-            estimate_line(&items, &q),
-            "2 measurements, about 1 s (at most 0.4 s each)"
-        );
-        let items = vec![
-            plain(),
-            plain().with_estimate(Duration::from_secs(9)),
-            plain().with_estimate(Duration::from_secs(9)),
-        ];
-        assert_eq!(
-            estimate_line(&items, &q),
-            "3 measurements, about 19 s (at most 9.0 s each)"
-        );
-    }
 }
