@@ -38,7 +38,7 @@ one() {
   # shellcheck disable=SC2086
   "$B" $c "$@" >/dev/null 2>"$tmp/err"; rc=$?
   e=$(date +%s.%N)
-  est=$(grep -o 'about [0-9]* s' "$tmp/err" | head -1 | grep -o '[0-9]*')
+  est=$(grep -o 'about [0-9.]* s' "$tmp/err" | head -1 | grep -o '[0-9.]*')
   if grep -q 'from the last' "$tmp/err"; then src=history
   elif grep -q 'from past runs' "$tmp/err"; then src=partly
   else src=model; fi
@@ -47,7 +47,9 @@ one() {
 
 row() {
   local c=$1 est=$2 act=$3 rc=$4 src=$5 ratio="-"
-  if [ "$est" != "?" ] && [ "$est" -gt 0 ]; then ratio=$(echo "scale=2; $act / $est" | bc); fi
+  if [ "$est" != "?" ] && [ "$(echo "$est > 0" | bc)" = 1 ]; then
+    ratio=$(echo "scale=2; $act / $est" | bc)
+  fi
   printf '%-30s | %8s | %8.1f | %5s | %-7s | %d\n' "$c" "$est s" "$act" "$ratio" "$src" "$rc"
 }
 

@@ -263,16 +263,17 @@ impl PlanEstimate {
         FIXED_S + self.items.iter().map(|i| i.expected_s).sum::<f64>()
     }
 
-    /// "N measurements, about T s" and where the figure comes from: "from the last 3 runs"
+    /// "N measurements, about T s" (tenths below 10 s) and where the figure comes from: "from the last 3 runs"
     /// when every item has history (the fewest runs any item has), "k of N from past runs"
     /// when some do.
     pub fn line(&self) -> String {
         let n = self.items.len();
         let total = self.total_s();
+        // Tenths below 10 s: rounding 1.4 s to "1 s" alone would be 30% off.
         let about = if total < 10.0 {
-            format!("{:.0}", total.round().max(1.0))
+            format!("{total:.1}")
         } else {
-            format!("{:.0}", total)
+            format!("{total:.0}")
         };
         let with = self.items.iter().filter(|i| i.from_runs > 0).count();
         let source = if n > 0 && with == n {
