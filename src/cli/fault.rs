@@ -4,6 +4,7 @@
 
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_after, Plan, PlanItem};
+use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
@@ -48,7 +49,9 @@ pub struct FaultArgs {
     /// Allow a file-evicted --size beyond available memory (after a disk check).
     #[arg(long)]
     pub beyond_ram: bool,
-    /// Exactly this many measured rounds per case (default: 3 to 10, adaptive).
+    /// Measured rounds (fresh mappings) per case, whatever the budget: the sampler takes them
+    /// in 3 rounds of at least 3, so N rounded up to a multiple of 3, at least 9 (default:
+    /// until the interval is tight or the budget is spent).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub rounds: Option<u64>,
     /// CPU to pin the touching thread to (default: the last allowed CPU).
@@ -188,6 +191,12 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
     dedup(&mut a.order);
     dedup(&mut a.readahead);
     a.opts.check_outputs()?;
+    if a.rounds.is_some() && (a.opts.budget.is_some() || a.opts.ci.is_some()) {
+        return Err(Error::usage(
+            "--rounds fixes how many rounds each case takes; it cannot be combined with \
+             --budget or --ci, which decide when sampling stops",
+        ));
+    }
     let cpu = pick_cpu(a.cpu)?;
     // SAFETY: sysconf has no memory-safety preconditions.
     let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
@@ -219,10 +228,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         .map(|d| d.path().to_path_buf())
         .unwrap_or_else(std::env::temp_dir);
     check_room(&a, size, &check_in)?;
-    let rounds = match a.rounds {
-        Some(n) => (n as usize, n as usize),
-        None => (3, 10),
-    };
+    let rounds = a.rounds.map(|n| n as usize);
     let setup = Rc::new(Setup::new(
         size as usize,
         page as usize,
@@ -238,11 +244,11 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         dir,
     ));
     let mut plan = Plan::default();
-    let budget_s = a.opts.sampling().budget_ns as f64 / 1e9;
+    let sampling = crate::probes::fault::case_sampling(&a.opts.sampling(), rounds);
     let mut file_made = false;
     for case in cases(&a) {
         let s = Rc::clone(&setup);
-        let mut est = case_estimate(&case, size, rounds, budget_s);
+        let mut est = case_estimate(&case, size, &sampling);
         if case.kind.is_file() && !file_made {
             // The scratch file is written (and fsynced) once, by the first file case.
             est += size as f64 * FILL_S_PER_BYTE;
@@ -300,25 +306,25 @@ const EVICTED_S_PER_BYTE: f64 = 1.5e-9;
 /// Writing the scratch file (about 1 GB/s).
 const FILL_S_PER_BYTE: f64 = 1e-9;
 
-/// One case's expected time. A case runs one unrecorded round (not for evicted files), then
-/// rounds until the interval is tight (rare within the first few: a round is one reading of a
-/// fresh mapping), the budget is spent, or the maximum is reached; with `--histogram`, one
-/// timed round. The cases do not sample with the engine's auto-scaled loop, so the engine's
-/// estimate (the budget) was off both ways: 0.2 s of a 0.4 s estimate with --quick.
-fn case_estimate(case: &Case, size: u64, (min, max): (usize, usize), budget_s: f64) -> f64 {
+/// Share of the span between the sampler's shortest and longest run that a case is expected
+/// to take: fresh mappings vary more than a hot loop, so the interval seldom tightens early.
+const FAULT_SHARE: f64 = 0.7;
+
+/// One case's expected time: the engine's sampler with one round (map, touch every page,
+/// unmap) per sample (engine::estimate::sampler_span); with `--histogram`, a warm-up round
+/// and one timed round.
+fn case_estimate(case: &Case, size: u64, sampling: &SamplingConfig) -> f64 {
     let per_byte = if case.kind == Kind::FileEvicted {
         EVICTED_S_PER_BYTE
     } else {
         ROUND_S_PER_BYTE
     };
     let round = size as f64 * per_byte;
-    let warm = if case.kind == Kind::FileEvicted { 0 } else { 1 };
-    let kept = if case.per_touch {
-        1
-    } else {
-        ((budget_s / round).ceil() as usize).clamp(min, max)
-    };
-    (kept + warm) as f64 * round
+    if case.per_touch {
+        return 2.0 * round;
+    }
+    let (lo, hi) = crate::engine::estimate::sampler_span(sampling, round, 0.0);
+    lo + FAULT_SHARE * (hi - lo)
 }
 
 #[cfg(test)]
@@ -337,22 +343,26 @@ mod tests {
             per_touch: false,
         };
         let mib = 1 << 20;
-        // 256 MiB: about 0.08 s a round; a 2 s budget ends at the 10-round limit (+ warm-up).
-        let e = case_estimate(&case, 256 * mib, (3, 10), 2.0);
-        assert!((e - 11.0 * 256.0 * mib as f64 * ROUND_S_PER_BYTE).abs() < 1e-9);
-        // A short budget: the minimum rounds.
-        let e = case_estimate(&case, 256 * mib, (3, 10), 0.01);
-        assert!((e - 4.0 * 256.0 * mib as f64 * ROUND_S_PER_BYTE).abs() < 1e-9);
-        // --rounds 5: exactly 5 whatever the budget.
-        let e = case_estimate(&case, 64 * mib, (5, 5), 100.0);
-        assert!((e - 6.0 * 64.0 * mib as f64 * ROUND_S_PER_BYTE).abs() < 1e-9);
-        // Evicted: no warm-up round, disk speed.
+        let std = crate::probes::fault::case_sampling(&SamplingConfig::standard(), None);
+        // 256 MiB, about 0.08 s a round: the 2 s budget bounds it.
+        let e = case_estimate(&case, 256 * mib, &std);
+        assert!(e > 1.0 && e < 2.3, "{e}");
+        // --rounds 30 of 256 MiB: the samples outlast the budget.
+        let fixed = crate::probes::fault::case_sampling(&SamplingConfig::standard(), Some(30));
+        assert!(case_estimate(&case, 256 * mib, &fixed) > 30.0 * 0.08);
+        // An evicted file waits for the disk: longer rounds.
         let ev = Case {
             kind: Kind::FileEvicted,
             ..case
         };
-        let e = case_estimate(&ev, 64 * mib, (3, 3), 1.0);
-        assert!((e - 3.0 * 64.0 * mib as f64 * EVICTED_S_PER_BYTE).abs() < 1e-9);
+        assert!(case_estimate(&ev, 64 * mib, &std) > case_estimate(&case, 64 * mib, &std));
+        // --histogram: one warm-up and one timed round.
+        let lat = Case {
+            per_touch: true,
+            ..case
+        };
+        let e = case_estimate(&lat, 64 * mib, &std);
+        assert!((e - 2.0 * 64.0 * mib as f64 * ROUND_S_PER_BYTE).abs() < 1e-9);
     }
 
     #[test]
