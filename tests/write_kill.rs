@@ -3,6 +3,8 @@
 //! journaled and the file is named after its dead owner. This file holds a single test so the
 //! test binary is single-threaded when it forks.
 
+mod common;
+
 use oscost::report::export::write_atomic_with_hook;
 
 fn listing(dir: &std::path::Path) -> Vec<String> {
@@ -24,37 +26,10 @@ fn a_writer_killed_mid_write_leaves_nothing_after_the_next_start() {
     let target = out.path().join("run.json");
     std::fs::write(out.path().join("keep.txt"), "not ours").unwrap();
 
-    // SAFETY (every unsafe block below): plain pipe/fork/read/write/kill/waitpid calls on
-    // our own fds, buffers and child; the child only calls _exit, never returns.
-    let mut fds = [0i32; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        // Child: write the temporary file, then stop before the rename and wait to be killed.
-        // SAFETY: arguments are valid for the call (owned descriptors, live buffers).
-        let _ = write_atomic_with_hook(&target, &[b'x'; 1 << 16], || unsafe {
-            libc::write(fds[1], b"x".as_ptr().cast(), 1);
-            loop {
-                libc::pause();
-            }
-        });
-        // SAFETY: _exit in a forked child ends it without running the parent's destructors.
-        unsafe { libc::_exit(4) };
-    }
-    // SAFETY: closing a descriptor this task owns and no longer uses.
-    unsafe { libc::close(fds[1]) };
-    let mut b = [0u8; 1];
-    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
-    let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
-    assert_eq!(n, 1, "child did not reach the rename");
-    // SAFETY: killing and reaping our own child.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0);
-        assert!(libc::WIFSIGNALED(status), "child was not killed: {status}");
-    }
+    // Write the temporary file, then stop before the rename and be killed there.
+    let pid = common::kill_at(|stop| {
+        let _ = write_atomic_with_hook(&target, &[b'x'; 1 << 16], stop);
+    });
     let left = listing(out.path());
     assert_eq!(left.len(), 2, "{left:?}");
     assert!(

@@ -92,15 +92,7 @@ fn is_root() -> bool {
 /// The cases a set of arguments asks for.
 pub fn cases(a: &FaultArgs) -> Vec<Case> {
     let mut out = Vec::new();
-    let base = Case {
-        kind: Kind::Anon,
-        touch: Touch::Write,
-        thp: Thp::Never,
-        order: Order::Seq,
-        readahead: Readahead::Default,
-        phase: Phase::Touch,
-        per_touch: false,
-    };
+    let base = Case::BASE;
     for &kind in &a.kind {
         let c = Case { kind, ..base };
         match kind {
@@ -333,15 +325,7 @@ mod tests {
 
     #[test]
     fn a_case_takes_its_rounds_within_the_budget() {
-        let case = Case {
-            kind: Kind::Anon,
-            touch: Touch::Write,
-            thp: Thp::Never,
-            order: Order::Seq,
-            readahead: Readahead::Default,
-            phase: Phase::Touch,
-            per_touch: false,
-        };
+        let case = Case::BASE;
         let mib = 1 << 20;
         let std = crate::probes::fault::case_sampling(&SamplingConfig::standard(), None);
         // 256 MiB, about 0.08 s a round: the 2 s budget bounds it.

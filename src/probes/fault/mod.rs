@@ -130,6 +130,18 @@ pub struct Case {
 }
 
 impl Case {
+    /// Anonymous memory, write touch, THP off, in order, timed as a whole: the case every
+    /// other varies from.
+    pub const BASE: Case = Case {
+        kind: Kind::Anon,
+        touch: Touch::Write,
+        thp: Thp::Never,
+        order: Order::Seq,
+        readahead: Readahead::Default,
+        phase: Phase::Touch,
+        per_touch: false,
+    };
+
     pub fn probe_id(&self) -> String {
         let base = format!("fault.{}", self.kind.id());
         if self.per_touch {
