@@ -8,8 +8,13 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 use std::time::Duration;
 
+/// Most recent runs of a machine looked at: each is parsed by SQLite to extract one field, so
+/// a long history of big runs (mem latency's samples) does not slow every start.
+const SCAN: i64 = 100;
+
 /// The `item_times` of up to `limit` most recent runs of the machine `host_key` that have
-/// them, most recent first. No file: an empty list (nothing is created).
+/// them (among its last [`SCAN`] runs), most recent first. No file: an empty list (nothing is
+/// created).
 pub fn past_item_times(db: &Path, host_key: &str, limit: usize) -> Result<Vec<Vec<ItemTime>>> {
     if !db.is_file() {
         return Ok(Vec::new());
@@ -23,12 +28,14 @@ pub fn past_item_times(db: &Path, host_key: &str, limit: usize) -> Result<Vec<Ve
     let _ = conn.busy_timeout(Duration::from_millis(200));
     let query = || -> rusqlite::Result<Vec<String>> {
         let mut stmt = conn.prepare(
-            "SELECT json_extract(r.run_json, '$.item_times') AS t
-             FROM runs r JOIN machines m ON m.id = r.machine_id
-             WHERE m.host_key = ?1 AND t IS NOT NULL
-             ORDER BY r.id DESC LIMIT ?2",
+            "SELECT t FROM (
+                 SELECT r.id, json_extract(r.run_json, '$.item_times') AS t
+                 FROM runs r JOIN machines m ON m.id = r.machine_id
+                 WHERE m.host_key = ?1
+                 ORDER BY r.id DESC LIMIT ?3)
+             WHERE t IS NOT NULL ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(rusqlite::params![host_key, limit as i64], |r| {
+        let rows = stmt.query_map(rusqlite::params![host_key, limit as i64, SCAN], |r| {
             r.get::<_, String>(0)
         })?;
         rows.collect()
