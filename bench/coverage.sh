@@ -4,6 +4,13 @@
 # contain the median of the N medians. Goal: at least 9 of 10.
 #
 #   bench/coverage.sh [N] [-- extra oscost run arguments]
+#   COVERAGE_WARMUP=K bench/coverage.sh ...   (default K=3)
+#
+# The runs save into a temporary history (--db in the temp dir), as a user's runs save into
+# theirs, so each printed interval includes the run-to-run drift that history shows
+# (at least 3 earlier valid runs of the probe; see docs/EVIDENCE.md). K warm-up invocations
+# run first to start that history and are not counted. The "within" column counts the
+# intervals from each run's own samples alone (ci95_within_run), for comparison.
 #
 # Run it on a quiet machine. Needs python3. Leaves nothing behind (a temp dir, removed).
 set -euo pipefail
@@ -15,10 +22,14 @@ if [ -z "${OSCOST:-}" ]; then
     cargo build --release --quiet
     OSCOST=target/release/oscost
 fi
+WARMUP=${COVERAGE_WARMUP:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+for i in $(seq 1 "$WARMUP"); do
+    "$OSCOST" run --quick --quiet --db "$tmp/db.sqlite" "$@" >/dev/null || [ $? -eq 1 ]
+done
 for i in $(seq 1 "$N"); do
-    "$OSCOST" run --quick --quiet --no-save --db "$tmp/db.sqlite" --json "$tmp/run$i.json" "$@" \
+    "$OSCOST" run --quick --quiet --db "$tmp/db.sqlite" --json "$tmp/run$i.json" "$@" \
         >/dev/null || [ $? -eq 1 ]
 done
 python3 - "$tmp" "$N" <<'PY'
@@ -31,15 +42,18 @@ for i in range(1, n + 1):
         params = " ".join(f"{k}={v}" for k, v in sorted(m["params"].items())
                           if k not in ("rounds", "reps"))
         v = m.get("value")
+        within = (v.get("ci95_within_run") or v["ci95"]) if v else None
         by.setdefault((m["probe"], params), []).append(
-            (v["median"], v["ci95"][0], v["ci95"][1]) if v and m["valid"] else None)
-print(f"{'probe':58} {'valid':>5} {'covered':>8}  median of medians")
+            (v["median"], v["ci95"], within) if v and m["valid"] else None)
+print(f"{'probe':50} {'valid':>5} {'covered':>8} {'within':>7}  median of medians")
 for (probe, params), rows in sorted(by.items()):
     ok = [r for r in rows if r]
+    name = (probe + ' ' + params)[:50]
     if len(ok) < 2:
-        print(f"{(probe + ' ' + params)[:58]:58} {len(ok):>5} {'-':>8}  (too few valid runs)")
+        print(f"{name:50} {len(ok):>5} {'-':>8} {'-':>7}  (too few valid runs)")
         continue
     mm = statistics.median(r[0] for r in ok)
-    cov = sum(1 for _, lo, hi in ok if lo <= mm <= hi)
-    print(f"{(probe + ' ' + params)[:58]:58} {len(ok):>5} {cov:>4}/{len(ok):<3}  {mm:.4g}")
+    cov = sum(1 for _, (lo, hi), _ in ok if lo <= mm <= hi)
+    win = sum(1 for _, _, (lo, hi) in ok if lo <= mm <= hi)
+    print(f"{name:50} {len(ok):>5} {cov:>4}/{len(ok):<3} {win:>3}/{len(ok):<3}  {mm:.4g}")
 PY

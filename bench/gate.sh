@@ -3,9 +3,16 @@
 # unchanged build, each pair compared with `--fail-above 5%` (the history of all runs so far
 # on this machine supplies the drift). Prints the exit code per pair (goal: 0 regressions),
 # and per probe the smallest change the gate would detect: the larger of the interval's
-# reach (B/A upper bound − 1), the history drift and the minimum effect, median over pairs.
+# reach (B/A upper bound − 1), the history's threshold and the minimum effect, median over
+# pairs.
 #
 #   bench/gate.sh [N]
+#   GATE_WARMUP=K bench/gate.sh [N]   (default K=3)
+#
+# All runs save into one temporary history (--db in the temp dir), as a CI job's runs save
+# into its own; K warm-up invocations run first so that even the first pair is held against
+# a history of K runs (a history needs 3 runs of a probe before it counts), as a CI job's
+# would be after its first runs. GATE_WARMUP=0 shows the gate without any history.
 #
 # Run it on a quiet machine. Needs python3. Leaves nothing behind (a temp dir, removed).
 set -euo pipefail
@@ -19,6 +26,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 db="$tmp/db.sqlite"
 run() { "$OSCOST" run --quick --quiet --db "$db" >/dev/null || [ $? -eq 1 ]; }
+for i in $(seq 1 "${GATE_WARMUP:-3}"); do run; done
 regressions=0
 for i in $(seq 1 "$N"); do
     run; run

@@ -96,6 +96,10 @@ pub struct Summary {
     pub mad: f64,
     /// Indices of samples whose modified z-score exceeds 3.5: flagged, never dropped.
     pub outliers: Vec<usize>,
+    /// The interval from this run's samples alone, when `ci95` was widened by the run-to-run
+    /// drift the history shows (report::compare::interval); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_within_run: Option<[f64; 2]>,
 }
 
 /// One figure: a probe at one set of parameters, with its evidence and verdict.

@@ -42,30 +42,19 @@ pub struct CompareArgs {
 /// Runs of the history a change is held against (the newest, on the same machine).
 const HISTORY_RUNS: usize = 30;
 
-/// The run-to-run drift per probe on `machine` from the history, without `exclude` (the two
-/// runs compared). Empty when there is no history yet (nothing is created to find out).
-fn history_drift(
-    db: &DbOpts,
-    exclude: &[String],
-    machine: &crate::machine::Machine,
-) -> std::collections::BTreeMap<String, f64> {
-    let Ok(path) = db.path() else {
-        return Default::default();
+/// The newest runs of the history (at most [`HISTORY_RUNS`]), without `exclude` (ids of
+/// runs compared). Empty when there is no history yet: nothing is created to find out.
+pub fn history_runs(db: &DbOpts, exclude: &[String]) -> Vec<crate::model::Run> {
+    let Ok(Some(store)) = db.open_existing() else {
+        return Vec::new();
     };
-    if !path.exists() {
-        return Default::default();
-    }
-    let Ok(store) = db.open() else {
-        return Default::default();
-    };
-    let runs: Vec<crate::model::Run> = store
+    store
         .last(HISTORY_RUNS)
         .unwrap_or_default()
         .into_iter()
         .filter(|id| !exclude.contains(&id.to_string()))
         .filter_map(|id| store.get(id).ok())
-        .collect();
-    crate::report::compare::history_drift(&runs, machine)
+        .collect()
 }
 
 /// The subcommand a run was made by (`run`, `ctx`, ...), if its command line was recorded.
@@ -134,7 +123,10 @@ pub fn run(a: CompareArgs) -> Result<i32> {
             c.only_in_b.len()
         )));
     }
-    c.apply_history_drift(&history_drift(&a.db, &specs, &rb.machine));
+    c.apply_history_drift(&crate::report::compare::history_drift(
+        &history_runs(&a.db, &specs),
+        &rb.machine,
+    ));
     c.apply_min_effect(a.min_effect);
     let out = match a.format {
         Format::Text => render::text(&c),

@@ -1,6 +1,10 @@
 //! Runs a plan: calibrates the clock, collects machine facts, runs each planned measurement
 //! with a progress bar on a terminal, and assembles the Run. Ctrl-C stops at the next sample
 //! boundary; partners are reaped by their guards and nothing partial is written.
+//!
+//! The plan runs in passes: pass 1 takes round 1 of every item, pass 2 round 2, ... so the
+//! rounds of one measurement are a whole pass apart in time, and a burst of host noise hits
+//! at most one of them (where it widens the interval, engine::merge) instead of all.
 
 use super::common::MeasureOpts;
 use crate::engine::measure::Context;
@@ -9,9 +13,10 @@ use crate::model::{Measurement, Run, Skipped, SCHEMA_VERSION};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
-/// A deferred measurement (or an interleaved group of them): runs once, given the engine
-/// context.
-pub type Job = Box<dyn FnOnce(&Context) -> Result<Vec<Measurement>>>;
+/// A deferred measurement (or an interleaved group of them), given the engine context. It is
+/// called once per round (the context says which round; it sets up and tears down its
+/// partners at each call), or once for an item that takes its rounds in one call.
+pub type Job = Box<dyn FnMut(&Context) -> Result<Vec<Measurement>>>;
 
 /// One planned measurement, or a group whose variants must be interleaved with each other.
 pub struct PlanItem {
@@ -21,18 +26,29 @@ pub struct PlanItem {
     /// with the command's own budget (its own loop, a working set to fill, a memory hog to
     /// start); None = the model of its kind in engine::estimate.
     pub estimate: Option<std::time::Duration>,
+    /// Why this item takes all its rounds in one call (None: one round per pass).
+    pub once: Option<String>,
 }
 
 impl PlanItem {
     pub fn new(
         label: impl Into<String>,
-        run: impl FnOnce(&Context) -> Result<Measurement> + 'static,
+        mut run: impl FnMut(&Context) -> Result<Measurement> + 'static,
     ) -> Self {
         PlanItem {
             label: label.into(),
             run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
             estimate: None,
+            once: None,
         }
+    }
+
+    /// This item cannot be re-entered round by round (its own repetitions or interleaving,
+    /// a figure computed after sampling): it runs once, in the first pass, and its
+    /// measurements say why their rounds are back to back.
+    pub fn once(mut self, why: impl Into<String>) -> Self {
+        self.once = Some(why.into());
+        self
     }
 
     /// This item's own duration estimate (see [`PlanItem::estimate`]).
@@ -44,12 +60,13 @@ impl PlanItem {
     /// A group of measurements taken together (e.g. lab variants interleaved rep by rep).
     pub fn group(
         label: impl Into<String>,
-        run: impl FnOnce(&Context) -> Result<Vec<Measurement>> + 'static,
+        run: impl FnMut(&Context) -> Result<Vec<Measurement>> + 'static,
     ) -> Self {
         PlanItem {
             label: label.into(),
             run: Box::new(run),
             estimate: None,
+            once: None,
         }
     }
 }
@@ -73,6 +90,16 @@ impl Plan {
     }
 }
 
+/// How an item samples, for its estimate and the ETA: once (all rounds in one call) or
+/// spread across the passes.
+fn mode_of(item: &PlanItem) -> crate::engine::estimate::Mode {
+    if item.once.is_some() {
+        crate::engine::estimate::Mode::Once
+    } else {
+        crate::engine::estimate::Mode::Spread
+    }
+}
+
 /// The plan's duration estimate: each item's expected time (engine::estimate), corrected by
 /// this machine's past runs in the history when it exists (read only, never created).
 fn estimate_plan(
@@ -88,46 +115,32 @@ fn estimate_plan(
         .map(|p| History::load(&p, host_key))
         .unwrap_or_default();
     PlanEstimate::new(
-        items.iter().map(|i| (i.label.as_str(), i.estimate)),
+        items
+            .iter()
+            .map(|i| (i.label.as_str(), i.estimate, mode_of(i))),
         sampling,
         &history,
     )
 }
 
-/// The bar: items done of all, the current item, and an ETA from the item estimates (not
-/// indicatif's linear extrapolation over items of very different lengths).
-fn progress_bar(
-    n: usize,
-    show: bool,
+/// The bar's style: item-rounds done of all, the current item, and an ETA from the item
+/// estimates (not indicatif's linear extrapolation over items of very different lengths).
+fn bar_style(
     eta: &std::sync::Arc<std::sync::Mutex<crate::engine::estimate::Eta>>,
-) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(
-        Some(n as u64),
-        if show {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
+) -> ProgressStyle {
     let eta = std::sync::Arc::clone(eta);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {item_eta})")
-            .expect("static template is valid")
-            .with_key(
-                "item_eta",
-                move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let left = eta
-                        .lock()
-                        .map(|e| e.remaining_now(std::time::Instant::now()))
-                        .unwrap_or(0.0);
-                    let _ = w.write_str(&crate::engine::estimate::format_eta(left));
-                },
-            ),
-    );
-    if show {
-        bar.enable_steady_tick(std::time::Duration::from_millis(500));
-    }
-    bar
+    ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {item_eta})")
+        .expect("static template is valid")
+        .with_key(
+            "item_eta",
+            move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let left = eta
+                    .lock()
+                    .map(|e| e.remaining_now(std::time::Instant::now()))
+                    .unwrap_or(0.0);
+                let _ = w.write_str(&crate::engine::estimate::format_eta(left));
+            },
+        )
 }
 
 /// Execute a plan and return the complete Run (or Interrupted).
@@ -144,41 +157,108 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     if !opts.quiet {
         eprintln!("oscost: {}", estimate.line());
     }
+    let modes: Vec<_> = plan.items.iter().map(mode_of).collect();
+    let eta = std::sync::Arc::new(std::sync::Mutex::new(crate::engine::estimate::Eta::new(
+        &estimate, &modes,
+    )));
     let ctx = Context::new(sampling);
 
-    let eta = std::sync::Arc::new(std::sync::Mutex::new(crate::engine::estimate::Eta::new(
-        &estimate,
-    )));
-    let bar = progress_bar(n, show, &eta);
-    let mut timings = crate::engine::estimate::Timings::default();
-    let mut measurements = Vec::with_capacity(n);
+    let rounds = crate::engine::sampler::ROUNDS;
+    let mut slots: Vec<Slot> = plan
+        .items
+        .into_iter()
+        .map(|item| Slot {
+            rounds: if item.once.is_some() { 1 } else { rounds },
+            planned: if item.once.is_some() { 1 } else { rounds },
+            item,
+            taken: Vec::new(),
+            lost: Vec::new(),
+        })
+        .collect();
+    // The bar counts item-rounds.
+    let bar = ProgressBar::with_draw_target(
+        Some(slots.iter().map(|s| s.rounds as u64).sum()),
+        if show {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(bar_style(&eta));
+    if show {
+        bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    }
+    // Each item's wall time over all its calls, for the run's item_times.
+    let mut spent = vec![std::time::Duration::ZERO; slots.len()];
+    let lock = || eta.lock().unwrap_or_else(|p| p.into_inner());
     let mut skipped = plan.skipped;
-    for (i, item) in plan.items.into_iter().enumerate() {
-        bar.set_message(item.label.clone());
-        let t0 = std::time::Instant::now();
-        if let Ok(mut e) = eta.lock() {
-            e.start(i, t0);
-        }
-        let result = (item.run)(&ctx);
-        let took = t0.elapsed();
-        if let Ok(mut e) = eta.lock() {
-            e.finish(took.as_secs_f64());
-        }
-        timings.record(&estimate.items[i], took);
-        match result {
-            Ok(ms) => measurements.extend(ms),
-            Err(Error::Interrupted) => {
-                bar.abandon_with_message("interrupted");
-                return Err(Error::Interrupted);
+    for pass in 0..rounds {
+        for (i, slot) in slots
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, s)| pass < s.rounds)
+        {
+            bar.set_message(slot.item.label.clone());
+            let call = if slot.rounds == 1 {
+                ctx.clone()
+            } else {
+                ctx.in_round(pass as u32, slot.rounds as u32)
+            };
+            let t0 = std::time::Instant::now();
+            lock().start(pass, i, t0);
+            let result = (slot.item.run)(&call);
+            spent[i] += t0.elapsed();
+            let whole = pass == 0
+                && slot.rounds > 1
+                && result
+                    .as_ref()
+                    .is_ok_and(|ms| !ms.iter().all(sampled_one_round));
+            lock().finish(t0.elapsed().as_secs_f64(), whole);
+            match result {
+                Ok(ms) => {
+                    if whole {
+                        // The job took its samples its own way (its own loop): it is not
+                        // re-entered, and the bar no longer waits for its other rounds.
+                        bar.set_length(bar.length().unwrap_or(0) - (slot.rounds as u64 - 1));
+                        slot.rounds = 1;
+                        slot.item.once =
+                            Some("its samples are taken by its own loop, in one call".into());
+                    }
+                    slot.taken.push((pass as u32, ms));
+                }
+                Err(Error::Interrupted) => {
+                    bar.abandon_with_message("interrupted");
+                    return Err(Error::Interrupted);
+                }
+                Err(Error::Environment(reason)) => {
+                    // Skipped in the first pass: never re-entered. Later: the rounds taken
+                    // stand, and the measurement says which round is missing and why.
+                    let left = (slot.rounds - pass - 1) as u64;
+                    bar.set_length(bar.length().unwrap_or(0) - left);
+                    if pass == 0 {
+                        skipped.push(Skipped {
+                            probe: slot.item.label.clone(),
+                            reason,
+                        });
+                    } else {
+                        slot.lost.push((pass as u32, reason));
+                    }
+                    lock().cancel_after(pass, i);
+                    slot.rounds = pass;
+                }
+                Err(e) => return Err(e),
             }
-            Err(Error::Environment(reason)) => skipped.push(Skipped {
-                probe: item.label,
-                reason,
-            }),
-            Err(e) => return Err(e),
+            crate::engine::interrupt::check()?;
+            bar.inc(1);
         }
-        crate::engine::interrupt::check()?;
-        bar.inc(1);
+    }
+    let mut timings = crate::engine::estimate::Timings::default();
+    for (e, t) in estimate.items.iter().zip(&spent) {
+        timings.record(e, *t);
+    }
+    let mut measurements = Vec::with_capacity(n);
+    for slot in slots {
+        measurements.extend(slot.conclude()?);
     }
     bar.finish_and_clear();
     let labels = super::common::labels(&opts.labels, machine.hostname.as_deref())?;
@@ -198,6 +278,73 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     };
     run.run_id = Some(crate::store::import::derive_uid(&run));
     Ok(run)
+}
+
+/// One plan item through the passes: the measurements of each round it took.
+struct Slot {
+    item: PlanItem,
+    /// Rounds this item takes (1 for an item that runs once; cut short by a later skip).
+    rounds: usize,
+    /// Rounds it was planned to take.
+    planned: usize,
+    taken: Vec<(u32, Vec<Measurement>)>,
+    /// Rounds that could not be taken after the first, and why.
+    lost: Vec<(u32, String)>,
+}
+
+impl Slot {
+    /// The item's measurements: each one's rounds merged (engine::merge), in the order of
+    /// the first pass.
+    fn conclude(self) -> Result<Vec<Measurement>> {
+        let mut passes = self.taken.into_iter();
+        let Some((_, first)) = passes.next() else {
+            return Ok(Vec::new());
+        };
+        let mut groups: Vec<Vec<(u32, Measurement)>> =
+            first.into_iter().map(|m| vec![(0, m)]).collect();
+        for (pass, ms) in passes {
+            for (i, m) in ms.into_iter().enumerate() {
+                let g = groups
+                    .get_mut(i)
+                    .filter(|g| g[0].1.probe == m.probe && g[0].1.inputs() == m.inputs());
+                match g {
+                    Some(g) => g.push((pass, m)),
+                    None => {
+                        return Err(Error::env(format!(
+                            "{}: round {} returned measurements that do not match the first \
+                             round's",
+                            self.item.label,
+                            pass + 1
+                        )))
+                    }
+                }
+            }
+        }
+        let total = self.planned;
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let label = g[0].1.probe.clone();
+            let mut m = crate::engine::merge::merge_rounds(g)
+                .ok_or_else(|| Error::env(format!("{label}: no usable samples were taken")))?;
+            for (pass, why) in &self.lost {
+                m.warnings
+                    .push(format!("round {} of {total} not taken: {why}", pass + 1));
+            }
+            if let Some(why) = &self.item.once {
+                m.notes.push(format!(
+                    "not re-entered round by round across the run (its rounds or repetitions are back to back): {why}"
+                ));
+            }
+            out.push(m);
+        }
+        Ok(out)
+    }
+}
+
+/// Whether a measurement of a first-pass call sampled exactly one round (round 0) through
+/// the engine's sampler: only such a job honours the round it is given.
+fn sampled_one_round(m: &Measurement) -> bool {
+    !m.sample_rounds.is_empty() && m.sample_rounds.iter().all(|&r| r == 0)
 }
 
 /// A run that measured nothing because every request was refused (or impossible here) is
@@ -232,6 +379,20 @@ pub struct Extras {
     pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
 }
 
+/// The run with each value's interval widened by the run-to-run drift the history shows
+/// (report::compare::interval), when there is a history to read: the `--db` or `OSCOST_DB`
+/// the user named, or the default one when this run is to be saved there. Read only; a
+/// history that does not exist is not created. With `--no-save` and no database named,
+/// the run is left as it is.
+fn with_history(run: &Run, opts: &MeasureOpts) -> Run {
+    let mut run = run.clone();
+    if !opts.no_save || opts.db.explicit() {
+        let history = super::compare::history_runs(&opts.db, &[]);
+        crate::report::compare::interval::widen_with_history(&mut run, &history);
+    }
+    run
+}
+
 /// Print the table, write the requested files, save to history and choose the exit code:
 /// the one way out of every measuring command.
 pub fn finish(run: &Run, opts: &MeasureOpts) -> Result<i32> {
@@ -259,6 +420,7 @@ pub fn finish_after(
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
+    let run = &with_history(run, opts);
     match extras.text {
         Some(t) => print!("{t}"),
         None => {
@@ -327,4 +489,106 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
     }
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::measure::{measure, Spec};
+    use crate::evidence::perf::EventSet;
+    use clap::Parser;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Which job was called, in which round.
+    type CallLog = Rc<RefCell<Vec<(&'static str, Option<u32>)>>>;
+
+    #[derive(Parser)]
+    struct Opts {
+        #[command(flatten)]
+        o: MeasureOpts,
+    }
+
+    /// A job measuring a synthetic workload (`ns` per iteration) through the engine, logging
+    /// `(label, round)` at each call and failing with `fail` at the given round.
+    fn job(label: &'static str, ns: u64, log: &CallLog, fail: Option<(u32, Error)>) -> PlanItem {
+        let log = Rc::clone(log);
+        let mut fail = fail;
+        PlanItem::new(label, move |ctx| {
+            let round = ctx.round.map(|r| r.index);
+            log.borrow_mut().push((label, round));
+            if fail.as_ref().is_some_and(|(r, _)| Some(*r) == round) {
+                return Err(fail.take().unwrap().1);
+            }
+            let mut w = |iters: u64| -> Result<u64> { Ok(iters * ns) };
+            let spec = Spec::new(label, "ns/op", "ns/op", 1.0).events_set(EventSet::Software);
+            measure(ctx, spec, vec![], vec![], &mut w, None, |_| {
+                (vec![crate::engine::checks::at_most("ok", 1.0, 0.0)], vec![])
+            })
+        })
+    }
+
+    #[test]
+    fn rounds_run_in_passes_and_merge_into_one_measurement_each() {
+        let opts = Opts::parse_from(["t", "--quick", "--quiet", "--no-save"]).o;
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut plan = Plan::default();
+        plan.push(job("a", 100, &log, None));
+        plan.push(job(
+            "skipped",
+            100,
+            &log,
+            Some((0, Error::env("no such thing"))),
+        ));
+        plan.push(job("lost", 300, &log, Some((1, Error::env("gone")))));
+        plan.push(job("once", 200, &log, None).once("its own loop"));
+        let run = execute(plan, &opts).unwrap();
+        assert_eq!(
+            *log.borrow(),
+            [
+                ("a", Some(0)),
+                ("skipped", Some(0)),
+                ("lost", Some(0)),
+                ("once", None),
+                ("a", Some(1)),
+                ("lost", Some(1)),
+                ("a", Some(2)),
+            ]
+        );
+        // Skipped in the first pass: skipped with its reason, never re-entered.
+        assert_eq!(run.skipped[0].probe, "skipped");
+        assert_eq!(run.measurements.len(), 3);
+        let a = &run.measurements[0];
+        assert_eq!(a.probe, "a");
+        let mut tags = a.sample_rounds.clone();
+        tags.dedup();
+        assert_eq!(tags, [0, 1, 2]);
+        assert_eq!(a.value.as_ref().unwrap().median, 100.0);
+        assert!(a.valid);
+        // A round lost after the first: the rounds taken stand, and it says why.
+        let lost = &run.measurements[1];
+        assert!(lost.sample_rounds.iter().all(|&r| r == 0));
+        assert!(
+            lost.warnings
+                .iter()
+                .any(|w| w == "round 2 of 3 not taken: gone"),
+            "{:?}",
+            lost.warnings
+        );
+        // An item that runs once takes its rounds back to back and says why.
+        let once = &run.measurements[2];
+        let mut tags = once.sample_rounds.clone();
+        tags.dedup();
+        assert_eq!(tags, [0, 1, 2]);
+        assert!(once.notes.iter().any(|n| n.ends_with("its own loop")));
+    }
+
+    #[test]
+    fn an_interrupt_in_a_later_pass_stops_the_run() {
+        let opts = Opts::parse_from(["t", "--quick", "--quiet", "--no-save"]).o;
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut plan = Plan::default();
+        plan.push(job("a", 100, &log, Some((2, Error::Interrupted))));
+        assert!(matches!(execute(plan, &opts), Err(Error::Interrupted)));
+    }
 }

@@ -248,7 +248,11 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         }
         plan.push(
             PlanItem::new(case.label(), move |ctx| measure_case(ctx, &s, case))
-                .with_estimate(std::time::Duration::from_secs_f64(est)),
+                .with_estimate(std::time::Duration::from_secs_f64(est))
+                .once(
+                    "a fault case's figure is settled after sampling (per page, per fault, \
+                     faults counted around the timed touches only)",
+                ),
         );
     }
     let run = execute(plan, &a.opts)?;

@@ -237,7 +237,11 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     };
     let estimate = lab_estimate(&lab, walk_ns_per_byte());
     let mut plan = Plan::default();
-    plan.push(PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab)).with_estimate(estimate));
+    plan.push(
+        PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab))
+            .with_estimate(estimate)
+            .once("the lab interleaves its rows repetition by repetition (--reps)"),
+    );
     let run = execute(plan, &a.opts)?;
     let after = format!("\n{pressure_line}\n{}", crate::report::lab::table(&run));
     let mut files = Vec::new();

@@ -107,7 +107,11 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
                     measure_slice(&own, c)
                 },
             )
-            .with_estimate(slice_estimate(budget, work, ci)),
+            .with_estimate(slice_estimate(budget, work, ci))
+            .once(
+                "the figure is the ratio of each together sample to its sequential pair, \
+                 computed after sampling",
+            ),
         );
     }
     let run = execute(plan, &a.opts)?;

@@ -296,6 +296,64 @@ pub fn contested(c: &Check) -> bool {
 }
 
 /// A fully held single CPU, for tests whose synthetic evidence is about something else.
+/// The name of the kernel-entry check (engine::merge judges it again on pooled rounds).
+pub const KERNEL_SHARE: &str = "kernel share of CPU time";
+
+/// CPU time the kernel-entry check needs: procfs and getrusage split user and system time by
+/// clock ticks (4 ms at HZ=250), so a shorter window cannot tell.
+const KERNEL_SHARE_MIN_CPU_US: u64 = 50_000;
+
+const ENTERS: &str = "enters the kernel (≥ 20% system time)";
+const STAYS: &str = "stays in user space (≤ 20% system time)";
+
+/// Share of the participants' CPU time spent in the kernel, if enough time was accounted.
+pub fn kernel_share(ev: &Evidence) -> Option<f64> {
+    let t = &ev.rusage.total;
+    let cpu = t.utime_us + t.stime_us;
+    (cpu >= KERNEL_SHARE_MIN_CPU_US).then(|| t.stime_us as f64 / cpu as f64)
+}
+
+/// Did the measured loop enter the kernel (`expect_kernel`) or stay in user space? With
+/// too little CPU time to tell the check fails and says so, never disappears.
+pub fn kernel_entry(ev: &Evidence, expect_kernel: bool) -> Check {
+    let expected = if expect_kernel { ENTERS } else { STAYS };
+    let Some(share) = kernel_share(ev) else {
+        let t = &ev.rusage.total;
+        return Check {
+            name: KERNEL_SHARE.into(),
+            expected: format!(
+                "{expected}, from ≥ {} ms of CPU time",
+                KERNEL_SHARE_MIN_CPU_US / 1000
+            ),
+            observed: format!(
+                "not enough time to check ({:.1} ms; procfs counts clock ticks): use a \
+                 longer --budget",
+                (t.utime_us + t.stime_us) as f64 / 1000.0
+            ),
+            ok: false,
+        };
+    };
+    let mut c = if expect_kernel {
+        at_least(KERNEL_SHARE, 0.2, share)
+    } else {
+        at_most(KERNEL_SHARE, 0.2, share)
+    };
+    c.observed = format!("{:.0}% system time", share * 100.0);
+    c.expected = expected.into();
+    c
+}
+
+/// Whether a check failed only because its window was too short to decide.
+pub fn undecided(c: &Check) -> bool {
+    !c.ok && c.observed.starts_with("not enough time to check")
+}
+
+/// The kernel-entry check judged again on `ev` (the pooled evidence of all rounds), in the
+/// direction `c` (any round's kernel-entry check) expected. None for any other check.
+pub fn kernel_entry_again(c: &Check, ev: &Evidence) -> Option<Check> {
+    (c.name == KERNEL_SHARE).then(|| kernel_entry(ev, c.expected.starts_with(ENTERS)))
+}
+
 #[cfg(test)]
 pub fn held_occupancy() -> Option<crate::model::Occupancy> {
     Some(crate::model::Occupancy {
@@ -401,6 +459,26 @@ pub fn migrations(ev: &Evidence) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_entry_is_judged_again_on_pooled_rounds() {
+        let mut round = Evidence::default();
+        round.rusage.total.stime_us = 20_000;
+        round.rusage.total.utime_us = 10_000;
+        let c = kernel_entry(&round, true);
+        assert!(undecided(&c), "{c:?}");
+        // Three such rounds pooled: 90 ms, two thirds in the kernel.
+        let mut pooled = Evidence::default();
+        pooled.rusage.total.stime_us = 60_000;
+        pooled.rusage.total.utime_us = 30_000;
+        let again = kernel_entry_again(&c, &pooled).unwrap();
+        assert!(again.ok && !undecided(&again), "{again:?}");
+        // The direction is kept: a loop expected to stay in user space fails on it.
+        let stay = kernel_entry(&round, false);
+        assert!(!kernel_entry_again(&stay, &pooled).unwrap().ok);
+        // Other checks are not judged again.
+        assert!(kernel_entry_again(&at_most("x", 1.0, 2.0), &pooled).is_none());
+    }
 
     fn placed(role: &str, req: usize, start: usize, end: usize) -> Placement {
         Placement {

@@ -104,6 +104,7 @@ pub fn scale_summary(s: &Summary, k: f64) -> Summary {
         p95: s.p95 * k,
         mad: s.mad * k,
         outliers: s.outliers.clone(),
+        ci95_within_run: s.ci95_within_run.map(|[a, b]| [a * k, b * k]),
     }
 }
 

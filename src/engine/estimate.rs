@@ -81,6 +81,49 @@ fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) 
     t
 }
 
+/// [`sampler_span`] for a measurement whose [`ROUNDS`] rounds are spread across the plan
+/// (cli::execute runs it in passes, one call per round: engine::sampler::sample_round). Every
+/// call scales, warms up (at least the warm-up, until steady, at most a quarter of its share
+/// or twice the warm-up), then samples for its share of the budget, with its own evidence.
+pub fn spread_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
+    (
+        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, true),
+        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, false),
+    )
+}
+
+/// One call of a spread measurement in simulated time (see [`spread_span`]).
+fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) -> f64 {
+    let batch = (raw_s + baseline_s).max(1e-6);
+    let share = cfg.budget_ns as f64 / 1e9 / ROUNDS as f64;
+    let warmup = cfg.warmup_ns as f64 / 1e9;
+    let mut t = raw_s;
+    let cap = (share / 4.0).max(2.0 * warmup).max(warmup);
+    let first = if converges {
+        (6.0 * batch).max(warmup).min(cap)
+    } else {
+        cap
+    };
+    t += batches(first, batch) * batch;
+    let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
+    let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
+    let deadline = t + share;
+    let (mut n, mut taken) = (0usize, 0usize);
+    loop {
+        taken += 1;
+        if taken % EVIDENCE_EVERY == 2 {
+            t += raw_s;
+            continue;
+        }
+        t += batch;
+        n += 1;
+        if (converges && n >= min_r) || n >= max_r || (n >= min_r.min(3) && t >= deadline) {
+            break;
+        }
+    }
+    t
+}
+
 /// Whole batches that last at least `s` (one at least, as the sampler's loops run once).
 fn batches(s: f64, batch: f64) -> f64 {
     (s / batch).ceil().max(1.0)
@@ -149,22 +192,30 @@ fn own_factor(label: &str) -> f64 {
     }
 }
 
-/// The longest an item sampling with the command's budget can take (the old estimate).
-pub fn upper_s(sampling: &SamplingConfig) -> f64 {
-    (sampling.budget_ns as f64 + sampling.warmup_ns as f64) / 1e9 + 0.1
+/// How an item samples: its rounds spread across the plan (one call per round, the default)
+/// or all in one call (an item that runs once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Spread,
+    Once,
 }
 
 /// The expected time of one item, from the model alone. `own` is the item's own estimate
-/// when it does not sample with the command's budget.
-pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig) -> f64 {
+/// when it does not sample with the command's budget. Setup (partners, working sets) is paid
+/// at every call: three times for a spread item.
+pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig, mode: Mode) -> f64 {
     if let Some(d) = own {
         return d.as_secs_f64() * own_factor(label);
     }
     let sh = shape(label);
     let sample_s = sampling.target_sample_ns as f64 / 1e9;
-    let (lo, _) = sampler_span(sampling, sample_s, 0.0);
-    let hi = upper_s(sampling).max(lo);
-    sh.setup_s + label_bytes(label) as f64 * sh.setup_s_per_byte + lo + sh.share * (hi - lo)
+    let (calls, (lo, hi)) = match mode {
+        Mode::Spread => (ROUNDS as f64, spread_span(sampling, sample_s, 0.0)),
+        Mode::Once => (1.0, sampler_span(sampling, sample_s, 0.0)),
+    };
+    calls * (sh.setup_s + label_bytes(label) as f64 * sh.setup_s_per_byte)
+        + lo
+        + sh.share * (hi - lo)
 }
 
 /// Past actual/expected ratios of each item label on one machine, most recent first.
@@ -234,16 +285,16 @@ pub struct PlanEstimate {
 }
 
 impl PlanEstimate {
-    /// Estimate items given as (label, own estimate).
+    /// Estimate items given as (label, own estimate, how it samples).
     pub fn new<'a>(
-        items: impl IntoIterator<Item = (&'a str, Option<Duration>)>,
+        items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode)>,
         sampling: &SamplingConfig,
         history: &History,
     ) -> PlanEstimate {
         let items = items
             .into_iter()
-            .map(|(label, own)| {
-                let model = model_s(label, own, sampling);
+            .map(|(label, own, mode)| {
+                let model = model_s(label, own, sampling, mode);
                 let (expected, n) = match history.ratio(label) {
                     Some((r, n)) => (model * r, n),
                     None => (model, 0),
@@ -315,60 +366,91 @@ impl Timings {
     }
 }
 
-/// The time left, from the item estimates: the items not started, plus what the current one
-/// has left (never below zero: an item over its estimate counts as about to finish), all
-/// scaled by how the finished items compared with their estimates (so a slow machine's ETA
-/// grows as soon as the first item shows it).
+/// The time left, from the item estimates, call by call: the plan runs in passes, and a
+/// spread item's estimate is shared among its [`ROUNDS`] calls (a once item's is all in the
+/// first pass). Left = the calls not run yet, plus what the current call has left (never
+/// below zero: a call over its estimate counts as about to end), all scaled by how the
+/// finished calls compared with their estimates (so a slow machine's ETA grows as soon as the
+/// first call shows it).
 #[derive(Debug, Clone)]
 pub struct Eta {
-    expected: Vec<f64>,
-    actual: Vec<f64>,
-    current: usize,
-    started: Option<Instant>,
+    /// Expected seconds of each call, by pass then item; 0 once run or cancelled.
+    calls: Vec<f64>,
+    items: usize,
+    done_expected: f64,
+    done_actual: f64,
+    current: Option<(usize, Instant)>,
 }
 
 impl Eta {
-    pub fn new(est: &PlanEstimate) -> Eta {
+    pub fn new(est: &PlanEstimate, modes: &[Mode]) -> Eta {
+        let items = est.items.len();
+        let mut calls = vec![0.0; items * ROUNDS];
+        for (i, (e, m)) in est.items.iter().zip(modes).enumerate() {
+            match m {
+                Mode::Spread => {
+                    for pass in 0..ROUNDS {
+                        calls[pass * items + i] = e.expected_s / ROUNDS as f64;
+                    }
+                }
+                Mode::Once => calls[i] = e.expected_s,
+            }
+        }
         Eta {
-            expected: est.items.iter().map(|i| i.expected_s).collect(),
-            actual: Vec::new(),
-            current: 0,
-            started: None,
+            calls,
+            items,
+            done_expected: 0.0,
+            done_actual: 0.0,
+            current: None,
         }
     }
 
-    /// Item `i` starts now.
-    pub fn start(&mut self, i: usize, now: Instant) {
-        self.current = i;
-        self.started = Some(now);
+    /// Item `item`'s call in pass `pass` starts now.
+    pub fn start(&mut self, pass: usize, item: usize, now: Instant) {
+        self.current = Some((pass * self.items + item, now));
     }
 
-    /// The current item finished after `elapsed_s`.
-    pub fn finish(&mut self, elapsed_s: f64) {
-        self.actual.push(elapsed_s);
-        self.current += 1;
-        self.started = None;
+    /// The current call finished after `elapsed_s`. `whole`: it took all of its item's
+    /// rounds (it ran its own loop), so its later calls are expected in it and will not run.
+    pub fn finish(&mut self, elapsed_s: f64, whole: bool) {
+        let Some((id, _)) = self.current.take() else {
+            return;
+        };
+        let mut expected = std::mem::take(&mut self.calls[id]);
+        if whole {
+            let item = id % self.items;
+            for c in self.calls.iter_mut().skip(item).step_by(self.items) {
+                expected += std::mem::take(c);
+            }
+        }
+        self.done_expected += expected;
+        self.done_actual += elapsed_s;
     }
 
-    /// Seconds left if the current item has run for `running_s`.
+    /// Item `item` takes no call after pass `pass` (skipped, or an error in a later round).
+    pub fn cancel_after(&mut self, pass: usize, item: usize) {
+        for p in pass + 1..ROUNDS {
+            self.calls[p * self.items + item] = 0.0;
+        }
+    }
+
+    /// Seconds left if the current call has run for `running_s`.
     pub fn remaining_s(&self, running_s: f64) -> f64 {
-        let done_expected: f64 = self.expected.iter().take(self.actual.len()).sum();
-        let done_actual: f64 = self.actual.iter().sum();
-        let speed = if done_expected > 0.0 && done_actual > 0.0 {
-            (done_actual / done_expected).clamp(0.25, 4.0)
+        let speed = if self.done_expected > 0.0 && self.done_actual > 0.0 {
+            (self.done_actual / self.done_expected).clamp(0.25, 4.0)
         } else {
             1.0
         };
-        let cur = self.expected.get(self.current).copied().unwrap_or(0.0) * speed;
-        let rest: f64 = self.expected.iter().skip(self.current + 1).sum::<f64>() * speed;
-        rest + (cur - running_s).max(0.0)
+        let cur = self.current.map(|(id, _)| self.calls[id]).unwrap_or(0.0);
+        let rest: f64 = self.calls.iter().sum::<f64>() - cur;
+        speed * rest + (speed * cur - running_s).max(0.0)
     }
 
     /// Seconds left now.
     pub fn remaining_now(&self, now: Instant) -> f64 {
         let running = self
-            .started
-            .map(|s| now.duration_since(s).as_secs_f64())
+            .current
+            .map(|(_, s)| now.duration_since(s).as_secs_f64())
             .unwrap_or(0.0);
         self.remaining_s(running)
     }
@@ -407,6 +489,17 @@ mod tests {
     }
 
     #[test]
+    fn spread_rounds_pay_scaling_and_warm_up_at_every_call() {
+        let std = SamplingConfig::standard();
+        let (lo, hi) = spread_span(&std, 0.02, 0.0);
+        let (blo, bhi) = sampler_span(&std, 0.02, 0.0);
+        // Each call samples for its share after its warm-up: more than back to back.
+        // At most the budget plus, per call, scaling, a 0.2 s warm-up and one last sample.
+        assert!(hi > bhi && hi < 2.0 + 3.0 * 0.26, "{hi} {bhi}");
+        assert!(lo > blo, "{lo} {blo}");
+    }
+
+    #[test]
     fn whole_run_samples_outlast_a_short_budget() {
         // ctx timeslice --quick: 60 ms of work per task, a sample is 4 × 60 ms (together,
         // then one after the other); 2 s budget, 5 to 15 samples, no warm-up time: the
@@ -421,16 +514,21 @@ mod tests {
     #[test]
     fn kinds_that_converge_early_expect_less_than_the_budget() {
         let q = SamplingConfig::quick();
-        let upper = upper_s(&q);
-        let mem = model_s("mem.latency random 4k 4k stride 64", None, &q);
-        let sys = model_s("syscall.getpid", None, &q);
+        let s = Mode::Spread;
+        let (_, upper) = spread_span(&q, q.target_sample_ns as f64 / 1e9, 0.0);
+        let mem = model_s("mem.latency random 4k 4k stride 64", None, &q, s);
+        let sys = model_s("syscall.getpid", None, &q, s);
         assert!(mem < sys && sys < upper, "{mem} {sys} {upper}");
-        // A bigger buffer costs its setup.
-        let big = model_s("mem.latency random 4k 64m stride 64", None, &q);
-        assert!(big > mem + 0.1, "{big} {mem}");
+        // A bigger buffer costs its setup, at each of the three calls.
+        let big = model_s("mem.latency random 4k 64m stride 64", None, &q, s);
+        assert!(big > mem + 0.3, "{big} {mem}");
+        let once = model_s("mem.latency random 4k 64m stride 64", None, &q, Mode::Once);
+        assert!(once < big, "{once} {big}");
         // Own estimates are used as given (mmap lab corrected by its measured factor).
-        assert_eq!(model_s("fault.anon", Some(Duration::from_secs(3)), &q), 3.0);
-        assert!(model_s("mmap.lab", Some(Duration::from_secs(10)), &q) > 10.0);
+        let three = Some(Duration::from_secs(3));
+        assert_eq!(model_s("fault.anon", three, &q, Mode::Once), 3.0);
+        let ten = Some(Duration::from_secs(10));
+        assert!(model_s("mmap.lab", ten, &q, Mode::Once) > 10.0);
     }
 
     #[test]
@@ -458,8 +556,13 @@ mod tests {
             ],
         ];
         let h = History::from_runs(&runs);
-        let est = PlanEstimate::new([("syscall.getpid", None), ("syscall.null", None)], &q, &h);
-        let m = model_s("syscall.getpid", None, &q);
+        let sp = Mode::Spread;
+        let est = PlanEstimate::new(
+            [("syscall.getpid", None, sp), ("syscall.null", None, sp)],
+            &q,
+            &h,
+        );
+        let m = model_s("syscall.getpid", None, &q, sp);
         assert_eq!(est.items[0].from_runs, 3);
         assert!((est.items[0].expected_s - 3.0 * m).abs() < 1e-9);
         assert_eq!(est.items[1].from_runs, 0);
@@ -468,13 +571,17 @@ mod tests {
             "{}",
             est.line()
         );
-        let all = PlanEstimate::new([("syscall.getpid", None), ("call.function", None)], &q, &h);
+        let all = PlanEstimate::new(
+            [("syscall.getpid", None, sp), ("call.function", None, sp)],
+            &q,
+            &h,
+        );
         assert!(
             all.line().ends_with("from the last 1 run"),
             "{}",
             all.line()
         );
-        let none = PlanEstimate::new([("syscall.getpid", None)], &q, &History::default());
+        let none = PlanEstimate::new([("syscall.getpid", None, sp)], &q, &History::default());
         assert!(!none.line().contains("from"), "{}", none.line());
         assert!(
             none.line().starts_with("1 measurement, about "),
@@ -493,9 +600,9 @@ mod tests {
     }
 
     #[test]
-    fn eta_counts_items_left_and_learns_the_pace() {
+    fn eta_counts_calls_left_and_learns_the_pace() {
         let est = PlanEstimate {
-            items: [10.0, 1.0, 1.0]
+            items: [9.0, 1.0, 3.0]
                 .iter()
                 .map(|&s| ItemEstimate {
                     label: "x".into(),
@@ -505,19 +612,29 @@ mod tests {
                 })
                 .collect(),
         };
-        let mut eta = Eta::new(&est);
+        // Item 0 runs once (all 9 s in the first pass); items 1 and 2 spread over 3 passes.
+        let modes = [Mode::Once, Mode::Spread, Mode::Spread];
+        let mut eta = Eta::new(&est, &modes);
         let t0 = Instant::now();
-        eta.start(0, t0);
-        assert_eq!(eta.remaining_s(0.0), 12.0);
-        // Four seconds into the long item: 6 s of it and the two short ones left — not
+        eta.start(0, 0, t0);
+        assert!((eta.remaining_s(0.0) - 13.0).abs() < 1e-9);
+        // Four seconds into the long item: 5 s of it and 4 s of the others left — not
         // 2/3 of the run, as a count of items would say.
-        assert_eq!(eta.remaining_s(4.0), 8.0);
-        // An item over its estimate is about to end: only what follows counts.
-        assert_eq!(eta.remaining_s(30.0), 2.0);
+        assert!((eta.remaining_s(4.0) - 9.0).abs() < 1e-9);
+        // A call over its estimate is about to end: only what follows counts.
+        assert!((eta.remaining_s(30.0) - 4.0).abs() < 1e-9);
         // It took twice its estimate: the rest is expected at that pace.
-        eta.finish(20.0);
-        eta.start(1, t0);
-        assert_eq!(eta.remaining_s(0.0), 4.0);
+        eta.finish(18.0, false);
+        eta.start(0, 1, t0);
+        assert!((eta.remaining_s(0.0) - 8.0).abs() < 1e-9);
+        // Item 1 is skipped after its first call: its later calls are not waited for.
+        eta.finish(2.0 / 3.0, false);
+        eta.cancel_after(0, 1);
+        eta.start(0, 2, t0);
+        assert!((eta.remaining_s(0.0) - 6.0).abs() < 1e-9);
+        // Item 2 turns out to take all its rounds in its first call.
+        eta.finish(6.0, true);
+        assert!(eta.remaining_s(0.0).abs() < 1e-9);
         assert_eq!(format_eta(65.4), "1m 05s");
         assert_eq!(format_eta(9.6), "10s");
     }

@@ -3,7 +3,8 @@
 
 use super::clock::{self, min_sample_ns};
 use super::derive::derive_in_rounds;
-use super::sampler::{sample, SampleSet, SamplingConfig, StopReason, Workload};
+use super::derive::Derived;
+use super::sampler::{sample, sample_round, SampleSet, SamplingConfig, StopReason, Workload};
 use super::stats::summarize;
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
@@ -12,11 +13,24 @@ use crate::evidence::Participant;
 use crate::model::{Check, ClockInfo, Evidence, Measurement, Status};
 use std::collections::BTreeMap;
 
-/// What every probe gets: how to sample and what the clock can do.
+/// Which round of its measurement one call of a job takes, when the run spreads each
+/// measurement's rounds across the whole plan (cli::execute runs the plan in passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundSlot {
+    /// 0-based round this call samples.
+    pub index: u32,
+    /// Rounds of the measurement in all (each call samples on budget / `of`).
+    pub of: u32,
+}
+
+/// What every probe gets: how to sample, what the clock can do, and which round to take.
 #[derive(Debug, Clone)]
 pub struct Context {
     pub sampling: SamplingConfig,
     pub clock: ClockInfo,
+    /// None: take every round in this call, back to back (a probe run on its own, or an
+    /// item that cannot be re-entered). Some: take only this round.
+    pub round: Option<RoundSlot>,
 }
 
 impl Context {
@@ -24,7 +38,22 @@ impl Context {
         Context {
             sampling,
             clock: clock::calibrate(),
+            round: None,
         }
+    }
+
+    /// This context for one round of a measurement spread across the plan.
+    pub fn in_round(&self, index: u32, of: u32) -> Context {
+        Context {
+            round: Some(RoundSlot { index, of }),
+            ..self.clone()
+        }
+    }
+
+    /// Whether this call takes the measurement's last round (or all of them): where a probe
+    /// does work once per measurement, not once per round (e.g. an observer-tax pass).
+    pub fn is_last_round(&self) -> bool {
+        self.round.is_none_or(|r| r.index + 1 >= r.of)
     }
 }
 
@@ -90,13 +119,11 @@ pub fn measure(
     checker: impl FnOnce(&Evidence) -> Verdict,
 ) -> Result<Measurement> {
     let mut recorder = Recorder::new(participants, spec.events);
-    let set = sample(
-        &ctx.sampling,
-        min_sample_ns(&ctx.clock),
-        raw,
-        baseline,
-        &mut recorder,
-    )?;
+    let floor = min_sample_ns(&ctx.clock);
+    let set = match ctx.round {
+        None => sample(&ctx.sampling, floor, raw, baseline, &mut recorder)?,
+        Some(slot) => sample_round(&ctx.sampling, floor, slot, raw, baseline, &mut recorder)?,
+    };
     let evidence = recorder.finish(&start_cpus);
     let verdict = checker(&evidence);
     let mut m = conclude(spec, set, evidence, verdict)?;
@@ -140,22 +167,22 @@ pub fn from_samples(
     Ok(m)
 }
 
-/// Summaries, derivation, outlier and observer-effect notes, validity: the one place a
-/// Measurement is assembled.
-fn conclude(
-    spec: Spec,
-    set: SampleSet,
-    evidence: Evidence,
-    verdict: Verdict,
-) -> Result<Measurement> {
-    let derived = derive_in_rounds(
-        &set.raw,
-        &set.baseline,
-        &set.rounds,
-        spec.units_per_iteration,
-    )
-    .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
-    let (checks, mut warnings) = verdict;
+/// Why baseline samples carry no evidence (a note on every measurement with a baseline).
+pub const BASELINE_NOTE: &str = "baseline samples carry no evidence of their own: they run \
+     between the evidence windows so that switches, faults and counters per iteration describe \
+     the mechanism measured, not the baseline's loop";
+
+/// The warnings and notes that follow from the samples alone (outliers, a negative
+/// difference, one sample, two modes, the counters' own cost): computed here for one call's
+/// samples and again by engine::merge for the merged samples of all rounds.
+pub fn derived_remarks(
+    derived: &Derived,
+    raw: &[f64],
+    evidence_samples: &[f64],
+    raw_unit: &str,
+) -> (Vec<String>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut notes = Vec::new();
     if !derived.raw.outliers.is_empty() {
         warnings.push(format!(
             "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
@@ -173,20 +200,11 @@ fn conclude(
     if derived.raw.n < 2 {
         warnings.push(NO_INTERVAL.into());
     }
-    if let Some(modes) = crate::analysis::modes::bimodal(&set.raw) {
-        let unit = spec.raw_unit.split('/').next().unwrap_or("ns");
+    if let Some(modes) = crate::analysis::modes::bimodal(raw) {
+        let unit = raw_unit.split('/').next().unwrap_or("ns");
         warnings.push(crate::analysis::modes::warning(&modes, unit));
     }
-    let mut notes = spec.notes;
-    if !set.baseline.is_empty() {
-        notes.push(
-            "baseline samples carry no evidence of their own: they run between the evidence \
-             windows so that switches, faults and counters per iteration describe the \
-             mechanism measured, not the baseline's loop"
-                .into(),
-        );
-    }
-    if let Some(with_counters) = summarize(&set.evidence) {
+    if let Some(with_counters) = summarize(evidence_samples) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;
         if slowdown > 0.1 {
             notes.push(format!(
@@ -197,6 +215,33 @@ fn conclude(
             ));
         }
     }
+    (warnings, notes)
+}
+
+/// Summaries, derivation, outlier and observer-effect notes, validity: the one place a
+/// Measurement is assembled.
+fn conclude(
+    spec: Spec,
+    set: SampleSet,
+    evidence: Evidence,
+    verdict: Verdict,
+) -> Result<Measurement> {
+    let derived = derive_in_rounds(
+        &set.raw,
+        &set.baseline,
+        &set.rounds,
+        spec.units_per_iteration,
+    )
+    .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
+    let (checks, mut warnings) = verdict;
+    let (derived_warnings, derived_notes) =
+        derived_remarks(&derived, &set.raw, &set.evidence, &spec.raw_unit);
+    warnings.extend(derived_warnings);
+    let mut notes = spec.notes;
+    if !set.baseline.is_empty() {
+        notes.push(BASELINE_NOTE.into());
+    }
+    notes.extend(derived_notes);
     let valid = checks.iter().all(|c| c.ok);
     Ok(Measurement {
         probe: spec.probe,

@@ -7,6 +7,7 @@ pub mod derive;
 pub mod estimate;
 pub mod interrupt;
 pub mod measure;
+pub mod merge;
 pub mod partner;
 pub mod sampler;
 pub mod stats;

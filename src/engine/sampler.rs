@@ -112,8 +112,8 @@ pub fn auto_scale(work: &mut Workload<'_>, target_ns: u64) -> Result<u64> {
 /// interval from one block of consecutive samples cannot see — widens it.
 pub const ROUNDS: usize = 3;
 
-/// Run the sampling loop in [`ROUNDS`] rounds. `recorder` brackets every raw sample.
-/// `min_sample_ns` is the clock's floor (see clock::min_sample_ns).
+/// Run the sampling loop in [`ROUNDS`] rounds, back to back. `recorder` brackets every raw
+/// sample. `min_sample_ns` is the clock's floor (see clock::min_sample_ns).
 pub fn sample(
     cfg: &SamplingConfig,
     min_sample_ns: f64,
@@ -121,14 +121,110 @@ pub fn sample(
     mut baseline: Option<&mut Workload<'_>>,
     recorder: &mut Recorder,
 ) -> Result<SampleSet> {
-    let target = (cfg.target_sample_ns as f64).max(min_sample_ns) as u64;
     let start = now_ns();
+    let mut set = scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?;
+    let limits = RoundLimits::of(cfg, ROUNDS);
+    let mut taken = 0usize;
+    for round in 0..ROUNDS {
+        // The first warm-up lasts until consecutive batches agree (warm_until_steady); later
+        // rounds refresh caches and frequency after the gap, for a quarter of the minimum.
+        if round == 0 {
+            warm_until_steady(
+                cfg,
+                raw,
+                baseline.as_deref_mut(),
+                set.raw_iterations,
+                set.baseline_iterations,
+            )?;
+        } else {
+            warm_up(
+                cfg.warmup_ns / 4,
+                raw,
+                baseline.as_deref_mut(),
+                set.raw_iterations,
+                set.baseline_iterations,
+            )?;
+        }
+        let deadline = start + cfg.budget_ns * (round as u64 + 1) / ROUNDS as u64;
+        let bounds = RoundBounds {
+            round: round as u32,
+            deadline,
+            limits: &limits,
+            target: cfg.rel_ci_target,
+        };
+        take_round(
+            &bounds,
+            raw,
+            baseline.as_deref_mut(),
+            recorder,
+            &mut set,
+            &mut taken,
+        )?;
+    }
+    if set.evidence.is_empty() {
+        let iters = set.raw_iterations;
+        evidence_sample(raw, iters, recorder, &mut set)?;
+    }
+    Ok(set)
+}
+
+/// Take one round of a measurement whose rounds are spread across the plan (`slot.index`
+/// of `slot.of`): scale, warm up until steady (the partners and caches are fresh at every
+/// call), then sample on `budget / of` with the per-round sample limits of [`sample`]. At
+/// least one evidence sample is taken, since each round's evidence is checked on its own.
+pub fn sample_round(
+    cfg: &SamplingConfig,
+    min_sample_ns: f64,
+    slot: crate::engine::measure::RoundSlot,
+    raw: &mut Workload<'_>,
+    mut baseline: Option<&mut Workload<'_>>,
+    recorder: &mut Recorder,
+) -> Result<SampleSet> {
+    let of = slot.of.max(1) as usize;
+    let mut set = scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?;
+    let share = cfg.budget_ns / of as u64;
+    // Warm up until steady, for at least the configured warm-up and at most a quarter of
+    // the share or twice the warm-up: every round pays for one, so it is kept short.
+    warm_until_steady_capped(
+        cfg.warmup_ns,
+        (share / 4).max(cfg.warmup_ns.saturating_mul(2)),
+        raw,
+        baseline.as_deref_mut(),
+        set.raw_iterations,
+        set.baseline_iterations,
+    )?;
+    let limits = RoundLimits::of(cfg, of);
+    let bounds = RoundBounds {
+        round: slot.index,
+        // The share is for sampling: scaling and warm-up come on top, once per round, so
+        // a measurement gets as many samples as when its rounds ran back to back.
+        deadline: now_ns() + share,
+        limits: &limits,
+        target: cfg.rel_ci_target,
+    };
+    let mut taken = 0usize;
+    take_round(&bounds, raw, baseline, recorder, &mut set, &mut taken)?;
+    if set.evidence.is_empty() {
+        let iters = set.raw_iterations;
+        evidence_sample(raw, iters, recorder, &mut set)?;
+    }
+    Ok(set)
+}
+
+/// An empty sample set with auto-scaled iteration counts for raw and baseline.
+fn scaled_set(
+    cfg: &SamplingConfig,
+    min_sample_ns: f64,
+    raw: &mut Workload<'_>,
+    baseline: Option<&mut Workload<'_>>,
+) -> Result<SampleSet> {
+    let target = (cfg.target_sample_ns as f64).max(min_sample_ns) as u64;
     let raw_iters = auto_scale(raw, target)?;
-    let base_iters = match baseline.as_deref_mut() {
+    let base_iters = match baseline {
         Some(b) => auto_scale(b, target)?,
         None => 0,
     };
-    let mut set = SampleSet {
+    Ok(SampleSet {
         raw: Vec::new(),
         evidence: Vec::new(),
         baseline: Vec::new(),
@@ -136,79 +232,90 @@ pub fn sample(
         raw_iterations: raw_iters,
         baseline_iterations: base_iters,
         stop: StopReason::Converged,
-    };
-    let per_round = RoundLimits {
-        min_samples: cfg.min_samples.div_ceil(ROUNDS).max(3),
-        max_samples: cfg.max_samples.div_ceil(ROUNDS).max(3),
-    };
-    let mut taken = 0usize;
-    for round in 0..ROUNDS {
-        // The first warm-up is the configured one; later rounds refresh caches and frequency
-        // after the gap, for a quarter of it.
-        // The first warm-up lasts until consecutive batches agree (warm_until_steady); later
-        // rounds refresh caches and frequency after the gap, for a quarter of the minimum.
-        if round == 0 {
-            warm_until_steady(cfg, raw, baseline.as_deref_mut(), raw_iters, base_iters)?;
-        } else {
-            warm_up(
-                cfg.warmup_ns / 4,
-                raw,
-                baseline.as_deref_mut(),
-                raw_iters,
-                base_iters,
-            )?;
+    })
+}
+
+/// Where one round stops.
+struct RoundBounds<'a> {
+    round: u32,
+    deadline: u64,
+    limits: &'a RoundLimits,
+    target: f64,
+}
+
+/// Sample one round into `set` (raw and baseline interleaved, every [`EVIDENCE_EVERY`]th
+/// sample with counters attached) until it converges, hits its sample limit or its deadline;
+/// the weakest round's stop reason becomes the set's.
+fn take_round(
+    b: &RoundBounds<'_>,
+    raw: &mut Workload<'_>,
+    mut baseline: Option<&mut Workload<'_>>,
+    recorder: &mut Recorder,
+    set: &mut SampleSet,
+    taken: &mut usize,
+) -> Result<()> {
+    let (raw_iters, base_iters) = (set.raw_iterations, set.baseline_iterations);
+    let first = set.raw.len();
+    let stop = loop {
+        crate::engine::interrupt::check()?;
+        *taken += 1;
+        if *taken % EVIDENCE_EVERY == 2 {
+            evidence_sample(raw, raw_iters, recorder, set)?;
+            continue;
         }
-        let deadline = start + cfg.budget_ns * (round as u64 + 1) / ROUNDS as u64;
-        let first = set.raw.len();
-        let stop = loop {
-            crate::engine::interrupt::check()?;
-            taken += 1;
-            if taken % EVIDENCE_EVERY == 2 {
-                evidence_sample(raw, raw_iters, recorder, &mut set)?;
-                continue;
-            }
-            recorder.begin_quiet();
-            let t = raw(raw_iters)?;
-            recorder.end_quiet(raw_iters);
-            set.raw.push(t as f64 / raw_iters as f64);
-            set.rounds.push(round as u32);
-            if let Some(b) = baseline.as_deref_mut() {
-                let t = b(base_iters)?;
-                set.baseline.push(t as f64 / base_iters as f64);
-            }
-            let n = set.raw.len() - first;
-            let base = if set.baseline.is_empty() {
-                &[][..]
-            } else {
-                &set.baseline[first..]
-            };
-            if n >= per_round.min_samples && converged(&set.raw[first..], base, cfg.rel_ci_target) {
-                break StopReason::Converged;
-            }
-            if n >= per_round.max_samples {
-                break StopReason::SampleLimit;
-            }
-            if n >= per_round.min_samples.min(3) && now_ns() >= deadline {
-                break StopReason::Budget;
-            }
+        recorder.begin_quiet();
+        let t = raw(raw_iters)?;
+        recorder.end_quiet(raw_iters);
+        set.raw.push(t as f64 / raw_iters as f64);
+        set.rounds.push(b.round);
+        if let Some(bw) = baseline.as_deref_mut() {
+            let t = bw(base_iters)?;
+            set.baseline.push(t as f64 / base_iters as f64);
+        }
+        let n = set.raw.len() - first;
+        let base = if set.baseline.is_empty() {
+            &[][..]
+        } else {
+            &set.baseline[first..]
         };
-        // The weakest round's reason is the measurement's.
-        set.stop = match (set.stop, stop) {
-            (StopReason::Budget, _) | (_, StopReason::Budget) => StopReason::Budget,
-            (StopReason::SampleLimit, _) | (_, StopReason::SampleLimit) => StopReason::SampleLimit,
-            _ => StopReason::Converged,
-        };
+        if n >= b.limits.min_samples && converged(&set.raw[first..], base, b.target) {
+            break StopReason::Converged;
+        }
+        if n >= b.limits.max_samples {
+            break StopReason::SampleLimit;
+        }
+        if n >= b.limits.min_samples.min(3) && now_ns() >= b.deadline {
+            break StopReason::Budget;
+        }
+    };
+    set.stop = weakest(set.stop, stop);
+    Ok(())
+}
+
+/// The weaker of two stop reasons (a budget stop outranks a sample limit, which outranks
+/// convergence): the weakest round's reason is the measurement's.
+pub fn weakest(a: StopReason, b: StopReason) -> StopReason {
+    match (a, b) {
+        (StopReason::Budget, _) | (_, StopReason::Budget) => StopReason::Budget,
+        (StopReason::SampleLimit, _) | (_, StopReason::SampleLimit) => StopReason::SampleLimit,
+        _ => StopReason::Converged,
     }
-    if set.evidence.is_empty() {
-        evidence_sample(raw, raw_iters, recorder, &mut set)?;
-    }
-    Ok(set)
 }
 
 /// Samples per round.
 struct RoundLimits {
     min_samples: usize,
     max_samples: usize,
+}
+
+impl RoundLimits {
+    /// The configured sample limits shared among `rounds` rounds (at least 3 each).
+    fn of(cfg: &SamplingConfig, rounds: usize) -> Self {
+        RoundLimits {
+            min_samples: cfg.min_samples.div_ceil(rounds).max(3),
+            max_samples: cfg.max_samples.div_ceil(rounds).max(3),
+        }
+    }
 }
 
 /// Warm-up: caches, branch predictors, frequency, page tables. Runs the workloads (raw and
@@ -246,13 +353,32 @@ const WARM_TOLERANCE: f64 = 0.03;
 pub fn warm_until_steady(
     cfg: &SamplingConfig,
     raw: &mut Workload<'_>,
+    baseline: Option<&mut Workload<'_>>,
+    raw_iters: u64,
+    base_iters: u64,
+) -> Result<bool> {
+    warm_until_steady_capped(
+        cfg.warmup_ns,
+        (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4)),
+        raw,
+        baseline,
+        raw_iters,
+        base_iters,
+    )
+}
+
+/// [`warm_until_steady`] for at least `floor_ns` and at most `cap_ns`.
+fn warm_until_steady_capped(
+    floor_ns: u64,
+    cap_ns: u64,
+    raw: &mut Workload<'_>,
     mut baseline: Option<&mut Workload<'_>>,
     raw_iters: u64,
     base_iters: u64,
 ) -> Result<bool> {
     let start = now_ns();
-    let floor = start + cfg.warmup_ns;
-    let cap = start + (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4));
+    let floor = start + floor_ns;
+    let cap = start + cap_ns.max(floor_ns);
     let mut times = Vec::new();
     loop {
         crate::engine::interrupt::check()?;
@@ -393,6 +519,28 @@ mod tests {
         // The second sample and every fourth after it carry perf counters and are kept apart.
         assert_eq!(set.evidence.len(), 3);
         assert_eq!(rec.iterations(), 12 * set.raw_iterations);
+    }
+
+    #[test]
+    fn one_round_of_a_spread_measurement_is_tagged_and_carries_evidence() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000_000,
+            min_samples: 9,
+            max_samples: 60,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+        };
+        let mut rec = Recorder::new(vec![], EventSet::Software);
+        let mut raw = synthetic(100);
+        let slot = crate::engine::measure::RoundSlot { index: 1, of: 3 };
+        let set = sample_round(&cfg, 0.0, slot, &mut raw, None, &mut rec).unwrap();
+        // The round's share of the sample limits (9 / 3), all tagged as round 1.
+        assert_eq!(set.raw.len(), 3);
+        assert_eq!(set.rounds, [1, 1, 1]);
+        assert_eq!(set.stop, StopReason::Converged);
+        // Every round has evidence of its own: it is checked on its own.
+        assert_eq!(set.evidence.len(), 1);
     }
 
     #[test]

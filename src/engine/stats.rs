@@ -27,6 +27,7 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
         p95: quantile_sorted(&sorted, 0.95),
         mad,
         outliers: outliers(samples, median, mad),
+        ci95_within_run: None,
     })
 }
 

@@ -258,6 +258,15 @@ pub fn render_for(run: &Run, term: &Term) -> String {
                 }
             }
         }
+        // The evidence line of an interval widened by the history's run-to-run drift.
+        for n in m
+            .notes
+            .iter()
+            .filter(|n| n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+        {
+            out.push_str(&wrap(n, term.width, INDENT, "      "));
+            out.push('\n');
+        }
         for c in m.failed_checks() {
             let text = format!(
                 "{}: expected {}, observed {}",
@@ -330,8 +339,16 @@ pub fn definitions(run: &Run) -> String {
                 .map(|c| c.to_string())
                 .unwrap_or_default()
         );
+        // The history-drift line belongs to one measurement (printed under it), not to
+        // the probe's definition.
+        let defining: Vec<&str> = m
+            .notes
+            .iter()
+            .filter(|n| !n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+            .map(String::as_str)
+            .collect();
         seen.entry(key)
-            .or_insert_with(|| (m.probe.clone(), m.notes.join("; ")));
+            .or_insert_with(|| (m.probe.clone(), defining.join("; ")));
     }
     let mut out: String = seen
         .iter()
@@ -352,12 +369,23 @@ pub fn definitions(run: &Run) -> String {
 }
 
 /// How the intervals are built (--explain).
-pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds, each warmed up again and \
-    given a third of the budget; a figure's 95% interval is the distribution-free interval of \
-    the median of all samples, widened to hold a t interval (2 degrees of freedom) on the three \
-    rounds' medians, so drift between rounds widens it. A difference (raw − baseline) is taken \
-    pairwise per sample and widened the same way. Drift between separate invocations is larger \
-    still: compare uses the history's run-to-run drift for that (docs/EVIDENCE.md).\n";
+pub const INTERVALS: &str = "intervals: samples are taken in 3 rounds spread across the \
+    whole run: the plan runs in passes (round 1 of every measurement, then round 2, then \
+    round 3), each round set up, warmed up and given a third of the budget, so a burst of host \
+    noise hits one round of a measurement, not all. The figure is the median of all samples \
+    (pooled: when the rounds agree it uses every sample; one round that is off moves it only \
+    within the others' spread). Its 95% interval is the distribution-free interval of that \
+    median, widened to hold a t interval (2 degrees of freedom) on the three rounds' medians, \
+    so drift between rounds widens it. A difference (raw − baseline) is taken pairwise per \
+    sample and widened the same way. Checks are judged per round; one that failed in any \
+    round fails the figure. Items with their own repetitions (fault cases, mmap lab, time \
+    slices) take their rounds in one call and say so. When the history (--db) holds at least \
+    3 earlier valid runs of a probe on this machine, the interval also covers the drift \
+    between runs seen there: each side's half-width becomes √(within² + (t × sd)²), sd \
+    the robust spread (1.4826 × MAD) of those runs' medians and t Student's 97.5% quantile \
+    for their number less one; the interval from this run alone \
+    stays in the JSON (ci95_within_run) and a line says so. compare holds a change against \
+    how far the history says two runs of an unchanged build can differ (docs/EVIDENCE.md).\n";
 
 /// How occupancy is checked (--explain).
 pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each window's edges \
@@ -405,6 +433,31 @@ mod tests {
             run.measurements.len()
         );
         assert!(!out.contains('\x1b'), "colour in a plain render");
+    }
+
+    #[test]
+    fn a_history_widened_interval_prints_its_evidence_line_not_in_definitions() {
+        let mut run = fixture();
+        let history: Vec<Run> = [1.0, 1.1, 0.9]
+            .iter()
+            .map(|&k| {
+                let mut r = fixture();
+                for m in &mut r.measurements {
+                    if let Some(v) = m.value.as_mut() {
+                        v.median *= k;
+                    }
+                }
+                r
+            })
+            .collect();
+        crate::report::compare::interval::widen_with_history(&mut run, &history);
+        let out = render_for(&run, &Term::plain(80));
+        assert!(
+            out.contains("    interval includes run-to-run drift seen in 3 runs here: ±"),
+            "{out}"
+        );
+        assert!(widest(&out) <= 80, "{out}");
+        assert!(!definitions(&run).contains("run-to-run drift seen in"));
     }
 
     #[test]

@@ -78,6 +78,7 @@ mod tests {
             p95: 1100.0,
             mad: 100.0,
             outliers: vec![],
+            ci95_within_run: None,
         };
         let mut ev = Evidence::default();
         ev.rusage.total.utime_us = 100_000;

@@ -175,8 +175,12 @@ pub fn measure_pipe_on(
             )
         }
     };
-    // The observer's tax, in its own pass after the figure's samples (see tax.rs).
+    // The observer's tax, in its own pass after the figure's samples (see tax.rs); once per
+    // measurement, in its last round.
     let result = result.and_then(|mut m| {
+        if !ctx.is_last_round() {
+            return Ok(m);
+        }
         let mut rt = |iters: u64| -> Result<u64> {
             let t0 = now_ns();
             round_trips(my_w, my_r, iters)?;

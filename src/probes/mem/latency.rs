@@ -148,7 +148,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     let mut at = build_chain(&ws, p.stride, p.order, 0x6f73_636f_7374 ^ p.size);
     let ctx = &Context {
         sampling: chase_sampling(&ctx.sampling),
-        clock: ctx.clock.clone(),
+        ..ctx.clone()
     };
     let share = huge_page_share(ws.as_ptr(), ws.len());
     let spec = Spec::new(PROBE, "ns/load", "ns/load", 1.0)

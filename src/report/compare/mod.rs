@@ -4,6 +4,7 @@
 //! listed as unpaired, never matched loosely.
 
 mod bootstrap;
+pub mod interval;
 pub mod render;
 
 use serde::Serialize;
@@ -61,8 +62,8 @@ pub struct Pair {
     /// the value is one), the drift between rounds, the history's run-to-run drift, or the
     /// minimum effect.
     pub decided_by: String,
-    /// The run-to-run drift the history shows for this probe on this machine (percent), when
-    /// the history holds at least three valid runs of it.
+    /// The largest change between two earlier runs of this probe on this machine (percent),
+    /// which a change must exceed, when the history holds at least three valid runs of it.
     pub history_drift_pct: Option<f64>,
     /// The pairing key (probe and inputs), for the history's drift.
     #[serde(skip)]
@@ -303,13 +304,52 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
     p
 }
 
-/// Per pairing key ([`key_string`]), the run-to-run drift (percent) of valid medians across `runs`
-/// taken on `machine` (same key facts): twice the robust relative spread (1.4826 × MAD /
-/// median) of at least three runs' medians. What a change must exceed to count.
+/// What the history shows of one probe's run-to-run drift on one machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drift {
+    /// Earlier valid runs it was seen in (at least [`MIN_HISTORY_RUNS`]).
+    pub runs: usize,
+    /// Robust standard deviation of the runs' medians relative to their median, percent
+    /// (1.4826 × MAD / median): the typical drift, for the printed interval
+    /// (report::compare::interval).
+    pub sd_pct: f64,
+    /// Sample standard deviation of the logarithms of the runs' medians: not robust on
+    /// purpose, so that a rare run in which the whole machine was slower counts.
+    pub log_sd: f64,
+    /// The largest change between any two of the runs, percent (largest / smallest − 1).
+    pub range_pct: f64,
+}
+
+impl Drift {
+    /// What a change between two new runs must exceed (percent) to count at two-sided
+    /// level `alpha`: the prediction bound of the ratio of two new runs from the history,
+    /// exp(t(1 − alpha/2, runs − 1) × log_sd × √2) − 1 (two new runs differ by √2 times the
+    /// spread of one; Student's t pays for estimating that spread from few runs), and never
+    /// less than the largest change already seen between two earlier runs.
+    pub fn gate_pct(&self, alpha: f64) -> f64 {
+        use statrs::distribution::{ContinuousCDF, StudentsT};
+        let df = self.runs.saturating_sub(1).max(1) as f64;
+        let t = StudentsT::new(0.0, 1.0, df)
+            .map(|d| d.inverse_cdf(1.0 - alpha.clamp(1e-9, 0.5) / 2.0))
+            .unwrap_or(f64::INFINITY);
+        let predicted = ((t * self.log_sd * std::f64::consts::SQRT_2).exp() - 1.0) * 100.0;
+        predicted.max(self.range_pct)
+    }
+}
+
+/// Valid runs a probe needs in the history before its drift is used.
+pub const MIN_HISTORY_RUNS: usize = 3;
+
+/// The chance, per comparison of two runs, that the history rule lets a change through on
+/// an unchanged build (family-wise: split among the probes compared, Bonferroni).
+pub const FAMILY_ALPHA: f64 = 0.05;
+
+/// Per pairing key ([`key_string`]), the run-to-run drift of valid medians across `runs`
+/// taken on `machine` (same key facts), for keys seen in at least [`MIN_HISTORY_RUNS`] runs.
 pub fn history_drift(
     runs: &[Run],
     machine: &crate::machine::Machine,
-) -> std::collections::BTreeMap<String, f64> {
+) -> std::collections::BTreeMap<String, Drift> {
     let mut medians: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in runs
         .iter()
@@ -323,15 +363,31 @@ pub fn history_drift(
     }
     medians
         .into_iter()
-        .filter(|(_, v)| v.len() >= 3)
+        .filter(|(_, v)| v.len() >= MIN_HISTORY_RUNS)
         .filter_map(|(k, v)| {
             let med = crate::engine::stats::median(&v);
-            if med <= 0.0 {
+            if med <= 0.0 || v.iter().any(|&x| x <= 0.0) {
                 return None;
             }
             let dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
-            let mad = crate::engine::stats::median(&dev);
-            Some((k, 200.0 * 1.4826 * mad / med))
+            let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            let var =
+                logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
+            let (lo, hi) = logs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &l| {
+                    (a.min(l), b.max(l))
+                });
+            Some((
+                k,
+                Drift {
+                    runs: v.len(),
+                    sd_pct: 100.0 * 1.4826 * crate::engine::stats::median(&dev) / med,
+                    log_sd: var.sqrt(),
+                    range_pct: ((hi - lo).exp() - 1.0) * 100.0,
+                },
+            ))
         })
         .collect()
 }
@@ -352,20 +408,32 @@ fn round_drift(side: &Side, rounds: &[u32]) -> f64 {
 
 impl Comparison {
     /// Demote changes within the run-to-run drift the history shows for that probe on that
-    /// machine (`drift_pct` by pairing key, see [`history_drift`]): a change must exceed it.
-    pub fn apply_history_drift(&mut self, drift_pct: &std::collections::BTreeMap<String, f64>) {
+    /// machine (by pairing key, see [`history_drift`]): a change, B/A or A/B, must exceed
+    /// [`Drift::gate_pct`] at [`FAMILY_ALPHA`] shared among the valid pairs that have a
+    /// history, so that an unchanged build trips no probe of a whole suite but rarely.
+    pub fn apply_history_drift(&mut self, drift: &std::collections::BTreeMap<String, Drift>) {
+        let held = self
+            .pairs
+            .iter()
+            .filter(|p| p.valid && drift.contains_key(&p.key))
+            .count()
+            .max(1);
+        let alpha = FAMILY_ALPHA / held as f64;
         for p in &mut self.pairs {
-            let Some(&d) = drift_pct.get(&p.key) else {
+            let Some(d) = drift.get(&p.key).map(|d| d.gate_pct(alpha)) else {
                 continue;
             };
             p.history_drift_pct = Some(d);
-            let within = p.change_pct.is_some_and(|c| c.abs() <= d);
+            let within = p
+                .ratio
+                .is_some_and(|r| r > 0.0 && r.max(1.0 / r) <= 1.0 + d / 100.0);
             if within && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
                 let dir = p.verdict.as_str();
                 p.verdict = Verdict::NoSignificantDifference;
-                p.decided_by = format!("history drift (±{d:.1}%)");
-                let why =
-                    format!("{dir}, but within the ±{d:.1}% this probe drifts between runs here");
+                p.decided_by = format!("history drift ({d:.1}% seen between runs)");
+                let why = format!(
+                    "{dir}, but within the {d:.1}% this probe has changed between runs here"
+                );
                 p.note = if p.note.is_empty() {
                     why
                 } else {
@@ -629,6 +697,70 @@ mod tests {
             r.machine.kernel.release = Some("9.9.9".into());
         }
         assert!(history_drift(&other, &a.machine).is_empty());
+    }
+
+    #[test]
+    fn a_rare_slow_run_in_the_history_is_part_of_what_a_change_must_exceed() {
+        // Ten runs near 100 and one at 200 (the whole machine was slow once): the robust
+        // spread ignores the slow run, the gate does not.
+        let mut centres = vec![
+            100.0, 101.0, 99.0, 100.5, 98.5, 100.0, 101.5, 99.5, 100.0, 99.0,
+        ];
+        centres.push(200.0);
+        let history: Vec<Run> = centres
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| run_with(samples(c, 30, 70 + i as u64)))
+            .collect();
+        let a = run_with(samples(100.0, 30, 1));
+        let d = history_drift(&history, &a.machine);
+        let d = d.values().next().unwrap();
+        assert_eq!(d.runs, 11);
+        assert!(d.sd_pct < 2.0, "{d:?}");
+        assert!(
+            d.range_pct > 100.0 && d.gate_pct(FAMILY_ALPHA) > 100.0,
+            "{d:?}"
+        );
+        let drift = history_drift(&history, &a.machine);
+        // The next such episode (B at 190) is not a regression here ...
+        let mut cmp = compare(&a, "a", &run_with(samples(190.0, 30, 2)), "b");
+        cmp.apply_history_drift(&drift);
+        assert!(cmp.regressions(5.0).is_empty(), "{:?}", cmp.pairs);
+        // ... and with a steady history a 1.5× change still is.
+        let steady: Vec<Run> = history[..10].to_vec();
+        let mut cmp = compare(&a, "a", &run_with(samples(150.0, 30, 2)), "b");
+        cmp.apply_history_drift(&history_drift(&steady, &a.machine));
+        assert_eq!(cmp.regressions(5.0).len(), 1, "{:?}", cmp.pairs);
+        // Faster by more than the history's range counts too; within it, it does not.
+        let mut cmp = compare(&a, "a", &run_with(samples(60.0, 30, 2)), "b");
+        cmp.apply_history_drift(&history_drift(&steady, &a.machine));
+        assert_eq!(cmp.pairs[0].verdict, Verdict::Faster);
+    }
+
+    #[test]
+    fn the_gate_asks_more_of_a_short_history_and_of_many_probes() {
+        let d = |runs| Drift {
+            runs,
+            sd_pct: 3.0,
+            log_sd: 0.03,
+            range_pct: 5.0,
+        };
+        // Three runs say little about the spread: Student's t with 2 degrees of freedom.
+        assert!(d(3).gate_pct(0.05) > d(30).gate_pct(0.05));
+        // Bonferroni: sixteen probes at once ask more of each.
+        assert!(d(30).gate_pct(0.05 / 16.0) > d(30).gate_pct(0.05));
+        // 30 runs, one probe: exp(2.045 × 0.03 × √2) − 1 ≈ 9.1%.
+        assert!(
+            (d(30).gate_pct(0.05) - 9.1).abs() < 0.1,
+            "{}",
+            d(30).gate_pct(0.05)
+        );
+        // Never below the largest change already seen.
+        let wide = Drift {
+            range_pct: 40.0,
+            ..d(30)
+        };
+        assert_eq!(wide.gate_pct(0.05), 40.0);
     }
 
     #[test]

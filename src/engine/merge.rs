@@ -1,0 +1,595 @@
+//! One measurement from its rounds. When a run spreads each measurement's rounds across the
+//! whole plan (cli::execute runs the plan in passes, one round of every item per pass), every
+//! call of a job returns a Measurement of one round; this module folds them into the one
+//! Measurement the round-by-round sampler would have produced, so that a noise episode that
+//! hits one pass shows up as one round whose median is off — which widens the interval —
+//! instead of shifting every round of a probe together.
+//!
+//! - samples (raw, baseline, evidence) are concatenated with their round tags, and the value
+//!   and intervals re-derived exactly as for one call (derive::derive_in_rounds): the figure
+//!   is the pooled median, the interval the distribution-free one widened by the t interval
+//!   on the rounds' medians;
+//! - checks are judged per round (each round's evidence against the probe's expectations):
+//!   a check that failed in any round fails the measurement and says in which round;
+//! - evidence counts are summed and per-op figures recomputed from the sums;
+//! - warnings and notes that follow from the samples alone are recomputed; the others are
+//!   deduplicated.
+
+use super::derive::derive_in_rounds;
+use super::measure::derived_remarks;
+use super::sampler::{weakest, StopReason};
+use crate::evidence::procfs::accumulate;
+use crate::model::{
+    Check, EventReading, Evidence, Measurement, ParamKind, ParticipantRusage, Placement, Status,
+};
+
+/// Merge the Measurements of one item's rounds (`(round, measurement)`, in pass order; the
+/// measurements share probe and inputs). One round is returned as it is. None when the
+/// merged samples cannot be derived (no samples at all).
+pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
+    if rounds.len() <= 1 {
+        return rounds.into_iter().next().map(|(_, m)| m);
+    }
+    // Remarks derived from one round's samples describe that round only: drop them, and
+    // derive them again from the merged samples below.
+    let own: Vec<(u32, Measurement)> = rounds
+        .into_iter()
+        .map(|(r, mut m)| {
+            let (w, n) = remarks_of(&m);
+            m.warnings.retain(|x| !w.contains(x));
+            m.notes.retain(|x| !n.contains(x));
+            (r, m)
+        })
+        .collect();
+    let first = &own[0].1;
+    let mut out = Measurement {
+        samples: Vec::new(),
+        sample_rounds: Vec::new(),
+        baseline_samples: Vec::new(),
+        evidence_samples: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+        checks: Vec::new(),
+        ..first.clone()
+    };
+    let mut stop = StopReason::Converged;
+    for (_, m) in &own {
+        out.samples.extend(&m.samples);
+        out.sample_rounds.extend(&m.sample_rounds);
+        out.baseline_samples.extend(&m.baseline_samples);
+        out.evidence_samples.extend(&m.evidence_samples);
+        // Iterations are auto-scaled at every call; the smallest is the conservative one.
+        out.iterations_per_sample = out.iterations_per_sample.min(m.iterations_per_sample);
+        out.baseline_iterations_per_sample = out
+            .baseline_iterations_per_sample
+            .min(m.baseline_iterations_per_sample);
+        stop = weakest(stop, parse_stop(&m.stop_reason));
+        push_unique(&mut out.warnings, &m.warnings);
+        push_unique(&mut out.notes, &m.notes);
+    }
+    out.stop_reason = stop.as_str().into();
+    out.checks = merge_checks(&own);
+    out.evidence = merge_evidence(own.iter().map(|(_, m)| &m.evidence));
+    judge_pooled(&mut out.checks, &own, &out.evidence);
+    for note in differing_observations(&own) {
+        push_unique(&mut out.notes, &[note]);
+    }
+    let d = derive_in_rounds(
+        &out.samples,
+        &out.baseline_samples,
+        &out.sample_rounds,
+        out.units_per_iteration,
+    )?;
+    let (w, n) = derived_remarks(&d, &out.samples, &out.evidence_samples, &out.raw_unit);
+    push_unique(&mut out.warnings, &w);
+    push_unique(&mut out.notes, &n);
+    out.raw = d.raw;
+    out.baseline = d.baseline;
+    out.difference = d.difference;
+    out.value = d.value;
+    out.valid = out.checks.iter().all(|c| c.ok);
+    out.status = if out.valid { d.status } else { Status::Invalid };
+    Some(out)
+}
+
+/// The sample-derived warnings and notes one round's measurement carries.
+fn remarks_of(m: &Measurement) -> (Vec<String>, Vec<String>) {
+    match derive_in_rounds(
+        &m.samples,
+        &m.baseline_samples,
+        &m.sample_rounds,
+        m.units_per_iteration,
+    ) {
+        Some(d) => derived_remarks(&d, &m.samples, &m.evidence_samples, &m.raw_unit),
+        None => (Vec::new(), Vec::new()),
+    }
+}
+
+fn parse_stop(s: &str) -> StopReason {
+    [
+        StopReason::Converged,
+        StopReason::Budget,
+        StopReason::SampleLimit,
+    ]
+    .into_iter()
+    .find(|r| r.as_str() == s)
+    .unwrap_or(StopReason::Budget)
+}
+
+fn push_unique(to: &mut Vec<String>, from: &[String]) {
+    for x in from {
+        if !to.contains(x) {
+            to.push(x.clone());
+        }
+    }
+}
+
+/// Checks by name, in first-seen order. A check passes only if it passed in every round
+/// that judged it; a failed one says which rounds failed and what they observed.
+fn merge_checks(rounds: &[(u32, Measurement)]) -> Vec<Check> {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, m) in rounds {
+        for c in &m.checks {
+            if !names.contains(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let seen: Vec<(u32, &Check)> = rounds
+                .iter()
+                .flat_map(|(r, m)| m.checks.iter().filter(|c| c.name == name).map(|c| (*r, c)))
+                .collect();
+            let failed: Vec<&(u32, &Check)> = seen.iter().filter(|(_, c)| !c.ok).collect();
+            let shown: Vec<&(u32, &Check)> = if failed.is_empty() {
+                seen.iter().collect()
+            } else {
+                failed
+            };
+            let all_same = shown.iter().all(|(_, c)| c.observed == shown[0].1.observed);
+            let observed = if all_same && shown.len() == seen.len() {
+                shown[0].1.observed.clone()
+            } else {
+                shown
+                    .iter()
+                    .map(|(r, c)| format!("round {}: {}", r + 1, c.observed))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            Check {
+                name: name.to_string(),
+                expected: seen[0].1.expected.clone(),
+                observed,
+                ok: seen.iter().all(|(_, c)| c.ok),
+            }
+        })
+        .collect()
+}
+
+/// A check that no round could decide for lack of time (the kernel-entry check needs 50 ms
+/// of CPU time, a round may have less) is judged again on the pooled evidence; one that a
+/// round decided and failed stays failed.
+fn judge_pooled(checks: &mut [Check], rounds: &[(u32, Measurement)], pooled: &Evidence) {
+    for c in checks.iter_mut() {
+        let decided_failure = rounds.iter().any(|(_, m)| {
+            m.checks
+                .iter()
+                .any(|x| x.name == c.name && !x.ok && !super::checks::undecided(x))
+        });
+        if decided_failure {
+            continue;
+        }
+        if let Some(again) = super::checks::kernel_entry_again(c, pooled) {
+            *c = again;
+        }
+    }
+}
+
+/// Evidence of all rounds: counts summed (peak RSS the largest), per-op figures recomputed
+/// from the sums, participants and placements of every round kept (partners are new
+/// processes at every round), occupancy windows pooled.
+pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
+    let mut out = Evidence::default();
+    let mut denominators: std::collections::BTreeMap<String, f64> = Default::default();
+    for ev in all {
+        accumulate(&mut out.rusage.total, &ev.rusage.total);
+        out.rusage.iterations += ev.rusage.iterations;
+        for p in &ev.rusage.participants {
+            merge_participant(&mut out.rusage.participants, p);
+        }
+        for (name, r) in &ev.events {
+            // The operations this reading's per-op figure was divided by (its own windows),
+            // else the rusage iterations.
+            let ops = match (r.total, r.per_op) {
+                (Some(t), Some(p)) if p > 0.0 => t / p,
+                _ => ev.rusage.iterations as f64,
+            };
+            *denominators.entry(name.clone()).or_default() += ops;
+            match out.events.get_mut(name) {
+                None => {
+                    out.events.insert(name.clone(), r.clone());
+                }
+                Some(o) => merge_event(o, r),
+            }
+        }
+        for p in &ev.cpus {
+            merge_placement(&mut out.cpus, p);
+        }
+        match (&mut out.occupancy, &ev.occupancy) {
+            (Some(o), Some(n)) => o.absorb(n),
+            (None, Some(n)) => out.occupancy = Some(n.clone()),
+            _ => {}
+        }
+    }
+    for (name, r) in out.events.iter_mut() {
+        if let (Some(t), Some(&ops)) = (r.total, denominators.get(name)) {
+            if r.per_op.is_some() && ops > 0.0 {
+                r.per_op = Some(t / ops);
+            }
+        }
+    }
+    out
+}
+
+fn merge_event(o: &mut EventReading, r: &EventReading) {
+    o.total = match (o.total, r.total) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    };
+    o.per_op = o.per_op.and(r.per_op);
+    o.scaled |= r.scaled;
+    o.supported &= r.supported;
+    if o.reason.is_none() {
+        o.reason = r.reason.clone();
+    }
+}
+
+fn merge_participant(all: &mut Vec<ParticipantRusage>, p: &ParticipantRusage) {
+    match all
+        .iter_mut()
+        .find(|q| q.role == p.role && q.pid == p.pid && q.tid == p.tid)
+    {
+        None => all.push(p.clone()),
+        Some(q) => accumulate(&mut q.rusage, &p.rusage),
+    }
+}
+
+/// One placement per participant where the rounds agree: the same task seen again (this
+/// thread, in every round) where it ended, or the same role (a partner is a new task at every
+/// round; the first round's pid is kept) seen at the same CPUs. A round that saw its
+/// participant elsewhere keeps its own entry (its placement check already failed there).
+fn merge_placement(all: &mut Vec<Placement>, p: &Placement) {
+    let same_task = |q: &Placement| q.pid == p.pid && q.tid == p.tid && q.end == p.start;
+    let same_cpus = |q: &Placement| q.start == p.start && q.end == p.end;
+    match all
+        .iter_mut()
+        .find(|q| q.role == p.role && q.requested == p.requested && (same_task(q) || same_cpus(q)))
+    {
+        None => all.push(p.clone()),
+        Some(q) => {
+            q.end = p.end;
+            q.affinity_held &= p.affinity_held;
+        }
+    }
+}
+
+/// Observed facts (parameters the machine decides, e.g. the share of huge pages) that were
+/// not the same in every round: the first round's value stays in `params`, and a note says
+/// what the others saw.
+fn differing_observations(rounds: &[(u32, Measurement)]) -> Vec<String> {
+    let first = &rounds[0].1;
+    first
+        .params_of(ParamKind::Observed)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let others: Vec<String> = rounds
+                .iter()
+                .map(|(r, m)| (r, m.params.get(&k)))
+                .filter(|(_, x)| *x != Some(&v))
+                .map(|(r, x)| {
+                    format!(
+                        "round {}: {}",
+                        r + 1,
+                        x.map_or("none".to_string(), |x| x.to_string())
+                    )
+                })
+                .collect();
+            (!others.is_empty()).then(|| {
+                format!(
+                    "observed {k} differed between rounds ({v} in round {}; {}): the \
+                     parameter shows the first",
+                    rounds[0].0 + 1,
+                    others.join("; ")
+                )
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::measure::{from_samples, Spec};
+    use crate::model::{Occupancy, Rusage};
+
+    /// One round's measurement: `samples` tagged with `round`, checks as given, evidence
+    /// with `iters` iterations and `switches` context switches counted by perf.
+    fn round(
+        round: u32,
+        samples: &[f64],
+        checks: Vec<Check>,
+        iters: u64,
+        switches: f64,
+    ) -> Measurement {
+        let mut ev = Evidence::default();
+        ev.rusage.iterations = iters;
+        ev.rusage.total = Rusage {
+            nvcsw: 2 * iters,
+            ..Rusage::default()
+        };
+        ev.events.insert(
+            "context-switches".into(),
+            EventReading {
+                per_op: Some(switches / (iters as f64 / 4.0)),
+                total: Some(switches),
+                scaled: false,
+                supported: true,
+                reason: None,
+            },
+        );
+        // This thread, and a partner that is a new process at every round.
+        let placed = |role: &str, pid: i32| Placement {
+            role: role.into(),
+            pid,
+            tid: pid,
+            requested: vec![1],
+            start: Some(1),
+            end: Some(1),
+            affinity_held: true,
+        };
+        ev.cpus = vec![
+            placed("measuring thread", 10),
+            placed("partner", 100 + round as i32),
+        ];
+        ev.occupancy = Some(Occupancy {
+            wall_ns: 1000,
+            oncpu_ns: 990,
+            cpus: 1,
+            share: 0.99,
+            ..Occupancy::default()
+        });
+        let spec =
+            Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0).param("mode", "process");
+        let mut m = from_samples(
+            spec,
+            samples.to_vec(),
+            100,
+            "converged",
+            ev,
+            (checks, vec!["shared warning".into()]),
+        )
+        .unwrap();
+        m.sample_rounds = vec![round; samples.len()];
+        m
+    }
+
+    fn ok(name: &str, observed: &str) -> Check {
+        Check {
+            name: name.into(),
+            expected: "e".into(),
+            observed: observed.into(),
+            ok: true,
+        }
+    }
+
+    fn spread(centre: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| centre + (i % 5) as f64 * 0.2 - 0.4)
+            .collect()
+    }
+
+    #[test]
+    fn a_check_failing_in_round_two_fails_the_merged_measurement() {
+        let mut bad = ok("switches per round trip", "2.400");
+        bad.ok = false;
+        let m = merge_rounds(vec![
+            (
+                0,
+                round(
+                    0,
+                    &spread(100.0, 20),
+                    vec![ok("switches per round trip", "2.000")],
+                    400,
+                    200.0,
+                ),
+            ),
+            (1, round(1, &spread(100.0, 20), vec![bad], 400, 240.0)),
+            (
+                2,
+                round(
+                    2,
+                    &spread(100.0, 20),
+                    vec![ok("switches per round trip", "2.000")],
+                    400,
+                    200.0,
+                ),
+            ),
+        ])
+        .unwrap();
+        assert!(!m.valid);
+        assert_eq!(m.status, Status::Invalid);
+        assert_eq!(m.checks.len(), 1);
+        assert!(!m.checks[0].ok);
+        assert_eq!(m.checks[0].observed, "round 2: 2.400");
+        // Checks that passed everywhere stay one passing check.
+        let m = merge_rounds(vec![
+            (
+                0,
+                round(0, &spread(100.0, 20), vec![ok("a", "1")], 400, 200.0),
+            ),
+            (
+                1,
+                round(1, &spread(100.0, 20), vec![ok("a", "1")], 400, 200.0),
+            ),
+        ])
+        .unwrap();
+        assert!(m.valid && m.checks[0].ok && m.checks[0].observed == "1");
+    }
+
+    #[test]
+    fn a_check_too_short_to_decide_per_round_is_judged_on_the_pooled_rounds() {
+        let short = |r: u32, utime: u64, stime: u64| {
+            let mut ev = Evidence::default();
+            ev.rusage.total.utime_us = utime;
+            ev.rusage.total.stime_us = stime;
+            let mut m = round(
+                r,
+                &spread(100.0, 10),
+                vec![crate::engine::checks::kernel_entry(&ev, true)],
+                40,
+                20.0,
+            );
+            m.evidence.rusage.total.utime_us = utime;
+            m.evidence.rusage.total.stime_us = stime;
+            m
+        };
+        // 30 ms per round, 60% system: each round undecided, pooled 90 ms decide "enters".
+        let m = merge_rounds((0..3).map(|r| (r, short(r, 12_000, 18_000))).collect()).unwrap();
+        assert!(m.valid, "{:?}", m.checks);
+        // A round that decided and failed (5% system time in 60 ms) keeps it failed.
+        let m = merge_rounds(vec![
+            (0, short(0, 12_000, 18_000)),
+            (1, short(1, 57_000, 3_000)),
+            (2, short(2, 12_000, 18_000)),
+        ])
+        .unwrap();
+        assert!(!m.valid);
+    }
+
+    #[test]
+    fn merged_samples_give_the_value_of_sampling_them_in_one_call() {
+        let parts = [spread(100.0, 12), spread(101.0, 15), spread(99.5, 9)];
+        let merged = merge_rounds(
+            parts
+                .iter()
+                .enumerate()
+                .map(|(r, s)| (r as u32, round(r as u32, s, vec![ok("a", "1")], 400, 200.0)))
+                .collect(),
+        )
+        .unwrap();
+        let all: Vec<f64> = parts.concat();
+        let tags: Vec<u32> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(r, s)| std::iter::repeat_n(r as u32, s.len()))
+            .collect();
+        let one = derive_in_rounds(&all, &[], &tags, 2.0).unwrap();
+        assert_eq!(merged.samples, all);
+        assert_eq!(merged.sample_rounds, tags);
+        assert_eq!(merged.raw, one.raw);
+        assert_eq!(merged.value, one.value);
+        // Evidence: counts summed, per-op recomputed from the sums, windows pooled.
+        assert_eq!(merged.evidence.rusage.iterations, 1200);
+        assert_eq!(merged.evidence.rusage.total.nvcsw, 2400);
+        let cs = &merged.evidence.events["context-switches"];
+        assert_eq!(cs.total, Some(600.0));
+        assert!((cs.per_op.unwrap() - 2.0).abs() < 1e-12, "{cs:?}");
+        assert_eq!(merged.evidence.occupancy.as_ref().unwrap().wall_ns, 3000);
+        // One placement per participant when the rounds agree.
+        assert_eq!(merged.evidence.cpus.len(), 2, "{:?}", merged.evidence.cpus);
+        // A warning every round gave is given once.
+        assert_eq!(
+            merged
+                .warnings
+                .iter()
+                .filter(|w| *w == "shared warning")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_round_whose_median_is_off_widens_the_interval() {
+        let steady = merge_rounds(
+            (0..3)
+                .map(|r| {
+                    (
+                        r,
+                        round(r, &spread(100.0, 20), vec![ok("a", "1")], 400, 200.0),
+                    )
+                })
+                .collect(),
+        )
+        .unwrap();
+        let off = merge_rounds(vec![
+            (
+                0,
+                round(0, &spread(100.0, 20), vec![ok("a", "1")], 400, 200.0),
+            ),
+            (
+                1,
+                round(1, &spread(130.0, 20), vec![ok("a", "1")], 400, 200.0),
+            ),
+            (
+                2,
+                round(2, &spread(100.0, 20), vec![ok("a", "1")], 400, 200.0),
+            ),
+        ])
+        .unwrap();
+        let (s, o) = (steady.value.unwrap(), off.value.unwrap());
+        assert!(
+            o.ci95[1] - o.ci95[0] > 5.0 * (s.ci95[1] - s.ci95[0]),
+            "{s:?} {o:?}"
+        );
+        // The interval holds the off round's median too.
+        assert!(o.ci95[1] * 2.0 >= 130.0, "{o:?}");
+    }
+
+    #[test]
+    fn sample_derived_warnings_are_derived_again_not_repeated() {
+        // One sample per round: each round carries "1 sample, no interval"; merged there are
+        // three samples, so the warning goes.
+        let m = merge_rounds(
+            (0..3)
+                .map(|r| (r, round(r, &[100.0 + r as f64], vec![ok("a", "1")], 4, 2.0)))
+                .collect(),
+        )
+        .unwrap();
+        assert!(
+            !m.warnings.iter().any(|w| w.starts_with("1 sample")),
+            "{:?}",
+            m.warnings
+        );
+        assert_eq!(m.samples.len(), 3);
+    }
+
+    #[test]
+    fn a_round_that_saw_its_partner_elsewhere_keeps_its_own_placement() {
+        let a = round(0, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        let mut b = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        b.evidence.cpus[1].end = Some(0);
+        let m = merge_rounds(vec![(0, a), (1, b)]).unwrap();
+        assert_eq!(m.evidence.cpus.len(), 3, "{:?}", m.evidence.cpus);
+    }
+
+    #[test]
+    fn observed_facts_that_differ_between_rounds_are_noted() {
+        let mut a = round(0, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        let mut b = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        a.params
+            .insert("huge_page_share".into(), serde_json::json!(0.9));
+        b.params
+            .insert("huge_page_share".into(), serde_json::json!(0.4));
+        let m = merge_rounds(vec![(0, a), (1, b)]).unwrap();
+        assert_eq!(m.params["huge_page_share"], serde_json::json!(0.9));
+        assert!(
+            m.notes
+                .iter()
+                .any(|n| n.contains("huge_page_share differed") && n.contains("round 2: 0.4")),
+            "{:?}",
+            m.notes
+        );
+    }
+}
