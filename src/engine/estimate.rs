@@ -139,9 +139,10 @@ struct Shape {
     setup_s_per_byte: f64,
 }
 
-/// The shape of an item, by its label's probe (measured on the quiet 2-CPU VM, 2026-11-23:
-/// call 1.9 s of a 2.2 s budget, syscalls 1.3 s, ctx 1.8 s, ipc 1.9 s, c2c 2.0 s, rpc 1.6 s;
-/// with --quick, ctx sweep points 0.26 s of 0.42 s, mem latency points 0.14 s).
+/// The shape of an item, by its label's probe (measured on the quiet 2-CPU VM, 2026-11-23,
+/// rounds back to back: call 1.9 s of a 2.2 s budget, syscalls 1.3 s, ctx 1.8 s, ipc 1.9 s,
+/// rpc 1.6 s; with --quick, ctx sweep points 0.26 s of 0.42 s, mem latency points 0.14 s;
+/// c2c from the busy VM with rounds spread, 1.6 s).
 fn shape(label: &str) -> Shape {
     let probe = label.split_whitespace().next().unwrap_or("");
     let (share, setup_s, per_byte) = match probe {
@@ -151,10 +152,11 @@ fn shape(label: &str) -> Shape {
         // Each point spawns its ring and fills every member's working set.
         "ctx.sweep" => (0.4, 0.03, 4e-9),
         // A pointer chase is deterministic: it converges at the minimum samples; the time
-        // beyond is building the random cycle over the buffer (about 2 ns per byte).
-        "mem.latency" => (0.05, 0.0, 2e-9),
-        p if p.starts_with("ipc.") => (0.8, 0.02, 0.0),
-        p if p.starts_with("c2c") => (0.85, 0.02, 0.0),
+        // beyond is mapping, filling and linking the buffer into a random cycle (about
+        // 1.5 ns per byte), at every call.
+        "mem.latency" => (0.05, 0.0, 1.5e-9),
+        p if p.starts_with("ipc.") => (0.65, 0.02, 0.0),
+        p if p.starts_with("c2c") => (0.4, 0.02, 0.0),
         p if p.starts_with("rpc.") => (0.6, 0.05, 0.0),
         // Unknown kinds: the middle of what converging items take (55–75% of the budget).
         _ => (0.6, 0.0, 0.0),
@@ -208,6 +210,12 @@ pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig, mo
         return d.as_secs_f64() * own_factor(label);
     }
     let sh = shape(label);
+    // The pointer chase samples with its own shorter samples and warm-up.
+    let sampling = &if label.starts_with("mem.latency") {
+        crate::probes::mem::latency::chase_sampling(sampling)
+    } else {
+        sampling.clone()
+    };
     let sample_s = sampling.target_sample_ns as f64 / 1e9;
     let (calls, (lo, hi)) = match mode {
         Mode::Spread => (ROUNDS as f64, spread_span(sampling, sample_s, 0.0)),
@@ -215,7 +223,17 @@ pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig, mo
     };
     calls * (sh.setup_s + label_bytes(label) as f64 * sh.setup_s_per_byte)
         + lo
-        + sh.share * (hi - lo)
+        + sh.share * looser(sampling) * (hi - lo)
+}
+
+/// A looser interval target converges sooner: `run --quick` (±2%) took 53% of the span
+/// between shortest and longest where `run` (±1%) took 82%, about √(1% / 2%) as much.
+fn looser(sampling: &SamplingConfig) -> f64 {
+    if sampling.rel_ci_target > 0.0 {
+        (0.01 / sampling.rel_ci_target).sqrt().min(1.0)
+    } else {
+        1.0
+    }
 }
 
 /// Past actual/expected ratios of each item label on one machine, most recent first.
