@@ -222,8 +222,15 @@ mod tests {
         let pid = child.pid();
         assert_eq!(thread_count(pid), Some(1));
         let a = read(pid, pid, true).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let b = read(pid, pid, false).unwrap();
+        // On a loaded machine the child may wait for its CPU: read until it has run (or 10 s).
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let b = loop {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let b = read(pid, pid, false).unwrap();
+            if b.oncpu_ns > a.oncpu_ns || std::time::Instant::now() > until {
+                break b;
+            }
+        };
         // Always runnable, so schedstat alone could never be exact; the process clock is.
         assert!(a.exact && b.exact, "{a:?} {b:?}");
         assert!(b.oncpu_ns > a.oncpu_ns, "{a:?} {b:?}");
@@ -274,8 +281,10 @@ mod tests {
             .unwrap();
         let pid = child.id() as i32;
         // Wait until it sleeps (it starts runnable).
+        // Wait by time, not by count: on a loaded machine it may take a while to get there.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut r = None;
-        for _ in 0..500 {
+        while std::time::Instant::now() < until {
             let x = read(pid, pid, true);
             if x.is_some_and(|x| x.exact) {
                 r = x;

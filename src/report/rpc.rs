@@ -83,6 +83,21 @@ fn cell(m: Option<&Measurement>) -> String {
     }
 }
 
+/// The part medians, a part left out (an IPI that could not be seen, said in a line under
+/// rpc.traced) as 0 width; None when no part was reported or one is invalid.
+fn present_parts(c: &Case) -> Option<Vec<f64>> {
+    if c.parts.iter().all(Option::is_none) {
+        return None;
+    }
+    c.parts
+        .iter()
+        .map(|m| match m {
+            None => Some(0.0),
+            Some(_) => median(*m),
+        })
+        .collect()
+}
+
 fn short(s: Scenario) -> &'static str {
     match s {
         Scenario::Local => "local",
@@ -122,33 +137,44 @@ pub fn text(run: &Run) -> String {
     out.push_str(&table(&rows));
     let traced: Vec<&Case> = cs.iter().filter(|c| c.traced.is_some()).collect();
     if !traced.is_empty() {
-        let mut rows = vec![std::iter::once("part (median)".to_string())
-            .chain(
-                traced
-                    .iter()
-                    .map(|c| format!("{} {}", short(c.scenario), c.mech)),
-            )
-            .collect::<Vec<_>>()];
-        for (k, p) in PARTS.iter().enumerate() {
-            rows.push(
-                std::iter::once(p.to_string())
-                    .chain(traced.iter().map(|c| cell(c.parts[k])))
-                    .collect(),
-            );
-        }
-        rows.push(
-            std::iter::once("sum of parts".to_string())
-                .chain(traced.iter().map(|c| {
-                    let v: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
-                    v.map(|v| fmt_time(v.iter().sum()))
-                        .unwrap_or_else(|| "—".into())
-                }))
-                .collect(),
-        );
         out.push_str("\nrpc: kernel-traced parts (definitions: --explain)\n");
-        out.push_str(&table(&rows));
+    }
+    // At most four cases side by side, so the table fits 80 columns.
+    for (i, chunk) in traced.chunks(4).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&table(&parts_rows(chunk)));
     }
     out
+}
+
+/// The parts table of some traced cases: a header, one row per part, the sum of parts.
+fn parts_rows(traced: &[&Case]) -> Vec<Vec<String>> {
+    let mut rows = vec![std::iter::once("part (median)".to_string())
+        .chain(
+            traced
+                .iter()
+                .map(|c| format!("{} {}", short(c.scenario), c.mech)),
+        )
+        .collect::<Vec<_>>()];
+    for (k, p) in PARTS.iter().enumerate() {
+        rows.push(
+            std::iter::once(p.to_string())
+                .chain(traced.iter().map(|c| cell(c.parts[k])))
+                .collect(),
+        );
+    }
+    rows.push(
+        std::iter::once("sum of parts".to_string())
+            .chain(traced.iter().map(|c| {
+                present_parts(c)
+                    .map(|v| fmt_time(v.iter().sum()))
+                    .unwrap_or_else(|| "—".into())
+            }))
+            .collect(),
+    );
+    rows
 }
 
 /// The HTML figure for the `rpc` family: one stacked bar per traced scenario × mechanism.
@@ -163,7 +189,7 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
             .filter_map(|c| {
                 let traced = c.traced?;
                 let label = format!("{} {}", c.scenario.as_str(), c.mech);
-                let segments: Option<Vec<f64>> = c.parts.iter().map(|m| median(*m)).collect();
+                let segments = present_parts(c);
                 match (segments, traced.value.as_ref()) {
                     (Some(segments), Some(v)) if traced.valid => Some(StackedRow {
                         label,
@@ -246,5 +272,46 @@ mod tests {
         assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         assert_eq!(figures(std::slice::from_ref(&run), "rpc").len(), 1);
+    }
+
+    #[test]
+    fn many_traced_cases_wrap_into_tables_that_fit_80_columns() {
+        let mut run = crate::report::ipc::tests::fixture();
+        run.measurements.clear();
+        for sc in ["local", "remote-exclusive", "remote-shared"] {
+            for mech in ["pipe", "futex"] {
+                let mut t = m("rpc.traced", sc, None, 5000.0);
+                t.params.insert("mech".into(), mech.into());
+                run.measurements.push(t);
+                for p in PARTS {
+                    let mut x = m("rpc.part", sc, Some(p), 625.0);
+                    x.params.insert("mech".into(), mech.into());
+                    run.measurements.push(x);
+                }
+            }
+        }
+        let t = text(&run);
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        assert_eq!(t.matches("part (median)").count(), 2, "{t}");
+        assert_eq!(t.matches("sum of parts").count(), 2, "{t}");
+    }
+
+    #[test]
+    fn parts_left_out_show_as_a_dash_and_the_rest_still_add_up() {
+        let mut run = crate::report::ipc::tests::fixture();
+        run.measurements = vec![m("rpc.traced", "local", None, 5000.0)];
+        for p in PARTS.iter().filter(|p| !p.contains("IPI")) {
+            run.measurements
+                .push(m("rpc.part", "local", Some(p), 500.0));
+        }
+        let t = text(&run);
+        let ipi = t.lines().find(|l| l.starts_with("IPI")).unwrap();
+        assert!(ipi.ends_with('—'), "{t}");
+        assert!(t.contains("3.00 µs"), "{t}");
+        // An invalid part is not summed.
+        run.measurements[1].status = Status::Invalid;
+        let t = text(&run);
+        let sum = t.lines().find(|l| l.starts_with("sum of parts")).unwrap();
+        assert!(sum.ends_with('—'), "{t}");
     }
 }

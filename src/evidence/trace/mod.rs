@@ -9,8 +9,12 @@ pub mod tracefs;
 use crate::error::{Error, Result};
 use tracefs::{read_int, Format};
 
-/// The events recorded, and whether a breakdown is possible without them.
-pub const EVENTS: [(&str, bool); 8] = [
+/// The events recorded, and whether a breakdown is possible without them. An IPI that wakes a
+/// task arrives as a reschedule interrupt (the wake-up was done by the sender) or, when the
+/// target CPU was idle, as a call-function-single interrupt (the sender queued the wake-up on
+/// the target's wake list, which the target runs); a target idling with its polling flag set
+/// needs no IPI at all (`sched_wake_idle_without_ipi`).
+pub const EVENTS: [(&str, bool); 10] = [
     ("sched:sched_waking", true),
     ("sched:sched_wakeup", true),
     ("sched:sched_switch", true),
@@ -19,11 +23,16 @@ pub const EVENTS: [(&str, bool); 8] = [
     ("ipi:ipi_send_cpu", false),
     ("irq_vectors:reschedule_entry", false),
     ("irq_vectors:reschedule_exit", false),
+    ("irq_vectors:call_function_single_entry", false),
+    ("sched:sched_wake_idle_without_ipi", false),
 ];
 
 /// perf record types this module reads.
 pub const PERF_RECORD_LOST: u32 = 2;
 pub const PERF_RECORD_SAMPLE: u32 = 9;
+pub const PERF_RECORD_SWITCH_CPU_WIDE: u32 = 15;
+/// `misc` flag of a switch record: the task is switched out (else in).
+pub const PERF_RECORD_MISC_SWITCH_OUT: u16 = 1 << 13;
 
 /// What happened, decoded from one tracepoint record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +52,10 @@ pub enum Kind {
         prev: i32,
         next: i32,
     },
+    /// A system call entered: its number and its second argument (futex's op).
     SysEnter {
         id: i64,
+        arg1: u64,
     },
     SysExit {
         id: i64,
@@ -55,6 +66,19 @@ pub enum Kind {
     },
     ReschedEntry,
     ReschedExit,
+    /// The CPU entered the call-function-single interrupt (e.g. to run its wake list).
+    CallFuncEntry,
+    /// A wake-up of idle `cpu` needed no IPI: it was polling for work.
+    WakeIdleNoIpi {
+        cpu: i32,
+    },
+    /// The recording task was switched in, after `prev` (0 = the idle task): perf's own
+    /// switch record, written in the incoming task's context once the switch is done. It
+    /// stands in for a `sched_switch` that was not recorded: on some guests no tracepoint
+    /// fires in a CPU's idle task, so a switch away from idle is seen only this way.
+    SwitchIn {
+        prev: i32,
+    },
 }
 
 /// One decoded record: when (CLOCK_MONOTONIC ns), on which CPU, by which task.
@@ -67,10 +91,12 @@ pub struct Event {
     pub kind: Kind,
 }
 
-/// A record as read from a ring: its perf type and its body (without the 8-byte header).
+/// A record as read from a ring: its perf type, its header's misc flags and its body
+/// (without the 8-byte header).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawRecord {
     pub ty: u32,
+    pub misc: u16,
     pub body: Vec<u8>,
 }
 
@@ -139,13 +165,20 @@ impl Decoder {
                 prev: get("prev_pid")? as i32,
                 next: get("next_pid")? as i32,
             },
-            "raw_syscalls:sys_enter" => Kind::SysEnter { id: get("id")? },
+            "raw_syscalls:sys_enter" => Kind::SysEnter {
+                id: get("id")?,
+                arg1: second_arg(raw, f.field("args")?)?,
+            },
             "raw_syscalls:sys_exit" => Kind::SysExit { id: get("id")? },
             "ipi:ipi_send_cpu" => Kind::IpiSend {
                 cpu: get("cpu")? as i32,
             },
             "irq_vectors:reschedule_entry" => Kind::ReschedEntry,
             "irq_vectors:reschedule_exit" => Kind::ReschedExit,
+            "irq_vectors:call_function_single_entry" => Kind::CallFuncEntry,
+            "sched:sched_wake_idle_without_ipi" => Kind::WakeIdleNoIpi {
+                cpu: get("cpu")? as i32,
+            },
             _ => return None,
         };
         Some(Event {
@@ -165,6 +198,9 @@ impl Decoder {
         for r in records {
             match r.ty {
                 PERF_RECORD_SAMPLE => out.extend(self.decode(&r.body)),
+                PERF_RECORD_SWITCH_CPU_WIDE if r.misc & PERF_RECORD_MISC_SWITCH_OUT == 0 => {
+                    out.extend(decode_switch_in(&r.body))
+                }
                 PERF_RECORD_LOST => lost += u64_at(&r.body, 8).unwrap_or(0),
                 _ => {}
             }
@@ -174,22 +210,49 @@ impl Decoder {
     }
 }
 
-/// The committed fixture format: one record per line, `<type> <hex body>`.
+/// A switch-in record: `u32 prev_pid, prev_tid`, then the sample id (sample_id_all with
+/// sample_type TID | TIME | CPU): `u32 pid, tid; u64 time; u32 cpu, res`.
+fn decode_switch_in(b: &[u8]) -> Option<Event> {
+    Some(Event {
+        pid: u32_at(b, 8)? as i32,
+        tid: u32_at(b, 12)? as i32,
+        time: u64_at(b, 16)?,
+        cpu: u32_at(b, 24)?,
+        kind: Kind::SwitchIn {
+            prev: u32_at(b, 4)? as i32,
+        },
+    })
+}
+
+/// The second element of sys_enter's `unsigned long args[6]` array.
+fn second_arg(raw: &[u8], args: &tracefs::Field) -> Option<u64> {
+    let elem = args.size / 6;
+    let f = tracefs::Field {
+        name: "args[1]".into(),
+        offset: args.offset + elem,
+        size: elem,
+        signed: false,
+    };
+    read_int(raw, &f).map(|v| v as u64)
+}
+
+/// The committed fixture format: one record per line, `<type>[/<misc>] <hex body>`.
 pub fn parse_fixture(text: &str) -> Result<Vec<RawRecord>> {
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let (ty, hex) = l
+            let (head, hex) = l
                 .split_once(' ')
                 .ok_or_else(|| Error::usage(format!("bad trace fixture line '{l}'")))?;
-            let ty = ty
-                .parse()
-                .map_err(|_| Error::usage(format!("bad record type in '{l}'")))?;
+            let (ty, misc) = head.split_once('/').unwrap_or((head, "0"));
+            let bad = || Error::usage(format!("bad record type in '{l}'"));
+            let ty = ty.parse().map_err(|_| bad())?;
+            let misc = misc.parse().map_err(|_| bad())?;
             let body = (0..hex.len() / 2)
                 .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
                 .collect::<std::result::Result<Vec<u8>, _>>()
                 .map_err(|_| Error::usage(format!("bad hex in '{l}'")))?;
-            Ok(RawRecord { ty, body })
+            Ok(RawRecord { ty, misc, body })
         })
         .collect()
 }
@@ -199,6 +262,9 @@ pub fn write_fixture(records: &[RawRecord]) -> String {
     let mut s = String::new();
     for r in records {
         s.push_str(&r.ty.to_string());
+        if r.misc != 0 {
+            s.push_str(&format!("/{}", r.misc));
+        }
         s.push(' ');
         for b in &r.body {
             s.push_str(&format!("{b:02x}"));
@@ -249,7 +315,7 @@ pub(crate) mod tests {
         assert!(has(&|k| matches!(k, Kind::Waking { .. })));
         assert!(has(&|k| matches!(k, Kind::Switch { .. })));
         assert!(has(
-            &|k| matches!(k, Kind::SysEnter { id } if *id == libc::SYS_write)
+            &|k| matches!(k, Kind::SysEnter { id, .. } if *id == libc::SYS_write)
         ));
         assert!(has(
             &|k| matches!(k, Kind::SysExit { id } if *id == libc::SYS_read)
@@ -270,12 +336,15 @@ pub(crate) mod tests {
         recs[0].body.truncate(20);
         recs.push(RawRecord {
             ty: PERF_RECORD_LOST,
+            misc: 0,
             body: [7u64.to_le_bytes(), 5u64.to_le_bytes()].concat(),
         });
         let (events, lost) = d.decode_all(&recs);
         assert_eq!(events.len(), n - 1);
         assert_eq!(lost, 5);
         assert!(parse_fixture("9 zz").is_err());
+        assert!(parse_fixture("9/x 00").is_err());
+        recs[1].misc = PERF_RECORD_MISC_SWITCH_OUT | 1;
         assert_eq!(parse_fixture(&write_fixture(&recs)).unwrap(), recs);
     }
 }

@@ -55,7 +55,11 @@ fn filter_for(event: &str, pids: &[i32]) -> Option<String> {
     match event {
         "sched:sched_waking" | "sched:sched_wakeup" => Some(any("pid")),
         "sched:sched_switch" => Some(format!("{} || {}", any("prev_pid"), any("next_pid"))),
-        "raw_syscalls:sys_enter" | "raw_syscalls:sys_exit" => Some(any("common_pid")),
+        // Recorded in the sender's / waker's context: the participant is the current task.
+        "raw_syscalls:sys_enter"
+        | "raw_syscalls:sys_exit"
+        | "ipi:ipi_send_cpu"
+        | "sched:sched_wake_idle_without_ipi" => Some(any("common_pid")),
         _ => None,
     }
 }
@@ -75,22 +79,27 @@ impl Tracer {
         for &cpu in cpus {
             let mut first: Option<Sampler> = None;
             for f in &decoder.formats {
-                let counter = Builder::new(Tracepoint::with_id(f.id))
-                    .any_pid()
+                let mut b = Builder::new(Tracepoint::with_id(f.id));
+                b.any_pid()
                     .one_cpu(cpu)
                     .exclude_kernel(false)
                     .sample_period(1)
                     .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
                     .clockid(Clock::MONOTONIC)
-                    .enabled(false)
-                    .build()
-                    .map_err(|e| {
-                        Error::env(format!(
-                            "cannot open tracepoint {} on CPU {cpu}: {}",
-                            f.name,
-                            crate::evidence::perf::open_error_reason(&e)
-                        ))
-                    })?;
+                    .enabled(false);
+                if first.is_none() {
+                    // The ring's owner also writes perf's switch records (in the incoming
+                    // task's context, with its tid, time and CPU): they show switches away
+                    // from an idle task in which tracepoints do not fire on some guests.
+                    b.context_switch(true).sample_id_all(true);
+                }
+                let counter = b.build().map_err(|e| {
+                    Error::env(format!(
+                        "cannot open tracepoint {} on CPU {cpu}: {}",
+                        f.name,
+                        crate::evidence::perf::open_error_reason(&e)
+                    ))
+                })?;
                 if let Some(filter) = filter_for(&f.name, pids) {
                     let c = std::ffi::CString::new(filter).expect("no NUL");
                     // SAFETY: a NUL-terminated filter string on our own perf fd.
@@ -163,6 +172,7 @@ impl Tracer {
             while let Some(rec) = r.next_record() {
                 out.push(RawRecord {
                     ty: rec.ty(),
+                    misc: rec.misc(),
                     body: rec.to_vec(),
                 });
             }
@@ -185,6 +195,11 @@ mod tests {
             filter_for("raw_syscalls:sys_exit", &[3]).unwrap(),
             "common_pid == 3"
         );
-        assert!(filter_for("ipi:ipi_send_cpu", &[3]).is_none());
+        assert_eq!(
+            filter_for("ipi:ipi_send_cpu", &[3]).unwrap(),
+            "common_pid == 3"
+        );
+        // Interrupt entries run on behalf of whoever the CPU was running (often idle).
+        assert!(filter_for("irq_vectors:reschedule_entry", &[3]).is_none());
     }
 }

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 pub enum Mech {
     /// Two pipes, one byte each way.
     Pipe,
-    /// A unix stream socketpair, one byte each way.
+    /// Two unix stream socketpairs (one per direction), one byte each way.
     Unix,
-    /// A unix datagram socketpair, one 1-byte datagram each way.
+    /// Two unix datagram socketpairs (one per direction), one 1-byte datagram each way.
     UnixDgram,
     /// Two eventfds, one 8-byte count each way.
     Eventfd,
@@ -122,23 +122,25 @@ impl Channel {
                 ch.b_only = [r1, w2];
             }
             Mech::Unix | Mech::UnixDgram => {
+                // One socketpair per direction, like the two pipes. Over one stream socket
+                // both ways, B's read frees A's send buffer: `sock_wfree` → `unix_write_space`
+                // wakes every sleeper on A's socket, and A, asleep in `unix_stream_data_wait`
+                // for the reply, is woken although no data came (that wait does not filter by
+                // poll key; the datagram wait does). Each round trip then paid for spurious
+                // wake-ups and their switches. With a socketpair per direction A sleeps on a
+                // socket whose buffer nobody frees meanwhile.
                 let kind = if mech == Mech::Unix {
                     libc::SOCK_STREAM
                 } else {
                     libc::SOCK_DGRAM
                 };
-                let mut sv = [0i32; 2];
-                // SAFETY: sv is a valid 2-element out-array.
-                if unsafe {
-                    libc::socketpair(libc::AF_UNIX, kind | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr())
-                } != 0
-                {
-                    return Err(os_err("cannot create a unix socketpair"));
-                }
-                ch.owned.extend(sv);
-                (ch.a.tx, ch.a.rx, ch.b.tx, ch.b.rx) = (sv[0], sv[0], sv[1], sv[1]);
-                ch.a_only = [sv[0], -1];
-                ch.b_only = [sv[1], -1];
+                let to_b = socketpair(kind)?;
+                ch.owned.extend(to_b);
+                let to_a = socketpair(kind)?;
+                ch.owned.extend(to_a);
+                (ch.a.tx, ch.b.rx, ch.b.tx, ch.a.rx) = (to_b[0], to_b[1], to_a[1], to_a[0]);
+                ch.a_only = [to_b[0], to_a[0]];
+                ch.b_only = [to_b[1], to_a[1]];
             }
             Mech::Eventfd => {
                 let mk = || {
@@ -331,6 +333,18 @@ impl Drop for Channel {
     }
 }
 
+/// A connected unix socketpair of `kind` (stream or datagram).
+fn socketpair(kind: i32) -> Result<[i32; 2]> {
+    let mut sv = [0i32; 2];
+    // SAFETY: sv is a valid 2-element out-array.
+    if unsafe { libc::socketpair(libc::AF_UNIX, kind | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) }
+        != 0
+    {
+        return Err(os_err("cannot create a unix socketpair"));
+    }
+    Ok(sv)
+}
+
 fn pipe() -> Result<(i32, i32)> {
     let mut fds = [0i32; 2];
     // SAFETY: fds is a valid 2-element out-array.
@@ -395,6 +409,65 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{mech:?}: {e}"));
             }
             drop(child);
+        }
+    }
+
+    /// The thread's voluntary context switches so far (it went to sleep this many times).
+    fn voluntary_switches() -> i64 {
+        // SAFETY: a zeroed rusage is a valid out-parameter.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: ru is a live out-parameter of the right type.
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) }, 0);
+        ru.ru_nvcsw
+    }
+
+    /// The scheduler state letter of thread `tid` of this process ('S' = asleep).
+    fn thread_state(tid: i32) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        after.chars().next().unwrap()
+    }
+
+    fn wait_asleep(tid: &AtomicI32) {
+        while tid.load(Ordering::Acquire) == 0 || thread_state(tid.load(Ordering::Acquire)) != 'S' {
+            std::thread::yield_now();
+        }
+    }
+
+    /// A side waiting for its reply sleeps exactly once: the partner reading A's message must
+    /// not wake it. With one unix stream socket both ways it did: the read frees A's buffer,
+    /// `sock_wfree` calls `unix_write_space` on A's socket, which wakes every sleeper there,
+    /// and A's `unix_stream_data_wait` does not filter by poll key, so A woke, found no data
+    /// and slept again (3.7 switches per same-CPU round trip instead of 2).
+    #[test]
+    fn the_receiver_is_woken_only_by_its_message() {
+        for mech in [
+            Mech::Pipe,
+            Mech::Unix,
+            Mech::UnixDgram,
+            Mech::Eventfd,
+            Mech::Mqueue,
+        ] {
+            let ch = Channel::new(mech).unwrap();
+            let a_tid = AtomicI32::new(0);
+            let sleeps = std::thread::scope(|s| {
+                let a = s.spawn(|| {
+                    ch.send_on(ch.a).unwrap();
+                    // SAFETY: gettid has no preconditions.
+                    a_tid.store(unsafe { libc::gettid() }, Ordering::Release);
+                    let before = voluntary_switches();
+                    ch.recv_on(ch.a, &|| false).unwrap();
+                    voluntary_switches() - before
+                });
+                // A is asleep waiting for the reply when B takes A's message...
+                wait_asleep(&a_tid);
+                ch.recv_on(ch.b, &|| false).unwrap();
+                // ... and is asleep again (or still) before the reply goes out.
+                wait_asleep(&a_tid);
+                ch.send_on(ch.b).unwrap();
+                a.join().unwrap()
+            });
+            assert_eq!(sleeps, 1, "{mech:?}: A slept {sleeps} times for one reply");
         }
     }
 

@@ -172,7 +172,7 @@ impl Session {
 
 /// Switches per RPC of the participants whose role starts with `prefix` (rusage: voluntary,
 /// involuntary).
-fn switches_of(ev: &Evidence, prefix: &str) -> (f64, f64) {
+pub(crate) fn switches_of(ev: &Evidence, prefix: &str) -> (f64, f64) {
     let it = ev.rusage.iterations.max(1) as f64;
     ev.rusage
         .participants

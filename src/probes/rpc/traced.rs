@@ -5,7 +5,7 @@
 //! RPC time within 10%, most RPCs matched, nothing lost, and the scenario's switches seen in
 //! the trace (idle→server for remote-exclusive).
 
-use super::breakdown::{split, Rpc, PARTS};
+use super::breakdown::{split, Calls, Rpc, IPI_PARTS, PARTS};
 use super::{Scenario, Session};
 use crate::engine::clock;
 use crate::engine::measure::{from_samples, Context, Spec};
@@ -32,6 +32,8 @@ pub struct Analysis {
     pub lost: u64,
     /// Switches on the server's CPU involving a server, per RPC made.
     pub remote_switches_per_rpc: f64,
+    /// Switches to the client recorded in the trace, per RPC made.
+    pub client_ins_per_rpc: f64,
 }
 
 /// Medians of each part over the matched RPCs.
@@ -110,6 +112,79 @@ pub fn checks(a: &Analysis, traced_median: f64, scenario: Scenario) -> Vec<Check
     list
 }
 
+/// The trace holds every switch to the client: as many per RPC as the kernel counted context
+/// switches of the client (rusage, over the same windows), within 10% (+0.02 per RPC). Missing
+/// switch records would silently move a wake-up into the part after it ("reply wake-up" read
+/// 0 with its time in "return"); this makes that an invalid result instead.
+pub fn trace_complete(traced_per_rpc: f64, counted_per_rpc: f64) -> Check {
+    Check {
+        name: "switches to the client in the trace vs counted (rusage)".into(),
+        expected: "within 10% per RPC".into(),
+        observed: format!("{traced_per_rpc:.3} traced vs {counted_per_rpc:.3} counted"),
+        ok: (traced_per_rpc - counted_per_rpc).abs() <= 0.1 * counted_per_rpc + 0.02,
+    }
+}
+
+/// Wake-ups of an idle CPU that needed no IPI because it was polling for work, on `cpus`.
+pub fn quiet_wakes(events: &[Event], cpus: &[usize]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::WakeIdleNoIpi { cpu } if cpus.contains(&(cpu as usize))))
+        .count()
+}
+
+/// The IPI parts to leave out, each with the line that says why (an IPI that could not be
+/// seen is said, not reported as 0): the kernel cannot show IPIs (no `ipi_send_cpu`, or
+/// neither interrupt entry they arrive by); one CPU (no IPI exists); IPIs were sent but
+/// none was seen arriving (the target CPU records nothing in its idle task); or no wake-up
+/// sent one (`polling` wake-ups found the idle target polling and needed none).
+pub fn ipi_left_out(
+    missing: &[&str],
+    rpcs: &[Rpc],
+    polling: usize,
+    remote: bool,
+) -> Vec<(usize, String)> {
+    let lacks = |n: &str| missing.contains(&n);
+    let both = |why: String| IPI_PARTS.iter().map(|&i| (i, why.clone())).collect();
+    if lacks("ipi:ipi_send_cpu")
+        || (lacks("irq_vectors:reschedule_entry")
+            && lacks("irq_vectors:call_function_single_entry"))
+    {
+        return both(format!(
+            "IPIs are not visible on this kernel (it lacks {}): their time stays inside \
+             wake-up and reply wake-up",
+            missing.join(", ")
+        ));
+    }
+    if !remote {
+        return both("one CPU: a wake-up there needs no IPI, so there are no IPI parts".into());
+    }
+    let mut out = Vec::new();
+    for (k, &i) in IPI_PARTS.iter().enumerate() {
+        let (name, rest) = (PARTS[i], PARTS[i + 1]);
+        if rpcs.iter().any(|r| r.parts[i] > 0.0) {
+            continue;
+        }
+        let sent = rpcs.iter().filter(|r| r.ipi_sent[k]).count();
+        out.push((
+            i,
+            if sent > 0 {
+                format!(
+                    "{name}: {sent} IPIs were sent but none was seen arriving (that CPU \
+                     records no events in its idle task here): left out, its time stays \
+                     in {rest}"
+                )
+            } else {
+                format!(
+                    "{name}: no wake-up sent an IPI ({polling} found the idle CPU polling for \
+                     work and needed none): left out"
+                )
+            },
+        ));
+    }
+    out
+}
+
 /// Decode and split the records of a traced run.
 pub fn analyse(
     events: &[Event],
@@ -117,8 +192,8 @@ pub fn analyse(
     made: usize,
     client: i32,
     servers: &[i32],
-    client_cpu: usize,
-    server_cpu: usize,
+    (client_cpu, server_cpu): (usize, usize),
+    mech: Mech,
 ) -> Analysis {
     let rpcs = split(
         events,
@@ -126,19 +201,33 @@ pub fn analyse(
         servers,
         client_cpu as u32,
         server_cpu as u32,
+        Calls::of(mech),
     );
-    let switches = events
-        .iter()
-        .filter(|e| {
-            e.cpu as usize == server_cpu
-                && matches!(e.kind, Kind::Switch { next, .. } if servers.contains(&next))
-        })
-        .count();
+    // Switches to `who` on `cpu`, from sched_switch or from perf's switch-in records,
+    // whichever saw more (the records say the same thing; on some guests the tracepoint
+    // does not fire in the idle task).
+    let ins = |who: &dyn Fn(i32) -> bool, cpu: Option<usize>| {
+        let on = |e: &&Event| cpu.is_none_or(|c| e.cpu as usize == c);
+        let traced = events
+            .iter()
+            .filter(on)
+            .filter(|e| matches!(e.kind, Kind::Switch { next, .. } if who(next)))
+            .count();
+        let perf = events
+            .iter()
+            .filter(on)
+            .filter(|e| matches!(e.kind, Kind::SwitchIn { .. }) && who(e.tid))
+            .count();
+        traced.max(perf)
+    };
+    let switches = ins(&|t| servers.contains(&t), Some(server_cpu));
+    let client_ins = ins(&|t| t == client, None);
     Analysis {
         rpcs,
         made,
         lost,
         remote_switches_per_rpc: switches as f64 / made.max(1) as f64,
+        client_ins_per_rpc: client_ins as f64 / made.max(1) as f64,
     }
 }
 
@@ -195,19 +284,25 @@ pub fn measure_traced(
         times.len(),
         client,
         &servers,
-        s.client_cpu,
-        s.server_cpu,
+        (s.client_cpu, s.server_cpu),
+        s.mech,
     );
     let evidence = recorder.finish(&start);
     let traced_median = median(&times);
-    let checks = checks(&a, traced_median, scenario);
+    let mut checks = checks(&a, traced_median, scenario);
+    let (vol, invol) = super::switches_of(&evidence, "client");
+    checks.push(trace_complete(a.client_ins_per_rpc, vol + invol));
     let mut warnings = Vec::new();
-    let missing = tracer.decoder.missing();
-    if !missing.is_empty() {
-        warnings.push(format!(
-            "this kernel lacks {}: the IPI parts read 0",
-            missing.join(", ")
-        ));
+    let left_out = ipi_left_out(
+        &tracer.decoder.missing(),
+        &a.rpcs,
+        quiet_wakes(&events, &cpus),
+        scenario.remote(),
+    );
+    for (_, why) in &left_out {
+        if !warnings.contains(why) {
+            warnings.push(why.clone());
+        }
     }
     if !tracer.unfiltered.is_empty() {
         warnings.push(format!(
@@ -243,7 +338,8 @@ pub fn measure_traced(
     )?];
     for (i, part) in PARTS.iter().enumerate() {
         let samples: Vec<f64> = a.rpcs.iter().map(|r| r.parts[i]).collect();
-        if samples.is_empty() {
+        // An IPI part that could not be seen is said in one line, not reported as 0.
+        if samples.is_empty() || left_out.iter().any(|(k, _)| *k == i) {
             continue;
         }
         out.push(from_samples(
@@ -268,7 +364,7 @@ mod tests {
 
     fn fixture_analysis() -> Analysis {
         let (events, lost) = fixture_decoder().decode_all(&fixture_records());
-        analyse(&events, lost, 40, 14054, &[16600], 1, 0)
+        analyse(&events, lost, 40, 14054, &[16600], (1, 0), Mech::Pipe)
     }
 
     #[test]
@@ -284,6 +380,56 @@ mod tests {
         // A client time far from the parts' sum fails the sum check.
         let c = checks(&a, m * 2.0, Scenario::Local);
         assert!(!c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok);
+    }
+
+    #[test]
+    fn a_trace_missing_the_client_s_switches_fails() {
+        assert!(trace_complete(1.0, 1.02).ok);
+        assert!(trace_complete(0.0, 0.0).ok);
+        // Half the switches back to a sleeping client were not recorded.
+        assert!(!trace_complete(0.5, 1.0).ok);
+        // More than the kernel counted: records from elsewhere.
+        assert!(!trace_complete(1.5, 1.0).ok);
+        let a = fixture_analysis();
+        assert!(a.client_ins_per_rpc > 0.5, "{}", a.client_ins_per_rpc);
+    }
+
+    #[test]
+    fn ipi_parts_are_left_out_with_the_reason_when_none_can_be_seen() {
+        let a = fixture_analysis();
+        let parts = |v: &[(usize, String)]| v.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+        // The fixture's RPCs show IPIs both ways: the parts stay.
+        assert!(ipi_left_out(&[], &a.rpcs, 0, true).is_empty());
+        // A kernel without the tracepoints: say so, for both.
+        let lacks = ipi_left_out(&["ipi:ipi_send_cpu"], &a.rpcs, 0, true);
+        assert_eq!(parts(&lacks), [1, 5]);
+        assert!(lacks[0].1.contains("lacks ipi:ipi_send_cpu"), "{lacks:?}");
+        let both = [
+            "irq_vectors:reschedule_entry",
+            "irq_vectors:call_function_single_entry",
+        ];
+        assert_eq!(ipi_left_out(&both, &a.rpcs, 0, true).len(), 2);
+        assert!(ipi_left_out(&both[..1], &a.rpcs, 0, true).is_empty());
+        // One CPU.
+        assert!(ipi_left_out(&[], &a.rpcs, 0, false)[0]
+            .1
+            .starts_with("one CPU"));
+        // Replies' IPIs sent but never seen arriving: only the reply IPI goes, and says so.
+        let mut unseen = a.rpcs.clone();
+        for r in &mut unseen {
+            r.parts[5] = 0.0;
+        }
+        let v = ipi_left_out(&[], &unseen, 0, true);
+        assert_eq!(parts(&v), [5]);
+        assert!(v[0].1.contains("none was seen arriving"), "{v:?}");
+        // Never sent: every idle target polling.
+        for r in &mut unseen {
+            r.parts[1] = 0.0;
+            r.ipi_sent = [false; 2];
+        }
+        let v = ipi_left_out(&[], &unseen, 37, true);
+        assert_eq!(parts(&v), [1, 5]);
+        assert!(v[1].1.contains("37 found the idle CPU polling"), "{v:?}");
     }
 
     #[test]
