@@ -178,8 +178,7 @@ fn fold_round_variants(remarks: &[String]) -> Vec<String> {
             continue;
         }
         let mut text = String::new();
-        let mut k = 0;
-        for piece in shapes[i].0.split('#') {
+        for (k, piece) in shapes[i].0.split('#').enumerate() {
             if k > 0 {
                 let values = group.iter().map(|&j| &shapes[j].1[k - 1]);
                 let lo = values.clone().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
@@ -191,7 +190,6 @@ fn fold_round_variants(remarks: &[String]) -> Vec<String> {
                 }
             }
             text.push_str(piece);
-            k += 1;
         }
         out.push(text);
     }
