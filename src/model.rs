@@ -41,6 +41,21 @@ pub struct Run {
     /// the importer derives it the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// Each planned item's expected and actual wall time: what the next duration estimate on
+    /// this machine learns from (engine::estimate). Absent in older runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub item_times: Vec<ItemTime>,
+}
+
+/// One plan item's wall time against the model's expectation (without history).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ItemTime {
+    /// The item's label, e.g. `syscall.getpid` or `ctx.sweep N=2 S=64k`.
+    pub label: String,
+    /// What the model expected, seconds.
+    pub expected_s: f64,
+    /// What it took, seconds.
+    pub elapsed_s: f64,
 }
 
 fn default_true() -> bool {

@@ -71,6 +71,7 @@ fn run_of(measurements: Vec<Measurement>) -> Run {
         complete: true,
         labels: Default::default(),
         run_id: None,
+        item_times: vec![],
     }
 }
 

@@ -68,7 +68,7 @@ fn refused_before_measuring(o: &Output, needle: &str, what: &str) {
     assert_eq!(o.status.code(), Some(2), "{what}: {err}");
     assert!(err.contains(needle), "{what}: {err}");
     assert!(
-        !err.contains("measurements, about"),
+        !err.contains("measurements, about") && !err.contains("measurement, about"),
         "{what}: measured first: {err}"
     );
     assert!(!err.contains("panicked"), "{what}: {err}");

@@ -22,9 +22,9 @@ pub type Job = Box<dyn FnMut(&Context) -> Result<Vec<Measurement>>>;
 pub struct PlanItem {
     pub label: String,
     pub run: Job,
-    /// How long this item takes, when it does not sample with the command's own budget
-    /// (its own budget, a working set to fill, a memory hog to start); None = the budget
-    /// plus warm-up of `--quick`/`--budget`.
+    /// How long this item is expected to take (not its upper bound), when it does not sample
+    /// with the command's own budget (its own loop, a working set to fill, a memory hog to
+    /// start); None = the model of its kind in engine::estimate.
     pub estimate: Option<std::time::Duration>,
     /// Why this item takes all its rounds in one call (None: one round per pass).
     pub once: Option<String>,
@@ -90,28 +90,57 @@ impl Plan {
     }
 }
 
-/// The default time of one item: its sampling budget, plus warm-up and setup at each of
-/// its rounds.
-fn default_item_s(sampling: &crate::engine::sampler::SamplingConfig) -> f64 {
-    let rounds = crate::engine::sampler::ROUNDS as f64;
-    sampling.budget_ns as f64 / 1e9 + rounds * (sampling.warmup_ns as f64 / 1e9 + 0.1)
+/// How an item samples, for its estimate and the ETA: once (all rounds in one call) or
+/// spread across the passes.
+fn mode_of(item: &PlanItem) -> crate::engine::estimate::Mode {
+    if item.once.is_some() {
+        crate::engine::estimate::Mode::Once
+    } else {
+        crate::engine::estimate::Mode::Spread
+    }
 }
 
-/// "N measurements, about T s": the sum of each item's own estimate (or the default).
-fn estimate_line(items: &[PlanItem], sampling: &crate::engine::sampler::SamplingConfig) -> String {
-    let default = default_item_s(sampling);
-    let secs: Vec<f64> = items
-        .iter()
-        .map(|i| i.estimate.map(|d| d.as_secs_f64()).unwrap_or(default))
-        .collect();
-    let total: f64 = secs.iter().sum();
-    let longest = secs.iter().copied().fold(0.0, f64::max);
-    format!(
-        "{} measurements, about {:.0} s (at most {:.1} s each)",
-        items.len(),
-        total.ceil().max(1.0),
-        longest
+/// The plan's duration estimate: each item's expected time (engine::estimate), corrected by
+/// this machine's past runs in the history when it exists (read only, never created).
+fn estimate_plan(
+    items: &[PlanItem],
+    sampling: &crate::engine::sampler::SamplingConfig,
+    opts: &MeasureOpts,
+    host_key: &str,
+) -> crate::engine::estimate::PlanEstimate {
+    use crate::engine::estimate::{History, PlanEstimate};
+    let history = opts
+        .db
+        .path()
+        .map(|p| History::load(&p, host_key))
+        .unwrap_or_default();
+    PlanEstimate::new(
+        items
+            .iter()
+            .map(|i| (i.label.as_str(), i.estimate, mode_of(i))),
+        sampling,
+        &history,
     )
+}
+
+/// The bar's style: item-rounds done of all, the current item, and an ETA from the item
+/// estimates (not indicatif's linear extrapolation over items of very different lengths).
+fn bar_style(
+    eta: &std::sync::Arc<std::sync::Mutex<crate::engine::estimate::Eta>>,
+) -> ProgressStyle {
+    let eta = std::sync::Arc::clone(eta);
+    ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {item_eta})")
+        .expect("static template is valid")
+        .with_key(
+            "item_eta",
+            move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let left = eta
+                    .lock()
+                    .map(|e| e.remaining_now(std::time::Instant::now()))
+                    .unwrap_or(0.0);
+                let _ = w.write_str(&crate::engine::estimate::format_eta(left));
+            },
+        )
 }
 
 /// Execute a plan and return the complete Run (or Interrupted).
@@ -123,10 +152,15 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     let sampling = opts.sampling();
     let n = plan.items.len();
     let show = !opts.quiet && std::io::stderr().is_terminal();
-    if !opts.quiet {
-        eprintln!("oscost: {}", estimate_line(&plan.items, &sampling));
-    }
     let machine = crate::machine::collect();
+    let estimate = estimate_plan(&plan.items, &sampling, opts, &machine.host_key());
+    if !opts.quiet {
+        eprintln!("oscost: {}", estimate.line());
+    }
+    let modes: Vec<_> = plan.items.iter().map(mode_of).collect();
+    let eta = std::sync::Arc::new(std::sync::Mutex::new(crate::engine::estimate::Eta::new(
+        &estimate, &modes,
+    )));
     let ctx = Context::new(sampling);
 
     let rounds = crate::engine::sampler::ROUNDS;
@@ -150,22 +184,39 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
             ProgressDrawTarget::hidden()
         },
     );
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {eta})")
-            .expect("static template is valid"),
-    );
+    bar.set_style(bar_style(&eta));
+    if show {
+        bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    }
+    // Each item's wall time over all its calls, for the run's item_times.
+    let mut spent = vec![std::time::Duration::ZERO; slots.len()];
+    let lock = || eta.lock().unwrap_or_else(|p| p.into_inner());
     let mut skipped = plan.skipped;
     for pass in 0..rounds {
-        for slot in slots.iter_mut().filter(|s| pass < s.rounds) {
+        for (i, slot) in slots
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, s)| pass < s.rounds)
+        {
             bar.set_message(slot.item.label.clone());
             let call = if slot.rounds == 1 {
                 ctx.clone()
             } else {
                 ctx.in_round(pass as u32, slot.rounds as u32)
             };
-            match (slot.item.run)(&call) {
+            let t0 = std::time::Instant::now();
+            lock().start(pass, i, t0);
+            let result = (slot.item.run)(&call);
+            spent[i] += t0.elapsed();
+            let whole = pass == 0
+                && slot.rounds > 1
+                && result
+                    .as_ref()
+                    .is_ok_and(|ms| !ms.iter().all(sampled_one_round));
+            lock().finish(t0.elapsed().as_secs_f64(), whole);
+            match result {
                 Ok(ms) => {
-                    if pass == 0 && slot.rounds > 1 && !ms.iter().all(sampled_one_round) {
+                    if whole {
                         // The job took its samples its own way (its own loop): it is not
                         // re-entered, and the bar no longer waits for its other rounds.
                         bar.set_length(bar.length().unwrap_or(0) - (slot.rounds as u64 - 1));
@@ -192,6 +243,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
                     } else {
                         slot.lost.push((pass as u32, reason));
                     }
+                    lock().cancel_after(pass, i);
                     slot.rounds = pass;
                 }
                 Err(e) => return Err(e),
@@ -199,6 +251,10 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
             crate::engine::interrupt::check()?;
             bar.inc(1);
         }
+    }
+    let mut timings = crate::engine::estimate::Timings::default();
+    for (e, t) in estimate.items.iter().zip(&spent) {
+        timings.record(e, *t);
     }
     let mut measurements = Vec::with_capacity(n);
     for slot in slots {
@@ -218,6 +274,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         complete: true,
         labels,
         run_id: None,
+        item_times: timings.into_vec(),
     };
     run.run_id = Some(crate::store::import::derive_uid(&run));
     Ok(run)
@@ -438,12 +495,10 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
 mod tests {
     use super::*;
     use crate::engine::measure::{measure, Spec};
-    use crate::engine::sampler::SamplingConfig;
     use crate::evidence::perf::EventSet;
     use clap::Parser;
     use std::cell::RefCell;
     use std::rc::Rc;
-    use std::time::Duration;
 
     /// Which job was called, in which round.
     type CallLog = Rc<RefCell<Vec<(&'static str, Option<u32>)>>>;
@@ -535,26 +590,5 @@ mod tests {
         let mut plan = Plan::default();
         plan.push(job("a", 100, &log, Some((2, Error::Interrupted))));
         assert!(matches!(execute(plan, &opts), Err(Error::Interrupted)));
-    }
-
-    #[test]
-    fn items_with_their_own_estimate_count_it() {
-        let q = SamplingConfig::quick();
-        let plain = || PlanItem::new("a", |_| Err(Error::Interrupted));
-        let items = vec![plain(), plain()];
-        // 0.3 s budget + 3 rounds × (0.02 s warm-up + 0.1 s setup), twice.
-        assert_eq!(
-            estimate_line(&items, &q),
-            "2 measurements, about 2 s (at most 0.7 s each)"
-        );
-        let items = vec![
-            plain(),
-            plain().with_estimate(Duration::from_secs(9)),
-            plain().with_estimate(Duration::from_secs(9)),
-        ];
-        assert_eq!(
-            estimate_line(&items, &q),
-            "3 measurements, about 19 s (at most 9.0 s each)"
-        );
     }
 }

@@ -4,6 +4,7 @@
 
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_after, Plan, PlanItem};
+use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
@@ -48,7 +49,9 @@ pub struct FaultArgs {
     /// Allow a file-evicted --size beyond available memory (after a disk check).
     #[arg(long)]
     pub beyond_ram: bool,
-    /// Exactly this many measured rounds per case (default: 3 to 10, adaptive).
+    /// Measured rounds (fresh mappings) per case, whatever the budget: the sampler takes them
+    /// in 3 rounds of at least 3, so N rounded up to a multiple of 3, at least 9 (default:
+    /// until the interval is tight or the budget is spent).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub rounds: Option<u64>,
     /// CPU to pin the touching thread to (default: the last allowed CPU).
@@ -89,15 +92,7 @@ fn is_root() -> bool {
 /// The cases a set of arguments asks for.
 pub fn cases(a: &FaultArgs) -> Vec<Case> {
     let mut out = Vec::new();
-    let base = Case {
-        kind: Kind::Anon,
-        touch: Touch::Write,
-        thp: Thp::Never,
-        order: Order::Seq,
-        readahead: Readahead::Default,
-        phase: Phase::Touch,
-        per_touch: false,
-    };
+    let base = Case::BASE;
     for &kind in &a.kind {
         let c = Case { kind, ..base };
         match kind {
@@ -188,6 +183,12 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
     dedup(&mut a.order);
     dedup(&mut a.readahead);
     a.opts.check_outputs()?;
+    if a.rounds.is_some() && (a.opts.budget.is_some() || a.opts.ci.is_some()) {
+        return Err(Error::usage(
+            "--rounds fixes how many rounds each case takes; it cannot be combined with \
+             --budget or --ci, which decide when sampling stops",
+        ));
+    }
     let cpu = pick_cpu(a.cpu)?;
     // SAFETY: sysconf has no memory-safety preconditions.
     let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
@@ -219,10 +220,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         .map(|d| d.path().to_path_buf())
         .unwrap_or_else(std::env::temp_dir);
     check_room(&a, size, &check_in)?;
-    let rounds = match a.rounds {
-        Some(n) => (n as usize, n as usize),
-        None => (3, 10),
-    };
+    let rounds = a.rounds.map(|n| n as usize);
     let setup = Rc::new(Setup::new(
         size as usize,
         page as usize,
@@ -238,11 +236,23 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         dir,
     ));
     let mut plan = Plan::default();
+    let sampling = crate::probes::fault::case_sampling(&a.opts.sampling(), rounds);
+    let mut file_made = false;
     for case in cases(&a) {
         let s = Rc::clone(&setup);
+        let mut est = case_estimate(&case, size, &sampling);
+        if case.kind.is_file() && !file_made {
+            // The scratch file is written (and fsynced) once, by the first file case.
+            est += size as f64 * FILL_S_PER_BYTE;
+            file_made = true;
+        }
         plan.push(
             PlanItem::new(case.label(), move |ctx| measure_case(ctx, &s, case))
-                .once("a fault case takes its rounds in its own loop (prepare, touch, unmap)"),
+                .with_estimate(std::time::Duration::from_secs_f64(est))
+                .once(
+                    "a fault case's figure is settled after sampling (per page, per fault, \
+                     faults counted around the timed touches only)",
+                ),
         );
     }
     let run = execute(plan, &a.opts)?;
@@ -283,9 +293,65 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
     finish_after(&run, &a.opts, after, files)
 }
 
+/// Seconds per byte of one round (map, first touch of every page, unmap) on the quiet 2-CPU
+/// VM (6 cases of 256 MiB in 6.2 s, 64 MiB in 1.5 s, most at the 10-round limit: about
+/// 0.08 s a round of 256 MiB). An evicted file waits for the disk instead (a guess; history
+/// corrects it).
+const ROUND_S_PER_BYTE: f64 = 0.3e-9;
+const EVICTED_S_PER_BYTE: f64 = 1.5e-9;
+/// Writing the scratch file (about 1 GB/s).
+const FILL_S_PER_BYTE: f64 = 1e-9;
+
+/// Share of the span between the sampler's shortest and longest run that a case is expected
+/// to take: fresh mappings vary more than a hot loop, so the interval seldom tightens early.
+const FAULT_SHARE: f64 = 0.7;
+
+/// One case's expected time: the engine's sampler with one round (map, touch every page,
+/// unmap) per sample (engine::estimate::sampler_span); with `--histogram`, a warm-up round
+/// and one timed round.
+fn case_estimate(case: &Case, size: u64, sampling: &SamplingConfig) -> f64 {
+    let per_byte = if case.kind == Kind::FileEvicted {
+        EVICTED_S_PER_BYTE
+    } else {
+        ROUND_S_PER_BYTE
+    };
+    let round = size as f64 * per_byte;
+    if case.per_touch {
+        return 2.0 * round;
+    }
+    let (lo, hi) = crate::engine::estimate::sampler_span(sampling, round, 0.0);
+    lo + FAULT_SHARE * (hi - lo)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_takes_its_rounds_within_the_budget() {
+        let case = Case::BASE;
+        let mib = 1 << 20;
+        let std = crate::probes::fault::case_sampling(&SamplingConfig::standard(), None);
+        // 256 MiB, about 0.08 s a round: the 2 s budget bounds it.
+        let e = case_estimate(&case, 256 * mib, &std);
+        assert!(e > 1.0 && e < 2.3, "{e}");
+        // --rounds 30 of 256 MiB: the samples outlast the budget.
+        let fixed = crate::probes::fault::case_sampling(&SamplingConfig::standard(), Some(30));
+        assert!(case_estimate(&case, 256 * mib, &fixed) > 30.0 * 0.08);
+        // An evicted file waits for the disk: longer rounds.
+        let ev = Case {
+            kind: Kind::FileEvicted,
+            ..case
+        };
+        assert!(case_estimate(&ev, 64 * mib, &std) > case_estimate(&case, 64 * mib, &std));
+        // --histogram: one warm-up and one timed round.
+        let lat = Case {
+            per_touch: true,
+            ..case
+        };
+        let e = case_estimate(&lat, 64 * mib, &std);
+        assert!((e - 2.0 * 64.0 * mib as f64 * ROUND_S_PER_BYTE).abs() < 1e-9);
+    }
 
     #[test]
     fn sizes_parse_in_binary_units_and_zero_is_refused() {

@@ -42,15 +42,17 @@ fn parse_slice(s: &str) -> std::result::Result<Duration, String> {
     Ok(d)
 }
 
-/// One slice's time: each sample runs both tasks together and then one after the other
-/// (about 4 × `work`); sampling goes on until the budget is spent but takes at least its
-/// minimum samples, and the last sample, the calibration and the partners' start add about
-/// one more sample. (The engine's default, 2 s per item, was a quarter of it: "about 9 s",
-/// took 36 s.)
-fn slice_estimate(budget: Duration, work: Duration) -> Duration {
-    let per_sample = work * 4;
-    let min = per_sample * sampling(budget).min_samples as u32;
-    budget.max(min) + per_sample
+/// One slice's expected time: the sampler's longest run (engine::estimate::sampler_span)
+/// with whole-run samples, each running both tasks together and then one after the other
+/// (2 × `work` each); plus the calibration (about 4 × 20 ms) and filling the tasks' working
+/// sets. Whole-run samples rarely converge within ±1% at 3 samples a round, and with
+/// `--quick` the minimum samples outlast the budget: the old model (budget + one sample,
+/// "about 9 s") missed the warm-up batches and the samples with counters (took 16.7 s).
+fn slice_estimate(budget: Duration, work: Duration, ci: Option<f64>) -> Duration {
+    let half = 2.0 * work.as_secs_f64();
+    let (_, longest) =
+        crate::engine::estimate::sampler_span(&slice_sampling(budget, ci), half, half);
+    Duration::from_secs_f64(longest + 0.1)
 }
 
 pub fn run(mut a: TimesliceArgs) -> Result<i32> {
@@ -105,7 +107,7 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
                     measure_slice(&own, c)
                 },
             )
-            .with_estimate(slice_estimate(budget, work))
+            .with_estimate(slice_estimate(budget, work, ci))
             .once(
                 "the figure is the ratio of each together sample to its sequential pair, \
                  computed after sampling",
@@ -146,15 +148,15 @@ mod tests {
 
     #[test]
     fn a_slice_takes_its_budget_or_its_minimum_samples() {
-        // Default: an 8 s budget, 250 ms of work: 8 s + one 1 s sample.
-        assert_eq!(
-            slice_estimate(Duration::from_secs(8), Duration::from_millis(250)),
-            Duration::from_secs(9)
-        );
+        let s =
+            |b: u64, w: u64| slice_estimate(Duration::from_secs(b), Duration::from_millis(w), None);
+        // --quick: 2 s budget, 60 ms of work: the minimum samples take about 4 s.
+        let q = s(2, 60).as_secs_f64();
+        assert!(q > 3.5 && q < 4.6, "{q}");
+        // A long budget is not spent: the sample limit (15) ends the slice first.
+        let long = s(30, 60).as_secs_f64();
+        assert!(long > q && long < 15.0, "{long}");
         // Long work: the minimum samples outlast the budget.
-        assert_eq!(
-            slice_estimate(Duration::from_secs(1), Duration::from_millis(250)),
-            Duration::from_secs(6)
-        );
+        assert!(s(1, 250) > Duration::from_secs(12));
     }
 }

@@ -83,6 +83,8 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     let (w, n) = derived_remarks(&d, &out.samples, &out.evidence_samples, &out.raw_unit);
     push_unique(&mut out.warnings, &w);
     push_unique(&mut out.notes, &n);
+    out.warnings = fold_round_variants(&out.warnings);
+    out.notes = fold_round_variants(&out.notes);
     out.raw = d.raw;
     out.baseline = d.baseline;
     out.difference = d.difference;
@@ -122,6 +124,76 @@ fn push_unique(to: &mut Vec<String>, from: &[String]) {
             to.push(x.clone());
         }
     }
+}
+
+/// Split a remark into its text and its numbers: ("other tasks ran # of the time", [56]).
+/// A number is digits with at most one decimal point between digits.
+fn shape(text: &str) -> (String, Vec<(f64, String)>) {
+    let mut skeleton = String::new();
+    let mut numbers = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+                i += 1;
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            let token: String = chars[start..i].iter().collect();
+            numbers.push((token.parse().unwrap_or(0.0), token));
+            skeleton.push('#');
+        } else {
+            skeleton.push(chars[i]);
+            i += 1;
+        }
+    }
+    (skeleton, numbers)
+}
+
+/// Remarks that each round made with its own numbers ("other tasks ran in the participants'
+/// place 56% / 55% / 48% of the time") become one remark with the range of each number
+/// ("48–56%"), in first-seen order; remarks without a same-shaped sibling stay as they are.
+fn fold_round_variants(remarks: &[String]) -> Vec<String> {
+    let shapes: Vec<(String, Vec<(f64, String)>)> = remarks.iter().map(|r| shape(r)).collect();
+    let mut out = Vec::new();
+    let mut done = vec![false; remarks.len()];
+    for i in 0..remarks.len() {
+        if done[i] {
+            continue;
+        }
+        let group: Vec<usize> = (i..remarks.len())
+            .filter(|&j| !done[j] && shapes[j].0 == shapes[i].0)
+            .collect();
+        for &j in &group {
+            done[j] = true;
+        }
+        if group.len() == 1 || shapes[i].1.is_empty() {
+            out.push(remarks[i].clone());
+            continue;
+        }
+        let mut text = String::new();
+        for (k, piece) in shapes[i].0.split('#').enumerate() {
+            if k > 0 {
+                let values = group.iter().map(|&j| &shapes[j].1[k - 1]);
+                let lo = values.clone().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
+                let hi = values.max_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
+                if lo.0 == hi.0 {
+                    text.push_str(&lo.1);
+                } else {
+                    text.push_str(&format!("{}–{}", lo.1, hi.1));
+                }
+            }
+            text.push_str(piece);
+        }
+        out.push(text);
+    }
+    out
 }
 
 /// Checks by name, in first-seen order. A check passes only if it passed in every round
@@ -590,6 +662,39 @@ mod tests {
                 .any(|n| n.contains("huge_page_share differed") && n.contains("round 2: 0.4")),
             "{:?}",
             m.notes
+        );
+    }
+
+    #[test]
+    fn remarks_that_differ_only_in_numbers_fold_into_one_with_ranges() {
+        let w = |p: u32| {
+            format!("other tasks ran in the participants' place {p}% of the time, inflating")
+        };
+        let remarks = vec![
+            w(56),
+            "interval did not reach ±2% before the time budget spent".to_string(),
+            w(48),
+            w(55),
+        ];
+        let folded = fold_round_variants(&remarks);
+        assert_eq!(
+            folded,
+            vec![
+                "other tasks ran in the participants' place 48–56% of the time, inflating"
+                    .to_string(),
+                "interval did not reach ±2% before the time budget spent".to_string(),
+            ]
+        );
+        // Equal numbers stay single; a remark without a sibling is untouched.
+        let same = vec!["1 of 12 samples".to_string(), "1 of 12 samples".to_string()];
+        assert_eq!(
+            fold_round_variants(&same),
+            vec!["1 of 12 samples".to_string()]
+        );
+        let decimals = vec!["near 1.50 µs".to_string(), "near 2.25 µs".to_string()];
+        assert_eq!(
+            fold_round_variants(&decimals),
+            vec!["near 1.50–2.25 µs".to_string()]
         );
     }
 }

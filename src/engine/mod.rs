@@ -4,6 +4,7 @@
 pub mod checks;
 pub mod clock;
 pub mod derive;
+pub mod estimate;
 pub mod interrupt;
 pub mod measure;
 pub mod merge;

@@ -204,6 +204,34 @@ impl Drop for SharedPage {
     }
 }
 
+/// Fork a partner pinned to `cpu` and wait until it is ready: the one way ctx probes start a
+/// process partner (pipe, futex, ring, timeslice). In the child, `prepare` runs first (close
+/// inherited descriptors, fill a working set: whatever must be done before it counts as
+/// ready), then the child reports the CPU it runs on in `page.slot(ready)` and runs `body`,
+/// whose return value is its exit code. Both closures run after fork, so they must use only
+/// raw system calls on memory prepared beforehand (see [`Child::spawn`]). Returns the child
+/// (killed and reaped on drop, also when it fails to get ready) and the CPU it reported.
+pub fn spawn_ready_child(
+    page: &SharedPage,
+    ready: usize,
+    cpu: usize,
+    prepare: impl FnOnce(),
+    body: impl FnOnce() -> i32,
+) -> Result<(Child, Option<usize>)> {
+    let slot = page.slot(ready);
+    let mut child = Child::spawn(Some(cpu), move || {
+        prepare();
+        slot.store(
+            // SAFETY: no preconditions; only reads the calling task's state.
+            encode_cpu(unsafe { libc::sched_getcpu() }),
+            Ordering::Release,
+        );
+        body()
+    })?;
+    let v = page.wait_nonzero(ready, &mut child)?;
+    Ok((child, decode_cpu(v)))
+}
+
 /// Encode a CPU number for a "ready" slot (0 means "not yet").
 pub fn encode_cpu(cpu: i32) -> i32 {
     cpu + 1
@@ -324,6 +352,65 @@ mod tests {
         // A reaped child is gone: kill(pid, 0) fails with ESRCH.
         // SAFETY: signal 0 only checks that the process exists.
         unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    #[test]
+    fn a_ready_child_reports_its_cpu_after_its_preparation() {
+        let cpu = crate::evidence::placement::allowed_cpus()[0];
+        let page = SharedPage::new().unwrap();
+        let prepared = page.slot(7);
+        let (child, got) = spawn_ready_child(
+            &page,
+            3,
+            cpu,
+            || prepared.store(42, Ordering::Release),
+            || loop {
+                // SAFETY: pause has no preconditions.
+                unsafe { libc::pause() };
+            },
+        )
+        .unwrap();
+        // Ready only after `prepare`, on the CPU it was pinned to.
+        assert_eq!(page.slot(7).load(Ordering::Acquire), 42);
+        assert_eq!(got, Some(cpu));
+        let pid = child.pid();
+        assert!(alive(pid));
+        drop(child);
+        assert!(!alive(pid));
+        // A child that dies before it is ready is an error, and it is reaped.
+        let page = SharedPage::new().unwrap();
+        let e = spawn_ready_child(
+            &page,
+            0,
+            cpu,
+            // SAFETY: _exit ends the forked child at once.
+            || unsafe { libc::_exit(3) },
+            || 0,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("exited before it was ready"), "{e}");
+    }
+
+    #[test]
+    fn a_ready_thread_reports_its_tid_and_cpu() {
+        let cpu = crate::evidence::placement::allowed_cpus()[0];
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (s1, s2) = (stop.clone(), stop.clone());
+        let (t, tid, got) = ThreadPartner::spawn_ready(
+            cpu,
+            move || {
+                while !s1.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            },
+            move || s2.store(true, Ordering::Release),
+        )
+        .unwrap();
+        assert_eq!(got, Some(cpu));
+        assert!(tid > 0 && tid != crate::evidence::placement::gettid());
+        drop(t);
+        assert!(stop.load(Ordering::Acquire));
     }
 
     #[test]
@@ -452,6 +539,19 @@ impl ThreadPartner {
             stop: Some(Box::new(stop)),
             ready,
         })
+    }
+
+    /// [`ThreadPartner::spawn`] pinned to `cpu`, then [`ThreadPartner::wait_ready`]: the
+    /// partner and its (tid, cpu). A partner that fails to get ready (Ctrl-C, a 10 s
+    /// timeout) is dropped here, so `stop` must end `body` even if it has just started.
+    pub fn spawn_ready(
+        cpu: usize,
+        body: impl FnOnce() + Send + 'static,
+        stop: impl FnOnce() + Send + 'static,
+    ) -> Result<(ThreadPartner, i32, Option<usize>)> {
+        let t = ThreadPartner::spawn(Some(cpu), body, stop)?;
+        let (tid, c) = t.wait_ready()?;
+        Ok((t, tid, c))
     }
 
     /// Wait until the thread is pinned and ready; returns (tid, cpu).

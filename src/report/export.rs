@@ -129,21 +129,32 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
+/// A temporary output file next to its target, removed on drop. Its name carries the owner
+/// (`.oscost-<pid>-<start>-<i>.tmp`) and its directory is recorded in the journal first, so
+/// if this process is killed (-9) mid-write, the next oscost start removes it
+/// (probes::journal::recover); the record goes when the file does.
 struct TempFile {
     path: PathBuf,
     file: Option<std::fs::File>,
+    _journal: Option<crate::probes::journal::Entry>,
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
         self.file.take();
-        let _ = std::fs::remove_file(&self.path);
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
 fn tempfile_in(dir: &Path) -> Result<TempFile> {
+    // Best effort: without a runtime directory the write still works, only a kill -9 in
+    // the middle of it would leave the temporary file.
+    let journal = crate::probes::journal::note_user_dir(dir).ok();
+    let owner = crate::probes::journal::owner_tag();
     for i in 0..100u32 {
-        let path = dir.join(format!(".oscost-{}-{i}.tmp", std::process::id()));
+        let path = dir.join(temp_name(&owner, i));
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -153,6 +164,7 @@ fn tempfile_in(dir: &Path) -> Result<TempFile> {
                 return Ok(TempFile {
                     path,
                     file: Some(f),
+                    _journal: journal,
                 })
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -174,6 +186,23 @@ fn tempfile_in(dir: &Path) -> Result<TempFile> {
 /// write never leaves a truncated file that looks complete); a FIFO, terminal or device as a
 /// stream in place; through a symlink to its target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with_hook(path, bytes, || {})
+}
+
+/// The name of temporary output number `i` of the owner `<pid>-<start>`: it starts with
+/// `.oscost-<pid>-`, the prefix the journal's recovery removes from a dead owner's
+/// directories.
+fn temp_name(owner: &str, i: u32) -> String {
+    format!(".oscost-{owner}-{i}.tmp")
+}
+
+/// [`write_atomic`], calling `before_rename` once the temporary file is written and synced.
+/// Exists so a test can kill a writer at that moment; production callers use `write_atomic`.
+pub fn write_atomic_with_hook(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(),
+) -> Result<()> {
     let target = resolve_target(path)?;
     let path = target.path();
     if let Target::Stream(p) = &target {
@@ -195,6 +224,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .map_err(|e| Error::io(path.display(), e))?;
+    before_rename();
     std::fs::rename(&tmp.path, path).map_err(|e| Error::io(path.display(), e))?;
     tmp.file.take();
     tmp.path = PathBuf::new();

@@ -6,6 +6,7 @@
 //! oscost history, or of a newer schema, is refused before anything is written to it; a
 //! locked, corrupt or read-only database yields one line naming the file (exit code 2).
 
+pub mod elapsed;
 pub mod import;
 mod schema;
 

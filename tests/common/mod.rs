@@ -49,3 +49,47 @@ pub fn oscost_with_db(db: &Path, args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// Kills a process at the worst moment: forks; the child runs `body`, handing it a `stop`
+/// that tells the parent it got there and then waits forever; the parent waits for that,
+/// kills the child with SIGKILL, reaps it and checks it died of the signal. Returns the
+/// child's PID. Call it from a test binary with a single test, so the process is
+/// single-threaded when it forks (the child then only touches what `body` touches).
+pub fn kill_at(body: impl FnOnce(&dyn Fn())) -> i32 {
+    // SAFETY (every unsafe block below): plain pipe/fork/read/write/kill/waitpid calls on
+    // our own fds, buffers and child; the child only calls _exit, never returns.
+    let mut fds = [0i32; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let w = fds[1];
+        // Exiting any other way than by the kill is a failure the parent will see.
+        body(&|| unsafe {
+            libc::write(w, b"x".as_ptr().cast(), 1);
+            loop {
+                libc::pause();
+            }
+        });
+        // SAFETY: _exit in a forked child ends it without running the parent's destructors.
+        unsafe { libc::_exit(4) };
+    }
+    // SAFETY: closing a descriptor this task owns and no longer uses.
+    unsafe { libc::close(fds[1]) };
+    let mut b = [0u8; 1];
+    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
+    let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+    assert_eq!(n, 1, "the child did not reach the point where it is killed");
+    // SAFETY: killing and reaping our own child; closing our own descriptor.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        assert!(
+            libc::WIFSIGNALED(status),
+            "child was not killed: status {status}"
+        );
+        libc::close(fds[0]);
+    }
+    pid
+}

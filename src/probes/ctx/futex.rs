@@ -6,7 +6,7 @@ use super::{same_core_verdict, Mode};
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{
-    decode_cpu, encode_cpu, futex, partner_error, Child, SharedPage, ThreadPartner,
+    futex, partner_error, spawn_ready_child, Child, SharedPage, ThreadPartner,
 };
 use crate::error::Result;
 use crate::evidence::placement::AffinityGuard;
@@ -49,24 +49,16 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
     let mut thread: Option<ThreadPartner> = None;
     let (partner, partner_cpu) = match mode {
         Mode::Process => {
-            let p = page.clone();
-            let mut c = Child::spawn(Some(cpu), move || {
-                p.slot(READY).store(
-                    // SAFETY: no preconditions; only reads or yields the calling task's state.
-                    encode_cpu(unsafe { libc::sched_getcpu() }),
-                    Ordering::Release,
-                );
-                partner_loop(&p, false)
-            })?;
-            let v = page.wait_nonzero(READY, &mut c)?;
+            let (c, started_on) =
+                spawn_ready_child(&page, READY, cpu, || {}, || partner_loop(&page, false))?;
             let part = Participant::child(c.pid(), vec![cpu]);
             child = Some(c);
-            (part, decode_cpu(v))
+            (part, started_on)
         }
         Mode::Thread => {
             let (p, q) = (page.clone(), page.clone());
-            let t = ThreadPartner::spawn(
-                Some(cpu),
+            let (t, tid, c) = ThreadPartner::spawn_ready(
+                cpu,
                 move || {
                     partner_loop(&p, true);
                 },
@@ -76,7 +68,6 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
                     futex::wake(q.slot(TURN), 1, true);
                 },
             )?;
-            let (tid, c) = t.wait_ready()?;
             thread = Some(t);
             (Participant::thread("partner thread", tid, vec![cpu]), c)
         }

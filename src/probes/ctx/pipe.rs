@@ -7,7 +7,7 @@ use super::{same_core_verdict, ClockMethod, Mode};
 use crate::engine::clock::{self, now_ns};
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{
-    encode_cpu, partner_error, read_byte, write_byte, Child, Pipe, SharedPage, ThreadPartner,
+    partner_error, read_byte, spawn_ready_child, write_byte, Child, Pipe, SharedPage, ThreadPartner,
 };
 use crate::engine::sampler::auto_scale;
 use crate::error::Result;
@@ -15,7 +15,6 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
-use std::sync::atomic::Ordering;
 
 /// Echo bytes from `rfd` to `wfd` until EOF or error. Allocation-free (runs after fork).
 fn echo(rfd: i32, wfd: i32) -> i32 {
@@ -68,35 +67,31 @@ pub fn measure_pipe_on(
     let mut thread: Option<ThreadPartner> = None;
     let (partner, partner_cpu) = match mode {
         Mode::Process => {
-            let slot = page.slot(0);
-            let mut c = Child::spawn(Some(partner_cpu_req), move || {
+            let (c, started_on) = spawn_ready_child(
+                &page,
+                0,
+                partner_cpu_req,
                 // Close the parent's ends so that a dead parent reads as EOF here.
                 // SAFETY: closing descriptors this task owns and no longer uses.
-                unsafe {
+                || unsafe {
                     libc::close(my_w);
                     libc::close(my_r);
-                }
-                slot.store(
-                    // SAFETY: no preconditions; only reads or yields the calling task's state.
-                    encode_cpu(unsafe { libc::sched_getcpu() }),
-                    Ordering::Release,
-                );
-                echo(pr, pw)
-            })?;
-            let v = page.wait_nonzero(0, &mut c)?;
+                },
+                || echo(pr, pw),
+            )?;
             let p = Participant::child(c.pid(), vec![partner_cpu_req]);
             to_partner.close_read();
             from_partner.close_write();
             child = Some(c);
-            (p, crate::engine::partner::decode_cpu(v))
+            (p, started_on)
         }
         Mode::Thread => {
             // The stop closure owns the write end the partner reads from: closing it makes the
             // partner see EOF and return, then Drop joins it.
             let stop_fd = my_w;
             to_partner.write = -1;
-            let t = ThreadPartner::spawn(
-                Some(partner_cpu_req),
+            let (t, tid, c) = ThreadPartner::spawn_ready(
+                partner_cpu_req,
                 move || {
                     echo(pr, pw);
                 },
@@ -105,7 +100,6 @@ pub fn measure_pipe_on(
                     libc::close(stop_fd);
                 },
             )?;
-            let (tid, c) = t.wait_ready()?;
             thread = Some(t);
             (
                 Participant::thread("partner thread", tid, vec![partner_cpu_req]),

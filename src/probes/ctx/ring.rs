@@ -10,13 +10,11 @@
 use super::Mode;
 use crate::engine::clock::now_ns;
 use crate::engine::partner::{
-    decode_cpu, encode_cpu, partner_error, read_byte, write_byte, Child, Pipe, SharedPage,
-    ThreadPartner,
+    partner_error, read_byte, spawn_ready_child, write_byte, Child, Pipe, SharedPage, ThreadPartner,
 };
 use crate::error::{Error, Result};
 use crate::evidence::Participant;
 use crate::probes::workset::{walk_raw, Access, WorkingSet};
-use std::sync::atomic::Ordering;
 
 /// The most members a ring may have (perf evidence opens about a dozen counters per member).
 pub const MAX_MEMBERS: usize = 256;
@@ -198,36 +196,35 @@ impl Ring {
         for i in 1..n {
             let (rfd, wfd) = (pipes[i - 1].read, pipes[i].write);
             let ws = &sets[i];
-            let slot = page.slot(i);
             let fds = &all_fds;
             let own = [self.own.read, self.own.write];
-            let mut c = Child::spawn(Some(cpu), move || {
-                for &fd in fds.iter().chain(own.iter()) {
-                    if fd != rfd && fd != wfd {
-                        // SAFETY: closing inherited descriptors this member does not use.
-                        unsafe { libc::close(fd) };
+            let (c, started_on) = spawn_ready_child(
+                &page,
+                i,
+                cpu,
+                || {
+                    for &fd in fds.iter().chain(own.iter()) {
+                        if fd != rfd && fd != wfd {
+                            // SAFETY: closing inherited descriptors this member does not use.
+                            unsafe { libc::close(fd) };
+                        }
                     }
-                }
-                ws.fill();
-                slot.store(
-                    // SAFETY: no preconditions; only reads or yields the calling task's state.
-                    encode_cpu(unsafe { libc::sched_getcpu() }),
-                    Ordering::Release,
-                );
-                member_loop(rfd, wfd, ws.as_ptr(), ws.len(), stride, access);
-                0
-            })?;
-            let v = page.wait_nonzero(i, &mut c);
+                    ws.fill();
+                },
+                || {
+                    member_loop(rfd, wfd, ws.as_ptr(), ws.len(), stride, access);
+                    0
+                },
+            )?;
             let pid = c.pid();
             self.children.push(c);
-            let v = v?;
             self.participants.push(Participant {
                 role: format!("ring member {i}"),
                 pid,
                 tid: pid,
                 requested: vec![cpu],
             });
-            self.start_cpus.push(decode_cpu(v));
+            self.start_cpus.push(started_on);
         }
         Ok(())
     }
@@ -241,6 +238,8 @@ impl Ring {
             let rfd = std::mem::replace(&mut pipes[i - 1].read, -1);
             let wfd = std::mem::replace(&mut pipes[i].write, -1);
             let (addr, len) = (sets[i].as_ptr() as usize, sets[i].len());
+            // Not ThreadPartner::spawn_ready: a member has no stop of its own (the ring's
+            // drop ends them all), so it joins the ring before its readiness is awaited.
             let t = ThreadPartner::spawn(
                 Some(cpu),
                 move || {

@@ -11,7 +11,7 @@ use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
-use crate::engine::partner::{futex, Child, SharedPage};
+use crate::engine::partner::{futex, spawn_ready_child, Child, SharedPage};
 use crate::engine::sampler::SamplingConfig;
 use crate::engine::stats::summarize;
 use crate::error::{Error, Result};
@@ -258,28 +258,31 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
     ];
     let mut kids: Vec<Child> = Vec::new();
     for (i, ws) in sets.iter().enumerate() {
-        let (go, done, ready) = (page.slot(GO[i]), page.slot(DONE[i]), page.slot(READY[i]));
-        let mut child = Child::spawn(Some(c.cpu), move || {
-            ws.fill();
-            ready.store(1, Ordering::Release);
-            let mut seen = 0;
-            loop {
-                let g = go.load(Ordering::Acquire);
-                if g == seen {
-                    futex::wait(go, seen, false);
-                    continue;
+        let (go, done) = (page.slot(GO[i]), page.slot(DONE[i]));
+        let (child, _) = spawn_ready_child(
+            &page,
+            READY[i],
+            c.cpu,
+            || ws.fill(),
+            move || {
+                let mut seen = 0;
+                loop {
+                    let g = go.load(Ordering::Acquire);
+                    if g == seen {
+                        futex::wait(go, seen, false);
+                        continue;
+                    }
+                    seen = g;
+                    let mut sink = 0u64;
+                    for _ in 0..passes {
+                        sink = sink.wrapping_add(ws.walk(64, Access::Write));
+                    }
+                    std::hint::black_box(sink);
+                    done.fetch_add(1, Ordering::Release);
+                    futex::wake(done, 1, false);
                 }
-                seen = g;
-                let mut sink = 0u64;
-                for _ in 0..passes {
-                    sink = sink.wrapping_add(ws.walk(64, Access::Write));
-                }
-                std::hint::black_box(sink);
-                done.fetch_add(1, Ordering::Release);
-                futex::wake(done, 1, false);
-            }
-        })?;
-        page.wait_nonzero(READY[i], &mut child)?;
+            },
+        )?;
         kids.push(child);
     }
     let _rr_guard = match c.mech {

@@ -85,8 +85,8 @@ pub fn measure_yield(
     let mut start_cpus = vec![None];
     if with_partner {
         let (p, q) = (page.clone(), page.clone());
-        let t = ThreadPartner::spawn(
-            Some(cpu),
+        let (t, tid, c) = ThreadPartner::spawn_ready(
+            cpu,
             move || {
                 if fifo && set_fifo(0).is_err() {
                     return;
@@ -109,7 +109,6 @@ pub fn measure_yield(
                 futex::wake(q.slot(PAUSE), 1, true);
             },
         )?;
-        let (tid, c) = t.wait_ready()?;
         participants.push(Participant::thread("partner thread", tid, vec![cpu]));
         start_cpus.push(c);
         thread = Some(t);

@@ -174,6 +174,46 @@ fn region_of(line: &str) -> Option<(usize, usize)> {
     ))
 }
 
+/// This thread's resource usage (getrusage RUSAGE_THREAD: CPU times in µs, faults, blocks,
+/// switches; maxrss is the process's).
+pub fn thread_rusage() -> crate::model::Rusage {
+    // SAFETY: zeroed rusage is a valid out-buffer.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer; RUSAGE_THREAD needs no other precondition.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    crate::model::Rusage {
+        utime_us: us(ru.ru_utime),
+        stime_us: us(ru.ru_stime),
+        maxrss_kb: ru.ru_maxrss as u64,
+        minflt: ru.ru_minflt as u64,
+        majflt: ru.ru_majflt as u64,
+        inblock: ru.ru_inblock as u64,
+        oublock: ru.ru_oublock as u64,
+        nvcsw: ru.ru_nvcsw as u64,
+        nivcsw: ru.ru_nivcsw as u64,
+    }
+}
+
+/// Add the usage between two readings (`after` − `before`) to `sum`; maxrss keeps the
+/// largest reading.
+pub fn add_delta(
+    sum: &mut crate::model::Rusage,
+    before: &crate::model::Rusage,
+    after: &crate::model::Rusage,
+) {
+    let d = |a: u64, b: u64| a.saturating_sub(b);
+    sum.utime_us += d(after.utime_us, before.utime_us);
+    sum.stime_us += d(after.stime_us, before.stime_us);
+    sum.minflt += d(after.minflt, before.minflt);
+    sum.majflt += d(after.majflt, before.majflt);
+    sum.inblock += d(after.inblock, before.inblock);
+    sum.oublock += d(after.oublock, before.oublock);
+    sum.nvcsw += d(after.nvcsw, before.nvcsw);
+    sum.nivcsw += d(after.nivcsw, before.nivcsw);
+    sum.maxrss_kb = sum.maxrss_kb.max(after.maxrss_kb);
+}
+
 /// "Reset the peak RSS" (clear_refs 5, Linux ≥ 4.0), so VmHWM describes one round. Returns
 /// false where the kernel does not support it (max RSS is then the process peak).
 pub fn reset_peak_rss() -> bool {
@@ -183,6 +223,28 @@ pub fn reset_peak_rss() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_deltas_add_up_and_never_go_negative() {
+        let r = |minflt, utime_us| crate::model::Rusage {
+            minflt,
+            utime_us,
+            maxrss_kb: minflt,
+            ..Default::default()
+        };
+        let mut sum = crate::model::Rusage::default();
+        add_delta(&mut sum, &r(10, 100), &r(15, 180));
+        add_delta(&mut sum, &r(20, 200), &r(22, 200));
+        assert_eq!((sum.minflt, sum.utime_us, sum.maxrss_kb), (7, 80, 22));
+        // A counter that went backwards adds nothing.
+        add_delta(&mut sum, &r(30, 300), &r(5, 10));
+        assert_eq!((sum.minflt, sum.utime_us), (7, 80));
+        // Touching fresh memory is counted as this thread's faults.
+        let before = thread_rusage();
+        let v = vec![1u8; 8 << 20];
+        std::hint::black_box(&v);
+        assert!(thread_rusage().minflt > before.minflt);
+    }
 
     #[test]
     fn smaps_filter_picks_the_overlapping_region() {

@@ -1,12 +1,13 @@
 //! `fault.*`: what a page fault costs, counted rather than assumed.
 //!
 //! Every sample ("round") is one fresh mapping of the whole size, touched once per page, so
-//! each touch is a first touch. The sampler's auto-scaling does not fit (a round is hundreds
-//! of MiB, and eviction must happen between rounds), so rounds run in a small loop here while
-//! the engine's Recorder brackets each timed touch loop and `from_samples` summarizes, derives
-//! and judges exactly as for every other probe. The raw figure is ns per page touched; the
-//! value is ns per fault, where faults are what the kernel counted (getrusage minflt+majflt,
-//! which also counts the faults MAP_POPULATE takes inside the kernel).
+//! each touch is a first touch. Samples are taken by the engine's sampler like every other
+//! probe's (warm-up, rounds, evidence windows, the budget and `--ci`), one mapping per sample;
+//! the mapping is prepared (and evicted, for evicted files) and unmapped outside the timed
+//! touch loop. The raw figure is ns per page touched; the value is ns per fault, where faults
+//! are what the kernel counted (getrusage minflt+majflt, which also counts the faults
+//! MAP_POPULATE takes inside the kernel). Only the per-touch latency distribution
+//! (`--histogram`) times one round by itself.
 
 pub mod mem;
 pub mod touch;
@@ -19,15 +20,15 @@ use self::touch::{touch_all, touch_each, TouchClock};
 use super::pattern::page_order;
 use super::scratch::{ScratchDir, ScratchFile};
 use crate::engine::clock::now_ns;
-use crate::engine::measure::{from_samples, Context, Spec};
-use crate::engine::stats::{relative_half_width, summarize};
+use crate::engine::derive::scale_summary;
+use crate::engine::measure::{from_samples, measure, Context, Spec, Verdict};
+use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
-use crate::evidence::procfs::thread_times_us;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
-use crate::model::Measurement;
+use crate::model::{Evidence, Measurement};
 use std::cell::{OnceCell, RefCell};
 
 /// What kind of memory is faulted in.
@@ -129,6 +130,18 @@ pub struct Case {
 }
 
 impl Case {
+    /// Anonymous memory, write touch, THP off, in order, timed as a whole: the case every
+    /// other varies from.
+    pub const BASE: Case = Case {
+        kind: Kind::Anon,
+        touch: Touch::Write,
+        thp: Thp::Never,
+        order: Order::Seq,
+        readahead: Readahead::Default,
+        phase: Phase::Touch,
+        per_touch: false,
+    };
+
     pub fn probe_id(&self) -> String {
         let base = format!("fault.{}", self.kind.id());
         if self.per_touch {
@@ -196,10 +209,9 @@ pub struct Setup {
     pub cpu: usize,
     pub evict: Evict,
     pub show_maps: bool,
-    /// Rounds: at least `min_rounds`, at most `max_rounds`, stopping between them when the
-    /// interval is tight or the time budget is spent.
-    pub min_rounds: usize,
-    pub max_rounds: usize,
+    /// `--rounds N`: samples (mappings) per case; None = as the sampler decides (the budget
+    /// and `--ci`, like every measurement).
+    pub fixed_rounds: Option<usize>,
     pub seed: u64,
     /// The system's THP mode (the `enabled` file's selection), recorded with anon cases.
     pub system_thp: String,
@@ -218,7 +230,7 @@ impl Setup {
         cpu: usize,
         evict: Evict,
         show_maps: bool,
-        rounds: (usize, usize),
+        rounds: Option<usize>,
         system_thp: String,
         dir: Option<ScratchDir>,
     ) -> Setup {
@@ -228,8 +240,7 @@ impl Setup {
             cpu,
             evict,
             show_maps,
-            min_rounds: rounds.0,
-            max_rounds: rounds.1,
+            fixed_rounds: rounds,
             seed: 0x5EED_F00D,
             system_thp,
             dir,
@@ -360,191 +371,287 @@ impl Setup {
     }
 }
 
-/// Measure one case: rounds of (prepare, timed touch inside a Recorder window, unmap).
+/// Measure one case. A figure samples through the engine (`engine::measure`), so `--budget`,
+/// `--ci` and `--quick` mean what they mean everywhere: each sample is one fresh mapping
+/// (prepared and unmapped outside the timed touch loop), touched once per page. The
+/// per-touch latency distribution (`--histogram`) times every touch of one round instead.
 pub fn measure_case(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> {
+    if case.per_touch {
+        measure_latency(s, case)
+    } else {
+        measure_sampled(ctx, s, case)
+    }
+}
+
+/// The sampler's settings for fault samples: one mapping per sample (the auto-scaler would
+/// otherwise batch mappings whose untimed setup, a fresh mmap and munmap of the whole size,
+/// costs more than the timed touch), and `--rounds N` as the number of samples, whatever the
+/// budget: the sampler takes them in its 3 rounds of ⌈N/3⌉, at least 3 each (so N rounded up
+/// to a multiple of 3, at least 9).
+pub fn case_sampling(cfg: &SamplingConfig, rounds: Option<usize>) -> SamplingConfig {
+    let mut cfg = cfg.clone();
+    cfg.target_sample_ns = 1;
+    if let Some(n) = rounds {
+        cfg.min_samples = n;
+        cfg.max_samples = n;
+        // A day: the count ends sampling, not the time.
+        cfg.budget_ns = 86_400_000_000_000;
+    }
+    cfg
+}
+
+/// What the prepared-and-touched mappings showed, beyond their time.
+#[derive(Default)]
+struct Seen {
+    /// Mappings timed (every call: warm-up and samples alike, each a fresh first touch).
+    rounds: usize,
+    /// This thread's usage inside the timed parts only: the faults a touch takes, not those
+    /// of preparing the mapping (MAP_POPULATE faults every page in, reading a file into the
+    /// cache allocates) or of unmapping it, which run inside the engine's evidence windows.
+    touch: crate::model::Rusage,
+    resident_before: Vec<usize>,
+    resident_after: Vec<usize>,
+    peak_reset: bool,
+    maps: Vec<String>,
+}
+
+/// Prepare a mapping, time the case's work on it (the touch loop, or for populate/map the
+/// mmap(MAP_POPULATE) call itself), note what it showed, unmap it. `each` times every touch
+/// into `latencies` instead of the loop as a whole.
+fn one_round(
+    s: &Setup,
+    case: &Case,
+    order: &[u32],
+    each: Option<(&TouchClock, &mut Vec<f64>)>,
+    seen: &mut Seen,
+) -> Result<u64> {
+    let (mut map, before) = s.prepare(case)?;
+    seen.peak_reset &= mem::reset_peak_rss();
+    let write = case.touch == Touch::Write;
+    let usage0 = mem::thread_rusage();
+    let ns = match &map {
+        None => {
+            let t0 = now_ns();
+            let m = Mapping::anon(s.size, false, libc::MAP_POPULATE)?;
+            let t = now_ns() - t0;
+            map = Some(m);
+            t
+        }
+        Some(m) => match each {
+            // SAFETY: the mapping covers `pages` pages and is writable where written.
+            Some((c, lat)) => unsafe {
+                lat.clear();
+                touch_each(m.ptr(), s.page, order, write, c, lat)?
+            },
+            // SAFETY: as above.
+            None => unsafe { touch_all(m.ptr(), s.page, order, write)? },
+        },
+    };
+    mem::add_delta(&mut seen.touch, &usage0, &mem::thread_rusage());
+    seen.rounds += 1;
+    if let Some(b) = before {
+        seen.resident_before.push(b);
+    }
+    if let Some(m) = &map {
+        if case.kind == Kind::Populate && case.phase == Phase::Map {
+            seen.resident_after.push(m.resident_pages(s.page)?);
+        }
+        if s.show_maps {
+            seen.maps = m.describe();
+        }
+    }
+    drop(map);
+    Ok(ns)
+}
+
+fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[s.cpu])?;
     let pages = s.pages();
     let order = page_order(pages, case.order == Order::Random, s.seed);
-    let write = case.touch == Touch::Write;
+    let seen = RefCell::new(Seen {
+        peak_reset: true,
+        ..Seen::default()
+    });
+    let mut raw = |iters: u64| -> Result<u64> {
+        let mut t = 0;
+        for _ in 0..iters {
+            crate::engine::interrupt::check()?;
+            t += one_round(s, &case, &order, None, &mut seen.borrow_mut())?;
+        }
+        Ok(t)
+    };
+    let mut own = ctx.clone();
+    own.sampling = case_sampling(&ctx.sampling, s.fixed_rounds);
+    // Units are settled afterwards, from the faults counted: a raw iteration here is one
+    // mapping.
+    let spec = spec_for(s, &case, pages, 0);
+    let mut judged = None;
+    let mut m = measure(
+        &own,
+        spec,
+        vec![Participant::this_thread("toucher", vec![s.cpu])],
+        vec![None],
+        &mut raw,
+        None,
+        |ev| {
+            let (verdict, facts) = judge(s, &case, ev, &seen.borrow());
+            judged = Some(facts);
+            verdict
+        },
+    )?;
+    let facts = judged.expect("the checker ran");
+    let seen = seen.into_inner();
+    touch_usage(&mut m.evidence, &seen, pages);
+    m.notes.push(format!(
+        "faults, blocks read and CPU times are those of the timed touch loops of all {} \
+         mappings (warm-up included; each a first touch), not of preparing and unmapping them",
+        seen.rounds
+    ));
+    if !seen.maps.is_empty() {
+        s.maps.borrow_mut().push((case.label(), seen.maps));
+    }
+    // From ns per mapping to ns per page (raw) and per fault (value).
+    let faults = (facts.minflt + facts.majflt) as f64;
+    let rounds = facts.rounds.max(1) as f64;
+    let per_page = faults / (pages as f64 * rounds);
+    let pages_f = pages as f64;
+    // The bimodality warning names the modes in the samples' unit: per page now.
+    let per_mapping = crate::analysis::modes::bimodal(&m.samples)
+        .map(|modes| crate::analysis::modes::warning(&modes, "ns"));
+    m.raw = scale_summary(&m.raw, 1.0 / pages_f);
+    for v in m.samples.iter_mut().chain(m.evidence_samples.iter_mut()) {
+        *v /= pages_f;
+    }
+    if let Some(old) = per_mapping {
+        let new = crate::analysis::modes::bimodal(&m.samples)
+            .map(|modes| crate::analysis::modes::warning(&modes, "ns"));
+        m.warnings.retain(|w| *w != old);
+        m.warnings.extend(new);
+    }
+    m.iterations_per_sample *= pages as u64;
+    m.units_per_iteration = if per_page > 0.0 { per_page } else { 1.0 };
+    m.value = m
+        .value
+        .as_ref()
+        .map(|v| scale_summary(v, 1.0 / (pages_f * m.units_per_iteration)));
+    m.params
+        .insert("rounds".into(), (facts.rounds as u64).into());
+    finish_figure(&mut m, &facts);
+    Ok(m)
+}
+
+/// The latency distribution: one unrecorded round first (page allocator and page-table
+/// caches warm; not for evicted files, whose round is I/O a warm-up would not make more
+/// representative), then one round timing every touch.
+fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
+    let _pin = AffinityGuard::pin_current(&[s.cpu])?;
+    let pages = s.pages();
+    let order = page_order(pages, case.order == Order::Random, s.seed);
     let mut rec = Recorder::new(
         vec![Participant::this_thread("toucher", vec![s.cpu])],
         EventSet::Standard,
     );
-    let clock = case.per_touch.then(|| s.touch_clock().clone());
-    // One unrecorded round first (page allocator and page-table caches warm), except where a
-    // round is expensive I/O that a warm-up would not make more representative.
-    let warmup = case.kind != Kind::FileEvicted;
-    let (min_rounds, max_rounds) = if case.per_touch {
-        (1, 1)
-    } else {
-        (s.min_rounds, s.max_rounds)
+    let clock = s.touch_clock().clone();
+    let mut seen = Seen {
+        peak_reset: true,
+        ..Seen::default()
     };
-    let mut samples = Vec::new();
     let mut latencies = Vec::new();
-    let mut resident_before = Vec::new();
-    let mut resident_after = Vec::new();
-    let (mut user_us, mut sys_us) = (0u64, 0u64);
-    let mut peak_reset = true;
-    let mut maps = Vec::new();
-    let start = now_ns();
-    let stop;
-    let mut round = 0usize;
-    loop {
+    if case.kind != Kind::FileEvicted {
         crate::engine::interrupt::check()?;
-        let (mut map, before) = s.prepare(&case)?;
-        let keep = round > 0 || !warmup;
-        if keep {
-            peak_reset &= mem::reset_peak_rss();
-            rec.begin();
-        }
-        let (u0, s0) = thread_times_us();
-        let ns = match &map {
-            None => {
-                // populate/map: the timed work is the mmap(MAP_POPULATE) call itself.
-                let t0 = now_ns();
-                let m = Mapping::anon(s.size, false, libc::MAP_POPULATE)?;
-                let t = now_ns() - t0;
-                map = Some(m);
-                t
-            }
-            Some(m) => match (&clock, keep) {
-                // SAFETY: the mapping covers `pages` pages and is writable where written.
-                (Some(c), true) => unsafe {
-                    latencies.clear();
-                    touch_each(m.ptr(), s.page, &order, write, c, &mut latencies)?
-                },
-                // SAFETY: as above.
-                _ => unsafe { touch_all(m.ptr(), s.page, &order, write)? },
-            },
-        };
-        let (u1, s1) = thread_times_us();
-        if keep {
-            rec.end(pages as u64);
-            user_us += u1 - u0;
-            sys_us += s1 - s0;
-            samples.push(ns as f64 / pages as f64);
-            if let Some(b) = before {
-                resident_before.push(b);
-            }
-            if let Some(m) = &map {
-                if case.kind == Kind::Populate && case.phase == Phase::Map {
-                    resident_after.push(m.resident_pages(s.page)?);
-                }
-                if s.show_maps {
-                    maps = m.describe();
-                }
-            }
-        }
-        drop(map);
-        round += 1;
-        let n = samples.len();
-        if n >= max_rounds {
-            stop = if case.per_touch {
-                "one round"
-            } else {
-                "sample limit"
-            };
-            break;
-        }
-        if n >= min_rounds {
-            let tight = summarize(&samples)
-                .is_some_and(|x| relative_half_width(&x) <= ctx.sampling.rel_ci_target);
-            if tight && n >= 3 {
-                stop = "converged";
-                break;
-            }
-            if now_ns() - start >= ctx.sampling.budget_ns {
-                stop = "time budget spent";
-                break;
-            }
-        }
+        one_round(s, &case, &order, None, &mut Seen::default())?;
     }
-
+    crate::engine::interrupt::check()?;
+    rec.begin();
+    one_round(s, &case, &order, Some((&clock, &mut latencies)), &mut seen)?;
+    rec.end(1);
     let mut evidence = rec.finish(&[None]);
-    // getrusage(RUSAGE_THREAD) resolves CPU time in µs, procfs only in clock ticks.
-    evidence.rusage.total.utime_us = user_us;
-    evidence.rusage.total.stime_us = sys_us;
-    if let Some(p) = evidence.rusage.participants.first_mut() {
-        p.rusage.utime_us = user_us;
-        p.rusage.stime_us = sys_us;
+    let (verdict, _) = judge(s, &case, &evidence, &seen);
+    touch_usage(&mut evidence, &seen, pages);
+    if !seen.maps.is_empty() {
+        s.maps
+            .borrow_mut()
+            .push((case.label(), std::mem::take(&mut seen.maps)));
     }
-    let t = evidence.rusage.total;
-    let rounds = samples.len();
+    let mut spec = spec_for(s, &case, pages, 1);
+    spec.units_per_iteration = 1.0;
+    spec = spec.note(clock.describe());
+    let mut m = from_samples(spec, latencies, 1, "one round", evidence, verdict)?;
+    // Evidence of one round of `pages` touches, each a sample of one touch.
+    m.evidence.rusage.iterations = pages as u64;
+    Ok(m)
+}
+
+/// The facts of `rounds` recorded mappings and the case's checks and warnings: the counted
+/// faults against what the case expects (verdict), placement, and occupancy (a fault handler
+/// runs on the CPU like any loop: a competitor inflates it the same way; evicted-file faults
+/// wait for the disk, so there only run-queue wait counts).
+fn judge(s: &Setup, case: &Case, ev: &Evidence, seen: &Seen) -> (Verdict, Facts) {
+    let t = seen.touch;
+    let rounds = seen.rounds;
+    let span = |v: &[usize]| v.iter().copied().min().zip(v.iter().copied().max());
     let facts = Facts {
         kind: case.kind,
         thp: case.thp,
         phase: case.phase,
-        pages,
+        pages: s.pages(),
         rounds,
         minflt: t.minflt,
         majflt: t.majflt,
         inblock: t.inblock,
-        resident_before: resident_before
-            .iter()
-            .copied()
-            .min()
-            .zip(resident_before.iter().copied().max()),
-        resident_after_min: resident_after.iter().copied().min(),
+        resident_before: span(&seen.resident_before),
+        resident_after_min: seen.resident_after.iter().copied().min(),
         system_thp: s.system_thp.clone(),
-        perf_faults: evidence
+        // Per raw iteration, which is one mapping while the checks run.
+        perf_faults: ev
             .events
             .get("page-faults")
             .filter(|e| e.supported)
-            .and_then(|e| e.total),
+            .and_then(|e| e.per_op),
     };
     let (mut checks, mut warnings) = verdict(&facts);
-    // A fault handler runs on the CPU like any loop: a competitor inflates it the same way.
-    // Evicted-file faults wait for the disk, so there only run-queue wait counts.
-    checks.push(crate::engine::checks::placement(&evidence.cpus));
+    checks.push(crate::engine::checks::placement(&ev.cpus));
     let holding = if case.kind == Kind::FileEvicted {
         crate::engine::checks::Holding::MaySleep
     } else {
         crate::engine::checks::Holding::Continuous
     };
-    crate::engine::checks::add_occupancy_with(&evidence, holding, &mut checks, &mut warnings);
-    if !peak_reset {
+    crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
+    if !seen.peak_reset {
         warnings.push(
             "could not reset the peak RSS (/proc/self/clear_refs): max RSS is the process's peak"
                 .into(),
         );
     }
-    if !maps.is_empty() {
-        s.maps.borrow_mut().push((case.label(), maps));
+    ((checks, warnings), facts)
+}
+
+/// The evidence's usage as the timed touch loops saw it (see [`Seen::touch`]); getrusage
+/// also resolves CPU time in µs, where procfs gives clock ticks.
+fn touch_usage(ev: &mut Evidence, seen: &Seen, pages: usize) {
+    // Counters per page, like the raw figure (the windows' iteration was a mapping).
+    for e in ev.events.values_mut() {
+        e.per_op = e.per_op.map(|v| v / pages as f64);
     }
-    let faults = (t.minflt + t.majflt) as f64;
-    let per_page = faults / (pages * rounds).max(1) as f64;
-    let mut spec = spec_for(s, &case, pages, rounds);
-    let mut m = if case.per_touch {
-        spec.units_per_iteration = 1.0;
-        if let Some(c) = &clock {
-            spec = spec.note(c.describe());
-        }
-        let mut m = from_samples(spec, latencies, 1, stop, evidence, (checks, warnings))?;
-        // Evidence of one round of `pages` touches, each a sample of one touch.
-        m.evidence.rusage.iterations = pages as u64;
-        m
-    } else {
-        spec.units_per_iteration = if per_page > 0.0 { per_page } else { 1.0 };
-        from_samples(
-            spec,
-            samples,
-            pages as u64,
-            stop,
-            evidence,
-            (checks, warnings),
-        )?
-    };
-    if !case.per_touch && t.majflt > 0 && t.minflt > 0 {
+    ev.rusage.total = seen.touch;
+    ev.rusage.iterations = (seen.rounds * pages) as u64;
+    if let Some(p) = ev.rusage.participants.first_mut() {
+        p.rusage = seen.touch;
+    }
+}
+
+/// No per-fault figure where it would mislead: both kinds of fault, or none counted.
+fn finish_figure(m: &mut Measurement, f: &Facts) {
+    if f.majflt > 0 && f.minflt > 0 {
         // A major fault waits for the disk, a minor one does not: their average is neither.
         m.value = None;
-        m.notes.push(mixed_faults_note(t.majflt, t.minflt));
+        m.notes.push(mixed_faults_note(f.majflt, f.minflt));
     }
-    if !case.per_touch && faults == 0.0 {
+    if f.minflt + f.majflt == 0 {
         m.value = None;
         m.notes
             .push("no faults were counted, so there is no cost per fault (only per page)".into());
     }
-    Ok(m)
 }
 
 /// Why a case that took both kinds of fault has no per-fault figure.

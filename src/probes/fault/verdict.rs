@@ -24,7 +24,8 @@ pub struct Facts {
     /// Fewest resident pages right after MAP_POPULATE (populate/map).
     pub resident_after_min: Option<usize>,
     pub system_thp: String,
-    /// The perf page-faults event's total, where supported (a second opinion).
+    /// The perf page-faults event per round (mapping) in the samples that carried counters,
+    /// where supported (a second opinion).
     pub perf_faults: Option<f64>,
 }
 
@@ -144,12 +145,13 @@ pub fn verdict(f: &Facts) -> Verdict {
         }
     }
     if let Some(p) = f.perf_faults {
-        let r = (f.minflt + f.majflt) as f64;
+        let r = (f.minflt + f.majflt) as f64 / f.rounds.max(1) as f64;
         if !(f.kind == Kind::Populate && f.phase == Phase::Map)
             && (p - r).abs() > 0.05 * r.max(20.0)
         {
             warnings.push(format!(
-                "perf page-faults counted {p:.0}, getrusage {r:.0}: the two sources disagree"
+                "perf page-faults counted {p:.0} per round, getrusage {r:.0}: the two sources \
+                 disagree"
             ));
         }
     }
@@ -247,10 +249,14 @@ mod tests {
 
     #[test]
     fn sources_that_disagree_are_warned_about() {
+        // 2000 faults over 2 rounds: 1000 per round, compared with perf's count per round.
         let mut f = facts(Kind::Anon, Thp::Never, 2000, 0);
-        f.perf_faults = Some(1000.0);
+        f.perf_faults = Some(500.0);
         assert!(verdict(&f).1.iter().any(|w| w.contains("disagree")));
-        f.perf_faults = Some(2001.0);
+        f.perf_faults = Some(1001.0);
         assert!(verdict(&f).1.is_empty());
+        // The same totals over 4 rounds are 500 per round: perf's 1001 no longer agrees.
+        f.rounds = 4;
+        assert!(verdict(&f).1.iter().any(|w| w.contains("disagree")));
     }
 }

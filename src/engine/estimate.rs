@@ -1,0 +1,659 @@
+//! How long a plan will take: the expected time of each item (not its upper bound), learned
+//! from the history of this machine where there is one, and an honest ETA for the progress
+//! bar.
+//!
+//! Why a model and not the budget: the engine's budget is an upper bound, and items that
+//! converge early finish in a fraction of it (the deterministic pointer chase of `mem latency`
+//! in a quarter, `syscall` in 60%). So each item kind has its expected share of the span
+//! between the sampler's shortest possible run (minimum samples, then converged) and its
+//! longest (the budget spent), taken from runs on a quiet machine. Items that do not sample
+//! with the command's budget (fault, ctx timeslice, mmap lab) bring their own estimate from a
+//! model of their loop ([`sampler_span`] reproduces the sampler's structure for them).
+//!
+//! Why history: a model per kind cannot know this machine. Every run records each item's
+//! expected and actual wall time (`Run::item_times`); the next estimate of the same item on
+//! the same machine is the model's times the median of the past actual/expected ratios (with
+//! unchanged options: the median of the past actual times). The history is only read, and
+//! only when it exists.
+
+use super::sampler::{SamplingConfig, EVIDENCE_EVERY, ROUNDS};
+use crate::model::ItemTime;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Time before the first item and after the last: clock calibration, machine facts, process
+/// start and exit (0.15–0.2 s measured on the quiet 2-CPU VM).
+pub const FIXED_S: f64 = 0.2;
+
+/// Past runs of one item that an estimate uses at most (the most recent).
+pub const HISTORY_RUNS: usize = 5;
+
+/// How long a sampler run lasts, shortest and longest, in seconds: `raw_s` and `baseline_s`
+/// are the time of one raw and one baseline sample (baseline 0 without one); `setup_s` is
+/// spent before sampling (partners, working sets, calibration). Reproduces the sampler's
+/// structure (auto-scaling, warm-up until steady, [`ROUNDS`] rounds of at least 3 samples
+/// each, every [`EVIDENCE_EVERY`]th sample an extra one with counters, a short warm-up between
+/// rounds): the shortest run converges at the minimum samples, the longest spends the budget
+/// and stops at the first sample after each round's deadline.
+pub fn sampler_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
+    (
+        simulate(cfg, raw_s, baseline_s, true),
+        simulate(cfg, raw_s, baseline_s, false),
+    )
+}
+
+/// One pass of the sampler's loop in simulated time (see [`sampler_span`]).
+fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) -> f64 {
+    let batch = (raw_s + baseline_s).max(1e-6);
+    let budget = cfg.budget_ns as f64 / 1e9;
+    let warmup = cfg.warmup_ns as f64 / 1e9;
+    // Auto-scaling ends with about one raw sample's worth of work.
+    let mut t = raw_s;
+    // First warm-up: at least `warmup`, until two windows of 3 batches agree, at most a
+    // quarter of the budget (or 4× the warm-up); one batch at least.
+    let cap = (budget / 4.0).max(4.0 * warmup);
+    let steady = (6.0 * batch).max(warmup);
+    let first = if converges { steady.min(cap) } else { cap };
+    t += batches(first, batch) * batch;
+    let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
+    let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
+    let mut taken = 0usize;
+    for round in 0..ROUNDS {
+        if round > 0 {
+            t += batches(warmup / 4.0, batch) * batch;
+        }
+        let deadline = budget * (round + 1) as f64 / ROUNDS as f64;
+        let mut n = 0usize;
+        loop {
+            taken += 1;
+            if taken % EVIDENCE_EVERY == 2 {
+                t += raw_s;
+                continue;
+            }
+            t += batch;
+            n += 1;
+            if (converges && n >= min_r) || n >= max_r || (n >= min_r.min(3) && t >= deadline) {
+                break;
+            }
+        }
+    }
+    t
+}
+
+/// [`sampler_span`] for a measurement whose [`ROUNDS`] rounds are spread across the plan
+/// (cli::execute runs it in passes, one call per round: engine::sampler::sample_round). Every
+/// call scales, warms up (at least the warm-up, until steady, at most a quarter of its share
+/// or twice the warm-up), then samples for its share of the budget, with its own evidence.
+pub fn spread_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
+    (
+        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, true),
+        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, false),
+    )
+}
+
+/// One call of a spread measurement in simulated time (see [`spread_span`]).
+fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) -> f64 {
+    let batch = (raw_s + baseline_s).max(1e-6);
+    let share = cfg.budget_ns as f64 / 1e9 / ROUNDS as f64;
+    let warmup = cfg.warmup_ns as f64 / 1e9;
+    let mut t = raw_s;
+    let cap = (share / 4.0).max(2.0 * warmup).max(warmup);
+    let first = if converges {
+        (6.0 * batch).max(warmup).min(cap)
+    } else {
+        cap
+    };
+    t += batches(first, batch) * batch;
+    let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
+    let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
+    let deadline = t + share;
+    let (mut n, mut taken) = (0usize, 0usize);
+    loop {
+        taken += 1;
+        if taken % EVIDENCE_EVERY == 2 {
+            t += raw_s;
+            continue;
+        }
+        t += batch;
+        n += 1;
+        if (converges && n >= min_r) || n >= max_r || (n >= min_r.min(3) && t >= deadline) {
+            break;
+        }
+    }
+    t
+}
+
+/// Whole batches that last at least `s` (one at least, as the sampler's loops run once).
+fn batches(s: f64, batch: f64) -> f64 {
+    (s / batch).ceil().max(1.0)
+}
+
+/// What an item kind is expected to take within the sampler's span, and its setup.
+struct Shape {
+    /// Share of (longest − shortest) spent beyond the shortest run.
+    share: f64,
+    /// Seconds before sampling (partners, working sets).
+    setup_s: f64,
+    /// Seconds of setup per byte of the item's working set (`S=` or the size in the label).
+    setup_s_per_byte: f64,
+}
+
+/// The shape of an item, by its label's probe (measured on the quiet 2-CPU VM, 2026-11-23,
+/// rounds back to back: call 1.9 s of a 2.2 s budget, syscalls 1.3 s, ctx 1.8 s, ipc 1.9 s,
+/// rpc 1.6 s; with --quick, ctx sweep points 0.26 s of 0.42 s, mem latency points 0.14 s;
+/// c2c from the busy VM with rounds spread, 1.6 s).
+fn shape(label: &str) -> Shape {
+    let probe = label.split_whitespace().next().unwrap_or("");
+    let (share, setup_s, per_byte) = match probe {
+        "call.function" => (0.8, 0.0, 0.0),
+        p if p.starts_with("syscall.") => (0.45, 0.0, 0.0),
+        "ctx.pipe" | "ctx.futex" | "ctx.yield" => (0.7, 0.02, 0.0),
+        // Each point spawns its ring and fills every member's working set.
+        "ctx.sweep" => (0.4, 0.03, 4e-9),
+        // A pointer chase is deterministic: it converges at the minimum samples; the time
+        // beyond is mapping, filling and linking the buffer into a random cycle (about
+        // 1.5 ns per byte), at every call.
+        "mem.latency" => (0.05, 0.0, 1.5e-9),
+        p if p.starts_with("ipc.") => (0.65, 0.02, 0.0),
+        p if p.starts_with("c2c") => (0.4, 0.02, 0.0),
+        p if p.starts_with("rpc.") => (0.6, 0.05, 0.0),
+        // Unknown kinds: the middle of what converging items take (55–75% of the budget).
+        _ => (0.6, 0.0, 0.0),
+    };
+    Shape {
+        share,
+        setup_s,
+        setup_s_per_byte: per_byte,
+    }
+}
+
+/// The byte size an item's label names: `S=64k` (ctx sweep) or a bare size token such as
+/// `64m` (mem latency); 0 when there is none.
+fn label_bytes(label: &str) -> u64 {
+    label
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| {
+            let t = t.strip_prefix("S=").unwrap_or(t);
+            // Only tokens that end in a size suffix: "stride 64" is a stride, not a buffer.
+            t.ends_with(|c: char| "kKmMgG".contains(c))
+                .then(|| crate::analysis::sizes::parse_size(t).ok())
+                .flatten()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Correction of an item's own estimate by kind: the mmap lab's model (walks, file writes,
+/// the hog) took 1.4× its estimate on the quiet VM (34 s estimated, 48.5 s taken).
+fn own_factor(label: &str) -> f64 {
+    match label.split_whitespace().next().unwrap_or("") {
+        "mmap.lab" => 1.4,
+        _ => 1.0,
+    }
+}
+
+/// How an item samples: its rounds spread across the plan (one call per round, the default)
+/// or all in one call (an item that runs once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Spread,
+    Once,
+}
+
+/// The expected time of one item, from the model alone. `own` is the item's own estimate
+/// when it does not sample with the command's budget. Setup (partners, working sets) is paid
+/// at every call: three times for a spread item.
+pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig, mode: Mode) -> f64 {
+    if let Some(d) = own {
+        return d.as_secs_f64() * own_factor(label);
+    }
+    let sh = shape(label);
+    // The pointer chase samples with its own shorter samples and warm-up.
+    let sampling = &if label.starts_with("mem.latency") {
+        crate::probes::mem::latency::chase_sampling(sampling)
+    } else {
+        sampling.clone()
+    };
+    let sample_s = sampling.target_sample_ns as f64 / 1e9;
+    let (calls, (lo, hi)) = match mode {
+        Mode::Spread => (ROUNDS as f64, spread_span(sampling, sample_s, 0.0)),
+        Mode::Once => (1.0, sampler_span(sampling, sample_s, 0.0)),
+    };
+    calls * (sh.setup_s + label_bytes(label) as f64 * sh.setup_s_per_byte)
+        + lo
+        + sh.share * looser(sampling) * (hi - lo)
+}
+
+/// A looser interval target converges sooner: `run --quick` (±2%) took 53% of the span
+/// between shortest and longest where `run` (±1%) took 82%, about √(1% / 2%) as much.
+fn looser(sampling: &SamplingConfig) -> f64 {
+    if sampling.rel_ci_target > 0.0 {
+        (0.01 / sampling.rel_ci_target).sqrt().min(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Past actual/expected ratios of each item label on one machine, most recent first.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct History {
+    ratios: BTreeMap<String, Vec<f64>>,
+}
+
+impl History {
+    /// From the item times of past runs, most recent run first; keeps [`HISTORY_RUNS`] per
+    /// label and ignores unusable entries.
+    pub fn from_runs(runs: &[Vec<ItemTime>]) -> History {
+        let mut ratios: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for run in runs {
+            for t in run {
+                let r = t.elapsed_s / t.expected_s;
+                let v = ratios.entry(t.label.clone()).or_default();
+                if r.is_finite() && r > 0.0 && v.len() < HISTORY_RUNS {
+                    v.push(r);
+                }
+            }
+        }
+        ratios.retain(|_, v| !v.is_empty());
+        History { ratios }
+    }
+
+    /// The item times of this machine's past runs in the history at `db` (None if there is
+    /// no history file: it is never created by reading).
+    pub fn load(db: &Path, host_key: &str) -> History {
+        match crate::store::elapsed::past_item_times(db, host_key, 4 * HISTORY_RUNS) {
+            Ok(runs) => History::from_runs(&runs),
+            Err(_) => History::default(),
+        }
+    }
+
+    /// The median past ratio for a label and how many runs it comes from.
+    fn ratio(&self, label: &str) -> Option<(f64, usize)> {
+        let v = self.ratios.get(label)?;
+        let mut s = v.clone();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let med = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        Some((med, n))
+    }
+}
+
+/// One item's estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemEstimate {
+    pub label: String,
+    /// The model's expected seconds (recorded with the actual time, for the next estimate).
+    pub model_s: f64,
+    /// What is expected: the model, corrected by this machine's history when there is one.
+    pub expected_s: f64,
+    /// Past runs the correction comes from (0: the model alone).
+    pub from_runs: usize,
+}
+
+/// A plan's estimate: one per item.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanEstimate {
+    pub items: Vec<ItemEstimate>,
+}
+
+impl PlanEstimate {
+    /// Estimate items given as (label, own estimate, how it samples).
+    pub fn new<'a>(
+        items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode)>,
+        sampling: &SamplingConfig,
+        history: &History,
+    ) -> PlanEstimate {
+        let items = items
+            .into_iter()
+            .map(|(label, own, mode)| {
+                let model = model_s(label, own, sampling, mode);
+                let (expected, n) = match history.ratio(label) {
+                    Some((r, n)) => (model * r, n),
+                    None => (model, 0),
+                };
+                ItemEstimate {
+                    label: label.to_string(),
+                    model_s: model,
+                    expected_s: expected,
+                    from_runs: n,
+                }
+            })
+            .collect();
+        PlanEstimate { items }
+    }
+
+    pub fn total_s(&self) -> f64 {
+        FIXED_S + self.items.iter().map(|i| i.expected_s).sum::<f64>()
+    }
+
+    /// "N measurements, about T s" (tenths below 10 s) and where the figure comes from: "from the last 3 runs"
+    /// when every item has history (the fewest runs any item has), "k of N from past runs"
+    /// when some do.
+    pub fn line(&self) -> String {
+        let n = self.items.len();
+        let total = self.total_s();
+        // Tenths below 10 s: rounding 1.4 s to "1 s" alone would be 30% off.
+        let about = if total < 10.0 {
+            format!("{total:.1}")
+        } else {
+            format!("{total:.0}")
+        };
+        let with = self.items.iter().filter(|i| i.from_runs > 0).count();
+        let source = if n > 0 && with == n {
+            let runs = self.items.iter().map(|i| i.from_runs).min().unwrap_or(0);
+            format!(
+                ", from the last {runs} run{}",
+                if runs == 1 { "" } else { "s" }
+            )
+        } else if with > 0 {
+            format!(", {with} of {n} from past runs")
+        } else {
+            String::new()
+        };
+        format!(
+            "{n} measurement{}, about {about} s{source}",
+            if n == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The wall time of each item as it runs, for the run's `item_times`.
+#[derive(Debug, Default)]
+pub struct Timings {
+    times: Vec<ItemTime>,
+}
+
+impl Timings {
+    /// Record an item that took `elapsed` against its model.
+    pub fn record(&mut self, est: &ItemEstimate, elapsed: Duration) {
+        self.times.push(ItemTime {
+            label: est.label.clone(),
+            expected_s: est.model_s,
+            elapsed_s: elapsed.as_secs_f64(),
+        });
+    }
+
+    pub fn into_vec(self) -> Vec<ItemTime> {
+        self.times
+    }
+}
+
+/// The time left, from the item estimates, call by call: the plan runs in passes, and a
+/// spread item's estimate is shared among its [`ROUNDS`] calls (a once item's is all in the
+/// first pass). Left = the calls not run yet, plus what the current call has left (never
+/// below zero: a call over its estimate counts as about to end), all scaled by how the
+/// finished calls compared with their estimates (so a slow machine's ETA grows as soon as the
+/// first call shows it).
+#[derive(Debug, Clone)]
+pub struct Eta {
+    /// Expected seconds of each call, by pass then item; 0 once run or cancelled.
+    calls: Vec<f64>,
+    items: usize,
+    done_expected: f64,
+    done_actual: f64,
+    current: Option<(usize, Instant)>,
+}
+
+impl Eta {
+    pub fn new(est: &PlanEstimate, modes: &[Mode]) -> Eta {
+        let items = est.items.len();
+        let mut calls = vec![0.0; items * ROUNDS];
+        for (i, (e, m)) in est.items.iter().zip(modes).enumerate() {
+            match m {
+                Mode::Spread => {
+                    for pass in 0..ROUNDS {
+                        calls[pass * items + i] = e.expected_s / ROUNDS as f64;
+                    }
+                }
+                Mode::Once => calls[i] = e.expected_s,
+            }
+        }
+        Eta {
+            calls,
+            items,
+            done_expected: 0.0,
+            done_actual: 0.0,
+            current: None,
+        }
+    }
+
+    /// Item `item`'s call in pass `pass` starts now.
+    pub fn start(&mut self, pass: usize, item: usize, now: Instant) {
+        self.current = Some((pass * self.items + item, now));
+    }
+
+    /// The current call finished after `elapsed_s`. `whole`: it took all of its item's
+    /// rounds (it ran its own loop), so its later calls are expected in it and will not run.
+    pub fn finish(&mut self, elapsed_s: f64, whole: bool) {
+        let Some((id, _)) = self.current.take() else {
+            return;
+        };
+        let mut expected = std::mem::take(&mut self.calls[id]);
+        if whole {
+            let item = id % self.items;
+            for c in self.calls.iter_mut().skip(item).step_by(self.items) {
+                expected += std::mem::take(c);
+            }
+        }
+        self.done_expected += expected;
+        self.done_actual += elapsed_s;
+    }
+
+    /// Item `item` takes no call after pass `pass` (skipped, or an error in a later round).
+    pub fn cancel_after(&mut self, pass: usize, item: usize) {
+        for p in pass + 1..ROUNDS {
+            self.calls[p * self.items + item] = 0.0;
+        }
+    }
+
+    /// Seconds left if the current call has run for `running_s`.
+    pub fn remaining_s(&self, running_s: f64) -> f64 {
+        let speed = if self.done_expected > 0.0 && self.done_actual > 0.0 {
+            (self.done_actual / self.done_expected).clamp(0.25, 4.0)
+        } else {
+            1.0
+        };
+        let cur = self.current.map(|(id, _)| self.calls[id]).unwrap_or(0.0);
+        let rest: f64 = self.calls.iter().sum::<f64>() - cur;
+        speed * rest + (speed * cur - running_s).max(0.0)
+    }
+
+    /// Seconds left now.
+    pub fn remaining_now(&self, now: Instant) -> f64 {
+        let running = self
+            .current
+            .map(|(_, s)| now.duration_since(s).as_secs_f64())
+            .unwrap_or(0.0);
+        self.remaining_s(running)
+    }
+}
+
+/// "1m 05s" / "42s": the ETA as the bar shows it.
+pub fn format_eta(s: f64) -> String {
+    let s = s.round().max(0.0) as u64;
+    if s >= 60 {
+        format!("{}m {:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(label: &str, expected: f64, elapsed: f64) -> ItemTime {
+        ItemTime {
+            label: label.into(),
+            expected_s: expected,
+            elapsed_s: elapsed,
+        }
+    }
+
+    #[test]
+    fn sampler_span_brackets_the_budget() {
+        let std = SamplingConfig::standard();
+        let (lo, hi) = sampler_span(&std, 0.02, 0.0);
+        // 15 samples + 5 with counters at 20 ms, plus warm-up: about 0.6 s; at most the
+        // budget and one sample.
+        assert!(lo > 0.4 && lo < 0.8, "{lo}");
+        assert!((2.0..2.1).contains(&hi), "{hi}");
+    }
+
+    #[test]
+    fn spread_rounds_pay_scaling_and_warm_up_at_every_call() {
+        let std = SamplingConfig::standard();
+        let (lo, hi) = spread_span(&std, 0.02, 0.0);
+        let (blo, bhi) = sampler_span(&std, 0.02, 0.0);
+        // Each call samples for its share after its warm-up: more than back to back.
+        // At most the budget plus, per call, scaling, a 0.2 s warm-up and one last sample.
+        assert!(hi > bhi && hi < 2.0 + 3.0 * 0.26, "{hi} {bhi}");
+        assert!(lo > blo, "{lo} {blo}");
+    }
+
+    #[test]
+    fn whole_run_samples_outlast_a_short_budget() {
+        // ctx timeslice --quick: 60 ms of work per task, a sample is 4 × 60 ms (together,
+        // then one after the other); 2 s budget, 5 to 15 samples, no warm-up time: the
+        // minimum 3 samples per round, counters samples and warm-up batches make it about
+        // 4 s (16.7 s for 4 slices on the quiet VM, where the old estimate said 9 s).
+        let cfg = crate::probes::ctx::timeslice::sampling(Duration::from_secs(2));
+        let (lo, hi) = sampler_span(&cfg, 0.12, 0.12);
+        assert!(hi > 3.5 && hi < 4.5, "{hi}");
+        assert!(lo <= hi);
+    }
+
+    #[test]
+    fn kinds_that_converge_early_expect_less_than_the_budget() {
+        let q = SamplingConfig::quick();
+        let s = Mode::Spread;
+        let (_, upper) = spread_span(&q, q.target_sample_ns as f64 / 1e9, 0.0);
+        let mem = model_s("mem.latency random 4k 4k stride 64", None, &q, s);
+        let sys = model_s("syscall.getpid", None, &q, s);
+        assert!(mem < sys && sys < upper, "{mem} {sys} {upper}");
+        // A bigger buffer costs its setup, at each of the three calls.
+        let big = model_s("mem.latency random 4k 64m stride 64", None, &q, s);
+        assert!(big > mem + 0.3, "{big} {mem}");
+        let once = model_s("mem.latency random 4k 64m stride 64", None, &q, Mode::Once);
+        assert!(once < big, "{once} {big}");
+        // Own estimates are used as given (mmap lab corrected by its measured factor).
+        let three = Some(Duration::from_secs(3));
+        assert_eq!(model_s("fault.anon", three, &q, Mode::Once), 3.0);
+        let ten = Some(Duration::from_secs(10));
+        assert!(model_s("mmap.lab", ten, &q, Mode::Once) > 10.0);
+    }
+
+    #[test]
+    fn sizes_in_labels() {
+        assert_eq!(label_bytes("ctx.sweep N=2 S=64k"), 64 << 10);
+        assert_eq!(
+            label_bytes("mem.latency random thp 1.5m stride 64"),
+            3 << 19
+        );
+        assert_eq!(label_bytes("syscall.getpid"), 0);
+        assert_eq!(label_bytes("mem.latency random 4k 8k stride 64"), 8 << 10);
+    }
+
+    #[test]
+    fn history_scales_the_model_by_the_median_ratio() {
+        let q = SamplingConfig::quick();
+        let runs = vec![
+            vec![t("syscall.getpid", 1.0, 2.0), t("call.function", 1.0, 1.0)],
+            vec![t("syscall.getpid", 1.0, 3.0)],
+            vec![t("syscall.getpid", 1.0, 10.0)],
+            // Unusable entries are ignored.
+            vec![
+                t("syscall.getpid", 0.0, 1.0),
+                t("call.function", 1.0, f64::NAN),
+            ],
+        ];
+        let h = History::from_runs(&runs);
+        let sp = Mode::Spread;
+        let est = PlanEstimate::new(
+            [("syscall.getpid", None, sp), ("syscall.null", None, sp)],
+            &q,
+            &h,
+        );
+        let m = model_s("syscall.getpid", None, &q, sp);
+        assert_eq!(est.items[0].from_runs, 3);
+        assert!((est.items[0].expected_s - 3.0 * m).abs() < 1e-9);
+        assert_eq!(est.items[1].from_runs, 0);
+        assert!(
+            est.line().contains("1 of 2 from past runs"),
+            "{}",
+            est.line()
+        );
+        let all = PlanEstimate::new(
+            [("syscall.getpid", None, sp), ("call.function", None, sp)],
+            &q,
+            &h,
+        );
+        assert!(
+            all.line().ends_with("from the last 1 run"),
+            "{}",
+            all.line()
+        );
+        let none = PlanEstimate::new([("syscall.getpid", None, sp)], &q, &History::default());
+        assert!(!none.line().contains("from"), "{}", none.line());
+        assert!(
+            none.line().starts_with("1 measurement, about "),
+            "{}",
+            none.line()
+        );
+    }
+
+    #[test]
+    fn history_keeps_the_most_recent_runs() {
+        let runs: Vec<Vec<ItemTime>> = (0..8)
+            .map(|i| vec![t("a", 1.0, if i < HISTORY_RUNS { 2.0 } else { 100.0 })])
+            .collect();
+        let h = History::from_runs(&runs);
+        assert_eq!(h.ratio("a"), Some((2.0, HISTORY_RUNS)));
+    }
+
+    #[test]
+    fn eta_counts_calls_left_and_learns_the_pace() {
+        let est = PlanEstimate {
+            items: [9.0, 1.0, 3.0]
+                .iter()
+                .map(|&s| ItemEstimate {
+                    label: "x".into(),
+                    model_s: s,
+                    expected_s: s,
+                    from_runs: 0,
+                })
+                .collect(),
+        };
+        // Item 0 runs once (all 9 s in the first pass); items 1 and 2 spread over 3 passes.
+        let modes = [Mode::Once, Mode::Spread, Mode::Spread];
+        let mut eta = Eta::new(&est, &modes);
+        let t0 = Instant::now();
+        eta.start(0, 0, t0);
+        assert!((eta.remaining_s(0.0) - 13.0).abs() < 1e-9);
+        // Four seconds into the long item: 5 s of it and 4 s of the others left — not
+        // 2/3 of the run, as a count of items would say.
+        assert!((eta.remaining_s(4.0) - 9.0).abs() < 1e-9);
+        // A call over its estimate is about to end: only what follows counts.
+        assert!((eta.remaining_s(30.0) - 4.0).abs() < 1e-9);
+        // It took twice its estimate: the rest is expected at that pace.
+        eta.finish(18.0, false);
+        eta.start(0, 1, t0);
+        assert!((eta.remaining_s(0.0) - 8.0).abs() < 1e-9);
+        // Item 1 is skipped after its first call: its later calls are not waited for.
+        eta.finish(2.0 / 3.0, false);
+        eta.cancel_after(0, 1);
+        eta.start(0, 2, t0);
+        assert!((eta.remaining_s(0.0) - 6.0).abs() < 1e-9);
+        // Item 2 turns out to take all its rounds in its first call.
+        eta.finish(6.0, true);
+        assert!(eta.remaining_s(0.0).abs() < 1e-9);
+        assert_eq!(format_eta(65.4), "1m 05s");
+        assert_eq!(format_eta(9.6), "10s");
+    }
+}
