@@ -58,9 +58,11 @@ pub fn process_clock_id(pid: i32) -> libc::clockid_t {
     ((!pid) << 3) | CPUCLOCK_SCHED
 }
 
-/// Nanoseconds of CPU time of process `pid` (all its threads), current at the call. For a
-/// single-threaded partner (a forked child: pid == tid) this is exactly its task's CPU time,
-/// even when it never sleeps (a spinning partner), where schedstat stays stale by a tick.
+/// Nanoseconds of CPU time of process `pid` (all its threads). For a single-threaded partner
+/// (a forked child: pid == tid) this is its task's CPU time, exact when the task is not
+/// running; while it runs on another CPU the kernel leaves out its time since the last tick
+/// or switch (measured here: a spinning child's clock advances in 4 ms steps at HZ=250), so
+/// [`read_as`] counts such a reading as exact only when the task was not runnable.
 pub fn process_cpu_ns(pid: i32) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -184,7 +186,12 @@ pub fn read_as(whose: Whose, pid: i32, tid: i32, opening: bool) -> Option<CpuRea
         (Some(c), s) => Some(CpuReading {
             oncpu_ns: c,
             run_delay_ns: s.map(|s| s.1),
-            exact: true,
+            // A thread of this process: its clock is brought up to date at the read, even on
+            // another CPU (task_sched_runtime). Another process's clock is not: the kernel
+            // adds a running task's pending time only for the caller's own thread group
+            // (thread_group_cputime), so a partner running on another CPU reads stale by up to
+            // a tick — exact only when it was not runnable around the read.
+            exact: own || quiet,
             delay_exact: s.is_some() && quiet,
         }),
         (None, Some((oncpu, delay))) => Some(CpuReading {
@@ -213,8 +220,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_spinning_child_process_is_read_exactly_through_its_process_clock() {
-        let cpu = *super::super::placement::allowed_cpus().last().unwrap();
+    fn a_child_running_on_another_cpu_is_not_read_as_exact() {
+        // Its process clock lags by up to a tick while it runs on another CPU, so a reading
+        // taken while it spins must not count as exact (it once did: ipc.spin read 143%).
+        let cpus = super::super::placement::allowed_cpus();
+        let cpu = *cpus.last().unwrap();
         let child = crate::engine::partner::Child::spawn(Some(cpu), || loop {
             std::hint::spin_loop();
         })
@@ -222,18 +232,8 @@ mod tests {
         let pid = child.pid();
         assert_eq!(thread_count(pid), Some(1));
         let a = read(pid, pid, true).unwrap();
-        // On a loaded machine the child may wait for its CPU: read until it has run (or 10 s).
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let b = loop {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            let b = read(pid, pid, false).unwrap();
-            if b.oncpu_ns > a.oncpu_ns || std::time::Instant::now() > until {
-                break b;
-            }
-        };
-        // Always runnable, so schedstat alone could never be exact; the process clock is.
-        assert!(a.exact && b.exact, "{a:?} {b:?}");
-        assert!(b.oncpu_ns > a.oncpu_ns, "{a:?} {b:?}");
+        let b = read(pid, pid, false).unwrap();
+        assert!(!a.exact && !b.exact, "{a:?} {b:?}");
     }
 
     #[test]

@@ -196,8 +196,14 @@ impl Channel {
 
     /// The partner: receive, reply, until the channel fails. Allocation-free.
     pub fn serve(&self) -> i32 {
+        self.serve_until(&|| false)
+    }
+
+    /// [`Channel::serve`] in a thread of this process: returns when `stop` says so (checked
+    /// when a wait is interrupted, and now and then while polling).
+    pub fn serve_until(&self, stop: &dyn Fn() -> bool) -> i32 {
         loop {
-            if self.recv_on(self.b, &|| false).is_err() || self.send_on(self.b).is_err() {
+            if self.recv_on(self.b, stop).is_err() || self.send_on(self.b).is_err() {
                 return 0;
             }
         }

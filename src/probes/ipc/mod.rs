@@ -1,7 +1,8 @@
 //! `ipc.*`: the round trip of one small message and its reply between the measuring thread
-//! and a forked partner, for seven mechanisms and each placement class the machine has (same
-//! CPU, SMT sibling, same LLC, other LLC, other node). One-way = round trip / 2: both
-//! directions use the same mechanism and the same pair of CPUs, so the halves are alike.
+//! and a forked partner (a partner thread for the spin flag, see measure_cell), for seven
+//! mechanisms and each placement class the machine has (same CPU, SMT sibling, same LLC,
+//! other LLC, other node). One-way = round trip / 2: both directions use the same mechanism
+//! and the same pair of CPUs, so the halves are alike.
 
 pub mod channel;
 pub mod classes;
@@ -9,7 +10,9 @@ pub mod classes;
 use crate::engine::checks;
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
-use crate::engine::partner::{decode_cpu, encode_cpu, partner_error, Child, SharedPage};
+use crate::engine::partner::{
+    decode_cpu, encode_cpu, partner_error, Child, SharedPage, ThreadPartner,
+};
 use crate::error::{Error, Result};
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
@@ -109,6 +112,13 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
     let mut ch = Channel::new(mech)?;
     let ready = SharedPage::new()?;
     let _pin = AffinityGuard::pin_current(&[pair.a])?;
+    // The spinning partner is a thread of this process: it never sleeps, and only a thread
+    // of the reader's own process has a CPU clock that is current while it runs on another
+    // CPU (another process's lags by up to a tick; see evidence::cputime). The blocking
+    // mechanisms keep a forked partner, as the other IPC tools do.
+    if mech == Mech::Spin {
+        return measure_spin_cell(ctx, ch, pair);
+    }
     let (c, slot) = (&ch, ready.slot(0));
     let mut child = Child::spawn(Some(pair.b), move || {
         c.partner_close();
@@ -127,18 +137,7 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
     ];
     let child = RefCell::new(child);
     let gone = || child.borrow_mut().has_exited();
-    let spec = Spec::new(
-        &format!("ipc.{}", mech.as_str()),
-        "ns/round trip",
-        "ns/round trip",
-        1.0,
-    )
-    .param("class", pair.class.as_str())
-    .param("cpus", vec![pair.a, pair.b])
-    .note(
-        "one message and its reply between the measuring thread and a forked partner, each \
-         pinned; one-way = round trip / 2 (both directions use the same mechanism and CPUs)",
-    );
+    let spec = cell_spec(mech, pair, "a forked partner");
     let ch = &ch;
     let mut raw = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
@@ -158,6 +157,62 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
         |ev| cell_verdict(ev, mech, pair.class),
     );
     drop(child);
+    result
+}
+
+/// The spec of one cell; `partner` says what the partner is.
+fn cell_spec(mech: Mech, pair: Pair, partner: &str) -> Spec {
+    Spec::new(
+        &format!("ipc.{}", mech.as_str()),
+        "ns/round trip",
+        "ns/round trip",
+        1.0,
+    )
+    .param("class", pair.class.as_str())
+    .param("cpus", vec![pair.a, pair.b])
+    .note(format!(
+        "one message and its reply between the measuring thread and {partner}, each \
+         pinned; one-way = round trip / 2 (both directions use the same mechanism and CPUs)"
+    ))
+}
+
+/// The shared-memory spin flag with a partner thread pinned to `pair.b` (see measure_cell).
+fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measurement> {
+    let ch = std::sync::Arc::new(ch);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (serving, stopping) = (ch.clone(), stop.clone());
+    let quit = stop.clone();
+    let (thread, tid, partner_cpu) = ThreadPartner::spawn_ready(
+        pair.b,
+        move || {
+            serving.serve_until(&|| stopping.load(Ordering::Acquire));
+        },
+        move || quit.store(true, Ordering::Release),
+    )?;
+    let participants = vec![
+        Participant::this_thread("measuring thread", vec![pair.a]),
+        Participant::thread("partner thread", tid, vec![pair.b]),
+    ];
+    let gone = || stop.load(Ordering::Acquire);
+    let spec = cell_spec(Mech::Spin, pair, "a partner thread");
+    let mut raw = |iters: u64| -> Result<u64> {
+        let t0 = now_ns();
+        for _ in 0..iters {
+            ch.round_trip(&gone)
+                .map_err(|e| partner_error("spin round trip", e))?;
+        }
+        Ok(now_ns() - t0)
+    };
+    let result = measure(
+        ctx,
+        spec,
+        participants,
+        vec![Some(pair.a), partner_cpu],
+        &mut raw,
+        None,
+        |ev| cell_verdict(ev, Mech::Spin, pair.class),
+    );
+    drop(thread);
     result
 }
 

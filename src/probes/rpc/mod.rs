@@ -18,7 +18,9 @@ pub mod traced;
 use crate::engine::checks;
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
-use crate::engine::partner::{decode_cpu, encode_cpu, partner_error, Child, SharedPage};
+use crate::engine::partner::{
+    decode_cpu, encode_cpu, partner_error, Child, SharedPage, ThreadPartner,
+};
 use crate::error::{Error, Result};
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
@@ -83,6 +85,36 @@ impl Scenario {
     }
 }
 
+/// A server: a forked process, or — for the polling scenario — a thread of this process. A
+/// server that spins never sleeps, and only a thread of the reader's own process has a CPU
+/// clock that is current while it runs on another CPU (another process's lags by up to a
+/// tick; see evidence::cputime), so the occupancy of a polling server can be checked only
+/// when it is a thread.
+enum Server {
+    Process(RefCell<Child>),
+    Thread {
+        _thread: ThreadPartner,
+        tid: i32,
+        stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    },
+}
+
+impl Server {
+    fn id(&self) -> i32 {
+        match self {
+            Server::Process(c) => c.borrow().pid(),
+            Server::Thread { tid, .. } => *tid,
+        }
+    }
+
+    fn gone(&self) -> bool {
+        match self {
+            Server::Process(c) => c.borrow_mut().has_exited(),
+            Server::Thread { stopped, .. } => stopped.load(Ordering::Acquire),
+        }
+    }
+}
+
 /// Client and servers set up for one scenario: the client pinned, the servers forked, pinned
 /// and ready. Dropping it kills and reaps the servers and restores the client's affinity.
 pub struct Session {
@@ -90,8 +122,8 @@ pub struct Session {
     pub mech: Mech,
     pub client_cpu: usize,
     pub server_cpu: usize,
-    channels: Vec<Channel>,
-    servers: Vec<RefCell<Child>>,
+    channels: Vec<std::sync::Arc<Channel>>,
+    servers: Vec<Server>,
     server_start: Vec<Option<usize>>,
     _pin: AffinityGuard,
 }
@@ -116,6 +148,26 @@ impl Session {
         let mut server_start = Vec::new();
         for i in 0..scenario.servers() {
             let mut ch = Channel::new(mech)?;
+            if scenario == Scenario::RemotePolling {
+                let ch = std::sync::Arc::new(ch);
+                let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let (serving, watching, stopping) = (ch.clone(), stopped.clone(), stopped.clone());
+                let (thread, tid, cpu) = ThreadPartner::spawn_ready(
+                    server_cpu,
+                    move || {
+                        serving.serve_until(&|| watching.load(Ordering::Acquire));
+                    },
+                    move || stopping.store(true, Ordering::Release),
+                )?;
+                server_start.push(cpu);
+                channels.push(ch);
+                servers.push(Server::Thread {
+                    _thread: thread,
+                    tid,
+                    stopped,
+                });
+                continue;
+            }
             let (c, slot) = (&ch, ready.slot(16 * i));
             let mut child = Child::spawn(Some(server_cpu), move || {
                 c.partner_close();
@@ -128,8 +180,8 @@ impl Session {
             })?;
             server_start.push(decode_cpu(ready.wait_nonzero(16 * i, &mut child)?));
             ch.parent_close();
-            channels.push(ch);
-            servers.push(RefCell::new(child));
+            channels.push(std::sync::Arc::new(ch));
+            servers.push(Server::Process(RefCell::new(child)));
         }
         Ok(Session {
             scenario,
@@ -144,14 +196,19 @@ impl Session {
     }
 
     pub fn server_pids(&self) -> Vec<i32> {
-        self.servers.iter().map(|c| c.borrow().pid()).collect()
+        self.servers.iter().map(Server::id).collect()
     }
 
     pub fn participants(&self) -> (Vec<Participant>, Vec<Option<usize>>) {
         let mut p = vec![Participant::this_thread("client", vec![self.client_cpu])];
         let mut start = vec![Some(self.client_cpu)];
         for (i, s) in self.servers.iter().enumerate() {
-            let mut x = Participant::child(s.borrow().pid(), vec![self.server_cpu]);
+            let mut x = match s {
+                Server::Process(c) => Participant::child(c.borrow().pid(), vec![self.server_cpu]),
+                Server::Thread { tid, .. } => {
+                    Participant::thread("server", *tid, vec![self.server_cpu])
+                }
+            };
             x.role = format!("server {}", i + 1);
             p.push(x);
             start.push(self.server_start[i]);
@@ -163,7 +220,7 @@ impl Session {
     #[inline(always)]
     pub fn call(&self, k: u64) -> Result<()> {
         let i = (k % self.channels.len() as u64) as usize;
-        let gone = || self.servers[i].borrow_mut().has_exited();
+        let gone = || self.servers[i].gone();
         self.channels[i]
             .round_trip(&gone)
             .map_err(|e| partner_error(&format!("rpc {}", self.mech.as_str()), e))
