@@ -149,7 +149,7 @@ fn shape(label: &str) -> Shape {
         // Inside `run` (quiet VM, rounds spread, after the merge of every branch) call and
         // the system calls spent nearly their whole budget: 2.7 s of 2.8 s.
         "call.function" => (0.9, 0.0, 0.0),
-        p if p.starts_with("syscall.") || p.starts_with("vdso.") => (0.85, 0.0, 0.0),
+        p if p.starts_with("syscall.") || p.starts_with("vdso.") => (0.55, 0.0, 0.0),
         // ctx.pipe also waits for the perf hooks at every call and runs its tax pass once
         // (see pipe_extra_s).
         "ctx.pipe" | "ctx.futex" | "ctx.yield" => (0.7, 0.02, 0.0),

@@ -12,7 +12,8 @@ pub const DRIFT_LINE: &str = "interval includes run-to-run drift seen in";
 
 /// Widen each valid measurement's value interval of `run` by the run-to-run drift of its
 /// probe in `history` (earlier runs on the same machine, see [`history_drift`]): each side's
-/// half-width becomes √(within² + (t × drift sd × median)²), t Student's 97.5% quantile with
+/// half-width becomes √(within² + (t × sd × √(1 + 1/runs) × median)²), sd the larger of the
+/// robust and the plain relative spread of the runs' medians, t Student's 97.5% quantile with
 /// runs − 1 degrees of freedom (a spread estimated from 3 runs is itself uncertain, so it
 /// counts for more than from 30). The interval from this run's
 /// samples alone stays in `value.ci95_within_run`; a note (the evidence line) says how many
@@ -37,8 +38,14 @@ fn widen(v: &mut crate::model::Summary, d: &Drift) -> Option<String> {
     if v.median <= 0.0 || v.ci95_within_run.is_some() {
         return None;
     }
+    // The larger of the robust and the plain spread: on a host that switches between a fast
+    // and a slow state, the robust one sees only the common state, and the next run may land
+    // in the other (the coverage experiment missed there with the robust one alone). √(1 +
+    // 1/runs): the prediction of one new run from a spread estimated on `runs`.
     let t = crate::engine::stats::t_975(d.runs.saturating_sub(1));
-    let reach = t * d.sd_pct / 100.0 * v.median;
+    let sd = (d.sd_pct / 100.0).max(d.log_sd);
+    let rel = t * sd * (1.0 + 1.0 / d.runs.max(1) as f64).sqrt();
+    let reach = rel * v.median;
     let within = v.ci95;
     let lo = (v.median - within[0]).max(0.0).hypot(reach);
     let hi = (within[1] - v.median).max(0.0).hypot(reach);
@@ -47,7 +54,7 @@ fn widen(v: &mut crate::model::Summary, d: &Drift) -> Option<String> {
     Some(format!(
         "{DRIFT_LINE} {} runs here: ±{:.1}%",
         d.runs,
-        t * d.sd_pct
+        rel * 100.0
     ))
 }
 
@@ -98,14 +105,22 @@ mod tests {
             v.ci95[0] < before.ci95[0] && v.ci95[1] > before.ci95[1],
             "{v:?}"
         );
-        // Medians ×0.9…×1.1: MAD 0.05 → sd 7.4%; t(4) = 2.776 → ±20.6%.
-        let reach = v.median * 2.776 * 1.4826 * 0.05;
+        // Medians ×0.9…×1.1: MAD 0.05 → robust sd 7.41%; the plain sd of their logarithms
+        // is larger (7.93%) and counts; t(4) = 2.776, √(1 + 1/5) → ±24.1%.
+        let logs: Vec<f64> = [0.9f64, 0.95, 1.0, 1.05, 1.1]
+            .iter()
+            .map(|k| k.ln())
+            .collect();
+        let mean = logs.iter().sum::<f64>() / 5.0;
+        let log_sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 4.0).sqrt();
+        assert!(log_sd > 1.4826 * 0.05);
+        let reach = v.median * 2.776 * log_sd * (1.2f64).sqrt();
         let hi = (before.ci95[1] - before.median).hypot(reach);
         assert!((v.ci95[1] - v.median - hi).abs() < 1e-9 * v.median, "{v:?}");
         assert!(
             m.notes
                 .iter()
-                .any(|n| n == "interval includes run-to-run drift seen in 5 runs here: ±20.6%"),
+                .any(|n| n == "interval includes run-to-run drift seen in 5 runs here: ±24.1%"),
             "{:?}",
             m.notes
         );
