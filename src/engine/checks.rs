@@ -139,6 +139,13 @@ pub const READ_SLACK_NS: u64 = 10_000;
 /// more than about 5% of the participants' CPU fails it.
 pub const MIN_OCCUPANCY: f64 = 0.95;
 
+/// The largest share of windows that may be left out of the occupancy because a participant
+/// was still runnable at an edge. The windows a competitor ran in are the ones where a
+/// partner is kept runnable, so leaving many of them out would hide the competitor (half
+/// were allowed before). On a quiet machine none are left out (every quiet run and sitting
+/// of 2026-11-23).
+pub const MAX_LEFT_OUT: f64 = 0.10;
+
 /// The largest run-queue wait (share of wall time) a single participant may see: time it
 /// wanted the CPU and something else had it.
 pub const MAX_RUN_DELAY: f64 = 0.05;
@@ -200,10 +207,15 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
     // Windows whose edges found a participant runnable are left out; when most are, the rest
     // are a biased choice (the windows nobody competed in), and that itself says others
     // held the CPU.
-    if known_exact && o.exact_windows * 2 < o.windows {
+    if known_exact
+        && (o.windows - o.exact_windows.min(o.windows)) as f64 > MAX_LEFT_OUT * o.windows as f64
+    {
         checks.push(Check {
             name: "CPU held by participants".into(),
-            expected: "CPU time read exactly in most windows".into(),
+            expected: format!(
+                "CPU time read exactly in at least {:.0}% of windows",
+                (1.0 - MAX_LEFT_OUT) * 100.0
+            ),
             observed: format!(
                 "{} of {} windows: participants were kept runnable at the edges (others \
                  held the CPU?)",
@@ -616,7 +628,8 @@ mod tests {
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
         assert!(c[0].observed.starts_with("0 of 10 windows"), "{c:?}");
         assert!(!c[0].ok);
-        // Most windows unreadable: the few left are not evidence of a held CPU.
+        // Many windows unreadable: the rest are the windows nobody competed in, not
+        // evidence of a held CPU.
         ev.occupancy.as_mut().unwrap().exact_windows = 4;
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
         assert!(
@@ -624,6 +637,17 @@ mod tests {
                 .any(|c| !c.ok && c.observed.starts_with("4 of 10 windows")),
             "{c:?}"
         );
+        // Two of ten left out is already too many; one of ten is within the allowance.
+        ev.occupancy.as_mut().unwrap().exact_windows = 8;
+        let (c, _) = occupancy_checks(&ev, Holding::Continuous);
+        assert!(
+            c.iter()
+                .any(|c| !c.ok && c.observed.starts_with("8 of 10 windows")),
+            "{c:?}"
+        );
+        ev.occupancy.as_mut().unwrap().exact_windows = 9;
+        let (c, _) = occupancy_checks(&ev, Holding::Continuous);
+        assert!(c.iter().all(|c| c.ok), "{c:?}");
     }
 
     #[test]

@@ -89,12 +89,18 @@ pub struct SampleSet {
 pub type Workload<'a> = dyn FnMut(u64) -> Result<u64> + 'a;
 
 /// Find an iteration count whose sample lasts about `target_ns`: grow ×100 until a sample is
-/// within 100× of the target, then predict linearly.
+/// within 100× of the target, then predict linearly. The timing the decision rests on is the
+/// fastest of three: one call slowed by a preemption or a competitor's burst would otherwise
+/// fix a count far too small (a competitor's 5 ms burst during one 37 µs round trip gave
+/// samples of one round trip, too short for any burst to land in the evidence windows).
 pub fn auto_scale(work: &mut Workload<'_>, target_ns: u64) -> Result<u64> {
     let mut iters: u64 = 1;
     loop {
         crate::engine::interrupt::check()?;
-        let t = work(iters)?.max(1);
+        let mut t = work(iters)?.max(1);
+        if t.saturating_mul(100) >= target_ns {
+            t = t.min(work(iters)?.max(1)).min(work(iters)?.max(1));
+        }
         if t >= target_ns {
             return Ok(iters);
         }
@@ -493,6 +499,22 @@ mod tests {
         assert!((19..=21).contains(&i), "{i}");
         let mut slower = synthetic(50_000_000);
         assert_eq!(auto_scale(&mut slower, 20_000_000).unwrap(), 1);
+    }
+
+    #[test]
+    fn one_slow_call_does_not_fix_a_tiny_count() {
+        // 37 µs per iteration, but the first call at one iteration was preempted for 5 ms.
+        let mut calls = 0;
+        let mut w = |iters: u64| -> Result<u64> {
+            calls += 1;
+            Ok(if calls == 1 {
+                5_000_000
+            } else {
+                iters * 37_000
+            })
+        };
+        let iters = auto_scale(&mut w, 5_000_000).unwrap();
+        assert!((130..=140).contains(&iters), "{iters}");
     }
 
     #[test]
