@@ -192,7 +192,7 @@ fn a_competitor_on_the_cpu_makes_every_affected_probe_invalid() {
     }
     // 100% and 50% of the CPU: spin then sleep, with short periods (10 ms) so every probe's
     // windows meet the competitor many times. Smaller competitors are not caught every time
-    // (measured on a quiet machine, docs/EVIDENCE.md: 20% in 11 of 12 runs, 10% in 3 of 12),
+    // (measured on a quiet machine, docs/EVIDENCE.md: 20% in 12 of 12 runs, 10% in 10-11 of 12),
     // so asserting them here would make a flaky test, not a stronger one; 50% left the
     // participants 62-81% of the CPU against the 95% limit in every run.
     for (share, on, off) in [("100%", 10_000, 0), ("50%", 5_000, 5_000)] {
