@@ -64,21 +64,44 @@ fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) 
             t += batches(warmup / 4.0, batch) * batch;
         }
         let deadline = budget * (round + 1) as f64 / ROUNDS as f64;
-        let mut n = 0usize;
-        loop {
-            taken += 1;
-            if taken % EVIDENCE_EVERY == 2 {
-                t += raw_s;
-                continue;
-            }
-            t += batch;
-            n += 1;
-            if (converges && n >= min_r) || n >= max_r || (n >= min_r.min(3) && t >= deadline) {
-                break;
-            }
-        }
+        t = sample_until(
+            t,
+            &mut taken,
+            deadline,
+            raw_s,
+            batch,
+            (min_r, max_r),
+            converges,
+        );
     }
     t
+}
+
+/// Take one round's samples in simulated time from `t`: every [`EVIDENCE_EVERY`]th is an
+/// evidence sample (raw only); stop at the minimum when converging, at the maximum, or past
+/// `deadline` once at least three are taken. Returns the time at the end.
+fn sample_until(
+    mut t: f64,
+    taken: &mut usize,
+    deadline: f64,
+    raw_s: f64,
+    batch: f64,
+    (min_r, max_r): (usize, usize),
+    converges: bool,
+) -> f64 {
+    let mut n = 0usize;
+    loop {
+        *taken += 1;
+        if *taken % EVIDENCE_EVERY == 2 {
+            t += raw_s;
+            continue;
+        }
+        t += batch;
+        n += 1;
+        if (converges && n >= min_r) || n >= max_r || (n >= min_r.min(3) && t >= deadline) {
+            return t;
+        }
+    }
 }
 
 /// [`sampler_span`] for a measurement whose [`ROUNDS`] rounds are spread across the plan
@@ -108,20 +131,7 @@ fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: 
     let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
     let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
     let deadline = t + share;
-    let (mut n, mut taken) = (0usize, 0usize);
-    loop {
-        taken += 1;
-        if taken % EVIDENCE_EVERY == 2 {
-            t += raw_s;
-            continue;
-        }
-        t += batch;
-        n += 1;
-        if (converges && n >= min_r) || n >= max_r || (n >= min_r.min(3) && t >= deadline) {
-            break;
-        }
-    }
-    t
+    sample_until(t, &mut 0, deadline, raw_s, batch, (min_r, max_r), converges)
 }
 
 /// Whole batches that last at least `s` (one at least, as the sampler's loops run once).

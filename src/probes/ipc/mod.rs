@@ -138,16 +138,31 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
     let child = RefCell::new(child);
     let gone = || child.borrow_mut().has_exited();
     let spec = cell_spec(mech, pair, "a forked partner");
-    let ch = &ch;
+    let result = time_cell(ctx, &ch, pair, spec, participants, partner_cpu, &gone);
+    drop(child);
+    result
+}
+
+/// Sample the round trips of one cell through the engine, with the cell's checks.
+fn time_cell(
+    ctx: &Context,
+    ch: &Channel,
+    pair: Pair,
+    spec: Spec,
+    participants: Vec<Participant>,
+    partner_cpu: Option<usize>,
+    gone: &dyn Fn() -> bool,
+) -> Result<Measurement> {
+    let mech = ch.mech;
     let mut raw = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
         for _ in 0..iters {
-            ch.round_trip(&gone)
+            ch.round_trip(gone)
                 .map_err(|e| partner_error(&format!("{} round trip", mech.as_str()), e))?;
         }
         Ok(now_ns() - t0)
     };
-    let result = measure(
+    measure(
         ctx,
         spec,
         participants,
@@ -155,9 +170,7 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
         &mut raw,
         None,
         |ev| cell_verdict(ev, mech, pair.class),
-    );
-    drop(child);
-    result
+    )
 }
 
 /// The spec of one cell; `partner` says what the partner is.
@@ -195,23 +208,7 @@ fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measureme
     ];
     let gone = || stop.load(Ordering::Acquire);
     let spec = cell_spec(Mech::Spin, pair, "a partner thread");
-    let mut raw = |iters: u64| -> Result<u64> {
-        let t0 = now_ns();
-        for _ in 0..iters {
-            ch.round_trip(&gone)
-                .map_err(|e| partner_error("spin round trip", e))?;
-        }
-        Ok(now_ns() - t0)
-    };
-    let result = measure(
-        ctx,
-        spec,
-        participants,
-        vec![Some(pair.a), partner_cpu],
-        &mut raw,
-        None,
-        |ev| cell_verdict(ev, Mech::Spin, pair.class),
-    );
+    let result = time_cell(ctx, &ch, pair, spec, participants, partner_cpu, &gone);
     drop(thread);
     result
 }
