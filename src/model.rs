@@ -133,6 +133,14 @@ pub struct Measurement {
     /// and where a probe took its samples in one block.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sample_rounds: Vec<u32>,
+    /// The core-speed canary's reading (ns per iteration) before each sample, and the
+    /// fastest reading of the run it is judged against (engine::canary): samples tagged
+    /// above 1.15× the fastest ran on a slowed core and are left out of the figure when
+    /// enough others remain. Empty, None: not tagged (older runs, probes with their own loop).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_canary: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_fastest: Option<f64>,
     #[serde(default)]
     pub baseline_samples: Vec<f64>,
     /// Raw samples taken with perf counters attached (evidence windows): not part of the

@@ -35,6 +35,8 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
     Measurement {
         probe: "ctx.sweep".into(),
         sample_rounds: Vec::new(),
+        sample_canary: Vec::new(),
+        canary_fastest: None,
         params,
         unit: "ns/switch".into(),
         value: d.value,

@@ -2,6 +2,7 @@
 //! its interval. A derived value whose interval reaches zero is "below resolution", never a
 //! number (DESIGN.md principle 2).
 
+use super::canary;
 use super::stats::{summarize, widen_for_rounds};
 use crate::model::{Status, Summary};
 
@@ -92,6 +93,83 @@ pub fn derive_in_rounds(
     Some(d)
 }
 
+/// A measurement's samples as its figure uses them (see [`derive_judged`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub derived: Derived,
+    /// The raw samples the figure comes from (all of them, or those on a fast core).
+    pub raw: Vec<f64>,
+    /// What was left out and why, when the canary split the samples.
+    pub warning: Option<String>,
+}
+
+/// [`derive_in_rounds`] after the core-speed canary's judgement (engine::canary): `tags[i]`
+/// is the reading before sample i and `fastest` the run's fastest reading. Samples that ran
+/// on a slowed core are left out of the figure when enough others remain, so a run whose
+/// share of the host's slow state differs from the last run's still reports the same cost;
+/// the warning gives what the slowed samples read. Without tags every sample counts.
+pub fn derive_judged(
+    raw: &[f64],
+    baseline: &[f64],
+    rounds: &[u32],
+    tags: &[f64],
+    fastest: Option<f64>,
+    units_per_iteration: f64,
+    raw_unit: &str,
+) -> Option<Judged> {
+    let split = fastest.and_then(|b| canary::split(tags, raw.len(), b));
+    let Some(split) = split else {
+        return Some(Judged {
+            derived: derive_in_rounds(raw, baseline, rounds, units_per_iteration)?,
+            raw: raw.to_vec(),
+            warning: None,
+        });
+    };
+    let pick = |v: &[f64], fast: bool| -> Vec<f64> {
+        v.iter()
+            .zip(&split.fast)
+            .filter(|(_, &f)| f == fast)
+            .map(|(x, _)| *x)
+            .collect()
+    };
+    let slowed_median = super::stats::median(&pick(raw, false));
+    if !split.enough_fast {
+        return Some(Judged {
+            derived: derive_in_rounds(raw, baseline, rounds, units_per_iteration)?,
+            raw: raw.to_vec(),
+            warning: Some(canary::warning(&split, slowed_median, None, raw_unit)),
+        });
+    }
+    let fast_raw = pick(raw, true);
+    let fast_base = if baseline.len() == raw.len() {
+        pick(baseline, true)
+    } else {
+        baseline.to_vec()
+    };
+    let fast_rounds: Vec<u32> = if rounds.len() == raw.len() {
+        rounds
+            .iter()
+            .zip(&split.fast)
+            .filter(|(_, &f)| f)
+            .map(|(r, _)| *r)
+            .collect()
+    } else {
+        rounds.to_vec()
+    };
+    let derived = derive_in_rounds(&fast_raw, &fast_base, &fast_rounds, units_per_iteration)?;
+    let fast_median = Some(derived.raw.median);
+    Some(Judged {
+        warning: Some(canary::warning(
+            &split,
+            slowed_median,
+            fast_median,
+            raw_unit,
+        )),
+        derived,
+        raw: fast_raw,
+    })
+}
+
 /// Multiply every location/scale statistic of a summary by `k` (> 0).
 pub fn scale_summary(s: &Summary, k: f64) -> Summary {
     Summary {
@@ -111,6 +189,31 @@ pub fn scale_summary(s: &Summary, k: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_on_a_slowed_core_are_left_out_when_enough_remain() {
+        // syscall.null as recorded on the VM: 175 ns on a fast core, 240 ns slowed, with the
+        // canary's readings before each sample.
+        let raw = [175.0, 176.0, 240.0, 241.0, 239.0, 174.0, 175.0, 176.0];
+        let tags = [0.83, 0.84, 1.20, 1.25, 1.22, 0.82, 0.83, 0.85];
+        let rounds = [0, 0, 1, 1, 1, 2, 2, 2];
+        let all = derive_judged(&raw, &[], &rounds, &[], Some(0.82), 1.0, "ns").unwrap();
+        assert!(all.warning.is_none() && all.raw.len() == 8);
+        let j = derive_judged(&raw, &[], &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
+        assert_eq!(j.raw, vec![175.0, 176.0, 174.0, 175.0, 176.0]);
+        assert_eq!(j.derived.value.unwrap().median, 175.0);
+        let w = j.warning.unwrap();
+        assert!(w.contains("3 of 8 samples") && w.contains("240 ns"), "{w}");
+        // No fastest reading, or nothing above the threshold: every sample counts.
+        let none = derive_judged(&raw, &[], &rounds, &tags, None, 1.0, "ns").unwrap();
+        assert_eq!(none.raw.len(), 8);
+        let fast = derive_judged(&raw, &[], &rounds, &tags, Some(1.2), 1.0, "ns").unwrap();
+        assert_eq!((fast.raw.len(), fast.warning), (8, None));
+        // Paired baseline samples leave with their raw partners.
+        let base = [100.0; 8];
+        let j = derive_judged(&raw, &base, &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
+        assert_eq!(j.derived.difference.unwrap().median, 75.0);
+    }
 
     #[test]
     fn a_negative_difference_is_a_finding_not_a_value() {

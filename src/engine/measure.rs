@@ -2,7 +2,7 @@
 //! derive raw/baseline/value, run the probe's checks, and decide validity.
 
 use super::clock::{self, min_sample_ns};
-use super::derive::derive_in_rounds;
+use super::derive::derive_judged;
 use super::derive::Derived;
 use super::sampler::{sample, sample_round, SampleSet, SamplingConfig, StopReason, Workload};
 use super::stats::summarize;
@@ -156,6 +156,7 @@ pub fn from_samples(
             evidence: Vec::new(),
             baseline: Vec::new(),
             rounds: Vec::new(),
+            canary: Vec::new(),
             raw_iterations: iterations,
             baseline_iterations: 0,
             stop: StopReason::Budget,
@@ -226,16 +227,22 @@ fn conclude(
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
-    let derived = derive_in_rounds(
+    let fastest = super::canary::best();
+    let judged = derive_judged(
         &set.raw,
         &set.baseline,
         &set.rounds,
+        &set.canary,
+        fastest,
         spec.units_per_iteration,
+        &spec.raw_unit,
     )
     .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
+    let derived = judged.derived;
     let (checks, mut warnings) = verdict;
+    warnings.extend(judged.warning);
     let (derived_warnings, derived_notes) =
-        derived_remarks(&derived, &set.raw, &set.evidence, &spec.raw_unit);
+        derived_remarks(&derived, &judged.raw, &set.evidence, &spec.raw_unit);
     warnings.extend(derived_warnings);
     let mut notes = spec.notes;
     if !set.baseline.is_empty() {
@@ -260,6 +267,8 @@ fn conclude(
         },
         samples: set.raw,
         sample_rounds: set.rounds,
+        canary_fastest: fastest.filter(|_| !set.canary.is_empty()),
+        sample_canary: set.canary,
         baseline_samples: set.baseline,
         evidence_samples: set.evidence,
         iterations_per_sample: set.raw_iterations,

@@ -15,7 +15,7 @@
 //! - warnings and notes that follow from the samples alone are recomputed; the others are
 //!   deduplicated.
 
-use super::derive::derive_in_rounds;
+use super::derive::derive_judged;
 use super::measure::derived_remarks;
 use super::sampler::{weakest, StopReason};
 use crate::evidence::procfs::accumulate;
@@ -45,6 +45,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     let mut out = Measurement {
         samples: Vec::new(),
         sample_rounds: Vec::new(),
+        sample_canary: Vec::new(),
         baseline_samples: Vec::new(),
         evidence_samples: Vec::new(),
         warnings: Vec::new(),
@@ -56,6 +57,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     for (_, m) in &own {
         out.samples.extend(&m.samples);
         out.sample_rounds.extend(&m.sample_rounds);
+        out.sample_canary.extend(&m.sample_canary);
         out.baseline_samples.extend(&m.baseline_samples);
         out.evidence_samples.extend(&m.evidence_samples);
         // Iterations are auto-scaled at every call; the smallest is the conservative one.
@@ -74,13 +76,25 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     for note in differing_observations(&own) {
         push_unique(&mut out.notes, &[note]);
     }
-    let d = derive_in_rounds(
+    // The fastest canary reading of the whole run so far judges every round's samples.
+    out.canary_fastest = own
+        .iter()
+        .filter_map(|(_, m)| m.canary_fastest)
+        .chain(super::canary::best())
+        .reduce(f64::min)
+        .filter(|_| out.sample_canary.len() == out.samples.len() && !out.samples.is_empty());
+    let judged = derive_judged(
         &out.samples,
         &out.baseline_samples,
         &out.sample_rounds,
+        &out.sample_canary,
+        out.canary_fastest,
         out.units_per_iteration,
+        &out.raw_unit,
     )?;
-    let (w, n) = derived_remarks(&d, &out.samples, &out.evidence_samples, &out.raw_unit);
+    let d = judged.derived;
+    push_unique(&mut out.warnings, &Vec::from_iter(judged.warning));
+    let (w, n) = derived_remarks(&d, &judged.raw, &out.evidence_samples, &out.raw_unit);
     push_unique(&mut out.warnings, &w);
     push_unique(&mut out.notes, &n);
     out.warnings = fold_round_variants(&out.warnings);
@@ -96,13 +110,20 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
 
 /// The sample-derived warnings and notes one round's measurement carries.
 fn remarks_of(m: &Measurement) -> (Vec<String>, Vec<String>) {
-    match derive_in_rounds(
+    match derive_judged(
         &m.samples,
         &m.baseline_samples,
         &m.sample_rounds,
+        &m.sample_canary,
+        m.canary_fastest,
         m.units_per_iteration,
+        &m.raw_unit,
     ) {
-        Some(d) => derived_remarks(&d, &m.samples, &m.evidence_samples, &m.raw_unit),
+        Some(j) => {
+            let (mut w, n) = derived_remarks(&j.derived, &j.raw, &m.evidence_samples, &m.raw_unit);
+            w.extend(j.warning);
+            (w, n)
+        }
         None => (Vec::new(), Vec::new()),
     }
 }
@@ -383,6 +404,7 @@ fn differing_observations(rounds: &[(u32, Measurement)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::derive::derive_in_rounds;
     use crate::engine::measure::{from_samples, Spec};
     use crate::model::{Occupancy, Rusage};
 

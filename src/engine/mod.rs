@@ -1,6 +1,7 @@
 //! How to measure: the clock, the one sampling loop, statistics, subtraction, checks, and the
 //! partner processes/threads that probes run against.
 
+pub mod canary;
 pub mod checks;
 pub mod clock;
 pub mod derive;

@@ -89,6 +89,8 @@ mod tests {
         Measurement {
             probe: "fault.anon".into(),
             sample_rounds: Vec::new(),
+            sample_canary: Vec::new(),
+            canary_fastest: None,
             params: [("thp".to_string(), serde_json::json!("never"))].into(),
             unit: "ns/fault".into(),
             value: Some(s.clone()),
