@@ -45,6 +45,10 @@ pub struct Run {
     /// this machine learns from (engine::estimate). Absent in older runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub item_times: Vec<ItemTime>,
+    /// What holds for the whole run rather than one measurement, e.g. that the core was
+    /// slowed throughout (engine::canary::judge_run). Absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One plan item's wall time against the model's expectation (without history).

@@ -74,6 +74,7 @@ fn run_of(measurements: Vec<Measurement>) -> Run {
         labels: Default::default(),
         run_id: None,
         item_times: vec![],
+        warnings: vec![],
     }
 }
 

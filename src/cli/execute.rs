@@ -275,6 +275,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         labels,
         run_id: None,
         item_times: timings.into_vec(),
+        warnings: Vec::new(),
     };
     run.run_id = Some(crate::store::import::derive_uid(&run));
     Ok(run)
@@ -389,6 +390,7 @@ fn with_history(run: &Run, opts: &MeasureOpts) -> Run {
     if !opts.no_save || opts.db.explicit() {
         let history = super::compare::history_runs(&opts.db, &[]);
         crate::report::compare::interval::widen_with_history(&mut run, &history);
+        crate::engine::canary::judge_run(&mut run, &history);
     }
     run
 }

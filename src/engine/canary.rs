@@ -148,21 +148,97 @@ pub fn split(tags: &[f64], n_samples: usize, best: f64) -> Option<Split> {
 pub fn warning(s: &Split, slowed_median: f64, fast_median: Option<f64>, unit: &str) -> String {
     let n = s.fast.len();
     let head = format!(
-        "core slowed for {} of {n} samples (a throughput canary ran up to {:.2}× its fastest: \
-         an SMT sibling or the host's other work on this core, or a lower clock); those \
-         samples read {}",
+        "core slowed for {} of {n} samples (canary up to {:.2}× its best: SMT sibling, host \
+         or clock); they read {}",
         s.slowed,
         s.worst,
         fmt_with_unit(slowed_median, unit),
     );
     match fast_median {
         Some(f) if s.enough_fast => format!(
-            "{head}; the figure is from the {} on a fast core ({})",
+            "{head}, the {} on a fast core {}: figure from those",
             n - s.slowed,
             fmt_with_unit(f, unit)
         ),
-        _ => format!("{head}; too few ran on a fast core, so the figure keeps every sample"),
+        _ => format!("{head}: too few on a fast core, figure from all"),
     }
+}
+
+/// The split a measurement's figure was derived with, if samples were left out of it.
+fn figure_split(m: &crate::model::Measurement) -> Option<Split> {
+    split(&m.sample_canary, m.samples.len(), m.canary_fastest?).filter(|s| s.enough_fast)
+}
+
+/// `m` with only the samples its figure comes from (raw, paired baseline, rounds): what a
+/// comparison or a contract check must use, since the summaries were derived from them.
+pub fn figure_view(m: &crate::model::Measurement) -> crate::model::Measurement {
+    let mut v = m.clone();
+    let Some(s) = figure_split(m) else {
+        return v;
+    };
+    let keep = |all: &[f64]| -> Vec<f64> {
+        all.iter()
+            .zip(&s.fast)
+            .filter(|(_, &f)| f)
+            .map(|(x, _)| *x)
+            .collect()
+    };
+    v.samples = keep(&m.samples);
+    if m.baseline_samples.len() == m.samples.len() {
+        v.baseline_samples = keep(&m.baseline_samples);
+    }
+    if m.sample_rounds.len() == m.samples.len() {
+        v.sample_rounds = m
+            .sample_rounds
+            .iter()
+            .zip(&s.fast)
+            .filter(|(_, &f)| f)
+            .map(|(r, _)| *r)
+            .collect();
+    }
+    v.sample_canary = keep(&m.sample_canary);
+    v
+}
+
+/// How [`slowed_run`]'s warning starts.
+const SLOWED_RUN: &str = "the core was slowed throughout this run";
+
+/// The fastest canary reading of a run's measurements.
+pub fn run_fastest(run: &crate::model::Run) -> Option<f64> {
+    run.measurements
+        .iter()
+        .filter_map(|m| m.canary_fastest)
+        .reduce(f64::min)
+}
+
+/// The warning for a run whose fastest reading is slowed against the same machine's past
+/// runs (`history`, already filtered to this machine): within one run nothing can be flagged
+/// when the slow state lasts the whole run, so the history's fastest is the reference. None
+/// when the run was not slowed, or nothing to compare.
+pub fn slowed_run(fastest: Option<f64>, history: &[f64]) -> Option<String> {
+    let f = fastest?;
+    let best = history.iter().cloned().reduce(f64::min)?;
+    slowed(f, best).then(|| {
+        format!(
+            "the core was slowed throughout this run: its fastest canary reading was {:.2}×              the fastest of this machine's last {} run(s) with one (an SMT sibling or the              host's other work on this core, or a lower clock); figures describe the slowed              state, so compare them with care",
+            f / best,
+            history.len()
+        )
+    })
+}
+
+/// Add [`slowed_run`]'s warning to `run`, judged against the history runs of the same
+/// machine (same facts).
+pub fn judge_run(run: &mut crate::model::Run, history: &[crate::model::Run]) {
+    let past: Vec<f64> = history
+        .iter()
+        .filter(|h| crate::report::facts::differences(&h.machine, &run.machine).is_empty())
+        .filter(|h| h.run_id.is_none() || h.run_id != run.run_id)
+        .filter_map(run_fastest)
+        .collect();
+    // Judged again (a saved run is in its own history): the newer judgement replaces it.
+    run.warnings.retain(|w| !w.starts_with(SLOWED_RUN));
+    run.warnings.extend(slowed_run(run_fastest(run), &past));
 }
 
 #[cfg(test)]
@@ -208,11 +284,81 @@ mod tests {
     }
 
     #[test]
+    fn a_run_slowed_throughout_is_told_by_the_history() {
+        // This run's fastest 1.30 against past runs' 0.83 and 0.85: slowed throughout.
+        let w = slowed_run(Some(1.30), &[0.85, 0.83]).unwrap();
+        assert!(w.contains("1.57×") && w.contains("last 2 run(s)"), "{w}");
+        // As fast as the past (within the threshold), no history, or no readings: nothing.
+        assert_eq!(slowed_run(Some(0.90), &[0.83]), None);
+        assert_eq!(slowed_run(Some(1.30), &[]), None);
+        assert_eq!(slowed_run(None, &[0.83]), None);
+    }
+
+    #[test]
+    fn judge_run_compares_with_the_same_machines_past_runs_only() {
+        let fixture = |fastest: f64, id: &str| {
+            let mut r = crate::report::input::parse_run(
+                include_str!("../../tests/fixtures/run-quick.json"),
+                "f",
+            )
+            .unwrap();
+            r.measurements[0].canary_fastest = Some(fastest);
+            r.run_id = Some(id.into());
+            r
+        };
+        let mut run = fixture(1.3, "now");
+        judge_run(&mut run, &[fixture(0.83, "a"), fixture(0.85, "b")]);
+        assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
+        assert!(run.warnings[0].contains("slowed throughout"));
+        // Judged twice (the run is in its own history once saved): still one warning, and
+        // the run itself is not its own reference.
+        let itself = run.clone();
+        judge_run(&mut run, &[fixture(0.83, "a"), itself]);
+        assert_eq!(run.warnings.len(), 1);
+        // Another machine's fast runs say nothing about this one.
+        let mut other = fixture(0.83, "o");
+        other.machine.kernel.release = Some("7.0.0".into());
+        let mut run = fixture(1.3, "now");
+        judge_run(&mut run, &[other]);
+        assert!(run.warnings.is_empty());
+        // A run as fast as its history: nothing.
+        let mut run = fixture(0.84, "now");
+        judge_run(&mut run, &[fixture(0.83, "a")]);
+        assert!(run.warnings.is_empty());
+    }
+
+    #[test]
+    fn the_figure_view_holds_the_samples_the_summary_was_derived_from() {
+        let mut m = crate::report::input::parse_run(
+            include_str!("../../tests/fixtures/run-quick.json"),
+            "f",
+        )
+        .unwrap()
+        .measurements
+        .remove(0);
+        m.samples = vec![175.0, 240.0, 176.0, 177.0];
+        m.baseline_samples = vec![1.0, 2.0, 1.0, 1.0];
+        m.sample_rounds = vec![0, 1, 1, 2];
+        m.sample_canary = vec![0.83, 1.3, 0.84, 0.83];
+        m.canary_fastest = Some(0.83);
+        let v = figure_view(&m);
+        assert_eq!(v.samples, vec![175.0, 176.0, 177.0]);
+        assert_eq!(v.baseline_samples, vec![1.0, 1.0, 1.0]);
+        assert_eq!(v.sample_rounds, vec![0, 1, 2]);
+        // Untagged: unchanged.
+        m.canary_fastest = None;
+        assert_eq!(figure_view(&m).samples.len(), 4);
+    }
+
+    #[test]
     fn the_warning_says_where_the_figure_comes_from() {
         let s = split(&[0.83, 1.2, 0.84, 0.83], 4, 0.83).unwrap();
         let w = warning(&s, 240.0, Some(176.0), "ns");
         assert!(w.contains("1 of 4 samples"), "{w}");
-        assert!(w.contains("from the 3 on a fast core (176 ns)"), "{w}");
+        assert!(
+            w.contains("the 3 on a fast core 176 ns: figure from those"),
+            "{w}"
+        );
         assert!(w.contains("240 ns"), "{w}");
     }
 }

@@ -146,7 +146,8 @@ fn run_label(runs: &[Run], i: usize) -> String {
 fn machine_section(h: &mut String, runs: &[Run]) {
     h.push_str("<section id=\"machine\">\n<h2>Machine</h2>\n");
     for (i, r) in runs.iter().enumerate() {
-        let w = r.machine.warnings();
+        let mut w = r.machine.warnings();
+        w.extend(r.warnings.iter().cloned());
         if !w.is_empty() {
             if runs.len() > 1 {
                 let _ = writeln!(h, "<p><b>{}</b></p>", esc(&run_label(runs, i)));

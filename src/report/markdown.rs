@@ -17,8 +17,8 @@ pub fn run_to_markdown(run: &Run) -> String {
         run.tool_version,
         cell(&run.command.join(" "))
     );
-    for w in run.machine.warnings() {
-        o.push_str(&format!("> ⚠ {}\n", cell(&w)));
+    for w in run.machine.warnings().iter().chain(&run.warnings) {
+        o.push_str(&format!("> ⚠ {}\n", cell(w)));
     }
     o.push_str("\n| probe | parameters | value (± 95% CI) | raw / baseline | status |\n|---|---|--:|---|---|\n");
     for m in &run.measurements {

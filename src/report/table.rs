@@ -160,6 +160,11 @@ pub fn preamble(run: &Run, term: &Term) -> String {
         out.push_str(&wrap(&w, term.width, &format!("{mark} machine: "), INDENT));
         out.push('\n');
     }
+    for w in &run.warnings {
+        let mark = paint("!", Tone::Caution, term.color);
+        out.push_str(&wrap(w, term.width, &format!("{mark} run: "), INDENT));
+        out.push('\n');
+    }
     out
 }
 
