@@ -278,7 +278,7 @@ mod tests {
         assert!(!s.enough_fast);
         let w = warning(&s, 240.0, Some(176.0), "ns");
         assert!(
-            w.contains("10 of 12 samples") && w.contains("keeps every sample"),
+            w.contains("10 of 12 samples") && w.contains("figure from all"),
             "{w}"
         );
     }
