@@ -82,6 +82,7 @@ fn ctx() -> Context {
         max_samples: 60,
         rel_ci_target: 0.02,
         budget_ns: 300_000_000,
+        evidence_every: oscost::engine::sampler::EVIDENCE_EVERY,
     })
 }
 

@@ -17,6 +17,7 @@ fn ctx() -> Context {
         max_samples: 40,
         rel_ci_target: 0.05,
         budget_ns: 150_000_000,
+        evidence_every: oscost::engine::sampler::EVIDENCE_EVERY,
     })
 }
 
@@ -136,6 +137,7 @@ fn yield_with_partner_switches() {
 fn syscall_enters_kernel_and_vdso_does_not() {
     let c = Context::new(SamplingConfig {
         budget_ns: 400_000_000,
+        evidence_every: oscost::engine::sampler::EVIDENCE_EVERY,
         ..SamplingConfig::quick()
     });
     let null = measure_call(&c, Syscall::Null, cpu()).unwrap();

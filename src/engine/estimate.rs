@@ -16,7 +16,7 @@
 //! unchanged options: the median of the past actual times). The history is only read, and
 //! only when it exists.
 
-use super::sampler::{SamplingConfig, EVIDENCE_EVERY, ROUNDS};
+use super::sampler::{SamplingConfig, ROUNDS};
 use crate::model::ItemTime;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,7 +33,7 @@ pub const HISTORY_RUNS: usize = 5;
 /// are the time of one raw and one baseline sample (baseline 0 without one); `setup_s` is
 /// spent before sampling (partners, working sets, calibration). Reproduces the sampler's
 /// structure (auto-scaling, warm-up until steady, [`ROUNDS`] rounds of at least 3 samples
-/// each, every [`EVIDENCE_EVERY`]th sample an extra one with counters, a short warm-up between
+/// each, every `cfg.evidence_every`th sample an extra one with counters, a short warm-up between
 /// rounds): the shortest run converges at the minimum samples, the longest spends the budget
 /// and stops at the first sample after each round's deadline.
 pub fn sampler_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
@@ -70,14 +70,14 @@ fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) 
             deadline,
             raw_s,
             batch,
-            (min_r, max_r),
+            (min_r, max_r, cfg.evidence_every),
             converges,
         );
     }
     t
 }
 
-/// Take one round's samples in simulated time from `t`: every [`EVIDENCE_EVERY`]th is an
+/// Take one round's samples in simulated time from `t`: every `every`th is an
 /// evidence sample (raw only); stop at the minimum when converging, at the maximum, or past
 /// `deadline` once at least three are taken. Returns the time at the end.
 fn sample_until(
@@ -86,13 +86,13 @@ fn sample_until(
     deadline: f64,
     raw_s: f64,
     batch: f64,
-    (min_r, max_r): (usize, usize),
+    (min_r, max_r, every): (usize, usize, usize),
     converges: bool,
 ) -> f64 {
     let mut n = 0usize;
     loop {
         *taken += 1;
-        if *taken % EVIDENCE_EVERY == 2 {
+        if *taken % every.max(3) == 2 {
             t += raw_s;
             continue;
         }
@@ -131,7 +131,15 @@ fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: 
     let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
     let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
     let deadline = t + share;
-    sample_until(t, &mut 0, deadline, raw_s, batch, (min_r, max_r), converges)
+    sample_until(
+        t,
+        &mut 0,
+        deadline,
+        raw_s,
+        batch,
+        (min_r, max_r, cfg.evidence_every),
+        converges,
+    )
 }
 
 /// Whole batches that last at least `s` (one at least, as the sampler's loops run once).

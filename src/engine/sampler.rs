@@ -20,6 +20,9 @@ pub struct SamplingConfig {
     pub rel_ci_target: f64,
     /// Wall-time budget for the sampling of one measurement.
     pub budget_ns: u64,
+    /// Every how many samples one is an evidence sample ([`EVIDENCE_EVERY`] unless a probe
+    /// needs its counters less often: mem::latency::chase_sampling).
+    pub evidence_every: usize,
 }
 
 impl SamplingConfig {
@@ -32,6 +35,7 @@ impl SamplingConfig {
             max_samples: 1000,
             rel_ci_target: 0.01,
             budget_ns: 2_000_000_000,
+            evidence_every: EVIDENCE_EVERY,
         }
     }
 
@@ -44,6 +48,7 @@ impl SamplingConfig {
             max_samples: 200,
             rel_ci_target: 0.02,
             budget_ns: 300_000_000,
+            evidence_every: EVIDENCE_EVERY,
         }
     }
 }
@@ -159,6 +164,7 @@ pub fn sample(
             deadline,
             limits: &limits,
             target: round_target(cfg.rel_ci_target, ROUNDS),
+            evidence_every: cfg.evidence_every.max(3),
         };
         take_round(
             &bounds,
@@ -209,6 +215,7 @@ pub fn sample_round(
         deadline: now_ns() + share,
         limits: &limits,
         target: round_target(cfg.rel_ci_target, of),
+        evidence_every: cfg.evidence_every.max(3),
     };
     let mut taken = 0usize;
     take_round(&bounds, raw, baseline, recorder, &mut set, &mut taken)?;
@@ -269,6 +276,8 @@ struct RoundBounds<'a> {
     deadline: u64,
     limits: &'a RoundLimits,
     target: f64,
+    /// Every how many samples one is an evidence sample (at least 3).
+    evidence_every: usize,
 }
 
 /// Sample one round into `set` (raw and baseline interleaved, every [`EVIDENCE_EVERY`]th
@@ -288,7 +297,7 @@ fn take_round(
     let stop = loop {
         crate::engine::interrupt::check()?;
         *taken += 1;
-        if *taken % EVIDENCE_EVERY == 2 {
+        if *taken % b.evidence_every == 2 {
             evidence_sample(raw, raw_iters, recorder, set)?;
             continue;
         }
@@ -541,6 +550,7 @@ mod tests {
             max_samples: 50,
             rel_ci_target: 0.01,
             budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         // Slow for the first 10 batches, then constant: a fixed count of 3 would stop early.
         let mut k = 0u64;
@@ -594,6 +604,7 @@ mod tests {
             max_samples: 50,
             rel_ci_target: 0.01,
             budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
@@ -620,6 +631,7 @@ mod tests {
             max_samples: 60,
             rel_ci_target: 0.01,
             budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
@@ -642,6 +654,7 @@ mod tests {
             max_samples: 30,
             rel_ci_target: 0.0001,
             budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut k = 0u64;

@@ -258,6 +258,7 @@ mod tests {
             max_samples: 12,
             rel_ci_target: 0.5,
             budget_ns: 100_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let ctx = Context::new(cfg);
         let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();

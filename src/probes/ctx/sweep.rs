@@ -370,6 +370,7 @@ mod tests {
             max_samples: 40,
             rel_ci_target: 0.05,
             budget_ns: 400_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let ctx = Context::new(cfg);
         let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();

@@ -222,6 +222,7 @@ pub fn sampling(budget: Duration) -> SamplingConfig {
         max_samples: 15,
         rel_ci_target: 0.01,
         budget_ns: budget.as_nanos() as u64,
+        evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
     }
 }
 
