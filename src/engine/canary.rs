@@ -148,7 +148,7 @@ pub fn split(tags: &[f64], n_samples: usize, best: f64) -> Option<Split> {
 pub fn warning(s: &Split, slowed_median: f64, fast_median: Option<f64>, unit: &str) -> String {
     let n = s.fast.len();
     let head = format!(
-        "core slowed for {} of {n} samples (canary up to {:.2}× its best: SMT sibling, host \
+        "{WARNING_HEAD}{} of {n} samples (canary up to {:.2}× its best: SMT sibling, host \
          or clock); they read {}",
         s.slowed,
         s.worst,
@@ -163,6 +163,33 @@ pub fn warning(s: &Split, slowed_median: f64, fast_median: Option<f64>, unit: &s
         _ => format!("{head}: too few on a fast core, figure from all"),
     }
 }
+
+/// Word the canary's warning again from `m`'s samples as they are now, after a probe
+/// rescaled them (fault: per mapping → per page), so the values it quotes are in `raw_unit`.
+pub fn rewarn(m: &mut crate::model::Measurement) {
+    let Some(best) = m.canary_fastest else {
+        return;
+    };
+    let Some(s) = split(&m.sample_canary, m.samples.len(), best) else {
+        return;
+    };
+    let pick = |fast: bool| -> Vec<f64> {
+        m.samples
+            .iter()
+            .zip(&s.fast)
+            .filter(|(_, &f)| f == fast)
+            .map(|(x, _)| *x)
+            .collect()
+    };
+    let slowed_median = super::stats::median(&pick(false));
+    let fast_median = s.enough_fast.then(|| super::stats::median(&pick(true)));
+    m.warnings.retain(|w| !w.starts_with(WARNING_HEAD));
+    m.warnings
+        .push(warning(&s, slowed_median, fast_median, &m.raw_unit));
+}
+
+/// How [`warning`] starts.
+const WARNING_HEAD: &str = "core slowed for ";
 
 /// The split a measurement's figure was derived with, if samples were left out of it.
 fn figure_split(m: &crate::model::Measurement) -> Option<Split> {
@@ -348,6 +375,29 @@ mod tests {
         // Untagged: unchanged.
         m.canary_fastest = None;
         assert_eq!(figure_view(&m).samples.len(), 4);
+    }
+
+    #[test]
+    fn rewarn_quotes_the_samples_as_they_are_now() {
+        let mut m = crate::report::input::parse_run(
+            include_str!("../../tests/fixtures/run-quick.json"),
+            "f",
+        )
+        .unwrap()
+        .measurements
+        .remove(0);
+        m.raw_unit = "ns/page".into();
+        m.samples = vec![1750.0, 2400.0, 1760.0, 1770.0];
+        m.sample_canary = vec![0.83, 1.3, 0.84, 0.83];
+        m.canary_fastest = Some(0.83);
+        m.warnings = vec!["core slowed for 1 of 4 samples: per mapping".into()];
+        for v in &mut m.samples {
+            *v /= 10.0;
+        }
+        rewarn(&mut m);
+        assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
+        assert!(m.warnings[0].contains("240 ns/page"), "{:?}", m.warnings);
+        assert!(m.warnings[0].contains("176 ns/page"), "{:?}", m.warnings);
     }
 
     #[test]

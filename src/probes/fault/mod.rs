@@ -528,6 +528,8 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
         m.warnings.retain(|w| *w != old);
         m.warnings.extend(new);
     }
+    // The canary's warning quotes sample values too: per page now.
+    crate::engine::canary::rewarn(&mut m);
     m.iterations_per_sample *= pages as u64;
     m.units_per_iteration = if per_page > 0.0 { per_page } else { 1.0 };
     m.value = m
