@@ -247,7 +247,10 @@ pub fn slowed_run(fastest: Option<f64>, history: &[f64]) -> Option<String> {
     let best = history.iter().cloned().reduce(f64::min)?;
     slowed(f, best).then(|| {
         format!(
-            "the core was slowed throughout this run: its fastest canary reading was {:.2}×              the fastest of this machine's last {} run(s) with one (an SMT sibling or the              host's other work on this core, or a lower clock); figures describe the slowed              state, so compare them with care",
+            "{SLOWED_RUN}: its fastest canary reading was {:.2}× the fastest of this \
+             machine's last {} run(s) with one (an SMT sibling or the host's other work on \
+             this core, or a lower clock); figures describe the slowed state, so compare \
+             them with care",
             f / best,
             history.len()
         )

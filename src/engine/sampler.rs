@@ -253,10 +253,11 @@ fn scaled_set(
 
 /// The interval one round stops at, so that the pooled samples of `rounds` rounds reach
 /// `target`: a median's interval narrows as 1/√n, so each of `rounds` equal rounds needs
-/// only about `target`·√rounds on its own ([`STOP_BIAS`] corrects the about). Requiring `target` of every round took `rounds` times
-/// the samples the stop rule asks for (a 64 MB `mem latency` curve 28 s where 17 s reach the
-/// same pooled width). Drift between rounds still widens the reported interval
-/// (stats::widen_for_rounds): the stop rule saves samples, it does not narrow the interval.
+/// only about `target`·√rounds on its own ([`STOP_BIAS`] corrects the about). Requiring
+/// `target` of every round took `rounds` times the samples the stop rule asks for (a 64 MB
+/// `mem latency` curve 39–45 s against 21–25 s, alternated on the same VM). Drift between
+/// rounds still widens the reported interval (stats::widen_for_rounds): the stop rule saves
+/// samples, it does not narrow the interval.
 pub fn round_target(target: f64, rounds: usize) -> f64 {
     if rounds <= 1 {
         return target;
