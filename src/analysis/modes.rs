@@ -74,7 +74,8 @@ pub fn warning(m: &Modes, unit: &str) -> String {
         crate::report::units::fmt_with_unit(m.high, unit),
         if m.in_sequence {
             " one after the other (the state changed during the measurement: a warm-up that \
-             ended too early, a frequency or scheduler change)"
+             ended too early, a frequency or scheduler change, a core slowed by its SMT \
+             sibling or the host)"
         } else {
             " interleaved (two behaviours alternate)"
         }
