@@ -90,6 +90,28 @@ pub fn tagging() -> bool {
     TAGGING.with(|t| t.get())
 }
 
+/// The tag for each sample of one sampling loop: a fresh reading when [`EVERY_NS`] has
+/// passed since the last one, else the last one.
+#[derive(Debug, Default)]
+pub struct Tagger {
+    last: Option<(u64, f64)>,
+}
+
+impl Tagger {
+    /// The tag for the sample about to be taken; None when tagging is off on this thread.
+    pub fn tag(&mut self) -> Option<f64> {
+        tagging().then(|| self.tag_at(now_ns(), read))
+    }
+
+    /// [`Tagger::tag`] at time `now`, taking a reading with `read` when one is due.
+    fn tag_at(&mut self, now: u64, read: impl FnOnce() -> f64) -> f64 {
+        match self.last {
+            Some((at, r)) if now < at + EVERY_NS => r,
+            _ => self.last.insert((now, read())).1,
+        }
+    }
+}
+
 /// Fold a reading into the process's fastest.
 pub fn record(reading: f64) {
     if !(reading.is_finite() && reading > 0.0) {
@@ -164,28 +186,58 @@ pub fn warning(s: &Split, slowed_median: f64, fast_median: Option<f64>, unit: &s
     }
 }
 
+/// [`warning`] with the medians of `samples` (one per tag of `s`) on each side of the split.
+pub fn warning_for(s: &Split, samples: &[f64], unit: &str) -> String {
+    let median = |fast| super::stats::median(&select(samples, &s.fast, fast));
+    let fast_median = s.enough_fast.then(|| median(true));
+    warning(s, median(false), fast_median, unit)
+}
+
+/// The items of `v` whose `mask` entry is `want` (one mask entry per item).
+pub fn select<T: Copy>(v: &[T], mask: &[bool], want: bool) -> Vec<T> {
+    v.iter()
+        .zip(mask)
+        .filter(|(_, &m)| m == want)
+        .map(|(x, _)| *x)
+        .collect()
+}
+
+/// The raw samples, their paired baseline samples and their rounds taken on a fast core;
+/// a baseline or rounds list that does not pair one to one with `raw` is kept whole.
+pub fn keep_fast(
+    s: &Split,
+    raw: &[f64],
+    baseline: &[f64],
+    rounds: &[u32],
+) -> (Vec<f64>, Vec<f64>, Vec<u32>) {
+    let paired = |n: usize| n == raw.len();
+    (
+        select(raw, &s.fast, true),
+        if paired(baseline.len()) {
+            select(baseline, &s.fast, true)
+        } else {
+            baseline.to_vec()
+        },
+        if paired(rounds.len()) {
+            select(rounds, &s.fast, true)
+        } else {
+            rounds.to_vec()
+        },
+    )
+}
+
 /// Word the canary's warning again from `m`'s samples as they are now, after a probe
 /// rescaled them (fault: per mapping → per page), so the values it quotes are in `raw_unit`.
 pub fn rewarn(m: &mut crate::model::Measurement) {
-    let Some(best) = m.canary_fastest else {
+    let Some(s) = m
+        .canary_fastest
+        .and_then(|best| split(&m.sample_canary, m.samples.len(), best))
+    else {
         return;
     };
-    let Some(s) = split(&m.sample_canary, m.samples.len(), best) else {
-        return;
-    };
-    let pick = |fast: bool| -> Vec<f64> {
-        m.samples
-            .iter()
-            .zip(&s.fast)
-            .filter(|(_, &f)| f == fast)
-            .map(|(x, _)| *x)
-            .collect()
-    };
-    let slowed_median = super::stats::median(&pick(false));
-    let fast_median = s.enough_fast.then(|| super::stats::median(&pick(true)));
+    let w = warning_for(&s, &m.samples, &m.raw_unit);
     m.warnings.retain(|w| !w.starts_with(WARNING_HEAD));
-    m.warnings
-        .push(warning(&s, slowed_median, fast_median, &m.raw_unit));
+    m.warnings.push(w);
 }
 
 /// How [`warning`] starts.
@@ -200,30 +252,11 @@ fn figure_split(m: &crate::model::Measurement) -> Option<Split> {
 /// comparison or a contract check must use, since the summaries were derived from them.
 pub fn figure_view(m: &crate::model::Measurement) -> crate::model::Measurement {
     let mut v = m.clone();
-    let Some(s) = figure_split(m) else {
-        return v;
-    };
-    let keep = |all: &[f64]| -> Vec<f64> {
-        all.iter()
-            .zip(&s.fast)
-            .filter(|(_, &f)| f)
-            .map(|(x, _)| *x)
-            .collect()
-    };
-    v.samples = keep(&m.samples);
-    if m.baseline_samples.len() == m.samples.len() {
-        v.baseline_samples = keep(&m.baseline_samples);
+    if let Some(s) = figure_split(m) {
+        (v.samples, v.baseline_samples, v.sample_rounds) =
+            keep_fast(&s, &m.samples, &m.baseline_samples, &m.sample_rounds);
+        v.sample_canary = select(&m.sample_canary, &s.fast, true);
     }
-    if m.sample_rounds.len() == m.samples.len() {
-        v.sample_rounds = m
-            .sample_rounds
-            .iter()
-            .zip(&s.fast)
-            .filter(|(_, &f)| f)
-            .map(|(r, _)| *r)
-            .collect();
-    }
-    v.sample_canary = keep(&m.sample_canary);
     v
 }
 
@@ -274,6 +307,25 @@ pub fn judge_run(run: &mut crate::model::Run, history: &[crate::model::Run]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorded `run --quick` to edit the canary fields of.
+    fn fixture_run() -> crate::model::Run {
+        crate::report::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap()
+    }
+
+    #[test]
+    fn a_tagger_reuses_its_reading_within_the_interval_and_is_silent_when_off() {
+        let mut t = Tagger::default();
+        assert_eq!(t.tag_at(1_000, || 0.9), 0.9);
+        // Within EVERY_NS of the last reading: the same tag, no new reading.
+        assert_eq!(t.tag_at(1_000 + EVERY_NS - 1, || unreachable!()), 0.9);
+        assert_eq!(t.tag_at(1_000 + EVERY_NS, || 1.3), 1.3);
+        set_tagging(false);
+        assert_eq!(t.tag(), None);
+        set_tagging(true);
+        assert!(t.tag().is_some());
+    }
 
     #[test]
     fn a_reading_is_positive_and_lowers_the_best() {
@@ -327,11 +379,7 @@ mod tests {
     #[test]
     fn judge_run_compares_with_the_same_machines_past_runs_only() {
         let fixture = |fastest: f64, id: &str| {
-            let mut r = crate::report::input::parse_run(
-                include_str!("../../tests/fixtures/run-quick.json"),
-                "f",
-            )
-            .unwrap();
+            let mut r = fixture_run();
             r.measurements[0].canary_fastest = Some(fastest);
             r.run_id = Some(id.into());
             r
@@ -359,13 +407,7 @@ mod tests {
 
     #[test]
     fn the_figure_view_holds_the_samples_the_summary_was_derived_from() {
-        let mut m = crate::report::input::parse_run(
-            include_str!("../../tests/fixtures/run-quick.json"),
-            "f",
-        )
-        .unwrap()
-        .measurements
-        .remove(0);
+        let mut m = fixture_run().measurements.remove(0);
         m.samples = vec![175.0, 240.0, 176.0, 177.0];
         m.baseline_samples = vec![1.0, 2.0, 1.0, 1.0];
         m.sample_rounds = vec![0, 1, 1, 2];
@@ -382,13 +424,7 @@ mod tests {
 
     #[test]
     fn rewarn_quotes_the_samples_as_they_are_now() {
-        let mut m = crate::report::input::parse_run(
-            include_str!("../../tests/fixtures/run-quick.json"),
-            "f",
-        )
-        .unwrap()
-        .measurements
-        .remove(0);
+        let mut m = fixture_run().measurements.remove(0);
         m.raw_unit = "ns/page".into();
         m.samples = vec![1750.0, 2400.0, 1760.0, 1770.0];
         m.sample_canary = vec![0.83, 1.3, 0.84, 0.83];

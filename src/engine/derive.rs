@@ -118,55 +118,17 @@ pub fn derive_judged(
     raw_unit: &str,
 ) -> Option<Judged> {
     let split = fastest.and_then(|b| canary::split(tags, raw.len(), b));
-    let Some(split) = split else {
-        return Some(Judged {
-            derived: derive_in_rounds(raw, baseline, rounds, units_per_iteration)?,
-            raw: raw.to_vec(),
-            warning: None,
-        });
+    let warning = split
+        .as_ref()
+        .map(|s| canary::warning_for(s, raw, raw_unit));
+    let (raw, baseline, rounds) = match split.filter(|s| s.enough_fast) {
+        Some(s) => canary::keep_fast(&s, raw, baseline, rounds),
+        None => (raw.to_vec(), baseline.to_vec(), rounds.to_vec()),
     };
-    let pick = |v: &[f64], fast: bool| -> Vec<f64> {
-        v.iter()
-            .zip(&split.fast)
-            .filter(|(_, &f)| f == fast)
-            .map(|(x, _)| *x)
-            .collect()
-    };
-    let slowed_median = super::stats::median(&pick(raw, false));
-    if !split.enough_fast {
-        return Some(Judged {
-            derived: derive_in_rounds(raw, baseline, rounds, units_per_iteration)?,
-            raw: raw.to_vec(),
-            warning: Some(canary::warning(&split, slowed_median, None, raw_unit)),
-        });
-    }
-    let fast_raw = pick(raw, true);
-    let fast_base = if baseline.len() == raw.len() {
-        pick(baseline, true)
-    } else {
-        baseline.to_vec()
-    };
-    let fast_rounds: Vec<u32> = if rounds.len() == raw.len() {
-        rounds
-            .iter()
-            .zip(&split.fast)
-            .filter(|(_, &f)| f)
-            .map(|(r, _)| *r)
-            .collect()
-    } else {
-        rounds.to_vec()
-    };
-    let derived = derive_in_rounds(&fast_raw, &fast_base, &fast_rounds, units_per_iteration)?;
-    let fast_median = Some(derived.raw.median);
     Some(Judged {
-        warning: Some(canary::warning(
-            &split,
-            slowed_median,
-            fast_median,
-            raw_unit,
-        )),
-        derived,
-        raw: fast_raw,
+        derived: derive_in_rounds(&raw, &baseline, &rounds, units_per_iteration)?,
+        raw,
+        warning,
     })
 }
 

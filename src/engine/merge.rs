@@ -93,7 +93,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
         &out.raw_unit,
     )?;
     let d = judged.derived;
-    push_unique(&mut out.warnings, &Vec::from_iter(judged.warning));
+    push_unique(&mut out.warnings, judged.warning.as_slice());
     let (w, n) = derived_remarks(&d, &judged.raw, &out.evidence_samples, &out.raw_unit);
     push_unique(&mut out.warnings, &w);
     push_unique(&mut out.notes, &n);

@@ -294,7 +294,7 @@ fn take_round(
 ) -> Result<()> {
     let (raw_iters, base_iters) = (set.raw_iterations, set.baseline_iterations);
     let first = set.raw.len();
-    let mut canary = (0u64, 0.0);
+    let mut tagger = super::canary::Tagger::default();
     let stop = loop {
         crate::engine::interrupt::check()?;
         *taken += 1;
@@ -302,12 +302,7 @@ fn take_round(
             evidence_sample(raw, raw_iters, recorder, set)?;
             continue;
         }
-        if super::canary::tagging() {
-            if canary.1 == 0.0 || now_ns() >= canary.0 + super::canary::EVERY_NS {
-                canary = (now_ns(), super::canary::read());
-            }
-            set.canary.push(canary.1);
-        }
+        set.canary.extend(tagger.tag());
         recorder.begin_quiet();
         let t = raw(raw_iters)?;
         recorder.end_quiet(raw_iters);
