@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod evidence;
 pub mod input;
+pub mod journal;
 pub mod machine;
 pub mod model;
 pub mod probes;
