@@ -380,6 +380,45 @@ pub struct Extras {
     pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
 }
 
+impl Extras {
+    /// A family's report ([`Shown`]), its one figure written to `svg` (a command's
+    /// `--svg FILE`) when given.
+    ///
+    /// [`Shown`]: crate::report::family::Shown
+    pub fn one_figure(shown: crate::report::family::Shown, svg: Option<&std::path::Path>) -> Self {
+        let files = match (svg, shown.figures.into_iter().next()) {
+            (Some(p), Some((_, figure))) => vec![(p.to_path_buf(), figure.into_bytes())],
+            _ => Vec::new(),
+        };
+        Extras {
+            text: shown.text,
+            after: Some(shown.after).filter(|a| !a.is_empty()),
+            analysis: shown.analysis,
+            files,
+        }
+    }
+
+    /// A family's figures (`STEM.svg`) and tables (by their names) as files in `dir` (a
+    /// command's `--svg-dir`); none without one.
+    pub fn in_dir(
+        shown: &crate::report::family::Shown,
+        dir: Option<&std::path::Path>,
+    ) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let Some(d) = dir else {
+            return Vec::new();
+        };
+        let figures = shown
+            .figures
+            .iter()
+            .map(|(stem, svg)| (d.join(format!("{stem}.svg")), svg.clone().into_bytes()));
+        let tables = shown
+            .tables
+            .iter()
+            .map(|(name, text)| (d.join(name), text.clone().into_bytes()));
+        figures.chain(tables).collect()
+    }
+}
+
 /// The run with each value's interval widened by the run-to-run drift the history shows
 /// (compare::interval), when there is a history to read: the `--db` or `OSCOST_DB`
 /// the user named, or the default one when this run is to be saved there. Read only; a

@@ -5,7 +5,9 @@
 
 pub mod c2c;
 pub mod compare;
+pub mod ctx;
 pub mod export;
+pub mod family;
 pub mod fault;
 pub mod figures;
 pub mod fleet;
