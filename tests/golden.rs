@@ -397,7 +397,8 @@ fn command_sections(g: &mut Goldens) {
 /// (report::family) as the commands ask it: the text, the lines after the table, and the
 /// names of the figures and tables it writes.
 fn family_sections(g: &mut Goldens) {
-    use oscost::report::family::{self, Ask};
+    use oscost::report::family::Ask;
+    use oscost::report::family_of;
     for (name, probe) in [
         ("sweep", "ctx.sweep"),
         ("memlat", "mem.latency"),
@@ -411,7 +412,7 @@ fn family_sections(g: &mut Goldens) {
             figures: true,
             ..Ask::default()
         };
-        let shown = family::of(probe).unwrap().shown(&run, &ask).unwrap();
+        let shown = family_of(probe).unwrap().shown(&run, &ask).unwrap();
         let mut text = shown.text.unwrap_or_default();
         text.push_str("--- after the table\n");
         text.push_str(&shown.after);

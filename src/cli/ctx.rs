@@ -1,7 +1,7 @@
 //! `oscost ctx` (same-core ping-pong, unchanged), `oscost ctx sweep` (the lat_ctx working-set
 //! sweep) and `oscost ctx timeslice` (the indirect cost at the scale of a time slice).
 
-use super::common::{pick_cpu, MeasureOpts};
+use super::common::{check_memory, pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
 use crate::error::{Error, Result};
@@ -89,25 +89,6 @@ pub fn run(c: CtxCommand) -> Result<i32> {
         Some(CtxSub::Sweep(a)) => sweep(a),
         Some(CtxSub::Timeslice(a)) => super::timeslice::run(a),
     }
-}
-
-/// Refuse working sets the machine cannot hold: `total` bytes must leave half of the
-/// available memory free.
-pub fn check_memory(total: u64, what: &str) -> Result<()> {
-    let avail = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .map(|t| crate::machine::parse::parse_meminfo(&t))
-        .and_then(|m| m.get("MemAvailable").or(m.get("MemFree")).copied());
-    if let Some(avail) = avail {
-        if total > avail / 2 {
-            return Err(Error::usage(format!(
-                "{what} needs {} but only {} is available (at most half of it may be used)",
-                fmt_size(total),
-                fmt_size(avail)
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Validate the ring sizes against the tool's cap and the process limit.

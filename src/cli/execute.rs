@@ -28,6 +28,9 @@ pub struct PlanItem {
     pub estimate: Option<std::time::Duration>,
     /// Why this item takes all its rounds in one call (None: one round per pass).
     pub once: Option<String>,
+    /// How this item samples when its probe declares its own configuration (None: the
+    /// command's), for its estimate.
+    pub sampling: Option<crate::engine::sampler::SamplingConfig>,
 }
 
 impl PlanItem {
@@ -40,6 +43,7 @@ impl PlanItem {
             run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
             estimate: None,
             once: None,
+            sampling: None,
         }
     }
 
@@ -48,6 +52,12 @@ impl PlanItem {
     /// measurements say why their rounds are back to back.
     pub fn once(mut self, why: impl Into<String>) -> Self {
         self.once = Some(why.into());
+        self
+    }
+
+    /// The sampling its probe declares (see [`PlanItem::sampling`]).
+    pub fn with_sampling(mut self, s: crate::engine::sampler::SamplingConfig) -> Self {
+        self.sampling = Some(s);
         self
     }
 
@@ -67,6 +77,7 @@ impl PlanItem {
             run: Box::new(run),
             estimate: None,
             once: None,
+            sampling: None,
         }
     }
 }
@@ -108,16 +119,23 @@ fn estimate_plan(
     opts: &MeasureOpts,
     host_key: &str,
 ) -> crate::engine::estimate::PlanEstimate {
-    use crate::engine::estimate::{History, PlanEstimate};
+    use crate::engine::estimate::{History, PlanEstimate, HISTORY_RUNS};
     let history = opts
         .db
         .path()
-        .map(|p| History::load(&p, host_key))
+        .ok()
+        .and_then(|p| crate::store::elapsed::past_item_times(&p, host_key, 4 * HISTORY_RUNS).ok())
+        .map(|runs| History::from_runs(&runs))
         .unwrap_or_default();
-    PlanEstimate::new(
-        items
-            .iter()
-            .map(|i| (i.label.as_str(), i.estimate, mode_of(i))),
+    PlanEstimate::with_own_sampling(
+        items.iter().map(|i| {
+            (
+                i.label.as_str(),
+                i.estimate,
+                mode_of(i),
+                i.sampling.as_ref(),
+            )
+        }),
         sampling,
         &history,
     )

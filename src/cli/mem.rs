@@ -1,11 +1,11 @@
 //! `oscost mem latency`: the pointer-chase curve (lmbench lat_mem_rd) with cache sizes and
 //! knees.
 
+use super::common::check_memory;
 use super::common::{pick_cpu, MeasureOpts};
-use super::ctx::check_memory;
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use crate::error::{Error, Result};
-use crate::probes::mem::latency::{measure_point, size_grid, Order, Point};
+use crate::probes::mem::latency::{chase_sampling, measure_point, size_grid, Order, Point};
 use crate::probes::workset::Pages;
 use crate::report::family::{Ask, Family};
 use crate::report::memlat::MemLatency;
@@ -102,15 +102,18 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
                         order,
                     };
                     let c = caches.clone();
-                    plan.push(PlanItem::new(
-                        format!(
-                            "mem.latency {} {} {} stride {stride}",
-                            order.as_str(),
-                            pages.as_str(),
-                            fmt_size(size)
-                        ),
-                        move |ctx| measure_point(ctx, p, &c),
-                    ));
+                    plan.push(
+                        PlanItem::new(
+                            format!(
+                                "mem.latency {} {} {} stride {stride}",
+                                order.as_str(),
+                                pages.as_str(),
+                                fmt_size(size)
+                            ),
+                            move |ctx| measure_point(ctx, p, &c),
+                        )
+                        .with_sampling(chase_sampling(&a.opts.sampling())),
+                    );
                 }
             }
         }

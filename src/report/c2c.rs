@@ -211,7 +211,7 @@ mod tests {
         let row2: Vec<&str> = lines[4].split_whitespace().collect();
         assert_eq!(row2, vec!["2", "120", "ns", "60.0", "ns", "·"]);
         assert_eq!(
-            crate::report::family::section_figures(std::slice::from_ref(&run), "c2c").len(),
+            crate::report::section_figures(std::slice::from_ref(&run), "c2c").len(),
             2
         );
     }

@@ -2,14 +2,15 @@
 //! (the row of the terminal table, the row of the HTML table, the generic figures, the CSV
 //! row): the evidence column of its rows, its section under the terminal table, its own
 //! figures in the HTML report, and what its measuring command prints and writes after
-//! measuring. The terminal table, the HTML report and the commands ask [`of`] or walk
-//! [`FAMILIES`]; none of them names a family.
+//! measuring. The terminal table, the HTML report and the commands ask report::family_of or
+//! walk report::FAMILIES; none of them names a family.
 //!
 //! A new family writes one file in report/ with a type that implements [`Family`] (every
-//! method has a default: it states only what it has) and adds that type to [`FAMILIES`].
+//! method has a default: it states only what it has), and names it in report/mod.rs (its
+//! module and its place in FAMILIES).
 
 use crate::error::Result;
-use crate::model::{Measurement, Run};
+use crate::model::Run;
 use crate::report::figures::Size;
 
 /// What the evidence column of the terminal table shows for a family's measurements.
@@ -97,39 +98,9 @@ pub trait Family: Sync {
     }
 }
 
-/// Every family, the ones that own single probes before the ones that own a whole section
-/// (the first owner of a probe answers for it). The order of the sections under the
-/// terminal table and of the cross-run figures follows this list.
-pub static FAMILIES: &[&dyn Family] = &[
-    &super::sweep::Sweep,
-    &super::memlat::MemLatency,
-    &super::lab::Lab,
-    &super::fault::Fault,
-    &super::ipc::Ipc,
-    &super::c2c::C2c,
-    &super::rpc::Rpc,
-    &super::ctx::Ctx,
-];
-
-/// The family of a probe, if any family claims it (call and syscall probes have none).
-pub fn of(probe: &str) -> Option<&'static dyn Family> {
-    FAMILIES.iter().copied().find(|f| f.owns(probe))
-}
-
 /// The section a probe id is listed in: its first word ("ctx" for "ctx.pipe").
 pub fn section_of(probe: &str) -> &str {
     probe.split('.').next().unwrap_or(probe)
-}
-
-/// The evidence column for a measurement (the kernel share of CPU time when no family
-/// claims its probe).
-pub fn evidence_of(m: &Measurement) -> Evidence {
-    of(&m.probe).map_or(Evidence::SysTime, |f| f.evidence())
-}
-
-/// Every family's section under the terminal table, in [`FAMILIES`] order.
-pub fn under_table(run: &Run) -> String {
-    FAMILIES.iter().map(|f| f.under_table(run)).collect()
 }
 
 /// A report that replaces the common table, framed as the table would be: the machine's
@@ -146,15 +117,6 @@ pub fn with_run_notes(run: &Run, report: String) -> String {
     text
 }
 
-/// The figures across runs of every family listed in the HTML report's section `section`.
-pub fn section_figures(runs: &[Run], section: &str) -> Vec<String> {
-    FAMILIES
-        .iter()
-        .filter(|f| f.section() == section)
-        .flat_map(|f| f.section_figures(runs))
-        .collect()
-}
-
 /// The CPU a family's measurements ran on (its caches are the ones that matter), from the
 /// first measurement's `cpus` parameter; CPU 0 when unrecorded.
 pub fn measured_cpu(run: &Run, probe: &str) -> usize {
@@ -169,41 +131,4 @@ pub fn measured_cpu(run: &Run, probe: &str) -> usize {
         })
         .and_then(|v| v.as_u64())
         .unwrap_or(0) as usize
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_probe_belongs_to_its_first_owner() {
-        assert_eq!(of("ctx.sweep").unwrap().evidence(), Evidence::Switches);
-        assert!(of("ctx.sweep").unwrap().draws_own_figures());
-        assert!(!of("ctx.pipe").unwrap().draws_own_figures());
-        assert!(of("mem.latency").unwrap().draws_own_figures());
-        assert!(of("mmap.lab").unwrap().draws_own_figures());
-        assert_eq!(evidence_of_probe("fault.anon"), Evidence::Faults);
-        assert_eq!(evidence_of_probe("mmap.lab"), Evidence::Faults);
-        assert_eq!(evidence_of_probe("rpc.part"), Evidence::Switches);
-        assert_eq!(evidence_of_probe("syscall.null"), Evidence::SysTime);
-        assert!(of("syscall.null").is_none() && of("call.function").is_none());
-    }
-
-    #[test]
-    fn only_owned_probes_with_measurements_have_figures() {
-        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
-            .unwrap();
-        assert!(for_probe(&run, "ctx.pipe", "host").is_none());
-        assert!(for_probe(&run, "ctx.sweep", "host").is_none());
-    }
-
-    /// The figures a probe's family draws from its own analysis, None when it draws none.
-    fn for_probe(run: &Run, probe: &str, subtitle: &str) -> Option<Vec<(Size, String)>> {
-        let f = of(probe).filter(|f| f.draws_own_figures())?;
-        Some(f.own_figures(run, subtitle)).filter(|v| !v.is_empty())
-    }
-
-    fn evidence_of_probe(p: &str) -> Evidence {
-        of(p).map_or(Evidence::SysTime, |f| f.evidence())
-    }
 }

@@ -246,7 +246,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
     // Figures first: they are what a reader looks at; the table holds the details.
     let mut figures = family_plots(runs, family, &rows);
     figures.extend(
-        family::section_figures(runs, family)
+        crate::report::section_figures(runs, family)
             .into_iter()
             .map(|svg| (Size::Wide, svg)),
     );
@@ -498,7 +498,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
     }
     for probe in probes {
         // Results with an analysis of their own draw its figure, one per run.
-        if let Some(f) = family::of(probe).filter(|f| f.draws_own_figures()) {
+        if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
             for (i, run) in runs.iter().enumerate() {
                 out.extend(f.own_figures(run, &subtitle_of(runs, i)));
             }

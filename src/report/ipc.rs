@@ -204,11 +204,9 @@ pub(crate) mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= 90));
         assert!(text(&empty).is_empty());
         assert_eq!(
-            crate::report::family::section_figures(std::slice::from_ref(&run), "ipc").len(),
+            crate::report::section_figures(std::slice::from_ref(&run), "ipc").len(),
             1
         );
-        assert!(
-            crate::report::family::section_figures(std::slice::from_ref(&run), "ctx").is_empty()
-        );
+        assert!(crate::report::section_figures(std::slice::from_ref(&run), "ctx").is_empty());
     }
 }

@@ -290,7 +290,7 @@ mod tests {
         assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         assert_eq!(
-            crate::report::family::section_figures(std::slice::from_ref(&run), "rpc").len(),
+            crate::report::section_figures(std::slice::from_ref(&run), "rpc").len(),
             1
         );
     }

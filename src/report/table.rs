@@ -62,7 +62,7 @@ pub fn checks_cell(m: &Measurement) -> String {
 fn evidence_cell(m: &Measurement) -> String {
     let it = m.evidence.rusage.iterations.max(1);
     let t = &m.evidence.rusage.total;
-    let shown = super::family::evidence_of(m);
+    let shown = super::evidence_of(m);
     if shown == Evidence::Switches {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
         let mig = crate::engine::checks::migrations(&m.evidence);
@@ -317,7 +317,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         out.push('\n');
     }
     // The families' own sections (the cross-core matrices) under the table.
-    out.push_str(&super::family::under_table(run));
+    out.push_str(&super::under_table(run));
     out
 }
 

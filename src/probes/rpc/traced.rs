@@ -7,10 +7,10 @@
 
 use super::breakdown::{split, Calls, Rpc, IPI_PARTS, PARTS};
 use super::{Scenario, Session};
-use crate::engine::clock;
 use crate::engine::measure::{from_samples, Context, Spec};
 use crate::engine::stats::median;
 use crate::error::{Error, Result};
+use crate::evidence::clock;
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::trace::ring::Tracer;
