@@ -16,8 +16,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::input::parse_run;
 use crate::model::Run;
-use crate::report::input::parse_run;
 
 pub use import::Outcome;
 pub use schema::latest as schema_version;
@@ -69,8 +69,11 @@ pub fn check_db_path(path: &Path) -> Result<bool> {
         Ok(m) if m.is_file() => Ok(true),
         Ok(m) => Err(Error::usage(format!(
             "{shown}: {}, not a history database",
-            crate::report::input::kind_of(m.file_type())
+            crate::input::kind_of(m.file_type())
         ))),
+        // A file where a directory of the path should be: nothing can be there (saving says
+        // which part is not a directory).
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(false),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if std::fs::symlink_metadata(path).is_ok() {
                 return Err(Error::usage(format!(

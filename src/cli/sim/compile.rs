@@ -84,7 +84,7 @@ pub fn build_all(
             return Err(Error::usage(format!(
                 "{}: {}, not a C file (only regular files are compiled)",
                 source.display(),
-                crate::report::input::kind_of(m.file_type())
+                crate::input::kind_of(m.file_type())
             )))
         }
         Err(_) => {

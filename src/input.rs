@@ -66,7 +66,7 @@ pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
     let too_big = || {
         Error::usage(format!(
             "{shown}: larger than {what} can be ({}); refusing to read it",
-            crate::report::units::fmt_bytes(cap as f64)
+            crate::units::fmt_bytes(cap as f64)
         ))
     };
     if meta.len() > cap {
@@ -168,7 +168,7 @@ fn check_magnitudes(v: &serde_json::Value, name: &str) -> Result<()> {
 mod tests {
     use super::*;
 
-    const FIXTURE: &str = include_str!("../../tests/fixtures/run-quick.json");
+    const FIXTURE: &str = include_str!("../tests/fixtures/run-quick.json");
 
     fn err(text: &str) -> String {
         let e = parse_run(text, "x.json").unwrap_err();
