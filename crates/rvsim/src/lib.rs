@@ -22,6 +22,7 @@ pub mod clint;
 pub mod conformance;
 pub mod csr;
 pub mod decode;
+pub mod disasm;
 pub mod elf;
 pub mod error;
 pub mod machine;
