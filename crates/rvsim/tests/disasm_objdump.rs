@@ -14,6 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::Rng;
 use rvsim::decode::{decode, Op};
 use rvsim::disasm::disassemble;
 
@@ -166,14 +168,6 @@ fn every_instruction_of_the_riscv_tests_and_programs_reads_as_objdump_prints_it(
     tally.assert_clean("ELF files");
 }
 
-/// xorshift64: a fixed, reproducible sample of encodings.
-fn sample(seed: &mut u64) -> u32 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    (*seed >> 16) as u32
-}
-
 #[test]
 fn every_16_bit_encoding_and_a_sample_of_32_bit_ones_read_as_objdump_prints_them() {
     if !objdump_available() {
@@ -190,10 +184,10 @@ fn every_16_bit_encoding_and_a_sample_of_32_bit_ones_read_as_objdump_prints_them
     let opcodes = [
         0x37, 0x17, 0x6f, 0x67, 0x63, 0x03, 0x23, 0x13, 0x33, 0x2f, 0x0f, 0x73,
     ];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for &op in &opcodes {
         for _ in 0..4000 {
-            let w = (sample(&mut seed) & !0x7f) | op;
+            let w = ((rng.next() >> 16) as u32 & !0x7f) | op;
             image.extend_from_slice(&w.to_le_bytes());
         }
     }
