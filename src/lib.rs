@@ -7,6 +7,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod journal;
 pub mod machine;
 pub mod model;
 pub mod probes;
