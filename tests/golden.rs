@@ -322,7 +322,7 @@ fn fleet_outputs(g: &mut Goldens) {
 
 fn read_run(name: &str) -> oscost::model::Run {
     let text = std::fs::read_to_string(run_file(name)).unwrap();
-    oscost::report::input::parse_run(&text, name).unwrap()
+    oscost::input::parse_run(&text, name).unwrap()
 }
 
 /// The measuring commands' own sections, figures and CSV, from the recorded runs, as
@@ -332,7 +332,7 @@ fn command_sections(g: &mut Goldens) {
     use oscost::report;
     let sweep = read_run("sweep");
     let caches = sweep.machine.data_cache_sizes(1);
-    let a = report::sweep::analyze(&sweep, &caches, &[]);
+    let a = oscost::analysis::sweep::analyze(&sweep, &caches, &[]);
     g.check(
         "sections/sweep.txt",
         report::sweep::render(&a, &sweep).as_bytes(),
@@ -350,7 +350,7 @@ fn command_sections(g: &mut Goldens) {
 
     let mem = read_run("memlat");
     let caches = mem.machine.data_cache_sizes(1);
-    let a = report::memlat::analyze(&mem, &caches);
+    let a = oscost::analysis::memlat::analyze(&mem, &caches);
     g.check(
         "sections/memlat.txt",
         report::memlat::render(&a, &mem).as_bytes(),
@@ -368,7 +368,7 @@ fn command_sections(g: &mut Goldens) {
         .take(1)
         .flat_map(|c| c.knees.iter().map(|k| k.last_below))
         .collect();
-    let a = report::sweep::analyze(&sweep, &sweep.machine.data_cache_sizes(1), &knees);
+    let a = oscost::analysis::sweep::analyze(&sweep, &sweep.machine.data_cache_sizes(1), &knees);
     g.check(
         "sections/sweep.mem-knees.txt",
         report::sweep::render(&a, &sweep).as_bytes(),

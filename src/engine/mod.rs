@@ -9,6 +9,7 @@ pub mod estimate;
 pub mod interrupt;
 pub mod measure;
 pub mod merge;
+pub mod modes;
 pub mod partner;
 pub mod sampler;
 pub mod stats;

@@ -7,7 +7,6 @@
 //! back on every exit path), else the probe says it cannot be set. The involuntary switch
 //! rate while running together must match the slice, or the slice did not take effect.
 
-use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
@@ -20,6 +19,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Evidence, Measurement, Status};
 use crate::probes::workset::{Access, WorkingSet};
+use crate::units::size::fmt_size;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -2,16 +2,18 @@
 //! a 95% bootstrap interval, and a verdict. Machine differences come first, because a different
 //! kernel or CPU explains more than any number; measurements present in only one run are
 //! listed as unpaired, never matched loosely.
+//!
+//! This module judges (run against run here, host against host in [`fleet`]); report::compare
+//! and report::fleet render what it finds.
 
 mod bootstrap;
+pub mod fleet;
 pub mod interval;
-pub mod render;
 
 use serde::Serialize;
 
+use crate::machine::facts;
 use crate::model::{Measurement, Run, Status};
-use crate::report::facts;
-use crate::report::html::invalid_reason;
 use bootstrap::{ratio_interval, seed_for, Side};
 
 /// What the interval says about B relative to A.
@@ -208,7 +210,7 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         let which: Vec<String> = [("A", a), ("B", b)]
             .iter()
             .filter(|(_, m)| !m.valid)
-            .map(|(n, m)| format!("invalid in {n}: {}", invalid_reason(m)))
+            .map(|(n, m)| format!("invalid in {n}: {}", m.invalid_reason()))
             .collect();
         p.note = which.join("; ");
         return p;
@@ -316,7 +318,7 @@ pub struct Drift {
     pub runs: usize,
     /// Robust standard deviation of the runs' medians relative to their median, percent
     /// (1.4826 × MAD / median): the typical drift, for the printed interval
-    /// (report::compare::interval).
+    /// (compare::interval).
     pub sd_pct: f64,
     /// Sample standard deviation of the logarithms of the runs' medians: not robust on
     /// purpose, so that a rare run in which the whole machine was slower counts.
@@ -462,10 +464,10 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::parse_run;
+    use crate::input::parse_run;
 
     fn fixture() -> Run {
-        parse_run(include_str!("../../../tests/fixtures/run-quick.json"), "f").unwrap()
+        parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
     }
 
     /// Deterministic, noisy, skewed samples around `center` (a lognormal-ish spread from a

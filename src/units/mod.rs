@@ -1,7 +1,10 @@
 //! The one number formatter: every figure a person reads (tables, reports, plots, exports'
 //! human columns) goes through here, so a value never shows meaningless decimals and counts
 //! read as counts. Times use ns/µs/ms/s, counts and rates SI prefixes (k = 1000), byte sizes
-//! binary prefixes (k = 1024, the units sysfs and lmbench use; see `analysis::sizes`).
+//! binary prefixes (k = 1024, the units sysfs and lmbench use; see [`size`]). Every layer
+//! may use it.
+
+pub mod size;
 
 /// Pick a time unit for a nanosecond magnitude: (divisor, suffix).
 pub fn time_unit(ns: f64) -> (f64, &'static str) {
@@ -131,7 +134,7 @@ pub fn fmt_time(ns: f64) -> String {
 
 /// A byte count with binary prefixes for prose and axes: "0 B", "512 B", "4 KiB",
 /// "1.5 MiB", "2 GiB". Compact labels that users type back (`4k`) come from
-/// `analysis::sizes::fmt_size`.
+/// `units::size::fmt_size`.
 pub fn fmt_bytes(b: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     if !b.is_finite() {

@@ -98,7 +98,7 @@ fn check_magnitudes(v: &serde_json::Value, name: &str) -> Result<()> {
 mod tests {
     use super::*;
 
-    const FIXTURE: &str = include_str!("../../tests/fixtures/run-quick.json");
+    const FIXTURE: &str = include_str!("../tests/fixtures/run-quick.json");
 
     fn err(text: &str) -> String {
         let e = parse_run(text, "x.json").unwrap_err();

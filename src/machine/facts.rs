@@ -2,7 +2,7 @@
 //! (side by side for several runs) and by compare (differences listed before any number).
 
 use crate::machine::Machine;
-use crate::report::plot::bytes_label;
+use crate::units::size::bytes_label;
 
 /// Key facts in display order. Values are plain text; missing facts read "unknown".
 pub fn key_facts(m: &Machine) -> Vec<(&'static str, String)> {
@@ -119,11 +119,8 @@ mod tests {
     use super::*;
 
     fn machine() -> Machine {
-        let run = crate::report::input::parse_run(
-            include_str!("../../tests/fixtures/run-quick.json"),
-            "f",
-        )
-        .unwrap();
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
         run.machine
     }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Fleet, ProbeRow};
+use crate::compare::fleet::{Fleet, ProbeRow};
 use crate::error::Result;
 use crate::report::html::{esc, inline, page_head};
 use crate::report::plot::Heatmap;
@@ -13,7 +13,7 @@ pub const MAX_ROWS_SHOWN: usize = 40;
 
 /// "51.5 ns/call", "1.93 µs/switch".
 pub fn value_text(v: f64, unit: &str) -> String {
-    crate::report::units::fmt_with_unit(v, unit)
+    crate::units::fmt_with_unit(v, unit)
 }
 
 fn what(f: &Fleet) -> &'static str {
@@ -59,7 +59,7 @@ fn heatmap_rows(f: &Fleet) -> Vec<usize> {
     rows
 }
 
-fn cell<'a>(p: &'a ProbeRow, row: &str) -> Option<&'a super::Cell> {
+fn cell<'a>(p: &'a ProbeRow, row: &str) -> Option<&'a crate::compare::fleet::Cell> {
     p.cells.iter().find(|c| c.name == row)
 }
 
@@ -71,7 +71,11 @@ fn headline(f: &Fleet) -> String {
         f.probes.len()
     );
     if !f.filter.is_empty() {
-        let _ = write!(s, "; labels {}", super::labels_text(&f.filter));
+        let _ = write!(
+            s,
+            "; labels {}",
+            crate::compare::fleet::labels_text(&f.filter)
+        );
     }
     if let Some(g) = &f.group_by {
         let _ = write!(s, "; grouped by {} ({} groups)", g.name(), f.rows.len());
@@ -452,13 +456,13 @@ pub fn html(f: &Fleet) -> String {
     h.push_str("</table></div>\n</section>\n");
     if f.group_by.is_none() {
         h.push_str("<section id=\"facts\">\n<h2>Machine facts</h2>\n<div class=\"scroll\"><table><tr><th>host</th>");
-        for k in super::FACTS {
+        for k in crate::compare::fleet::FACTS {
             let _ = write!(h, "<th>{}</th>", esc(k));
         }
         h.push_str("</tr>\n");
         for host in &f.hosts {
             let _ = write!(h, "<tr><th>{}</th>", esc(&host.name));
-            for k in super::FACTS {
+            for k in crate::compare::fleet::FACTS {
                 let _ = write!(
                     h,
                     "<td>{}</td>",
@@ -475,8 +479,8 @@ pub fn html(f: &Fleet) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests_support::small_fleet;
     use super::*;
+    use crate::compare::fleet::tests_support::small_fleet;
 
     #[test]
     fn text_fits_80_columns_and_names_the_odd_host() {
@@ -517,7 +521,7 @@ mod tests {
 
     #[test]
     fn a_large_fleet_draws_the_odd_hosts_and_the_runners_up() {
-        use super::super::tests_support::run;
+        use crate::compare::fleet::tests_support::run;
         let mut runs: Vec<_> = (0..50)
             .map(|i| {
                 run(
@@ -529,7 +533,7 @@ mod tests {
             })
             .collect();
         runs.push(run("odd", "5.10", "2026-01-02", 90.0));
-        let f = super::super::analyze(&runs, Default::default(), None);
+        let f = crate::compare::fleet::analyze(&runs, Default::default(), None);
         let m = heatmap(&f);
         assert_eq!(m.row_labels.len(), MAX_ROWS_SHOWN);
         assert!(m.row_labels.contains(&"odd".to_string()));

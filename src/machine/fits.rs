@@ -1,7 +1,7 @@
 //! Which cache level a working set fits in, per process and in total (N processes on one
 //! core share that core's caches), from the machine's recorded cache facts.
 
-use super::sizes::fmt_size;
+use crate::units::size::fmt_size;
 use serde::{Deserialize, Serialize};
 
 /// Where a point's working set lives, by the machine's cache sizes.

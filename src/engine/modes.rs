@@ -69,9 +69,9 @@ pub fn warning(m: &Modes, unit: &str) -> String {
     format!(
         "samples are bimodal: {} near {}, {} near {}{}; the median describes neither group",
         m.low_n,
-        crate::report::units::fmt_with_unit(m.low, unit),
+        crate::units::fmt_with_unit(m.low, unit),
         m.high_n,
-        crate::report::units::fmt_with_unit(m.high, unit),
+        crate::units::fmt_with_unit(m.high, unit),
         if m.in_sequence {
             " one after the other (the state changed during the measurement: a warm-up that \
              ended too early, a frequency or scheduler change, a core slowed by its SMT \

@@ -1,6 +1,6 @@
 //! The fleet report: the same probes on many hosts side by side, each host's median as a
 //! ratio to the fleet's median, the odd hosts named, and the machine facts that set them
-//! apart. Pure analysis here (no database, no output); `render` draws it.
+//! apart. Pure analysis here (no database, no output); report::fleet draws it.
 //!
 //! The outlier rule asks two questions, and a host is odd only when both say yes:
 //! 1. is the fleet median outside the host's own 95% interval (its difference is not noise of
@@ -14,15 +14,13 @@
 //! The second question alone would flag a precise host in a tight fleet for a difference its
 //! own run cannot resolve; the first alone would flag every host of a noisy fleet.
 
-pub mod render;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::engine::stats::{median, median_ci_indices};
 use crate::machine::{syscall_mitigations, Machine};
-use crate::report::plot::bytes_label;
+use crate::units::size::bytes_label;
 
 /// Modified z-score beyond which a host is outside the fleet's spread.
 pub const Z_LIMIT: f64 = 3.5;

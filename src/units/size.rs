@@ -104,13 +104,27 @@ pub fn fmt_size(b: u64) -> String {
     if b.is_multiple_of(unit) {
         return format!("{}{suffix}", b / unit);
     }
-    let v = crate::report::units::fmt_num(b as f64 / unit as f64);
+    let v = crate::units::fmt_num(b as f64 / unit as f64);
     let v = if v.contains('.') {
         v.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         v
     };
     format!("{v}{suffix}")
+}
+
+/// A byte count as people write it: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB`.
+pub fn bytes_label(v: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = v;
+    let mut i = 0;
+    while x.abs() >= 1024.0 && i + 1 < UNITS.len() {
+        x /= 1024.0;
+        i += 1;
+    }
+    let s = format!("{x:.1}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {}", UNITS[i])
 }
 
 #[cfg(test)]
@@ -179,5 +193,12 @@ mod tests {
         }
         assert_eq!(fmt_size(5000), "4.88k");
         assert_eq!(fmt_size(1 << 40), "1t");
+    }
+
+    #[test]
+    fn bytes_are_binary_units() {
+        assert_eq!(bytes_label(512.0), "512 B");
+        assert_eq!(bytes_label(32768.0), "32 KiB");
+        assert_eq!(bytes_label(1.5 * 1048576.0), "1.5 MiB");
     }
 }

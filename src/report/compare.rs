@@ -1,13 +1,13 @@
 //! The three faces of a comparison: a terminal table, Markdown (for a PR comment or a lab
 //! report) and JSON (for scripts). All list machine differences first and unpaired last.
 
-use super::{Comparison, Pair, Verdict};
-use crate::report::units::fmt_num;
+use crate::compare::{Comparison, Pair, Verdict};
+use crate::units::fmt_num;
 
 fn fmt_median(v: Option<f64>, unit: &str) -> String {
     match v {
         None => "—".into(),
-        Some(v) => crate::report::units::fmt_with_unit(v, unit),
+        Some(v) => crate::units::fmt_with_unit(v, unit),
     }
 }
 
@@ -166,11 +166,11 @@ pub fn json(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::compare::compare;
-    use crate::report::input::parse_run;
+    use crate::compare::compare;
+    use crate::input::parse_run;
 
     fn cmp() -> Comparison {
-        let a = parse_run(include_str!("../../../tests/fixtures/run-quick.json"), "f").unwrap();
+        let a = parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap();
         let mut b = a.clone();
         b.machine.kernel.release = Some("9.9.9".into());
         b.measurements.remove(0);

@@ -61,10 +61,10 @@ fn widen(v: &mut crate::model::Summary, d: &Drift) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::parse_run;
+    use crate::input::parse_run;
 
     fn fixture() -> Run {
-        parse_run(include_str!("../../../tests/fixtures/run-quick.json"), "f").unwrap()
+        parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
     }
 
     /// The fixture with every value's median (and interval) scaled by `k`: a recorded run
