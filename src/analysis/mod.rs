@@ -4,6 +4,7 @@
 //! synthetic data.
 
 pub mod caches;
+pub mod fit;
 pub mod knees;
 pub mod modes;
 pub mod sizes;
