@@ -101,7 +101,7 @@ pub struct Summary {
     /// Indices of samples whose modified z-score exceeds 3.5: flagged, never dropped.
     pub outliers: Vec<usize>,
     /// The interval from this run's samples alone, when `ci95` was widened by the run-to-run
-    /// drift the history shows (report::compare::interval); absent otherwise.
+    /// drift the history shows (compare::interval); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95_within_run: Option<[f64; 2]>,
 }
@@ -442,6 +442,27 @@ impl Measurement {
     /// The checks that failed, for "why invalid" lines.
     pub fn failed_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
+    }
+
+    /// Why this measurement is invalid, in one line: its failed checks, or its first warning.
+    pub fn invalid_reason(&self) -> String {
+        let failed: Vec<String> = self
+            .failed_checks()
+            .map(|c| {
+                format!(
+                    "{}: expected {}, observed {}",
+                    c.name, c.expected, c.observed
+                )
+            })
+            .collect();
+        if !failed.is_empty() {
+            failed.join("; ")
+        } else {
+            self.warnings
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "marked invalid by the probe".into())
+        }
     }
 
     /// The parameters the user chose (see [`param_kind`]): what two measurements must share

@@ -50,7 +50,7 @@ impl Knee {
     /// starts: "64k → 2m (1.85×, 3.28 µs → 6.08 µs; rises from 256k at 4.37 µs); matches
     /// ...", with `y` formatting the curve's values in its own unit.
     pub fn describe(&self, y: impl Fn(f64) -> String) -> String {
-        let size = |b: f64| crate::analysis::sizes::fmt_size(b as u64);
+        let size = |b: f64| crate::units::size::fmt_size(b as u64);
         let via = if self.end > self.first_above && self.y_first_above > 0.0 {
             format!(
                 "; rises from {} at {}",

@@ -2,8 +2,9 @@
 //! interval and a verdict per probe; `--fail-above 5%` makes it a CI regression gate (exit 1).
 
 use super::store_opts::{load_run, DbOpts};
+use crate::compare::compare;
 use crate::error::{Error, Result};
-use crate::report::compare::{compare, render};
+use crate::report::compare as render;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -123,7 +124,7 @@ pub fn run(a: CompareArgs) -> Result<i32> {
             c.only_in_b.len()
         )));
     }
-    c.apply_history_drift(&crate::report::compare::history_drift(
+    c.apply_history_drift(&crate::compare::history_drift(
         &history_runs(&a.db, &specs),
         &rb.machine,
     ));

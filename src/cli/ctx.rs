@@ -4,12 +4,12 @@
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
-use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
 use crate::probes::ctx::sweep::{measure_point, Point};
 use crate::probes::ctx::Mode;
 use crate::probes::workset::Access;
+use crate::units::size::{fmt_size, parse_size};
 use std::path::PathBuf;
 
 /// `oscost ctx [--mech ...]`, or one of its subcommands.
@@ -193,7 +193,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
         }
     }
     let run = execute(plan, &a.opts)?;
-    let analysis = crate::report::sweep::analyze(&run, &caches, &mem_knees);
+    let analysis = crate::analysis::sweep::analyze(&run, &caches, &mem_knees);
     let mut text = String::new();
     match a.format {
         Format::Lmbench => text.push_str(&crate::report::sweep::lmbench(&run)),

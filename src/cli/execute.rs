@@ -381,7 +381,7 @@ pub struct Extras {
 }
 
 /// The run with each value's interval widened by the run-to-run drift the history shows
-/// (report::compare::interval), when there is a history to read: the `--db` or `OSCOST_DB`
+/// (compare::interval), when there is a history to read: the `--db` or `OSCOST_DB`
 /// the user named, or the default one when this run is to be saved there. Read only; a
 /// history that does not exist is not created. With `--no-save` and no database named,
 /// the run is left as it is.
@@ -389,7 +389,7 @@ fn with_history(run: &Run, opts: &MeasureOpts) -> Run {
     let mut run = run.clone();
     if !opts.no_save || opts.db.explicit() {
         let history = super::compare::history_runs(&opts.db, &[]);
-        crate::report::compare::interval::widen_with_history(&mut run, &history);
+        crate::compare::interval::widen_with_history(&mut run, &history);
         crate::engine::canary::judge_run(&mut run, &history);
     }
     run

@@ -65,7 +65,7 @@ pub struct FaultArgs {
 }
 
 /// Sizes for fault and mmap options: the one size grammar, zero refused.
-pub use crate::analysis::sizes::parse_nonzero_size as parse_size;
+pub use crate::units::size::parse_nonzero_size as parse_size;
 
 /// Round `--size` up to whole pages; a size so large that rounding overflows is a usage
 /// error (it used to wrap to 0 and measure nothing).

@@ -4,7 +4,7 @@
 use super::export::{write_run, ExportFormat};
 use super::store_opts::DbOpts;
 use crate::error::{Error, Result};
-use crate::report::input::read_run;
+use crate::input::read_run;
 use crate::store::{Outcome, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

@@ -4,10 +4,10 @@
 use super::common::{pick_cpu, MeasureOpts};
 use super::ctx::check_memory;
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
-use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mem::latency::{measure_point, size_grid, Order, Point};
 use crate::probes::workset::Pages;
+use crate::units::size::{fmt_size, parse_size};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -114,7 +114,7 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
         }
     }
     let run = execute(plan, &a.opts)?;
-    let analysis = crate::report::memlat::analyze(&run, &caches);
+    let analysis = crate::analysis::memlat::analyze(&run, &caches);
     let mut text = String::new();
     for w in run.machine.warnings() {
         text.push_str(&format!("! machine: {w}\n"));

@@ -90,7 +90,7 @@ pub fn main() -> i32 {
         }
     };
     // Whatever an oscost killed with SIGKILL left behind: scratch removed, knobs restored.
-    for line in crate::probes::journal::recover().knobs {
+    for line in crate::journal::recover().lines {
         eprintln!("oscost: {line}");
     }
     let result = match cli.command {

@@ -180,7 +180,7 @@ fn sim_err(context: &str, e: SimError) -> Error {
 
 /// Parses a size option in the tool's one size grammar (`4M`, `512k`, `2048`, `1.5m`).
 pub(crate) fn parse_size(text: &str, what: &str) -> Result<u64> {
-    crate::analysis::sizes::parse_size(text).map_err(|e| Error::usage(format!("{what} {e}")))
+    crate::units::size::parse_size(text).map_err(|e| Error::usage(format!("{what} {e}")))
 }
 
 impl MachineOpts {

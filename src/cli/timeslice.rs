@@ -4,10 +4,10 @@
 use super::common::{parse_duration, pick_cpu, MeasureOpts};
 use super::ctx::check_memory;
 use super::execute::{execute, finish, Plan, PlanItem};
-use crate::analysis::sizes::{fmt_size, parse_size};
 use crate::engine::measure::Context;
 use crate::error::{Error, Result};
 use crate::probes::ctx::timeslice::{live_env, measure_slice, sampling, select, Config, SliceMech};
+use crate::units::size::{fmt_size, parse_size};
 
 use std::time::Duration;
 

@@ -204,7 +204,7 @@ fn label_bytes(label: &str) -> u64 {
             let t = t.strip_prefix("S=").unwrap_or(t);
             // Only tokens that end in a size suffix: "stride 64" is a stride, not a buffer.
             t.ends_with(|c: char| "kKmMgG".contains(c))
-                .then(|| crate::analysis::sizes::parse_size(t).ok())
+                .then(|| crate::units::size::parse_size(t).ok())
                 .flatten()
         })
         .max()

@@ -201,9 +201,9 @@ pub fn derived_remarks(
     if derived.raw.n < 2 {
         warnings.push(NO_INTERVAL.into());
     }
-    if let Some(modes) = crate::analysis::modes::bimodal(raw) {
+    if let Some(modes) = crate::engine::modes::bimodal(raw) {
         let unit = raw_unit.split('/').next().unwrap_or("ns");
-        warnings.push(crate::analysis::modes::warning(&modes, unit));
+        warnings.push(crate::engine::modes::warning(&modes, unit));
     }
     if let Some(with_counters) = summarize(evidence_samples) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;

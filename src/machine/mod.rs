@@ -8,6 +8,8 @@
 
 mod caches;
 mod cpu;
+pub mod facts;
+pub mod fits;
 mod freq;
 mod hypervisor;
 mod kernel;

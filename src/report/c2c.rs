@@ -3,9 +3,9 @@
 //! latency beside the pair classes so the topology is visible.
 
 use super::plot::Heatmap;
-use super::units::fmt_time;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::classes::Class;
+use crate::units::fmt_time;
 
 /// Above this many CPUs the terminal matrix is too wide to read; CSV/HTML carry it.
 const MAX_TEXT_CPUS: usize = 12;

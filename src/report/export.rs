@@ -132,11 +132,11 @@ fn parent_of(path: &Path) -> PathBuf {
 /// A temporary output file next to its target, removed on drop. Its name carries the owner
 /// (`.oscost-<pid>-<start>-<i>.tmp`) and its directory is recorded in the journal first, so
 /// if this process is killed (-9) mid-write, the next oscost start removes it
-/// (probes::journal::recover); the record goes when the file does.
+/// (journal::recover); the record goes when the file does.
 struct TempFile {
     path: PathBuf,
     file: Option<std::fs::File>,
-    _journal: Option<crate::probes::journal::Entry>,
+    _journal: Option<crate::journal::Entry>,
 }
 
 impl Drop for TempFile {
@@ -151,8 +151,8 @@ impl Drop for TempFile {
 fn tempfile_in(dir: &Path) -> Result<TempFile> {
     // Best effort: without a runtime directory the write still works, only a kill -9 in
     // the middle of it would leave the temporary file.
-    let journal = crate::probes::journal::note_user_dir(dir).ok();
-    let owner = crate::probes::journal::owner_tag();
+    let journal = crate::journal::note_user_dir(dir).ok();
+    let owner = crate::journal::owner_tag();
     for i in 0..100u32 {
         let path = dir.join(temp_name(&owner, i));
         match std::fs::OpenOptions::new()

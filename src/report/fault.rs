@@ -4,9 +4,9 @@
 
 use super::plot::Histogram;
 use super::term::{grid, Term};
-use super::units::fmt_num;
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
+use crate::units::fmt_num;
 
 /// "fault table": one line per loop-timed fault measurement, fitted to the terminal.
 pub fn table(run: &Run) -> String {

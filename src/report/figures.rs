@@ -48,14 +48,14 @@ pub fn for_probe(run: &Run, probe: &str, subtitle: &str) -> Option<Vec<(Size, St
     let caches = run.machine.data_cache_sizes(measured_cpu(run, probe));
     match probe {
         p if p == crate::probes::ctx::sweep::PROBE => {
-            let a = crate::report::sweep::analyze(run, &caches, &[]);
+            let a = crate::analysis::sweep::analyze(run, &caches, &[]);
             Some(vec![(
                 Size::Wide,
                 crate::report::sweep::svg(&a, subtitle).ok()?,
             )])
         }
         p if p == crate::probes::mem::latency::PROBE => {
-            let a = crate::report::memlat::analyze(run, &caches);
+            let a = crate::analysis::memlat::analyze(run, &caches);
             Some(vec![(
                 Size::Wide,
                 crate::report::memlat::svg(&a, subtitle).ok()?,
@@ -74,11 +74,11 @@ pub fn for_probe(run: &Run, probe: &str, subtitle: &str) -> Option<Vec<(Size, St
 /// The comparison figure: ratio B/A per paired probe with its 95% interval, a line at 1,
 /// the minimum effect on both sides and the `--fail-above` gate when given.
 pub fn compare_svg(
-    c: &crate::report::compare::Comparison,
+    c: &crate::compare::Comparison,
     fail_above: Option<f64>,
     min_effect: f64,
 ) -> String {
-    use crate::report::compare::Verdict;
+    use crate::compare::Verdict;
     use crate::report::plot::{RatioPlot, RatioRow, Threshold};
     let rows = c
         .pairs
@@ -131,9 +131,9 @@ pub fn compare_svg(
 }
 
 /// A self-contained HTML page for a comparison: machine differences, the figure, the table.
-pub fn compare_html(c: &crate::report::compare::Comparison, svg: String) -> String {
+pub fn compare_html(c: &crate::compare::Comparison, svg: String) -> String {
     use crate::report::html::esc;
-    use crate::report::units::{fmt_num, fmt_with_unit};
+    use crate::units::{fmt_num, fmt_with_unit};
     let mut h = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -252,11 +252,8 @@ mod tests {
 
     #[test]
     fn only_owned_probes_with_measurements_have_figures() {
-        let run = crate::report::input::parse_run(
-            include_str!("../../tests/fixtures/run-quick.json"),
-            "f",
-        )
-        .unwrap();
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
         assert!(for_probe(&run, "ctx.pipe", "host").is_none());
         assert!(for_probe(&run, "ctx.sweep", "host").is_none());
     }
@@ -279,12 +276,9 @@ mod tests {
 
     #[test]
     fn compare_page_has_the_ratio_figure_and_thresholds() {
-        let run = crate::report::input::parse_run(
-            include_str!("../../tests/fixtures/run-quick.json"),
-            "f",
-        )
-        .unwrap();
-        let c = crate::report::compare::compare(&run, "a.json", &run, "b.json");
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
+        let c = crate::compare::compare(&run, "a.json", &run, "b.json");
         let svg = compare_svg(&c, Some(5.0), 2.0);
         assert!(svg.contains("fail above +5%"), "{svg}");
         assert!(svg.contains("minimum effect"));

@@ -10,12 +10,12 @@ use std::fmt::Write;
 
 use crate::report::figures::Size;
 
+use crate::machine::facts::key_facts;
 use crate::machine::{render_text, Machine};
 use crate::model::{Measurement, Run, Status, Summary};
-use crate::report::facts::key_facts;
 use crate::report::plot::{
-    bytes_label, short_number, Bar, BarChart, GroupedBars, GroupedSeries, Heatmap, Histogram,
-    LinePlot, Marker, Point, Series,
+    short_number, Bar, BarChart, GroupedBars, GroupedSeries, Heatmap, Histogram, LinePlot, Marker,
+    Point, Series,
 };
 
 /// Escapes text for HTML element content and attribute values.
@@ -96,7 +96,7 @@ pub fn render(runs: &[Run]) -> String {
             } else {
                 format!(
                     " · labels <code>{}</code>",
-                    esc(&crate::report::fleet::labels_text(&r.labels))
+                    esc(&crate::compare::fleet::labels_text(&r.labels))
                 )
             },
             if r.complete {
@@ -346,32 +346,11 @@ pub fn effective_status(m: &Measurement) -> Status {
     }
 }
 
-/// Why a measurement is invalid, in one line: its failed checks, or its first warning.
-pub fn invalid_reason(m: &Measurement) -> String {
-    let failed: Vec<String> = m
-        .failed_checks()
-        .map(|c| {
-            format!(
-                "{}: expected {}, observed {}",
-                c.name, c.expected, c.observed
-            )
-        })
-        .collect();
-    if !failed.is_empty() {
-        failed.join("; ")
-    } else {
-        m.warnings
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "marked invalid by the probe".into())
-    }
-}
-
 fn value_cell(m: &Measurement) -> String {
     match (effective_status(m), &m.value) {
         (Status::Invalid, _) => format!(
             "<span class=\"badge b-invalid\">invalid</span><span class=\"ci\">{}</span>",
-            esc(&invalid_reason(m))
+            esc(&m.invalid_reason())
         ),
         (Status::BelowResolution, _) | (_, None) => format!(
             "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
@@ -487,7 +466,7 @@ fn cache_markers(m: &Machine) -> Vec<Marker> {
         .into_iter()
         .map(|(l, s)| Marker {
             x: s as f64,
-            label: format!("{l} {}", bytes_label(s as f64)),
+            label: format!("{l} {}", crate::units::size::bytes_label(s as f64)),
         })
         .collect()
 }
@@ -817,7 +796,7 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::parse_run;
+    use crate::input::parse_run;
 
     fn fixture() -> Run {
         parse_run(

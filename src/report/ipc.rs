@@ -2,10 +2,10 @@
 //! in the terminal under the table, and as a heatmap in the HTML report.
 
 use super::plot::Heatmap;
-use super::units::fmt_time;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
+use crate::units::fmt_time;
 
 fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
     run.measurements
@@ -152,7 +152,7 @@ pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn fixture() -> Run {
-        crate::report::input::parse_run(
+        crate::input::parse_run(
             include_str!("../../tests/fixtures/run-quick.json"),
             "fixture",
         )

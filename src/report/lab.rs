@@ -3,8 +3,8 @@
 //! variant × metric CSV. Everything is read from the recorded measurements.
 
 use super::plot::{Bar, BarChart};
-use super::units::fmt_num;
 use crate::model::{Measurement, Run};
+use crate::units::fmt_num;
 
 /// A metric: a column, a chart and a CSV field.
 pub struct Metric {
@@ -223,7 +223,7 @@ pub fn svgs(run: &Run) -> Vec<(String, String)> {
         .first()
         .and_then(|m| m.params.get("size_bytes"))
         .and_then(|v| v.as_u64())
-        .map(|b| super::plot::bytes_label(b as f64))
+        .map(|b| crate::units::size::bytes_label(b as f64))
         .unwrap_or_default();
     metrics()
         .iter()

@@ -1,15 +1,15 @@
 //! Everything that turns a Run into something a person or a script reads: terminal tables,
-//! JSON/CSV export, plots, the HTML report, comparisons of runs. Reports never measure.
+//! JSON/CSV export, plots, the HTML report, and the renderings of what `analysis` (curves)
+//! and `compare` (run against run, host against host) found. Reports never measure and
+//! never judge: they render.
 
 pub mod c2c;
 pub mod compare;
 pub mod export;
-pub mod facts;
 pub mod fault;
 pub mod figures;
 pub mod fleet;
 pub mod html;
-pub mod input;
 pub mod ipc;
 pub mod lab;
 pub mod markdown;
@@ -20,5 +20,4 @@ pub mod sweep;
 pub mod table;
 pub mod term;
 pub mod timev;
-pub mod units;
 pub mod untrusted;

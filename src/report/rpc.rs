@@ -4,10 +4,10 @@
 
 use super::ipc::text_table as table;
 use super::plot::{StackedBars, StackedRow};
-use super::units::fmt_time;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::Scenario;
+use crate::units::fmt_time;
 
 /// One scenario × mechanism and its measurements.
 struct Case<'a> {

@@ -3,10 +3,10 @@
 //! invalid or below resolution, and its warnings.
 
 use super::term::{paint, wrap, Term, Tone};
-use super::units::{
+use crate::model::{Measurement, Run, Status, Summary};
+use crate::units::{
     fmt_num, fmt_per_op, fmt_pm, fmt_time, fmt_with_unit, plural, rescale_unit, time_unit,
 };
-use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
 pub fn fmt_value(s: &Summary, unit: &str) -> String {
@@ -151,7 +151,10 @@ pub fn preamble(run: &Run, term: &Term) -> String {
         out.push('\n');
     }
     if !run.labels.is_empty() {
-        let text = format!("labels: {}", crate::report::fleet::labels_text(&run.labels));
+        let text = format!(
+            "labels: {}",
+            crate::compare::fleet::labels_text(&run.labels)
+        );
         out.push_str(&wrap(&text, term.width, "", INDENT));
         out.push('\n');
     }
@@ -267,7 +270,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         for n in m
             .notes
             .iter()
-            .filter(|n| n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+            .filter(|n| n.starts_with(crate::compare::interval::DRIFT_LINE))
         {
             out.push_str(&wrap(n, term.width, INDENT, "      "));
             out.push('\n');
@@ -349,7 +352,7 @@ pub fn definitions(run: &Run) -> String {
         let defining: Vec<&str> = m
             .notes
             .iter()
-            .filter(|n| !n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+            .filter(|n| !n.starts_with(crate::compare::interval::DRIFT_LINE))
             .map(String::as_str)
             .collect();
         seen.entry(key)
@@ -415,7 +418,7 @@ mod tests {
     }
 
     fn fixture() -> Run {
-        crate::report::input::parse_run(
+        crate::input::parse_run(
             include_str!("../../tests/fixtures/run-quick.json"),
             "fixture",
         )
@@ -455,7 +458,7 @@ mod tests {
                 r
             })
             .collect();
-        crate::report::compare::interval::widen_with_history(&mut run, &history);
+        crate::compare::interval::widen_with_history(&mut run, &history);
         let out = render_for(&run, &Term::plain(80));
         assert!(
             out.contains("    interval includes run-to-run drift seen in 3 runs here: ±"),

@@ -16,8 +16,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::input::parse_run;
 use crate::model::Run;
-use crate::report::input::parse_run;
 
 pub use import::Outcome;
 pub use schema::latest as schema_version;

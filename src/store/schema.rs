@@ -124,7 +124,7 @@ fn backfill_v2(tx: &Transaction) -> rusqlite::Result<()> {
         rows.collect::<rusqlite::Result<_>>()?
     };
     for (id, json) in rows {
-        let Ok(run) = crate::report::input::parse_run(&json, "stored run") else {
+        let Ok(run) = crate::input::parse_run(&json, "stored run") else {
             continue;
         };
         // Two identical rows (the same file imported twice before ids existed) keep the

@@ -4,8 +4,6 @@
 //! next: the time per load is the latency of the level the buffer lives in. One curve per
 //! stride and page mode (4 KB pages vs transparent huge pages) shows the TLB's reach too.
 
-use crate::analysis::caches::fits_in;
-use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
 use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
@@ -14,8 +12,10 @@ use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
+use crate::machine::fits::fits_in;
 use crate::model::{Check, Evidence, Measurement};
 use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
+use crate::units::size::fmt_size;
 
 pub const PROBE: &str = "mem.latency";
 

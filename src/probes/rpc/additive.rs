@@ -8,12 +8,12 @@
 //! task took for hundreds of µs would otherwise swing every mean it enters. The client's
 //! traced time and the calibration's batches are trimmed alike ([`trimmed_mean`]).
 
-use crate::analysis::modes::bimodal;
+use crate::engine::modes::bimodal;
 use crate::engine::stats::t_975;
 use crate::model::{Additive, Estimate, ModeShares};
 use std::collections::BTreeMap;
 
-/// Smallest share of the RPCs each mode must hold, as analysis::modes asks.
+/// Smallest share of the RPCs each mode must hold, as engine::modes asks.
 const MIN_SHARE: f64 = 0.15;
 
 /// The mean of `samples` with its 95% interval (Student's t); None without samples.
@@ -77,7 +77,7 @@ pub fn trimmed_mean(values: &[f64]) -> Option<Estimate> {
 }
 
 /// Two modes of a part's samples: a part that did not happen in some RPCs (0) and did in
-/// others, each in at least 15% of them; otherwise two groups as analysis::modes finds them.
+/// others, each in at least 15% of them; otherwise two groups as engine::modes finds them.
 pub fn modes(samples: &[f64]) -> Option<ModeShares> {
     let n = samples.len() as f64;
     let happened: Vec<f64> = samples.iter().copied().filter(|&x| x != 0.0).collect();

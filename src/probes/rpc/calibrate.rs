@@ -6,7 +6,7 @@
 //! calls', the IPIs', perf's switch records), and with all of them (the batches the
 //! breakdown is split from). Each batch's (trimmed) mean RPC time is regressed on the events per RPC
 //! on the timed path (probes::rpc::path) of the groups recording in it, with one intercept
-//! per round so that drift between rounds does not enter the slopes (analysis::fit). A
+//! per round so that drift between rounds does not enter the slopes (engine::fit). A
 //! slope is the cost of one event of that group; the fit's residual and how far all groups
 //! at once are from the sum of the groups alone say how well a per-event cost describes the
 //! observer here.
@@ -19,7 +19,7 @@
 //! shows as the fit's intercept above the untraced rpc.total.
 
 use super::path::GROUPS;
-use crate::analysis::fit::{blocked, Fit, Row};
+use crate::engine::fit::{blocked, Fit, Row};
 use crate::engine::stats::t_975;
 use crate::evidence::trace::Group;
 use crate::model::{Calibration, CalibrationConfig, Estimate, EventCost};

@@ -52,7 +52,7 @@ pub fn corrected_mean(samples: &[f64], events: &[f64; GROUPS], cal: &Costs) -> O
 pub fn sum_check(corrected_sum: f64, untraced: Option<f64>) -> Check {
     let name = "corrected parts vs untraced rpc.total".to_string();
     let expected = format!("within ±{:.0}%", 100.0 * SUM_TOLERANCE);
-    let t = crate::report::units::fmt_time;
+    let t = crate::units::fmt_time;
     match untraced {
         Some(u) if u > 0.0 => Check {
             name,
