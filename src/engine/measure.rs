@@ -271,5 +271,7 @@ fn conclude(
         warnings,
         notes,
         valid,
+        additive: None,
+        observer: None,
     })
 }
