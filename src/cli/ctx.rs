@@ -229,8 +229,9 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
 
 /// The knee positions (last size before each rise, bytes) of a `mem latency --json` file.
 pub fn read_mem_knees(p: &std::path::Path) -> Result<Vec<f64>> {
-    let text = std::fs::read_to_string(p).map_err(|e| Error::io(p.display(), e))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    use crate::input::{read_regular, MAX_RUN_FILE};
+    let bytes = read_regular(p, MAX_RUN_FILE, "a run file")?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         Error::usage(format!(
             "{}: not a JSON file from oscost ({e})",
             p.display()

@@ -88,7 +88,7 @@ pub fn run(a: IpcArgs) -> Result<i32> {
         }
         reps
     } else {
-        parse_pairs(&machine, &a.pairs, &allowed)?
+        parse_pairs(&machine, &a.pairs, &allowed, "--pairs")?
     };
     if a.pairs.is_empty() && (a.class.is_empty() || a.class.iter().any(|c| *c != Class::SameCpu)) {
         skip_cross_cpu(&mut plan, "ipc cross-CPU placements", &allowed);

@@ -118,7 +118,10 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("oscost: {e}");
-            e.exit_code()
+            match e {
+                crate::error::Error::Interrupted => crate::engine::interrupt::exit_code(),
+                e => e.exit_code(),
+            }
         }
     }
 }

@@ -42,7 +42,7 @@ pub fn run(a: RpcArgs) -> Result<i32> {
     let allowed = crate::evidence::placement::allowed_cpus();
     let (client, server) = match &a.pair {
         Some(p) => {
-            let pair = parse_pairs(&machine, std::slice::from_ref(p), &allowed)?[0];
+            let pair = parse_pairs(&machine, std::slice::from_ref(p), &allowed, "--pair")?[0];
             if pair.a == pair.b {
                 return Err(Error::usage(format!(
                     "--pair {p}: the remote scenarios need two different CPUs"

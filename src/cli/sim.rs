@@ -240,6 +240,11 @@ impl MachineOpts {
                 "--stack applies only when the memory is sized from the program; with --memory the stack is the top of that memory",
             ));
         }
+        if self.max_instructions == 0 {
+            return Err(Error::usage(
+                "--max-instructions 0: the limit must be at least 1",
+            ));
+        }
         if self.timer_interrupt == Some(0) {
             return Err(Error::usage(
                 "--timer-interrupt 0: the interval must be at least 1",
@@ -314,8 +319,12 @@ fn simulate_with(
 }
 
 pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
+    // An ELF larger than the largest memory the machine models cannot be loaded.
+    let bytes = crate::input::read_regular(
+        path,
+        rvsim::machine::MAX_MEMORY,
+        "an ELF the machine can load",
+    )?;
     Program::from_elf(&bytes).map_err(|e| sim_err(&path.display().to_string(), e))
 }
 
