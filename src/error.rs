@@ -2,7 +2,8 @@
 //!
 //! The contract with users' scripts: 0 = ok, 1 = some measurement invalid (only with
 //! `--strict`) or a regression gate tripped, 2 = bad usage, bad input or an environment that
-//! cannot run what was asked, 130 = interrupted by Ctrl-C / SIGTERM. Never a panic or backtrace.
+//! cannot run what was asked, 128 + the signal when interrupted (130 Ctrl-C, 143 SIGTERM, 129
+//! SIGHUP: the code the CLI picks from `engine::interrupt`). Never a panic or backtrace.
 
 use std::fmt;
 
@@ -13,7 +14,8 @@ pub enum Error {
     Usage(String),
     /// The machine cannot do what was asked (missing permission, no room, no such CPU). Exit 2.
     Environment(String),
-    /// Ctrl-C or SIGTERM arrived; partners were reaped and nothing partial was written. Exit 130.
+    /// Ctrl-C, SIGTERM or SIGHUP arrived; partners were reaped and nothing partial was
+    /// written. Exit 128 + the signal (130 here, where the signal is not known).
     Interrupted,
 }
 

@@ -4,11 +4,15 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod compare;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod input;
+pub mod journal;
 pub mod machine;
 pub mod model;
 pub mod probes;
 pub mod report;
 pub mod store;
+pub mod units;

@@ -177,6 +177,12 @@ fn bad_inputs_are_one_line_errors_with_exit_2() {
         oscost(&db, &["history", "import", truncated.to_str().unwrap()]),
         "truncated JSON",
     );
+    assert!(!db.exists(), "an import of nothing created a database");
+    // An empty history for the cases below: one run imported, then deleted.
+    assert!(oscost(&db, &["history", "import", FIXTURE])
+        .status
+        .success());
+    assert!(oscost(&db, &["history", "delete", "1"]).status.success());
     let other = dir.path().join("o.json");
     std::fs::write(&other, r#"{"name":"not a run"}"#).unwrap();
     fails_with_2(

@@ -3,11 +3,12 @@
 
 mod common;
 
-use oscost::analysis::caches::label;
+use oscost::analysis::sweep::analyze;
 use oscost::engine::derive::derive;
+use oscost::machine::fits::label;
 use oscost::machine::Machine;
 use oscost::model::{Evidence, Measurement, Run};
-use oscost::report::sweep::{analyze, lmbench, render};
+use oscost::report::sweep::{lmbench, render};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -57,6 +58,8 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
         warnings: vec![],
         notes: vec![],
         valid: true,
+        additive: None,
+        observer: None,
     }
 }
 

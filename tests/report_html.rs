@@ -1,9 +1,9 @@
 //! The HTML report rendered from a recorded run: its structure, that it is self-contained, and
 //! that invalid measurements are shown as invalid and never plotted as numbers.
 
+use oscost::input::parse_run;
 use oscost::model::{Run, Status};
 use oscost::report::html::render;
-use oscost::report::input::parse_run;
 
 fn fixture() -> Run {
     parse_run(include_str!("fixtures/run-quick.json"), "run-quick.json").unwrap()

@@ -82,6 +82,14 @@ fn bad_input_exits_2_with_one_line() {
         (&["sim", "compare", "x.c", "--march", "rv64gc"], "RV32 only"),
         (&["sim", "bench", "--repeat", "0"], "--repeat 0"),
         (&["sim", "sweep", &elf, "--ways", "0"], "--ways 0"),
+        (
+            &["sim", "run", &elf, "--max-instructions", "0"],
+            "--max-instructions 0",
+        ),
+        (
+            &["sim", "run", &elf, "--icache", "sets=8,sets=16"],
+            "sets given twice",
+        ),
     ];
     for (args, needle) in cases {
         let (code, _, err) = oscost(args);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use oscost::report::input::parse_run;
+use oscost::input::parse_run;
 use oscost::store::Store;
 
 #[test]

@@ -39,7 +39,7 @@ fn a_writer_killed_mid_write_leaves_nothing_after_the_next_start() {
 
     // The next start cleans up: the temporary file goes, the user's file stays, no target
     // appears and the runtime directory is left empty.
-    let rec = oscost::probes::journal::recover();
+    let rec = oscost::journal::recover();
     assert!(rec.removed >= 1, "{rec:?}");
     assert_eq!(listing(out.path()), vec!["keep.txt".to_string()]);
     assert!(!runtime.path().join("rt").exists());

@@ -45,12 +45,21 @@ pub struct Knee {
 }
 
 impl Knee {
+    /// " (L2 total (1m/4))" — the first cache boundary this knee matches, for its label on a
+    /// figure; empty when it matches none.
+    pub fn match_suffix(&self) -> String {
+        self.matches
+            .first()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default()
+    }
+
     /// One line for reports, citing the two points it compares (the last size before the
     /// rise and the size where it ends) and, when the rise spans several steps, where it
     /// starts: "64k → 2m (1.85×, 3.28 µs → 6.08 µs; rises from 256k at 4.37 µs); matches
     /// ...", with `y` formatting the curve's values in its own unit.
     pub fn describe(&self, y: impl Fn(f64) -> String) -> String {
-        let size = |b: f64| crate::analysis::sizes::fmt_size(b as u64);
+        let size = |b: f64| crate::units::size::fmt_size(b as u64);
         let via = if self.end > self.first_above && self.y_first_above > 0.0 {
             format!(
                 "; rises from {} at {}",

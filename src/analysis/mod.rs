@@ -1,9 +1,8 @@
-//! Pure analysis of measured curves: byte sizes as users type them, knee detection on a
-//! latency-versus-size curve, and which cache level a working set exceeds. Nothing here
-//! measures or prints; probes and reports both call it, and the tests pin it down on
-//! synthetic data.
+//! What a run's curves say: knee detection on a latency-versus-size curve (pure, pinned down
+//! on synthetic data), and the curves of the working-set sweep and of memory latency read
+//! from a finished Run with their knees matched against the cache sizes. Nothing here
+//! measures or prints: report::sweep and report::memlat render what it finds.
 
-pub mod caches;
 pub mod knees;
-pub mod modes;
-pub mod sizes;
+pub mod memlat;
+pub mod sweep;

@@ -2,8 +2,9 @@
 //! interval and a verdict per probe; `--fail-above 5%` makes it a CI regression gate (exit 1).
 
 use super::store_opts::{load_run, DbOpts};
+use crate::compare::compare;
 use crate::error::{Error, Result};
-use crate::report::compare::{compare, render};
+use crate::report::compare as render;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -123,7 +124,7 @@ pub fn run(a: CompareArgs) -> Result<i32> {
             c.only_in_b.len()
         )));
     }
-    c.apply_history_drift(&crate::report::compare::history_drift(
+    c.apply_history_drift(&crate::compare::history_drift(
         &history_runs(&a.db, &specs),
         &rb.machine,
     ));
@@ -135,12 +136,12 @@ pub fn run(a: CompareArgs) -> Result<i32> {
     };
     print!("{out}");
     if a.svg.is_some() || a.html.is_some() {
-        let svg = crate::report::figures::compare_svg(&c, a.fail_above, a.min_effect);
+        let svg = crate::report::compare::svg(&c, a.fail_above, a.min_effect);
         if let Some(p) = &a.svg {
             crate::report::export::write_atomic(p, svg.as_bytes())?;
         }
         if let Some(p) = &a.html {
-            let page = crate::report::figures::compare_html(&c, svg);
+            let page = crate::report::compare::html(&c, svg);
             crate::report::export::write_atomic(p, page.as_bytes())?;
         }
     }

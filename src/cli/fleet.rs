@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use super::common::parse_label;
 use super::store_opts::DbOpts;
+use crate::compare::fleet::{analyze, labels_text, GroupBy, MIN_HOSTS};
 use crate::error::{Error, Result};
 use crate::report::export::{check_writable, write_atomic};
-use crate::report::fleet::{analyze, labels_text, render, GroupBy, MIN_HOSTS};
+use crate::report::fleet as render;
 
 #[derive(Debug, clap::Args)]
 pub struct FleetArgs {

@@ -4,8 +4,8 @@
 use super::export::{write_run, ExportFormat};
 use super::store_opts::DbOpts;
 use crate::error::{Error, Result};
-use crate::report::input::read_run;
-use crate::store::{Outcome, Store};
+use crate::input::read_run;
+use crate::store::Outcome;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -45,9 +45,12 @@ pub enum HistoryCmd {
 
 pub fn run(a: HistoryArgs) -> Result<i32> {
     let cmd = a.command.unwrap_or(HistoryCmd::List);
-    // Only import writes a new history; reading commands never create a file or directory.
+    // Only import writes a new history (once it has a run to import); reading commands never
+    // create a file or directory.
+    if let HistoryCmd::Import { files } = &cmd {
+        return import(&a.db, files);
+    }
     let mut store = match &cmd {
-        HistoryCmd::Import { .. } => a.db.open()?,
         HistoryCmd::List => match a.db.open_existing()? {
             Some(s) => s,
             None => {
@@ -131,7 +134,8 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             store.delete(id)?;
             println!("deleted run {id}");
         }
-        HistoryCmd::Import { files } => return import(&mut store, &files),
+        // Imported above, before any database is opened.
+        HistoryCmd::Import { .. } => {}
     }
     Ok(0)
 }
@@ -157,14 +161,20 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Collects `*.json` below `dir`. A symlink to a directory is not followed (a link to an
+/// ancestor would never end); anything named `.json` that is not a regular file is still
+/// listed, so the import names it and says what it is instead of passing over it.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir.display(), e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|e| {
+            let e = e.ok()?;
+            Some((e.path(), e.file_type().ok()?.is_dir()))
+        })
         .collect();
     entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    for (p, is_dir) in entries {
+        if is_dir {
             walk(&p, out)?;
         } else if p.extension().is_some_and(|x| x == "json") {
             out.push(p);
@@ -175,8 +185,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 /// Imports every file in one transaction with a progress bar on a terminal. A file that
 /// cannot be read as a run is named on stderr and skipped; the others are imported, and the
-/// exit code is 2 so scripts notice.
-fn import(store: &mut Store, paths: &[PathBuf]) -> Result<i32> {
+/// exit code is 2 so scripts notice. The history is opened (created if new) only once a file
+/// has been read as a run: an import of nothing usable leaves no empty database behind.
+fn import(db: &DbOpts, paths: &[PathBuf]) -> Result<i32> {
     let files = expand(paths)?;
     let bar = ProgressBar::with_draw_target(
         Some(files.len() as u64),
@@ -206,6 +217,19 @@ fn import(store: &mut Store, paths: &[PathBuf]) -> Result<i32> {
             }
         }
     });
+    let mut runs = runs.peekable();
+    if runs.peek().is_none() {
+        bar.finish_and_clear();
+        // Each file was named with its problem; one file needs no summary.
+        if files.len() > 1 {
+            eprintln!(
+                "oscost: imported nothing: none of the {} files is a run (named above)",
+                files.len()
+            );
+        }
+        return Ok(2);
+    }
+    let mut store = db.open()?;
     let outcomes = store.import(runs, |_, _| bar.inc(1))?;
     bar.finish_and_clear();
     let imported = outcomes

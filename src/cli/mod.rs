@@ -90,7 +90,7 @@ pub fn main() -> i32 {
         }
     };
     // Whatever an oscost killed with SIGKILL left behind: scratch removed, knobs restored.
-    for line in crate::probes::journal::recover().knobs {
+    for line in crate::journal::recover().lines {
         eprintln!("oscost: {line}");
     }
     let result = match cli.command {
@@ -118,7 +118,10 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("oscost: {e}");
-            e.exit_code()
+            match e {
+                crate::error::Error::Interrupted => crate::engine::interrupt::exit_code(),
+                e => e.exit_code(),
+            }
         }
     }
 }

@@ -39,10 +39,10 @@ pub fn run(a: RpcArgs) -> Result<i32> {
         ));
     }
     let machine = crate::machine::collect();
-    let allowed = crate::evidence::placement::allowed_cpus();
+    let allowed = crate::machine::affinity::allowed_cpus();
     let (client, server) = match &a.pair {
         Some(p) => {
-            let pair = parse_pairs(&machine, std::slice::from_ref(p), &allowed)?[0];
+            let pair = parse_pairs(&machine, std::slice::from_ref(p), &allowed, "--pair")?[0];
             if pair.a == pair.b {
                 return Err(Error::usage(format!(
                     "--pair {p}: the remote scenarios need two different CPUs"
@@ -126,6 +126,7 @@ pub fn run(a: RpcArgs) -> Result<i32> {
         Err(Some(why)) => plan.skip("rpc breakdown", why),
         Err(None) => {}
     }
-    let run = execute(plan, &a.opts)?;
+    let mut run = execute(plan, &a.opts)?;
+    crate::probes::rpc::correct::judge_run(&mut run);
     finish(&run, &a.opts)
 }

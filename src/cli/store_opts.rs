@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::input::read_run;
 use crate::model::Run;
-use crate::report::input::read_run;
 use crate::store::{default_path, Store};
 
 /// The history database option, shared by every command that reads or writes history.

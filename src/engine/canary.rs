@@ -17,8 +17,8 @@
 //! ran on a slowed core. derive::derive_judged takes the figure from the others when enough
 //! remain and says what was left out.
 
-use super::clock::now_ns;
-use crate::report::units::fmt_with_unit;
+use crate::evidence::clock::now_ns;
+use crate::units::fmt_with_unit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Iterations of one reading: about 25 µs at 0.8 ns each; a reading is the faster of two,
@@ -295,7 +295,7 @@ pub fn slowed_run(fastest: Option<f64>, history: &[f64]) -> Option<String> {
 pub fn judge_run(run: &mut crate::model::Run, history: &[crate::model::Run]) {
     let past: Vec<f64> = history
         .iter()
-        .filter(|h| crate::report::facts::differences(&h.machine, &run.machine).is_empty())
+        .filter(|h| crate::machine::facts::differences(&h.machine, &run.machine).is_empty())
         .filter(|h| h.run_id.is_none() || h.run_id != run.run_id)
         .filter_map(run_fastest)
         .collect();
@@ -310,8 +310,7 @@ mod tests {
 
     /// A recorded `run --quick` to edit the canary fields of.
     fn fixture_run() -> crate::model::Run {
-        crate::report::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
-            .unwrap()
+        crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
     }
 
     #[test]

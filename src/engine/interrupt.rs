@@ -2,12 +2,14 @@
 //! return EINTR (the handler is installed without SA_RESTART), the sampler checks the flag
 //! between samples, and every probe's guards then kill and reap partners and remove files.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The signal that asked to stop (0: none yet).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+extern "C" fn on_signal(sig: libc::c_int) {
+    // The first signal names the exit code; a second one does not change it.
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
 }
 
 /// SIGCHLD does nothing but interrupt a blocking wait (futex, read) in the measuring thread,
@@ -37,14 +39,23 @@ pub fn install() {
     }
 }
 
-/// True once Ctrl-C or SIGTERM arrived.
+/// True once Ctrl-C, SIGTERM or SIGHUP arrived.
 pub fn requested() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    SIGNAL.load(Ordering::SeqCst) != 0
 }
 
-/// Mark as interrupted (tests, and a partner that died under us).
+/// Mark as interrupted (tests, and a partner that died under us), as Ctrl-C would.
 pub fn request() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    let _ = SIGNAL.compare_exchange(0, libc::SIGINT, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// The exit code of an interrupted run: 128 + the signal, as shells report a process the
+/// signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+pub fn exit_code() -> i32 {
+    128 + match SIGNAL.load(Ordering::SeqCst) {
+        0 => libc::SIGINT,
+        s => s,
+    }
 }
 
 /// Block the termination signals in the calling thread, so they reach the measuring thread

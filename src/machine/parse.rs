@@ -83,7 +83,7 @@ pub fn parse_bracketed(s: &str) -> Option<String> {
 /// Parses a sysfs cache size such as `"48K"`, `"32768K"`, `"1M"` or a plain byte count,
 /// through the tool's one size grammar.
 pub fn parse_size(s: &str) -> Option<u64> {
-    crate::analysis::sizes::parse_size(s).ok()
+    crate::units::size::parse_size(s).ok()
 }
 
 /// One `processor` block of /proc/cpuinfo as key → value (keys trimmed, e.g. `"model name"`).

@@ -6,7 +6,6 @@ pub mod call;
 pub mod ctx;
 pub mod fault;
 pub mod ipc;
-pub mod journal;
 pub mod mem;
 pub mod mmap;
 pub mod pattern;

@@ -16,15 +16,15 @@ pub struct ScratchDir {
     owned: bool,
     /// For a user `--dir`: the journal record that lets the next start remove our files if
     /// this process is killed.
-    _record: Option<super::journal::Entry>,
+    _record: Option<crate::journal::Entry>,
 }
 
 impl ScratchDir {
     /// A new directory in oscost's runtime directory, named for this process so the next
-    /// start removes it if this process is killed (see [`super::journal`]).
+    /// start removes it if this process is killed (see [`crate::journal`]).
     pub fn create_default() -> Result<ScratchDir> {
         Ok(ScratchDir {
-            path: super::journal::new_scratch_dir()?,
+            path: crate::journal::new_scratch_dir()?,
             owned: true,
             _record: None,
         })
@@ -44,7 +44,7 @@ impl ScratchDir {
         let dir = ScratchDir {
             path: path.to_path_buf(),
             owned: false,
-            _record: Some(super::journal::note_user_dir(path)?),
+            _record: Some(crate::journal::note_user_dir(path)?),
         };
         dir.create_file("probe")
             .map_err(|e| Error::usage(format!("--dir {}: not writable ({e})", path.display())))?;
@@ -96,7 +96,7 @@ impl Drop for ScratchDir {
     fn drop(&mut self) {
         if self.owned {
             let _ = std::fs::remove_dir_all(&self.path);
-            super::journal::tidy();
+            crate::journal::tidy();
         }
     }
 }

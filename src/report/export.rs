@@ -34,6 +34,11 @@ pub fn resolve_target(path: &Path) -> Result<Target> {
     if path.as_os_str() == "-" {
         return Ok(Target::Stream(PathBuf::from("/dev/stdout")));
     }
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(Error::usage(format!(
+            "{shown}: ends in '/', which names a directory; name the file"
+        )));
+    }
     let resolved = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|_| {
             Error::usage(format!(
@@ -132,11 +137,11 @@ fn parent_of(path: &Path) -> PathBuf {
 /// A temporary output file next to its target, removed on drop. Its name carries the owner
 /// (`.oscost-<pid>-<start>-<i>.tmp`) and its directory is recorded in the journal first, so
 /// if this process is killed (-9) mid-write, the next oscost start removes it
-/// (probes::journal::recover); the record goes when the file does.
+/// (journal::recover); the record goes when the file does.
 struct TempFile {
     path: PathBuf,
     file: Option<std::fs::File>,
-    _journal: Option<crate::probes::journal::Entry>,
+    _journal: Option<crate::journal::Entry>,
 }
 
 impl Drop for TempFile {
@@ -151,8 +156,8 @@ impl Drop for TempFile {
 fn tempfile_in(dir: &Path) -> Result<TempFile> {
     // Best effort: without a runtime directory the write still works, only a kill -9 in
     // the middle of it would leave the temporary file.
-    let journal = crate::probes::journal::note_user_dir(dir).ok();
-    let owner = crate::probes::journal::owner_tag();
+    let journal = crate::journal::note_user_dir(dir).ok();
+    let owner = crate::journal::owner_tag();
     for i in 0..100u32 {
         let path = dir.join(temp_name(&owner, i));
         match std::fs::OpenOptions::new()
@@ -213,9 +218,7 @@ pub fn write_atomic_with_hook(
                 .and_then(|_| out.flush())
                 .map_err(|e| Error::io(path.display(), e));
         }
-        return std::fs::OpenOptions::new()
-            .write(true)
-            .open(p)
+        return open_stream(p)
             .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| Error::io(path.display(), e));
     }
@@ -229,6 +232,26 @@ pub fn write_atomic_with_hook(
     tmp.file.take();
     tmp.path = PathBuf::new();
     Ok(())
+}
+
+/// Opens a FIFO or device for writing without waiting: a FIFO nobody reads is an error at
+/// once (`O_NONBLOCK` makes the open fail instead of waiting for a reader that may never
+/// come); once open, writes block as usual, so a slow reader gets everything.
+fn open_stream(p: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                std::io::Error::other("a FIFO that nobody is reading; start its reader first")
+            } else {
+                e
+            }
+        })?;
+    rustix::fs::fcntl_setfl(&f, rustix::fs::OFlags::empty())?;
+    Ok(f)
 }
 
 pub fn to_json(run: &Run) -> String {
@@ -310,6 +333,8 @@ mod tests {
         assert!(e.to_string().contains("does not exist"));
         let e = check_writable(Path::new("/tmp")).unwrap_err();
         assert!(e.to_string().contains("is a directory"));
+        let e = check_writable(Path::new("x.csv/")).unwrap_err();
+        assert!(e.to_string().contains("ends in '/'"), "{e}");
     }
 
     #[test]
@@ -339,12 +364,20 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // Checking it before measuring must not wait for a reader.
         assert_eq!(resolve_target(&fifo).unwrap(), Target::Stream(fifo.clone()));
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read(fifo).unwrap())
-        };
+        // Nobody reading: an error at once, never a wait.
+        let e = write_atomic(&fifo, b"lost").unwrap_err().to_string();
+        assert!(e.contains("nobody is reading"), "{e}");
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
         write_atomic(&fifo, b"streamed").unwrap();
-        assert_eq!(reader.join().unwrap(), b"streamed");
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"streamed");
         use std::os::unix::fs::FileTypeExt;
         assert!(std::fs::symlink_metadata(&fifo)
             .unwrap()

@@ -8,14 +8,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::report::family;
 use crate::report::figures::Size;
 
+use crate::machine::facts::key_facts;
 use crate::machine::{render_text, Machine};
 use crate::model::{Measurement, Run, Status, Summary};
-use crate::report::facts::key_facts;
 use crate::report::plot::{
-    bytes_label, short_number, Bar, BarChart, GroupedBars, GroupedSeries, Heatmap, Histogram,
-    LinePlot, Marker, Point, Series,
+    short_number, Bar, BarChart, GroupedBars, GroupedSeries, Heatmap, Histogram, LinePlot, Marker,
+    Point, Series,
 };
 
 /// Escapes text for HTML element content and attribute values.
@@ -96,7 +97,7 @@ pub fn render(runs: &[Run]) -> String {
             } else {
                 format!(
                     " · labels <code>{}</code>",
-                    esc(&crate::report::fleet::labels_text(&r.labels))
+                    esc(&crate::compare::fleet::labels_text(&r.labels))
                 )
             },
             if r.complete {
@@ -194,16 +195,12 @@ fn machine_section(h: &mut String, runs: &[Run]) {
 fn families(runs: &[Run]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in runs.iter().flat_map(|r| &r.measurements) {
-        let f = family_of(&m.probe).to_string();
+        let f = family::section_of(&m.probe).to_string();
         if !out.contains(&f) {
             out.push(f);
         }
     }
     out
-}
-
-pub fn family_of(probe: &str) -> &str {
-    probe.split('.').next().unwrap_or(probe)
 }
 
 /// One row of a family table: a probe at one set of parameters, and each run's measurement.
@@ -219,7 +216,7 @@ fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
         for m in r
             .measurements
             .iter()
-            .filter(|m| family_of(&m.probe) == family)
+            .filter(|m| family::section_of(&m.probe) == family)
         {
             let params = m.params_label();
             let at = rows
@@ -248,15 +245,9 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
     );
     // Figures first: they are what a reader looks at; the table holds the details.
     let mut figures = family_plots(runs, family, &rows);
-    let cross_core = [
-        super::ipc::figures(runs, family),
-        super::c2c::figures(runs, family),
-        super::rpc::figures(runs, family),
-    ];
     figures.extend(
-        cross_core
+        crate::report::section_figures(runs, family)
             .into_iter()
-            .flatten()
             .map(|svg| (Size::Wide, svg)),
     );
     let (small, wide): (Vec<_>, Vec<_>) = figures.into_iter().partition(|(s, _)| *s == Size::Small);
@@ -346,32 +337,11 @@ pub fn effective_status(m: &Measurement) -> Status {
     }
 }
 
-/// Why a measurement is invalid, in one line: its failed checks, or its first warning.
-pub fn invalid_reason(m: &Measurement) -> String {
-    let failed: Vec<String> = m
-        .failed_checks()
-        .map(|c| {
-            format!(
-                "{}: expected {}, observed {}",
-                c.name, c.expected, c.observed
-            )
-        })
-        .collect();
-    if !failed.is_empty() {
-        failed.join("; ")
-    } else {
-        m.warnings
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "marked invalid by the probe".into())
-    }
-}
-
 fn value_cell(m: &Measurement) -> String {
     match (effective_status(m), &m.value) {
         (Status::Invalid, _) => format!(
             "<span class=\"badge b-invalid\">invalid</span><span class=\"ci\">{}</span>",
-            esc(&invalid_reason(m))
+            esc(&m.invalid_reason())
         ),
         (Status::BelowResolution, _) | (_, None) => format!(
             "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
@@ -469,10 +439,6 @@ fn varying_params(ms: &[&Measurement]) -> Vec<String> {
         .collect()
 }
 
-fn num_param(m: &Measurement, key: &str) -> Option<f64> {
-    m.params.get(key)?.as_f64()
-}
-
 /// A parameter that looks like a size in bytes, so the axis is labelled in KiB/MiB and cache
 /// sizes are marked.
 fn is_bytes_param(key: &str) -> bool {
@@ -487,7 +453,7 @@ fn cache_markers(m: &Machine) -> Vec<Marker> {
         .into_iter()
         .map(|(l, s)| Marker {
             x: s as f64,
-            label: format!("{l} {}", bytes_label(s as f64)),
+            label: format!("{l} {}", crate::units::size::bytes_label(s as f64)),
         })
         .collect()
 }
@@ -532,10 +498,9 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
     }
     for probe in probes {
         // Results with an analysis of their own draw its figure, one per run.
-        if crate::report::figures::OWNED.contains(&probe) {
+        if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
             for (i, run) in runs.iter().enumerate() {
-                let figs = crate::report::figures::for_probe(run, probe, &subtitle_of(runs, i));
-                out.extend(figs.into_iter().flatten());
+                out.extend(f.own_figures(run, &subtitle_of(runs, i)));
             }
             in_figure.extend(
                 runs.iter()
@@ -551,9 +516,9 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
             .filter(|m| m.probe == probe)
             .collect();
         let varying = varying_params(&all);
-        let numeric = |k: &String| all.iter().all(|m| num_param(m, k).is_some());
+        let numeric = |k: &String| all.iter().all(|m| m.param_f64(k).is_some());
         let distinct = |k: &String| {
-            let mut v: Vec<f64> = all.iter().filter_map(|m| num_param(m, k)).collect();
+            let mut v: Vec<f64> = all.iter().filter_map(|m| m.param_f64(k)).collect();
             v.sort_by(f64::total_cmp);
             v.dedup();
             v.len()
@@ -696,7 +661,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             if runs.len() > 1 {
                 name = format!("{} {name}", run_label(runs, i)).trim().to_string();
             }
-            let (Some(x), Some([y, lo, hi])) = (num_param(m, key), plotted(m)) else {
+            let (Some(x), Some([y, lo, hi])) = (m.param_f64(key), plotted(m)) else {
                 continue;
             };
             match by_rest.iter_mut().find(|(n, _)| *n == name) {
@@ -750,7 +715,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
 
 fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) -> Option<String> {
     let axis = |k: &str| {
-        let mut v: Vec<f64> = ms.iter().filter_map(|m| num_param(m, k)).collect();
+        let mut v: Vec<f64> = ms.iter().filter_map(|m| m.param_f64(k)).collect();
         v.sort_by(f64::total_cmp);
         v.dedup();
         v
@@ -762,7 +727,7 @@ fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) ->
     }
     let mut cells = vec![vec![None; cols.len()]; rows.len()];
     for m in ms {
-        let (Some(r), Some(c)) = (num_param(m, rk), num_param(m, ck)) else {
+        let (Some(r), Some(c)) = (m.param_f64(rk), m.param_f64(ck)) else {
             continue;
         };
         let ri = rows.iter().position(|x| *x == r)?;
@@ -817,7 +782,7 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::parse_run;
+    use crate::input::parse_run;
 
     fn fixture() -> Run {
         parse_run(

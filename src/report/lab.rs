@@ -3,8 +3,13 @@
 //! variant × metric CSV. Everything is read from the recorded measurements.
 
 use super::plot::{Bar, BarChart};
-use super::units::fmt_num;
 use crate::model::{Measurement, Run};
+use crate::report::family::{Ask, Evidence, Family, Shown};
+use crate::report::figures::Size;
+use crate::units::fmt_num;
+
+/// The lab's probe id.
+pub const PROBE: &str = "mmap.lab";
 
 /// A metric: a column, a chart and a CSV field.
 pub struct Metric {
@@ -223,7 +228,7 @@ pub fn svgs(run: &Run) -> Vec<(String, String)> {
         .first()
         .and_then(|m| m.params.get("size_bytes"))
         .and_then(|v| v.as_u64())
-        .map(|b| super::plot::bytes_label(b as f64))
+        .map(|b| crate::units::size::bytes_label(b as f64))
         .unwrap_or_default();
     metrics()
         .iter()
@@ -281,4 +286,44 @@ pub fn csv(run: &Run) -> String {
         out.push_str(&format!(",\"{}\"\n", why.join("; ").replace('"', "'")));
     }
     out
+}
+
+/// The mmap lab: its table after the common one, one small chart per metric (its figures in
+/// the HTML report and `--svg-dir`), and the variant × metric CSV beside them.
+pub struct Lab;
+
+impl Family for Lab {
+    fn section(&self) -> &'static str {
+        "mmap"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Faults
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, _subtitle: &str) -> Vec<(Size, String)> {
+        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+            return Vec::new();
+        }
+        svgs(run)
+            .into_iter()
+            .map(|(_, s)| (Size::Small, s))
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let mut shown = Shown {
+            after: table(run),
+            ..Shown::default()
+        };
+        if ask.figures {
+            shown.figures = svgs(run);
+            shown.tables = vec![("lab.csv".into(), csv(run))];
+        }
+        Ok(shown)
+    }
 }

@@ -2,7 +2,6 @@
 //! their status, ready to paste into a lab report or an issue.
 
 use crate::model::{Run, Status};
-use crate::report::html::invalid_reason;
 use crate::report::table::{headline, raw_baseline};
 
 fn cell(s: &str) -> String {
@@ -23,7 +22,7 @@ pub fn run_to_markdown(run: &Run) -> String {
     o.push_str("\n| probe | parameters | value (± 95% CI) | raw / baseline | status |\n|---|---|--:|---|---|\n");
     for m in &run.measurements {
         let status = if !m.valid || m.status == Status::Invalid {
-            format!("invalid: {}", invalid_reason(m))
+            format!("invalid: {}", m.invalid_reason())
         } else if m.status == Status::BelowResolution {
             "below resolution".into()
         } else {
@@ -47,11 +46,8 @@ mod tests {
 
     #[test]
     fn one_row_per_measurement_and_invalid_says_why() {
-        let run = crate::report::input::parse_run(
-            include_str!("../../tests/fixtures/run-quick.json"),
-            "f",
-        )
-        .unwrap();
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
         let md = run_to_markdown(&run);
         assert_eq!(
             md.lines().filter(|l| l.starts_with("| `")).count(),

@@ -1,124 +1,13 @@
-//! The memory-latency curve as a table, with knees matched against the cache sizes. A pure
-//! function of a finished Run.
+//! The memory-latency curve as a table, with the knees analysis::memlat matched against the
+//! cache sizes. A pure function of a finished Run.
 
-use crate::analysis::knees::{self, CurvePoint, Knee, KneeParams};
-use crate::analysis::sizes::fmt_size;
-use crate::model::{Measurement, Run, Status};
-use crate::probes::mem::latency::{Order, PROBE};
-use serde::Serialize;
-
-/// One curve: a chase order, stride and page mode.
-#[derive(Debug, Clone, Serialize)]
-pub struct MemCurve {
-    pub pages: String,
-    pub stride: u64,
-    /// "random" (the full latency) or "strided" (lat_mem_rd's default forward walk).
-    pub order: String,
-    /// What the order means next to lat_mem_rd.
-    pub definition: String,
-    /// (size, median ns/load, lo, hi) of valid points.
-    pub points: Vec<(u64, f64, f64, f64)>,
-    pub knees: Vec<Knee>,
-    pub boundaries: Vec<(String, bool)>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct MemAnalysis {
-    pub caches: Vec<(String, u64)>,
-    pub curves: Vec<MemCurve>,
-}
-
-fn p_str(m: &Measurement, k: &str) -> String {
-    m.params
-        .get(k)
-        .map(|v| {
-            v.as_str()
-                .map(String::from)
-                .unwrap_or_else(|| v.to_string())
-        })
-        .unwrap_or_default()
-}
-
-/// The chase order; runs saved before the parameter existed chased a random cycle.
-fn order_of(m: &Measurement) -> String {
-    match p_str(m, "order") {
-        o if o.is_empty() => "random".into(),
-        o => o,
-    }
-}
-
-fn p_u64(m: &Measurement, k: &str) -> u64 {
-    m.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
-pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
-    let mut keys: Vec<(String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
-        let k = (p_str(m, "pages"), p_u64(m, "stride"), order_of(m));
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let bounds: Vec<(String, f64)> = caches
-        .iter()
-        .map(|(l, b)| (format!("{l} ({})", fmt_size(*b)), *b as f64))
-        .collect();
-    let curves = keys
-        .into_iter()
-        .map(|(pages, stride, order)| {
-            let mut points: Vec<(u64, f64, f64, f64)> = run
-                .measurements
-                .iter()
-                .filter(|m| {
-                    m.probe == PROBE
-                        && p_str(m, "pages") == pages
-                        && p_u64(m, "stride") == stride
-                        && order_of(m) == order
-                })
-                .filter(|m| m.valid && m.status == Status::Ok)
-                .filter_map(|m| {
-                    let v = m.value.as_ref()?;
-                    Some((p_u64(m, "size"), v.median, v.ci95[0], v.ci95[1]))
-                })
-                .collect();
-            points.sort_by_key(|p| p.0);
-            let cps: Vec<CurvePoint> = points
-                .iter()
-                .map(|&(x, y, lo, hi)| CurvePoint {
-                    x: x as f64,
-                    y,
-                    lo,
-                    hi,
-                })
-                .collect();
-            let params = KneeParams::default();
-            let mut found = knees::detect(&cps, &params);
-            let (lo, hi) = (
-                points.first().map(|p| p.0 as f64).unwrap_or(0.0),
-                points.last().map(|p| p.0 as f64).unwrap_or(0.0),
-            );
-            let shown: Vec<(String, f64)> = bounds
-                .iter()
-                .filter(|(_, b)| *b >= lo && *b < hi)
-                .cloned()
-                .collect();
-            let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
-            MemCurve {
-                definition: Order::definition(&order).into(),
-                pages,
-                stride,
-                order,
-                points,
-                knees: found,
-                boundaries,
-            }
-        })
-        .collect();
-    MemAnalysis {
-        caches: caches.to_vec(),
-        curves,
-    }
-}
+use crate::analysis::knees;
+use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
+use crate::model::{Run, Status};
+use crate::probes::mem::latency::PROBE;
+use crate::report::family::{measured_cpu, with_run_notes, Ask, Family, Shown};
+use crate::report::figures::Size;
+use crate::units::size::fmt_size;
 
 pub fn render(a: &MemAnalysis, run: &Run) -> String {
     let mut out = String::new();
@@ -129,8 +18,8 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
         ));
         for m in run.measurements.iter().filter(|m| {
             m.probe == PROBE
-                && p_str(m, "pages") == c.pages
-                && p_u64(m, "stride") == c.stride
+                && m.param_text("pages") == c.pages
+                && m.param_u64("stride").unwrap_or(0) == c.stride
                 && order_of(m) == c.order
         }) {
             let per = |n: &str| {
@@ -139,12 +28,12 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                     .get(n)
                     .filter(|e| e.supported)
                     .and_then(|e| e.per_op)
-                    .map(crate::report::units::fmt_num)
+                    .map(crate::units::fmt_num)
                     .unwrap_or_else(|| "n/a".into())
             };
             let val = match (&m.value, m.status) {
                 (Some(v), Status::Ok) => {
-                    use crate::report::units::fmt_num;
+                    use crate::units::fmt_num;
                     format!(
                         "{} ±{}",
                         fmt_num(v.median),
@@ -162,8 +51,8 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                 .unwrap_or_else(|| "?".into());
             out.push_str(&format!(
                 "  {:>8}  {:>7}  {:>18}  {:>10}  {:>10}  {:>6}\n",
-                fmt_size(p_u64(m, "size")),
-                p_str(m, "fits"),
+                fmt_size(m.param_u64("size").unwrap_or(0)),
+                m.param_text("fits"),
                 val,
                 per("L1-dcache-load-misses"),
                 per("dTLB-load-misses"),
@@ -200,7 +89,8 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
 /// cache sizes as grey lines, the detected knees (the same as the table's) as red dashed
 /// lines, and each plateau's level written on it. Shared by `--svg` and the HTML report.
 pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
-    use crate::report::plot::{bytes_label, Annotation, LinePlot, Marker, Point, Series};
+    use crate::report::plot::{Annotation, LinePlot, Marker, Point, Series};
+    use crate::units::size::bytes_label;
     let mut plot = LinePlot {
         title: "Memory latency: dependent loads on a random cycle (mem.latency)".into(),
         subtitle: machine.to_string(),
@@ -226,7 +116,7 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .collect(),
         });
         for k in &c.knees {
-            let what = crate::report::figures::knee_match_suffix(k);
+            let what = k.match_suffix();
             plot.knees.push(Marker {
                 x: k.first_above,
                 label: format!("knee {}{what}", bytes_label(k.first_above)),
@@ -238,7 +128,7 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 plot.annotations.push(Annotation {
                     x,
                     y,
-                    text: format!("≈ {}", crate::report::units::fmt_time(y)),
+                    text: format!("≈ {}", crate::units::fmt_time(y)),
                 });
             }
         }
@@ -247,63 +137,47 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
     Ok(plot.to_svg())
 }
 
-/// The flat stretches between knees: for each, a point in its middle (x) and its median
-/// level (y). A stretch needs two points to count as a plateau.
-pub fn plateaus(points: &[(u64, f64, f64, f64)], knees: &[Knee]) -> Vec<(f64, f64)> {
-    let mut edges = vec![(f64::NEG_INFINITY, f64::INFINITY)];
-    for k in knees {
-        if let Some(last) = edges.last_mut() {
-            last.1 = k.last_below;
-        }
-        edges.push((k.end.max(k.first_above), f64::INFINITY));
+/// Memory latency: its figure and its report come from analysis::memlat, the report
+/// replacing the common table in `mem latency`.
+pub struct MemLatency;
+
+impl Family for MemLatency {
+    fn section(&self) -> &'static str {
+        "mem"
     }
-    edges
-        .into_iter()
-        .filter_map(|(from, to)| {
-            let seg: Vec<&(u64, f64, f64, f64)> = points
-                .iter()
-                .filter(|p| (p.0 as f64) >= from && (p.0 as f64) <= to)
-                .collect();
-            if seg.len() < 2 {
-                return None;
-            }
-            let mut ys: Vec<f64> = seg.iter().map(|p| p.1).collect();
-            ys.sort_by(f64::total_cmp);
-            Some((seg[seg.len() / 2].0 as f64, ys[ys.len() / 2]))
+
+    fn owns(&self, probe: &str) -> bool {
+        probe == PROBE
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
+        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+            return Vec::new();
+        }
+        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE));
+        let a = analyze(run, &caches);
+        svg(&a, subtitle)
+            .ok()
+            .map(|s| (Size::Wide, s))
+            .into_iter()
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let analysis = analyze(run, &ask.caches);
+        let mut figures = Vec::new();
+        if ask.figures {
+            figures.push(("memlat".into(), svg(&analysis, &run.machine.short_name())?));
+        }
+        Ok(Shown {
+            text: Some(with_run_notes(run, render(&analysis, run))),
+            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
+            figures,
+            ..Shown::default()
         })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plateaus_are_the_flat_stretches_between_knees() {
-        let pts: Vec<(u64, f64, f64, f64)> = [
-            (4096, 1.0),
-            (8192, 1.1),
-            (16384, 1.0),
-            (32768, 4.0),
-            (65536, 5.0),
-            (131072, 5.1),
-            (262144, 5.0),
-        ]
-        .iter()
-        .map(|&(x, y)| (x, y, y, y))
-        .collect();
-        let k = Knee {
-            last_below: 16384.0,
-            first_above: 32768.0,
-            end: 65536.0,
-            y_first_above: 4.0,
-            y_before: 1.0,
-            y_after: 5.0,
-            matches: vec![],
-        };
-        let p = plateaus(&pts, &[k]);
-        assert_eq!(p, vec![(8192.0, 1.0), (131072.0, 5.0)]);
-        // Without knees the whole curve is one plateau.
-        assert_eq!(plateaus(&pts, &[]).len(), 1);
     }
 }

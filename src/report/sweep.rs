@@ -1,254 +1,19 @@
 //! The working-set sweep as a person and an old script read it: one table per ring shape
 //! (rows per size with raw, overhead, per-switch value, direct vs indirect cost, cache
-//! labels and evidence), knees detected on the measured curve and matched against the
-//! cache sizes (and, when given, the knees of a `mem latency` run), and lat_ctx-style lines.
-//! Everything here is a pure function of a finished Run.
+//! labels and evidence), the knees analysis::sweep found on the measured curve, and
+//! lat_ctx-style lines. Everything here is a pure function of a finished Run.
 
-use crate::analysis::caches::sweep_boundaries;
-use crate::analysis::knees::{self, CurvePoint, Knee, KneeParams};
-use crate::analysis::sizes::fmt_size;
-use crate::model::{Measurement, Run, Status, Summary};
-use crate::probes::ctx::sweep::{counters_per_switch, definition_label, PROBE};
-use serde::Serialize;
-
-/// One size of one curve.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub size: u64,
-    pub status: Status,
-    /// Per switch (ns), when resolved and valid.
-    pub per_switch: Option<Summary>,
-    /// Per-switch extra over the S = 0 point: [median, lo, hi] (ns); None without S = 0.
-    pub indirect: Option<[f64; 3]>,
-    pub fits_per_process: String,
-    pub fits_total: String,
-    /// Why there is no number, in words.
-    pub reason: Option<String>,
-}
-
-/// One ring shape: mode × N × access × stride × policy.
-#[derive(Debug, Clone, Serialize)]
-pub struct Curve {
-    pub mode: String,
-    pub procs: usize,
-    pub access: String,
-    pub stride: u64,
-    /// Scheduling policy of the members ("normal" or "batch").
-    pub policy: String,
-    /// lat_ctx's definition, or how this curve differs from it.
-    pub definition: String,
-    pub rows: Vec<Row>,
-    /// The S = 0 cost (ns/switch) when measured and resolved: the direct cost.
-    pub direct: Option<Summary>,
-    pub knees: Vec<Knee>,
-    /// Each cache boundary on this curve's axis and whether a knee fell on it.
-    pub boundaries: Vec<(String, bool)>,
-}
-
-/// Everything the sweep's table, plot and JSON need.
-#[derive(Debug, Clone, Serialize)]
-pub struct SweepAnalysis {
-    /// Data caches of the measured CPU (label, bytes), smallest first.
-    pub caches: Vec<(String, u64)>,
-    /// Knees of a memory-latency curve used as extra boundaries (bytes of one working set).
-    pub mem_knees: Vec<f64>,
-    pub curves: Vec<Curve>,
-}
-
-fn param_str(m: &Measurement, k: &str) -> String {
-    match m.params.get(k) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => String::new(),
-    }
-}
-
-fn param_u64(m: &Measurement, k: &str) -> u64 {
-    m.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
-/// Why a point has no number.
-pub fn reason(m: &Measurement) -> Option<String> {
-    match m.status {
-        Status::Ok => None,
-        Status::Invalid => Some(format!(
-            "invalid: {}",
-            m.failed_checks()
-                .map(|c| format!(
-                    "{} expected {}, observed {}",
-                    c.name, c.expected, c.observed
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )),
-        Status::BelowResolution => Some(match &m.difference {
-            Some(d) => format!(
-                "below resolution: lap − overhead has a 95% interval of [{:.0}, {:.0}] ns, which \
-                 reaches zero (the ring costs no measurably more than the same pipe traffic and \
-                 walks without switching)",
-                d.ci95[0], d.ci95[1]
-            ),
-            None => "below resolution".into(),
-        }),
-    }
-}
-
-/// Build the analysis of the sweep measurements in `run`.
-pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepAnalysis {
-    let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
-        let k = (
-            param_str(m, "mode"),
-            param_u64(m, "procs") as usize,
-            param_str(m, "access"),
-            param_u64(m, "stride"),
-            policy_of(m),
-        );
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let curves = keys
-        .into_iter()
-        .map(|(mode, procs, access, stride, policy)| {
-            let mut ms: Vec<&Measurement> = run
-                .measurements
-                .iter()
-                .filter(|m| {
-                    m.probe == PROBE
-                        && param_str(m, "mode") == mode
-                        && param_u64(m, "procs") as usize == procs
-                        && param_str(m, "access") == access
-                        && param_u64(m, "stride") == stride
-                        && policy_of(m) == policy
-                })
-                .collect();
-            ms.sort_by_key(|m| param_u64(m, "size"));
-            let shape = Shape {
-                mode,
-                procs,
-                access,
-                stride,
-                policy,
-            };
-            curve(shape, &ms, caches, mem_knees)
-        })
-        .collect();
-    SweepAnalysis {
-        caches: caches.to_vec(),
-        mem_knees: mem_knees.to_vec(),
-        curves,
-    }
-}
-
-/// The members' policy; runs saved before the parameter existed used SCHED_BATCH.
-fn policy_of(m: &Measurement) -> String {
-    match param_str(m, "policy") {
-        p if p.is_empty() => "batch".into(),
-        p => p,
-    }
-}
-
-/// What identifies one curve.
-struct Shape {
-    mode: String,
-    procs: usize,
-    access: String,
-    stride: u64,
-    policy: String,
-}
-
-fn usable(m: &Measurement) -> Option<&Summary> {
-    m.value
-        .as_ref()
-        .filter(|_| m.valid && m.status == Status::Ok)
-}
-
-fn curve(shape: Shape, ms: &[&Measurement], caches: &[(String, u64)], mem_knees: &[f64]) -> Curve {
-    let Shape {
-        mode,
-        procs,
-        access,
-        stride,
-        policy,
-    } = shape;
-    let direct = ms
-        .iter()
-        .find(|m| param_u64(m, "size") == 0)
-        .and_then(|m| usable(m))
-        .cloned();
-    let rows = ms
-        .iter()
-        .map(|m| {
-            let v = usable(m).cloned();
-            let indirect = match (&v, &direct) {
-                (Some(v), Some(d)) => Some([
-                    v.median - d.median,
-                    v.ci95[0] - d.ci95[1],
-                    v.ci95[1] - d.ci95[0],
-                ]),
-                _ => None,
-            };
-            Row {
-                size: param_u64(m, "size"),
-                status: m.status,
-                per_switch: v,
-                indirect,
-                fits_per_process: param_str(m, "fits_per_process"),
-                fits_total: param_str(m, "fits_total"),
-                reason: reason(m),
-            }
-        })
-        .collect::<Vec<_>>();
-    let points: Vec<CurvePoint> = rows
-        .iter()
-        .filter_map(|r| {
-            let v = r.per_switch.as_ref()?;
-            Some(CurvePoint {
-                x: r.size as f64,
-                y: v.median,
-                lo: v.ci95[0],
-                hi: v.ci95[1],
-            })
-        })
-        .collect();
-    let params = KneeParams::default();
-    let mut found = knees::detect(&points, &params);
-    let mut bounds = sweep_boundaries(caches, procs);
-    for (i, k) in mem_knees.iter().enumerate() {
-        bounds.push((
-            format!(
-                "memory-latency knee {} ({}/{procs})",
-                i + 1,
-                fmt_size(*k as u64)
-            ),
-            k / procs as f64,
-        ));
-    }
-    // Only boundaries the swept sizes can show (a knee needs points on both sides).
-    let sizes: Vec<f64> = points.iter().map(|p| p.x).collect();
-    let (lo, hi) = (
-        sizes.iter().copied().fold(f64::INFINITY, f64::min),
-        sizes.iter().copied().fold(0.0, f64::max),
-    );
-    bounds.retain(|(_, b)| *b >= lo && *b < hi);
-    let boundaries = knees::match_boundaries(&mut found, &bounds, params.tolerance);
-    Curve {
-        definition: definition_label(&policy, &access, stride),
-        mode,
-        procs,
-        access,
-        stride,
-        policy,
-        rows,
-        direct,
-        knees: found,
-        boundaries,
-    }
-}
+use crate::analysis::knees;
+use crate::analysis::sweep::analyze;
+use crate::analysis::sweep::{policy_of, reason, usable, Curve, SweepAnalysis};
+use crate::model::{Measurement, Run, Status};
+use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
+use crate::report::family::{measured_cpu, with_run_notes, Ask, Evidence, Family, Shown};
+use crate::report::figures::Size;
+use crate::units::size::fmt_size;
 
 fn ns(v: f64) -> String {
-    crate::report::units::fmt_num(v / 1000.0) + " µs"
+    crate::units::fmt_num(v / 1000.0) + " µs"
 }
 
 /// The sweep tables and knee lines.
@@ -288,19 +53,19 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
                 .iter()
                 .find(|m| {
                     m.probe == PROBE
-                        && param_u64(m, "procs") as usize == c.procs
-                        && param_str(m, "mode") == c.mode
-                        && param_str(m, "access") == c.access
-                        && param_u64(m, "stride") == c.stride
+                        && m.param_u64("procs").unwrap_or(0) as usize == c.procs
+                        && m.param_text("mode") == c.mode
+                        && m.param_text("access") == c.access
+                        && m.param_u64("stride").unwrap_or(0) == c.stride
                         && policy_of(m) == c.policy
-                        && param_u64(m, "size") == r.size
+                        && m.param_u64("size").unwrap_or(0) == r.size
                 })
                 .expect("rows come from measurements");
             let per = match (&r.per_switch, r.status) {
                 (Some(v), _) => format!(
                     "{} ±{}",
                     ns(v.median),
-                    crate::report::units::fmt_num((v.ci95[1] - v.ci95[0]) / 2000.0)
+                    crate::units::fmt_num((v.ci95[1] - v.ci95[0]) / 2000.0)
                 ),
                 (None, Status::BelowResolution) => "below resolution".into(),
                 (None, _) => "INVALID".into(),
@@ -464,7 +229,7 @@ pub fn lmbench(run: &Run) -> String {
         .filter(|m| m.probe == PROBE)
         .collect();
     for m in &sweep {
-        let s = param_u64(m, "size");
+        let s = m.param_u64("size").unwrap_or(0);
         if !sizes.contains(&s) {
             sizes.push(s);
         }
@@ -472,9 +237,11 @@ pub fn lmbench(run: &Run) -> String {
     sizes.sort_unstable();
     let mut out = String::new();
     for s in sizes {
-        let mut at: Vec<&&Measurement> =
-            sweep.iter().filter(|m| param_u64(m, "size") == s).collect();
-        at.sort_by_key(|m| param_u64(m, "procs"));
+        let mut at: Vec<&&Measurement> = sweep
+            .iter()
+            .filter(|m| m.param_u64("size").unwrap_or(0) == s)
+            .collect();
+        at.sort_by_key(|m| m.param_u64("procs").unwrap_or(0));
         let ovr = at
             .iter()
             .filter_map(|m| Some(m.baseline.as_ref()?.median / m.units_per_iteration / 1000.0))
@@ -482,7 +249,7 @@ pub fn lmbench(run: &Run) -> String {
             .unwrap_or(0.0);
         out.push_str(&format!("\n\"size={}k ovr={ovr:.2}\n", s / 1024));
         for m in at {
-            let n = param_u64(m, "procs");
+            let n = m.param_u64("procs").unwrap_or(0);
             match usable(m) {
                 Some(v) => out.push_str(&format!("{n} {:.2}\n", v.median / 1000.0)),
                 None => out.push_str(&format!(
@@ -533,12 +300,7 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
         let direct = c
             .direct
             .as_ref()
-            .map(|d| {
-                format!(
-                    ", direct {} at S=0",
-                    crate::report::units::fmt_time(d.median)
-                )
-            })
+            .map(|d| format!(", direct {} at S=0", crate::units::fmt_time(d.median)))
             .unwrap_or_default();
         let missing = c.rows.iter().filter(|r| r.per_switch.is_none()).count();
         let missing = if missing > 0 {
@@ -551,7 +313,7 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
             points,
         });
         for k in &c.knees {
-            let what = crate::report::figures::knee_match_suffix(k);
+            let what = k.match_suffix();
             plot.knees.push(Marker {
                 x: k.first_above,
                 label: format!("N={} knee{what}", c.procs),
@@ -560,4 +322,58 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
     }
     plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
+}
+
+/// The working-set sweep: its figure and its report come from analysis::sweep, the
+/// report replacing the common table in `ctx sweep`.
+pub struct Sweep;
+
+impl Family for Sweep {
+    fn section(&self) -> &'static str {
+        "ctx"
+    }
+
+    fn owns(&self, probe: &str) -> bool {
+        probe == PROBE
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Switches
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
+        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+            return Vec::new();
+        }
+        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE));
+        let a = analyze(run, &caches, &[]);
+        svg(&a, subtitle)
+            .ok()
+            .map(|s| (Size::Wide, s))
+            .into_iter()
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let analysis = analyze(run, &ask.caches, &ask.mem_knees);
+        let text = if ask.lmbench {
+            lmbench(run)
+        } else {
+            with_run_notes(run, render(&analysis, run))
+        };
+        let mut figures = Vec::new();
+        if ask.figures {
+            figures.push(("sweep".into(), svg(&analysis, &run.machine.short_name())?));
+        }
+        Ok(Shown {
+            text: Some(text),
+            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
+            figures,
+            ..Shown::default()
+        })
+    }
 }

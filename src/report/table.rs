@@ -2,11 +2,12 @@
 //! and evidence when they fit the terminal) and, beneath it, what did not fit, why a figure is
 //! invalid or below resolution, and its warnings.
 
+use super::family::Evidence;
 use super::term::{paint, wrap, Term, Tone};
-use super::units::{
+use crate::model::{Measurement, Run, Status, Summary};
+use crate::units::{
     fmt_num, fmt_per_op, fmt_pm, fmt_time, fmt_with_unit, plural, rescale_unit, time_unit,
 };
-use crate::model::{Measurement, Run, Status, Summary};
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
 pub fn fmt_value(s: &Summary, unit: &str) -> String {
@@ -55,15 +56,14 @@ pub fn checks_cell(m: &Measurement) -> String {
     format!("{mark} {ok}/{}", m.checks.len())
 }
 
-/// Short evidence line: "2.00 sw/op (1.05 vol, 0.95 invol), 0 migrations" for switch probes,
-/// fault counts per operation for fault and mmap probes, the system-time share otherwise.
+/// Short evidence line, as the probe's family asks ([`Evidence`]): "2.00 sw/op (1.05 vol,
+/// 0.95 invol), 0 migrations" for switches, fault counts per operation for faults, the
+/// system-time share otherwise.
 fn evidence_cell(m: &Measurement) -> String {
     let it = m.evidence.rusage.iterations.max(1);
     let t = &m.evidence.rusage.total;
-    if ["ctx.", "ipc.", "c2c.", "rpc."]
-        .iter()
-        .any(|p| m.probe.starts_with(p))
-    {
+    let shown = super::evidence_of(m);
+    if shown == Evidence::Switches {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
         let mig = crate::engine::checks::migrations(&m.evidence);
         format!(
@@ -73,7 +73,7 @@ fn evidence_cell(m: &Measurement) -> String {
             fmt_num(t.nivcsw as f64 / it as f64),
             plural(mig.round().max(0.0) as u64, "migration")
         )
-    } else if m.probe.starts_with("fault.") || m.probe.starts_with("mmap.") {
+    } else if shown == Evidence::Faults {
         format!(
             "{}, {}, {} in",
             fmt_per_op(t.minflt, it, "minflt"),
@@ -151,7 +151,10 @@ pub fn preamble(run: &Run, term: &Term) -> String {
         out.push('\n');
     }
     if !run.labels.is_empty() {
-        let text = format!("labels: {}", crate::report::fleet::labels_text(&run.labels));
+        let text = format!(
+            "labels: {}",
+            crate::compare::fleet::labels_text(&run.labels)
+        );
         out.push_str(&wrap(&text, term.width, "", INDENT));
         out.push('\n');
     }
@@ -267,7 +270,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         for n in m
             .notes
             .iter()
-            .filter(|n| n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+            .filter(|n| n.starts_with(crate::compare::interval::DRIFT_LINE))
         {
             out.push_str(&wrap(n, term.width, INDENT, "      "));
             out.push('\n');
@@ -313,10 +316,8 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         ));
         out.push('\n');
     }
-    // Cross-core matrices (ipc, c2c, rpc) under the table, when the run has them.
-    out.push_str(&super::ipc::text(run));
-    out.push_str(&super::c2c::text(run));
-    out.push_str(&super::rpc::text(run));
+    // The families' own sections (the cross-core matrices) under the table.
+    out.push_str(&super::under_table(run));
     out
 }
 
@@ -349,7 +350,7 @@ pub fn definitions(run: &Run) -> String {
         let defining: Vec<&str> = m
             .notes
             .iter()
-            .filter(|n| !n.starts_with(crate::report::compare::interval::DRIFT_LINE))
+            .filter(|n| !n.starts_with(crate::compare::interval::DRIFT_LINE))
             .map(String::as_str)
             .collect();
         seen.entry(key)
@@ -415,7 +416,7 @@ mod tests {
     }
 
     fn fixture() -> Run {
-        crate::report::input::parse_run(
+        crate::input::parse_run(
             include_str!("../../tests/fixtures/run-quick.json"),
             "fixture",
         )
@@ -455,7 +456,7 @@ mod tests {
                 r
             })
             .collect();
-        crate::report::compare::interval::widen_with_history(&mut run, &history);
+        crate::compare::interval::widen_with_history(&mut run, &history);
         let out = render_for(&run, &Term::plain(80));
         assert!(
             out.contains("    interval includes run-to-run drift seen in 3 runs here: ±"),

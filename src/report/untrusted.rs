@@ -13,15 +13,15 @@ pub fn load_and_render(bytes: &[u8]) -> Result<bool> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(false);
     };
-    let run = match super::input::parse_run(text, "fuzz") {
+    let run = match crate::input::parse_run(text, "fuzz") {
         Ok(r) => r,
         Err(_) => return Ok(false),
     };
     let _ = super::table::render(&run);
     let _ = super::export::to_csv(&run)?;
     let _ = super::markdown::run_to_markdown(&run);
-    let c = super::compare::compare(&run, "a", &run, "b");
-    let _ = super::compare::render::text(&c);
+    let c = crate::compare::compare(&run, "a", &run, "b");
+    let _ = super::compare::text(&c);
     let _ = super::html::render(std::slice::from_ref(&run));
     Ok(true)
 }

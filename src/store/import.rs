@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use rusqlite::{params, OptionalExtension, Transaction};
 use sha2::{Digest, Sha256};
 
+use crate::compare::fleet::{Figure, FleetRun};
 use crate::model::Run;
-use crate::report::fleet::{Figure, FleetRun};
 
 /// The run's identity: its own `run_id` when it carries one, else a SHA-256 over what makes a
 /// run itself: host, start time, command line, labels, and every probe with its raw samples
@@ -68,9 +68,9 @@ pub fn effective_labels(run: &Run) -> BTreeMap<String, String> {
     l
 }
 
-/// The fleet facts of the run's machine as a JSON object (see `report::fleet::machine_facts`).
+/// The fleet facts of the run's machine as a JSON object (see `compare::fleet::machine_facts`).
 pub fn facts_json(run: &Run) -> String {
-    serde_json::to_string(&crate::report::fleet::machine_facts(&run.machine))
+    serde_json::to_string(&crate::compare::fleet::machine_facts(&run.machine))
         .expect("a string map always serializes")
 }
 
@@ -207,8 +207,7 @@ mod tests {
     use super::*;
 
     fn fixture() -> Run {
-        crate::report::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
-            .unwrap()
+        crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
     }
 
     #[test]

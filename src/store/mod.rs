@@ -16,8 +16,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::input::parse_run;
 use crate::model::Run;
-use crate::report::input::parse_run;
 
 pub use import::Outcome;
 pub use schema::latest as schema_version;
@@ -59,17 +59,39 @@ fn remove_if_empty(path: &Path) {
     }
 }
 
+/// Whether a database exists at `path` (following a symlink to it). Anything there must be a
+/// regular file: a FIFO would hang SQLite's first read, a device or directory is no database,
+/// and a symlink loop or a link to a missing file is named for what it is, not taken for a
+/// missing database.
+pub fn check_db_path(path: &Path) -> Result<bool> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) => Err(Error::usage(format!(
+            "{shown}: {}, not a history database",
+            crate::input::kind_of(m.file_type())
+        ))),
+        // A file where a directory of the path should be: nothing can be there (saving says
+        // which part is not a directory).
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(path).is_ok() {
+                return Err(Error::usage(format!(
+                    "{shown}: a symlink to a missing file; name the database itself"
+                )));
+            }
+            Ok(false)
+        }
+        Err(e) => Err(Error::usage(format!("{shown}: {e}"))),
+    }
+}
+
 /// Before measuring: can a run be saved at `path`? An existing file must be an oscost
 /// history (or empty) that this user may write; a new one needs a writable directory (or
 /// one that can be created). Nothing is created or changed.
 pub fn check_can_save(path: &Path) -> Result<()> {
     let shown = path.display();
-    if path.exists() {
-        if path.is_dir() {
-            return Err(Error::usage(format!(
-                "{shown}: is a directory, not a database"
-            )));
-        }
+    if check_db_path(path)? {
         std::fs::OpenOptions::new()
             .write(true)
             .open(path)
@@ -169,7 +191,7 @@ impl Store {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
             }
         }
-        let existed = path.exists();
+        let existed = check_db_path(path)?;
         let opened = Connection::open(path)
             .map_err(|e| db_error(path, e))
             .and_then(|conn| Store::prepared(conn, path));
@@ -182,7 +204,7 @@ impl Store {
     /// Opens an existing history for reading (bringing an old schema up to date); None when
     /// there is no file at `path`. Never creates a file or a directory.
     pub fn open_existing(path: &Path) -> Result<Option<Store>> {
-        if !path.exists() {
+        if !check_db_path(path)? {
             return Ok(None);
         }
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -209,6 +231,15 @@ impl Store {
             .prepare()
             .map_err(|e| db_error(path, e))
             .and_then(|r| r)?;
+        // A history at the current version whose tables were altered would fail only when a
+        // run is saved, after the measuring: found here, before.
+        if let Some(what) = schema::missing(&store.conn).map_err(|e| db_error(path, e))? {
+            return Err(Error::env(format!(
+                "{}: an oscost history without {what}; it cannot hold runs (move it away, or \
+                 use --db for another file)",
+                path.display()
+            )));
+        }
         Ok(store)
     }
 
@@ -768,6 +799,61 @@ mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), junk);
+    }
+
+    #[test]
+    fn a_history_missing_a_table_or_column_is_refused_before_use() {
+        let dir = tempfile::tempdir().unwrap();
+        for (sql, what) in [
+            ("DROP TABLE run_labels", "without table run_labels"),
+            (
+                "ALTER TABLE runs DROP COLUMN facts_json",
+                "without column runs.facts_json",
+            ),
+        ] {
+            let path = dir.path().join(format!("{}.sqlite", what.len()));
+            Store::open(&path).unwrap().save(&fixture(), None).unwrap();
+            Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+            for e in [
+                Store::open(&path).err().unwrap(),
+                check_can_save(&path).unwrap_err(),
+            ] {
+                assert!(e.to_string().contains(what), "{e}");
+                assert_eq!(e.exit_code(), 2);
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_regular_file_or_nothing_is_taken_for_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let lp = dir.path().join("loop");
+        std::os::unix::fs::symlink(&lp, &lp).unwrap();
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("missing"), &dangling).unwrap();
+        for (p, what) in [
+            (&fifo, "a FIFO, not a history database"),
+            (&lp, "symbolic links"),
+            (&dangling, "a symlink to a missing file"),
+            (
+                &dir.path().to_path_buf(),
+                "a directory, not a history database",
+            ),
+        ] {
+            for e in [
+                Store::open_existing(p).err().unwrap(),
+                Store::open(p).err().unwrap(),
+                check_can_save(p).unwrap_err(),
+            ] {
+                assert!(e.to_string().contains(what), "{}: {e}", p.display());
+                assert_eq!(e.exit_code(), 2);
+            }
+        }
+        assert!(!dir.path().join("missing").exists());
     }
 
     #[test]

@@ -97,6 +97,40 @@ pub fn inspect(conn: &Connection) -> rusqlite::Result<Found> {
     Ok(Found::Version(v as u32))
 }
 
+/// The tables and columns of a history at the latest version, `(table, column)`, from an
+/// empty database the migrations build (so the check follows the migrations).
+fn expected() -> rusqlite::Result<Vec<(String, String)>> {
+    let mut conn = Connection::open_in_memory()?;
+    let tx = conn.transaction()?;
+    migrate(&tx, 0)?;
+    tx.commit()?;
+    columns(&conn)
+}
+
+fn columns(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut st = conn.prepare(
+        "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
+         WHERE m.type = 'table' ORDER BY m.name, p.cid",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
+/// The first table or column an up-to-date history must have and `conn` lacks, in words
+/// ("table runs", "column runs.run_json"); None when nothing is missing.
+pub fn missing(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let have = columns(conn)?;
+    Ok(expected()?.into_iter().find_map(|(t, c)| {
+        if !have.iter().any(|(ht, _)| *ht == t) {
+            Some(format!("table {t}"))
+        } else if !have.contains(&(t.clone(), c.clone())) {
+            Some(format!("column {t}.{c}"))
+        } else {
+            None
+        }
+    }))
+}
+
 /// Applies the migrations after `from`, and records the new version, in `tx`.
 pub fn migrate(tx: &Transaction, from: u32) -> rusqlite::Result<()> {
     if from == 0 {
@@ -124,7 +158,7 @@ fn backfill_v2(tx: &Transaction) -> rusqlite::Result<()> {
         rows.collect::<rusqlite::Result<_>>()?
     };
     for (id, json) in rows {
-        let Ok(run) = crate::report::input::parse_run(&json, "stored run") else {
+        let Ok(run) = crate::input::parse_run(&json, "stored run") else {
             continue;
         };
         // Two identical rows (the same file imported twice before ids existed) keep the

@@ -99,10 +99,18 @@ impl CacheConfig {
     /// their defaults (8 sets, 1 way, 2 words, LRU, write-back, write-allocate).
     pub fn parse(spec: &str) -> Result<CacheConfig, SimError> {
         let mut cfg = CacheConfig::default();
+        let mut seen: Vec<&str> = Vec::new();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (key, value) = item.split_once('=').ok_or_else(|| {
                 SimError::Config(format!("cache parameter '{item}' is not key=value"))
             })?;
+            // Which of two values was meant is unknowable: refused, not the last one taken.
+            if seen.contains(&key) {
+                return Err(SimError::Config(format!(
+                    "cache parameter {key} given twice; give it once"
+                )));
+            }
+            seen.push(key);
             let number = || {
                 value.parse::<u32>().map_err(|_| {
                     SimError::Config(format!("cache parameter {key}={value}: not a number"))

@@ -125,6 +125,16 @@ pub struct Stats {
     pub pipeline: Option<PipelineStats>,
 }
 
+/// The counters that say what one step did (see [`Machine::progress`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub steps: u64,
+    pub instret: u64,
+    pub exceptions: u64,
+    pub interrupts: u64,
+    pub pipeline: Option<PipelineStats>,
+}
+
 /// The memory region a program gets: `[base, base + size)`, and the initial stack pointer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -480,7 +490,12 @@ impl Machine {
                 self.stats.steps -= 1;
                 Err(Stop::ReturnToZero(self.regs[10] as i32))
             }
-            Err(e) => self.exception(e, pc, 0).map(|()| self.pc),
+            Err(e) => {
+                // A fetch fault accesses no data: the previous instruction's D-cache misses
+                // (already charged when it retired) are not this one's.
+                self.dmiss = 0;
+                self.exception(e, pc, 0).map(|()| self.pc)
+            }
         }
     }
 
@@ -634,19 +649,16 @@ impl Machine {
         if pc & 1 != 0 {
             return Err(Exception::new(INSTRUCTION_MISALIGNED, pc));
         }
-        if !self.in_ram(pc, 2) {
-            return Err(Exception::new(INSTRUCTION_ACCESS_FAULT, pc));
-        }
-        let off = (pc - self.base) as usize;
-        let low = u16::from_le_bytes([self.ram[off], self.ram[off + 1]]) as u32;
-        let word = if instruction_len(low) == 4 {
-            if !self.in_ram(pc.wrapping_add(2), 2) {
-                return Err(Exception::new(INSTRUCTION_ACCESS_FAULT, pc.wrapping_add(2)));
-            }
-            low | (u16::from_le_bytes([self.ram[off + 2], self.ram[off + 3]]) as u32) << 16
-        } else {
-            low
+        let Some(word) = self.instruction_bits(pc) else {
+            // The first halfword outside memory, or the second half of a 32-bit one.
+            let at = if self.in_ram(pc, 2) {
+                pc.wrapping_add(2)
+            } else {
+                pc
+            };
+            return Err(Exception::new(INSTRUCTION_ACCESS_FAULT, at));
         };
+        let off = (pc - self.base) as usize;
         let d = decode(word, self.compressed);
         let page_no = off >> PAGE_SHIFT;
         if self.page_table[page_no] == NO_PAGE {
@@ -691,6 +703,35 @@ impl Machine {
         }
         let off = (addr - self.base) as usize;
         Some(u32::from_le_bytes(self.ram[off..off + 4].try_into().ok()?))
+    }
+
+    /// The counters an observer stepping the machine compares before and after each step,
+    /// without the cost of [`Machine::stats`] (no cache statistics are gathered).
+    pub fn progress(&self) -> Progress {
+        Progress {
+            steps: self.stats.steps,
+            instret: self.stats.instret,
+            exceptions: self.stats.exceptions,
+            interrupts: self.stats.interrupts,
+            pipeline: self.pipeline.as_ref().map(|p| p.stats),
+        }
+    }
+
+    /// The bits of the instruction at `pc` as memory holds them now (the low halfword alone
+    /// for a compressed one), or `None` when `pc` is misaligned or outside memory.
+    pub fn instruction_bits(&self, pc: u32) -> Option<u32> {
+        if pc & 1 != 0 || !self.in_ram(pc, 2) {
+            return None;
+        }
+        let off = (pc - self.base) as usize;
+        let low = u16::from_le_bytes([self.ram[off], self.ram[off + 1]]) as u32;
+        if instruction_len(low) == 2 {
+            return Some(low);
+        }
+        if !self.in_ram(pc.wrapping_add(2), 2) {
+            return None;
+        }
+        Some(low | (u16::from_le_bytes([self.ram[off + 2], self.ram[off + 3]]) as u32) << 16)
     }
 
     pub fn stats(&self) -> Stats {

@@ -122,6 +122,8 @@ fn bad_cache_parameters_name_the_parameter() {
         ("color=red", "color"),
         ("sets", "sets"),
         ("sets=1048576,ways=1024,words=4", "larger than"),
+        ("sets=8,sets=16", "sets given twice"),
+        ("repl=lru,ways=2,repl=fifo", "repl given twice"),
     ] {
         let err = CacheConfig::parse(spec).unwrap_err().to_string();
         assert!(err.contains(needle), "{spec}: {err}");

@@ -92,11 +92,22 @@ struct Outcome {
 }
 
 fn run(program: &Program, cfg: &Config, engine: Engine) -> Outcome {
+    run_after_steps(program, cfg, engine, 0)
+}
+
+/// Runs `program` after `first` single steps (as a tool that watches the start of a run
+/// step by step and then lets it run does).
+fn run_after_steps(program: &Program, cfg: &Config, engine: Engine, first: u64) -> Outcome {
     let cfg = Config {
         engine,
         ..cfg.clone()
     };
     let mut machine = Machine::new(&cfg, program).unwrap();
+    for _ in 0..first {
+        if let Some(stop) = machine.step() {
+            return Outcome { stop, machine };
+        }
+    }
     let stop = machine.run();
     Outcome { stop, machine }
 }
@@ -172,8 +183,19 @@ fn difference(a: &Outcome, b: &Outcome) -> Option<String> {
 
 /// Runs `program` on both engines; panics naming the first difference.
 fn check(name: &str, label: &str, program: &Program, cfg: &Config) -> Outcome {
-    let blocks = run(program, cfg, Engine::Blocks);
-    let reference = run(program, cfg, Engine::Reference);
+    check_after_steps(name, label, program, cfg, 0)
+}
+
+/// [`check`], both runs starting after `first` single steps.
+fn check_after_steps(
+    name: &str,
+    label: &str,
+    program: &Program,
+    cfg: &Config,
+    first: u64,
+) -> Outcome {
+    let blocks = run_after_steps(program, cfg, Engine::Blocks, first);
+    let reference = run_after_steps(program, cfg, Engine::Reference, first);
     if let Some(diff) = difference(&blocks, &reference) {
         panic!("{name} with {label}: {diff}");
     }
@@ -613,7 +635,9 @@ fn random_programs_count_the_same_on_both_engines() {
         let bytes = random_program(&mut rng, with_handler, with_timer);
         let program = Program::from_code(BASE, &bytes);
         let (label, cfg) = random_config(&mut rng, with_timer);
-        let out = check(&format!("random program {n}"), &label, &program, &cfg);
+        let first = if rng.one_in(4) { rng.next() % 300 } else { 0 };
+        let name = format!("random program {n}, run after {first} steps");
+        let out = check_after_steps(&name, &label, &program, &cfg, first);
         let s = out.machine.stats();
         interrupts += s.interrupts;
         exceptions += s.exceptions;

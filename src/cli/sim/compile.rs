@@ -38,27 +38,6 @@ pub fn is_c_source(inputs: &[PathBuf]) -> Result<bool> {
     }
 }
 
-/// A scratch directory removed on drop, whatever happens.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("oscost-sim-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Checks a -march value against what the model implements and says whether it has C.
 pub fn check_march(march: &str) -> Result<bool> {
     let base = march.split('_').next().unwrap_or("");
@@ -99,43 +78,57 @@ pub fn build_all(
         .iter()
         .map(|m| check_march(m))
         .collect::<Result<_>>()?;
-    if !source.is_file() {
-        return Err(Error::usage(format!(
-            "{}: no such C file",
-            source.display()
-        )));
+    match std::fs::metadata(source) {
+        Ok(m) if m.is_file() => {}
+        Ok(m) => {
+            return Err(Error::usage(format!(
+                "{}: {}, not a C file (only regular files are compiled)",
+                source.display(),
+                crate::input::kind_of(m.file_type())
+            )))
+        }
+        Err(_) => {
+            return Err(Error::usage(format!(
+                "{}: no such C file",
+                source.display()
+            )))
+        }
     }
     match Command::new(GCC).arg("--version").output() {
         Ok(o) if o.status.success() => {}
         _ => return Err(Error::env(format!("{GCC} not found; {INSTALL}"))),
     }
-    let dir = Scratch::new()?;
+    // Created exclusively in oscost's private runtime directory (never a guessable name in
+    // the shared temp directory, where a planted symlink would steer the compiler's output),
+    // removed on drop and, after a kill -9, by the next start.
+    let scratch = crate::probes::scratch::ScratchDir::create_default()?;
+    let dir = scratch.path();
     for (name, text) in [
         ("crt0.S", rvsim::runtime::CRT0_S),
         ("syscalls.c", rvsim::runtime::SYSCALLS_C),
         ("link.ld", rvsim::runtime::LINK_LD),
     ] {
-        let path = dir.0.join(name);
+        let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| Error::io(path.display(), e))?;
     }
     let mut builds = Vec::new();
     for (march, compressed) in marches.iter().zip(flags) {
-        let out = dir.0.join(format!("{march}.elf"));
+        let out = dir.join(format!("{march}.elf"));
         let mut cmd = gcc(march, cflags);
         if with_runtime {
             cmd.args(["--specs=picolibc.specs", "-nostartfiles"])
                 .arg("-T")
-                .arg(dir.0.join("link.ld"))
+                .arg(dir.join("link.ld"))
                 .arg("-Wl,--no-warn-rwx-segments")
-                .arg(dir.0.join("crt0.S"))
-                .arg(dir.0.join("syscalls.c"));
+                .arg(dir.join("crt0.S"))
+                .arg(dir.join("syscalls.c"));
         } else {
             // Course style: no start-up code; main (first in .text) is the entry.
             cmd.args(["-nostdlib", "-Wl,--no-warn-rwx-segments", "-Wl,-e,main"]);
         }
         compile(cmd.arg(source).arg("-o").arg(&out), source, march)?;
         // The same source alone, as an object: its symbol table names the user's functions.
-        let obj = dir.0.join(format!("{march}.o"));
+        let obj = dir.join(format!("{march}.o"));
         let mut cmd = gcc(march, cflags);
         if with_runtime {
             cmd.arg("--specs=picolibc.specs");

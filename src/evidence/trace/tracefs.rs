@@ -96,7 +96,9 @@ pub fn read_int(raw: &[u8], f: &Field) -> Option<i64> {
 /// tracefs, mounted for as long as this lives when we mounted it.
 pub struct Tracefs {
     pub root: PathBuf,
-    mounted_here: bool,
+    /// The mount this process made (journaled first, so the next start unmounts it if this
+    /// process is killed; see `journal::mount`).
+    _mounted: Option<crate::journal::MountGuard>,
 }
 
 /// Where tracefs usually is.
@@ -110,47 +112,33 @@ impl Tracefs {
             if Path::new(c).join("events").is_dir() {
                 return Ok(Tracefs {
                     root: c.into(),
-                    mounted_here: false,
+                    _mounted: None,
                 });
             }
         }
-        let target = Path::new(CANDIDATES[0]);
+        let m = crate::journal::Mount::Tracefs;
+        let target = Path::new(m.target());
         if !target.is_dir() {
             return Err(Error::env(
                 "tracefs is not available (no /sys/kernel/tracing): a kernel with \
                  CONFIG_TRACING is needed",
             ));
         }
-        let src = c"tracefs";
-        let dst = std::ffi::CString::new(CANDIDATES[0]).expect("no NUL");
-        // SAFETY: NUL-terminated strings that outlive the call; no data argument.
-        let rc = unsafe {
-            libc::mount(
-                src.as_ptr(),
-                dst.as_ptr(),
-                src.as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
+        match crate::journal::MountGuard::mount(m)? {
+            Ok(guard) => Ok(Tracefs {
+                root: target.into(),
+                _mounted: Some(guard),
+            }),
             // Mounted by someone else in between: use it.
-            if target.join("events").is_dir() {
-                return Ok(Tracefs {
-                    root: target.into(),
-                    mounted_here: false,
-                });
-            }
-            return Err(Error::env(format!(
+            Err(_) if target.join("events").is_dir() => Ok(Tracefs {
+                root: target.into(),
+                _mounted: None,
+            }),
+            Err(e) => Err(Error::env(format!(
                 "tracefs is not mounted and mounting it failed ({e}): run as root, or \
                  `sudo mount -t tracefs nodev /sys/kernel/tracing`"
-            )));
+            ))),
         }
-        Ok(Tracefs {
-            root: target.into(),
-            mounted_here: true,
-        })
     }
 
     /// The id and format of `group:name`, or None when this kernel has no such event.
@@ -175,18 +163,6 @@ impl Tracefs {
             .parse()
             .map_err(|_| Error::env(format!("{}: id is not a number", dir.display())))?;
         parse_format(event, id, &read("format")?).map(Some)
-    }
-}
-
-impl Drop for Tracefs {
-    fn drop(&mut self) {
-        if self.mounted_here {
-            if let Ok(p) = std::ffi::CString::new(self.root.as_os_str().as_encoded_bytes()) {
-                // SAFETY: unmounting exactly what open() mounted; MNT_DETACH so an open file
-                // elsewhere cannot keep it busy.
-                unsafe { libc::umount2(p.as_ptr(), libc::MNT_DETACH) };
-            }
-        }
     }
 }
 

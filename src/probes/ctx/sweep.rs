@@ -9,15 +9,15 @@
 
 use super::ring::{Policy, Ring, RingSpec};
 use super::Mode;
-use crate::analysis::caches::label;
-use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
+use crate::machine::fits::label;
 use crate::model::{Evidence, Measurement};
 use crate::probes::workset::Access;
+use crate::units::size::fmt_size;
 
 /// The probe id.
 pub const PROBE: &str = "ctx.sweep";
@@ -373,7 +373,7 @@ mod tests {
             evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let ctx = Context::new(cfg);
-        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let caches = vec![("L1d".to_string(), 48 << 10), ("L2".to_string(), 1 << 20)];
         let p = Point {
             procs: 2,

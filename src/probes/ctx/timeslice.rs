@@ -7,24 +7,23 @@
 //! back on every exit path), else the probe says it cannot be set. The involuntary switch
 //! rate while running together must match the slice, or the slice did not take effect.
 
-use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::partner::{futex, spawn_ready_child, Child, SharedPage};
 use crate::engine::sampler::SamplingConfig;
 use crate::engine::stats::summarize;
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Evidence, Measurement, Status};
 use crate::probes::workset::{Access, WorkingSet};
+use crate::units::size::fmt_size;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 pub const PROBE: &str = "ctx.timeslice";
-const RR_KNOB: &str = "/proc/sys/kernel/sched_rr_timeslice_ms";
 
 /// How the slice is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -118,7 +117,7 @@ pub fn select(
 pub fn live_env(m: &crate::machine::Machine) -> SliceEnv {
     let writable = std::fs::OpenOptions::new()
         .write(true)
-        .open(RR_KNOB)
+        .open(crate::journal::Knob::SchedRrTimesliceMs.path())
         .is_ok();
     SliceEnv {
         kernel: m.kernel.release.as_deref().and_then(kernel_version),
@@ -129,18 +128,16 @@ pub fn live_env(m: &crate::machine::Machine) -> SliceEnv {
 
 /// Sets sched_rr_timeslice_ms and puts the old value back when dropped (on success, error,
 /// Ctrl-C and panic alike); the old value is journaled first, so the next oscost start
-/// restores it after a kill -9 (see `probes::journal`).
+/// restores it after a kill -9 (see `journal`).
 pub struct RrKnobGuard {
-    _knob: crate::probes::journal::KnobGuard,
+    _knob: crate::journal::KnobGuard,
 }
 
 impl RrKnobGuard {
     pub fn set(ms: u64) -> Result<RrKnobGuard> {
-        let knob =
-            crate::probes::journal::KnobGuard::set(std::path::Path::new(RR_KNOB), &ms.to_string())
-                .map_err(|e| {
-                    Error::usage(format!("the kernel rejected a {ms} ms RR slice: {e}"))
-                })?;
+        use crate::journal::{Knob, KnobGuard};
+        let knob = KnobGuard::set(Knob::SchedRrTimesliceMs, &ms.to_string())
+            .map_err(|e| Error::usage(format!("cannot set a {ms} ms RR slice: {e}")))?;
         Ok(RrKnobGuard { _knob: knob })
     }
 }

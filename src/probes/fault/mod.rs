@@ -19,11 +19,11 @@ use self::mem::Mapping;
 use self::touch::{touch_all, touch_each, TouchClock};
 use super::pattern::page_order;
 use super::scratch::{ScratchDir, ScratchFile};
-use crate::engine::clock::now_ns;
 use crate::engine::derive::scale_summary;
 use crate::engine::measure::{from_samples, measure, Context, Spec, Verdict};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::recorder::Recorder;
@@ -516,15 +516,15 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
     let per_page = faults / (pages as f64 * rounds);
     let pages_f = pages as f64;
     // The bimodality warning names the modes in the samples' unit: per page now.
-    let per_mapping = crate::analysis::modes::bimodal(&m.samples)
-        .map(|modes| crate::analysis::modes::warning(&modes, "ns"));
+    let per_mapping = crate::engine::modes::bimodal(&m.samples)
+        .map(|modes| crate::engine::modes::warning(&modes, "ns"));
     m.raw = scale_summary(&m.raw, 1.0 / pages_f);
     for v in m.samples.iter_mut().chain(m.evidence_samples.iter_mut()) {
         *v /= pages_f;
     }
     if let Some(old) = per_mapping {
-        let new = crate::analysis::modes::bimodal(&m.samples)
-            .map(|modes| crate::analysis::modes::warning(&modes, "ns"));
+        let new = crate::engine::modes::bimodal(&m.samples)
+            .map(|modes| crate::engine::modes::warning(&modes, "ns"));
         m.warnings.retain(|w| *w != old);
         m.warnings.extend(new);
     }

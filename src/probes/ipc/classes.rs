@@ -39,6 +39,11 @@ impl Class {
         }
     }
 
+    /// The class a measurement was taken in (its `class` parameter).
+    pub fn of(m: &crate::model::Measurement) -> Option<Class> {
+        m.param_str("class").and_then(Class::parse_name)
+    }
+
     pub fn parse_name(s: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.as_str() == s)
     }
@@ -126,34 +131,44 @@ pub fn representatives(m: &Machine, cpus: &[usize]) -> Vec<Pair> {
     out
 }
 
-/// Parse `--pairs 0:1,2:3` against the allowed CPUs.
-pub fn parse_pairs(m: &Machine, spec: &[String], allowed: &[usize]) -> Result<Vec<Pair>> {
-    let mut out = Vec::new();
+/// Parse `--pairs 0:1,2:3` (`option` names the option in messages: `--pairs`, `--pair`)
+/// against the allowed CPUs. A pair given again is measured once (the first place it was
+/// named keeps its order).
+pub fn parse_pairs(
+    m: &Machine,
+    spec: &[String],
+    allowed: &[usize],
+    option: &str,
+) -> Result<Vec<Pair>> {
+    let mut out: Vec<Pair> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for s in spec {
         let (x, y) = s.split_once(':').ok_or_else(|| {
             Error::usage(format!(
-                "--pairs: '{s}' is not a pair; write A:B, e.g. 0:1 (the measuring CPU, then \
+                "{option}: '{s}' is not a pair; write A:B, e.g. 0:1 (the measuring CPU, then \
                  the partner's)"
             ))
         })?;
         let num = |t: &str| -> Result<usize> {
             let c: usize = t.trim().parse().map_err(|_| {
-                Error::usage(format!("--pairs: '{t}' in '{s}' is not a CPU number"))
+                Error::usage(format!("{option}: '{t}' in '{s}' is not a CPU number"))
             })?;
             if !allowed.contains(&c) {
                 return Err(Error::usage(format!(
-                    "--pairs: CPU {c} is not in this process's allowed set ({})",
+                    "{option}: CPU {c} is not in this process's allowed set ({})",
                     crate::evidence::placement::format_cpu_list(allowed)
                 )));
             }
             Ok(c)
         };
         let (a, b) = (num(x)?, num(y)?);
-        out.push(Pair {
-            a,
-            b,
-            class: classify(m, a, b),
-        });
+        if seen.insert((a, b)) {
+            out.push(Pair {
+                a,
+                b,
+                class: classify(m, a, b),
+            });
+        }
     }
     Ok(out)
 }
@@ -261,13 +276,22 @@ mod tests {
         let m = machine();
         let allowed = [0, 1, 2];
         assert_eq!(
-            parse_pairs(&m, &["0:1".into()], &allowed).unwrap()[0].class,
+            parse_pairs(&m, &["0:1".into()], &allowed, "--pairs").unwrap()[0].class,
             Class::SameLlc
         );
         for bad in ["0", "0:9", "x:1"] {
-            let e = parse_pairs(&m, &[bad.into()], &allowed).unwrap_err();
+            let e = parse_pairs(&m, &[bad.into()], &allowed, "--pair").unwrap_err();
             assert_eq!(e.exit_code(), 2, "{bad}");
+            assert!(e.to_string().starts_with("--pair: "), "{e}");
         }
+        // 5,001 copies of one pair and another in between: two pairs, in the order named.
+        let mut many = vec!["1:0".to_string(); 5001];
+        many.insert(7, "2:2".into());
+        let pairs = parse_pairs(&m, &many, &allowed, "--pairs").unwrap();
+        assert_eq!(
+            pairs.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>(),
+            [(1, 0), (2, 2)]
+        );
         assert_eq!(parse_cpu_list("0-2", &allowed).unwrap(), vec![0, 1, 2]);
         assert!(parse_cpu_list("2-0", &allowed).is_err());
         assert!(parse_cpu_list("7", &allowed).is_err());

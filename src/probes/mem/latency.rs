@@ -4,18 +4,18 @@
 //! next: the time per load is the latency of the level the buffer lives in. One curve per
 //! stride and page mode (4 KB pages vs transparent huge pages) shows the TLB's reach too.
 
-use crate::analysis::caches::fits_in;
-use crate::analysis::sizes::fmt_size;
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
+use crate::machine::fits::fits_in;
 use crate::model::{Check, Evidence, Measurement};
 use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
+use crate::units::size::fmt_size;
 
 pub const PROBE: &str = "mem.latency";
 
@@ -364,7 +364,7 @@ mod tests {
             budget_ns: 100_000_000,
             evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         });
-        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let p = Point {
             size: 32 << 10,
             stride: 64,

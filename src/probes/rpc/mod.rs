@@ -12,16 +12,20 @@
 //! `rpc.traced` repeats the RPCs with kernel tracepoints on and `rpc.part` splits them (see
 //! [`breakdown`]).
 
+pub mod additive;
 pub mod breakdown;
+pub mod calibrate;
+pub mod correct;
+pub mod path;
 pub mod traced;
 
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::partner::{
     decode_cpu, encode_cpu, partner_error, Child, SharedPage, ThreadPartner,
 };
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement};

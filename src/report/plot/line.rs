@@ -5,10 +5,9 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{
-    bytes_label, color, finite_range, label_width, no_data, plottable, render, short_number,
-};
+use super::{color, finite_range, label_width, no_data, plottable, render, short_number};
 use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
+use crate::units::size::bytes_label;
 
 /// One point of a sweep: `y` with its 95% interval `[lo, hi]` (set lo = hi = y when unknown).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,7 +90,7 @@ impl LinePlot {
             if x >= lo && x <= hi {
                 self.markers.push(Marker {
                     x,
-                    label: format!("{level} {}", super::bytes_label(x)),
+                    label: format!("{level} {}", bytes_label(x)),
                 });
             }
         }

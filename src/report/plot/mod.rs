@@ -183,20 +183,6 @@ pub fn short_number(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
-/// A byte count as people write it: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB`.
-pub fn bytes_label(v: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = v;
-    let mut i = 0;
-    while x.abs() >= 1024.0 && i + 1 < UNITS.len() {
-        x /= 1024.0;
-        i += 1;
-    }
-    let s = format!("{x:.1}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s} {}", UNITS[i])
-}
-
 /// A value the plot code can place: finite and far from f64's limits, so that padding a
 /// range (×1.5, + 8%) or computing its span never overflows into an infinite range on
 /// which tick generation would never end. No measurement comes near 1e100.
@@ -279,13 +265,6 @@ mod tests {
         assert_eq!(short_number(0.1234), "0.123");
         assert_eq!(short_number(25_000.0), "25k");
         assert_eq!(short_number(3_500_000.0), "3.5M");
-    }
-
-    #[test]
-    fn bytes_are_binary_units() {
-        assert_eq!(bytes_label(512.0), "512 B");
-        assert_eq!(bytes_label(32768.0), "32 KiB");
-        assert_eq!(bytes_label(1.5 * 1048576.0), "1.5 MiB");
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl RatioPlot {
             .x_label_area_size(48)
             .y_label_area_size(label_width(labels.iter().copied()).min(420))
             .build_cartesian_2d((lo..hi).log_scale(), 0.0..n as f64)?;
-        let x_fmt = |v: &f64| format!("{}×", crate::report::units::fmt_num(*v));
+        let x_fmt = |v: &f64| format!("{}×", crate::units::fmt_num(*v));
         chart
             .configure_mesh()
             .disable_y_mesh()

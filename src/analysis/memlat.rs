@@ -1,0 +1,177 @@
+//! The memory-latency curves, read from a finished Run: one curve per chase order, stride and
+//! page mode, its knees matched against the cache sizes, and the flat stretches between them.
+//! report::memlat renders it.
+
+use crate::analysis::knees::{self, CurvePoint, Knee, KneeParams};
+use crate::model::{Measurement, Run, Status};
+use crate::probes::mem::latency::{Order, PROBE};
+use crate::units::size::fmt_size;
+use serde::Serialize;
+
+/// One curve: a chase order, stride and page mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemCurve {
+    pub pages: String,
+    pub stride: u64,
+    /// "random" (the full latency) or "strided" (lat_mem_rd's default forward walk).
+    pub order: String,
+    /// What the order means next to lat_mem_rd.
+    pub definition: String,
+    /// (size, median ns/load, lo, hi) of valid points.
+    pub points: Vec<(u64, f64, f64, f64)>,
+    pub knees: Vec<Knee>,
+    pub boundaries: Vec<(String, bool)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemAnalysis {
+    pub caches: Vec<(String, u64)>,
+    pub curves: Vec<MemCurve>,
+}
+
+/// The chase order; runs saved before the parameter existed chased a random cycle.
+pub fn order_of(m: &Measurement) -> String {
+    match m.param_text("order") {
+        o if o.is_empty() => "random".into(),
+        o => o,
+    }
+}
+
+pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
+    let mut keys: Vec<(String, u64, String)> = Vec::new();
+    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+        let k = (
+            m.param_text("pages"),
+            m.param_u64("stride").unwrap_or(0),
+            order_of(m),
+        );
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let bounds: Vec<(String, f64)> = caches
+        .iter()
+        .map(|(l, b)| (format!("{l} ({})", fmt_size(*b)), *b as f64))
+        .collect();
+    let curves = keys
+        .into_iter()
+        .map(|(pages, stride, order)| {
+            let mut points: Vec<(u64, f64, f64, f64)> = run
+                .measurements
+                .iter()
+                .filter(|m| {
+                    m.probe == PROBE
+                        && m.param_text("pages") == pages
+                        && m.param_u64("stride").unwrap_or(0) == stride
+                        && order_of(m) == order
+                })
+                .filter(|m| m.valid && m.status == Status::Ok)
+                .filter_map(|m| {
+                    let v = m.value.as_ref()?;
+                    Some((
+                        m.param_u64("size").unwrap_or(0),
+                        v.median,
+                        v.ci95[0],
+                        v.ci95[1],
+                    ))
+                })
+                .collect();
+            points.sort_by_key(|p| p.0);
+            let cps: Vec<CurvePoint> = points
+                .iter()
+                .map(|&(x, y, lo, hi)| CurvePoint {
+                    x: x as f64,
+                    y,
+                    lo,
+                    hi,
+                })
+                .collect();
+            let params = KneeParams::default();
+            let mut found = knees::detect(&cps, &params);
+            let (lo, hi) = (
+                points.first().map(|p| p.0 as f64).unwrap_or(0.0),
+                points.last().map(|p| p.0 as f64).unwrap_or(0.0),
+            );
+            let shown: Vec<(String, f64)> = bounds
+                .iter()
+                .filter(|(_, b)| *b >= lo && *b < hi)
+                .cloned()
+                .collect();
+            let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
+            MemCurve {
+                definition: Order::definition(&order).into(),
+                pages,
+                stride,
+                order,
+                points,
+                knees: found,
+                boundaries,
+            }
+        })
+        .collect();
+    MemAnalysis {
+        caches: caches.to_vec(),
+        curves,
+    }
+}
+
+/// The flat stretches between knees: for each, a point in its middle (x) and its median
+/// level (y). A stretch needs two points to count as a plateau.
+pub fn plateaus(points: &[(u64, f64, f64, f64)], knees: &[Knee]) -> Vec<(f64, f64)> {
+    let mut edges = vec![(f64::NEG_INFINITY, f64::INFINITY)];
+    for k in knees {
+        if let Some(last) = edges.last_mut() {
+            last.1 = k.last_below;
+        }
+        edges.push((k.end.max(k.first_above), f64::INFINITY));
+    }
+    edges
+        .into_iter()
+        .filter_map(|(from, to)| {
+            let seg: Vec<&(u64, f64, f64, f64)> = points
+                .iter()
+                .filter(|p| (p.0 as f64) >= from && (p.0 as f64) <= to)
+                .collect();
+            if seg.len() < 2 {
+                return None;
+            }
+            let mut ys: Vec<f64> = seg.iter().map(|p| p.1).collect();
+            ys.sort_by(f64::total_cmp);
+            Some((seg[seg.len() / 2].0 as f64, ys[ys.len() / 2]))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plateaus_are_the_flat_stretches_between_knees() {
+        let pts: Vec<(u64, f64, f64, f64)> = [
+            (4096, 1.0),
+            (8192, 1.1),
+            (16384, 1.0),
+            (32768, 4.0),
+            (65536, 5.0),
+            (131072, 5.1),
+            (262144, 5.0),
+        ]
+        .iter()
+        .map(|&(x, y)| (x, y, y, y))
+        .collect();
+        let k = Knee {
+            last_below: 16384.0,
+            first_above: 32768.0,
+            end: 65536.0,
+            y_first_above: 4.0,
+            y_before: 1.0,
+            y_after: 5.0,
+            matches: vec![],
+        };
+        let p = plateaus(&pts, &[k]);
+        assert_eq!(p, vec![(8192.0, 1.0), (131072.0, 5.0)]);
+        // Without knees the whole curve is one plateau.
+        assert_eq!(plateaus(&pts, &[]).len(), 1);
+    }
+}

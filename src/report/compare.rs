@@ -1,0 +1,344 @@
+//! The three faces of a comparison: a terminal table, Markdown (for a PR comment or a lab
+//! report) and JSON (for scripts). All list machine differences first and unpaired last.
+
+use crate::compare::{Comparison, Pair, Verdict};
+use crate::units::fmt_num;
+
+fn fmt_median(v: Option<f64>, unit: &str) -> String {
+    match v {
+        None => "—".into(),
+        Some(v) => crate::units::fmt_with_unit(v, unit),
+    }
+}
+
+fn ratio_text(p: &Pair) -> String {
+    match (p.ratio, p.ratio_ci95) {
+        (Some(r), Some([lo, hi])) => format!("{} [{}, {}]", fmt_num(r), fmt_num(lo), fmt_num(hi)),
+        (Some(r), None) => fmt_num(r),
+        _ => "—".into(),
+    }
+}
+
+fn verdict_text(p: &Pair) -> String {
+    match (p.verdict, p.change_pct) {
+        (Verdict::Slower | Verdict::Faster, Some(c)) => {
+            format!("{} ({c:+.1}%)", p.verdict.as_str())
+        }
+        _ => p.verdict.as_str().to_string(),
+    }
+}
+
+fn rows(c: &Comparison) -> Vec<[String; 5]> {
+    c.pairs
+        .iter()
+        .map(|p| {
+            [
+                format!(
+                    "{} {}{}",
+                    p.probe,
+                    p.params,
+                    if p.basis == "raw" { " (raw)" } else { "" }
+                )
+                .trim()
+                .to_string(),
+                fmt_median(p.a_median, &p.unit),
+                fmt_median(p.b_median, &p.unit),
+                ratio_text(p),
+                verdict_text(p),
+            ]
+        })
+        .collect()
+}
+
+const HEAD: [&str; 5] = ["probe", "A median", "B median", "B/A [95% CI]", "verdict"];
+
+/// Aligned columns for a terminal.
+pub fn text(c: &Comparison) -> String {
+    let mut o = format!("A: {}\nB: {}\n\n", c.a, c.b);
+    if c.machine_differences.is_empty() {
+        o.push_str("machines: no differences in the key facts\n\n");
+    } else {
+        o.push_str("machine differences (read these first):\n");
+        for d in &c.machine_differences {
+            o.push_str(&format!("  {}: {} → {}\n", d.fact, d.a, d.b));
+        }
+        o.push('\n');
+    }
+    let rows = rows(c);
+    let mut w = HEAD.map(|h| h.chars().count());
+    for r in &rows {
+        for (i, cell) in r.iter().enumerate() {
+            w[i] = w[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = w[i].saturating_sub(cell.chars().count());
+            if i == 0 || i == 4 {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            }
+            s.push_str("  ");
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    o.push_str(&line(&HEAD.map(String::from)));
+    for (r, p) in rows.iter().zip(&c.pairs) {
+        o.push_str(&line(r));
+        if !p.note.is_empty() {
+            o.push_str(&format!("    {}\n", p.note));
+        }
+        if !p.decided_by.is_empty() {
+            o.push_str(&format!("    decided by: {}\n", p.decided_by));
+        }
+    }
+    unpaired(&mut o, c, |s| format!("  {s}\n"));
+    o
+}
+
+fn unpaired(o: &mut String, c: &Comparison, item: impl Fn(&str) -> String) {
+    for (name, list) in [("only in A", &c.only_in_a), ("only in B", &c.only_in_b)] {
+        if !list.is_empty() {
+            o.push_str(&format!(
+                "\nunpaired, {name} (parameters differ or probe missing):\n"
+            ));
+            for s in list {
+                o.push_str(&item(s));
+            }
+        }
+    }
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// A Markdown document: differences list, results table, unpaired list.
+pub fn markdown(c: &Comparison) -> String {
+    let mut o = format!(
+        "## oscost compare\n\n- **A**: {}\n- **B**: {}\n\n",
+        md_cell(&c.a),
+        md_cell(&c.b)
+    );
+    if c.machine_differences.is_empty() {
+        o.push_str("Machines: no differences in the key facts.\n\n");
+    } else {
+        o.push_str("### Machine differences\n\n| fact | A | B |\n|---|---|---|\n");
+        for d in &c.machine_differences {
+            o.push_str(&format!(
+                "| {} | {} | {} |\n",
+                md_cell(&d.fact),
+                md_cell(&d.a),
+                md_cell(&d.b)
+            ));
+        }
+        o.push('\n');
+    }
+    o.push_str("| probe | A median | B median | B/A [95% CI] | verdict | note |\n|---|--:|--:|--:|---|---|\n");
+    for (r, p) in rows(c).iter().zip(&c.pairs) {
+        let v = match p.verdict {
+            Verdict::Slower => format!("**{}**", r[4]),
+            _ => r[4].clone(),
+        };
+        o.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            md_cell(&r[0]),
+            r[1],
+            r[2],
+            r[3],
+            v,
+            md_cell(&p.note)
+        ));
+    }
+    unpaired(&mut o, c, |s| format!("- `{}`\n", md_cell(s)));
+    o
+}
+
+/// Pretty JSON of the whole comparison.
+pub fn json(c: &Comparison) -> String {
+    serde_json::to_string_pretty(c).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
+}
+
+/// The comparison figure: ratio B/A per paired probe with its 95% interval, a line at 1,
+/// the minimum effect on both sides and the `--fail-above` gate when given.
+pub fn svg(c: &crate::compare::Comparison, fail_above: Option<f64>, min_effect: f64) -> String {
+    use crate::compare::Verdict;
+    use crate::report::plot::{RatioPlot, RatioRow, Threshold};
+    let rows = c
+        .pairs
+        .iter()
+        .map(|p| RatioRow {
+            label: format!("{} {}", p.probe, p.params).trim().to_string(),
+            ratio: match (p.ratio, p.ratio_ci95) {
+                (Some(r), Some([lo, hi])) => Some([r, lo, hi]),
+                (Some(r), None) => Some([r, r, r]),
+                _ => None,
+            },
+            slower: match p.verdict {
+                Verdict::Slower => Some(true),
+                Verdict::Faster => Some(false),
+                _ => None,
+            },
+            note: if p.note.is_empty() {
+                p.verdict.as_str().to_string()
+            } else {
+                p.note.clone()
+            },
+        })
+        .collect();
+    let mut thresholds = Vec::new();
+    if min_effect > 0.0 {
+        let f = min_effect;
+        thresholds.push(Threshold {
+            at: 1.0 - min_effect / 100.0,
+            label: format!("−{f}%"),
+        });
+        thresholds.push(Threshold {
+            at: 1.0 + min_effect / 100.0,
+            label: format!("+{f}% (minimum effect)"),
+        });
+    }
+    if let Some(x) = fail_above {
+        thresholds.push(Threshold {
+            at: 1.0 + x / 100.0,
+            label: format!("fail above +{x}%"),
+        });
+    }
+    RatioPlot {
+        title: "oscost compare: B / A per probe (95% interval)".into(),
+        subtitle: format!("A: {} · B: {}", c.a, c.b),
+        x_label: "B / A (ratio of medians, log scale; right of 1 = B higher)".into(),
+        rows,
+        thresholds,
+    }
+    .to_svg()
+}
+
+/// A self-contained HTML page for a comparison: machine differences, the figure, the table.
+pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
+    use crate::report::html::esc;
+    use crate::units::{fmt_num, fmt_with_unit};
+    let mut h = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>oscost compare</title>\n<style>{}</style>\n</head>\n<body>\n\
+         <h1>oscost compare</h1>\n<p class=\"meta\">A: {} · B: {}</p>\n",
+        crate::report::html::CSS,
+        esc(&c.a),
+        esc(&c.b)
+    );
+    if c.machine_differences.is_empty() {
+        h.push_str("<p>machines: no differences in the key facts</p>\n");
+    } else {
+        h.push_str("<ul class=\"warn\">\n");
+        for d in &c.machine_differences {
+            h.push_str(&format!(
+                "<li>{}: {} → {}</li>\n",
+                esc(&d.fact),
+                esc(&d.a),
+                esc(&d.b)
+            ));
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str(&crate::report::html::inline(svg));
+    h.push_str(
+        "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>A</th>\
+         <th>B</th><th>B/A [95% CI]</th><th>verdict</th><th>note</th></tr>\n",
+    );
+    let med = |v: Option<f64>, unit: &str| v.map(|v| fmt_with_unit(v, unit)).unwrap_or("—".into());
+    for p in &c.pairs {
+        let ratio = match (p.ratio, p.ratio_ci95) {
+            (Some(r), Some([lo, hi])) => {
+                format!("{} [{}, {}]", fmt_num(r), fmt_num(lo), fmt_num(hi))
+            }
+            (Some(r), None) => fmt_num(r),
+            _ => "—".into(),
+        };
+        h.push_str(&format!(
+            "<tr><td><code>{}</code> {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&p.probe),
+            esc(&p.params),
+            esc(&med(p.a_median, &p.unit)),
+            esc(&med(p.b_median, &p.unit)),
+            esc(&ratio),
+            esc(p.verdict.as_str()),
+            esc(&p.note)
+        ));
+    }
+    h.push_str("</table></div>\n");
+    for (name, list) in [("only in A", &c.only_in_a), ("only in B", &c.only_in_b)] {
+        if !list.is_empty() {
+            h.push_str(&format!(
+                "<p>unpaired, {name}: {}</p>\n",
+                esc(&list.join(", "))
+            ));
+        }
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::compare;
+    use crate::input::parse_run;
+
+    fn cmp() -> Comparison {
+        let a = parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap();
+        let mut b = a.clone();
+        b.machine.kernel.release = Some("9.9.9".into());
+        b.measurements.remove(0);
+        compare(&a, "a.json", &b, "b.json")
+    }
+
+    #[test]
+    fn text_lists_machine_differences_before_results_and_unpaired_after() {
+        let t = text(&cmp());
+        let diff = t.find("kernel:").unwrap();
+        let head = t.find("B/A [95% CI]").unwrap();
+        let unp = t.find("unpaired, only in A").unwrap();
+        assert!(diff < head && head < unp, "{t}");
+        assert!(t.contains("no significant difference"));
+        assert!(t.contains("invalid in A"), "invalid pair should say why");
+    }
+
+    #[test]
+    fn markdown_is_a_table() {
+        let m = markdown(&cmp());
+        assert!(m.contains("### Machine differences"));
+        assert!(m.contains("| probe | A median |"));
+        assert!(m.lines().filter(|l| l.starts_with("| `")).count() >= 3);
+    }
+
+    #[test]
+    fn json_round_trips_as_json() {
+        let v: serde_json::Value = serde_json::from_str(&json(&cmp())).unwrap();
+        assert!(v["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["verdict"].is_string()));
+        assert_eq!(v["machine_differences"][0]["fact"], "kernel");
+        assert_eq!(v["only_in_a"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn compare_page_has_the_ratio_figure_and_thresholds() {
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
+        let c = crate::compare::compare(&run, "a.json", &run, "b.json");
+        let svg = svg(&c, Some(5.0), 2.0);
+        assert!(svg.contains("fail above +5%"), "{svg}");
+        assert!(svg.contains("minimum effect"));
+        let page = html(&c, svg);
+        assert!(page.contains("<svg") && page.contains("B/A [95% CI]"));
+        assert!(!page.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+    }
+}

@@ -1,0 +1,253 @@
+//! The one number formatter: every figure a person reads (tables, reports, plots, exports'
+//! human columns) goes through here, so a value never shows meaningless decimals and counts
+//! read as counts. Times use ns/µs/ms/s, counts and rates SI prefixes (k = 1000), byte sizes
+//! binary prefixes (k = 1024, the units sysfs and lmbench use; see [`size`]). Every layer
+//! may use it.
+
+pub mod size;
+
+/// Pick a time unit for a nanosecond magnitude: (divisor, suffix).
+pub fn time_unit(ns: f64) -> (f64, &'static str) {
+    let a = ns.abs();
+    if !a.is_finite() || a < 1e3 {
+        (1.0, "ns")
+    } else if a >= 1e9 {
+        (1e9, "s")
+    } else if a >= 1e6 {
+        (1e6, "ms")
+    } else {
+        (1e3, "µs")
+    }
+}
+
+/// Three significant digits, without an exponent and without trailing noise: 1234 → "1234",
+/// 85.24 → "85.2", 1.934 → "1.93", 0.7234 → "0.723", 0.0001234 → "0.000123", 0 → "0".
+/// Values of 100 and more keep their integer digits (a rounded "1230" would invent zeros).
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "n/a".into()
+        } else {
+            "∞".into()
+        };
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    if a >= 99.95 {
+        return format!("{v:.0}");
+    }
+    // Decimals so that three significant digits show: 2 for [1, 10), 1 for [10, 100), ...
+    let magnitude = a.log10().floor() as i32;
+    let decimals = (2 - magnitude).clamp(0, 12) as usize;
+    let s = format!("{v:.decimals$}");
+    // Rounding may carry into a new digit (9.996 → "10.00"): drop the extra decimal.
+    let sig = s
+        .trim_start_matches('-')
+        .trim_start_matches(['0', '.'])
+        .chars()
+        .filter(|c| c.is_ascii_digit())
+        .count();
+    if sig > 3 && decimals > 0 {
+        format!("{v:.prec$}", prec = decimals - 1)
+    } else {
+        s
+    }
+}
+
+/// A value and its ± half-width, the half-width to the value's own decimals (an interval
+/// is never printed more precisely than the value): (0.731, 0.0727) → ("0.731", "0.073");
+/// a half-width that would round to zero keeps its own significant digits.
+pub fn fmt_pm(v: f64, half: f64) -> (String, String) {
+    let value = fmt_num(v);
+    let decimals = value.split_once('.').map(|(_, d)| d.len()).unwrap_or(0);
+    let h = format!("{half:.decimals$}");
+    let zero = h.trim_start_matches(['0', '.']).is_empty();
+    (
+        value,
+        if zero || !half.is_finite() {
+            fmt_num(half)
+        } else {
+            h
+        },
+    )
+}
+
+/// A count of events: always a whole number ("16386", "0"), never "16386.0000".
+pub fn fmt_count(n: u64) -> String {
+    n.to_string()
+}
+
+/// A count per operation with its name: "1.00 minflt/op" when the rate is readable at three
+/// significant digits, and, when it is tiny but events did happen, the total instead of a
+/// rounded zero: `fmt_per_op(10, 1_000_000, "majflt")` → "10 majflt in 1000000 ops".
+pub fn fmt_per_op(total: u64, ops: u64, name: &str) -> String {
+    let ops = ops.max(1);
+    let r = total as f64 / ops as f64;
+    if total == 0 || r >= 0.01 {
+        format!("{} {name}/op", fmt_num(r))
+    } else {
+        format!("{total} {name} in {}", plural(ops, "op"))
+    }
+}
+
+/// "3 processes", "1 process", "2 switches": English plurals for the nouns this tool prints.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        return format!("1 {noun}");
+    }
+    let p = if noun.ends_with("ss")
+        || noun.ends_with('x')
+        || noun.ends_with("ch")
+        || noun.ends_with("sh")
+    {
+        format!("{noun}es")
+    } else if noun.ends_with('s') {
+        noun.to_string()
+    } else {
+        format!("{noun}s")
+    };
+    format!("{n} {p}")
+}
+
+/// A plain quantity with an SI prefix (k, M, G), three significant digits: 16386 → "16.4k".
+pub fn fmt_si(v: f64) -> String {
+    let a = v.abs();
+    let (d, p) = if !a.is_finite() || a < 1e4 {
+        (1.0, "")
+    } else if a < 1e6 {
+        (1e3, "k")
+    } else if a < 1e9 {
+        (1e6, "M")
+    } else {
+        (1e9, "G")
+    };
+    format!("{}{p}", fmt_num(v / d))
+}
+
+/// "1.93 µs" for a value in ns.
+pub fn fmt_time(ns: f64) -> String {
+    let (d, u) = time_unit(ns);
+    format!("{} {u}", fmt_num(ns / d))
+}
+
+/// A byte count with binary prefixes for prose and axes: "0 B", "512 B", "4 KiB",
+/// "1.5 MiB", "2 GiB". Compact labels that users type back (`4k`) come from
+/// `units::size::fmt_size`.
+pub fn fmt_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    if !b.is_finite() {
+        return fmt_num(b);
+    }
+    let mut v = b;
+    let mut i = 0;
+    while v.abs() >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    let n = fmt_num(v);
+    // Sizes are usually exact: "4 KiB", not "4.00 KiB".
+    let n = if n.contains('.') {
+        n.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        n
+    };
+    format!("{n} {}", UNITS[i])
+}
+
+/// Unit strings like "ns/switch" become "µs/switch" when the value is scaled.
+pub fn rescale_unit(unit: &str, suffix: &str) -> String {
+    match unit.strip_prefix("ns") {
+        Some(rest) => format!("{suffix}{rest}"),
+        None => unit.to_string(),
+    }
+}
+
+/// A value in `unit` with its unit, time units rescaled: (1930, "ns/switch") →
+/// "1.93 µs/switch"; (16386, "faults/page") → "16386 faults/page".
+pub fn fmt_with_unit(v: f64, unit: &str) -> String {
+    if unit.starts_with("ns") {
+        let (d, suffix) = time_unit(v);
+        format!("{} {}", fmt_num(v / d), rescale_unit(unit, suffix))
+    } else {
+        format!("{} {unit}", fmt_num(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_magnitude() {
+        assert_eq!(fmt_time(0.53), "0.530 ns");
+        assert_eq!(fmt_time(85.2), "85.2 ns");
+        assert_eq!(fmt_time(1930.0), "1.93 µs");
+        assert_eq!(fmt_time(2.5e7), "25.0 ms");
+        assert_eq!(fmt_time(999_960.0), "1000 µs");
+        assert_eq!(rescale_unit("ns/switch", "µs"), "µs/switch");
+        assert_eq!(rescale_unit("faults/page", "µs"), "faults/page");
+        assert_eq!(fmt_with_unit(1930.0, "ns/switch"), "1.93 µs/switch");
+    }
+
+    #[test]
+    fn three_significant_digits_and_no_noise() {
+        for (v, s) in [
+            (0.0, "0"),
+            (1234.0, "1234"),
+            (16386.0, "16386"),
+            (85.24, "85.2"),
+            (1.934, "1.93"),
+            (0.7234, "0.723"),
+            (0.0001234, "0.000123"),
+            (9.996, "10.0"),
+            (99.96, "100"),
+            (-2.5, "-2.50"),
+            (f64::NAN, "n/a"),
+            (f64::INFINITY, "∞"),
+        ] {
+            assert_eq!(fmt_num(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn interval_never_more_precise_than_the_value() {
+        assert_eq!(fmt_pm(0.731, 0.0727), ("0.731".into(), "0.073".into()));
+        assert_eq!(fmt_pm(2.05, 0.013), ("2.05".into(), "0.01".into()));
+        assert_eq!(fmt_pm(810.0, 6.64), ("810".into(), "7".into()));
+        assert_eq!(fmt_pm(810.0, 0.2), ("810".into(), "0.200".into()));
+    }
+
+    #[test]
+    fn counts_and_rates() {
+        assert_eq!(fmt_count(16386), "16386");
+        assert_eq!(fmt_per_op(16386, 16384, "minflt"), "1.00 minflt/op");
+        assert_eq!(fmt_per_op(16386, 1, "minflt"), "16386 minflt/op");
+        assert_eq!(fmt_per_op(0, 5, "majflt"), "0 majflt/op");
+        // Ten major faults over a million pages must not read as zero.
+        assert_eq!(
+            fmt_per_op(10, 1_000_000, "majflt"),
+            "10 majflt in 1000000 ops"
+        );
+        assert_eq!(fmt_si(16386.0), "16.4k");
+        assert_eq!(fmt_si(2.5e6), "2.50M");
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1, "process"), "1 process");
+        assert_eq!(plural(3, "process"), "3 processes");
+        assert_eq!(plural(2, "switch"), "2 switches");
+        assert_eq!(plural(0, "thread"), "0 threads");
+        assert_eq!(plural(4, "migrations"), "4 migrations");
+    }
+
+    #[test]
+    fn bytes_use_binary_prefixes() {
+        assert_eq!(fmt_bytes(0.0), "0 B");
+        assert_eq!(fmt_bytes(4096.0), "4 KiB");
+        assert_eq!(fmt_bytes(1536.0 * 1024.0), "1.5 MiB");
+        assert_eq!(fmt_bytes(512.0), "512 B");
+    }
+}

@@ -1,0 +1,204 @@
+//! Byte sizes as users write them (`0`, `4k`, `4K`, `4KiB`, `1.5M`, `256MB`, `1g`, `4096`)
+//! and back, in the binary units lmbench and sysfs use (k = 1024). This is the ONE size
+//! grammar of the tool: every option, the sysfs cache reader and the simulator's options
+//! parse through [`parse_size`], and every size label comes from [`fmt_size`].
+
+/// Sizes above this are refused as typos (1 PiB: no machine this tool measures has it).
+const LIMIT: u128 = 1 << 50;
+
+/// Parse one size: a decimal number (fractions allowed with a suffix: `1.5m`), optionally a
+/// suffix k/m/g/t in either case, optionally followed by `b` or `ib` (`4KiB`, `4kb`), with
+/// optional space before the suffix. Arithmetic is exact and checked; fractions of a byte
+/// round to the nearest byte.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("'{s}' is not a size: use e.g. 0, 4096, 4k, 4KiB, 1.5m or 2g");
+    let t = s.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let shift: u32 = match suffix.trim_start() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(bad()),
+    };
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.chars().all(|c| c.is_ascii_digit())
+        || !frac.chars().all(|c| c.is_ascii_digit())
+        || frac.len() > 9
+    {
+        return Err(bad());
+    }
+    let too_large = || format!("'{s}' is too large (the limit is 1 PiB)");
+    let int: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| too_large())?
+    };
+    let mult = 1u128 << shift;
+    let mut bytes = int.checked_mul(mult).ok_or_else(too_large)?;
+    if !frac.is_empty() {
+        let den = 10u128.pow(frac.len() as u32);
+        let f: u128 = frac.parse().map_err(|_| bad())?;
+        // Round half up to a whole byte.
+        bytes = bytes
+            .checked_add((f * mult + den / 2) / den)
+            .ok_or_else(too_large)?;
+    }
+    if bytes > LIMIT {
+        return Err(too_large());
+    }
+    Ok(bytes as u64)
+}
+
+/// [`parse_size`] for options where zero bytes means nothing to measure.
+pub fn parse_nonzero_size(s: &str) -> Result<u64, String> {
+    match parse_size(s)? {
+        0 => Err(format!("'{s}': the size must be above zero")),
+        v => Ok(v),
+    }
+}
+
+/// Parse a comma-separated list, keeping the user's order but dropping duplicates.
+pub fn parse_size_list(s: &str) -> Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let v = parse_size(part)?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("'{s}' names no sizes"));
+    }
+    Ok(out)
+}
+
+/// Compact label in the option grammar, so a label can be typed back: `0`, `48k`, `1m`,
+/// `1.5m`, `2g`; three significant digits when the size is not round (`4.88k`), plain
+/// bytes below 1 KiB (`100b`).
+pub fn fmt_size(b: u64) -> String {
+    const K: u64 = 1 << 10;
+    const M: u64 = 1 << 20;
+    const G: u64 = 1 << 30;
+    const T: u64 = 1 << 40;
+    if b == 0 {
+        return "0".into();
+    }
+    if b < K {
+        return format!("{b}b");
+    }
+    let (unit, suffix) = if b >= T {
+        (T, "t")
+    } else if b >= G {
+        (G, "g")
+    } else if b >= M {
+        (M, "m")
+    } else {
+        (K, "k")
+    };
+    if b.is_multiple_of(unit) {
+        return format!("{}{suffix}", b / unit);
+    }
+    let v = crate::units::fmt_num(b as f64 / unit as f64);
+    let v = if v.contains('.') {
+        v.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        v
+    };
+    format!("{v}{suffix}")
+}
+
+/// A byte count as people write it: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB`.
+pub fn bytes_label(v: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = v;
+    let mut i = 0;
+    while x.abs() >= 1024.0 && i + 1 < UNITS.len() {
+        x /= 1024.0;
+        i += 1;
+    }
+    let s = format!("{x:.1}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {}", UNITS[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units() {
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("48K").unwrap(), 48 * 1024);
+        assert_eq!(parse_size("1m").unwrap(), 1 << 20);
+        assert_eq!(parse_size("256MiB").unwrap(), 256 << 20);
+        assert_eq!(parse_size("1.5m").unwrap(), 3 << 19);
+        assert_eq!(parse_size("2g").unwrap(), 2 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("4 kb").unwrap(), 4096);
+        assert_eq!(parse_size("1.5M").unwrap(), 3 << 19);
+        assert_eq!(parse_size("32768K\n").unwrap(), 32 << 20);
+        assert_eq!(parse_size("1t").unwrap(), 1 << 40);
+        assert_eq!(parse_size(".5k").unwrap(), 512);
+        for bad in [
+            "", "k", "-4k", "4x", "four", "nan", "1.2.3k", "4kk", "4 k b", "inf", ".",
+        ] {
+            let e = parse_size(bad).unwrap_err();
+            assert!(e.contains("is not a size"), "{bad:?}: {e}");
+        }
+        assert!(parse_size("9999999g").unwrap_err().contains("too large"));
+        // Checked arithmetic: a value that would wrap u64 is refused, not wrapped.
+        assert!(parse_size("18446744073709551615k")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_size("99999999999999999999999999999999999999999")
+            .unwrap_err()
+            .contains("too large"));
+        assert_eq!(parse_nonzero_size("4k").unwrap(), 4096);
+        assert!(parse_nonzero_size("0").unwrap_err().contains("above zero"));
+    }
+
+    #[test]
+    fn lists_keep_order_and_drop_duplicates() {
+        assert_eq!(
+            parse_size_list("0,4k, 16k,4k").unwrap(),
+            vec![0, 4096, 16384]
+        );
+        assert!(parse_size_list("4k,,x").is_err());
+        assert!(parse_size_list(" , ").is_err());
+    }
+
+    #[test]
+    fn labels_round_trip() {
+        for (b, s) in [
+            (0, "0"),
+            (4096, "4k"),
+            (48 << 10, "48k"),
+            (1 << 20, "1m"),
+            (3 << 19, "1.5m"),
+            (32 << 20, "32m"),
+            (1 << 30, "1g"),
+            (100, "100b"),
+        ] {
+            assert_eq!(fmt_size(b), s);
+            assert_eq!(parse_size(s).unwrap(), b, "{s}");
+        }
+        assert_eq!(fmt_size(5000), "4.88k");
+        assert_eq!(fmt_size(1 << 40), "1t");
+    }
+
+    #[test]
+    fn bytes_are_binary_units() {
+        assert_eq!(bytes_label(512.0), "512 B");
+        assert_eq!(bytes_label(32768.0), "32 KiB");
+        assert_eq!(bytes_label(1.5 * 1048576.0), "1.5 MiB");
+    }
+}

@@ -1,0 +1,174 @@
+//! Hostile and careless input that once hung, ate memory or misled: every reader refuses a
+//! FIFO, a device or a directory at once, with one line and exit 2; a broken `--db` is named
+//! for what it is; an output path that cannot be a file is refused before measuring; an
+//! import of nothing leaves no database; a signal's exit code says which signal it was.
+//! (`.ci/hostile.sh` replays the same cases against a release binary.)
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-quick.json");
+const ELF: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/crates/rvsim/programs/elf/loop-rv32imc.elf"
+);
+
+fn oscost(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oscost"));
+    c.env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env("OSCOST_RUNTIME_DIR", dir.join("rt"))
+        .env_remove("OSCOST_DB")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs `args` and fails the test if it has not ended within 20 s (the hang the cases are
+/// about), killing it first.
+fn run_bounded(dir: &Path, args: &[&str]) -> Output {
+    let mut child = oscost(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Exit 2, one line on stderr containing `needle`.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let o = run_bounded(dir, args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn no_reader_waits_on_a_fifo_or_reads_a_device() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let fifo = dir.join("run.json");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    // A FIFO inside a directory being imported.
+    let inside = dir.join("fleet");
+    std::fs::create_dir(&inside).unwrap();
+    mkfifo(&inside.join("host-a.json"));
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    let out = dir.join("out.html");
+    let o = out.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["history", "import", f, "--db", d],
+            "a FIFO, not a run file",
+        ),
+        (&["report", f, "-o", o], "a FIFO, not a run file"),
+        (&["compare", f, FIXTURE], "a FIFO, not a run file"),
+        (&["export", f, "--format", "csv"], "a FIFO, not a run file"),
+        (&["sim", "run", f], "a FIFO, not an ELF"),
+        (&["sim", "bench", f, "--no-qemu"], "a FIFO, not an ELF"),
+        (&["sim", "compare", f, ELF], "a FIFO, not an ELF"),
+        (
+            &["sim", "run", "/dev/zero"],
+            "a character device, not an ELF",
+        ),
+        (&["report", "/dev/zero", "-o", o], "a character device"),
+        (&["compare", "/dev/urandom", FIXTURE], "a character device"),
+        (
+            &["history", "list", "--db", f],
+            "a FIFO, not a history database",
+        ),
+        (
+            &["syscall", "--quick", "--db", f],
+            "a FIFO, not a history database",
+        ),
+    ];
+    for (args, needle) in cases {
+        refused(dir, args, needle);
+    }
+    // The directory import names the FIFO and imports nothing: no database appears.
+    let o = run_bounded(
+        dir,
+        &["history", "import", inside.to_str().unwrap(), "--db", d],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("host-a.json: a FIFO"), "{err}");
+    assert!(!db.exists() && !out.exists());
+}
+
+#[test]
+fn a_broken_history_path_is_named_for_what_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let lp = dir.join("loop.sqlite");
+    std::os::unix::fs::symlink(&lp, &lp).unwrap();
+    let l = lp.to_str().unwrap();
+    refused(dir, &["history", "list", "--db", l], "symbolic links");
+    // Found before measuring, not after.
+    refused(dir, &["call", "--quick", "--db", l], "symbolic links");
+    // A file that is not there: nothing imported, and no empty database left behind.
+    let db = dir.join("new.sqlite");
+    let d = db.to_str().unwrap();
+    let o = run_bounded(dir, &["history", "import", "nonexistent.json", "--db", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!db.exists(), "an empty database was left behind");
+}
+
+#[test]
+fn an_output_that_cannot_be_a_file_is_refused_before_measuring() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let o = run_bounded(dir, &["call", "--quick", "--no-save", "--csv", "x.csv/"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    // The refusal is the only line: the estimate printed before measuring never appeared.
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("ends in '/'"), "{err}");
+}
+
+/// Starts a measurement that would take 20 s, waits for its first notice (the handlers are
+/// installed by then), sends `sig` and returns the exit code.
+fn exit_code_after(sig: i32) -> Option<i32> {
+    let t = tempfile::tempdir().unwrap();
+    let mut child = oscost(t.path())
+        .args(["call", "--budget", "20s", "--no-save"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let mut first = [0u8; 8];
+    std::io::Read::read_exact(&mut err, &mut first).unwrap();
+    assert_eq!(&first, b"oscost: ");
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    child.wait().unwrap().code()
+}
+
+#[test]
+fn a_signal_ends_with_128_plus_its_number() {
+    assert_eq!(exit_code_after(libc::SIGTERM), Some(143));
+    assert_eq!(exit_code_after(libc::SIGHUP), Some(129));
+    assert_eq!(exit_code_after(libc::SIGINT), Some(130));
+}
