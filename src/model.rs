@@ -164,6 +164,107 @@ pub struct Measurement {
     #[serde(default)]
     pub notes: Vec<String>,
     pub valid: bool,
+    /// For a figure that is one part of a whole (`rpc.part`, `rpc.corrected`) or the whole
+    /// its parts add up to (`rpc.traced`): the mean, which adds up where medians do not.
+    /// Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additive: Option<Additive>,
+    /// What recording the figure cost (`rpc.traced`): the calibration pass's cost per recorded
+    /// event, and the traced time against the untraced one. Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<Observer>,
+}
+
+/// A figure with its 95% interval.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    pub value: f64,
+    pub ci95: [f64; 2],
+}
+
+/// The additive view of a part: parts add up by their means, so the mean is the figure a
+/// breakdown stacks; the median (in `value`) stays beside it as a distribution figure.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Additive {
+    /// Mean per RPC with its 95% interval (Student's t on the samples; for a corrected part
+    /// also the calibration's uncertainty, carried through).
+    pub mean: Estimate,
+    /// Two groups in the samples, when there are two: each mode and its share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<ModeShares>,
+    /// Recorded events on the part's path per RPC, by group: what the traced part's time
+    /// holds the cost of (absent for the whole).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub events: BTreeMap<String, f64>,
+}
+
+/// Two modes of a part's samples (a part that did not happen in some RPCs has a low mode 0).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ModeShares {
+    pub low: f64,
+    pub low_share: f64,
+    pub high: f64,
+    pub high_share: f64,
+}
+
+/// What recording a traced figure cost (`rpc.traced`): the traced time against the untraced
+/// one, and the observer's cost per event, measured by a calibration pass (the same RPC loop
+/// timed with nothing recording, with each group of recorded events alone and with all of
+/// them, in rounds; probes::rpc::calibrate).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Observer {
+    /// Traced mean over the untraced figure (rpc.total), minus 1: 0.95 is +95%. Filled once
+    /// both are measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracing_adds: Option<Estimate>,
+    /// The fit of the calibration pass; absent when it could not be made (with a warning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+    /// Every configuration timed.
+    pub configs: Vec<CalibrationConfig>,
+}
+
+/// The batch means regressed on the events per RPC on the timed path.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    /// What one recorded event of each group adds to the RPC time.
+    pub costs: Vec<EventCost>,
+    /// The fit's residual standard error: the batch means' spread around it, ns per RPC.
+    pub residual_ns: f64,
+    /// Degrees of freedom of the residual.
+    pub dof: usize,
+    /// All groups at once, measured, minus what the groups alone add up to (ns per RPC,
+    /// mean over the rounds): how far the costs are from adding up.
+    pub together_ns: f64,
+    /// The RPC time with the tracer open and nothing recording, as the fit sees it (mean of
+    /// the rounds' intercepts).
+    pub untraced_fit: Estimate,
+    /// The corrected parts' sum (each part minus the calibrated cost of the events on its
+    /// path), with its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected_sum: Option<Estimate>,
+}
+
+/// The calibrated cost of one recorded event of a group.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EventCost {
+    pub group: String,
+    /// ns per event, with its 95% interval from the fit.
+    pub ns: Estimate,
+    /// Events of the group on the timed path per traced RPC (the fit's regressor).
+    pub per_rpc: f64,
+}
+
+/// One configuration of the calibration pass: the groups recording, and its batches.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CalibrationConfig {
+    /// The groups recording (empty: nothing).
+    pub groups: Vec<String>,
+    /// Each batch's RPC time (mean without its fastest and slowest 10%), ns, and its round.
+    pub batch_ns: Vec<f64>,
+    pub rounds: Vec<u32>,
+    /// Records per RPC the rings held, by group (all recorded, on the path or not).
+    pub recorded_per_rpc: BTreeMap<String, f64>,
 }
 
 fn one() -> f64 {

@@ -231,8 +231,28 @@ fn rpc_local_totals_and_traced_breakdown() {
             "{traced}"
         );
         let names = check_names(traced);
-        assert!(names.contains(&"sum of part medians vs traced RPC time"));
+        assert!(names.contains(&"sum of part means vs traced RPC time"));
         assert!(names.contains(&"every part ≥ 0"));
+        // The observer's cost, measured and taken out: per-event costs of the groups that
+        // recorded on the path (no IPIs on one CPU), "tracing adds", the corrected parts
+        // judged against the untraced total.
+        let observer = &traced["observer"];
+        let costs = observer["calibration"]["costs"].as_array().unwrap();
+        assert_eq!(costs.len(), 3, "{observer}");
+        assert!(observer["tracing_adds"]["value"].is_number(), "{observer}");
+        let corrected: Vec<&serde_json::Value> = ms
+            .iter()
+            .filter(|m| m["probe"] == "rpc.corrected")
+            .collect();
+        assert_eq!(corrected.len(), 6);
+        for m in &corrected {
+            let names = check_names(m);
+            assert!(
+                names.contains(&"corrected parts vs untraced rpc.total"),
+                "{names:?}"
+            );
+            assert!(m["additive"]["mean"]["value"].is_number(), "{m}");
+        }
     } else {
         assert!(v["skipped"][0]["reason"]
             .as_str()

@@ -58,6 +58,8 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
         warnings: vec![],
         notes: vec![],
         valid: true,
+        additive: None,
+        observer: None,
     }
 }
 

@@ -126,6 +126,7 @@ pub fn run(a: RpcArgs) -> Result<i32> {
         Err(Some(why)) => plan.skip("rpc breakdown", why),
         Err(None) => {}
     }
-    let run = execute(plan, &a.opts)?;
+    let mut run = execute(plan, &a.opts)?;
+    crate::probes::rpc::correct::judge_run(&mut run);
     finish(&run, &a.opts)
 }

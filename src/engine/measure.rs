@@ -279,5 +279,7 @@ fn conclude(
         warnings,
         notes,
         valid,
+        additive: None,
+        observer: None,
     })
 }

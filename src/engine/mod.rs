@@ -6,6 +6,7 @@ pub mod checks;
 pub mod clock;
 pub mod derive;
 pub mod estimate;
+pub mod fit;
 pub mod interrupt;
 pub mod measure;
 pub mod merge;

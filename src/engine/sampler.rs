@@ -393,7 +393,7 @@ const WARM_TOLERANCE: f64 = 0.03;
 /// median of the last [`WARM_WINDOW`] raw batches agrees with the window before it within
 /// [`WARM_TOLERANCE`], or a quarter of the budget (at least 4× the minimum) is spent. A warm-up
 /// that ended too early shows as samples that drift or split in two (see
-/// analysis::modes::bimodal). Returns whether it became steady.
+/// engine::modes::bimodal). Returns whether it became steady.
 pub fn warm_until_steady(
     cfg: &SamplingConfig,
     raw: &mut Workload<'_>,

@@ -111,6 +111,8 @@ mod tests {
             warnings: vec![],
             notes: vec![],
             valid: true,
+            additive: None,
+            observer: None,
         }
     }
 

@@ -27,6 +27,63 @@ pub const EVENTS: [(&str, bool); 10] = [
     ("sched:sched_wake_idle_without_ipi", false),
 ];
 
+/// The groups of recorded events the calibration pass switches on and off one at a time
+/// (probes::rpc::calibrate): each costs the traced task something per event, and events of
+/// one group are assumed to cost alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Group {
+    /// The scheduler's tracepoints: wake-ups and switches.
+    Sched,
+    /// raw_syscalls enter and exit.
+    Syscalls,
+    /// IPIs sent and the interrupts they arrive by.
+    Ipi,
+    /// perf's own context-switch records (in and out), written into each CPU's ring.
+    Switches,
+}
+
+impl Group {
+    pub const ALL: [Group; 4] = [Group::Sched, Group::Syscalls, Group::Ipi, Group::Switches];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::Sched => "sched",
+            Group::Syscalls => "syscalls",
+            Group::Ipi => "ipi",
+            Group::Switches => "switch records",
+        }
+    }
+
+    /// The group a tracepoint (`group:name`) belongs to.
+    pub fn of_tracepoint(name: &str) -> Group {
+        match name.split(':').next().unwrap_or("") {
+            "raw_syscalls" => Group::Syscalls,
+            "ipi" | "irq_vectors" => Group::Ipi,
+            _ => Group::Sched,
+        }
+    }
+
+    /// The group of a decoded event.
+    pub fn of(kind: &Kind) -> Group {
+        match kind {
+            Kind::Waking { .. }
+            | Kind::Wakeup { .. }
+            | Kind::Switch { .. }
+            | Kind::WakeIdleNoIpi { .. } => Group::Sched,
+            Kind::SysEnter { .. } | Kind::SysExit { .. } => Group::Syscalls,
+            Kind::IpiSend { .. } | Kind::ReschedEntry | Kind::ReschedExit | Kind::CallFuncEntry => {
+                Group::Ipi
+            }
+            Kind::SwitchIn { .. } | Kind::SwitchOut { .. } => Group::Switches,
+        }
+    }
+
+    /// Index in [`Group::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// perf record types this module reads.
 pub const PERF_RECORD_LOST: u32 = 2;
 pub const PERF_RECORD_SAMPLE: u32 = 9;
@@ -78,6 +135,12 @@ pub enum Kind {
     /// fires in a CPU's idle task, so a switch away from idle is seen only this way.
     SwitchIn {
         prev: i32,
+    },
+    /// The recording task was switched out for `next`: perf's switch record written before
+    /// the switch. Not used to split an RPC; counted as a recorded event (its cost is on the
+    /// path when the switch is).
+    SwitchOut {
+        next: i32,
     },
 }
 
@@ -198,9 +261,10 @@ impl Decoder {
         for r in records {
             match r.ty {
                 PERF_RECORD_SAMPLE => out.extend(self.decode(&r.body)),
-                PERF_RECORD_SWITCH_CPU_WIDE if r.misc & PERF_RECORD_MISC_SWITCH_OUT == 0 => {
-                    out.extend(decode_switch_in(&r.body))
-                }
+                PERF_RECORD_SWITCH_CPU_WIDE => out.extend(decode_switch(
+                    &r.body,
+                    r.misc & PERF_RECORD_MISC_SWITCH_OUT != 0,
+                )),
                 PERF_RECORD_LOST => lost += u64_at(&r.body, 8).unwrap_or(0),
                 _ => {}
             }
@@ -210,16 +274,20 @@ impl Decoder {
     }
 }
 
-/// A switch-in record: `u32 prev_pid, prev_tid`, then the sample id (sample_id_all with
-/// sample_type TID | TIME | CPU): `u32 pid, tid; u64 time; u32 cpu, res`.
-fn decode_switch_in(b: &[u8]) -> Option<Event> {
+/// A CPU-wide switch record: `u32 next_prev_pid, next_prev_tid` (the task switched from,
+/// for a switch in; to, for a switch out), then the sample id (sample_id_all with sample_type
+/// TID | TIME | CPU): `u32 pid, tid; u64 time; u32 cpu, res`.
+fn decode_switch(b: &[u8], out: bool) -> Option<Event> {
+    let other = u32_at(b, 4)? as i32;
     Some(Event {
         pid: u32_at(b, 8)? as i32,
         tid: u32_at(b, 12)? as i32,
         time: u64_at(b, 16)?,
         cpu: u32_at(b, 24)?,
-        kind: Kind::SwitchIn {
-            prev: u32_at(b, 4)? as i32,
+        kind: if out {
+            Kind::SwitchOut { next: other }
+        } else {
+            Kind::SwitchIn { prev: other }
         },
     })
 }

@@ -4,9 +4,9 @@
 //! that keep only the participants' records where the kernel accepts them.
 
 use super::tracefs::Tracefs;
-use super::{Decoder, RawRecord};
+use super::{Decoder, Group, RawRecord};
 use crate::error::{Error, Result};
-use perf_event::events::Tracepoint;
+use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 use std::os::fd::AsRawFd;
 
@@ -18,8 +18,11 @@ const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
 const RING_BYTES: usize = 4 << 20;
 
 pub struct Tracer {
+    /// One ring per CPU, owned by a dummy event that writes perf's switch records
+    /// ([`Group::Switches`]); every tracepoint of that CPU writes into it.
     rings: Vec<Sampler>,
-    others: Vec<Counter>,
+    /// The tracepoints, each with its group (enabled and disabled by group).
+    others: Vec<(Group, Counter)>,
     pub decoder: Decoder,
     /// Filters the kernel refused (the records are then kept unfiltered).
     pub unfiltered: Vec<String>,
@@ -77,29 +80,47 @@ impl Tracer {
         let mut others = Vec::new();
         let mut unfiltered = Vec::new();
         for &cpu in cpus {
-            let mut first: Option<Sampler> = None;
+            // The ring's owner writes perf's switch records (in the incoming or outgoing
+            // task's context, with its tid, time and CPU): they show switches away from an
+            // idle task in which tracepoints do not fire on some guests. A dummy event owns
+            // it so that the switch records can be switched on and off like any tracepoint
+            // group (the calibration pass times each group alone).
+            let ring = Builder::new(Software::DUMMY)
+                .any_pid()
+                .one_cpu(cpu)
+                .exclude_kernel(false)
+                .sample_period(1)
+                .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU)
+                .context_switch(true)
+                .sample_id_all(true)
+                .clockid(Clock::MONOTONIC)
+                .enabled(false)
+                .build()
+                .map_err(|e| {
+                    Error::env(format!(
+                        "cannot open perf's switch records on CPU {cpu}: {}",
+                        crate::evidence::perf::open_error_reason(&e)
+                    ))
+                })?
+                .sampled(RING_BYTES)
+                .map_err(|e| Error::env(format!("cannot map a perf ring on CPU {cpu}: {e}")))?;
             for f in &decoder.formats {
-                let mut b = Builder::new(Tracepoint::with_id(f.id));
-                b.any_pid()
+                let counter = Builder::new(Tracepoint::with_id(f.id))
+                    .any_pid()
                     .one_cpu(cpu)
                     .exclude_kernel(false)
                     .sample_period(1)
                     .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
                     .clockid(Clock::MONOTONIC)
-                    .enabled(false);
-                if first.is_none() {
-                    // The ring's owner also writes perf's switch records (in the incoming
-                    // task's context, with its tid, time and CPU): they show switches away
-                    // from an idle task in which tracepoints do not fire on some guests.
-                    b.context_switch(true).sample_id_all(true);
-                }
-                let counter = b.build().map_err(|e| {
-                    Error::env(format!(
-                        "cannot open tracepoint {} on CPU {cpu}: {}",
-                        f.name,
-                        crate::evidence::perf::open_error_reason(&e)
-                    ))
-                })?;
+                    .enabled(false)
+                    .build()
+                    .map_err(|e| {
+                        Error::env(format!(
+                            "cannot open tracepoint {} on CPU {cpu}: {}",
+                            f.name,
+                            crate::evidence::perf::open_error_reason(&e)
+                        ))
+                    })?;
                 if let Some(filter) = filter_for(&f.name, pids) {
                     let c = std::ffi::CString::new(filter).expect("no NUL");
                     // SAFETY: a NUL-terminated filter string on our own perf fd.
@@ -110,33 +131,24 @@ impl Tracer {
                         unfiltered.push(f.name.clone());
                     }
                 }
-                match &first {
-                    None => {
-                        first = Some(counter.sampled(RING_BYTES).map_err(|e| {
-                            Error::env(format!("cannot map a perf ring on CPU {cpu}: {e}"))
-                        })?)
-                    }
-                    Some(ring) => {
-                        // SAFETY: redirecting our own perf fd into another of our perf fds on
-                        // the same CPU with the same clock, as perf_event_open(2) allows.
-                        let rc = unsafe {
-                            libc::ioctl(
-                                counter.as_raw_fd(),
-                                PERF_EVENT_IOC_SET_OUTPUT,
-                                ring.as_raw_fd(),
-                            )
-                        };
-                        if rc != 0 {
-                            return Err(Error::env(format!(
-                                "cannot share one perf ring between tracepoints on CPU {cpu}: {}",
-                                std::io::Error::last_os_error()
-                            )));
-                        }
-                        others.push(counter);
-                    }
+                // SAFETY: redirecting our own perf fd into another of our perf fds on the
+                // same CPU with the same clock, as perf_event_open(2) allows.
+                let rc = unsafe {
+                    libc::ioctl(
+                        counter.as_raw_fd(),
+                        PERF_EVENT_IOC_SET_OUTPUT,
+                        ring.as_raw_fd(),
+                    )
+                };
+                if rc != 0 {
+                    return Err(Error::env(format!(
+                        "cannot share one perf ring between tracepoints on CPU {cpu}: {}",
+                        std::io::Error::last_os_error()
+                    )));
                 }
+                others.push((Group::of_tracepoint(&f.name), counter));
             }
-            rings.extend(first);
+            rings.push(ring);
         }
         Ok(Tracer {
             rings,
@@ -146,22 +158,33 @@ impl Tracer {
         })
     }
 
+    /// Start recording every group.
     pub fn enable(&mut self) -> Result<()> {
+        self.enable_only(&Group::ALL)
+    }
+
+    /// Start recording the events of `groups` only.
+    pub fn enable_only(&mut self, groups: &[Group]) -> Result<()> {
         let err = |e: std::io::Error| Error::env(format!("cannot enable tracing: {e}"));
-        for r in &mut self.rings {
-            r.enable().map_err(err)?;
+        if groups.contains(&Group::Switches) {
+            for r in &mut self.rings {
+                r.enable().map_err(err)?;
+            }
         }
-        for c in &mut self.others {
-            c.enable().map_err(err)?;
+        for (g, c) in &mut self.others {
+            if groups.contains(g) {
+                c.enable().map_err(err)?;
+            }
         }
         Ok(())
     }
 
+    /// Stop recording (every group).
     pub fn disable(&mut self) {
         for r in &mut self.rings {
             let _ = r.disable();
         }
-        for c in &mut self.others {
+        for (_, c) in &mut self.others {
             let _ = c.disable();
         }
     }

@@ -58,6 +58,26 @@ pub struct Rpc {
     pub ipi_sent: [bool; 2],
     /// The traced span, C's send entry → C's receive exit.
     pub span_ns: u64,
+    /// When each part began and the RPC ended: what places a recorded event in a part
+    /// (probes::rpc::path).
+    pub marks: Marks,
+}
+
+/// The instants that bound an RPC's parts (CLOCK_MONOTONIC ns). Each hand-off (request,
+/// reply) starts at the waking and ends at the switch to the woken task; its IPI as sent,
+/// and as received when the IPI part was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Marks {
+    pub enter: u64,
+    pub wake: u64,
+    pub switch_in: u64,
+    pub srv_exit: u64,
+    pub reply_wake: u64,
+    pub client_in: u64,
+    pub end: u64,
+    pub ipi_send: [Option<u64>; 2],
+    /// The IPI parts' intervals, when counted (sent and seen arriving within the hand-off).
+    pub ipi: [Option<(u64, u64)>; 2],
 }
 
 /// What a participant's system call does in an RPC.
@@ -369,17 +389,21 @@ pub fn split(
     m.out
 }
 
-fn ipi(send: Option<u64>, recv: Option<u64>, from: u64, to: u64) -> u64 {
+/// The IPI part's interval: sent and received within its hand-off.
+fn ipi(send: Option<u64>, recv: Option<u64>, from: u64, to: u64) -> Option<(u64, u64)> {
     match (send, recv) {
-        (Some(s), Some(r)) if s >= from && r >= s && r <= to => r - s,
-        _ => 0,
+        (Some(s), Some(r)) if s >= from && r >= s && r <= to => Some((s, r)),
+        _ => None,
     }
 }
 
 fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
     let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
-    let ipi1 = ipi(t.ipi_send, t.ipi_recv, t.wake, t.switch_in);
-    let ipi2 = ipi(t.ipi2_send, t.ipi2_recv, t.reply_wake, t.client_in);
+    let ipi_at = [
+        ipi(t.ipi_send, t.ipi_recv, t.wake, t.switch_in),
+        ipi(t.ipi2_send, t.ipi2_recv, t.reply_wake, t.client_in),
+    ];
+    let [ipi1, ipi2] = ipi_at.map(|x| x.map_or(0, |(s, r)| r - s));
     Rpc {
         parts: [
             d(t.enter, t.wake),
@@ -394,6 +418,17 @@ fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
         from_idle,
         ipi_sent: [t.ipi_send.is_some(), t.ipi2_send.is_some()],
         span_ns: end.saturating_sub(t.enter),
+        marks: Marks {
+            enter: t.enter,
+            wake: t.wake,
+            switch_in: t.switch_in,
+            srv_exit: t.srv_exit,
+            reply_wake: t.reply_wake,
+            client_in: t.client_in,
+            end,
+            ipi_send: [t.ipi_send, t.ipi2_send],
+            ipi: ipi_at,
+        },
     }
 }
 

@@ -12,7 +12,11 @@
 //! `rpc.traced` repeats the RPCs with kernel tracepoints on and `rpc.part` splits them (see
 //! [`breakdown`]).
 
+pub mod additive;
 pub mod breakdown;
+pub mod calibrate;
+pub mod correct;
+pub mod path;
 pub mod traced;
 
 use crate::engine::checks;

@@ -1,26 +1,30 @@
 //! The traced run: the same RPCs with kernel tracepoints recording, in batches (rings drained
-//! between them), each RPC also timed by the client on CLOCK_MONOTONIC. Gives `rpc.traced`
-//! (the client's RPC time with tracing on) and one `rpc.part` per part of the breakdown, with
-//! the checks that make the split trustworthy: parts ≥ 0, their medians adding up to the traced
-//! RPC time within 10%, most RPCs matched, nothing lost, and the scenario's switches seen in
-//! the trace (idle→server for remote-exclusive).
+//! between them), each RPC also timed by the client on CLOCK_MONOTONIC, interleaved in rounds
+//! with the calibration pass's batches (probes::rpc::calibrate). Gives `rpc.traced` (the
+//! client's RPC time with tracing on, and the observer's cost), one `rpc.part` per part of
+//! the breakdown and one `rpc.corrected` per part with the observer's cost taken out
+//! (probes::rpc::correct), with the checks that make the split trustworthy: parts ≥ 0, their
+//! means adding up to the traced mean RPC time within 10%, most RPCs matched, nothing lost,
+//! and the scenario's switches seen in the trace (idle→server for remote-exclusive).
 
 use super::breakdown::{split, Calls, Rpc, IPI_PARTS, PARTS};
+use super::calibrate::{calibrate, Batch, Costs, CONFIGS, TRACED};
+use super::path::{on_path, PathEvents, Who, GROUPS};
 use super::{Scenario, Session};
 use crate::engine::clock;
 use crate::engine::measure::{from_samples, Context, Spec};
-use crate::engine::stats::median;
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::trace::ring::Tracer;
-use crate::evidence::trace::{Event, Kind};
-use crate::model::{Check, Measurement};
+use crate::evidence::trace::{Event, Group, Kind};
+use crate::model::{Check, Measurement, Observer};
 use crate::probes::ipc::channel::Mech;
 
-/// RPCs per batch: a batch's records (about 25 per RPC, ~100 bytes each) fit a ring easily.
+/// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
-const MIN_RPCS: u64 = 400;
+/// Fully traced RPCs: at least this many (5 rounds of the calibration pass), at most.
+const MIN_RPCS: u64 = 1000;
 const MAX_RPCS: u64 = 5000;
 
 /// Everything the checks look at, computed from one traced run.
@@ -36,28 +40,30 @@ pub struct Analysis {
     pub client_ins_per_rpc: f64,
 }
 
-/// Medians of each part over the matched RPCs.
-pub fn part_medians(rpcs: &[Rpc]) -> [f64; 8] {
-    let mut out = [f64::NAN; 8];
-    if rpcs.is_empty() {
-        return out;
-    }
-    for (i, o) in out.iter_mut().enumerate() {
-        let v: Vec<f64> = rpcs.iter().map(|r| r.parts[i]).collect();
-        *o = median(&v);
-    }
-    out
+/// The matched RPCs the means are taken over: the middle 80% by traced span
+/// (probes::rpc::additive).
+pub fn middle(rpcs: &[Rpc]) -> Vec<usize> {
+    let spans: Vec<f64> = rpcs.iter().map(|r| r.span_ns as f64).collect();
+    super::additive::middle(&spans)
 }
 
-/// The breakdown's checks, given the client's traced RPC median.
-pub fn checks(a: &Analysis, traced_median: f64, scenario: Scenario) -> Vec<Check> {
+/// Means of each part over the middle RPCs: they add up to those RPCs' mean span (the parts
+/// of every RPC do), which medians do not.
+pub fn part_means(rpcs: &[Rpc]) -> [f64; 8] {
+    let kept = middle(rpcs);
+    let n = kept.len() as f64;
+    std::array::from_fn(|i| kept.iter().map(|&k| rpcs[k].parts[i]).sum::<f64>() / n)
+}
+
+/// The breakdown's checks, given the client's traced RPC time (mean of the middle 80%).
+pub fn checks(a: &Analysis, traced_mean: f64, scenario: Scenario) -> Vec<Check> {
     let matched = a.rpcs.len() as f64 / a.made.max(1) as f64;
     let min_part = a
         .rpcs
         .iter()
         .flat_map(|r| r.parts)
         .fold(f64::INFINITY, f64::min);
-    let sum: f64 = part_medians(&a.rpcs).iter().sum();
+    let sum: f64 = part_means(&a.rpcs).iter().sum();
     let idle = a.rpcs.iter().filter(|r| r.from_idle).count() as f64 / a.rpcs.len().max(1) as f64;
     let mut list = vec![
         Check {
@@ -83,15 +89,15 @@ pub fn checks(a: &Analysis, traced_median: f64, scenario: Scenario) -> Vec<Check
             ok: min_part.is_finite() && min_part >= 0.0,
         },
         Check {
-            name: "sum of part medians vs traced RPC time".into(),
+            name: "sum of part means vs traced RPC time".into(),
             expected: "within ±10%".into(),
             observed: format!(
                 "{:.0} ns vs {:.0} ns ({:+.1}%)",
                 sum,
-                traced_median,
-                100.0 * (sum / traced_median - 1.0)
+                traced_mean,
+                100.0 * (sum / traced_mean - 1.0)
             ),
-            ok: (sum - traced_median).abs() <= 0.1 * traced_median,
+            ok: sum.is_finite() && (sum - traced_mean).abs() <= 0.1 * traced_mean,
         },
     ];
     match scenario {
@@ -231,7 +237,151 @@ pub fn analyse(
     }
 }
 
-/// Run the traced RPCs and return `rpc.traced` followed by one `rpc.part` per part.
+/// What the traced rounds produced: the fully traced RPCs' times and events, and every
+/// batch of the calibration pass.
+struct Rounds {
+    times: Vec<f64>,
+    events: Vec<Event>,
+    lost: u64,
+    batches: Vec<Batch>,
+}
+
+/// Rounds of one batch per configuration of [`CONFIGS`] (their order rotating from round to
+/// round), until enough fully traced RPCs were made and the budget is spent. Evidence
+/// windows cover the fully traced batches only.
+fn run_rounds(
+    ctx: &Context,
+    s: &Session,
+    tracer: &mut Tracer,
+    recorder: &mut Recorder,
+) -> Result<Rounds> {
+    let mut out = Rounds {
+        times: Vec::new(),
+        events: Vec::new(),
+        lost: 0,
+        batches: Vec::new(),
+    };
+    let deadline = clock::now_ns() + ctx.sampling.budget_ns;
+    let mut k = 0u64;
+    let mut round = 0u32;
+    let mut chunk = Vec::new();
+    let mut batch = Vec::with_capacity(BATCH as usize);
+    loop {
+        let traced = out.times.len() as u64;
+        if traced >= MAX_RPCS || (traced >= MIN_RPCS && clock::now_ns() >= deadline) {
+            break;
+        }
+        for j in 0..CONFIGS.len() {
+            crate::engine::interrupt::check()?;
+            let config = (j + round as usize) % CONFIGS.len();
+            let full = config == TRACED;
+            if full {
+                recorder.begin_quiet();
+            }
+            tracer.enable_only(CONFIGS[config])?;
+            batch.clear();
+            for _ in 0..BATCH {
+                let t0 = clock::read(libc::CLOCK_MONOTONIC);
+                s.call(k)?;
+                let t1 = clock::read(libc::CLOCK_MONOTONIC);
+                batch.push((t1 - t0) as f64);
+                k += 1;
+            }
+            if full {
+                out.times.extend(&batch);
+            }
+            tracer.disable();
+            if full {
+                recorder.end_quiet(BATCH);
+            }
+            chunk.clear();
+            tracer.drain(&mut chunk);
+            let (events, lost) = tracer.decoder.decode_all(&chunk);
+            let mut recorded = [0.0; GROUPS];
+            for e in &events {
+                recorded[Group::of(&e.kind).index()] += 1.0 / BATCH as f64;
+            }
+            if full {
+                out.events.extend(events);
+                out.lost += lost;
+            }
+            out.batches.push(Batch {
+                round,
+                config,
+                mean_ns: super::additive::trimmed_mean(&batch).map_or(f64::NAN, |m| m.value),
+                recorded,
+            });
+        }
+        round += 1;
+    }
+    Ok(out)
+}
+
+/// Events per group as the JSON names them, leaving out groups with none.
+fn by_group(n: &[f64; GROUPS]) -> std::collections::BTreeMap<String, f64> {
+    Group::ALL
+        .iter()
+        .zip(n)
+        .filter(|(_, v)| **v > 0.0)
+        .map(|(g, v)| (g.as_str().to_string(), *v))
+        .collect()
+}
+
+/// Every corrected part is ≥ 0: its mean's interval reaches 0 or above. A correction that
+/// takes out more than a part held means the costs were overestimated.
+pub fn corrected_nonnegative(means: &[(usize, crate::model::Estimate)]) -> Check {
+    let worst = means
+        .iter()
+        .min_by(|a, b| a.1.ci95[1].total_cmp(&b.1.ci95[1]));
+    Check {
+        name: "every corrected part ≥ 0".into(),
+        expected: "each mean's interval reaches ≥ 0 ns".into(),
+        observed: match worst {
+            Some((k, e)) => format!(
+                "lowest: {} {:.0} ns, interval up to {:.0}",
+                PARTS[*k], e.value, e.ci95[1]
+            ),
+            None => "no parts".into(),
+        },
+        ok: worst.is_some_and(|(_, e)| e.ci95[1] >= 0.0),
+    }
+}
+
+/// The calibration's fit and the corrected parts' samples and means (None without a fit).
+struct Correction {
+    costs: Costs,
+    samples: Vec<[f64; 8]>,
+    means: Vec<(usize, crate::model::Estimate)>,
+}
+
+fn correct(rpcs: &[Rpc], paths: &[PathEvents], batches: &[Batch]) -> Option<Correction> {
+    if rpcs.is_empty() {
+        return None;
+    }
+    let n = paths.len() as f64;
+    let timed: [f64; GROUPS] =
+        std::array::from_fn(|g| paths.iter().map(|p| p.timed()[g]).sum::<f64>() / n);
+    let mut costs = calibrate(batches, timed)?;
+    let samples = super::correct::corrected(rpcs, paths, &costs);
+    let means = (0..PARTS.len())
+        .filter_map(|k| {
+            let v: Vec<f64> = samples.iter().map(|r| r[k]).collect();
+            let ev = super::correct::mean_events(paths, Some(k));
+            super::correct::corrected_mean(&v, &ev, &costs).map(|e| (k, e))
+        })
+        .collect();
+    let totals: Vec<f64> = samples.iter().map(|r| r.iter().sum()).collect();
+    costs.fitted_json.corrected_sum =
+        super::correct::corrected_mean(&totals, &super::correct::mean_events(paths, None), &costs);
+    Some(Correction {
+        costs,
+        samples,
+        means,
+    })
+}
+
+/// Run the traced RPCs and return `rpc.traced`, one `rpc.part` per part and one
+/// `rpc.corrected` per part.
 pub fn measure_traced(
     ctx: &Context,
     scenario: Scenario,
@@ -258,45 +408,38 @@ pub fn measure_traced(
     for k in 0..50 {
         s.call(k)?;
     }
-    let mut times = Vec::new();
-    let mut records = Vec::new();
-    let deadline = clock::now_ns() + ctx.sampling.budget_ns;
-    let mut k = 0u64;
-    while k < MAX_RPCS && (k < MIN_RPCS || clock::now_ns() < deadline) {
-        crate::engine::interrupt::check()?;
-        recorder.begin_quiet();
-        tracer.enable()?;
-        for _ in 0..BATCH {
-            let t0 = clock::read(libc::CLOCK_MONOTONIC);
-            s.call(k)?;
-            let t1 = clock::read(libc::CLOCK_MONOTONIC);
-            times.push((t1 - t0) as f64);
-            k += 1;
-        }
-        tracer.disable();
-        recorder.end_quiet(BATCH);
-        tracer.drain(&mut records);
-    }
-    let (events, lost) = tracer.decoder.decode_all(&records);
+    let r = run_rounds(ctx, &s, &mut tracer, &mut recorder)?;
+    let events = &r.events;
     let a = analyse(
-        &events,
-        lost,
-        times.len(),
+        events,
+        r.lost,
+        r.times.len(),
         client,
         &servers,
         (s.client_cpu, s.server_cpu),
         s.mech,
     );
+    let who = Who {
+        client,
+        servers: &servers,
+        client_cpu: s.client_cpu as u32,
+        server_cpu: s.server_cpu as u32,
+    };
+    // Means over the middle RPCs by span; the same RPCs for every part, so they add up.
+    let kept = middle(&a.rpcs);
+    let rpcs: Vec<Rpc> = kept.iter().map(|&i| a.rpcs[i].clone()).collect();
+    let paths = on_path(events, &rpcs, &who);
+    let correction = correct(&rpcs, &paths, &r.batches);
     let evidence = recorder.finish(&start);
-    let traced_median = median(&times);
-    let mut checks = checks(&a, traced_median, scenario);
+    let traced_mean = super::additive::trimmed_mean(&r.times);
+    let mut checks = checks(&a, traced_mean.map_or(f64::NAN, |m| m.value), scenario);
     let (vol, invol) = super::switches_of(&evidence, "client");
     checks.push(trace_complete(a.client_ins_per_rpc, vol + invol));
     let mut warnings = Vec::new();
     let left_out = ipi_left_out(
         &tracer.decoder.missing(),
         &a.rpcs,
-        quiet_wakes(&events, &cpus),
+        quiet_wakes(events, &cpus),
         scenario.remote(),
     );
     for (_, why) in &left_out {
@@ -310,6 +453,16 @@ pub fn measure_traced(
             tracer.unfiltered.join(", ")
         ));
     }
+    if correction.is_none() {
+        warnings.push(format!(
+            "no calibration of the observer's cost: {}; the parts are not corrected",
+            if a.rpcs.is_empty() {
+                "no RPC matched"
+            } else {
+                "the batches could not be fitted (too few rounds)"
+            }
+        ));
+    }
     let base = |probe: &str, unit: &str| {
         Spec::new(probe, unit, unit, 1.0)
             .param("scenario", scenario.as_str())
@@ -317,42 +470,87 @@ pub fn measure_traced(
             .param("cpus", vec![s.client_cpu, s.server_cpu])
             .events_set(EventSet::Software)
     };
-    let mut out = vec![from_samples(
+    let mut traced = from_samples(
         base("rpc.traced", "ns/RPC").note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
              record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
-             up to the client's send sys_enter → receive sys_exit; not seen: user-space time \
-             outside those system calls, time the hypervisor took the vCPU, and polling \
-             hand-offs",
+             up to the client's send sys_enter → receive sys_exit, by their means over the \
+             RPCs (medians do not add up); not seen: user-space time outside those system \
+             calls, time the hypervisor took the vCPU, and polling hand-offs. The observer's \
+             cost per event is measured by a calibration pass (see rpc.corrected)",
             PARTS
                 .iter()
                 .map(|p| super::breakdown::definition(p))
                 .collect::<Vec<_>>()
                 .join("; ")
         )),
-        times,
+        r.times.clone(),
         1,
         "fixed count",
         evidence.clone(),
         (checks.clone(), warnings.clone()),
-    )?];
-    for (i, part) in PARTS.iter().enumerate() {
+    )?;
+    traced.additive = traced_mean.map(|mean| crate::model::Additive {
+        mean,
+        modes: super::additive::modes(&r.times),
+        events: Default::default(),
+    });
+    traced.observer = Some(Observer {
+        tracing_adds: None,
+        calibration: correction.as_ref().map(|c| c.costs.fitted_json.clone()),
+        configs: super::calibrate::configs(&r.batches),
+    });
+    let mut out = vec![traced];
+    let shown: Vec<usize> = (0..PARTS.len())
+        .filter(|i| !a.rpcs.is_empty() && !left_out.iter().any(|(k, _)| k == i))
+        .collect();
+    for &i in &shown {
         let samples: Vec<f64> = a.rpcs.iter().map(|r| r.parts[i]).collect();
-        // An IPI part that could not be seen is said in one line, not reported as 0.
-        if samples.is_empty() || left_out.iter().any(|(k, _)| *k == i) {
-            continue;
-        }
-        out.push(from_samples(
+        let middle: Vec<f64> = rpcs.iter().map(|r| r.parts[i]).collect();
+        let ev = by_group(&super::correct::mean_events(&paths, Some(i)));
+        let mut m = from_samples(
             base("rpc.part", "ns/RPC")
-                .param("part", *part)
+                .param("part", PARTS[i])
                 .param("order", i as u64)
-                .note(super::breakdown::definition(part)),
+                .note(super::breakdown::definition(PARTS[i])),
             samples,
             1,
             "fixed count",
             evidence.clone(),
             (checks.clone(), Vec::new()),
-        )?);
+        )?;
+        m.additive = super::additive::of(&middle, ev);
+        out.push(m);
+    }
+    if let Some(c) = &correction {
+        let mut corrected_checks = checks.clone();
+        let means: Vec<_> = c
+            .means
+            .iter()
+            .filter(|(k, _)| shown.contains(k))
+            .copied()
+            .collect();
+        corrected_checks.push(corrected_nonnegative(&means));
+        for &(i, mean) in &means {
+            let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
+            let ev = by_group(&super::correct::mean_events(&paths, Some(i)));
+            let mut m = from_samples(
+                base(super::correct::PROBE, "ns/RPC")
+                    .param("part", PARTS[i])
+                    .param("order", i as u64)
+                    .note(super::correct::NOTE),
+                samples.clone(),
+                1,
+                "fixed count",
+                evidence.clone(),
+                (corrected_checks.clone(), Vec::new()),
+            )?;
+            m.additive = super::additive::of(&samples, ev).map(|mut x| {
+                x.mean = mean;
+                x
+            });
+            out.push(m);
+        }
     }
     Ok(out)
 }
@@ -360,6 +558,7 @@ pub fn measure_traced(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::stats::median;
     use crate::evidence::trace::tests::{fixture_decoder, fixture_records};
 
     fn fixture_analysis() -> Analysis {
@@ -380,6 +579,59 @@ mod tests {
         // A client time far from the parts' sum fails the sum check.
         let c = checks(&a, m * 2.0, Scenario::Local);
         assert!(!c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok);
+    }
+
+    /// Recorded local RPCs whose parts are bimodal (the woken server preempts the client in
+    /// some RPCs, not in others): the sum of the part medians is far from the median RPC,
+    /// the part means add up to the mean span of the same RPCs exactly, so the sum check
+    /// passes on them and fails on a traced time they do not add up to.
+    #[test]
+    fn bimodal_recorded_parts_add_up_by_their_means() {
+        let recs = crate::evidence::trace::parse_fixture(include_str!(
+            "../../../tests/fixtures/trace/futex-local.records"
+        ))
+        .unwrap();
+        let (events, lost) = fixture_decoder().decode_all(&recs);
+        let a = analyse(&events, lost, 40, 14740, &[14741], (1, 1), Mech::Futex);
+        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
+        let medians: f64 = (0..8)
+            .map(|k| median(&a.rpcs.iter().map(|r| r.parts[k]).collect::<Vec<_>>()))
+            .sum();
+        let off = medians / median(&spans) - 1.0;
+        assert!(
+            off.abs() > 0.1,
+            "sum of medians {off:+.3} from the median RPC"
+        );
+        let kept = middle(&a.rpcs);
+        let kept_spans: Vec<f64> = kept.iter().map(|&i| spans[i]).collect();
+        let mean_span = crate::probes::rpc::additive::mean(&kept_spans)
+            .unwrap()
+            .value;
+        let sum: f64 = part_means(&a.rpcs).iter().sum();
+        assert!((sum - mean_span).abs() < 1e-6, "{sum} vs {mean_span}");
+        let modes = (0..8)
+            .filter(|&k| {
+                let v: Vec<f64> = a.rpcs.iter().map(|r| r.parts[k]).collect();
+                crate::probes::rpc::additive::modes(&v).is_some()
+            })
+            .count();
+        assert!(modes >= 2, "{modes} bimodal parts");
+        let named = |c: &[Check]| c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok;
+        assert!(named(&checks(&a, mean_span, Scenario::Local)));
+        assert!(!named(&checks(&a, mean_span * 1.2, Scenario::Local)));
+    }
+
+    #[test]
+    fn a_correction_that_takes_out_more_than_a_part_held_fails() {
+        let e = |value: f64, hi: f64| crate::model::Estimate {
+            value,
+            ci95: [2.0 * value - hi, hi],
+        };
+        assert!(corrected_nonnegative(&[(0, e(500.0, 600.0)), (3, e(-20.0, 40.0))]).ok);
+        let c = corrected_nonnegative(&[(0, e(500.0, 600.0)), (3, e(-900.0, -700.0))]);
+        assert!(!c.ok);
+        assert!(c.observed.contains("switch-in"), "{}", c.observed);
+        assert!(!corrected_nonnegative(&[]).ok);
     }
 
     #[test]

@@ -1,0 +1,333 @@
+//! The corrected breakdown: each part's time minus the calibrated cost of the events recorded
+//! on its path (probes::rpc::path, probes::rpc::calibrate), so that the parts describe the
+//! untraced RPC; and the check that they do: the corrected parts add up to the untraced
+//! `rpc.total` within ±15%, judged once both are measured ([`judge_run`]).
+
+use super::breakdown::Rpc;
+use super::calibrate::Costs;
+use super::path::{PathEvents, GROUPS};
+use crate::model::{Check, Estimate, Measurement, Run, Status};
+
+/// How far the corrected parts' sum may be from the untraced RPC time.
+pub const SUM_TOLERANCE: f64 = 0.15;
+
+/// Every RPC's parts with the cost of the events on each part's path taken out.
+pub fn corrected(rpcs: &[Rpc], paths: &[PathEvents], cal: &Costs) -> Vec<[f64; 8]> {
+    rpcs.iter()
+        .zip(paths)
+        .map(|(r, p)| std::array::from_fn(|k| r.parts[k] - cal.cost_of(&p.parts[k])))
+        .collect()
+}
+
+/// Mean events per RPC on part `k`'s path by group (`k` = None: on every part's).
+pub fn mean_events(paths: &[PathEvents], k: Option<usize>) -> [f64; GROUPS] {
+    let n = paths.len().max(1) as f64;
+    std::array::from_fn(|g| {
+        paths
+            .iter()
+            .map(|p| match k {
+                Some(k) => p.parts[k][g],
+                None => p.parts.iter().map(|x| x[g]).sum(),
+            })
+            .sum::<f64>()
+            / n
+    })
+}
+
+/// The mean of corrected samples with its interval: the mean's own (Student's t over the
+/// RPCs) and the calibrated costs' (the fit's covariance, for the mean events on the path)
+/// in quadrature. The two are treated as independent (the fully traced batches are one
+/// configuration of six in the fit).
+pub fn corrected_mean(samples: &[f64], events: &[f64; GROUPS], cal: &Costs) -> Option<Estimate> {
+    let m = super::additive::mean(samples)?;
+    let own = (m.ci95[1] - m.ci95[0]) / 2.0;
+    let half = (own * own + cal.t().powi(2) * cal.cost_var(events)).sqrt();
+    Some(Estimate {
+        value: m.value,
+        ci95: [m.value - half, m.value + half],
+    })
+}
+
+/// The check: the corrected parts add up to the untraced RPC time within ±15%.
+pub fn sum_check(corrected_sum: f64, untraced: Option<f64>) -> Check {
+    let name = "corrected parts vs untraced rpc.total".to_string();
+    let expected = format!("within ±{:.0}%", 100.0 * SUM_TOLERANCE);
+    let t = crate::units::fmt_time;
+    match untraced {
+        Some(u) if u > 0.0 => Check {
+            name,
+            expected,
+            observed: format!(
+                "{} vs {} ({:+.1}%)",
+                t(corrected_sum),
+                t(u),
+                100.0 * (corrected_sum / u - 1.0)
+            ),
+            ok: (corrected_sum / u - 1.0).abs() <= SUM_TOLERANCE,
+        },
+        _ => Check {
+            name,
+            expected,
+            observed: format!("{}, untraced rpc.total not measured", t(corrected_sum)),
+            ok: false,
+        },
+    }
+}
+
+/// Traced over untraced, minus 1, with its interval: the two relative half-widths in
+/// quadrature.
+pub fn tracing_adds(traced: &Estimate, untraced: &Estimate) -> Option<Estimate> {
+    if untraced.value <= 0.0 || traced.value <= 0.0 {
+        return None;
+    }
+    let rel = |e: &Estimate| (e.ci95[1] - e.ci95[0]) / 2.0 / e.value;
+    let r = traced.value / untraced.value;
+    let h = (rel(traced).powi(2) + rel(untraced).powi(2)).sqrt();
+    Some(Estimate {
+        value: r - 1.0,
+        ci95: [r * (1.0 - h) - 1.0, r * (1.0 + h) - 1.0],
+    })
+}
+
+fn param<'a>(m: &'a Measurement, k: &str) -> &'a str {
+    m.params.get(k).and_then(|v| v.as_str()).unwrap_or("")
+}
+
+/// Once a run holds both the untraced and the traced RPCs of a scenario × mechanism: fill
+/// "tracing adds" on rpc.traced, and judge the corrected parts against rpc.total (every
+/// rpc.corrected of the case gets the check; failing it makes them invalid).
+pub fn judge_run(run: &mut Run) {
+    let case = |m: &Measurement| {
+        (
+            param(m, "scenario").to_string(),
+            param(m, "mech").to_string(),
+        )
+    };
+    let totals: Vec<((String, String), Option<Estimate>)> = run
+        .measurements
+        .iter()
+        .filter(|m| m.probe == "rpc.total")
+        .map(|m| {
+            let e = m.value.as_ref().map(|v| Estimate {
+                value: v.median,
+                ci95: v.ci95,
+            });
+            (case(m), e)
+        })
+        .collect();
+    let untraced_of = |c: &(String, String)| totals.iter().find(|(k, _)| k == c).and_then(|x| x.1);
+    let mut sums = Vec::new();
+    for m in run
+        .measurements
+        .iter_mut()
+        .filter(|m| m.probe == "rpc.traced")
+    {
+        let c = case(m);
+        let traced = m.additive.as_ref().map(|a| a.mean);
+        if let Some(o) = m.observer.as_mut() {
+            o.tracing_adds = match (traced, untraced_of(&c)) {
+                (Some(t), Some(u)) => tracing_adds(&t, &u),
+                _ => None,
+            };
+            if let Some(s) = o.calibration.as_ref().and_then(|x| x.corrected_sum) {
+                sums.push((c, s.value));
+            }
+        }
+    }
+    for m in run
+        .measurements
+        .iter_mut()
+        .filter(|m| m.probe == "rpc.corrected")
+    {
+        let c = case(m);
+        let Some((_, sum)) = sums.iter().find(|(k, _)| *k == c) else {
+            continue;
+        };
+        let check = sum_check(*sum, untraced_of(&c).map(|e| e.value));
+        if !check.ok {
+            m.valid = false;
+            m.status = Status::Invalid;
+        }
+        m.checks.push(check);
+    }
+}
+
+/// The part names with the corrected ones' probe: `rpc.corrected` carries `part` like
+/// `rpc.part`.
+pub const PROBE: &str = "rpc.corrected";
+
+/// Definition of the correction, for `--explain` and the notes of each `rpc.corrected`.
+pub const NOTE: &str = "corrected: each traced part minus the calibrated cost of the events \
+    recorded on its path (its own tracepoints, system-call records and perf switch records; \
+    events the other CPU records meanwhile run beside the path and are not counted). The \
+    cost per event of each group (scheduler, system calls, IPIs, switch records) comes from \
+    the calibration pass: batches of the same RPC loop with nothing recording, each group \
+    alone, and all together, interleaved in rounds, their mean RPC times regressed on the \
+    events per RPC on the path with one intercept per round. Assumed: events of one group \
+    cost alike; an event costs the same whatever else records (the all-together batches \
+    test it: 'together' in the calibration); the RPCs follow the same pattern whichever \
+    groups record. The interval carries the mean's own and the costs' (the fit's \
+    covariance). The corrected parts must add up to the untraced rpc.total within ±15%, \
+    else they are invalid; what they leave out: the client's user-space time and the edges \
+    of its two system calls outside the tracepoints, and what the tracer costs while open \
+    with nothing recording (the fit's intercept above rpc.total)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::trace::{parse_fixture, tests::fixture_decoder};
+    use crate::probes::ipc::channel::Mech;
+    use crate::probes::rpc::breakdown::{split, Calls, PARTS};
+    use crate::probes::rpc::calibrate::{calibrate, recorded};
+    use crate::probes::rpc::path::{on_path, Who};
+
+    fn costs() -> Costs {
+        let (batches, on_path) = recorded::fixture();
+        calibrate(&batches, on_path).unwrap()
+    }
+
+    /// The recorded local RPCs (client 32054, server 1827, both on CPU 1), split, with the
+    /// events on each part's path.
+    fn recorded_rpcs() -> (Vec<Rpc>, Vec<PathEvents>) {
+        let (events, _) = fixture_decoder().decode_all(
+            &parse_fixture(include_str!(
+                "../../../tests/fixtures/trace/pipe-local.records"
+            ))
+            .unwrap(),
+        );
+        let rpcs = split(&events, 32054, &[1827], 1, 1, Calls::of(Mech::Pipe));
+        let who = Who {
+            client: 32054,
+            servers: &[1827],
+            client_cpu: 1,
+            server_cpu: 1,
+        };
+        let paths = on_path(&events, &rpcs, &who);
+        (rpcs, paths)
+    }
+
+    /// Each recorded part loses exactly the calibrated cost of the events on its path; a
+    /// part that held no event keeps its time; the corrected RPC is its span minus the cost
+    /// of every event inside it; the corrected means carry the costs' uncertainty.
+    #[test]
+    fn recorded_rpcs_are_corrected_by_their_own_events() {
+        let c = costs();
+        let (rpcs, paths) = recorded_rpcs();
+        assert!(rpcs.len() >= 35);
+        let fixed = corrected(&rpcs, &paths, &c);
+        for ((r, p), f) in rpcs.iter().zip(&paths).zip(&fixed) {
+            for (k, got) in f.iter().enumerate() {
+                let n = p.parts[k];
+                let want = r.parts[k]
+                    - n[0] * c.cost[0]
+                    - n[1] * c.cost[1]
+                    - n[2] * c.cost[2]
+                    - n[3] * c.cost[3];
+                assert!((got - want).abs() < 1e-6, "{}: {got} vs {want}", PARTS[k]);
+                if n.iter().sum::<f64>() == 0.0 {
+                    assert_eq!(*got, r.parts[k]);
+                }
+            }
+            let all: [f64; GROUPS] = std::array::from_fn(|g| p.timed()[g] - p.tail[g]);
+            let sum: f64 = f.iter().sum();
+            assert!((sum - (r.span_ns as f64 - c.cost_of(&all))).abs() < 1e-6);
+        }
+        // Every RPC's send holds its write's entry: at least one system-call record.
+        assert!(mean_events(&paths, Some(0))[1] >= 1.0);
+        let k = 3; // switch-in
+        let plain: Vec<f64> = rpcs.iter().map(|r| r.parts[k]).collect();
+        let v: Vec<f64> = fixed.iter().map(|r| r[k]).collect();
+        let own = crate::probes::rpc::additive::mean(&v).unwrap();
+        let with_costs = corrected_mean(&v, &mean_events(&paths, Some(k)), &c).unwrap();
+        assert_eq!(own.value, with_costs.value);
+        assert!(with_costs.ci95[1] - with_costs.ci95[0] > own.ci95[1] - own.ci95[0]);
+        assert!(with_costs.value < crate::probes::rpc::additive::mean(&plain).unwrap().value);
+    }
+
+    fn case(probe: &str, value: f64) -> Measurement {
+        let mut x = crate::report::ipc::tests::fixture().measurements[0].clone();
+        x.probe = probe.into();
+        x.params.clear();
+        x.params.insert("scenario".into(), "local".into());
+        x.params.insert("mech".into(), "pipe".into());
+        x.status = Status::Ok;
+        x.valid = true;
+        x.checks.clear();
+        let v = x.value.as_mut().unwrap();
+        v.median = value;
+        v.ci95 = [value * 0.98, value * 1.02];
+        x
+    }
+
+    fn run_with(untraced: f64, corrected_sum: f64) -> Run {
+        let mut run = crate::report::ipc::tests::fixture();
+        let mut traced = case("rpc.traced", 18000.0);
+        traced.additive = Some(crate::model::Additive {
+            mean: Estimate {
+                value: 18000.0,
+                ci95: [17800.0, 18200.0],
+            },
+            modes: None,
+            events: Default::default(),
+        });
+        let mut cal = costs().fitted_json;
+        cal.corrected_sum = Some(Estimate {
+            value: corrected_sum,
+            ci95: [corrected_sum - 300.0, corrected_sum + 300.0],
+        });
+        traced.observer = Some(crate::model::Observer {
+            tracing_adds: None,
+            calibration: Some(cal),
+            configs: Vec::new(),
+        });
+        run.measurements = vec![
+            case("rpc.total", untraced),
+            traced,
+            case(PROBE, 1500.0),
+            case(PROBE, 2000.0),
+        ];
+        run
+    }
+
+    /// Corrected parts that add up to the untraced time pass; an inconsistent fixture (the
+    /// untraced time far from their sum) fails, the corrected parts turn invalid and the
+    /// check names both numbers. "Tracing adds" is filled either way.
+    #[test]
+    fn the_corrected_sum_is_judged_against_the_untraced_total() {
+        let mut run = run_with(7000.0, 7400.0);
+        judge_run(&mut run);
+        let adds = run.measurements[1]
+            .observer
+            .as_ref()
+            .unwrap()
+            .tracing_adds
+            .unwrap();
+        assert!((adds.value - (18000.0 / 7000.0 - 1.0)).abs() < 1e-9);
+        assert!(adds.ci95[0] < adds.value && adds.value < adds.ci95[1]);
+        for m in &run.measurements[2..] {
+            assert!(m.valid, "{:?}", m.checks);
+            assert_eq!(m.checks.len(), 1);
+        }
+        let mut run = run_with(4000.0, 7400.0);
+        judge_run(&mut run);
+        for m in &run.measurements[2..] {
+            assert!(!m.valid);
+            assert_eq!(m.status, Status::Invalid);
+            let c = m.checks.last().unwrap();
+            assert!(!c.ok);
+            assert!(c.observed.contains("7.40 µs vs 4.00 µs"), "{}", c.observed);
+        }
+        assert!(run.measurements[1]
+            .observer
+            .as_ref()
+            .unwrap()
+            .tracing_adds
+            .is_some());
+        // No untraced total at all: the corrected parts cannot be judged, so they fail.
+        let mut run = run_with(7000.0, 7400.0);
+        run.measurements.remove(0);
+        judge_run(&mut run);
+        assert!(run.measurements[1..].iter().all(|m| !m.valid));
+        assert!(!sum_check(7400.0, None).ok);
+    }
+}
