@@ -76,7 +76,7 @@ impl MeasureOpts {
     /// such as `--svg`) can be written, none is named twice, none is the history database;
     /// and the history can take the run (unless `--no-save`).
     pub fn check_outputs_and(&self, extra: &[&std::path::Path]) -> Result<()> {
-        use crate::report::export::{check_not_db, resolve_target, same_file, Target};
+        use crate::report::export::check_not_db;
         let outputs: Vec<&std::path::Path> = self
             .json
             .iter()
@@ -86,21 +86,12 @@ impl MeasureOpts {
             .chain(extra.iter().copied())
             .collect();
         let db = self.db.path().ok();
-        let mut files: Vec<&std::path::Path> = Vec::new();
-        for p in &outputs {
-            if let Some(db) = &db {
+        if let Some(db) = &db {
+            for p in &outputs {
                 check_not_db(p, db)?;
             }
-            if let Target::File(_) = resolve_target(p)? {
-                if files.iter().any(|q| same_file(p, q)) {
-                    return Err(Error::usage(format!(
-                        "{}: named for two outputs; give each output its own file",
-                        p.display()
-                    )));
-                }
-                files.push(p);
-            }
         }
+        check_output_files(&outputs, &[])?;
         // The history is checked before measuring, whichever it is: a database that cannot
         // take the run is found now, not after the measuring.
         if !self.no_save {
@@ -110,6 +101,32 @@ impl MeasureOpts {
         }
         Ok(())
     }
+}
+
+/// Before running: every output can be written, none is named twice, and none is one of the
+/// command's `inputs` (an output never replaces what the command reads).
+pub fn check_output_files(outputs: &[&std::path::Path], inputs: &[&std::path::Path]) -> Result<()> {
+    use crate::report::export::{resolve_target, same_file, Target};
+    let mut files: Vec<&std::path::Path> = Vec::new();
+    for p in outputs {
+        if let Some(input) = inputs.iter().find(|i| same_file(p, i)) {
+            return Err(Error::usage(format!(
+                "{}: is this command's input {}; writing it would replace it (choose another file)",
+                p.display(),
+                input.display()
+            )));
+        }
+        if let Target::File(_) = resolve_target(p)? {
+            if files.iter().any(|q| same_file(p, q)) {
+                return Err(Error::usage(format!(
+                    "{}: named for two outputs; give each output its own file",
+                    p.display()
+                )));
+            }
+            files.push(p);
+        }
+    }
+    Ok(())
 }
 
 /// Drops repeated entries of a list option, keeping the first of each (`--which null,null`

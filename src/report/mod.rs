@@ -14,6 +14,7 @@ pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
+pub mod pipeview;
 pub mod plot;
 pub mod rpc;
 pub mod sweep;

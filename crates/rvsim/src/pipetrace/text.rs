@@ -25,7 +25,15 @@ impl Symbols {
             .symbols
             .iter()
             .filter(|(name, _)| !name.is_empty() && !name.starts_with('$'))
-            .map(|(n, &a)| (a, n.clone()))
+            // A name is the file's text: control characters never reach a terminal.
+            .map(|(n, &a)| {
+                (
+                    a,
+                    n.chars()
+                        .map(|c| if c.is_control() { '?' } else { c })
+                        .collect(),
+                )
+            })
             .collect();
         v.sort();
         Symbols(v)
