@@ -69,7 +69,9 @@ pub fn html(d: &Diagram, symbols: &Symbols, program: &str) -> String {
     );
     if !d.hazards.is_empty() {
         h.push_str("<h2>Hazards</h2>\n<ol class=\"hazards\">\n");
-        for hz in &d.hazards {
+        let mut by_cycle: Vec<_> = d.hazards.iter().collect();
+        by_cycle.sort_by_key(|h| h.cycle);
+        for hz in by_cycle {
             let _ = writeln!(h, "<li>{}</li>", esc(&hazard_line(d, hz, symbols)));
         }
         h.push_str("</ol>\n");

@@ -325,11 +325,12 @@ pub fn render(d: &Diagram, width: usize, symbols: &Symbols) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
-    let visible: Vec<&Hazard> = d
+    let mut visible: Vec<&Hazard> = d
         .hazards
         .iter()
         .filter(|h| d.rows[h.row].first_cycle <= shown_last)
         .collect();
+    visible.sort_by_key(|h| h.cycle);
     if !d.hazards.is_empty() {
         out.push_str("hazards:\n");
     }
