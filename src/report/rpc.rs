@@ -7,6 +7,7 @@ use super::plot::{StackedBars, StackedRow};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::Scenario;
+use crate::report::family::{Evidence, Family};
 use crate::units::fmt_time;
 
 /// One scenario × mechanism and its measurements.
@@ -18,10 +19,6 @@ struct Case<'a> {
     parts: Vec<Option<&'a Measurement>>,
 }
 
-fn param<'a>(m: &'a Measurement, k: &str) -> &'a str {
-    m.params.get(k).and_then(|v| v.as_str()).unwrap_or("")
-}
-
 fn cases(run: &Run) -> Vec<Case<'_>> {
     let mut out: Vec<Case> = Vec::new();
     for m in run
@@ -29,10 +26,10 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
         .iter()
         .filter(|m| m.probe.starts_with("rpc."))
     {
-        let Some(scenario) = Scenario::parse_name(param(m, "scenario")) else {
+        let Some(scenario) = Scenario::parse_name(m.param_str("scenario").unwrap_or("")) else {
             continue;
         };
-        let mech = param(m, "mech").to_string();
+        let mech = m.param_str("mech").unwrap_or("").to_string();
         let i = match out
             .iter()
             .position(|c| c.scenario == scenario && c.mech == mech)
@@ -54,7 +51,10 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
             "rpc.total" => c.total = Some(m),
             "rpc.traced" => c.traced = Some(m),
             "rpc.part" => {
-                if let Some(k) = PARTS.iter().position(|p| *p == param(m, "part")) {
+                if let Some(k) = PARTS
+                    .iter()
+                    .position(|p| *p == m.param_str("part").unwrap_or(""))
+                {
                     c.parts[k] = Some(m);
                 }
             }
@@ -178,10 +178,7 @@ fn parts_rows(traced: &[&Case]) -> Vec<Vec<String>> {
 }
 
 /// The HTML figure for the `rpc` family: one stacked bar per traced scenario × mechanism.
-pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
-    if family != "rpc" {
-        return Vec::new();
-    }
+pub fn figures(runs: &[Run]) -> Vec<String> {
     let mut out = Vec::new();
     for run in runs {
         let rows: Vec<StackedRow> = cases(run)
@@ -232,6 +229,27 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
     out
 }
 
+/// The request/response tables under the terminal table, and the stacked parts per run.
+pub struct Rpc;
+
+impl Family for Rpc {
+    fn section(&self) -> &'static str {
+        "rpc"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Switches
+    }
+
+    fn under_table(&self, run: &Run) -> String {
+        text(run)
+    }
+
+    fn section_figures(&self, runs: &[Run]) -> Vec<String> {
+        figures(runs)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,7 +289,10 @@ mod tests {
         assert!(send < ret);
         assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
-        assert_eq!(figures(std::slice::from_ref(&run), "rpc").len(), 1);
+        assert_eq!(
+            crate::report::section_figures(std::slice::from_ref(&run), "rpc").len(),
+            1
+        );
     }
 
     #[test]
