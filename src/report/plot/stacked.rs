@@ -20,7 +20,7 @@ pub struct StackedRow {
     pub total: [f64; 3],
     /// Shown after the total (e.g. "untraced 48.2 µs").
     pub note: String,
-    /// A reference value drawn as a dark tick across the row.
+    /// A reference value drawn as a red tick across the row.
     pub marker: Option<f64>,
 }
 
@@ -135,7 +135,7 @@ impl StackedBars {
             if let Some(v) = r.marker.filter(|v| v.is_finite()) {
                 chart.draw_series(std::iter::once(PathElement::new(
                     vec![(v, row + 0.08), (v, row + 0.92)],
-                    BLACK.stroke_width(3),
+                    RGBColor(200, 0, 0).stroke_width(3),
                 )))?;
             }
             let [t, lo, hi] = r.total;
