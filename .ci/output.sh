@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Browser test of the HTML reports (issue 14): Debian's chromium renders the report of a quick
-# run, of a context-switch sweep and of a comparison; each page is screenshotted and its DOM
-# checked: no empty figure, no legend over 12 entries, no console error in the page's log.
+# run, of a context-switch sweep, of a comparison and of a pipeline diagram (sim run
+# --pipeview-html); each page is screenshotted and its DOM checked: no empty figure, no legend over 12 entries, no console error in the page's log.
 # Screenshots and DOM dumps stay in target/ci-output/ for a person to look at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,10 @@ $bin run --quick --quiet --no-save --json "$out/run-b.json" >/dev/null
 $bin ctx sweep --quick --quiet --no-save --sizes 0,4k,16k,64k,256k,1m,4m --procs 2,4 \
     --html "$out/sweep.html" >/dev/null
 $bin compare "$out/run-a.json" "$out/run-b.json" --html "$out/compare.html" >/dev/null
+# The pipeline diagram of a timer interrupt (issue 26), with its Kanata log beside it.
+$bin sim run crates/rvsim/programs/elf/timer-rv32imc.elf --pipeview interrupt-4:14 \
+    --pipeview-html "$out/pipeview.html" --kanata "$out/pipeview.kanata" >/dev/null
+grep -q '^Kanata' "$out/pipeview.kanata"
 
 # A private profile, so the browser writes nothing into the user's home.
 profile=$(mktemp -d)
@@ -38,7 +42,7 @@ browse() {
 }
 
 status=0
-for page in run sweep compare; do
+for page in run sweep compare pipeview; do
     url="file://$PWD/$out/$page.html"
     echo "== chromium: $page"
     browse --window-size=1300,1800 --screenshot="$out/$page.png" "$url" 2>"$out/$page.log" >/dev/null

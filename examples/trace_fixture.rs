@@ -25,7 +25,7 @@ fn main() {
             }
         }
     }
-    let cpus = oscost::evidence::placement::allowed_cpus();
+    let cpus = oscost::machine::affinity::allowed_cpus();
     let local = std::env::args().nth(2).as_deref() == Some("local");
     let a = *cpus.last().unwrap();
     let b = if local { a } else { cpus[0] };

@@ -484,6 +484,31 @@ impl Measurement {
             .collect()
     }
 
+    /// A string parameter; None when absent or not a string.
+    pub fn param_str(&self, key: &str) -> Option<&str> {
+        self.params.get(key).and_then(|v| v.as_str())
+    }
+
+    /// A parameter as text: a string as it is, any other value as JSON, empty when absent
+    /// (for keys that compare or group measurements).
+    pub fn param_text(&self, key: &str) -> String {
+        match self.params.get(key) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        }
+    }
+
+    /// A whole-number parameter (a size, a count, a stride).
+    pub fn param_u64(&self, key: &str) -> Option<u64> {
+        self.params.get(key).and_then(|v| v.as_u64())
+    }
+
+    /// A numeric parameter.
+    pub fn param_f64(&self, key: &str) -> Option<f64> {
+        self.params.get(key).and_then(|v| v.as_f64())
+    }
+
     /// A parameter rendered for labels, e.g. `mode=process cpus=0`.
     pub fn params_label(&self) -> String {
         params_label(&self.params)

@@ -9,7 +9,7 @@
 use oscost::engine::checks::contested;
 use oscost::engine::measure::Context;
 use oscost::engine::sampler::SamplingConfig;
-use oscost::evidence::placement::allowed_cpus;
+use oscost::machine::affinity::allowed_cpus;
 use oscost::model::Measurement;
 use oscost::probes::ctx::{futex::measure_futex, pipe, ClockMethod, Mode};
 use oscost::probes::syscall::{measure_call, Syscall};

@@ -393,6 +393,40 @@ fn command_sections(g: &mut Goldens) {
     }
 }
 
+/// What each measuring command prints and writes after measuring, asked through its family
+/// (report::family) as the commands ask it: the text, the lines after the table, and the
+/// names of the figures and tables it writes.
+fn family_sections(g: &mut Goldens) {
+    use oscost::report::family::Ask;
+    use oscost::report::family_of;
+    for (name, probe) in [
+        ("sweep", "ctx.sweep"),
+        ("memlat", "mem.latency"),
+        ("fault", "fault.anon"),
+        ("mmap", "mmap.lab"),
+        ("rpc", "rpc.total"),
+    ] {
+        let run = read_run(name);
+        let ask = Ask {
+            caches: run.machine.data_cache_sizes(1),
+            figures: true,
+            ..Ask::default()
+        };
+        let shown = family_of(probe).unwrap().shown(&run, &ask).unwrap();
+        let mut text = shown.text.unwrap_or_default();
+        text.push_str("--- after the table\n");
+        text.push_str(&shown.after);
+        text.push_str("--- files\n");
+        for (stem, _) in &shown.figures {
+            text.push_str(&format!("{stem}.svg\n"));
+        }
+        for (file, _) in &shown.tables {
+            text.push_str(&format!("{file}\n"));
+        }
+        g.check(&format!("shown/{name}.txt"), text.as_bytes());
+    }
+}
+
 /// One test, so that the fixed COLUMNS the in-process renderers read is set before any
 /// other thread of this binary runs.
 #[test]
@@ -404,6 +438,7 @@ fn recorded_runs_render_as_the_goldens() {
     compare_outputs(&mut g);
     fleet_outputs(&mut g);
     command_sections(&mut g);
+    family_sections(&mut g);
     // A golden that nothing produces any more is stale: it must go with the output it held.
     let dir = Path::new(ROOT).join("tests/golden");
     let mut stale = Vec::new();

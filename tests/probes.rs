@@ -3,7 +3,7 @@
 
 use oscost::engine::measure::Context;
 use oscost::engine::sampler::SamplingConfig;
-use oscost::evidence::placement::allowed_cpus;
+use oscost::machine::affinity::allowed_cpus;
 use oscost::model::{Measurement, Status};
 use oscost::probes::ctx::yield_::{measure_yield, Policy};
 use oscost::probes::ctx::{futex::measure_futex, pipe, ClockMethod, Mode};

@@ -45,6 +45,15 @@ pub struct Knee {
 }
 
 impl Knee {
+    /// " (L2 total (1m/4))" — the first cache boundary this knee matches, for its label on a
+    /// figure; empty when it matches none.
+    pub fn match_suffix(&self) -> String {
+        self.matches
+            .first()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default()
+    }
+
     /// One line for reports, citing the two points it compares (the last size before the
     /// rise and the size where it ends) and, when the rise spans several steps, where it
     /// starts: "64k → 2m (1.85×, 3.28 µs → 6.08 µs; rises from 256k at 4.37 µs); matches

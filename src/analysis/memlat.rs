@@ -29,33 +29,22 @@ pub struct MemAnalysis {
     pub curves: Vec<MemCurve>,
 }
 
-pub fn p_str(m: &Measurement, k: &str) -> String {
-    m.params
-        .get(k)
-        .map(|v| {
-            v.as_str()
-                .map(String::from)
-                .unwrap_or_else(|| v.to_string())
-        })
-        .unwrap_or_default()
-}
-
 /// The chase order; runs saved before the parameter existed chased a random cycle.
 pub fn order_of(m: &Measurement) -> String {
-    match p_str(m, "order") {
+    match m.param_text("order") {
         o if o.is_empty() => "random".into(),
         o => o,
     }
 }
 
-pub fn p_u64(m: &Measurement, k: &str) -> u64 {
-    m.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
     let mut keys: Vec<(String, u64, String)> = Vec::new();
     for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
-        let k = (p_str(m, "pages"), p_u64(m, "stride"), order_of(m));
+        let k = (
+            m.param_text("pages"),
+            m.param_u64("stride").unwrap_or(0),
+            order_of(m),
+        );
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -72,14 +61,19 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 .iter()
                 .filter(|m| {
                     m.probe == PROBE
-                        && p_str(m, "pages") == pages
-                        && p_u64(m, "stride") == stride
+                        && m.param_text("pages") == pages
+                        && m.param_u64("stride").unwrap_or(0) == stride
                         && order_of(m) == order
                 })
                 .filter(|m| m.valid && m.status == Status::Ok)
                 .filter_map(|m| {
                     let v = m.value.as_ref()?;
-                    Some((p_u64(m, "size"), v.median, v.ci95[0], v.ci95[1]))
+                    Some((
+                        m.param_u64("size").unwrap_or(0),
+                        v.median,
+                        v.ci95[0],
+                        v.ci95[1],
+                    ))
                 })
                 .collect();
             points.sort_by_key(|p| p.0);

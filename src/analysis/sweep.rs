@@ -54,18 +54,6 @@ pub struct SweepAnalysis {
     pub curves: Vec<Curve>,
 }
 
-pub fn param_str(m: &Measurement, k: &str) -> String {
-    match m.params.get(k) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => String::new(),
-    }
-}
-
-pub fn param_u64(m: &Measurement, k: &str) -> u64 {
-    m.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
 /// Why a point has no number.
 pub fn reason(m: &Measurement) -> Option<String> {
     match m.status {
@@ -97,10 +85,10 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
     let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
     for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
         let k = (
-            param_str(m, "mode"),
-            param_u64(m, "procs") as usize,
-            param_str(m, "access"),
-            param_u64(m, "stride"),
+            m.param_text("mode"),
+            m.param_u64("procs").unwrap_or(0) as usize,
+            m.param_text("access"),
+            m.param_u64("stride").unwrap_or(0),
             policy_of(m),
         );
         if !keys.contains(&k) {
@@ -115,14 +103,14 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
                 .iter()
                 .filter(|m| {
                     m.probe == PROBE
-                        && param_str(m, "mode") == mode
-                        && param_u64(m, "procs") as usize == procs
-                        && param_str(m, "access") == access
-                        && param_u64(m, "stride") == stride
+                        && m.param_text("mode") == mode
+                        && m.param_u64("procs").unwrap_or(0) as usize == procs
+                        && m.param_text("access") == access
+                        && m.param_u64("stride").unwrap_or(0) == stride
                         && policy_of(m) == policy
                 })
                 .collect();
-            ms.sort_by_key(|m| param_u64(m, "size"));
+            ms.sort_by_key(|m| m.param_u64("size").unwrap_or(0));
             let shape = Shape {
                 mode,
                 procs,
@@ -142,7 +130,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
 
 /// The members' policy; runs saved before the parameter existed used SCHED_BATCH.
 pub fn policy_of(m: &Measurement) -> String {
-    match param_str(m, "policy") {
+    match m.param_text("policy") {
         p if p.is_empty() => "batch".into(),
         p => p,
     }
@@ -173,7 +161,7 @@ fn curve(shape: Shape, ms: &[&Measurement], caches: &[(String, u64)], mem_knees:
     } = shape;
     let direct = ms
         .iter()
-        .find(|m| param_u64(m, "size") == 0)
+        .find(|m| m.param_u64("size").unwrap_or(0) == 0)
         .and_then(|m| usable(m))
         .cloned();
     let rows = ms
@@ -189,12 +177,12 @@ fn curve(shape: Shape, ms: &[&Measurement], caches: &[(String, u64)], mem_knees:
                 _ => None,
             };
             Row {
-                size: param_u64(m, "size"),
+                size: m.param_u64("size").unwrap_or(0),
                 status: m.status,
                 per_switch: v,
                 indirect,
-                fits_per_process: param_str(m, "fits_per_process"),
-                fits_total: param_str(m, "fits_total"),
+                fits_per_process: m.param_text("fits_per_process"),
+                fits_total: m.param_text("fits_total"),
                 reason: reason(m),
             }
         })

@@ -20,7 +20,7 @@ pub struct C2cArgs {
 
 pub fn run(a: C2cArgs) -> Result<i32> {
     a.opts.check_outputs()?;
-    let allowed = crate::evidence::placement::allowed_cpus();
+    let allowed = crate::machine::affinity::allowed_cpus();
     let cpus = match &a.cpus {
         Some(s) => parse_cpu_list(s, &allowed)?,
         None => allowed.clone(),

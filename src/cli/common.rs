@@ -76,7 +76,7 @@ impl MeasureOpts {
     /// such as `--svg`) can be written, none is named twice, none is the history database;
     /// and an explicitly chosen database can be written (unless `--no-save`).
     pub fn check_outputs_and(&self, extra: &[&std::path::Path]) -> Result<()> {
-        use crate::report::export::{check_not_db, resolve_target, same_file, Target};
+        use crate::report::export::check_not_db;
         let outputs: Vec<&std::path::Path> = self
             .json
             .iter()
@@ -86,21 +86,12 @@ impl MeasureOpts {
             .chain(extra.iter().copied())
             .collect();
         let db = self.db.path().ok();
-        let mut files: Vec<&std::path::Path> = Vec::new();
-        for p in &outputs {
-            if let Some(db) = &db {
+        if let Some(db) = &db {
+            for p in &outputs {
                 check_not_db(p, db)?;
             }
-            if let Target::File(_) = resolve_target(p)? {
-                if files.iter().any(|q| same_file(p, q)) {
-                    return Err(Error::usage(format!(
-                        "{}: named for two outputs; give each output its own file",
-                        p.display()
-                    )));
-                }
-                files.push(p);
-            }
         }
+        check_output_files(&outputs, &[])?;
         if !self.no_save && self.db.explicit() {
             if let Some(db) = &db {
                 crate::store::check_can_save(db)?;
@@ -108,6 +99,32 @@ impl MeasureOpts {
         }
         Ok(())
     }
+}
+
+/// Before running: every output can be written, none is named twice, and none is one of the
+/// command's `inputs` (an output never replaces what the command reads).
+pub fn check_output_files(outputs: &[&std::path::Path], inputs: &[&std::path::Path]) -> Result<()> {
+    use crate::report::export::{resolve_target, same_file, Target};
+    let mut files: Vec<&std::path::Path> = Vec::new();
+    for p in outputs {
+        if let Some(input) = inputs.iter().find(|i| same_file(p, i)) {
+            return Err(Error::usage(format!(
+                "{}: is this command's input {}; writing it would replace it (choose another file)",
+                p.display(),
+                input.display()
+            )));
+        }
+        if let Target::File(_) = resolve_target(p)? {
+            if files.iter().any(|q| same_file(p, q)) {
+                return Err(Error::usage(format!(
+                    "{}: named for two outputs; give each output its own file",
+                    p.display()
+                )));
+            }
+            files.push(p);
+        }
+    }
+    Ok(())
 }
 
 /// Drops repeated entries of a list option, keeping the first of each (`--which null,null`
@@ -209,11 +226,30 @@ pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
 pub fn pick_cpu(cpu: Option<usize>) -> Result<usize> {
     match cpu {
         Some(c) => crate::evidence::placement::validate_cpu(c),
-        None => crate::evidence::placement::allowed_cpus()
+        None => crate::machine::affinity::allowed_cpus()
             .last()
             .copied()
             .ok_or_else(|| Error::env("no CPU is in this process's allowed set")),
     }
+}
+
+/// Refuse working sets the machine cannot hold: `total` bytes must leave half of the
+/// available memory free.
+pub fn check_memory(total: u64, what: &str) -> Result<()> {
+    let avail = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .map(|t| crate::machine::parse::parse_meminfo(&t))
+        .and_then(|m| m.get("MemAvailable").or(m.get("MemFree")).copied());
+    if let Some(avail) = avail {
+        if total > avail / 2 {
+            return Err(Error::usage(format!(
+                "{what} needs {} but only {} is available (at most half of it may be used)",
+                crate::units::size::fmt_size(total),
+                crate::units::size::fmt_size(avail)
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -136,12 +136,12 @@ pub fn run(a: CompareArgs) -> Result<i32> {
     };
     print!("{out}");
     if a.svg.is_some() || a.html.is_some() {
-        let svg = crate::report::figures::compare_svg(&c, a.fail_above, a.min_effect);
+        let svg = crate::report::compare::svg(&c, a.fail_above, a.min_effect);
         if let Some(p) = &a.svg {
             crate::report::export::write_atomic(p, svg.as_bytes())?;
         }
         if let Some(p) = &a.html {
-            let page = crate::report::figures::compare_html(&c, svg);
+            let page = crate::report::compare::html(&c, svg);
             crate::report::export::write_atomic(p, page.as_bytes())?;
         }
     }

@@ -1,7 +1,7 @@
 //! `oscost ctx` (same-core ping-pong, unchanged), `oscost ctx sweep` (the lat_ctx working-set
 //! sweep) and `oscost ctx timeslice` (the indirect cost at the scale of a time slice).
 
-use super::common::{pick_cpu, MeasureOpts};
+use super::common::{check_memory, pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
 use crate::error::{Error, Result};
@@ -9,6 +9,8 @@ use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
 use crate::probes::ctx::sweep::{measure_point, Point};
 use crate::probes::ctx::Mode;
 use crate::probes::workset::Access;
+use crate::report::family::{Ask, Family};
+use crate::report::sweep::Sweep;
 use crate::units::size::{fmt_size, parse_size};
 use std::path::PathBuf;
 
@@ -87,25 +89,6 @@ pub fn run(c: CtxCommand) -> Result<i32> {
         Some(CtxSub::Sweep(a)) => sweep(a),
         Some(CtxSub::Timeslice(a)) => super::timeslice::run(a),
     }
-}
-
-/// Refuse working sets the machine cannot hold: `total` bytes must leave half of the
-/// available memory free.
-pub fn check_memory(total: u64, what: &str) -> Result<()> {
-    let avail = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .map(|t| crate::machine::parse::parse_meminfo(&t))
-        .and_then(|m| m.get("MemAvailable").or(m.get("MemFree")).copied());
-    if let Some(avail) = avail {
-        if total > avail / 2 {
-            return Err(Error::usage(format!(
-                "{what} needs {} but only {} is available (at most half of it may be used)",
-                fmt_size(total),
-                fmt_size(avail)
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Validate the ring sizes against the tool's cap and the process limit.
@@ -193,38 +176,17 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
         }
     }
     let run = execute(plan, &a.opts)?;
-    let analysis = crate::analysis::sweep::analyze(&run, &caches, &mem_knees);
-    let mut text = String::new();
-    match a.format {
-        Format::Lmbench => text.push_str(&crate::report::sweep::lmbench(&run)),
-        Format::Table => {
-            for w in run.machine.warnings() {
-                text.push_str(&format!("! machine: {w}\n"));
-            }
-            text.push_str(&crate::report::sweep::render(&analysis, &run));
-            for s in &run.skipped {
-                text.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
-            }
-        }
-    }
-    let mut files = Vec::new();
-    if let Some(p) = &a.svg {
-        let svg = crate::report::sweep::svg(&analysis, &run.machine.short_name())?;
-        files.push((p.clone(), svg.into_bytes()));
-    }
+    let ask = Ask {
+        caches,
+        mem_knees,
+        lmbench: a.format == Format::Lmbench,
+        figures: a.svg.is_some(),
+    };
+    let shown = Sweep.shown(&run, &ask)?;
     let mut opts = a.opts.clone();
     // The lmbench format is for old scripts: its definitions would break their parsing.
     opts.explain &= a.format == Format::Table;
-    finish_with(
-        &run,
-        &opts,
-        Extras {
-            text: Some(text),
-            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
-            files,
-            ..Extras::default()
-        },
-    )
+    finish_with(&run, &opts, Extras::one_figure(shown, a.svg.as_deref()))
 }
 
 /// The knee positions (last size before each rise, bytes) of a `mem latency --json` file.

@@ -28,6 +28,9 @@ pub struct PlanItem {
     pub estimate: Option<std::time::Duration>,
     /// Why this item takes all its rounds in one call (None: one round per pass).
     pub once: Option<String>,
+    /// How this item samples when its probe declares its own configuration (None: the
+    /// command's), for its estimate.
+    pub sampling: Option<crate::engine::sampler::SamplingConfig>,
 }
 
 impl PlanItem {
@@ -40,6 +43,7 @@ impl PlanItem {
             run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
             estimate: None,
             once: None,
+            sampling: None,
         }
     }
 
@@ -48,6 +52,12 @@ impl PlanItem {
     /// measurements say why their rounds are back to back.
     pub fn once(mut self, why: impl Into<String>) -> Self {
         self.once = Some(why.into());
+        self
+    }
+
+    /// The sampling its probe declares (see [`PlanItem::sampling`]).
+    pub fn with_sampling(mut self, s: crate::engine::sampler::SamplingConfig) -> Self {
+        self.sampling = Some(s);
         self
     }
 
@@ -67,6 +77,7 @@ impl PlanItem {
             run: Box::new(run),
             estimate: None,
             once: None,
+            sampling: None,
         }
     }
 }
@@ -108,16 +119,23 @@ fn estimate_plan(
     opts: &MeasureOpts,
     host_key: &str,
 ) -> crate::engine::estimate::PlanEstimate {
-    use crate::engine::estimate::{History, PlanEstimate};
+    use crate::engine::estimate::{History, PlanEstimate, HISTORY_RUNS};
     let history = opts
         .db
         .path()
-        .map(|p| History::load(&p, host_key))
+        .ok()
+        .and_then(|p| crate::store::elapsed::past_item_times(&p, host_key, 4 * HISTORY_RUNS).ok())
+        .map(|runs| History::from_runs(&runs))
         .unwrap_or_default();
-    PlanEstimate::new(
-        items
-            .iter()
-            .map(|i| (i.label.as_str(), i.estimate, mode_of(i))),
+    PlanEstimate::with_own_sampling(
+        items.iter().map(|i| {
+            (
+                i.label.as_str(),
+                i.estimate,
+                mode_of(i),
+                i.sampling.as_ref(),
+            )
+        }),
         sampling,
         &history,
     )
@@ -378,6 +396,45 @@ pub struct Extras {
     pub analysis: Option<serde_json::Value>,
     /// Further files to write, e.g. `--svg`.
     pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
+}
+
+impl Extras {
+    /// A family's report ([`Shown`]), its one figure written to `svg` (a command's
+    /// `--svg FILE`) when given.
+    ///
+    /// [`Shown`]: crate::report::family::Shown
+    pub fn one_figure(shown: crate::report::family::Shown, svg: Option<&std::path::Path>) -> Self {
+        let files = match (svg, shown.figures.into_iter().next()) {
+            (Some(p), Some((_, figure))) => vec![(p.to_path_buf(), figure.into_bytes())],
+            _ => Vec::new(),
+        };
+        Extras {
+            text: shown.text,
+            after: Some(shown.after).filter(|a| !a.is_empty()),
+            analysis: shown.analysis,
+            files,
+        }
+    }
+
+    /// A family's figures (`STEM.svg`) and tables (by their names) as files in `dir` (a
+    /// command's `--svg-dir`); none without one.
+    pub fn in_dir(
+        shown: &crate::report::family::Shown,
+        dir: Option<&std::path::Path>,
+    ) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let Some(d) = dir else {
+            return Vec::new();
+        };
+        let figures = shown
+            .figures
+            .iter()
+            .map(|(stem, svg)| (d.join(format!("{stem}.svg")), svg.clone().into_bytes()));
+        let tables = shown
+            .tables
+            .iter()
+            .map(|(name, text)| (d.join(name), text.clone().into_bytes()));
+        figures.chain(tables).collect()
+    }
 }
 
 /// The run with each value's interval widened by the run-to-run drift the history shows

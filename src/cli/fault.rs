@@ -3,13 +3,15 @@
 //! percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_after, Plan, PlanItem};
+use super::execute::{execute, finish_after, Extras, Plan, PlanItem};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
 };
 use crate::probes::scratch::{check_disk, check_memory, gib, MemRoom, ScratchDir};
+use crate::report::family::{Ask, Family};
+use crate::report::fault::Fault;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -267,20 +269,13 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         gib(size),
         size / page
     );
-    after.push_str(&crate::report::fault::table(&run));
-    let lat = crate::report::fault::latency_table(&run);
-    if !lat.is_empty() {
-        let _ = write!(after, "\n{lat}");
-    }
-    let mut files = Vec::new();
-    if let Some(d) = &a.svg_dir {
-        for (stem, svg) in crate::report::fault::latency_svgs(&run) {
-            files.push((d.join(format!("{stem}.svg")), svg.into_bytes()));
-        }
-    }
-    for m in &run.measurements {
-        let _ = write!(after, "\n{}", crate::report::timev::render(m));
-    }
+    let ask = Ask {
+        figures: a.svg_dir.is_some(),
+        ..Ask::default()
+    };
+    let shown = Fault.shown(&run, &ask)?;
+    after.push_str(&shown.after);
+    let files = Extras::in_dir(&shown, a.svg_dir.as_deref());
     for (label, lines) in setup.maps.borrow().iter() {
         let _ = writeln!(
             after,

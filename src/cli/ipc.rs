@@ -63,7 +63,7 @@ pub fn skip_cross_cpu(plan: &mut Plan, what: &str, allowed: &[usize]) {
 pub fn run(a: IpcArgs) -> Result<i32> {
     a.opts.check_outputs()?;
     let machine = crate::machine::collect();
-    let allowed = crate::evidence::placement::allowed_cpus();
+    let allowed = crate::machine::affinity::allowed_cpus();
     if allowed.is_empty() {
         return Err(Error::env("no CPU is in this process's allowed set"));
     }
@@ -101,7 +101,7 @@ pub fn run(a: IpcArgs) -> Result<i32> {
 /// The default suite's cross-core contrast: a pipe round trip (blocking) and a spin-flag round
 /// trip (polling) on the nearest pair of different CPUs, skipped with the reason on one CPU.
 pub fn plan_suite(plan: &mut Plan) {
-    let allowed = crate::evidence::placement::allowed_cpus();
+    let allowed = crate::machine::affinity::allowed_cpus();
     if allowed.len() < 2 {
         skip_cross_cpu(plan, "ipc.pipe / ipc.spin cross-CPU", &allowed);
         return;

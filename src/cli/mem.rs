@@ -1,12 +1,14 @@
 //! `oscost mem latency`: the pointer-chase curve (lmbench lat_mem_rd) with cache sizes and
 //! knees.
 
+use super::common::check_memory;
 use super::common::{pick_cpu, MeasureOpts};
-use super::ctx::check_memory;
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use crate::error::{Error, Result};
-use crate::probes::mem::latency::{measure_point, size_grid, Order, Point};
+use crate::probes::mem::latency::{chase_sampling, measure_point, size_grid, Order, Point};
 use crate::probes::workset::Pages;
+use crate::report::family::{Ask, Family};
+use crate::report::memlat::MemLatency;
 use crate::units::size::{fmt_size, parse_size};
 use std::path::PathBuf;
 
@@ -100,42 +102,28 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
                         order,
                     };
                     let c = caches.clone();
-                    plan.push(PlanItem::new(
-                        format!(
-                            "mem.latency {} {} {} stride {stride}",
-                            order.as_str(),
-                            pages.as_str(),
-                            fmt_size(size)
-                        ),
-                        move |ctx| measure_point(ctx, p, &c),
-                    ));
+                    plan.push(
+                        PlanItem::new(
+                            format!(
+                                "mem.latency {} {} {} stride {stride}",
+                                order.as_str(),
+                                pages.as_str(),
+                                fmt_size(size)
+                            ),
+                            move |ctx| measure_point(ctx, p, &c),
+                        )
+                        .with_sampling(chase_sampling(&a.opts.sampling())),
+                    );
                 }
             }
         }
     }
     let run = execute(plan, &a.opts)?;
-    let analysis = crate::analysis::memlat::analyze(&run, &caches);
-    let mut text = String::new();
-    for w in run.machine.warnings() {
-        text.push_str(&format!("! machine: {w}\n"));
-    }
-    text.push_str(&crate::report::memlat::render(&analysis, &run));
-    for s in &run.skipped {
-        text.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
-    }
-    let mut files = Vec::new();
-    if let Some(p) = &a.svg {
-        let svg = crate::report::memlat::svg(&analysis, &run.machine.short_name())?;
-        files.push((p.clone(), svg.into_bytes()));
-    }
-    finish_with(
-        &run,
-        &a.opts,
-        Extras {
-            text: Some(text),
-            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
-            files,
-            ..Extras::default()
-        },
-    )
+    let ask = Ask {
+        caches,
+        figures: a.svg.is_some(),
+        ..Ask::default()
+    };
+    let shown = MemLatency.shown(&run, &ask)?;
+    finish_with(&run, &a.opts, Extras::one_figure(shown, a.svg.as_deref()))
 }

@@ -2,13 +2,14 @@
 //! perf columns, one SVG per metric, and the competing memory hog or a cgroup memory limit.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish_after, Plan, PlanItem};
+use super::execute::{execute, finish_after, Extras, Plan, PlanItem};
 use super::fault::{page_round, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
 use crate::probes::mmap::workload::walk;
 use crate::probes::mmap::{run_lab, Lab, Pattern, Pressure, Variant};
 use crate::probes::scratch::{check_disk, check_memory, gib, headroom, MemRoom, ScratchDir};
+use crate::report::family::{Ask, Family};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -243,17 +244,13 @@ fn lab(mut a: LabArgs) -> Result<i32> {
             .once("the lab interleaves its rows repetition by repetition (--reps)"),
     );
     let run = execute(plan, &a.opts)?;
-    let after = format!("\n{pressure_line}\n{}", crate::report::lab::table(&run));
-    let mut files = Vec::new();
-    if let Some(d) = &a.svg_dir {
-        for (stem, svg) in crate::report::lab::svgs(&run) {
-            files.push((d.join(format!("{stem}.svg")), svg.into_bytes()));
-        }
-        files.push((
-            d.join("lab.csv"),
-            crate::report::lab::csv(&run).into_bytes(),
-        ));
-    }
+    let ask = Ask {
+        figures: a.svg_dir.is_some(),
+        ..Ask::default()
+    };
+    let shown = crate::report::lab::Lab.shown(&run, &ask)?;
+    let after = format!("\n{pressure_line}\n{}", shown.after);
+    let files = Extras::in_dir(&shown, a.svg_dir.as_deref());
     finish_after(&run, &a.opts, after, files)
 }
 

@@ -39,7 +39,7 @@ pub fn run(a: RpcArgs) -> Result<i32> {
         ));
     }
     let machine = crate::machine::collect();
-    let allowed = crate::evidence::placement::allowed_cpus();
+    let allowed = crate::machine::affinity::allowed_cpus();
     let (client, server) = match &a.pair {
         Some(p) => {
             let pair = parse_pairs(&machine, std::slice::from_ref(p), &allowed, "--pair")?[0];

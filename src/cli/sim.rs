@@ -5,6 +5,7 @@
 mod bench;
 mod compile;
 mod conformance;
+mod pipeview;
 mod report;
 mod sweep;
 
@@ -81,6 +82,19 @@ pub struct RunArgs {
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Show the 5-stage pipeline cycle by cycle for COUNT instructions from FROM: an
+    /// instruction number (0 = the first), trap, interrupt or branch (the first one), or a
+    /// symbol; FROM-K opens K instructions earlier (interrupt-4:16). Printed after the
+    /// statistics, with every stall and flush and its cause.
+    #[arg(long, value_name = "FROM:COUNT")]
+    pub pipeview: Option<String>,
+    /// Also draw the --pipeview window as an HTML page (SVG figure) in this file.
+    #[arg(long, value_name = "FILE", requires = "pipeview")]
+    pub pipeview_html: Option<PathBuf>,
+    /// Also write the --pipeview window as a Kanata log (the Konata pipeline viewer's
+    /// format) to this file.
+    #[arg(long, value_name = "FILE", requires = "pipeview")]
+    pub kanata: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -274,8 +288,19 @@ pub(crate) fn simulate(
     config: Config,
     own: Option<&BTreeMap<String, u32>>,
 ) -> Result<Outcome> {
+    simulate_with(label, program, config, own, Machine::run)
+}
+
+/// [`simulate`], with `drive` running the machine to its end.
+fn simulate_with(
+    label: &str,
+    program: Program,
+    config: Config,
+    own: Option<&BTreeMap<String, u32>>,
+    drive: impl FnOnce(&mut Machine) -> Stop,
+) -> Result<Outcome> {
     let mut m = Machine::new(&config, &program).map_err(|e| sim_err(label, e))?;
-    let stop = m.run();
+    let stop = drive(&mut m);
     // No function symbols (hand-written assembly, stripped files): nothing to report.
     let own_text = own
         .filter(|names| !names.is_empty())
@@ -304,16 +329,50 @@ pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
 }
 
 fn run_elf(a: RunArgs) -> Result<i32> {
+    let outputs: Vec<&std::path::Path> = [&a.json, &a.pipeview_html, &a.kanata]
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_path())
+        .collect();
+    crate::cli::common::check_output_files(&outputs, &[a.elf.as_path()])?;
     let program = load_elf(&a.elf)?;
     let config = a.machine.config(!a.no_compressed)?;
+    let request = match &a.pipeview {
+        Some(text) => {
+            if !config.pipeline {
+                return Err(Error::usage(
+                    "--pipeview draws the 5-stage model: it cannot be used with --pipeline none",
+                ));
+            }
+            Some(pipeview::PipeviewRequest {
+                window: pipeview::parse_window(text, &program)?,
+                html: a.pipeview_html.clone(),
+                kanata: a.kanata.clone(),
+            })
+        }
+        None => None,
+    };
     let own = program.functions.clone();
-    let out = simulate(&a.elf.display().to_string(), program, config, Some(&own))?;
+    let label = a.elf.display().to_string();
+    let mut diagram = None;
+    let out = match &request {
+        // The window is recorded on the per-instruction engine, step by step.
+        Some(req) => simulate_with(&label, program, config, Some(&own), |m| {
+            let (stop, d) = pipeview::run(m, &req.window);
+            diagram = d;
+            stop
+        })?,
+        None => simulate(&label, program, config, Some(&own))?,
+    };
     use std::io::Write;
     let _ = std::io::stdout().write_all(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     print!("{}", report::run_text(&out));
     if let Some(path) = &a.json {
         report::write_json(path, &report::run_json(&out))?;
+    }
+    if let Some(req) = &request {
+        pipeview::finish(req, diagram.as_ref(), &out.program, &label)?;
     }
     Ok(out.stop.exit_code() as i32)
 }

@@ -1,8 +1,8 @@
 //! `oscost ctx timeslice`: relative runtime of two working-set tasks sharing one CPU, per
 //! time slice.
 
+use super::common::check_memory;
 use super::common::{parse_duration, pick_cpu, MeasureOpts};
-use super::ctx::check_memory;
 use super::execute::{execute, finish, Plan, PlanItem};
 use crate::engine::measure::Context;
 use crate::error::{Error, Result};
@@ -73,7 +73,7 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
     for &s in &a.slices {
         mech.check_slice(s).map_err(Error::usage)?;
     }
-    let home = crate::evidence::placement::allowed_cpus()
+    let home = crate::machine::affinity::allowed_cpus()
         .into_iter()
         .find(|&c| c != cpu)
         .unwrap_or(cpu);

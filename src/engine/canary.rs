@@ -17,7 +17,7 @@
 //! ran on a slowed core. derive::derive_judged takes the figure from the others when enough
 //! remain and says what was left out.
 
-use super::clock::now_ns;
+use crate::evidence::clock::now_ns;
 use crate::units::fmt_with_unit;
 use std::sync::atomic::{AtomicU64, Ordering};
 

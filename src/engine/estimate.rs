@@ -19,7 +19,6 @@
 use super::sampler::{SamplingConfig, ROUNDS};
 use crate::model::ItemTime;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Time before the first item and after the last: clock calibration, machine facts, process
@@ -229,19 +228,14 @@ pub enum Mode {
 }
 
 /// The expected time of one item, from the model alone. `own` is the item's own estimate
-/// when it does not sample with the command's budget. Setup (partners, working sets) is paid
+/// when it does not sample with the command's budget; `sampling` is how the item samples
+/// (its own configuration when its probe declares one, as the pointer chase does). Setup (partners, working sets) is paid
 /// at every call: three times for a spread item.
 pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig, mode: Mode) -> f64 {
     if let Some(d) = own {
         return d.as_secs_f64() * own_factor(label);
     }
     let sh = shape(label);
-    // The pointer chase samples with its own shorter samples and warm-up.
-    let sampling = &if label.starts_with("mem.latency") {
-        crate::probes::mem::latency::chase_sampling(sampling)
-    } else {
-        sampling.clone()
-    };
     let sample_s = sampling.target_sample_ns as f64 / 1e9;
     let (calls, (lo, hi)) = match mode {
         Mode::Spread => (ROUNDS as f64, spread_span(sampling, sample_s, 0.0)),
@@ -300,15 +294,6 @@ impl History {
         History { ratios }
     }
 
-    /// The item times of this machine's past runs in the history at `db` (None if there is
-    /// no history file: it is never created by reading).
-    pub fn load(db: &Path, host_key: &str) -> History {
-        match crate::store::elapsed::past_item_times(db, host_key, 4 * HISTORY_RUNS) {
-            Ok(runs) => History::from_runs(&runs),
-            Err(_) => History::default(),
-        }
-    }
-
     /// The median past ratio for a label and how many runs it comes from.
     fn ratio(&self, label: &str) -> Option<(f64, usize)> {
         let v = self.ratios.get(label)?;
@@ -343,16 +328,31 @@ pub struct PlanEstimate {
 }
 
 impl PlanEstimate {
-    /// Estimate items given as (label, own estimate, how it samples).
+    /// Estimate items given as (label, own estimate, how it samples), all sampling with
+    /// `sampling`.
     pub fn new<'a>(
         items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode)>,
         sampling: &SamplingConfig,
         history: &History,
     ) -> PlanEstimate {
+        Self::with_own_sampling(
+            items.into_iter().map(|(l, own, mode)| (l, own, mode, None)),
+            sampling,
+            history,
+        )
+    }
+
+    /// Estimate items given as (label, own estimate, how it samples, the sampling its probe
+    /// declares when it is not the command's `sampling`).
+    pub fn with_own_sampling<'a>(
+        items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode, Option<&'a SamplingConfig>)>,
+        sampling: &SamplingConfig,
+        history: &History,
+    ) -> PlanEstimate {
         let items = items
             .into_iter()
-            .map(|(label, own, mode)| {
-                let model = model_s(label, own, sampling, mode);
+            .map(|(label, own, mode, own_sampling)| {
+                let model = model_s(label, own, own_sampling.unwrap_or(sampling), mode);
                 let (expected, n) = match history.ratio(label) {
                     Some((r, n)) => (model * r, n),
                     None => (model, 0),
@@ -574,13 +574,20 @@ mod tests {
         let q = SamplingConfig::quick();
         let s = Mode::Spread;
         let (_, upper) = spread_span(&q, q.target_sample_ns as f64 / 1e9, 0.0);
-        let mem = model_s("mem.latency random 4k 4k stride 64", None, &q, s);
+        // The pointer chase declares its own sampling (probes::mem::latency).
+        let chase = crate::probes::mem::latency::chase_sampling(&q);
+        let mem = model_s("mem.latency random 4k 4k stride 64", None, &chase, s);
         let sys = model_s("syscall.getpid", None, &q, s);
         assert!(mem < sys && sys < upper, "{mem} {sys} {upper}");
         // A bigger buffer costs its setup, at each of the three calls.
-        let big = model_s("mem.latency random 4k 64m stride 64", None, &q, s);
+        let big = model_s("mem.latency random 4k 64m stride 64", None, &chase, s);
         assert!(big > mem + 0.3, "{big} {mem}");
-        let once = model_s("mem.latency random 4k 64m stride 64", None, &q, Mode::Once);
+        let once = model_s(
+            "mem.latency random 4k 64m stride 64",
+            None,
+            &chase,
+            Mode::Once,
+        );
         assert!(once < big, "{once} {big}");
         // Own estimates are used as given (mmap lab corrected by its measured factor).
         let three = Some(Duration::from_secs(3));

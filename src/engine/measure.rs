@@ -1,27 +1,19 @@
 //! One measurement from start to verdict: sample (with evidence around every raw sample),
 //! derive raw/baseline/value, run the probe's checks, and decide validity.
 
-use super::clock::{self, min_sample_ns};
 use super::derive::derive_judged;
 use super::derive::Derived;
-use super::sampler::{sample, sample_round, SampleSet, SamplingConfig, StopReason, Workload};
+use super::sampler::{
+    sample, sample_round, RoundSlot, SampleSet, SamplingConfig, StopReason, Workload,
+};
 use super::stats::summarize;
+use crate::engine::clock::{self, min_sample_ns};
 use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{Check, ClockInfo, Evidence, Measurement, Status};
 use std::collections::BTreeMap;
-
-/// Which round of its measurement one call of a job takes, when the run spreads each
-/// measurement's rounds across the whole plan (cli::execute runs the plan in passes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoundSlot {
-    /// 0-based round this call samples.
-    pub index: u32,
-    /// Rounds of the measurement in all (each call samples on budget / `of`).
-    pub of: u32,
-}
 
 /// What every probe gets: how to sample, what the clock can do, and which round to take.
 #[derive(Debug, Clone)]

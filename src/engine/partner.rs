@@ -177,7 +177,7 @@ impl SharedPage {
     /// Wait (spinning with yields, bounded) until `slot(i)` holds a non-zero value, which is
     /// returned; fails if the partner dies or takes more than 10 s to get ready.
     pub fn wait_nonzero(&self, i: usize, child: &mut Child) -> Result<i32> {
-        let deadline = super::clock::now_ns() + 10_000_000_000;
+        let deadline = crate::evidence::clock::now_ns() + 10_000_000_000;
         loop {
             let v = self.slot(i).load(Ordering::Acquire);
             if v != 0 {
@@ -187,7 +187,7 @@ impl SharedPage {
                 return Err(Error::env("a partner process exited before it was ready"));
             }
             crate::engine::interrupt::check()?;
-            if super::clock::now_ns() > deadline {
+            if crate::evidence::clock::now_ns() > deadline {
                 return Err(Error::env(
                     "a partner process did not get ready within 10 s",
                 ));
@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn a_ready_child_reports_its_cpu_after_its_preparation() {
-        let cpu = crate::evidence::placement::allowed_cpus()[0];
+        let cpu = crate::machine::affinity::allowed_cpus()[0];
         let page = SharedPage::new().unwrap();
         let prepared = page.slot(7);
         let (child, got) = spawn_ready_child(
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn a_ready_thread_reports_its_tid_and_cpu() {
-        let cpu = crate::evidence::placement::allowed_cpus()[0];
+        let cpu = crate::machine::affinity::allowed_cpus()[0];
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (s1, s2) = (stop.clone(), stop.clone());
         let (t, tid, got) = ThreadPartner::spawn_ready(
@@ -442,9 +442,9 @@ mod tests {
         );
         // SAFETY: signalling our own child.
         unsafe { libc::kill(child.pid(), libc::SIGKILL) };
-        let deadline = crate::engine::clock::now_ns() + 5_000_000_000;
+        let deadline = crate::evidence::clock::now_ns() + 5_000_000_000;
         while !child.is_gone() {
-            assert!(crate::engine::clock::now_ns() < deadline, "kill not seen");
+            assert!(crate::evidence::clock::now_ns() < deadline, "kill not seen");
             std::thread::yield_now();
         }
         // Not reaped by is_gone: the guard still reaps it.
@@ -455,7 +455,7 @@ mod tests {
     #[test]
     fn child_reports_its_cpu_through_shared_memory() {
         let page = SharedPage::new().unwrap();
-        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let slot = page.slot(0);
         let mut child = Child::spawn(Some(cpu), || {
             slot.store(
@@ -556,7 +556,7 @@ impl ThreadPartner {
 
     /// Wait until the thread is pinned and ready; returns (tid, cpu).
     pub fn wait_ready(&self) -> Result<(i32, Option<usize>)> {
-        let deadline = super::clock::now_ns() + 10_000_000_000;
+        let deadline = crate::evidence::clock::now_ns() + 10_000_000_000;
         loop {
             let c = self.ready.cpu.load(Ordering::Acquire);
             if c < 0 {
@@ -566,7 +566,7 @@ impl ThreadPartner {
                 return Ok((self.ready.tid.load(Ordering::Acquire), decode_cpu(c)));
             }
             crate::engine::interrupt::check()?;
-            if super::clock::now_ns() > deadline {
+            if crate::evidence::clock::now_ns() > deadline {
                 return Err(Error::env(
                     "the partner thread did not get ready within 10 s",
                 ));

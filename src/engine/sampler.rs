@@ -2,10 +2,20 @@
 //! iteration counts, raw and baseline samples interleaved so drift cancels, and an adaptive
 //! stop when the median's interval is tight or the time budget is spent.
 
-use super::clock::now_ns;
 use super::stats::{relative_half_width, summarize};
 use crate::error::Result;
+use crate::evidence::clock::now_ns;
 use crate::evidence::recorder::Recorder;
+
+/// Which round of its measurement one call of a job takes, when the run spreads each
+/// measurement's rounds across the whole plan (cli::execute runs the plan in passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundSlot {
+    /// 0-based round this call samples.
+    pub index: u32,
+    /// Rounds of the measurement in all (each call samples on budget / `of`).
+    pub of: u32,
+}
 
 /// How long and how carefully to sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,7 +199,7 @@ pub fn sample(
 pub fn sample_round(
     cfg: &SamplingConfig,
     min_sample_ns: f64,
-    slot: crate::engine::measure::RoundSlot,
+    slot: RoundSlot,
     raw: &mut Workload<'_>,
     mut baseline: Option<&mut Workload<'_>>,
     recorder: &mut Recorder,
@@ -631,7 +641,7 @@ mod tests {
         };
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
-        let slot = crate::engine::measure::RoundSlot { index: 1, of: 3 };
+        let slot = RoundSlot { index: 1, of: 3 };
         let set = sample_round(&cfg, 0.0, slot, &mut raw, None, &mut rec).unwrap();
         // The round's share of the sample limits (9 / 3), all tagged as round 1.
         assert_eq!(set.raw.len(), 3);

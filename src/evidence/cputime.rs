@@ -223,7 +223,7 @@ mod tests {
     fn a_child_running_on_another_cpu_is_not_read_as_exact() {
         // Its process clock lags by up to a tick while it runs on another CPU, so a reading
         // taken while it spins must not count as exact (it once did: ipc.spin read 143%).
-        let cpus = super::super::placement::allowed_cpus();
+        let cpus = crate::machine::affinity::allowed_cpus();
         let cpu = *cpus.last().unwrap();
         let child = crate::engine::partner::Child::spawn(Some(cpu), || loop {
             std::hint::spin_loop();

@@ -2,6 +2,7 @@
 //! placement. The engine opens a [`recorder::Recorder`] around the raw samples; probes only
 //! name their participants.
 
+pub mod clock;
 pub mod cputime;
 pub mod perf;
 pub mod placement;

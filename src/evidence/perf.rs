@@ -41,7 +41,7 @@ pub const HOOKS_LINGER_NS: u64 = 1_100_000_000;
 pub fn since_last_close_ns() -> Option<u64> {
     match LAST_CLOSE_NS.load(std::sync::atomic::Ordering::Relaxed) {
         0 => None,
-        t => Some(crate::engine::clock::now_ns().saturating_sub(t)),
+        t => Some(crate::evidence::clock::now_ns().saturating_sub(t)),
     }
 }
 
@@ -352,7 +352,7 @@ impl PerfSet {
         }
         if any {
             LAST_CLOSE_NS.store(
-                crate::engine::clock::now_ns().max(1),
+                crate::evidence::clock::now_ns().max(1),
                 std::sync::atomic::Ordering::Relaxed,
             );
         }

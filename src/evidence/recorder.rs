@@ -120,7 +120,7 @@ impl OccupancyTotals {
 
 /// A task's affinity mask, sorted (None when unreadable).
 fn sorted_affinity(tid: i32) -> Option<Vec<usize>> {
-    let mut a = super::placement::affinity_of(tid)?;
+    let mut a = crate::machine::affinity::affinity_of(tid)?;
     a.sort_unstable();
     Some(a)
 }
@@ -178,7 +178,7 @@ impl Recorder {
 
     /// Close an evidence window that ran `iterations` raw iterations; its counters are closed.
     pub fn end(&mut self, iterations: u64) {
-        let now = crate::engine::clock::now_ns();
+        let now = crate::evidence::clock::now_ns();
         let cpu_after = self.read_cpu(false);
         if let Some(mut live) = self.perf_live.take() {
             live.end();
@@ -200,7 +200,7 @@ impl Recorder {
 
     /// Close a quiet window that ran `iterations` raw iterations.
     pub fn end_quiet(&mut self, iterations: u64) {
-        let now = crate::engine::clock::now_ns();
+        let now = crate::evidence::clock::now_ns();
         let cpu_after = self.read_cpu(false);
         self.close_window(now, cpu_after, iterations);
     }
@@ -220,7 +220,7 @@ impl Recorder {
     /// reading of CPU time and of wall time are microseconds apart, not a procfs walk).
     fn start_clocks(&mut self) {
         self.cpu_before = self.read_cpu(true);
-        self.window_start = crate::engine::clock::now_ns();
+        self.window_start = crate::evidence::clock::now_ns();
     }
 
     /// Every participant's CPU time at one edge. Threads of this process (whose clocks the

@@ -6,6 +6,7 @@
 //! recorded trees are tested; [`collect`] adds what only the live process can know (its
 //! affinity, the PMU, the CPUID hypervisor leaf, a short busy sample).
 
+pub mod affinity;
 mod caches;
 mod cpu;
 pub mod facts;
@@ -206,7 +207,7 @@ pub fn collect_from(root: &Path) -> Machine {
 /// The CPUs this process may run on (sched_getaffinity); empty if the call fails. One
 /// implementation, shared with the evidence recorder's placement checks.
 pub fn allowed_cpus() -> Vec<usize> {
-    crate::evidence::placement::allowed_cpus()
+    crate::machine::affinity::allowed_cpus()
 }
 
 impl Machine {

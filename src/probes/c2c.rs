@@ -5,10 +5,10 @@
 //! disturbance, and the check says so.
 
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::partner::ThreadPartner;
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement};

@@ -1,8 +1,8 @@
 //! `call.function`: the cost of a non-inlined function call, against the empty loop.
 
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec};
 use crate::error::Result;
+use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;

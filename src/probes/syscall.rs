@@ -2,9 +2,9 @@
 //! like a system call and is not. Each loop issues the call directly (getppid through
 //! syscall(2), never a libc wrapper that might cache), against the empty loop.
 
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec};
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;

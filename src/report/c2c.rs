@@ -5,6 +5,7 @@
 use super::plot::Heatmap;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::classes::Class;
+use crate::report::family::{Evidence, Family};
 use crate::units::fmt_time;
 
 /// Above this many CPUs the terminal matrix is too wide to read; CSV/HTML carry it.
@@ -43,13 +44,6 @@ fn lookup<'a>(cs: &'a [Cell<'a>], i: usize, j: usize) -> Option<&'a Measurement>
     cs.iter()
         .find(|c| (c.from, c.to) == (i, j) || (c.from, c.to) == (j, i))
         .map(|c| c.m)
-}
-
-fn class_of(m: &Measurement) -> Option<Class> {
-    m.params
-        .get("class")
-        .and_then(|v| v.as_str())
-        .and_then(Class::parse_name)
 }
 
 /// The terminal matrix (empty without c2c measurements).
@@ -108,10 +102,7 @@ pub fn text(run: &Run) -> String {
 }
 
 /// The HTML figures for the `c2c` family: latency heatmap and the class of each pair.
-pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
-    if family != "c2c" {
-        return Vec::new();
-    }
+pub fn figures(runs: &[Run]) -> Vec<String> {
     let mut out = Vec::new();
     for run in runs {
         let cs = cells(run);
@@ -161,7 +152,7 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
                 col_labels: labels.clone(),
                 row_labels: labels,
                 cells: grid(&|m| {
-                    class_of(m)
+                    Class::of(m)
                         .and_then(|c| Class::ALL.iter().position(|x| *x == c).map(|p| p as f64))
                 }),
             }
@@ -169,6 +160,27 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
         );
     }
     out
+}
+
+/// The core-to-core map: under the terminal table, and as heatmaps per run.
+pub struct C2c;
+
+impl Family for C2c {
+    fn section(&self) -> &'static str {
+        "c2c"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Switches
+    }
+
+    fn under_table(&self, run: &Run) -> String {
+        text(run)
+    }
+
+    fn section_figures(&self, runs: &[Run]) -> Vec<String> {
+        figures(runs)
+    }
 }
 
 #[cfg(test)]
@@ -198,6 +210,9 @@ mod tests {
         // Row 2: to 0 = 120 ns (looked up in either direction), itself ·, to 1 = 60 ns.
         let row2: Vec<&str> = lines[4].split_whitespace().collect();
         assert_eq!(row2, vec!["2", "120", "ns", "60.0", "ns", "·"]);
-        assert_eq!(figures(std::slice::from_ref(&run), "c2c").len(), 2);
+        assert_eq!(
+            crate::report::section_figures(std::slice::from_ref(&run), "c2c").len(),
+            2
+        );
     }
 }

@@ -163,6 +163,127 @@ pub fn json(c: &Comparison) -> String {
     serde_json::to_string_pretty(c).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
 }
 
+/// The comparison figure: ratio B/A per paired probe with its 95% interval, a line at 1,
+/// the minimum effect on both sides and the `--fail-above` gate when given.
+pub fn svg(c: &crate::compare::Comparison, fail_above: Option<f64>, min_effect: f64) -> String {
+    use crate::compare::Verdict;
+    use crate::report::plot::{RatioPlot, RatioRow, Threshold};
+    let rows = c
+        .pairs
+        .iter()
+        .map(|p| RatioRow {
+            label: format!("{} {}", p.probe, p.params).trim().to_string(),
+            ratio: match (p.ratio, p.ratio_ci95) {
+                (Some(r), Some([lo, hi])) => Some([r, lo, hi]),
+                (Some(r), None) => Some([r, r, r]),
+                _ => None,
+            },
+            slower: match p.verdict {
+                Verdict::Slower => Some(true),
+                Verdict::Faster => Some(false),
+                _ => None,
+            },
+            note: if p.note.is_empty() {
+                p.verdict.as_str().to_string()
+            } else {
+                p.note.clone()
+            },
+        })
+        .collect();
+    let mut thresholds = Vec::new();
+    if min_effect > 0.0 {
+        let f = min_effect;
+        thresholds.push(Threshold {
+            at: 1.0 - min_effect / 100.0,
+            label: format!("−{f}%"),
+        });
+        thresholds.push(Threshold {
+            at: 1.0 + min_effect / 100.0,
+            label: format!("+{f}% (minimum effect)"),
+        });
+    }
+    if let Some(x) = fail_above {
+        thresholds.push(Threshold {
+            at: 1.0 + x / 100.0,
+            label: format!("fail above +{x}%"),
+        });
+    }
+    RatioPlot {
+        title: "oscost compare: B / A per probe (95% interval)".into(),
+        subtitle: format!("A: {} · B: {}", c.a, c.b),
+        x_label: "B / A (ratio of medians, log scale; right of 1 = B higher)".into(),
+        rows,
+        thresholds,
+    }
+    .to_svg()
+}
+
+/// A self-contained HTML page for a comparison: machine differences, the figure, the table.
+pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
+    use crate::report::html::esc;
+    use crate::units::{fmt_num, fmt_with_unit};
+    let mut h = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>oscost compare</title>\n<style>{}</style>\n</head>\n<body>\n\
+         <h1>oscost compare</h1>\n<p class=\"meta\">A: {} · B: {}</p>\n",
+        crate::report::html::CSS,
+        esc(&c.a),
+        esc(&c.b)
+    );
+    if c.machine_differences.is_empty() {
+        h.push_str("<p>machines: no differences in the key facts</p>\n");
+    } else {
+        h.push_str("<ul class=\"warn\">\n");
+        for d in &c.machine_differences {
+            h.push_str(&format!(
+                "<li>{}: {} → {}</li>\n",
+                esc(&d.fact),
+                esc(&d.a),
+                esc(&d.b)
+            ));
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str(&crate::report::html::inline(svg));
+    h.push_str(
+        "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>A</th>\
+         <th>B</th><th>B/A [95% CI]</th><th>verdict</th><th>note</th></tr>\n",
+    );
+    let med = |v: Option<f64>, unit: &str| v.map(|v| fmt_with_unit(v, unit)).unwrap_or("—".into());
+    for p in &c.pairs {
+        let ratio = match (p.ratio, p.ratio_ci95) {
+            (Some(r), Some([lo, hi])) => {
+                format!("{} [{}, {}]", fmt_num(r), fmt_num(lo), fmt_num(hi))
+            }
+            (Some(r), None) => fmt_num(r),
+            _ => "—".into(),
+        };
+        h.push_str(&format!(
+            "<tr><td><code>{}</code> {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&p.probe),
+            esc(&p.params),
+            esc(&med(p.a_median, &p.unit)),
+            esc(&med(p.b_median, &p.unit)),
+            esc(&ratio),
+            esc(p.verdict.as_str()),
+            esc(&p.note)
+        ));
+    }
+    h.push_str("</table></div>\n");
+    for (name, list) in [("only in A", &c.only_in_a), ("only in B", &c.only_in_b)] {
+        if !list.is_empty() {
+            h.push_str(&format!(
+                "<p>unpaired, {name}: {}</p>\n",
+                esc(&list.join(", "))
+            ));
+        }
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +327,18 @@ mod tests {
             .all(|p| p["verdict"].is_string()));
         assert_eq!(v["machine_differences"][0]["fact"], "kernel");
         assert_eq!(v["only_in_a"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn compare_page_has_the_ratio_figure_and_thresholds() {
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
+        let c = crate::compare::compare(&run, "a.json", &run, "b.json");
+        let svg = svg(&c, Some(5.0), 2.0);
+        assert!(svg.contains("fail above +5%"), "{svg}");
+        assert!(svg.contains("minimum effect"));
+        let page = html(&c, svg);
+        assert!(page.contains("<svg") && page.contains("B/A [95% CI]"));
+        assert!(!page.contains("xmlns=\"http://www.w3.org/2000/svg\""));
     }
 }

@@ -6,6 +6,7 @@ use super::plot::Histogram;
 use super::term::{grid, Term};
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
+use crate::report::family::{Ask, Evidence, Family, Shown};
 use crate::units::fmt_num;
 
 /// "fault table": one line per loop-timed fault measurement, fitted to the terminal.
@@ -130,6 +131,41 @@ pub fn latency_svgs(run: &Run) -> Vec<(String, String)> {
             (stem, svg)
         })
         .collect()
+}
+
+/// Page faults: a table per case with faults per page, the per-touch latency, and each
+/// case's `/usr/bin/time -v` view, printed after the common table by `fault`.
+pub struct Fault;
+
+impl Family for Fault {
+    fn section(&self) -> &'static str {
+        "fault"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Faults
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        use std::fmt::Write as _;
+        let mut after = table(run);
+        let lat = latency_table(run);
+        if !lat.is_empty() {
+            let _ = write!(after, "\n{lat}");
+        }
+        for m in &run.measurements {
+            let _ = write!(after, "\n{}", super::timev::render(m));
+        }
+        Ok(Shown {
+            after,
+            figures: if ask.figures {
+                latency_svgs(run)
+            } else {
+                Vec::new()
+            },
+            ..Shown::default()
+        })
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::report::family;
 use crate::report::figures::Size;
 
 use crate::machine::facts::key_facts;
@@ -194,16 +195,12 @@ fn machine_section(h: &mut String, runs: &[Run]) {
 fn families(runs: &[Run]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in runs.iter().flat_map(|r| &r.measurements) {
-        let f = family_of(&m.probe).to_string();
+        let f = family::section_of(&m.probe).to_string();
         if !out.contains(&f) {
             out.push(f);
         }
     }
     out
-}
-
-pub fn family_of(probe: &str) -> &str {
-    probe.split('.').next().unwrap_or(probe)
 }
 
 /// One row of a family table: a probe at one set of parameters, and each run's measurement.
@@ -219,7 +216,7 @@ fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
         for m in r
             .measurements
             .iter()
-            .filter(|m| family_of(&m.probe) == family)
+            .filter(|m| family::section_of(&m.probe) == family)
         {
             let params = m.params_label();
             let at = rows
@@ -248,15 +245,9 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
     );
     // Figures first: they are what a reader looks at; the table holds the details.
     let mut figures = family_plots(runs, family, &rows);
-    let cross_core = [
-        super::ipc::figures(runs, family),
-        super::c2c::figures(runs, family),
-        super::rpc::figures(runs, family),
-    ];
     figures.extend(
-        cross_core
+        crate::report::section_figures(runs, family)
             .into_iter()
-            .flatten()
             .map(|svg| (Size::Wide, svg)),
     );
     let (small, wide): (Vec<_>, Vec<_>) = figures.into_iter().partition(|(s, _)| *s == Size::Small);
@@ -448,10 +439,6 @@ fn varying_params(ms: &[&Measurement]) -> Vec<String> {
         .collect()
 }
 
-fn num_param(m: &Measurement, key: &str) -> Option<f64> {
-    m.params.get(key)?.as_f64()
-}
-
 /// A parameter that looks like a size in bytes, so the axis is labelled in KiB/MiB and cache
 /// sizes are marked.
 fn is_bytes_param(key: &str) -> bool {
@@ -511,10 +498,9 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
     }
     for probe in probes {
         // Results with an analysis of their own draw its figure, one per run.
-        if crate::report::figures::OWNED.contains(&probe) {
+        if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
             for (i, run) in runs.iter().enumerate() {
-                let figs = crate::report::figures::for_probe(run, probe, &subtitle_of(runs, i));
-                out.extend(figs.into_iter().flatten());
+                out.extend(f.own_figures(run, &subtitle_of(runs, i)));
             }
             in_figure.extend(
                 runs.iter()
@@ -530,9 +516,9 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
             .filter(|m| m.probe == probe)
             .collect();
         let varying = varying_params(&all);
-        let numeric = |k: &String| all.iter().all(|m| num_param(m, k).is_some());
+        let numeric = |k: &String| all.iter().all(|m| m.param_f64(k).is_some());
         let distinct = |k: &String| {
-            let mut v: Vec<f64> = all.iter().filter_map(|m| num_param(m, k)).collect();
+            let mut v: Vec<f64> = all.iter().filter_map(|m| m.param_f64(k)).collect();
             v.sort_by(f64::total_cmp);
             v.dedup();
             v.len()
@@ -675,7 +661,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             if runs.len() > 1 {
                 name = format!("{} {name}", run_label(runs, i)).trim().to_string();
             }
-            let (Some(x), Some([y, lo, hi])) = (num_param(m, key), plotted(m)) else {
+            let (Some(x), Some([y, lo, hi])) = (m.param_f64(key), plotted(m)) else {
                 continue;
             };
             match by_rest.iter_mut().find(|(n, _)| *n == name) {
@@ -729,7 +715,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
 
 fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) -> Option<String> {
     let axis = |k: &str| {
-        let mut v: Vec<f64> = ms.iter().filter_map(|m| num_param(m, k)).collect();
+        let mut v: Vec<f64> = ms.iter().filter_map(|m| m.param_f64(k)).collect();
         v.sort_by(f64::total_cmp);
         v.dedup();
         v
@@ -741,7 +727,7 @@ fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) ->
     }
     let mut cells = vec![vec![None; cols.len()]; rows.len()];
     for m in ms {
-        let (Some(r), Some(c)) = (num_param(m, rk), num_param(m, ck)) else {
+        let (Some(r), Some(c)) = (m.param_f64(rk), m.param_f64(ck)) else {
             continue;
         };
         let ri = rows.iter().position(|x| *x == r)?;

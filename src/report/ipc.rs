@@ -5,6 +5,7 @@ use super::plot::Heatmap;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
+use crate::report::family::{Evidence, Family};
 use crate::units::fmt_time;
 
 fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
@@ -12,13 +13,6 @@ fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
         .iter()
         .filter(|m| m.probe.starts_with("ipc."))
         .collect()
-}
-
-fn class_of(m: &Measurement) -> Option<Class> {
-    m.params
-        .get("class")
-        .and_then(|v| v.as_str())
-        .and_then(Class::parse_name)
 }
 
 fn mech_of(m: &Measurement) -> Option<Mech> {
@@ -30,7 +24,7 @@ fn axes(ms: &[&Measurement]) -> (Vec<Mech>, Vec<Class>) {
     let mut mechs: Vec<Mech> = ms.iter().filter_map(|m| mech_of(m)).collect();
     mechs.sort();
     mechs.dedup();
-    let mut classes: Vec<Class> = ms.iter().filter_map(|m| class_of(m)).collect();
+    let mut classes: Vec<Class> = ms.iter().filter_map(|m| Class::of(m)).collect();
     classes.sort();
     classes.dedup();
     (mechs, classes)
@@ -39,7 +33,7 @@ fn axes(ms: &[&Measurement]) -> (Vec<Mech>, Vec<Class>) {
 fn cell<'a>(ms: &[&'a Measurement], mech: Mech, class: Class) -> Option<&'a Measurement> {
     ms.iter()
         .copied()
-        .find(|m| mech_of(m) == Some(mech) && class_of(m) == Some(class))
+        .find(|m| mech_of(m) == Some(mech) && Class::of(m) == Some(class))
 }
 
 /// Rows of cells as aligned text: the first column left-aligned, the others right-aligned
@@ -105,10 +99,7 @@ pub fn text(run: &Run) -> String {
 }
 
 /// The HTML figures for the `ipc` family: the matrix as a heatmap per run.
-pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
-    if family != "ipc" {
-        return Vec::new();
-    }
+pub fn figures(runs: &[Run]) -> Vec<String> {
     runs.iter()
         .filter_map(|run| {
             let ms = ipc_measurements(run);
@@ -145,6 +136,27 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The cross-core IPC matrix: under the terminal table, and as a heatmap per run.
+pub struct Ipc;
+
+impl Family for Ipc {
+    fn section(&self) -> &'static str {
+        "ipc"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Switches
+    }
+
+    fn under_table(&self, run: &Run) -> String {
+        text(run)
+    }
+
+    fn section_figures(&self, runs: &[Run]) -> Vec<String> {
+        figures(runs)
+    }
 }
 
 #[cfg(test)]
@@ -191,7 +203,10 @@ pub(crate) mod tests {
         assert!(lines[3].contains("INVALID"));
         assert!(lines.iter().all(|l| l.chars().count() <= 90));
         assert!(text(&empty).is_empty());
-        assert_eq!(figures(std::slice::from_ref(&run), "ipc").len(), 1);
-        assert!(figures(std::slice::from_ref(&run), "ctx").is_empty());
+        assert_eq!(
+            crate::report::section_figures(std::slice::from_ref(&run), "ipc").len(),
+            1
+        );
+        assert!(crate::report::section_figures(std::slice::from_ref(&run), "ctx").is_empty());
     }
 }

@@ -4,7 +4,12 @@
 
 use super::plot::{Bar, BarChart};
 use crate::model::{Measurement, Run};
+use crate::report::family::{Ask, Evidence, Family, Shown};
+use crate::report::figures::Size;
 use crate::units::fmt_num;
+
+/// The lab's probe id.
+pub const PROBE: &str = "mmap.lab";
 
 /// A metric: a column, a chart and a CSV field.
 pub struct Metric {
@@ -281,4 +286,44 @@ pub fn csv(run: &Run) -> String {
         out.push_str(&format!(",\"{}\"\n", why.join("; ").replace('"', "'")));
     }
     out
+}
+
+/// The mmap lab: its table after the common one, one small chart per metric (its figures in
+/// the HTML report and `--svg-dir`), and the variant × metric CSV beside them.
+pub struct Lab;
+
+impl Family for Lab {
+    fn section(&self) -> &'static str {
+        "mmap"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Faults
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, _subtitle: &str) -> Vec<(Size, String)> {
+        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+            return Vec::new();
+        }
+        svgs(run)
+            .into_iter()
+            .map(|(_, s)| (Size::Small, s))
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let mut shown = Shown {
+            after: table(run),
+            ..Shown::default()
+        };
+        if ask.figures {
+            shown.figures = svgs(run);
+            shown.tables = vec![("lab.csv".into(), csv(run))];
+        }
+        Ok(shown)
+    }
 }

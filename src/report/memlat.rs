@@ -2,9 +2,11 @@
 //! cache sizes. A pure function of a finished Run.
 
 use crate::analysis::knees;
-use crate::analysis::memlat::{order_of, p_str, p_u64, plateaus, MemAnalysis};
+use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
 use crate::model::{Run, Status};
 use crate::probes::mem::latency::PROBE;
+use crate::report::family::{measured_cpu, with_run_notes, Ask, Family, Shown};
+use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 
 pub fn render(a: &MemAnalysis, run: &Run) -> String {
@@ -16,8 +18,8 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
         ));
         for m in run.measurements.iter().filter(|m| {
             m.probe == PROBE
-                && p_str(m, "pages") == c.pages
-                && p_u64(m, "stride") == c.stride
+                && m.param_text("pages") == c.pages
+                && m.param_u64("stride").unwrap_or(0) == c.stride
                 && order_of(m) == c.order
         }) {
             let per = |n: &str| {
@@ -49,8 +51,8 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                 .unwrap_or_else(|| "?".into());
             out.push_str(&format!(
                 "  {:>8}  {:>7}  {:>18}  {:>10}  {:>10}  {:>6}\n",
-                fmt_size(p_u64(m, "size")),
-                p_str(m, "fits"),
+                fmt_size(m.param_u64("size").unwrap_or(0)),
+                m.param_text("fits"),
                 val,
                 per("L1-dcache-load-misses"),
                 per("dTLB-load-misses"),
@@ -114,7 +116,7 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .collect(),
         });
         for k in &c.knees {
-            let what = crate::report::figures::knee_match_suffix(k);
+            let what = k.match_suffix();
             plot.knees.push(Marker {
                 x: k.first_above,
                 label: format!("knee {}{what}", bytes_label(k.first_above)),
@@ -133,4 +135,49 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
     }
     plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
+}
+
+/// Memory latency: its figure and its report come from analysis::memlat, the report
+/// replacing the common table in `mem latency`.
+pub struct MemLatency;
+
+impl Family for MemLatency {
+    fn section(&self) -> &'static str {
+        "mem"
+    }
+
+    fn owns(&self, probe: &str) -> bool {
+        probe == PROBE
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
+        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+            return Vec::new();
+        }
+        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE));
+        let a = analyze(run, &caches);
+        svg(&a, subtitle)
+            .ok()
+            .map(|s| (Size::Wide, s))
+            .into_iter()
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let analysis = analyze(run, &ask.caches);
+        let mut figures = Vec::new();
+        if ask.figures {
+            figures.push(("memlat".into(), svg(&analysis, &run.machine.short_name())?));
+        }
+        Ok(Shown {
+            text: Some(with_run_notes(run, render(&analysis, run))),
+            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
+            figures,
+            ..Shown::default()
+        })
+    }
 }

@@ -5,7 +5,9 @@
 
 pub mod c2c;
 pub mod compare;
+pub mod ctx;
 pub mod export;
+pub mod family;
 pub mod fault;
 pub mod figures;
 pub mod fleet;
@@ -14,6 +16,7 @@ pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
+pub mod pipeview;
 pub mod plot;
 pub mod rpc;
 pub mod sweep;
@@ -21,3 +24,93 @@ pub mod table;
 pub mod term;
 pub mod timev;
 pub mod untrusted;
+
+use crate::model::{Measurement, Run};
+use family::{Evidence, Family};
+
+/// Every family, the ones that own single probes before the ones that own a whole section
+/// (the first owner of a probe answers for it). The order of the sections under the
+/// terminal table and of the cross-run figures follows this list.
+pub static FAMILIES: &[&dyn Family] = &[
+    &sweep::Sweep,
+    &memlat::MemLatency,
+    &lab::Lab,
+    &fault::Fault,
+    &ipc::Ipc,
+    &c2c::C2c,
+    &rpc::Rpc,
+    &ctx::Ctx,
+];
+
+/// The family of a probe, if any family claims it (call and syscall probes have none).
+pub fn family_of(probe: &str) -> Option<&'static dyn Family> {
+    FAMILIES.iter().copied().find(|f| f.owns(probe))
+}
+
+/// The evidence column for a measurement (the kernel share of CPU time when no family
+/// claims its probe).
+pub fn evidence_of(m: &Measurement) -> Evidence {
+    family_of(&m.probe).map_or(Evidence::SysTime, |f| f.evidence())
+}
+
+/// Whether a measurement has its own row in the terminal table (its family may show it in
+/// its section instead).
+pub fn in_table(m: &Measurement) -> bool {
+    family_of(&m.probe).is_none_or(|f| f.in_table(m))
+}
+
+/// Every family's section under the terminal table, in [`FAMILIES`] order.
+pub fn under_table(run: &Run) -> String {
+    FAMILIES.iter().map(|f| f.under_table(run)).collect()
+}
+
+/// The figures across runs of every family listed in the HTML report's section `section`.
+pub fn section_figures(runs: &[Run], section: &str) -> Vec<String> {
+    FAMILIES
+        .iter()
+        .filter(|f| f.section() == section)
+        .flat_map(|f| f.section_figures(runs))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::family::*;
+    use super::figures::Size;
+    use super::*;
+
+    #[test]
+    fn a_probe_belongs_to_its_first_owner() {
+        assert_eq!(
+            family_of("ctx.sweep").unwrap().evidence(),
+            Evidence::Switches
+        );
+        assert!(family_of("ctx.sweep").unwrap().draws_own_figures());
+        assert!(!family_of("ctx.pipe").unwrap().draws_own_figures());
+        assert!(family_of("mem.latency").unwrap().draws_own_figures());
+        assert!(family_of("mmap.lab").unwrap().draws_own_figures());
+        assert_eq!(evidence_of_probe("fault.anon"), Evidence::Faults);
+        assert_eq!(evidence_of_probe("mmap.lab"), Evidence::Faults);
+        assert_eq!(evidence_of_probe("rpc.part"), Evidence::Switches);
+        assert_eq!(evidence_of_probe("syscall.null"), Evidence::SysTime);
+        assert!(family_of("syscall.null").is_none() && family_of("call.function").is_none());
+    }
+
+    #[test]
+    fn only_owned_probes_with_measurements_have_figures() {
+        let run = crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+            .unwrap();
+        assert!(for_probe(&run, "ctx.pipe", "host").is_none());
+        assert!(for_probe(&run, "ctx.sweep", "host").is_none());
+    }
+
+    /// The figures a probe's family draws from its own analysis, None when it draws none.
+    fn for_probe(run: &Run, probe: &str, subtitle: &str) -> Option<Vec<(Size, String)>> {
+        let f = family_of(probe).filter(|f| f.draws_own_figures())?;
+        Some(f.own_figures(run, subtitle)).filter(|v| !v.is_empty())
+    }
+
+    fn evidence_of_probe(p: &str) -> Evidence {
+        family_of(p).map_or(Evidence::SysTime, |f| f.evidence())
+    }
+}

@@ -10,6 +10,7 @@ use super::plot::{StackedBars, StackedRow};
 use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::Scenario;
+use crate::report::family::{Evidence, Family};
 use crate::units::{fmt_num, fmt_time, time_unit};
 
 /// One scenario × mechanism and its measurements.
@@ -22,10 +23,6 @@ struct Case<'a> {
     corrected: Vec<Option<&'a Measurement>>,
 }
 
-fn param<'a>(m: &'a Measurement, k: &str) -> &'a str {
-    m.params.get(k).and_then(|v| v.as_str()).unwrap_or("")
-}
-
 fn cases(run: &Run) -> Vec<Case<'_>> {
     let mut out: Vec<Case> = Vec::new();
     for m in run
@@ -33,10 +30,10 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
         .iter()
         .filter(|m| m.probe.starts_with("rpc."))
     {
-        let Some(scenario) = Scenario::parse_name(param(m, "scenario")) else {
+        let Some(scenario) = Scenario::parse_name(m.param_str("scenario").unwrap_or("")) else {
             continue;
         };
-        let mech = param(m, "mech").to_string();
+        let mech = m.param_str("mech").unwrap_or("").to_string();
         let i = match out
             .iter()
             .position(|c| c.scenario == scenario && c.mech == mech)
@@ -55,7 +52,9 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
             }
         };
         let c = &mut out[i];
-        let part = PARTS.iter().position(|p| *p == param(m, "part"));
+        let part = PARTS
+            .iter()
+            .position(|p| *p == m.param_str("part").unwrap_or(""));
         match (m.probe.as_str(), part) {
             ("rpc.total", _) => c.total = Some(m),
             ("rpc.traced", _) => c.traced = Some(m),
@@ -528,10 +527,7 @@ fn bar(
 /// The HTML figure for the `rpc` family: per traced scenario × mechanism two stacked bars,
 /// the traced parts and the corrected ones (means per RPC, which add up), the untraced time
 /// marked across both.
-pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
-    if family != "rpc" {
-        return Vec::new();
-    }
+pub fn figures(runs: &[Run]) -> Vec<String> {
     let mut out = Vec::new();
     for run in runs {
         let mut rows = Vec::new();
@@ -572,6 +568,33 @@ pub fn figures(runs: &[Run], family: &str) -> Vec<String> {
         );
     }
     out
+}
+
+/// The request/response tables under the terminal table, and the stacked parts per run.
+pub struct Rpc;
+
+impl Family for Rpc {
+    fn section(&self) -> &'static str {
+        "rpc"
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Switches
+    }
+
+    /// The parts, traced and corrected, are shown in the section under the table (as
+    /// means, which add up; the medians with --explain): not as rows of their own.
+    fn in_table(&self, m: &Measurement) -> bool {
+        !matches!(m.probe.as_str(), "rpc.part" | "rpc.corrected")
+    }
+
+    fn under_table(&self, run: &Run) -> String {
+        text(run)
+    }
+
+    fn section_figures(&self, runs: &[Run]) -> Vec<String> {
+        figures(runs)
+    }
 }
 
 #[cfg(test)]
@@ -689,10 +712,24 @@ mod tests {
         );
         assert!(d.lines().all(|l| l.chars().count() <= 80), "{d}");
         // Two bars (traced, corrected), the untraced time marked.
-        let svg = figures(std::slice::from_ref(&run), "rpc");
+        let svg = figures(std::slice::from_ref(&run));
         assert_eq!(svg.len(), 1);
         assert!(svg[0].contains("local pipe traced") && svg[0].contains("local pipe corrected"));
         assert!(svg[0].contains("stroke-width=\"3\""), "the untraced marker");
+        assert_eq!(
+            crate::report::section_figures(std::slice::from_ref(&run), "rpc").len(),
+            1
+        );
+        // The parts are rows of the section, not of the table above it.
+        let table = crate::report::table::render(&run);
+        assert!(
+            !table.contains("rpc.part") && !table.contains("rpc.corrected"),
+            "{table}"
+        );
+        assert!(
+            table.contains("rpc.traced") && table.contains("rpc.total"),
+            "{table}"
+        );
     }
 
     #[test]
@@ -719,7 +756,7 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         let send = t.lines().find(|l| l.starts_with("send")).unwrap();
         assert!(send.ends_with("→ ✗"), "{t}");
-        let svg = figures(std::slice::from_ref(&run), "rpc").remove(0);
+        let svg = figures(std::slice::from_ref(&run)).remove(0);
         assert!(
             svg.contains("not plotted: invalid: corrected parts"),
             "{svg}"

@@ -4,11 +4,12 @@
 //! lat_ctx-style lines. Everything here is a pure function of a finished Run.
 
 use crate::analysis::knees;
-use crate::analysis::sweep::{
-    param_str, param_u64, policy_of, reason, usable, Curve, SweepAnalysis,
-};
+use crate::analysis::sweep::analyze;
+use crate::analysis::sweep::{policy_of, reason, usable, Curve, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
+use crate::report::family::{measured_cpu, with_run_notes, Ask, Evidence, Family, Shown};
+use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 
 fn ns(v: f64) -> String {
@@ -52,12 +53,12 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
                 .iter()
                 .find(|m| {
                     m.probe == PROBE
-                        && param_u64(m, "procs") as usize == c.procs
-                        && param_str(m, "mode") == c.mode
-                        && param_str(m, "access") == c.access
-                        && param_u64(m, "stride") == c.stride
+                        && m.param_u64("procs").unwrap_or(0) as usize == c.procs
+                        && m.param_text("mode") == c.mode
+                        && m.param_text("access") == c.access
+                        && m.param_u64("stride").unwrap_or(0) == c.stride
                         && policy_of(m) == c.policy
-                        && param_u64(m, "size") == r.size
+                        && m.param_u64("size").unwrap_or(0) == r.size
                 })
                 .expect("rows come from measurements");
             let per = match (&r.per_switch, r.status) {
@@ -228,7 +229,7 @@ pub fn lmbench(run: &Run) -> String {
         .filter(|m| m.probe == PROBE)
         .collect();
     for m in &sweep {
-        let s = param_u64(m, "size");
+        let s = m.param_u64("size").unwrap_or(0);
         if !sizes.contains(&s) {
             sizes.push(s);
         }
@@ -236,9 +237,11 @@ pub fn lmbench(run: &Run) -> String {
     sizes.sort_unstable();
     let mut out = String::new();
     for s in sizes {
-        let mut at: Vec<&&Measurement> =
-            sweep.iter().filter(|m| param_u64(m, "size") == s).collect();
-        at.sort_by_key(|m| param_u64(m, "procs"));
+        let mut at: Vec<&&Measurement> = sweep
+            .iter()
+            .filter(|m| m.param_u64("size").unwrap_or(0) == s)
+            .collect();
+        at.sort_by_key(|m| m.param_u64("procs").unwrap_or(0));
         let ovr = at
             .iter()
             .filter_map(|m| Some(m.baseline.as_ref()?.median / m.units_per_iteration / 1000.0))
@@ -246,7 +249,7 @@ pub fn lmbench(run: &Run) -> String {
             .unwrap_or(0.0);
         out.push_str(&format!("\n\"size={}k ovr={ovr:.2}\n", s / 1024));
         for m in at {
-            let n = param_u64(m, "procs");
+            let n = m.param_u64("procs").unwrap_or(0);
             match usable(m) {
                 Some(v) => out.push_str(&format!("{n} {:.2}\n", v.median / 1000.0)),
                 None => out.push_str(&format!(
@@ -310,7 +313,7 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
             points,
         });
         for k in &c.knees {
-            let what = crate::report::figures::knee_match_suffix(k);
+            let what = k.match_suffix();
             plot.knees.push(Marker {
                 x: k.first_above,
                 label: format!("N={} knee{what}", c.procs),
@@ -319,4 +322,58 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
     }
     plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
+}
+
+/// The working-set sweep: its figure and its report come from analysis::sweep, the
+/// report replacing the common table in `ctx sweep`.
+pub struct Sweep;
+
+impl Family for Sweep {
+    fn section(&self) -> &'static str {
+        "ctx"
+    }
+
+    fn owns(&self, probe: &str) -> bool {
+        probe == PROBE
+    }
+
+    fn evidence(&self) -> Evidence {
+        Evidence::Switches
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
+        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+            return Vec::new();
+        }
+        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE));
+        let a = analyze(run, &caches, &[]);
+        svg(&a, subtitle)
+            .ok()
+            .map(|s| (Size::Wide, s))
+            .into_iter()
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let analysis = analyze(run, &ask.caches, &ask.mem_knees);
+        let text = if ask.lmbench {
+            lmbench(run)
+        } else {
+            with_run_notes(run, render(&analysis, run))
+        };
+        let mut figures = Vec::new();
+        if ask.figures {
+            figures.push(("sweep".into(), svg(&analysis, &run.machine.short_name())?));
+        }
+        Ok(Shown {
+            text: Some(text),
+            analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
+            figures,
+            ..Shown::default()
+        })
+    }
 }

@@ -2,6 +2,7 @@
 //! and evidence when they fit the terminal) and, beneath it, what did not fit, why a figure is
 //! invalid or below resolution, and its warnings.
 
+use super::family::Evidence;
 use super::term::{paint, wrap, Term, Tone};
 use crate::model::{Measurement, Run, Status, Summary};
 use crate::units::{
@@ -55,15 +56,14 @@ pub fn checks_cell(m: &Measurement) -> String {
     format!("{mark} {ok}/{}", m.checks.len())
 }
 
-/// Short evidence line: "2.00 sw/op (1.05 vol, 0.95 invol), 0 migrations" for switch probes,
-/// fault counts per operation for fault and mmap probes, the system-time share otherwise.
+/// Short evidence line, as the probe's family asks ([`Evidence`]): "2.00 sw/op (1.05 vol,
+/// 0.95 invol), 0 migrations" for switches, fault counts per operation for faults, the
+/// system-time share otherwise.
 fn evidence_cell(m: &Measurement) -> String {
     let it = m.evidence.rusage.iterations.max(1);
     let t = &m.evidence.rusage.total;
-    if ["ctx.", "ipc.", "c2c.", "rpc."]
-        .iter()
-        .any(|p| m.probe.starts_with(p))
-    {
+    let shown = super::evidence_of(m);
+    if shown == Evidence::Switches {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
         let mig = crate::engine::checks::migrations(&m.evidence);
         format!(
@@ -73,7 +73,7 @@ fn evidence_cell(m: &Measurement) -> String {
             fmt_num(t.nivcsw as f64 / it as f64),
             plural(mig.round().max(0.0) as u64, "migration")
         )
-    } else if m.probe.starts_with("fault.") || m.probe.starts_with("mmap.") {
+    } else if shown == Evidence::Faults {
         format!(
             "{}, {}, {} in",
             fmt_per_op(t.minflt, it, "minflt"),
@@ -180,8 +180,14 @@ pub fn render(run: &Run) -> String {
 /// share the row; raw/baseline and evidence join it only when they fit and otherwise move
 /// to an indented line beneath (never widening the row past the terminal). Failed checks,
 /// the below-resolution interval and warnings follow, word-wrapped with a hanging indent.
+/// Measurements a family shows in its own section instead are left out (report::in_table).
 pub fn render_for(run: &Run, term: &Term) -> String {
-    let rows: Vec<Row> = run.measurements.iter().map(row).collect();
+    let shown: Vec<&Measurement> = run
+        .measurements
+        .iter()
+        .filter(|m| super::in_table(m))
+        .collect();
+    let rows: Vec<Row> = shown.iter().copied().map(row).collect();
     let header = [
         "probe",
         "value ± 95% CI",
@@ -248,7 +254,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         out.push_str(&h);
         out.push('\n');
     }
-    for (r, m) in rows.iter().zip(&run.measurements) {
+    for (r, m) in rows.iter().zip(&shown) {
         let height = r.probe_lines(w_probe);
         for l in lines.by_ref().take(height) {
             out.push_str(&l);
@@ -316,10 +322,8 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         ));
         out.push('\n');
     }
-    // Cross-core matrices (ipc, c2c, rpc) under the table, when the run has them.
-    out.push_str(&super::ipc::text(run));
-    out.push_str(&super::c2c::text(run));
-    out.push_str(&super::rpc::text(run));
+    // The families' own sections (the cross-core matrices) under the table.
+    out.push_str(&super::under_table(run));
     out
 }
 

@@ -440,7 +440,12 @@ impl Machine {
                 self.stats.steps -= 1;
                 Err(Stop::ReturnToZero(self.regs[10] as i32))
             }
-            Err(e) => self.exception(e, pc, 0).map(|()| self.pc),
+            Err(e) => {
+                // A fetch fault accesses no data: the previous instruction's D-cache misses
+                // (already charged when it retired) are not this one's.
+                self.dmiss = 0;
+                self.exception(e, pc, 0).map(|()| self.pc)
+            }
         }
     }
 

@@ -147,3 +147,22 @@ fn the_cycle_csr_follows_the_timing_model() {
     let m = run(&words, &Config::default());
     assert_eq!(m.regs[10], 2);
 }
+
+#[test]
+fn a_fetch_fault_after_a_data_cache_miss_does_not_charge_that_miss_again() {
+    // nop; nop; auipc t0,0; sw zero,0(t0) (a D-cache miss), then execution runs off the end
+    // of a 16-byte memory: the fetch fault is an exception of its own, with no data access.
+    let words = [addi(0, 0, 0), addi(0, 0, 0), auipc(5, 0), sw(0, 5, 0)];
+    let cfg = Config {
+        memory: Some(16),
+        dcache: Some(CacheConfig::parse("sets=4,ways=1,words=2").unwrap()),
+        miss_penalty: 10,
+        ..timed()
+    };
+    let mut m = machine(&words, &cfg);
+    let stop = m.run();
+    assert!(matches!(stop, rvsim::Stop::Trap { cause: 1, .. }), "{stop}");
+    let s = m.stats();
+    assert_eq!(s.dcache.unwrap().misses, 1);
+    assert_eq!(s.pipeline.unwrap().dcache_miss_stalls, 10);
+}

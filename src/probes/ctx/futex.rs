@@ -3,12 +3,12 @@
 //! waiter) and wait (returning at once, the value already changed) in one thread.
 
 use super::{same_core_verdict, Mode};
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{
     futex, partner_error, spawn_ready_child, Child, SharedPage, ThreadPartner,
 };
 use crate::error::Result;
+use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;

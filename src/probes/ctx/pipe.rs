@@ -4,13 +4,13 @@
 
 use super::tax::{measure_tax, note as tax_note, wait_for_hooks_off};
 use super::{same_core_verdict, ClockMethod, Mode};
-use crate::engine::clock::{self, now_ns};
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{
     partner_error, read_byte, spawn_ready_child, write_byte, Child, Pipe, SharedPage, ThreadPartner,
 };
 use crate::engine::sampler::auto_scale;
 use crate::error::Result;
+use crate::evidence::clock::{self, now_ns};
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
@@ -261,7 +261,7 @@ mod tests {
             evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let ctx = Context::new(cfg);
-        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let m = measure_pipe(&ctx, Mode::Thread, cpu, ClockMethod::Direct).unwrap();
         // Counters were opened (by the tax pass) only after the figure's samples: whatever
         // the machine allows, the context-switch event is listed, supported or with a reason.

@@ -8,11 +8,11 @@
 //! closes the head of the ring so the EOF cascades and every thread is joined.
 
 use super::Mode;
-use crate::engine::clock::now_ns;
 use crate::engine::partner::{
     partner_error, read_byte, spawn_ready_child, write_byte, Child, Pipe, SharedPage, ThreadPartner,
 };
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::Participant;
 use crate::probes::workset::{walk_raw, Access, WorkingSet};
 
@@ -343,7 +343,7 @@ mod tests {
             stride: 64,
             access: Access::Write,
             mode,
-            cpu: *crate::evidence::placement::allowed_cpus().last().unwrap(),
+            cpu: *crate::machine::affinity::allowed_cpus().last().unwrap(),
             policy: Policy::Batch,
         }
     }

@@ -373,7 +373,7 @@ mod tests {
             evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         };
         let ctx = Context::new(cfg);
-        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let caches = vec![("L1d".to_string(), 48 << 10), ("L2".to_string(), 1 << 20)];
         let p = Point {
             procs: 2,

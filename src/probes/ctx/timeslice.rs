@@ -8,12 +8,12 @@
 //! rate while running together must match the slice, or the slice did not take effect.
 
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::partner::{futex, spawn_ready_child, Child, SharedPage};
 use crate::engine::sampler::SamplingConfig;
 use crate::engine::stats::summarize;
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;

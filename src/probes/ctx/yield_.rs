@@ -4,10 +4,10 @@
 //! Per switch = (time per measuring-thread yield − a yield with the partner parked) / 2.
 
 use super::same_core_verdict;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{futex, SharedPage, ThreadPartner};
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;

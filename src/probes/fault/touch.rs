@@ -3,8 +3,8 @@
 //! calibrated against CLOCK_MONOTONIC_RAW, where it is invariant; else clock_gettime via the
 //! vDSO), for the latency distribution. Both check for Ctrl-C every few hundred pages.
 
-use crate::engine::clock::now_ns;
 use crate::error::Result;
+use crate::evidence::clock::now_ns;
 
 /// Pages between checks of the interrupt flag (one atomic load: noise-free at this spacing).
 const CHECK_EVERY: usize = 256;

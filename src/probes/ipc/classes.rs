@@ -39,6 +39,11 @@ impl Class {
         }
     }
 
+    /// The class a measurement was taken in (its `class` parameter).
+    pub fn of(m: &crate::model::Measurement) -> Option<Class> {
+        m.param_str("class").and_then(Class::parse_name)
+    }
+
     pub fn parse_name(s: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.as_str() == s)
     }

@@ -8,12 +8,12 @@ pub mod channel;
 pub mod classes;
 
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::partner::{
     decode_cpu, encode_cpu, partner_error, Child, SharedPage, ThreadPartner,
 };
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement, Placement};

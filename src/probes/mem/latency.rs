@@ -5,10 +5,10 @@
 //! stride and page mode (4 KB pages vs transparent huge pages) shows the TLB's reach too.
 
 use crate::engine::checks;
-use crate::engine::clock::now_ns;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
+use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
@@ -364,7 +364,7 @@ mod tests {
             budget_ns: 100_000_000,
             evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
         });
-        let cpu = *crate::evidence::placement::allowed_cpus().last().unwrap();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let p = Point {
             size: 32 << 10,
             stride: 64,

@@ -25,7 +25,15 @@ impl Symbols {
             .symbols
             .iter()
             .filter(|(name, _)| !name.is_empty() && !name.starts_with('$'))
-            .map(|(n, &a)| (a, n.clone()))
+            // A name is the file's text: control characters never reach a terminal.
+            .map(|(n, &a)| {
+                (
+                    a,
+                    n.chars()
+                        .map(|c| if c.is_control() { '?' } else { c })
+                        .collect(),
+                )
+            })
             .collect();
         v.sort();
         Symbols(v)
@@ -317,11 +325,12 @@ pub fn render(d: &Diagram, width: usize, symbols: &Symbols) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
-    let visible: Vec<&Hazard> = d
+    let mut visible: Vec<&Hazard> = d
         .hazards
         .iter()
         .filter(|h| d.rows[h.row].first_cycle <= shown_last)
         .collect();
+    visible.sort_by_key(|h| h.cycle);
     if !d.hazards.is_empty() {
         out.push_str("hazards:\n");
     }

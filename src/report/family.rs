@@ -1,0 +1,141 @@
+//! The one place a family of probes says what it shows beyond what every measurement gets
+//! (the row of the terminal table, the row of the HTML table, the generic figures, the CSV
+//! row): the evidence column of its rows, its section under the terminal table, its own
+//! figures in the HTML report, and what its measuring command prints and writes after
+//! measuring. The terminal table, the HTML report and the commands ask report::family_of or
+//! walk report::FAMILIES; none of them names a family.
+//!
+//! A new family writes one file in report/ with a type that implements [`Family`] (every
+//! method has a default: it states only what it has), and names it in report/mod.rs (its
+//! module and its place in FAMILIES).
+
+use crate::error::Result;
+use crate::model::{Measurement, Run};
+use crate::report::figures::Size;
+
+/// What the evidence column of the terminal table shows for a family's measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// Context switches and migrations per operation (the probe hands the CPU over).
+    Switches,
+    /// Minor and major faults per operation and blocks read (the probe touches memory).
+    Faults,
+    /// The share of CPU time spent in the kernel.
+    SysTime,
+}
+
+/// What a measuring command asks of its family after measuring.
+#[derive(Debug, Clone, Default)]
+pub struct Ask {
+    /// The data caches of the measured CPU (label, bytes), smallest first.
+    pub caches: Vec<(String, u64)>,
+    /// Knees of a memory-latency curve to mark on a sweep (bytes of one working set).
+    pub mem_knees: Vec<f64>,
+    /// lmbench's text format instead of the table (the sweep, for old scripts).
+    pub lmbench: bool,
+    /// Whether figures (and the tables written beside them) are wanted.
+    pub figures: bool,
+}
+
+/// What a measuring command prints and writes for its family, beyond the common way out.
+#[derive(Debug, Clone, Default)]
+pub struct Shown {
+    /// Printed instead of the clock line, machine warnings and table.
+    pub text: Option<String>,
+    /// Printed after the table.
+    pub after: String,
+    /// Added to the `--json` output as `analysis`.
+    pub analysis: Option<serde_json::Value>,
+    /// Figures as (file stem, SVG document), when asked.
+    pub figures: Vec<(String, String)>,
+    /// Tables written beside the figures, as (file name, CSV text), when asked.
+    pub tables: Vec<(String, String)>,
+}
+
+/// A family of probes and what it shows.
+pub trait Family: Sync {
+    /// The section of the HTML report its probes are listed in: the probe ids' first word
+    /// ("ctx" for "ctx.pipe").
+    fn section(&self) -> &'static str;
+
+    /// Whether a probe is this family's: by default every probe of its section.
+    fn owns(&self, probe: &str) -> bool {
+        section_of(probe) == self.section()
+    }
+
+    /// The evidence column of its rows in the terminal table.
+    fn evidence(&self) -> Evidence {
+        Evidence::SysTime
+    }
+
+    /// Whether a measurement of the family has its own row in the terminal table. A family
+    /// whose section under the table shows some of its measurements in full keeps those out
+    /// of the table (said once, not twice); JSON, CSV and HTML keep every measurement.
+    fn in_table(&self, _m: &Measurement) -> bool {
+        true
+    }
+
+    /// Its section under the terminal table (empty when the run has none of its
+    /// measurements).
+    fn under_table(&self, _run: &Run) -> String {
+        String::new()
+    }
+
+    /// Whether its figures come from its own analysis: the HTML report then draws no generic
+    /// figure for its probes and asks [`Family::own_figures`] run by run instead.
+    fn draws_own_figures(&self) -> bool {
+        false
+    }
+
+    /// The figures of its own analysis for one run (empty when the run has none of its
+    /// measurements), each with its layout size.
+    fn own_figures(&self, _run: &Run, _subtitle: &str) -> Vec<(Size, String)> {
+        Vec::new()
+    }
+
+    /// Figures across all the runs of the HTML report, after the generic ones of its
+    /// section (the cross-core matrices).
+    fn section_figures(&self, _runs: &[Run]) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What its measuring command prints and writes after measuring.
+    fn shown(&self, _run: &Run, _ask: &Ask) -> Result<Shown> {
+        Ok(Shown::default())
+    }
+}
+
+/// The section a probe id is listed in: its first word ("ctx" for "ctx.pipe").
+pub fn section_of(probe: &str) -> &str {
+    probe.split('.').next().unwrap_or(probe)
+}
+
+/// A report that replaces the common table, framed as the table would be: the machine's
+/// warnings before it, the skipped probes after it.
+pub fn with_run_notes(run: &Run, report: String) -> String {
+    let mut text = String::new();
+    for w in run.machine.warnings() {
+        text.push_str(&format!("! machine: {w}\n"));
+    }
+    text.push_str(&report);
+    for s in &run.skipped {
+        text.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
+    }
+    text
+}
+
+/// The CPU a family's measurements ran on (its caches are the ones that matter), from the
+/// first measurement's `cpus` parameter; CPU 0 when unrecorded.
+pub fn measured_cpu(run: &Run, probe: &str) -> usize {
+    run.measurements
+        .iter()
+        .find(|m| m.probe == probe)
+        .and_then(|m| m.params.get("cpus"))
+        .and_then(|v| {
+            v.as_array()
+                .and_then(|a| a.first().cloned())
+                .or(Some(v.clone()))
+        })
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as usize
+}
