@@ -453,7 +453,7 @@ fn cache_markers(m: &Machine) -> Vec<Marker> {
         .into_iter()
         .map(|(l, s)| Marker {
             x: s as f64,
-            label: format!("{l} {}", crate::units::size::bytes_label(s as f64)),
+            label: format!("{l} {}", crate::units::size::fmt_bytes(s as f64)),
         })
         .collect()
 }
