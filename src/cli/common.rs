@@ -74,7 +74,7 @@ impl MeasureOpts {
 
     /// Before measuring: every output (`--json/--csv/--html` and a command's `extra` files
     /// such as `--svg`) can be written, none is named twice, none is the history database;
-    /// and an explicitly chosen database can be written (unless `--no-save`).
+    /// and the history can take the run (unless `--no-save`).
     pub fn check_outputs_and(&self, extra: &[&std::path::Path]) -> Result<()> {
         use crate::report::export::check_not_db;
         let outputs: Vec<&std::path::Path> = self
@@ -92,7 +92,9 @@ impl MeasureOpts {
             }
         }
         check_output_files(&outputs, &[])?;
-        if !self.no_save && self.db.explicit() {
+        // The history is checked before measuring, whichever it is: a database that cannot
+        // take the run is found now, not after the measuring.
+        if !self.no_save {
             if let Some(db) = &db {
                 crate::store::check_can_save(db)?;
             }

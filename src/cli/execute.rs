@@ -495,7 +495,12 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     if let Some(t) = &extras.after {
         print!("{t}");
     }
-    use crate::report::export::write_atomic;
+    // Every output is attempted and the run is saved to the history whatever became of
+    // them: a file that cannot be written (a full disk, a vanished directory) costs neither
+    // the other files nor the history.
+    let mut failed: Vec<Error> = Vec::new();
+    let write =
+        |p: &std::path::Path, bytes: &[u8]| crate::report::export::write_atomic(p, bytes).err();
     if let Some(p) = &opts.json {
         let text = match &extras.analysis {
             None => crate::report::export::to_json(run),
@@ -505,49 +510,81 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
                 serde_json::to_string_pretty(&v).expect("a value serializes")
             }
         };
-        write_atomic(p, text.as_bytes())?;
+        failed.extend(write(p, text.as_bytes()));
     }
     if let Some(p) = &opts.csv {
-        write_atomic(p, crate::report::export::to_csv(run)?.as_bytes())?;
+        match crate::report::export::to_csv(run) {
+            Ok(text) => failed.extend(write(p, text.as_bytes())),
+            Err(e) => failed.push(e),
+        }
     }
     if let Some(p) = &opts.html {
-        write_atomic(
-            p,
-            crate::report::html::render(std::slice::from_ref(run)).as_bytes(),
-        )?;
+        let html = crate::report::html::render(std::slice::from_ref(run));
+        failed.extend(write(p, html.as_bytes()));
     }
     for (p, bytes) in &extras.files {
         // An output directory the user named (--svg-dir) is created when missing.
         if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                failed.push(Error::io(dir.display(), e));
+                continue;
+            }
         }
-        write_atomic(p, bytes)?;
+        failed.extend(write(p, bytes));
     }
-    // Saved last: a history problem (locked, read-only) must not cost the files above.
-    // With the default database, a history problem is a warning (the results are complete
-    // and written); with an explicit --db or OSCOST_DB the user asked for it, so it is an
-    // error.
     if !opts.no_save && run.complete {
-        match opts.db.open().and_then(|mut store| {
-            let id = store.save(run, None)?;
-            Ok((id, store.path().to_path_buf()))
-        }) {
-            Ok((id, path)) => {
-                if !opts.quiet {
-                    eprintln!("oscost: saved as run {id} in {}", path.display());
-                }
-            }
-            Err(e) if !opts.db.explicit() => {
-                eprintln!("oscost: warning: not saved to history: {e} (results above are complete; use --db PATH or --no-save)");
-            }
-            Err(e) => return Err(e),
+        if let Some(e) = save(run, opts) {
+            failed.push(e);
         }
     }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
     if invalid > 0 && !opts.quiet {
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
     }
+    // Each failure on its line; the last is the command's error (exit 2).
+    if let Some(last) = failed.pop() {
+        for e in failed {
+            eprintln!("oscost: {e}");
+        }
+        return Err(last);
+    }
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+}
+
+/// Saves the run to the history, or (when that fails after measuring) keeps it in a run
+/// file under the data directory and says how to import it. With the default database a
+/// run that is not in the history is a warning (the results are complete and kept); with an
+/// explicit --db or OSCOST_DB the user asked for it, so it is an error, returned.
+fn save(run: &Run, opts: &MeasureOpts) -> Option<Error> {
+    use crate::store::recovery::{default_keep_dir, save_or_keep, Saved, LONG_WAIT};
+    let db = match opts.db.path() {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("oscost: warning: not saved to history: {e}");
+            return None;
+        }
+    };
+    let keep = default_keep_dir();
+    let dirs: Vec<&std::path::Path> = keep
+        .iter()
+        .map(|p| p.as_path())
+        .chain([std::path::Path::new(".")])
+        .collect();
+    let waits = (std::time::Duration::from_secs(5), LONG_WAIT);
+    let saved = save_or_keep(run, &db, &dirs, waits, opts.quiet);
+    match (&saved, saved.explain()) {
+        (Saved::Stored { id, db }, _) => {
+            if !opts.quiet {
+                eprintln!("oscost: saved as run {id} in {}", db.display());
+            }
+            None
+        }
+        (_, Some(line)) if opts.db.explicit() => Some(Error::env(line)),
+        (_, line) => {
+            eprintln!("oscost: warning: {}", line.unwrap_or_default());
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 pub mod elapsed;
 pub mod import;
+pub mod recovery;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -160,8 +161,7 @@ fn db_error(path: &Path, e: rusqlite::Error) -> Error {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
         let msg = match f.code {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
-                "database is locked by another process (waited 5 s); try again when it is done"
-                    .into()
+                "database is locked by another process; try again when it is done".into()
             }
             ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
                 "not an SQLite database or corrupt; nothing was written (use --db for another file)"
@@ -306,6 +306,34 @@ fn check_version(path: &Path, found: schema::Found) -> Option<Result<()>> {
 impl Store {
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Saves a run, waiting `first` for another process's transaction to end and, when it is
+    /// still running then, calling `on_wait` and waiting `more`.
+    pub fn save_waiting(
+        &mut self,
+        run: &Run,
+        first: Duration,
+        more: Duration,
+        on_wait: impl FnOnce(),
+    ) -> Result<i64> {
+        let busy = |e: &rusqlite::Error| {
+            matches!(e, rusqlite::Error::SqliteFailure(f, _)
+                if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+        };
+        let r =
+            self.conn
+                .busy_timeout(first)
+                .and_then(|()| match self.save_inner(run, None, || {}) {
+                    Err(e) if busy(&e) => {
+                        on_wait();
+                        self.conn.busy_timeout(more)?;
+                        self.save_inner(run, None, || {})
+                    }
+                    r => r,
+                });
+        let _ = self.conn.busy_timeout(BUSY_TIMEOUT);
+        r.map_err(|e| db_error(&self.path, e))
     }
 
     /// Saves a run; returns its id. `origin` names the file of an imported run.
