@@ -18,7 +18,10 @@ other=$(python3 -c "import os; s=sorted(os.sched_getaffinity(0)); print(s[-2] if
 echo "# allowed CPUs: $cpus; same-CPU on $last; cross-CPU pair $last:$other" | tee "$OUT/README.txt"
 
 echo "== 1. oscost rpc (four scenarios, kernel-traced breakdown)"
-"$OSCOST" rpc "${DB[@]}" --mech pipe,futex --json "$OUT/rpc.json" --html "$OUT/rpc.html" | tee "$OUT/rpc.txt"
+"$OSCOST" rpc "${DB[@]}" --mech pipe,futex --explain --json "$OUT/rpc.json" --csv "$OUT/rpc.csv" \
+  --html "$OUT/rpc.html" | tee "$OUT/rpc.txt"
+# The corrected table of docs/CROSSCORE.md (untraced, traced, corrected sum, their ratios).
+python3 "$(dirname "$0")/rpc-table.py" "$OUT/rpc.json" | tee "$OUT/rpc-table.md"
 
 echo "== 2. same-CPU pipe round trip"
 "$OSCOST" ipc "${DB[@]}" --mech pipe --class same-cpu --json "$OUT/ipc-same.json" | tee "$OUT/ipc-same.txt"

@@ -3,7 +3,7 @@
 //! tracing is permitted.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish_after, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::{parse_pairs, representatives, Class};
@@ -128,5 +128,12 @@ pub fn run(a: RpcArgs) -> Result<i32> {
     }
     let mut run = execute(plan, &a.opts)?;
     crate::probes::rpc::correct::judge_run(&mut run);
-    finish(&run, &a.opts)
+    // The parts in detail (means and medians with their intervals, events on each part's
+    // path, both modes of a bimodal part) with --explain only: the summary stays short.
+    let detail = if a.opts.explain {
+        crate::report::rpc::detail(&run)
+    } else {
+        String::new()
+    };
+    finish_after(&run, &a.opts, detail, Vec::new())
 }

@@ -279,6 +279,9 @@ pub fn to_csv(run: &Run) -> Result<String> {
         "checks_total",
         "failed_checks",
         "warnings",
+        "mean",
+        "mean_ci_lo",
+        "mean_ci_hi",
     ])
     .map_err(|e| Error::env(e.to_string()))?;
     for m in &run.measurements {
@@ -315,6 +318,9 @@ pub fn to_csv(run: &Run) -> Result<String> {
             m.checks.len().to_string(),
             failed.join("; "),
             m.warnings.join("; "),
+            opt(m.additive.as_ref().map(|a| a.mean.value)),
+            opt(m.additive.as_ref().map(|a| a.mean.ci95[0])),
+            opt(m.additive.as_ref().map(|a| a.mean.ci95[1])),
         ])
         .map_err(|e| Error::env(e.to_string()))?;
     }

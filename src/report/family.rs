@@ -10,7 +10,7 @@
 //! module and its place in FAMILIES).
 
 use crate::error::Result;
-use crate::model::Run;
+use crate::model::{Measurement, Run};
 use crate::report::figures::Size;
 
 /// What the evidence column of the terminal table shows for a family's measurements.
@@ -66,6 +66,13 @@ pub trait Family: Sync {
     /// The evidence column of its rows in the terminal table.
     fn evidence(&self) -> Evidence {
         Evidence::SysTime
+    }
+
+    /// Whether a measurement of the family has its own row in the terminal table. A family
+    /// whose section under the table shows some of its measurements in full keeps those out
+    /// of the table (said once, not twice); JSON, CSV and HTML keep every measurement.
+    fn in_table(&self, _m: &Measurement) -> bool {
+        true
     }
 
     /// Its section under the terminal table (empty when the run has none of its

@@ -53,6 +53,12 @@ pub fn evidence_of(m: &Measurement) -> Evidence {
     family_of(&m.probe).map_or(Evidence::SysTime, |f| f.evidence())
 }
 
+/// Whether a measurement has its own row in the terminal table (its family may show it in
+/// its section instead).
+pub fn in_table(m: &Measurement) -> bool {
+    family_of(&m.probe).is_none_or(|f| f.in_table(m))
+}
+
 /// Every family's section under the terminal table, in [`FAMILIES`] order.
 pub fn under_table(run: &Run) -> String {
     FAMILIES.iter().map(|f| f.under_table(run)).collect()

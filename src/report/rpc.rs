@@ -1,14 +1,17 @@
 //! The `rpc` summary: per scenario and mechanism the RPC time without tracing, with tracing
-//! (the observer effect as a number), and the kernel-traced parts — in the terminal under the
-//! table, and in the HTML report as one stacked bar per scenario × mechanism.
+//! ("tracing adds", with its interval), the kernel-traced parts and the same parts with the
+//! observer's cost taken out, and what one recorded event costs (the calibration pass) — in
+//! the terminal under the table (parts as means, which add up; details with --explain), and
+//! in the HTML report as two stacked bars per scenario × mechanism (traced, corrected) with
+//! the untraced time marked.
 
 use super::ipc::text_table as table;
 use super::plot::{StackedBars, StackedRow};
-use crate::model::{Measurement, Run, Status};
+use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::Scenario;
 use crate::report::family::{Evidence, Family};
-use crate::units::fmt_time;
+use crate::units::{fmt_num, fmt_time, time_unit};
 
 /// One scenario × mechanism and its measurements.
 struct Case<'a> {
@@ -17,6 +20,7 @@ struct Case<'a> {
     total: Option<&'a Measurement>,
     traced: Option<&'a Measurement>,
     parts: Vec<Option<&'a Measurement>>,
+    corrected: Vec<Option<&'a Measurement>>,
 }
 
 fn cases(run: &Run) -> Vec<Case<'_>> {
@@ -42,22 +46,20 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
                     total: None,
                     traced: None,
                     parts: vec![None; PARTS.len()],
+                    corrected: vec![None; PARTS.len()],
                 });
                 out.len() - 1
             }
         };
         let c = &mut out[i];
-        match m.probe.as_str() {
-            "rpc.total" => c.total = Some(m),
-            "rpc.traced" => c.traced = Some(m),
-            "rpc.part" => {
-                if let Some(k) = PARTS
-                    .iter()
-                    .position(|p| *p == m.param_str("part").unwrap_or(""))
-                {
-                    c.parts[k] = Some(m);
-                }
-            }
+        let part = PARTS
+            .iter()
+            .position(|p| *p == m.param_str("part").unwrap_or(""));
+        match (m.probe.as_str(), part) {
+            ("rpc.total", _) => c.total = Some(m),
+            ("rpc.traced", _) => c.traced = Some(m),
+            ("rpc.part", Some(k)) => c.parts[k] = Some(m),
+            ("rpc.corrected", Some(k)) => c.corrected[k] = Some(m),
             _ => {}
         }
     }
@@ -65,10 +67,91 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
     out
 }
 
-fn median(m: Option<&Measurement>) -> Option<f64> {
-    m.filter(|m| m.status != Status::Invalid)
-        .and_then(|m| m.value.as_ref())
-        .map(|v| v.median)
+impl Case<'_> {
+    fn label(&self) -> String {
+        format!("{} {}", short(self.scenario), self.mech)
+    }
+
+    /// The untraced figure (rpc.total's median), invalid or not: "tracing adds" and the
+    /// corrected check are read against it either way, and its row says whether it held.
+    fn untraced(&self) -> Option<f64> {
+        self.total.and_then(|m| m.value.as_ref()).map(|v| v.median)
+    }
+
+    fn calibration(&self) -> Option<&Calibration> {
+        self.traced?.observer.as_ref()?.calibration.as_ref()
+    }
+
+    /// The corrected breakdown's verdict: the failed check that made it invalid.
+    fn corrected_failure(&self) -> Option<&crate::model::Check> {
+        self.corrected
+            .iter()
+            .flatten()
+            .find_map(|m| m.failed_checks().next())
+    }
+
+    fn has_corrected(&self) -> bool {
+        self.corrected.iter().any(Option::is_some)
+    }
+}
+
+/// The additive figure (mean per RPC) of a valid measurement.
+fn mean(m: Option<&Measurement>) -> Option<Estimate> {
+    m.filter(|m| m.status != Status::Invalid)?
+        .additive
+        .as_ref()
+        .map(|a| a.mean)
+}
+
+/// A time no more precise than its interval: the value rounded to the half-width's first
+/// significant digit (and never past three significant digits), in the value's unit.
+pub fn fmt_within(e: &Estimate) -> String {
+    let half = (e.ci95[1] - e.ci95[0]) / 2.0;
+    let (d, u) = time_unit(e.value.abs().max(half.min(e.value.abs() * 10.0)));
+    let v = e.value / d;
+    let s = fmt_num(v);
+    if !(half.is_finite() && half > 0.0) {
+        return format!("{s} {u}");
+    }
+    let allowed = (-(half / d).log10().floor()).max(0.0) as usize;
+    let has = s.split_once('.').map_or(0, |(_, f)| f.len());
+    if has > allowed {
+        format!("{v:.allowed$} {u}")
+    } else {
+        format!("{s} {u}")
+    }
+}
+
+/// "680 ±17 ns": a time and its half-width, the half-width to two significant digits and
+/// the value to the same decimals; "unstable (±1.1 µs)" when the interval is wider than the
+/// value (noise, not a number).
+pub fn fmt_est(e: &Estimate) -> String {
+    let half = (e.ci95[1] - e.ci95[0]) / 2.0;
+    let (d, u) = time_unit(e.value.abs().max(half));
+    if !half.is_finite() {
+        return format!("{} {u} (no interval)", fmt_num(e.value / d));
+    }
+    let h = half / d;
+    // The half-width to two significant digits when it starts with 1 or 2, else one.
+    let decimals = if h > 0.0 {
+        let lead = h / 10f64.powf(h.log10().floor());
+        let digits = if lead < 3.0 { 1.0 } else { 0.0 };
+        (digits - h.log10().floor()).clamp(0.0, 6.0) as usize
+    } else {
+        fmt_num(e.value / d)
+            .split_once('.')
+            .map_or(0, |(_, f)| f.len())
+    };
+    if half >= e.value.abs() && half > 0.0 {
+        return format!("unstable (±{h:.decimals$} {u})");
+    }
+    format!("{:.decimals$} ±{h:.decimals$} {u}", e.value / d)
+}
+
+/// "+165% ±15": a relative change and its half-width, in percent.
+fn fmt_rel(e: &Estimate) -> String {
+    let half = 100.0 * (e.ci95[1] - e.ci95[0]) / 2.0;
+    format!("{:+.0}% ±{:.0}", 100.0 * e.value, half)
 }
 
 fn cell(m: Option<&Measurement>) -> String {
@@ -83,21 +166,6 @@ fn cell(m: Option<&Measurement>) -> String {
     }
 }
 
-/// The part medians, a part left out (an IPI that could not be seen, said in a line under
-/// rpc.traced) as 0 width; None when no part was reported or one is invalid.
-fn present_parts(c: &Case) -> Option<Vec<f64>> {
-    if c.parts.iter().all(Option::is_none) {
-        return None;
-    }
-    c.parts
-        .iter()
-        .map(|m| match m {
-            None => Some(0.0),
-            Some(_) => median(*m),
-        })
-        .collect()
-}
-
 fn short(s: Scenario) -> &'static str {
     match s {
         Scenario::Local => "local",
@@ -107,116 +175,389 @@ fn short(s: Scenario) -> &'static str {
     }
 }
 
-/// The terminal summary (empty without rpc measurements).
+/// The terminal summary (empty without rpc measurements): times per RPC, the parts traced
+/// and corrected, the per-event costs, and the lines that say what is invalid.
 pub fn text(run: &Run) -> String {
     let cs = cases(run);
     if cs.is_empty() {
         return String::new();
     }
+    let mut out = String::from(
+        "\nrpc: time per RPC (untraced: median; traced, corrected: mean of the middle 80%)\n",
+    );
+    out.push_str(&table(&summary_rows(&cs)));
+    let traced: Vec<&Case> = cs.iter().filter(|c| c.traced.is_some()).collect();
+    if traced.is_empty() {
+        return out;
+    }
+    out.push_str("\nrpc: where the time goes, mean per RPC: traced → corrected (--explain)\n");
+    // At most three cases side by side, so the table fits 80 columns.
+    for (i, chunk) in traced.chunks(3).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&table(&parts_rows(chunk)));
+    }
+    if traced.iter().any(|c| c.calibration().is_some()) {
+        out.push_str("\nrpc: what one recorded event adds to an RPC (calibration pass)\n");
+        for (i, chunk) in traced.chunks(3).enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&table(&cost_rows(chunk)));
+        }
+    }
+    for c in &traced {
+        if let Some(f) = c.corrected_failure() {
+            let line = format!(
+                "✗ {} corrected: {}: {}, expected {}",
+                c.label(),
+                f.name,
+                f.observed,
+                f.expected
+            );
+            out.push_str(&super::term::wrap(&line, 80, "", "    "));
+            out.push('\n');
+        }
+    }
+    if traced
+        .iter()
+        .any(|c| c.parts.iter().flatten().any(|m| modes(m).is_some()))
+    {
+        out.push_str("* two modes: both, with their shares, with --explain\n");
+    }
+    out
+}
+
+/// The summary table: untraced, traced, tracing adds, corrected sum (vs untraced).
+fn summary_rows(cs: &[Case]) -> Vec<Vec<String>> {
     let mut rows = vec![vec![
         "scenario".to_string(),
         "mech".into(),
         "untraced".into(),
         "traced".into(),
         "tracing adds".into(),
+        "corrected".into(),
     ]];
-    for c in &cs {
-        let effect = match (median(c.total), median(c.traced)) {
-            (Some(u), Some(t)) => format!("{:+.0}%", 100.0 * (t / u - 1.0)),
+    for c in cs {
+        let traced = match c.traced {
+            None => "—".into(),
+            Some(m) if m.status == Status::Invalid => "INVALID".into(),
+            Some(m) => m
+                .additive
+                .as_ref()
+                .map(|a| fmt_within(&a.mean))
+                .unwrap_or_else(|| cell(Some(m))),
+        };
+        let adds = c
+            .traced
+            .and_then(|m| m.observer.as_ref()?.tracing_adds)
+            .map(|e| fmt_rel(&e))
+            .unwrap_or_else(|| "—".into());
+        let corrected = match (c.calibration().and_then(|k| k.corrected_sum), c.untraced()) {
+            (Some(s), _) if c.corrected_failure().is_some() => {
+                format!("INVALID ({})", fmt_within(&s))
+            }
+            (Some(s), Some(u)) if c.has_corrected() => {
+                format!("{} ({:+.0}%)", fmt_within(&s), 100.0 * (s.value / u - 1.0))
+            }
             _ => "—".into(),
         };
         rows.push(vec![
             c.scenario.as_str().into(),
             c.mech.clone(),
             cell(c.total),
-            cell(c.traced),
-            effect,
+            traced,
+            adds,
+            corrected,
         ]);
     }
-    let mut out = String::from("\nrpc: median time per RPC\n");
-    out.push_str(&table(&rows));
-    let traced: Vec<&Case> = cs.iter().filter(|c| c.traced.is_some()).collect();
-    if !traced.is_empty() {
-        out.push_str("\nrpc: kernel-traced parts (definitions: --explain)\n");
-    }
-    // At most four cases side by side, so the table fits 80 columns.
-    for (i, chunk) in traced.chunks(4).enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&table(&parts_rows(chunk)));
-    }
-    out
+    rows
 }
 
-/// The parts table of some traced cases: a header, one row per part, the sum of parts.
+fn modes(m: &Measurement) -> Option<crate::model::ModeShares> {
+    m.additive.as_ref()?.modes
+}
+
+/// The parts table of some traced cases: one row per part, "traced → corrected", the sums.
 fn parts_rows(traced: &[&Case]) -> Vec<Vec<String>> {
-    let mut rows = vec![std::iter::once("part (median)".to_string())
-        .chain(
-            traced
-                .iter()
-                .map(|c| format!("{} {}", short(c.scenario), c.mech)),
-        )
+    let mut rows = vec![std::iter::once("part".to_string())
+        .chain(traced.iter().map(|c| c.label()))
         .collect::<Vec<_>>()];
     for (k, p) in PARTS.iter().enumerate() {
         rows.push(
             std::iter::once(p.to_string())
-                .chain(traced.iter().map(|c| cell(c.parts[k])))
+                .chain(traced.iter().map(|c| part_cell(c, k)))
                 .collect(),
         );
     }
     rows.push(
-        std::iter::once("sum of parts".to_string())
-            .chain(traced.iter().map(|c| {
-                present_parts(c)
-                    .map(|v| fmt_time(v.iter().sum()))
-                    .unwrap_or_else(|| "—".into())
-            }))
+        std::iter::once("sum".to_string())
+            .chain(traced.iter().map(|c| sum_cell(c)))
             .collect(),
     );
     rows
 }
 
-/// The HTML figure for the `rpc` family: one stacked bar per traced scenario × mechanism.
+/// "2.41 µs → 780 ns": the traced part's mean and the corrected one; "—" for a part left
+/// out (an IPI that could not be seen, said under rpc.traced), INVALID for an invalid one.
+fn part_cell(c: &Case, k: usize) -> String {
+    let Some(m) = c.parts[k] else {
+        return "—".into();
+    };
+    if m.status == Status::Invalid {
+        return "INVALID".into();
+    }
+    let Some(traced) = mean(Some(m)) else {
+        return cell(Some(m));
+    };
+    let star = if modes(m).is_some() { "*" } else { "" };
+    let corrected = match c.corrected[k] {
+        None => return format!("{}{star}", fmt_within(&traced)),
+        Some(x) if x.status == Status::Invalid => "✗".to_string(),
+        Some(x) => x
+            .additive
+            .as_ref()
+            .map(|a| fmt_within(&a.mean))
+            .unwrap_or_else(|| "—".into()),
+    };
+    format!("{}{star} → {corrected}", fmt_within(&traced))
+}
+
+/// The sum of the parts' means (they add up), traced → corrected.
+fn sum_cell(c: &Case) -> String {
+    let traced: Option<f64> = c
+        .parts
+        .iter()
+        .flatten()
+        .map(|m| mean(Some(m)).map(|e| e.value))
+        .sum();
+    let Some(t) = traced.filter(|_| c.parts.iter().any(Option::is_some)) else {
+        return "—".into();
+    };
+    let corrected = match c.calibration().and_then(|k| k.corrected_sum) {
+        Some(_) if c.corrected_failure().is_some() => " → ✗".to_string(),
+        Some(s) if c.has_corrected() => format!(" → {}", fmt_within(&s)),
+        _ => String::new(),
+    };
+    format!("{}{corrected}", fmt_time(t))
+}
+
+/// The calibration table: each group's cost per event, the fit's residual, the groups at
+/// once against alone, the RPC with nothing recording.
+fn cost_rows(traced: &[&Case]) -> Vec<Vec<String>> {
+    let mut rows = vec![std::iter::once("events".to_string())
+        .chain(traced.iter().map(|c| c.label()))
+        .collect::<Vec<_>>()];
+    for g in crate::evidence::trace::Group::ALL {
+        rows.push(
+            std::iter::once(format!("{} (each)", g.as_str()))
+                .chain(traced.iter().map(|c| {
+                    c.calibration()
+                        .and_then(|k| k.costs.iter().find(|x| x.group == g.as_str()))
+                        .map(|x| fmt_est(&x.ns))
+                        .unwrap_or_else(|| "—".into())
+                }))
+                .collect(),
+        );
+    }
+    let row = |name: &str, f: &dyn Fn(&Calibration) -> String| {
+        std::iter::once(name.to_string())
+            .chain(
+                traced
+                    .iter()
+                    .map(|c| c.calibration().map(f).unwrap_or_else(|| "—".into())),
+            )
+            .collect::<Vec<_>>()
+    };
+    rows.push(row("fit residual", &|k| fmt_time(k.residual_ns)));
+    rows.push(row("all vs alone", &|k| {
+        format!(
+            "{}{}",
+            if k.together_ns >= 0.0 { "+" } else { "" },
+            fmt_time(k.together_ns)
+        )
+    }));
+    rows.push(row("none recording", &|k| fmt_within(&k.untraced_fit)));
+    rows
+}
+
+/// With --explain: per traced case, each part's mean (traced and corrected) with its
+/// interval, its median with its interval, the events on its path by group, and both modes
+/// with their shares.
+pub fn detail(run: &Run) -> String {
+    use crate::evidence::trace::Group;
+    let mut out = String::new();
+    for c in cases(run).iter().filter(|c| c.traced.is_some()) {
+        let mut rows = vec![std::iter::once("part")
+            .chain(["traced mean", "median [95% CI]", "corrected"])
+            .chain(Group::ALL.iter().map(|g| short_group(g.as_str())))
+            .map(String::from)
+            .collect::<Vec<_>>()];
+        let mut notes = Vec::new();
+        for (k, p) in PARTS.iter().enumerate() {
+            let Some(m) = c.parts[k] else { continue };
+            let median = m
+                .value
+                .as_ref()
+                .map(|v| {
+                    let (d, u) = time_unit(v.median.max(v.ci95[1]));
+                    format!(
+                        "{} [{}, {}] {u}",
+                        fmt_num(v.median / d),
+                        fmt_num(v.ci95[0] / d),
+                        fmt_num(v.ci95[1] / d)
+                    )
+                })
+                .unwrap_or_else(|| "—".into());
+            let mut row = vec![
+                p.to_string(),
+                mean(Some(m))
+                    .map(|e| fmt_est(&e))
+                    .unwrap_or_else(|| cell(Some(m))),
+                median,
+                mean(c.corrected[k])
+                    .map(|e| fmt_est(&e))
+                    .unwrap_or_else(|| cell(c.corrected[k])),
+            ];
+            row.extend(Group::ALL.iter().map(|g| {
+                m.additive
+                    .as_ref()
+                    .and_then(|a| a.events.get(g.as_str()))
+                    .filter(|n| **n >= 0.05)
+                    .map_or("—".into(), |n| format!("{n:.1}"))
+            }));
+            rows.push(row);
+            if let Some(x) = modes(m) {
+                notes.push(modes_line(p, &x));
+            }
+        }
+        if out.is_empty() {
+            out.push_str(
+                "\nthe parts in detail, with the events on each part's path per RPC by \
+                 group:\nsched, sys (system calls), ipi, sw (perf switch records)\n",
+            );
+        }
+        out.push_str(&format!("\nrpc {} {}\n", c.scenario.as_str(), c.mech));
+        out.push_str(&table(&rows));
+        for n in notes {
+            out.push_str(&format!("* {n}\n"));
+        }
+    }
+    out
+}
+
+/// A group's name in the detail table, short enough for 80 columns.
+fn short_group(g: &str) -> &str {
+    match g {
+        "syscalls" => "sys",
+        "switch records" => "sw",
+        g => g,
+    }
+}
+
+/// The line that names a part's two modes: "send: 1.13 µs in 62% of RPCs, 4.34 µs in 38%".
+pub fn modes_line(part: &str, m: &crate::model::ModeShares) -> String {
+    if m.low == 0.0 {
+        format!(
+            "{part}: 0 in {:.0}% of RPCs (did not happen), {} in {:.0}%",
+            100.0 * m.low_share,
+            fmt_time(m.high),
+            100.0 * m.high_share
+        )
+    } else {
+        format!(
+            "{part}: {} in {:.0}% of RPCs, {} in {:.0}%",
+            fmt_time(m.low),
+            100.0 * m.low_share,
+            fmt_time(m.high),
+            100.0 * m.high_share
+        )
+    }
+}
+
+/// One bar: the parts' means in order (a part left out as 0 width) and the total, or the
+/// reason it is not drawn.
+fn bar(
+    label: String,
+    parts: &[Option<&Measurement>],
+    total: Option<Estimate>,
+    marker: Option<f64>,
+) -> StackedRow {
+    let failed = parts.iter().flatten().find_map(|m| {
+        m.failed_checks()
+            .next()
+            .map(|c| format!("invalid: {} ({})", c.name, c.observed))
+    });
+    let segments: Option<Vec<f64>> = parts
+        .iter()
+        .map(|m| match m {
+            None => Some(0.0),
+            Some(_) => mean(*m).map(|e| e.value),
+        })
+        .collect();
+    let note = marker
+        .map(|u| format!("untraced {}", fmt_time(u)))
+        .unwrap_or_default();
+    match (failed, segments, total) {
+        (None, Some(seg), Some(t)) if seg.iter().all(|v| *v >= 0.0) => StackedRow {
+            label,
+            segments: seg,
+            total: [t.value, t.ci95[0], t.ci95[1]],
+            note,
+            marker,
+        },
+        (None, Some(_), Some(_)) => StackedRow {
+            label,
+            segments: Vec::new(),
+            total: [f64::NAN; 3],
+            note: "a part's mean is below 0".into(),
+            marker: None,
+        },
+        (failed, _, _) => StackedRow {
+            label,
+            segments: Vec::new(),
+            total: [f64::NAN; 3],
+            note: failed.unwrap_or_else(|| "no parts".into()),
+            marker: None,
+        },
+    }
+}
+
+/// The HTML figure for the `rpc` family: per traced scenario × mechanism two stacked bars,
+/// the traced parts and the corrected ones (means per RPC, which add up), the untraced time
+/// marked across both.
 pub fn figures(runs: &[Run]) -> Vec<String> {
     let mut out = Vec::new();
     for run in runs {
-        let rows: Vec<StackedRow> = cases(run)
-            .iter()
-            .filter_map(|c| {
-                let traced = c.traced?;
-                let label = format!("{} {}", c.scenario.as_str(), c.mech);
-                let segments = present_parts(c);
-                match (segments, traced.value.as_ref()) {
-                    (Some(segments), Some(v)) if traced.valid => Some(StackedRow {
-                        label,
-                        segments,
-                        total: [v.median, v.ci95[0], v.ci95[1]],
-                        note: median(c.total)
-                            .map(|u| format!("untraced {}", fmt_time(u)))
-                            .unwrap_or_default(),
-                    }),
-                    _ => Some(StackedRow {
-                        label,
-                        segments: Vec::new(),
-                        total: [f64::NAN; 3],
-                        note: traced
-                            .failed_checks()
-                            .next()
-                            .map(|c| format!("invalid: {} ({})", c.name, c.observed))
-                            .unwrap_or_else(|| "no parts".into()),
-                    }),
-                }
-            })
-            .collect();
+        let mut rows = Vec::new();
+        for c in cases(run).iter().filter(|c| c.traced.is_some()) {
+            let label = format!("{} {}", c.scenario.as_str(), c.mech);
+            let traced = c.traced.and_then(|m| m.additive.as_ref()).map(|a| a.mean);
+            rows.push(bar(
+                format!("{label} traced"),
+                &c.parts,
+                traced,
+                c.untraced(),
+            ));
+            if c.has_corrected() {
+                let sum = c.calibration().and_then(|k| k.corrected_sum);
+                rows.push(bar(
+                    format!("{label} corrected"),
+                    &c.corrected,
+                    sum,
+                    c.untraced(),
+                ));
+            }
+        }
         if rows.is_empty() {
             continue;
         }
         out.push(
             StackedBars {
-                title: "rpc: where an RPC's time goes (kernel-traced parts, medians)".into(),
+                title: "rpc: where an RPC's time goes (kernel-traced parts, and with the observer's cost taken out)".into(),
                 subtitle: format!(
-                    "{} · total = client's RPC time with tracing on, median [95% CI]",
+                    "{} · means per RPC over the middle 80% of RPCs (they add up) · total [95% CI] · red tick = untraced RPC time",
                     run.machine.short_name()
                 ),
                 value_label: "ns/RPC".into(),
@@ -241,6 +582,12 @@ impl Family for Rpc {
         Evidence::Switches
     }
 
+    /// The parts, traced and corrected, are shown in the section under the table (as
+    /// means, which add up; the medians with --explain): not as rows of their own.
+    fn in_table(&self, m: &Measurement) -> bool {
+        !matches!(m.probe.as_str(), "rpc.part" | "rpc.corrected")
+    }
+
     fn under_table(&self, run: &Run) -> String {
         text(run)
     }
@@ -253,8 +600,16 @@ impl Family for Rpc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Additive, Check, EventCost, ModeShares, Observer};
 
-    fn m(probe: &str, scenario: &str, part: Option<&str>, median: f64) -> Measurement {
+    fn est(value: f64, half: f64) -> Estimate {
+        Estimate {
+            value,
+            ci95: [value - half, value + half],
+        }
+    }
+
+    fn m(probe: &str, scenario: &str, part: Option<&str>, mean: f64) -> Measurement {
         let mut x = crate::report::ipc::tests::fixture().measurements[0].clone();
         x.probe = probe.into();
         x.params.clear();
@@ -265,33 +620,146 @@ mod tests {
         }
         x.status = Status::Ok;
         x.valid = true;
-        x.value.as_mut().unwrap().median = median;
+        x.checks.clear();
+        // The median differs from the mean: the tables must show the mean.
+        let v = x.value.as_mut().unwrap();
+        v.median = mean * 0.5;
+        v.ci95 = [mean * 0.45, mean * 0.55];
+        x.additive = Some(Additive {
+            mean: est(mean, mean * 0.02),
+            modes: None,
+            events: Default::default(),
+        });
         x
     }
 
-    #[test]
-    fn summary_shows_observer_effect_and_parts_in_order() {
+    fn observer(corrected_sum: f64) -> Observer {
+        Observer {
+            tracing_adds: Some(est(1.5, 0.1)),
+            calibration: Some(Calibration {
+                costs: vec![EventCost {
+                    group: "sched".into(),
+                    ns: est(680.0, 17.0),
+                    per_rpc: 4.3,
+                }],
+                residual_ns: 207.0,
+                dof: 122,
+                together_ns: -1069.0,
+                untraced_fit: est(8030.0, 200.0),
+                corrected_sum: Some(est(corrected_sum, 300.0)),
+            }),
+            configs: Vec::new(),
+        }
+    }
+
+    /// A local case: untraced 4 µs, traced 10 µs, six parts of 1.5 µs (two left out),
+    /// corrected to 0.7 µs each.
+    fn local_run() -> Run {
         let mut run = crate::report::ipc::tests::fixture();
-        run.measurements = vec![
-            m("rpc.total", "local", None, 4000.0),
-            m("rpc.traced", "local", None, 5000.0),
-        ];
-        for p in PARTS {
+        let mut traced = m("rpc.traced", "local", None, 10_000.0);
+        traced.observer = Some(observer(4200.0));
+        run.measurements = vec![m("rpc.total", "local", None, 8000.0), traced];
+        run.measurements[0].value.as_mut().unwrap().median = 4000.0;
+        for p in PARTS.iter().filter(|p| !p.contains("IPI")) {
             run.measurements
-                .push(m("rpc.part", "local", Some(p), 625.0));
+                .push(m("rpc.part", "local", Some(p), 1500.0));
+            run.measurements
+                .push(m("rpc.corrected", "local", Some(p), 700.0));
         }
         run.measurements
             .push(m("rpc.total", "remote-polling", None, 300.0));
+        run
+    }
+
+    #[test]
+    fn the_summary_shows_means_traced_and_corrected_and_the_per_event_costs() {
+        let mut run = local_run();
+        run.measurements[2].additive.as_mut().unwrap().modes = Some(ModeShares {
+            low: 1100.0,
+            low_share: 0.6,
+            high: 4300.0,
+            high_share: 0.4,
+        });
         let t = text(&run);
-        assert!(t.contains("+25%"), "{t}");
-        let send = t.lines().position(|l| l.starts_with("send")).unwrap();
-        let ret = t.lines().position(|l| l.starts_with("return")).unwrap();
-        assert!(send < ret);
-        assert!(t.contains("sum of parts") && t.contains("5.00 µs"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        // Untraced median, traced and corrected means, tracing adds with its interval.
+        let local = t.lines().find(|l| l.starts_with("local")).unwrap();
+        for want in ["4.00 µs", "10.0 µs", "+150% ±10", "4.2 µs (+5%)"] {
+            assert!(local.contains(want), "{want}: {t}");
+        }
+        let send = t.lines().find(|l| l.starts_with("send")).unwrap();
+        assert!(send.contains("1.50 µs* → 700 ns"), "{t}");
+        let ipi = t.lines().find(|l| l.starts_with("IPI")).unwrap();
+        assert!(ipi.ends_with('—'), "a part left out: {t}");
+        // The means add up: 6 × 1.5 µs.
+        let sum = t.lines().find(|l| l.starts_with("sum")).unwrap();
+        assert!(sum.contains("9.00 µs → 4.2 µs"), "{t}");
+        assert!(t.contains("680 ±17 ns") && t.contains("-1.07 µs"), "{t}");
+        assert!(t.contains("* two modes"), "{t}");
+        // The modes, named with their shares, in the detail.
+        let d = detail(&run);
+        assert!(
+            d.contains("send: 1.10 µs in 60% of RPCs, 4.30 µs in 40%"),
+            "{d}"
+        );
+        assert!(
+            d.contains("750 [675, 825] ns"),
+            "the median beside the mean: {d}"
+        );
+        assert!(
+            d.contains("1.50 ±0.03 µs") && d.contains("700 ±14 ns"),
+            "{d}"
+        );
+        assert!(d.lines().all(|l| l.chars().count() <= 80), "{d}");
+        // Two bars (traced, corrected), the untraced time marked.
+        let svg = figures(std::slice::from_ref(&run));
+        assert_eq!(svg.len(), 1);
+        assert!(svg[0].contains("local pipe traced") && svg[0].contains("local pipe corrected"));
+        assert!(svg[0].contains("stroke-width=\"3\""), "the untraced marker");
         assert_eq!(
             crate::report::section_figures(std::slice::from_ref(&run), "rpc").len(),
             1
+        );
+        // The parts are rows of the section, not of the table above it.
+        let table = crate::report::table::render(&run);
+        assert!(
+            !table.contains("rpc.part") && !table.contains("rpc.corrected"),
+            "{table}"
+        );
+        assert!(
+            table.contains("rpc.traced") && table.contains("rpc.total"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn an_invalid_corrected_breakdown_says_so_with_both_numbers() {
+        let mut run = local_run();
+        for x in run
+            .measurements
+            .iter_mut()
+            .filter(|x| x.probe == "rpc.corrected")
+        {
+            x.status = Status::Invalid;
+            x.valid = false;
+            x.checks.push(Check {
+                name: "corrected parts vs untraced rpc.total".into(),
+                expected: "within ±15%".into(),
+                observed: "4.20 µs vs 2.00 µs (+110.0%)".into(),
+                ok: false,
+            });
+        }
+        let t = text(&run);
+        assert!(t.contains("INVALID (4.2 µs)"), "{t}");
+        let joined = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(joined.contains("4.20 µs vs 2.00 µs (+110.0%)"), "{t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        let send = t.lines().find(|l| l.starts_with("send")).unwrap();
+        assert!(send.ends_with("→ ✗"), "{t}");
+        let svg = figures(std::slice::from_ref(&run)).remove(0);
+        assert!(
+            svg.contains("not plotted: invalid: corrected parts"),
+            "{svg}"
         );
     }
 
@@ -301,38 +769,38 @@ mod tests {
         run.measurements.clear();
         for sc in ["local", "remote-exclusive", "remote-shared"] {
             for mech in ["pipe", "futex"] {
-                let mut t = m("rpc.traced", sc, None, 5000.0);
+                let mut t = m("rpc.traced", sc, None, 50_000.0);
+                t.observer = Some(observer(40_000.0));
                 t.params.insert("mech".into(), mech.into());
                 run.measurements.push(t);
                 for p in PARTS {
-                    let mut x = m("rpc.part", sc, Some(p), 625.0);
-                    x.params.insert("mech".into(), mech.into());
-                    run.measurements.push(x);
+                    for probe in ["rpc.part", "rpc.corrected"] {
+                        let mut x = m(probe, sc, Some(p), 6250.0);
+                        x.params.insert("mech".into(), mech.into());
+                        run.measurements.push(x);
+                    }
                 }
             }
         }
         let t = text(&run);
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
-        assert_eq!(t.matches("part (median)").count(), 2, "{t}");
-        assert_eq!(t.matches("sum of parts").count(), 2, "{t}");
+        assert_eq!(t.matches("\npart ").count(), 2, "{t}");
+        assert_eq!(t.matches("\nsum ").count(), 2, "{t}");
+        assert_eq!(t.matches("\nfit residual").count(), 2, "{t}");
+        // No untraced total: the corrected sum is not compared with anything.
+        assert!(!t.contains("(+"), "{t}");
     }
 
     #[test]
-    fn parts_left_out_show_as_a_dash_and_the_rest_still_add_up() {
-        let mut run = crate::report::ipc::tests::fixture();
-        run.measurements = vec![m("rpc.traced", "local", None, 5000.0)];
-        for p in PARTS.iter().filter(|p| !p.contains("IPI")) {
-            run.measurements
-                .push(m("rpc.part", "local", Some(p), 500.0));
-        }
-        let t = text(&run);
-        let ipi = t.lines().find(|l| l.starts_with("IPI")).unwrap();
-        assert!(ipi.ends_with('—'), "{t}");
-        assert!(t.contains("3.00 µs"), "{t}");
-        // An invalid part is not summed.
-        run.measurements[1].status = Status::Invalid;
-        let t = text(&run);
-        let sum = t.lines().find(|l| l.starts_with("sum of parts")).unwrap();
-        assert!(sum.ends_with('—'), "{t}");
+    fn figures_are_never_more_precise_than_their_interval() {
+        assert_eq!(fmt_est(&est(680.0, 17.0)), "680 ±17 ns");
+        assert_eq!(fmt_est(&est(8094.0, 212.0)), "8.09 ±0.21 µs");
+        assert_eq!(fmt_est(&est(2026.0, 69.0)), "2.03 ±0.07 µs");
+        assert_eq!(fmt_est(&est(1230.0, 430.0)), "1.2 ±0.4 µs");
+        assert_eq!(fmt_est(&est(176.0, 1073.0)), "unstable (±1.1 µs)");
+        assert_eq!(fmt_within(&est(7451.85, 96.0)), "7.45 µs");
+        assert_eq!(fmt_within(&est(7451.85, 1500.0)), "7 µs");
+        assert_eq!(fmt_within(&est(-1571.0, 3300.0)), "-2 µs");
+        assert_eq!(fmt_rel(&est(1.968, 0.359)), "+197% ±36");
     }
 }

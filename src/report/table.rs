@@ -180,8 +180,14 @@ pub fn render(run: &Run) -> String {
 /// share the row; raw/baseline and evidence join it only when they fit and otherwise move
 /// to an indented line beneath (never widening the row past the terminal). Failed checks,
 /// the below-resolution interval and warnings follow, word-wrapped with a hanging indent.
+/// Measurements a family shows in its own section instead are left out (report::in_table).
 pub fn render_for(run: &Run, term: &Term) -> String {
-    let rows: Vec<Row> = run.measurements.iter().map(row).collect();
+    let shown: Vec<&Measurement> = run
+        .measurements
+        .iter()
+        .filter(|m| super::in_table(m))
+        .collect();
+    let rows: Vec<Row> = shown.iter().copied().map(row).collect();
     let header = [
         "probe",
         "value ± 95% CI",
@@ -248,7 +254,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         out.push_str(&h);
         out.push('\n');
     }
-    for (r, m) in rows.iter().zip(&run.measurements) {
+    for (r, m) in rows.iter().zip(&shown) {
         let height = r.probe_lines(w_probe);
         for l in lines.by_ref().take(height) {
             out.push_str(&l);

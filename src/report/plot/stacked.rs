@@ -1,6 +1,8 @@
 //! Horizontal stacked bars: one row per case (e.g. an RPC scenario and mechanism), split into
 //! named segments in a fixed colour order (segment k always has colour k and the legend lists
-//! them in that order), with the row's total and its 95% interval written at the bar's end.
+//! them in that order), with the row's total and its 95% interval written at the bar's end,
+//! and where a row has one, a reference drawn across it as a tick (e.g. the untraced time an
+//! RPC's parts should add up to).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -18,6 +20,8 @@ pub struct StackedRow {
     pub total: [f64; 3],
     /// Shown after the total (e.g. "untraced 48.2 µs").
     pub note: String,
+    /// A reference value drawn as a red tick across the row.
+    pub marker: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -50,7 +54,13 @@ impl StackedBars {
         let n = rows.len();
         let max = rows
             .iter()
-            .map(|r| r.segments.iter().sum::<f64>().max(r.total[2]))
+            .map(|r| {
+                r.segments
+                    .iter()
+                    .sum::<f64>()
+                    .max(r.total[2])
+                    .max(r.marker.unwrap_or(0.0))
+            })
             .fold(0.0f64, f64::max);
         // Room for the total text after the longest bar.
         let max = if max > 0.0 { max * 1.45 } else { 1.0 };
@@ -122,6 +132,12 @@ impl StackedBars {
                 }
                 at += v;
             }
+            if let Some(v) = r.marker.filter(|v| v.is_finite()) {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(v, row + 0.08), (v, row + 0.92)],
+                    RGBColor(200, 0, 0).stroke_width(3),
+                )))?;
+            }
             let [t, lo, hi] = r.total;
             let text = format!(
                 "{} [{}, {}]{}",
@@ -168,18 +184,21 @@ mod tests {
                     segments: vec![400.0, 1300.0, 2000.0],
                     total: [3700.0, 3650.0, 3760.0],
                     note: "untraced 3.5 µs".into(),
+                    marker: Some(3500.0),
                 },
                 StackedRow {
                     label: "remote-exclusive pipe".into(),
                     segments: vec![],
                     total: [f64::NAN; 3],
                     note: "invalid: no idle switch".into(),
+                    marker: None,
                 },
                 StackedRow {
                     label: "broken".into(),
                     segments: vec![-1.0, 1.0, 1.0],
                     total: [1.0, 1.0, 1.0],
                     note: String::new(),
+                    marker: None,
                 },
             ],
         }
@@ -201,5 +220,7 @@ mod tests {
         );
         // legend swatches (3) + segments (3) at least
         assert!(count(&svg, "<rect") >= 6);
+        // The untraced marker of the first row: one thick tick.
+        assert_eq!(count(&svg, "stroke-width=\"3\""), 1, "{svg}");
     }
 }
