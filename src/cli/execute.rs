@@ -182,30 +182,8 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     let ctx = Context::new(sampling);
 
     let rounds = crate::engine::sampler::ROUNDS;
-    let mut slots: Vec<Slot> = plan
-        .items
-        .into_iter()
-        .map(|item| Slot {
-            rounds: if item.once.is_some() { 1 } else { rounds },
-            planned: if item.once.is_some() { 1 } else { rounds },
-            item,
-            taken: Vec::new(),
-            lost: Vec::new(),
-        })
-        .collect();
-    // The bar counts item-rounds.
-    let bar = ProgressBar::with_draw_target(
-        Some(slots.iter().map(|s| s.rounds as u64).sum()),
-        if show {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
-    bar.set_style(bar_style(&eta));
-    if show {
-        bar.enable_steady_tick(std::time::Duration::from_millis(500));
-    }
+    let mut slots: Vec<Slot> = plan.items.into_iter().map(Slot::new).collect();
+    let bar = progress_bar(slots.iter().map(|s| s.rounds as u64).sum(), show, &eta);
     // Each item's wall time over all its calls, for the run's item_times.
     let mut spent = vec![std::time::Duration::ZERO; slots.len()];
     let lock = || eta.lock().unwrap_or_else(|p| p.into_inner());
@@ -235,12 +213,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
             match result {
                 Ok(ms) => {
                     if whole {
-                        // The job took its samples its own way (its own loop): it is not
-                        // re-entered, and the bar no longer waits for its other rounds.
-                        bar.set_length(bar.length().unwrap_or(0) - (slot.rounds as u64 - 1));
-                        slot.rounds = 1;
-                        slot.item.once =
-                            Some("its samples are taken by its own loop, in one call".into());
+                        bar.set_length(bar.length().unwrap_or(0) - slot.runs_alone());
                     }
                     slot.taken.push((pass as u32, ms));
                 }
@@ -249,20 +222,9 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
                     return Err(Error::Interrupted);
                 }
                 Err(Error::Environment(reason)) => {
-                    // Skipped in the first pass: never re-entered. Later: the rounds taken
-                    // stand, and the measurement says which round is missing and why.
-                    let left = (slot.rounds - pass - 1) as u64;
+                    let left = slot.stop_at(pass, reason, &mut skipped);
                     bar.set_length(bar.length().unwrap_or(0) - left);
-                    if pass == 0 {
-                        skipped.push(Skipped {
-                            probe: slot.item.label.clone(),
-                            reason,
-                        });
-                    } else {
-                        slot.lost.push((pass as u32, reason));
-                    }
                     lock().cancel_after(pass, i);
-                    slot.rounds = pass;
                 }
                 Err(e) => return Err(e),
             }
@@ -279,6 +241,37 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         measurements.extend(slot.conclude()?);
     }
     bar.finish_and_clear();
+    let taken = Taken {
+        started_at,
+        machine,
+        clock: ctx.clock.clone(),
+        measurements,
+        skipped,
+        item_times: timings.into_vec(),
+    };
+    assemble(taken, opts)
+}
+
+/// What a plan's passes took, before it becomes a Run.
+struct Taken {
+    started_at: String,
+    machine: crate::machine::Machine,
+    clock: crate::model::ClockInfo,
+    measurements: Vec<Measurement>,
+    skipped: Vec<Skipped>,
+    item_times: Vec<crate::model::ItemTime>,
+}
+
+/// The Run of what was taken: labelled, and named by its content (run_id).
+fn assemble(t: Taken, opts: &MeasureOpts) -> Result<Run> {
+    let Taken {
+        started_at,
+        machine,
+        clock,
+        measurements,
+        skipped,
+        item_times,
+    } = t;
     let labels = super::common::labels(&opts.labels, machine.hostname.as_deref())?;
     let mut run = Run {
         schema_version: SCHEMA_VERSION,
@@ -286,17 +279,38 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         started_at,
         command: std::env::args().collect(),
         machine,
-        clock: Some(ctx.clock.clone()),
+        clock: Some(clock),
         measurements,
         skipped,
         complete: true,
         labels,
         run_id: None,
-        item_times: timings.into_vec(),
+        item_times,
         warnings: Vec::new(),
     };
     run.run_id = Some(crate::store::import::derive_uid(&run));
     Ok(run)
+}
+
+/// The bar: item-rounds done of all, drawn on a terminal only.
+fn progress_bar(
+    total: u64,
+    show: bool,
+    eta: &std::sync::Arc<std::sync::Mutex<crate::engine::estimate::Eta>>,
+) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(
+        Some(total),
+        if show {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(bar_style(eta));
+    if show {
+        bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    }
+    bar
 }
 
 /// One plan item through the passes: the measurements of each round it took.
@@ -312,6 +326,48 @@ struct Slot {
 }
 
 impl Slot {
+    /// The job took its samples its own way (its own loop): it is not re-entered. Returns
+    /// the rounds the bar no longer waits for.
+    fn runs_alone(&mut self) -> u64 {
+        let dropped = self.rounds as u64 - 1;
+        self.rounds = 1;
+        self.item.once = Some("its samples are taken by its own loop, in one call".into());
+        dropped
+    }
+
+    /// The environment refused the call of `pass`: skipped when it is the first (never
+    /// re-entered); later, the rounds taken stand and the measurement says which round is
+    /// missing and why. Returns the rounds the bar no longer waits for.
+    fn stop_at(&mut self, pass: usize, reason: String, skipped: &mut Vec<Skipped>) -> u64 {
+        let left = (self.rounds - pass - 1) as u64;
+        if pass == 0 {
+            skipped.push(Skipped {
+                probe: self.item.label.clone(),
+                reason,
+            });
+        } else {
+            self.lost.push((pass as u32, reason));
+        }
+        self.rounds = pass;
+        left
+    }
+
+    /// An item before its first pass: all its rounds ahead (one for an item that runs once).
+    fn new(item: PlanItem) -> Slot {
+        let rounds = if item.once.is_some() {
+            1
+        } else {
+            crate::engine::sampler::ROUNDS
+        };
+        Slot {
+            rounds,
+            planned: rounds,
+            item,
+            taken: Vec::new(),
+            lost: Vec::new(),
+        }
+    }
+
     /// The item's measurements: each one's rounds merged (engine::merge), in the order of
     /// the first pass.
     fn conclude(self) -> Result<Vec<Measurement>> {

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::engine::stats::{median, median_ci_indices};
 use crate::machine::{syscall_mitigations, Machine};
-use crate::units::size::bytes_label;
+use crate::units::size::fmt_bytes;
 
 /// Modified z-score beyond which a host is outside the fleet's spread.
 pub const Z_LIMIT: f64 = 3.5;
@@ -93,7 +93,7 @@ pub fn machine_facts(m: &Machine) -> BTreeMap<String, String> {
             "memory",
             m.memory
                 .total_bytes
-                .map(|b| bytes_label(b as f64))
+                .map(|b| fmt_bytes(b as f64))
                 .unwrap_or_else(unknown),
         ),
         (
@@ -378,34 +378,7 @@ pub fn analyze(
     let rows: Vec<String> = groups.keys().cloned().collect();
     let probes: Vec<ProbeRow> = figures
         .into_iter()
-        .map(|((probe, params, unit), by_host)| {
-            let values: Vec<f64> = by_host.values().map(|f| f.median).collect();
-            let spread = Spread::of(&values);
-            let cells = groups
-                .iter()
-                .filter_map(|(name, members)| {
-                    let mine: Vec<&Figure> =
-                        members.iter().filter_map(|h| by_host.get(h)).collect();
-                    let (median_v, ci) = combine(&mine)?;
-                    Some(Cell {
-                        name: name.clone(),
-                        median: median_v,
-                        ci,
-                        ratio: median_v / spread.median,
-                        z: spread.z(median_v),
-                        outlier: spread.is_outlier(median_v, ci),
-                        hosts: mine.len(),
-                    })
-                })
-                .collect();
-            ProbeRow {
-                probe,
-                params,
-                unit,
-                spread,
-                cells,
-            }
-        })
+        .map(|(key, by_host)| probe_row(key, &by_host, &groups))
         .collect();
     let mut odd: BTreeMap<String, Vec<(usize, f64)>> = BTreeMap::new();
     for (i, p) in probes.iter().enumerate() {
@@ -446,6 +419,40 @@ pub fn analyze(
         probes,
         odd,
         shared,
+    }
+}
+
+/// One probe across the fleet: its spread over the hosts, and each row's (host's or
+/// group's) cell judged against it.
+fn probe_row(
+    (probe, params, unit): (String, String, String),
+    by_host: &BTreeMap<String, Figure>,
+    groups: &BTreeMap<String, Vec<String>>,
+) -> ProbeRow {
+    let values: Vec<f64> = by_host.values().map(|f| f.median).collect();
+    let spread = Spread::of(&values);
+    let cells = groups
+        .iter()
+        .filter_map(|(name, members)| {
+            let mine: Vec<&Figure> = members.iter().filter_map(|h| by_host.get(h)).collect();
+            let (median_v, ci) = combine(&mine)?;
+            Some(Cell {
+                name: name.clone(),
+                median: median_v,
+                ci,
+                ratio: median_v / spread.median,
+                z: spread.z(median_v),
+                outlier: spread.is_outlier(median_v, ci),
+                hosts: mine.len(),
+            })
+        })
+        .collect();
+    ProbeRow {
+        probe,
+        params,
+        unit,
+        spread,
+        cells,
     }
 }
 

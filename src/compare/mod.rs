@@ -274,17 +274,29 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
     let drift = (round_drift(&sa, &a.sample_rounds).powi(2)
         + round_drift(&sb, &b.sample_rounds).powi(2))
     .sqrt();
-    let (lo, hi) = if drift > 0.0 {
-        let widened = [lo * (1.0 - drift), hi * (1.0 + drift)];
-        let straddles = |l: f64, h: f64| l <= 1.0 && h >= 1.0;
-        if straddles(widened[0], widened[1]) && !straddles(lo, hi) {
-            p.decided_by = format!("drift between rounds (±{:.1}%)", drift * 100.0);
-        }
-        p.ratio_ci95 = Some(widened);
-        (widened[0], widened[1])
-    } else {
-        (lo, hi)
-    };
+    let (lo, hi) = widen_by_drift(&mut p, [lo, hi], drift);
+    decide(&mut p, lo, hi, mb / ma);
+    p
+}
+
+/// The interval widened by the drift between rounds (a relative half-width), and the
+/// widening named as what decided when it alone made the interval reach 1.
+fn widen_by_drift(p: &mut Pair, [lo, hi]: [f64; 2], drift: f64) -> (f64, f64) {
+    if drift <= 0.0 {
+        return (lo, hi);
+    }
+    let widened = [lo * (1.0 - drift), hi * (1.0 + drift)];
+    let straddles = |l: f64, h: f64| l <= 1.0 && h >= 1.0;
+    if straddles(widened[0], widened[1]) && !straddles(lo, hi) {
+        p.decided_by = format!("drift between rounds (±{:.1}%)", drift * 100.0);
+    }
+    p.ratio_ci95 = Some(widened);
+    (widened[0], widened[1])
+}
+
+/// The verdict of a ratio `r` = B/A whose interval is [lo, hi], and its change in percent
+/// (for a higher-is-better unit, the change of its inverse).
+fn decide(p: &mut Pair, lo: f64, hi: f64, r: f64) {
     let costlier = if higher_is_better(&p.unit) {
         hi < 1.0
     } else {
@@ -302,13 +314,11 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
     } else {
         Verdict::NoSignificantDifference
     };
-    let r = mb / ma;
     p.change_pct = Some(if higher_is_better(&p.unit) {
         (1.0 / r - 1.0) * 100.0
     } else {
         (r - 1.0) * 100.0
     });
-    p
 }
 
 /// What the history shows of one probe's run-to-run drift on one machine.

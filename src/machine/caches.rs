@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::parse::{format_cpu_list, parse_cpu_list, parse_size};
+use super::parse::{format_cpu_list, parse_cpu_list};
 use super::source::{numbered, Source};
 
 /// What a cache holds.
@@ -68,7 +68,8 @@ pub fn parse_cache_index(files: &BTreeMap<String, String>) -> Option<CacheInfo> 
     Some(CacheInfo {
         level,
         kind,
-        size_bytes: get("size").and_then(parse_size),
+        // sysfs writes "48K", "32768K", "1M": the tool's one size grammar.
+        size_bytes: get("size").and_then(|s| crate::units::size::parse_size(s).ok()),
         line_size: num("coherency_line_size"),
         ways: num("ways_of_associativity"),
         sets: num("number_of_sets"),

@@ -80,12 +80,6 @@ pub fn parse_bracketed(s: &str) -> Option<String> {
     None
 }
 
-/// Parses a sysfs cache size such as `"48K"`, `"32768K"`, `"1M"` or a plain byte count,
-/// through the tool's one size grammar.
-pub fn parse_size(s: &str) -> Option<u64> {
-    crate::units::size::parse_size(s).ok()
-}
-
 /// One `processor` block of /proc/cpuinfo as key → value (keys trimmed, e.g. `"model name"`).
 pub type CpuinfoBlock = BTreeMap<String, String>;
 
@@ -261,12 +255,15 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("48K"), Some(48 * 1024));
-        assert_eq!(parse_size("32768K\n"), Some(32 * 1024 * 1024));
-        assert_eq!(parse_size("1M"), Some(1 << 20));
-        assert_eq!(parse_size("64"), Some(64));
-        assert_eq!(parse_size("K"), None);
-        assert_eq!(parse_size(""), None);
+        assert_eq!(crate::units::size::parse_size("48K").ok(), Some(48 * 1024));
+        assert_eq!(
+            crate::units::size::parse_size("32768K\n").ok(),
+            Some(32 * 1024 * 1024)
+        );
+        assert_eq!(crate::units::size::parse_size("1M").ok(), Some(1 << 20));
+        assert_eq!(crate::units::size::parse_size("64").ok(), Some(64));
+        assert_eq!(crate::units::size::parse_size("K").ok(), None);
+        assert_eq!(crate::units::size::parse_size("").ok(), None);
     }
 
     #[test]

@@ -47,10 +47,23 @@ fn khz(v: Option<u64>) -> String {
     v.map_or("?".into(), |k| format!("{:.0} MHz", k as f64 / 1000.0))
 }
 
-/// Renders the whole machine description for a terminal.
+/// Renders the whole machine description for a terminal, section by section.
 pub fn render_text(m: &Machine) -> String {
     let mut o = Out(String::new());
+    host(&mut o, m);
+    cpu(&mut o, m);
+    caches(&mut o, m);
+    kernel(&mut o, m);
+    frequency(&mut o, m);
+    memory(&mut o, m);
+    perf_events(&mut o, m);
+    privileges_and_load(&mut o, m);
+    notes_and_warnings(&mut o, m);
+    o.0
+}
 
+/// The host: name and hypervisor.
+fn host(o: &mut Out, m: &Machine) {
     o.section("Host");
     o.line("hostname", opt(&m.hostname));
     let hv = if m.hypervisor.detected {
@@ -72,7 +85,10 @@ pub fn render_text(m: &Machine) -> String {
             .trim_end(),
         );
     }
+}
 
+/// The CPU: model, logical CPUs and how they are laid out.
+fn cpu(o: &mut Out, m: &Machine) {
     o.section("CPU");
     o.line("model", opt(&m.cpu.model_name));
     o.line(
@@ -127,7 +143,10 @@ pub fn render_text(m: &Machine) -> String {
             ),
         );
     }
+}
 
+/// The caches, private caches of one geometry on one line.
+fn caches(o: &mut Out, m: &Machine) {
     o.section("Caches");
     if m.caches.is_empty() {
         o.line("caches", "unknown (no sysfs cache information)");
@@ -164,7 +183,10 @@ pub fn render_text(m: &Machine) -> String {
             ),
         );
     }
+}
 
+/// The kernel: release, boot parameters, THP, clocksource, vulnerabilities.
+fn kernel(o: &mut Out, m: &Machine) {
     o.section("Kernel");
     o.line(
         "release",
@@ -215,7 +237,10 @@ pub fn render_text(m: &Machine) -> String {
             format!("{unaffected} other vulnerabilities"),
         );
     }
+}
 
+/// Frequency scaling per CPU and turbo.
+fn frequency(o: &mut Out, m: &Machine) {
     o.section("Frequency");
     if let Some(r) = &m.frequency.unavailable_reason {
         o.line("cpufreq", r);
@@ -244,7 +269,10 @@ pub fn render_text(m: &Machine) -> String {
             None => "unknown".into(),
         },
     );
+}
 
+/// Memory, swap and page sizes.
+fn memory(o: &mut Out, m: &Machine) {
     o.section("Memory");
     let b = |v: Option<u64>| v.map_or("unknown".into(), human_bytes);
     o.line(
@@ -267,7 +295,10 @@ pub fn render_text(m: &Machine) -> String {
         "page / huge page",
         format!("{} / {}", b(m.memory.page_size), b(m.memory.huge_page_size)),
     );
+}
 
+/// Which perf events open here.
+fn perf_events(o: &mut Out, m: &Machine) {
     o.section("Perf events");
     if !m.pmu.probed {
         o.line("events", "not probed");
@@ -281,7 +312,10 @@ pub fn render_text(m: &Machine) -> String {
             .unwrap_or_default();
         o.line(&e.name, format!("{verdict}{why}"));
     }
+}
 
+/// Privileges and the load at collection time.
+fn privileges_and_load(o: &mut Out, m: &Machine) {
     o.section("Privileges and load");
     let flag = |v: Option<bool>| v.map_or("?", |b| if b { "yes" } else { "no" });
     o.line(
@@ -309,7 +343,10 @@ pub fn render_text(m: &Machine) -> String {
             .collect();
         o.line(&format!("busy ({w} ms)"), busy.join("  "));
     }
+}
 
+/// The collector's notes and the warnings.
+fn notes_and_warnings(o: &mut Out, m: &Machine) {
     if !m.notes.is_empty() {
         o.section("Notes");
         for n in &m.notes {
@@ -327,7 +364,6 @@ pub fn render_text(m: &Machine) -> String {
     for x in w {
         let _ = writeln!(o.0, "  ! {x}");
     }
-    o.0
 }
 
 #[cfg(test)]

@@ -348,6 +348,16 @@ pub fn html(f: &Fleet) -> String {
         esc(&headline(f)),
         esc(&f.rule)
     );
+    odd_section(&mut h, f);
+    ratios_section(&mut h, f);
+    matrix_section(&mut h, f);
+    facts_section(&mut h, f);
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+/// The odd hosts (or groups), what sets them apart, and the facts they share.
+fn odd_section(h: &mut String, f: &Fleet) {
     h.push_str("<section id=\"odd\">\n<h2>Odd ");
     h.push_str(what(f));
     h.push_str("s</h2>\n");
@@ -396,6 +406,10 @@ pub fn html(f: &Fleet) -> String {
             h.push_str("</table>\n");
         }
     }
+}
+
+/// The heatmap of ratios and the table of probes.
+fn ratios_section(h: &mut String, f: &Fleet) {
     h.push_str("</section>\n<section id=\"heatmap\">\n<h2>Ratios</h2>\n");
     let drawn = heatmap_rows(f).len();
     if drawn < f.rows.len() {
@@ -422,6 +436,10 @@ pub fn html(f: &Fleet) -> String {
             p.cells.iter().filter(|c| c.outlier).count()
         );
     }
+}
+
+/// Every host (or group) by every probe.
+fn matrix_section(h: &mut String, f: &Fleet) {
     h.push_str("</table></div>\n</section>\n<section id=\"matrix\">\n<h2>Every ");
     h.push_str(what(f));
     h.push_str("</h2>\n<div class=\"scroll\"><table><tr><th></th>");
@@ -454,6 +472,10 @@ pub fn html(f: &Fleet) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</table></div>\n</section>\n");
+}
+
+/// Every host's machine facts (host by host only).
+fn facts_section(h: &mut String, f: &Fleet) {
     if f.group_by.is_none() {
         h.push_str("<section id=\"facts\">\n<h2>Machine facts</h2>\n<div class=\"scroll\"><table><tr><th>host</th>");
         for k in crate::compare::fleet::FACTS {
@@ -473,8 +495,6 @@ pub fn html(f: &Fleet) -> String {
         }
         h.push_str("</table></div>\n</section>\n");
     }
-    h.push_str("</body>\n</html>\n");
-    h
 }
 
 #[cfg(test)]

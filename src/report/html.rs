@@ -453,7 +453,7 @@ fn cache_markers(m: &Machine) -> Vec<Marker> {
         .into_iter()
         .map(|(l, s)| Marker {
             x: s as f64,
-            label: format!("{l} {}", crate::units::size::bytes_label(s as f64)),
+            label: format!("{l} {}", crate::units::size::fmt_bytes(s as f64)),
         })
         .collect()
 }
@@ -558,8 +558,17 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
         .iter()
         .filter(|r| !in_figure.contains(&(r.probe.clone(), r.params.clone())))
         .collect();
+    out.extend(bars(runs, family, &rest, &subtitle));
+    out
+}
+
+/// Bar charts for the rows no other figure holds, one chart per unit: one bar per row for a
+/// single run, bars grouped by run for several.
+fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size, String)> {
+    let subtitle = subtitle.to_string();
+    let mut out = Vec::new();
     let mut units: Vec<String> = Vec::new();
-    for r in &rest {
+    for r in rest {
         for m in r.per_run.iter().flatten() {
             if !units.contains(&m.unit) {
                 units.push(m.unit.clone());

@@ -228,7 +228,7 @@ pub fn svgs(run: &Run) -> Vec<(String, String)> {
         .first()
         .and_then(|m| m.params.get("size_bytes"))
         .and_then(|v| v.as_u64())
-        .map(|b| crate::units::size::bytes_label(b as f64))
+        .map(|b| crate::units::size::fmt_bytes(b as f64))
         .unwrap_or_default();
     metrics()
         .iter()

@@ -4,8 +4,8 @@
 //! lat_ctx-style lines. Everything here is a pure function of a finished Run.
 
 use crate::analysis::knees;
-use crate::analysis::sweep::analyze;
-use crate::analysis::sweep::{policy_of, reason, usable, Curve, SweepAnalysis};
+
+use crate::analysis::sweep::{analyze, policy_of, reason, usable, Curve, Row, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
 use crate::report::family::{measured_cpu, with_run_notes, Ask, Evidence, Family, Shown};
@@ -48,90 +48,7 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
         let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
         let mut notes = Vec::new();
         for r in &c.rows {
-            let m = run
-                .measurements
-                .iter()
-                .find(|m| {
-                    m.probe == PROBE
-                        && m.param_u64("procs").unwrap_or(0) as usize == c.procs
-                        && m.param_text("mode") == c.mode
-                        && m.param_text("access") == c.access
-                        && m.param_u64("stride").unwrap_or(0) == c.stride
-                        && policy_of(m) == c.policy
-                        && m.param_u64("size").unwrap_or(0) == r.size
-                })
-                .expect("rows come from measurements");
-            let per = match (&r.per_switch, r.status) {
-                (Some(v), _) => format!(
-                    "{} ±{}",
-                    ns(v.median),
-                    crate::units::fmt_num((v.ci95[1] - v.ci95[0]) / 2000.0)
-                ),
-                (None, Status::BelowResolution) => "below resolution".into(),
-                (None, _) => "INVALID".into(),
-            };
-            let indirect = match r.indirect {
-                // Negative beyond its interval: a finding, never a cost.
-                Some([_, lo, hi])
-                    if r.size > 0 && crate::engine::derive::negative_finding(lo, hi).is_some() =>
-                {
-                    "faster (model fails)".into()
-                }
-                Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => {
-                    format!("≈0 ({})", ns(med))
-                }
-                Some([med, _, _]) if r.size > 0 => ns(med),
-                Some(_) => "(direct)".into(),
-                None => "–".into(),
-            };
-            let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
-            let it = m.evidence.rusage.iterations.max(1) as f64;
-            let faults = m
-                .evidence
-                .events
-                .get("minor-faults")
-                .and_then(|e| e.total)
-                .unwrap_or(m.evidence.rusage.total.minflt as f64);
-            let counters = counters_per_switch(m)
-                .iter()
-                .map(|(n, v)| format!("{} {v:.0}", short_event(n)))
-                .collect::<Vec<_>>()
-                .join(" ");
-            rows.push(vec![
-                fmt_size(r.size),
-                format!("{}/{}", r.fits_per_process, r.fits_total),
-                ns(m.raw.median),
-                m.baseline
-                    .as_ref()
-                    .map(|b| ns(b.median))
-                    .unwrap_or_default(),
-                per,
-                indirect,
-                format!("{:.2}", sw / c.procs as f64),
-                format!("{:.0}", faults),
-                if counters.is_empty() {
-                    "n/a".into()
-                } else {
-                    counters
-                },
-            ]);
-            let _ = it;
-            let per_hop_sw = sw / c.procs as f64;
-            if let (Some(v), true) = (&r.per_switch, per_hop_sw > 1.05) {
-                notes.push(format!(
-                    "  {}: {per_hop_sw:.2} switches per hop (a woken member preempted its waker, \
-                     which ran again only to block): the figure is per hop as lat_ctx reports \
-                     it; per counted switch {}",
-                    fmt_size(r.size),
-                    ns(v.median / per_hop_sw)
-                ));
-            }
-            if let Some(why) = &r.reason {
-                notes.push(format!("  {}: {why}", fmt_size(r.size)));
-            }
-            for w in &m.warnings {
-                notes.push(format!("  {}: ! {w}", fmt_size(r.size)));
-            }
+            rows.push(row_cells(c, r, measurement_of(run, c, r), &mut notes));
         }
         out.push_str(&columns(&rows));
         out.push_str(
@@ -155,6 +72,96 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
         out.push_str(&knee_lines(c));
     }
     out
+}
+
+/// The measurement a row of a curve was read from.
+fn measurement_of<'a>(run: &'a Run, c: &Curve, r: &Row) -> &'a Measurement {
+    run.measurements
+        .iter()
+        .find(|m| {
+            m.probe == PROBE
+                && m.param_u64("procs").unwrap_or(0) as usize == c.procs
+                && m.param_text("mode") == c.mode
+                && m.param_text("access") == c.access
+                && m.param_u64("stride").unwrap_or(0) == c.stride
+                && policy_of(m) == c.policy
+                && m.param_u64("size").unwrap_or(0) == r.size
+        })
+        .expect("rows come from measurements")
+}
+
+/// One size's cells, and its notes (switches per hop, why there is no number, warnings).
+fn row_cells(c: &Curve, r: &Row, m: &Measurement, notes: &mut Vec<String>) -> Vec<String> {
+    let per = match (&r.per_switch, r.status) {
+        (Some(v), _) => format!(
+            "{} ±{}",
+            ns(v.median),
+            crate::units::fmt_num((v.ci95[1] - v.ci95[0]) / 2000.0)
+        ),
+        (None, Status::BelowResolution) => "below resolution".into(),
+        (None, _) => "INVALID".into(),
+    };
+    let indirect = match r.indirect {
+        // Negative beyond its interval: a finding, never a cost.
+        Some([_, lo, hi])
+            if r.size > 0 && crate::engine::derive::negative_finding(lo, hi).is_some() =>
+        {
+            "faster (model fails)".into()
+        }
+        Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => {
+            format!("≈0 ({})", ns(med))
+        }
+        Some([med, _, _]) if r.size > 0 => ns(med),
+        Some(_) => "(direct)".into(),
+        None => "–".into(),
+    };
+    let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
+    let faults = m
+        .evidence
+        .events
+        .get("minor-faults")
+        .and_then(|e| e.total)
+        .unwrap_or(m.evidence.rusage.total.minflt as f64);
+    let counters = counters_per_switch(m)
+        .iter()
+        .map(|(n, v)| format!("{} {v:.0}", short_event(n)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let cells = vec![
+        fmt_size(r.size),
+        format!("{}/{}", r.fits_per_process, r.fits_total),
+        ns(m.raw.median),
+        m.baseline
+            .as_ref()
+            .map(|b| ns(b.median))
+            .unwrap_or_default(),
+        per,
+        indirect,
+        format!("{:.2}", sw / c.procs as f64),
+        format!("{:.0}", faults),
+        if counters.is_empty() {
+            "n/a".into()
+        } else {
+            counters
+        },
+    ];
+    let per_hop_sw = sw / c.procs as f64;
+    if let (Some(v), true) = (&r.per_switch, per_hop_sw > 1.05) {
+        notes.push(format!(
+            "  {}: {per_hop_sw:.2} switches per hop (a woken member preempted its waker, \
+             which ran again only to block): the figure is per hop as lat_ctx reports \
+             it; per counted switch {}",
+            fmt_size(r.size),
+            ns(v.median / per_hop_sw)
+        ));
+    }
+    if let Some(why) = &r.reason {
+        notes.push(format!("  {}: {why}", fmt_size(r.size)));
+    }
+    for w in &m.warnings {
+        notes.push(format!("  {}: ! {w}", fmt_size(r.size)));
+    }
+    cells
 }
 
 fn short_event(n: &str) -> &str {

@@ -188,13 +188,47 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         .filter(|m| super::shown_alone(m))
         .collect();
     let rows: Vec<Row> = shown.iter().copied().map(row).collect();
-    let header = [
-        "probe",
-        "value ± 95% CI",
-        "checks",
-        "raw / baseline",
-        "evidence",
-    ];
+    let (w_probe, n_opt) = layout(&rows, term);
+    let mut lines = grid(&rows, w_probe, n_opt, term).into_iter();
+    let mut out = String::new();
+    if let Some(h) = lines.next() {
+        out.push_str(&h);
+        out.push('\n');
+    }
+    for (r, m) in rows.iter().zip(&shown) {
+        let height = r.probe_lines(w_probe);
+        for l in lines.by_ref().take(height) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        beneath(&mut out, r, m, n_opt, term);
+    }
+    for s in &run.skipped {
+        out.push_str(&wrap(
+            &format!("skipped {}: {}", s.probe, s.reason),
+            term.width,
+            "",
+            INDENT,
+        ));
+        out.push('\n');
+    }
+    // The families' own sections (the cross-core matrices) under the table.
+    out.push_str(&super::under_table(run));
+    out
+}
+
+/// The table's columns, in order.
+const HEADER: [&str; 5] = [
+    "probe",
+    "value ± 95% CI",
+    "checks",
+    "raw / baseline",
+    "evidence",
+];
+
+/// The probe column's width and how many optional columns fit beside the required ones.
+fn layout(rows: &[Row], term: &Term) -> (usize, usize) {
+    let header = HEADER;
     let col = |i: usize, get: &dyn Fn(&Row) -> usize| {
         rows.iter()
             .map(get)
@@ -216,8 +250,16 @@ pub fn render_for(run: &Run, term: &Term) -> String {
             .max(16),
     );
     let required = w_probe + w_value + w_checks + 2 * GAP;
-    let n_opt = optional_columns_that_fit(required, &w_opt, term.width);
+    (
+        w_probe,
+        optional_columns_that_fit(required, &w_opt, term.width),
+    )
+}
 
+/// The header and rows laid out as one grid (a long probe label wraps inside its cell), one
+/// string per terminal line.
+fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> {
+    let header = HEADER;
     let mut table = comfy_table::Table::new();
     table
         .load_style(comfy_table::presets::NOTHING)
@@ -229,7 +271,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         table.force_no_tty();
     }
     table.set_header(header.iter().take(3 + n_opt).copied());
-    for r in &rows {
+    for r in rows {
         let probe = wrap(&r.probe, w_probe, "", "  ");
         let mut value = comfy_table::Cell::new(&r.value.0);
         if let (true, Some(t)) = (term.color, r.value.1) {
@@ -248,83 +290,64 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         c.set_padding((0, if i == last { 0 } else { GAP as u16 }));
     }
 
-    let mut lines = table.lines().map(|l| l.trim_end().to_string());
-    let mut out = String::new();
-    if let Some(h) = lines.next() {
-        out.push_str(&h);
-        out.push('\n');
-    }
-    for (r, m) in rows.iter().zip(&shown) {
-        let height = r.probe_lines(w_probe);
-        for l in lines.by_ref().take(height) {
-            out.push_str(&l);
-            out.push('\n');
-        }
-        let moved = &r.optional[n_opt..];
-        if !moved.is_empty() {
-            let joined = moved.join(" · ");
-            if INDENT.len() + joined.chars().count() <= term.width {
-                out.push_str(&format!("{INDENT}{joined}\n"));
-            } else {
-                for text in moved {
-                    out.push_str(&wrap(text, term.width, INDENT, "      "));
-                    out.push('\n');
-                }
-            }
-        }
-        // The evidence line of an interval widened by the history's run-to-run drift.
-        for n in m
-            .notes
-            .iter()
-            .filter(|n| n.starts_with(crate::compare::interval::DRIFT_LINE))
-        {
-            out.push_str(&wrap(n, term.width, INDENT, "      "));
-            out.push('\n');
-        }
-        for c in m.failed_checks() {
-            let text = format!(
-                "{}: expected {}, observed {}",
-                c.name, c.expected, c.observed
-            );
-            let mark = paint("✗", Tone::Bad, term.color);
-            out.push_str(&wrap(
-                &text,
-                term.width,
-                &format!("{INDENT}{mark} "),
-                "      ",
-            ));
-            out.push('\n');
-        }
-        if m.status == Status::BelowResolution {
-            if let Some(d) = &m.difference {
-                let text = format!(
-                    "the difference raw − baseline has a 95% interval of [{}, {}], which \
-                     reaches zero: too small to tell from the baseline",
-                    fmt_time(d.ci95[0]),
-                    fmt_time(d.ci95[1])
-                );
-                out.push_str(&wrap(&text, term.width, INDENT, INDENT));
+    table.lines().map(|l| l.trim_end().to_string()).collect()
+}
+
+/// What goes under a row: the optional cells that did not fit, the history-drift line,
+/// failed checks, why a difference is below resolution, and the warnings.
+fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term) {
+    let moved = &r.optional[n_opt..];
+    if !moved.is_empty() {
+        let joined = moved.join(" · ");
+        if INDENT.len() + joined.chars().count() <= term.width {
+            out.push_str(&format!("{INDENT}{joined}\n"));
+        } else {
+            for text in moved {
+                out.push_str(&wrap(text, term.width, INDENT, "      "));
                 out.push('\n');
             }
         }
-        for w in &m.warnings {
-            let mark = paint("!", Tone::Caution, term.color);
-            out.push_str(&wrap(w, term.width, &format!("{INDENT}{mark} "), "      "));
-            out.push('\n');
-        }
     }
-    for s in &run.skipped {
+    // The evidence line of an interval widened by the history's run-to-run drift.
+    for n in m
+        .notes
+        .iter()
+        .filter(|n| n.starts_with(crate::compare::interval::DRIFT_LINE))
+    {
+        out.push_str(&wrap(n, term.width, INDENT, "      "));
+        out.push('\n');
+    }
+    for c in m.failed_checks() {
+        let text = format!(
+            "{}: expected {}, observed {}",
+            c.name, c.expected, c.observed
+        );
+        let mark = paint("✗", Tone::Bad, term.color);
         out.push_str(&wrap(
-            &format!("skipped {}: {}", s.probe, s.reason),
+            &text,
             term.width,
-            "",
-            INDENT,
+            &format!("{INDENT}{mark} "),
+            "      ",
         ));
         out.push('\n');
     }
-    // The families' own sections (the cross-core matrices) under the table.
-    out.push_str(&super::under_table(run));
-    out
+    if m.status == Status::BelowResolution {
+        if let Some(d) = &m.difference {
+            let text = format!(
+                "the difference raw − baseline has a 95% interval of [{}, {}], which \
+                 reaches zero: too small to tell from the baseline",
+                fmt_time(d.ci95[0]),
+                fmt_time(d.ci95[1])
+            );
+            out.push_str(&wrap(&text, term.width, INDENT, INDENT));
+            out.push('\n');
+        }
+    }
+    for w in &m.warnings {
+        let mark = paint("!", Tone::Caution, term.color);
+        out.push_str(&wrap(w, term.width, &format!("{INDENT}{mark} "), "      "));
+        out.push('\n');
+    }
 }
 
 impl Row {

@@ -132,30 +132,6 @@ pub fn fmt_time(ns: f64) -> String {
     format!("{} {u}", fmt_num(ns / d))
 }
 
-/// A byte count with binary prefixes for prose and axes: "0 B", "512 B", "4 KiB",
-/// "1.5 MiB", "2 GiB". Compact labels that users type back (`4k`) come from
-/// `units::size::fmt_size`.
-pub fn fmt_bytes(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    if !b.is_finite() {
-        return fmt_num(b);
-    }
-    let mut v = b;
-    let mut i = 0;
-    while v.abs() >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    let n = fmt_num(v);
-    // Sizes are usually exact: "4 KiB", not "4.00 KiB".
-    let n = if n.contains('.') {
-        n.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        n
-    };
-    format!("{n} {}", UNITS[i])
-}
-
 /// Unit strings like "ns/switch" become "µs/switch" when the value is scaled.
 pub fn rescale_unit(unit: &str, suffix: &str) -> String {
     match unit.strip_prefix("ns") {
@@ -245,9 +221,9 @@ mod tests {
 
     #[test]
     fn bytes_use_binary_prefixes() {
-        assert_eq!(fmt_bytes(0.0), "0 B");
-        assert_eq!(fmt_bytes(4096.0), "4 KiB");
-        assert_eq!(fmt_bytes(1536.0 * 1024.0), "1.5 MiB");
-        assert_eq!(fmt_bytes(512.0), "512 B");
+        assert_eq!(crate::units::size::fmt_bytes(0.0), "0 B");
+        assert_eq!(crate::units::size::fmt_bytes(4096.0), "4 KiB");
+        assert_eq!(crate::units::size::fmt_bytes(1536.0 * 1024.0), "1.5 MiB");
+        assert_eq!(crate::units::size::fmt_bytes(512.0), "512 B");
     }
 }

@@ -113,8 +113,11 @@ pub fn fmt_size(b: u64) -> String {
     format!("{v}{suffix}")
 }
 
-/// A byte count as people write it: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB`.
-pub fn bytes_label(v: f64) -> String {
+/// A byte count for prose, facts and axes: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB` (one
+/// decimal at most, none when it rounds to zero). The fleet's stored machine facts are
+/// written with it, so its rounding is part of the history's format. The one byte formatter besides [`fmt_size`], the
+/// compact label of the option grammar that a user types back (`32k`).
+pub fn fmt_bytes(v: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = v;
     let mut i = 0;
@@ -197,8 +200,8 @@ mod tests {
 
     #[test]
     fn bytes_are_binary_units() {
-        assert_eq!(bytes_label(512.0), "512 B");
-        assert_eq!(bytes_label(32768.0), "32 KiB");
-        assert_eq!(bytes_label(1.5 * 1048576.0), "1.5 MiB");
+        assert_eq!(fmt_bytes(512.0), "512 B");
+        assert_eq!(fmt_bytes(32768.0), "32 KiB");
+        assert_eq!(fmt_bytes(1.5 * 1048576.0), "1.5 MiB");
     }
 }

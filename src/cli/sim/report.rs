@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 use super::Outcome;
 use crate::error::{Error, Result};
 
-/// Writes `value` as pretty JSON to `path`.
+/// Writes `value` as pretty JSON to `path`, through the one way out (all or nothing).
 pub fn write_json(path: &Path, value: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(|e| Error::env(format!("JSON: {e}")))?;
-    std::fs::write(path, text + "\n").map_err(|e| Error::io(path.display(), e))
+    crate::report::export::write_atomic(path, (text + "\n").as_bytes())
 }
 
 /// The columns of the per-build CSV, in order.
@@ -62,16 +62,19 @@ pub fn csv_row(o: &Outcome) -> Vec<String> {
     ]
 }
 
-/// Writes rows under `header` as CSV to `path`.
+/// Writes rows under `header` as CSV to `path`, through the one way out: an interrupted
+/// `sim sweep --csv` leaves the old file or none, never a truncated one.
 pub fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     let err = |e: csv::Error| Error::env(format!("{}: {e}", path.display()));
     w.write_record(header).map_err(err)?;
     for r in rows {
         w.write_record(r).map_err(err)?;
     }
-    w.flush().map_err(|e| Error::io(path.display(), e))
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
+    crate::report::export::write_atomic(path, &bytes)
 }
 
 /// Writes one CSV row per build.
