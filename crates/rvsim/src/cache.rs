@@ -305,12 +305,17 @@ pub struct Cache {
     /// The line of the previous access if it is resident and most recently used: a repeated
     /// read of it is a hit that changes no state, the common case of sequential fetch.
     last_line: u32,
+    /// Whether `last_line` is dirty: a repeated write to it is then also a hit that changes
+    /// no state (the common case of a run of stores to one line of a write-back cache).
+    last_dirty: bool,
     shadow: Shadow,
     /// Counts of the slow path; the fast path's hits are in `fast_hits`.
     counts: CacheStats,
     /// Reads of `last_line` (hits that change no state): one increment on the fast path,
     /// folded into the counts by [`Cache::stats`].
     fast_hits: u64,
+    /// Writes to `last_line` while it was dirty, likewise.
+    fast_write_hits: u64,
 }
 
 impl Cache {
@@ -333,18 +338,21 @@ impl Cache {
             clock: 0,
             rng: cfg.seed.max(1),
             last_line: NO_LINE,
+            last_dirty: false,
             shadow: Shadow::new(capacity, lines_in_memory),
             counts: CacheStats::default(),
             fast_hits: 0,
+            fast_write_hits: 0,
         })
     }
 
     /// The counts so far.
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
-        s.accesses += self.fast_hits;
+        s.accesses += self.fast_hits + self.fast_write_hits;
         s.reads += self.fast_hits;
-        s.hits += self.fast_hits;
+        s.writes += self.fast_write_hits;
+        s.hits += self.fast_hits + self.fast_write_hits;
         s
     }
 
@@ -354,6 +362,11 @@ impl Cache {
 
     pub fn line_bytes(&self) -> u32 {
         1 << self.line_shift
+    }
+
+    /// log2 of the line size: an address's line is `addr >> line_shift()`.
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
     }
 
     /// An instruction fetch of `len` bytes at `pc`: one read per line touched. Returns misses.
@@ -368,17 +381,46 @@ impl Cache {
         misses
     }
 
+    /// `count` instruction fetches in a row from `line` (a line number, `pc >> line_shift()`),
+    /// counted as that many [`Cache::fetch`] accesses would be: only the first can miss or
+    /// change any state. Returns misses (0 or 1).
+    #[inline]
+    pub fn fetch_run(&mut self, line: u32, count: u32) -> u32 {
+        let misses = self.access_line(line, false) as u32;
+        // A read leaves its line resident and most recently used: the rest are fast hits.
+        self.fast_hits += count as u64 - 1;
+        misses
+    }
+
     /// A data access to the line holding `addr`. Returns true on a miss.
     #[inline]
     pub fn access(&mut self, addr: u32, write: bool) -> bool {
         self.access_line(addr >> self.line_shift, write)
     }
 
+    /// A data access of `size` bytes at `addr`: one access per line the bytes touch (a
+    /// misaligned access may touch two). Returns misses.
+    #[inline]
+    pub fn access_bytes(&mut self, addr: u32, size: u32, write: bool) -> u32 {
+        let mut misses = self.access(addr, write) as u32;
+        let last = addr.wrapping_add(size - 1);
+        if last >> self.line_shift != addr >> self.line_shift {
+            misses += self.access(last, write) as u32;
+        }
+        misses
+    }
+
     #[inline]
     fn access_line(&mut self, line: u32, write: bool) -> bool {
-        if line == self.last_line && !write {
-            self.fast_hits += 1;
-            return false;
+        if line == self.last_line {
+            if !write {
+                self.fast_hits += 1;
+                return false;
+            }
+            if self.last_dirty {
+                self.fast_write_hits += 1;
+                return false;
+            }
         }
         self.access_slow(line, write)
     }
@@ -395,7 +437,12 @@ impl Cache {
         let allocate = !write || self.cfg.write_allocate;
         let set = (line & self.set_mask) as usize;
         let slots = set * self.ways..(set + 1) * self.ways;
-        let hit_way = self.lines[slots.clone()].iter().position(|&l| l == line);
+        let hit_way = if self.ways == 1 {
+            // Direct-mapped: one slot to look at.
+            (self.lines[set] == line).then_some(0)
+        } else {
+            self.lines[slots.clone()].iter().position(|&l| l == line)
+        };
         // A line the real cache holds is kept in the shadow too, whatever the write policy.
         let (seen, in_shadow) = self.shadow.access(
             line.wrapping_sub(self.base_line),
@@ -417,6 +464,7 @@ impl Cache {
                 }
             }
             self.last_line = line;
+            self.last_dirty = self.dirty[slot];
             return false;
         }
         self.counts.misses += 1;
@@ -443,10 +491,16 @@ impl Cache {
             self.counts.memory_writes += 1;
         }
         self.last_line = line;
+        self.last_dirty = self.dirty[slot];
         true
     }
 
     fn victim(&mut self, slots: std::ops::Range<usize>) -> usize {
+        if self.ways == 1 {
+            // Direct-mapped: no choice to make (and no state that could tell the difference:
+            // stamps and the random generator only ever choose among ways).
+            return 0;
+        }
         if let Some(free) = self.lines[slots.clone()].iter().position(|&l| l == NO_LINE) {
             return free;
         }

@@ -35,6 +35,6 @@ pub mod trap;
 pub use cache::{Cache, CacheConfig, CacheStats, Replacement, WritePolicy};
 pub use elf::Program;
 pub use error::SimError;
-pub use machine::{Config, Layout, Machine, Progress, Stats};
+pub use machine::{Config, Engine, Layout, Machine, Progress, Stats};
 pub use pipeline::PipelineStats;
 pub use stop::Stop;

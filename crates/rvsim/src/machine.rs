@@ -9,6 +9,12 @@
 //! for the code that actually runs; a store into a decoded page forgets the instructions it
 //! overlaps and `fence.i` forgets them all, so self-modifying code stays correct. The run loop
 //! allocates nothing once the code's pages are decoded.
+//!
+//! Two engines run the machine with identical counts: the block engine ([`blocks`], the
+//! default and the fast one) and the per-instruction engine in this file, which is the
+//! reference ([`Engine`]).
+
+mod blocks;
 
 use crate::cache::{Cache, CacheConfig, CacheStats};
 use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
@@ -43,6 +49,16 @@ const NO_PAGE: u32 = u32::MAX;
 /// `tohost` address when the program has none: odd, so no word address ever equals it.
 const NO_TOHOST: u32 = 1;
 
+/// Which engine runs the program. Both report identical statistics, registers and memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// Blocks of pre-decoded instructions with their counts summed per block (fast).
+    #[default]
+    Blocks,
+    /// One instruction at a time (the reference the block engine is tested against).
+    Reference,
+}
+
 /// How the machine is built.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -67,6 +83,8 @@ pub struct Config {
     /// Serve `ecall` with a7=64 (write) and a7=93 (exit) in the host when the program has no
     /// trap handler; with a handler installed `ecall` always traps to it.
     pub host_abi: bool,
+    /// The engine [`Machine::run`] uses.
+    pub engine: Engine,
 }
 
 impl Default for Config {
@@ -82,12 +100,13 @@ impl Default for Config {
             timer_interval: None,
             max_instructions: 10_000_000_000,
             host_abi: true,
+            engine: Engine::Blocks,
         }
     }
 }
 
 /// Counts of one run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Instructions retired (trapping instructions excluded).
     pub instret: u64,
@@ -232,6 +251,9 @@ pub struct Machine {
     icache: Option<Cache>,
     dcache: Option<Cache>,
     pipeline: Option<Pipeline>,
+    engine: Engine,
+    /// The block engine's blocks (empty with the reference engine).
+    blocks: blocks::BlockCache,
     host_abi: bool,
     max_steps: u64,
     tohost: u32,
@@ -290,6 +312,8 @@ impl Machine {
             icache: cache(&cfg.icache)?,
             dcache: cache(&cfg.dcache)?,
             pipeline: cfg.pipeline.then(|| Pipeline::new(cfg.miss_penalty as u64)),
+            engine: cfg.engine,
+            blocks: blocks::BlockCache::default(),
             host_abi: cfg.host_abi,
             max_steps: cfg.max_instructions,
             tohost: program
@@ -329,6 +353,11 @@ impl Machine {
         (self.base, self.ram.len() as u32)
     }
 
+    /// The bytes of that memory region, as the program left them.
+    pub fn memory_contents(&self) -> &[u8] {
+        &self.ram
+    }
+
     /// Runs until the program ends, one way or another, and says how.
     ///
     /// Instructions run in batches that cannot see a timer interrupt or the instruction
@@ -336,11 +365,24 @@ impl Machine {
     /// lasts until the step on which the timer could fire or the limit is reached, and ends
     /// early when a CSR write, `mret` or a CLINT store may have changed either.
     pub fn run(&mut self) -> Stop {
-        match (self.icache.is_some(), self.pipeline.is_some()) {
-            (false, false) => self.run_with::<false, false>(),
-            (true, false) => self.run_with::<true, false>(),
-            (false, true) => self.run_with::<false, true>(),
-            (true, true) => self.run_with::<true, true>(),
+        let (ic, dc, pipe) = (
+            self.icache.is_some(),
+            self.dcache.is_some(),
+            self.pipeline.is_some(),
+        );
+        match (self.engine, ic, dc, pipe) {
+            (Engine::Reference, false, _, false) => self.run_with::<false, false>(),
+            (Engine::Reference, true, _, false) => self.run_with::<true, false>(),
+            (Engine::Reference, false, _, true) => self.run_with::<false, true>(),
+            (Engine::Reference, true, _, true) => self.run_with::<true, true>(),
+            (Engine::Blocks, false, false, false) => self.run_blocks::<false, false, false>(),
+            (Engine::Blocks, true, false, false) => self.run_blocks::<true, false, false>(),
+            (Engine::Blocks, false, true, false) => self.run_blocks::<false, true, false>(),
+            (Engine::Blocks, true, true, false) => self.run_blocks::<true, true, false>(),
+            (Engine::Blocks, false, false, true) => self.run_blocks::<false, false, true>(),
+            (Engine::Blocks, true, false, true) => self.run_blocks::<true, false, true>(),
+            (Engine::Blocks, false, true, true) => self.run_blocks::<false, true, true>(),
+            (Engine::Blocks, true, true, true) => self.run_blocks::<true, true, true>(),
         }
     }
 
@@ -356,13 +398,7 @@ impl Machine {
                     pc: self.pc,
                 };
             }
-            let mut budget = self.max_steps - self.stats.steps;
-            if self.csr.timer_enabled() {
-                // Step k of the batch sees mtime = now + k; the interrupt can fire first on
-                // step mtimecmp - now.
-                let until = self.clint.mtimecmp.saturating_sub(self.mtime()).max(1);
-                budget = budget.min(until);
-            }
+            let budget = self.batch_budget();
             self.recheck = false;
             let mut pc = self.pc;
             for _ in 1..budget {
@@ -381,6 +417,20 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// Steps in the next batch (at least 1): up to the instruction limit or the first step on
+    /// which the timer interrupt could fire. Its last step is the one that checks for it.
+    #[inline(always)]
+    fn batch_budget(&self) -> u64 {
+        let mut budget = self.max_steps - self.stats.steps;
+        if self.csr.timer_enabled() {
+            // Step k of the batch sees mtime = now + k; the interrupt can fire first on
+            // step mtimecmp - now.
+            let until = self.clint.mtimecmp.saturating_sub(self.mtime()).max(1);
+            budget = budget.min(until);
+        }
+        budget
     }
 
     /// The current mtime (one tick per instruction step, plus what the program wrote).
@@ -456,16 +506,7 @@ impl Machine {
         d: Decoded,
         pc: u32,
     ) -> Result<u32, Stop> {
-        let imiss = match &mut self.icache {
-            Some(ic) if IC => {
-                let len = d.len as u32;
-                if len == 4 && (pc & (ic.line_bytes() - 1)) == ic.line_bytes() - 2 {
-                    self.stats.straddling_fetches += 1;
-                }
-                ic.fetch(pc, len)
-            }
-            _ => 0,
-        };
+        let imiss = self.fetch::<IC>(pc, d.len);
         if PIPE {
             self.dmiss = 0;
         }
@@ -481,6 +522,22 @@ impl Machine {
                 self.pc = next;
                 self.stop_flow::<PIPE>(flow, d, pc, next, imiss)
             }
+        }
+    }
+
+    /// Fetches the `len`-byte instruction at `pc` through the I-cache (when `IC`). Returns
+    /// misses.
+    #[inline(always)]
+    fn fetch<const IC: bool>(&mut self, pc: u32, len: u8) -> u32 {
+        match &mut self.icache {
+            Some(ic) if IC => {
+                let len = len as u32;
+                if len == 4 && (pc & (ic.line_bytes() - 1)) == ic.line_bytes() - 2 {
+                    self.stats.straddling_fetches += 1;
+                }
+                ic.fetch(pc, len)
+            }
+            _ => 0,
         }
     }
 
@@ -614,9 +671,10 @@ impl Machine {
         Ok(d)
     }
 
-    /// Bytes of predecode tables allocated (one table per page that ran code).
+    /// Bytes of predecode tables allocated (one table per page that ran code), and of the
+    /// block engine's blocks.
     pub fn predecoded_bytes(&self) -> usize {
-        self.decoded.len() * std::mem::size_of::<Decoded>()
+        self.decoded.len() * std::mem::size_of::<Decoded>() + self.blocks.allocated_bytes()
     }
 
     #[inline(always)]
@@ -718,26 +776,26 @@ impl Machine {
                 Some(&p) if p != NO_PAGE => p as usize,
                 _ => continue,
             };
-            self.decoded[page * SLOTS_PER_PAGE + (slot & (SLOTS_PER_PAGE - 1))] =
-                Decoded::UNDECODED;
+            let d = &mut self.decoded[page * SLOTS_PER_PAGE + (slot & (SLOTS_PER_PAGE - 1))];
+            if d.op != Op::Undecoded {
+                // Every instruction of a block is decoded: this one may be in a block.
+                self.blocks.page_changed(page);
+            }
+            *d = Decoded::UNDECODED;
         }
     }
 
     /// `fence.i`: forget every decoded instruction (the tables stay allocated).
     fn invalidate_all(&mut self) {
         self.decoded.fill(Decoded::UNDECODED);
+        self.blocks.all_changed();
     }
 
     /// Accounts a data access to the D-cache: one access per line the bytes touch.
     #[inline(always)]
     fn dcache_access(&mut self, addr: u32, size: u32, write: bool) {
         if let Some(dc) = &mut self.dcache {
-            self.dmiss += dc.access(addr, write) as u32;
-            let last = addr.wrapping_add(size - 1);
-            if last >> dc.line_bytes().trailing_zeros() != addr >> dc.line_bytes().trailing_zeros()
-            {
-                self.dmiss += dc.access(last, write) as u32;
-            }
+            self.dmiss += dc.access_bytes(addr, size, write);
         }
     }
 

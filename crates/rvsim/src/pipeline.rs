@@ -88,14 +88,33 @@ impl Pipeline {
     pub fn retire(&mut self, d: Decoded, redirected: bool, imiss: u32, dmiss: u32) {
         let s = &mut self.stats;
         s.retired += 1;
-        if self.load_rd != 0 && (d.rs1 == self.load_rd || d.rs2 == self.load_rd) {
-            s.load_use_stalls += 1;
-        }
-        self.load_rd = if d.op.is_load() { d.rd } else { 0 };
+        s.load_use_stalls += load_use(self.load_rd, d.rs1, d.rs2) as u64;
+        self.load_rd = load_destination(d);
         match d.op {
             Op::Jal | Op::Jalr | Op::Mret => s.jump_flushes += BRANCH_PENALTY,
             Op::Ecall => s.trap_flushes += BRANCH_PENALTY,
             op if redirected && op.is_branch() => s.branch_flushes += BRANCH_PENALTY,
+            _ => {}
+        }
+        s.icache_miss_stalls += imiss as u64 * self.miss_penalty;
+        s.dcache_miss_stalls += dmiss as u64 * self.miss_penalty;
+    }
+
+    /// Accounts for a whole block of instructions retired in order, as [`Pipeline::retire`]
+    /// on each would: the stalls inside the block were counted when it was built, so only the
+    /// hazard across its first instruction and the flush at its end are decided here.
+    /// `redirected`: fetch did not continue after the block's last instruction. `imiss` and
+    /// `dmiss`: the cache misses of all its instructions.
+    #[inline]
+    pub fn retire_block(&mut self, t: &BlockTiming, redirected: bool, imiss: u32, dmiss: u32) {
+        let s = &mut self.stats;
+        s.retired += t.instructions as u64;
+        s.load_use_stalls +=
+            t.inner_stalls as u64 + load_use(self.load_rd, t.first_rs1, t.first_rs2) as u64;
+        self.load_rd = t.last_load_rd;
+        match t.end {
+            BlockEnd::Jump => s.jump_flushes += BRANCH_PENALTY,
+            BlockEnd::Branch if redirected => s.branch_flushes += BRANCH_PENALTY,
             _ => {}
         }
         s.icache_miss_stalls += imiss as u64 * self.miss_penalty;
@@ -114,5 +133,74 @@ impl Pipeline {
     pub fn interrupt(&mut self) {
         self.stats.interrupt_flushes += TRAP_PENALTY;
         self.load_rd = 0;
+    }
+}
+
+/// Whether an instruction reading `rs1` and `rs2` waits for a load just before it that writes
+/// `load_rd` (0: the instruction before was not a load; x0 is never a hazard).
+#[inline]
+fn load_use(load_rd: u8, rs1: u8, rs2: u8) -> bool {
+    load_rd != 0 && (rs1 == load_rd || rs2 == load_rd)
+}
+
+/// The register a load-use hazard can wait on after `d`: its destination if it is a load.
+#[inline]
+fn load_destination(d: Decoded) -> u8 {
+    if d.op.is_load() {
+        d.rd
+    } else {
+        0
+    }
+}
+
+/// How a block of straight-line instructions ends, for its flush.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlockEnd {
+    /// Falls through (or is cut short): no flush.
+    #[default]
+    Sequential,
+    /// jal or jalr: always flushes.
+    Jump,
+    /// A conditional branch: flushes when taken.
+    Branch,
+}
+
+/// What [`Pipeline::retire_block`] needs of a block, computed once when it is built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockTiming {
+    pub instructions: u32,
+    /// Load-use stalls between the block's own instructions.
+    pub inner_stalls: u32,
+    /// Source registers of the first instruction (the hazard across the block boundary).
+    pub first_rs1: u8,
+    pub first_rs2: u8,
+    /// Destination of the last instruction if it is a load, else 0.
+    pub last_load_rd: u8,
+    pub end: BlockEnd,
+}
+
+impl BlockTiming {
+    /// The timing of `block`, instructions in program order, by the same rules as
+    /// [`Pipeline::retire`]. `block` must not contain mret or ecall (they end blocks).
+    pub fn of(block: impl IntoIterator<Item = Decoded>) -> BlockTiming {
+        let mut t = BlockTiming::default();
+        let mut load_rd = 0;
+        for (i, d) in block.into_iter().enumerate() {
+            t.instructions += 1;
+            if i == 0 {
+                (t.first_rs1, t.first_rs2) = (d.rs1, d.rs2);
+            } else {
+                t.inner_stalls += load_use(load_rd, d.rs1, d.rs2) as u32;
+            }
+            load_rd = load_destination(d);
+            debug_assert!(!matches!(d.op, Op::Mret | Op::Ecall));
+            t.end = match d.op {
+                Op::Jal | Op::Jalr => BlockEnd::Jump,
+                op if op.is_branch() => BlockEnd::Branch,
+                _ => BlockEnd::Sequential,
+            };
+        }
+        t.last_load_rd = load_rd;
+        t
     }
 }

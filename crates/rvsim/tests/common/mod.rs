@@ -93,4 +93,87 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
+    /// True once in `n` draws, on average.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.next().is_multiple_of(n)
+    }
+}
+
+pub fn lui(rd: u32, imm20: u32) -> u32 {
+    ((imm20 & 0xfffff) << 12) | (rd << 7) | 0x37
+}
+pub fn jalr(rd: u32, rs1: u32, imm: i32) -> u32 {
+    i(imm, rs1, 0, rd, 0x67)
+}
+/// `lui` + `addi` loading any 32-bit value into `rd`.
+pub fn li(rd: u32, value: u32) -> [u32; 2] {
+    let lo = ((value & 0xfff) as i32) << 20 >> 20;
+    let hi = value.wrapping_sub(lo as u32) >> 12;
+    [lui(rd, hi), addi(rd, rd, lo)]
+}
+/// A word AMO (funct5 = `f5`: 0 amoadd, 1 amoswap, 2 lr, 3 sc, 4 amoxor, ...).
+pub fn amo(f5: u32, rd: u32, rs1: u32, rs2: u32) -> u32 {
+    r(f5 << 2, rs2, rs1, 2, rd, 0x2f)
+}
+pub const FENCE_I: u32 = 0x0000_100f;
+pub const EBREAK: u32 = 0x0010_0073;
+
+// Compressed (RV32C) encodings. `rd'`/`rs'` registers are x8..x15.
+pub fn c_addi(rd: u32, imm: i32) -> u16 {
+    let imm = imm as u32;
+    ((imm >> 5 & 1) << 12 | rd << 7 | (imm & 31) << 2 | 1) as u16
+}
+pub fn c_li(rd: u32, imm: i32) -> u16 {
+    c_addi(rd, imm) | 0x4000
+}
+pub fn c_mv(rd: u32, rs2: u32) -> u16 {
+    (0x8000 | rd << 7 | rs2 << 2 | 2) as u16
+}
+pub fn c_add(rd: u32, rs2: u32) -> u16 {
+    (0x9000 | rd << 7 | rs2 << 2 | 2) as u16
+}
+pub fn c_slli(rd: u32, shamt: u32) -> u16 {
+    (rd << 7 | (shamt & 31) << 2 | 2) as u16
+}
+pub fn c_jr(rs1: u32) -> u16 {
+    (0x8000 | rs1 << 7 | 2) as u16
+}
+pub fn c_jalr(rs1: u32) -> u16 {
+    (0x9000 | rs1 << 7 | 2) as u16
+}
+/// c.lw (`store == false`) or c.sw: `reg'`, word offset `off` (0..=124, multiple of 4).
+pub fn c_lw_sw(store: bool, reg: u32, base: u32, off: u32) -> u16 {
+    let f3 = if store { 6 } else { 2 };
+    (f3 << 13
+        | (off >> 3 & 7) << 10
+        | (base - 8) << 7
+        | (off >> 2 & 1) << 6
+        | (off >> 6 & 1) << 5
+        | (reg - 8) << 2) as u16
+}
+/// c.j with a byte offset (even, -2048..2046).
+pub fn c_j(off: i32) -> u16 {
+    let o = off as u32;
+    let bits = (o >> 11 & 1) << 10
+        | (o >> 4 & 1) << 9
+        | (o >> 8 & 3) << 7
+        | (o >> 10 & 1) << 6
+        | (o >> 6 & 1) << 5
+        | (o >> 7 & 1) << 4
+        | (o >> 1 & 7) << 1
+        | (o >> 5 & 1);
+    (0xa000 | bits << 2 | 1) as u16
+}
+/// c.beqz (`ne == false`) or c.bnez on `rs'` with a byte offset (even, -256..254).
+pub fn c_bz(ne: bool, rs: u32, off: i32) -> u16 {
+    let o = off as u32;
+    let f3 = if ne { 7 } else { 6 };
+    (f3 << 13
+        | (o >> 8 & 1) << 12
+        | (o >> 3 & 3) << 10
+        | (rs - 8) << 7
+        | (o >> 6 & 3) << 5
+        | (o >> 1 & 3) << 3
+        | (o >> 5 & 1) << 2
+        | 1) as u16
 }

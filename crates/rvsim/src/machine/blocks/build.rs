@@ -1,0 +1,333 @@
+//! Finding and building blocks: decoding a run of straight-line instructions into ops, and
+//! summing what the models need of them.
+
+use super::{
+    Block, BlockCache, BlockOp, Kind, LineRun, JUMPS, LEN_DEAD, LEN_REFERENCE, MAX_BLOCKS,
+    MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK,
+};
+use crate::decode::{Decoded, Op};
+use crate::machine::{Machine, NO_PAGE, PAGE_SHIFT, SLOTS_PER_PAGE};
+use crate::pipeline::BlockTiming;
+
+/// An address no pc can equal (pcs are even): the `taken` of a block without a static target.
+const NO_TARGET: u32 = 1;
+
+impl BlockCache {
+    /// Drops every block (the tables stay allocated).
+    fn clear(&mut self) {
+        self.blocks.truncate(1);
+        self.ops.clear();
+        self.sources.clear();
+        self.runs.clear();
+        self.slots.fill(NO_BLOCK);
+        self.jumps.fill(NO_BLOCK);
+        for ids in &mut self.table_blocks {
+            ids.clear();
+        }
+        self.flushes += 1;
+    }
+
+    /// Sizes the per-slot and per-table vectors to the predecode tables (`slots` halfword
+    /// slots).
+    fn cover(&mut self, slots: usize) {
+        if self.slots.len() < slots {
+            self.slots.resize(slots, NO_BLOCK);
+            self.table_blocks
+                .resize_with(slots / SLOTS_PER_PAGE, Vec::new);
+        }
+        if self.jumps.is_empty() {
+            self.jumps = vec![NO_BLOCK; JUMPS];
+        }
+    }
+
+    /// The block remembered for an indirect jump to `pc`, or [`NO_BLOCK`].
+    #[inline(always)]
+    pub(super) fn jump_target(&self, pc: u32) -> u32 {
+        match self.jumps.get((pc >> 1) as usize & (JUMPS - 1)) {
+            Some(&id) if self.blocks[id as usize].pc == pc => id,
+            _ => NO_BLOCK,
+        }
+    }
+}
+
+impl Machine {
+    /// The live block starting at `pc`, built if need be; [`NO_BLOCK`] when `pc` is outside
+    /// memory or its instruction cannot be fetched (the reference engine then raises the
+    /// fault, or ends the run at address 0).
+    #[inline(always)]
+    pub(super) fn block_at(&mut self, pc: u32) -> u32 {
+        let slot = ((pc >> 1) as usize) & (SLOTS_PER_PAGE - 1);
+        if pc & !((1 << PAGE_SHIFT) - 1) != self.fetch_page {
+            let off = pc.wrapping_sub(self.base) as usize;
+            match self.page_table.get(off >> PAGE_SHIFT) {
+                Some(&p) if p != NO_PAGE => {
+                    self.fetch_page = pc & !((1 << PAGE_SHIFT) - 1);
+                    self.fetch_slot0 = p as usize * SLOTS_PER_PAGE;
+                }
+                _ => return self.build_block(pc),
+            }
+        }
+        match self.blocks.slots.get(self.fetch_slot0 + slot) {
+            Some(&id) if self.blocks.blocks[id as usize].len != LEN_DEAD => id,
+            _ => self.build_block(pc),
+        }
+    }
+
+    /// The block at `pc`, where block `from` led by `way` (0: falling through, 1: its static
+    /// target, 2: an indirect jump); remembered in `from`'s chain or the indirect-jump table.
+    pub(super) fn follow(&mut self, pc: u32, from: u32, way: usize) -> u32 {
+        let flushes = self.blocks.flushes;
+        let id = self.block_at(pc);
+        // Building may have emptied the arena: then `from` is gone.
+        if id != NO_BLOCK && from != NO_BLOCK && self.blocks.flushes == flushes {
+            if way < 2 {
+                self.blocks.blocks[from as usize].chain[way] = id;
+            } else {
+                self.blocks.jumps[(pc >> 1) as usize & (JUMPS - 1)] = id;
+            }
+        }
+        id
+    }
+
+    /// Decodes the block starting at `pc` and enters it in the tables.
+    #[cold]
+    #[inline(never)]
+    fn build_block(&mut self, pc: u32) -> u32 {
+        if pc & 1 != 0 || !self.in_ram(pc, 2) {
+            return NO_BLOCK;
+        }
+        if self.blocks.blocks.len() >= MAX_BLOCKS
+            || self.blocks.ops.len() + MAX_BLOCK_LEN + 1 > MAX_OPS
+        {
+            self.blocks.clear();
+        }
+        let page_end = (pc as u64 | ((1 << PAGE_SHIFT) - 1)) + 1;
+        let mut code = [(0u32, Decoded::UNDECODED); MAX_BLOCK_LEN];
+        let mut n = 0;
+        let mut at = pc;
+        while n < MAX_BLOCK_LEN {
+            let Ok(d) = self.decode_at(at) else {
+                if n == 0 {
+                    return NO_BLOCK;
+                }
+                break;
+            };
+            if at as u64 + d.len as u64 > page_end || !self.fits_in_block(d, at) {
+                break;
+            }
+            code[n] = (at, d);
+            n += 1;
+            at = at.wrapping_add(d.len as u32);
+            if ends_block(d.op) {
+                break;
+            }
+        }
+        // The first instruction decoded, so its page has a predecode table.
+        let table = self.page_table[((pc - self.base) >> PAGE_SHIFT) as usize] as usize;
+        self.blocks.cover(self.decoded.len());
+        let code = &code[..n];
+        let id = self.blocks.blocks.len() as u32;
+        let block = self.new_block(code, pc, at);
+        self.blocks.blocks.push(block);
+        self.blocks.table_blocks[table].push(id);
+        let slot = table * SLOTS_PER_PAGE + ((pc >> 1) as usize & (SLOTS_PER_PAGE - 1));
+        self.blocks.slots[slot] = id;
+        id
+    }
+
+    /// Appends the ops, sources and line runs of `code` (the instructions from `pc` up to
+    /// `fall`) and returns its block (an entry for the reference engine if `code` is empty).
+    fn new_block(&mut self, code: &[(u32, Decoded)], pc: u32, fall: u32) -> Block {
+        let line_shift = self.icache.as_ref().map(|c| c.line_shift());
+        let bc = &mut self.blocks;
+        let ops = bc.ops.len() as u32;
+        let lines = bc.runs.len() as u32;
+        let mut taken = NO_TARGET;
+        let mut compressed = 0;
+        let mut straddles = 0;
+        for &(at, d) in code {
+            let op = op_for(d, at);
+            if matches!(op.kind, Kind::Jal | Kind::J) || is_branch(op.kind) {
+                taken = op.imm;
+            }
+            bc.ops.push(op);
+            bc.sources.push((at, d));
+            compressed += (d.len == 2) as u32;
+            if let Some(shift) = line_shift {
+                let first = at >> shift;
+                let last = at.wrapping_add(d.len as u32 - 1) >> shift;
+                add_fetch(&mut bc.runs, lines as usize, first);
+                if last != first {
+                    straddles += 1;
+                    add_fetch(&mut bc.runs, lines as usize, last);
+                }
+            }
+        }
+        if code.last().is_none_or(|&(_, d)| !ends_block(d.op)) {
+            bc.ops.push(BlockOp {
+                kind: Kind::End,
+                rd: 0,
+                rs1: 0,
+                rs2: 0,
+                imm: 0,
+            });
+            bc.sources.push((fall, Decoded::UNDECODED));
+        }
+        Block {
+            len: if code.is_empty() {
+                LEN_REFERENCE
+            } else {
+                code.len() as u32
+            },
+            ops,
+            pc,
+            fall: if code.is_empty() { pc } else { fall },
+            taken,
+            chain: [NO_BLOCK; 2],
+            compressed,
+            lines,
+            line_runs: bc.runs.len() as u32 - lines,
+            straddles,
+            timing: BlockTiming::of(code.iter().map(|&(_, d)| d)),
+        }
+    }
+
+    /// Whether the block engine may run `d` (at `pc`) itself: everything but the
+    /// instructions that read or change machine state beyond registers and memory, and jumps
+    /// whose static target would trap.
+    fn fits_in_block(&self, d: Decoded, pc: u32) -> bool {
+        match d.op {
+            Op::Undecoded
+            | Op::Illegal
+            | Op::FenceI
+            | Op::Ecall
+            | Op::Ebreak
+            | Op::Mret
+            | Op::Csrrw
+            | Op::Csrrs
+            | Op::Csrrc
+            | Op::Csrrwi
+            | Op::Csrrsi
+            | Op::Csrrci => false,
+            op if op.is_atomic() => false,
+            op if op == Op::Jal || op.is_branch() => {
+                pc.wrapping_add(d.imm as u32) & self.align_mask == 0
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Counts one fetch from `line` in the runs of the block whose runs start at `first_run`.
+fn add_fetch(runs: &mut Vec<LineRun>, first_run: usize, line: u32) {
+    if runs.len() > first_run {
+        if let Some(r) = runs.last_mut().filter(|r| r.line == line) {
+            r.count += 1;
+            return;
+        }
+    }
+    runs.push(LineRun { line, count: 1 });
+}
+
+/// Branches and jumps: the last instruction of a block.
+fn ends_block(op: Op) -> bool {
+    op == Op::Jal || op == Op::Jalr || op.is_branch()
+}
+
+fn is_branch(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu
+    )
+}
+
+/// The op for instruction `d` at `pc`: pc-relative values resolved, common forms specialised,
+/// and no op that writes x0.
+fn op_for(d: Decoded, pc: u32) -> BlockOp {
+    let imm = d.imm as u32;
+    let op = |kind, imm| BlockOp {
+        kind,
+        rd: d.rd,
+        rs1: d.rs1,
+        rs2: d.rs2,
+        imm,
+    };
+    let target = pc.wrapping_add(imm);
+    let kind = match d.op {
+        Op::Jal if d.rd == 0 => return op(Kind::J, target),
+        Op::Jal => return op(Kind::Jal, target),
+        Op::Jalr if d.rd == 0 => Kind::Jr,
+        Op::Jalr => Kind::Jalr,
+        Op::Beq => return op(Kind::Beq, target),
+        Op::Bne => return op(Kind::Bne, target),
+        Op::Blt => return op(Kind::Blt, target),
+        Op::Bge => return op(Kind::Bge, target),
+        Op::Bltu => return op(Kind::Bltu, target),
+        Op::Bgeu => return op(Kind::Bgeu, target),
+        Op::Lb | Op::Lbu if d.rd == 0 => return load_x0(d, 1),
+        Op::Lh | Op::Lhu if d.rd == 0 => return load_x0(d, 2),
+        Op::Lw if d.rd == 0 => return load_x0(d, 4),
+        Op::Lb => Kind::Lb,
+        Op::Lh => Kind::Lh,
+        Op::Lw => Kind::Lw,
+        Op::Lbu => Kind::Lbu,
+        Op::Lhu => Kind::Lhu,
+        Op::Sb => Kind::Sb,
+        Op::Sh => Kind::Sh,
+        Op::Sw => Kind::Sw,
+        // Everything below only writes rd.
+        _ if d.rd == 0 => Kind::Nop,
+        Op::Lui => Kind::Li,
+        Op::Auipc => return op(Kind::Li, target),
+        Op::Addi | Op::Ori | Op::Xori if d.rs1 == 0 => Kind::Li,
+        Op::Addi | Op::Ori | Op::Xori if imm == 0 => Kind::Mv,
+        Op::Add | Op::Or | Op::Xor if d.rs2 == 0 => Kind::Mv,
+        Op::Add | Op::Or | Op::Xor if d.rs1 == 0 => {
+            return BlockOp {
+                rs1: d.rs2,
+                ..op(Kind::Mv, 0)
+            }
+        }
+        Op::Addi => Kind::Addi,
+        Op::Slti => Kind::Slti,
+        Op::Sltiu => Kind::Sltiu,
+        Op::Xori => Kind::Xori,
+        Op::Ori => Kind::Ori,
+        Op::Andi => Kind::Andi,
+        Op::Slli => Kind::Slli,
+        Op::Srli => Kind::Srli,
+        Op::Srai => Kind::Srai,
+        Op::Add => Kind::Add,
+        Op::Sub => Kind::Sub,
+        Op::Sll => Kind::Sll,
+        Op::Slt => Kind::Slt,
+        Op::Sltu => Kind::Sltu,
+        Op::Xor => Kind::Xor,
+        Op::Srl => Kind::Srl,
+        Op::Sra => Kind::Sra,
+        Op::Or => Kind::Or,
+        Op::And => Kind::And,
+        Op::Mul => Kind::Mul,
+        Op::Mulh => Kind::Mulh,
+        Op::Mulhsu => Kind::Mulhsu,
+        Op::Mulhu => Kind::Mulhu,
+        Op::Div => Kind::Div,
+        Op::Divu => Kind::Divu,
+        Op::Rem => Kind::Rem,
+        Op::Remu => Kind::Remu,
+        // fence and wfi (the rest never reaches a block: see `fits_in_block`).
+        _ => Kind::Nop,
+    };
+    op(kind, imm)
+}
+
+/// A load into x0: its access size in `rd`.
+fn load_x0(d: Decoded, size: u8) -> BlockOp {
+    BlockOp {
+        kind: Kind::LoadX0,
+        rd: size,
+        rs1: d.rs1,
+        rs2: 0,
+        imm: d.imm as u32,
+    }
+}

@@ -1,0 +1,443 @@
+//! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
+//! of a block that ran to its end (all at once) or stopped early (op by op).
+
+use super::{BlockCache, BlockOp, Kind, LEN_DEAD, MAX_LEFT, NO_BLOCK};
+use crate::cache::Cache;
+use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
+use crate::pipeline::Pipeline;
+use crate::stop::Stop;
+
+/// Why a block stopped before its end: the op that must run on the reference engine, and
+/// the D-cache misses of the ops before it.
+#[derive(Clone, Copy)]
+struct Cut {
+    op: u32,
+    dmiss: u32,
+}
+
+/// Where a store may be written without the reference engine's checks.
+struct Plain<'a> {
+    base: u32,
+    /// The reference's page table: a page with a predecode table may hold code.
+    page_table: &'a [u32],
+    tohost: u32,
+}
+
+impl Plain<'_> {
+    /// The memory offset of a `size`-byte store at `addr` when nothing but the store itself
+    /// has to happen: inside memory, in a page without code, away from the page's first
+    /// halfword (where an instruction of the page before may end) and its end, and not to
+    /// `tohost`.
+    #[inline(always)]
+    fn offset(&self, addr: u32, size: u32) -> Option<usize> {
+        let off = addr.wrapping_sub(self.base) as usize;
+        let last = off + size as usize - 1;
+        let page = off >> PAGE_SHIFT;
+        let plain = last >> PAGE_SHIFT == page
+            && off & ((1 << PAGE_SHIFT) - 2) != 0
+            && self.page_table.get(page) == Some(&NO_PAGE)
+            && addr & !3 != self.tohost;
+        plain.then_some(off)
+    }
+}
+
+/// What the chained loop uses of the machine, borrowed field by field.
+struct Core<'a> {
+    regs: &'a mut [u32; 32],
+    ram: &'a mut [u8],
+    plain: Plain<'a>,
+    align_mask: u32,
+    icache: Option<&'a mut Cache>,
+    dcache: Option<&'a mut Cache>,
+    pipeline: Option<&'a mut Pipeline>,
+    stats: &'a mut Stats,
+}
+
+/// Why the chained loop returned.
+enum Why {
+    /// The block at `pc` is not known from where the run came (`from`, by `way`: see
+    /// [`Machine::follow`]), or is dead.
+    Lookup { from: u32, way: usize },
+    /// Block `id` cannot run now: it is longer than the steps left, or an entry for the
+    /// reference engine, or there is no block at `pc`.
+    Step,
+    /// Block `id` stopped before one of its ops.
+    Cut(Cut),
+}
+
+/// Where the chained loop stopped: the pc, the block there, and why.
+struct Leave {
+    pc: u32,
+    id: u32,
+    why: Why,
+}
+
+impl Machine {
+    /// The block engine's run loop, compiled once per model combination (`IC` I-cache, `DC`
+    /// D-cache, `PIPE` pipeline). Batches are those of the reference loop
+    /// ([`Machine::batch_budget`]): within one, chained blocks run while they fit in the
+    /// steps left before the batch's checked step, and single steps of the reference engine
+    /// do the rest.
+    pub(in crate::machine) fn run_blocks<const IC: bool, const DC: bool, const PIPE: bool>(
+        &mut self,
+    ) -> Stop {
+        loop {
+            if self.stats.steps >= self.max_steps {
+                return Stop::Limit {
+                    limit: self.max_steps,
+                    pc: self.pc,
+                };
+            }
+            let mut left = (self.batch_budget() - 1).min(MAX_LEFT as u64) as u32;
+            self.recheck = false;
+            let mut pc = self.pc;
+            let mut id = self.block_at(pc);
+            while left > 0 {
+                let leave = self.run_chained::<IC, DC, PIPE>(pc, id, &mut left);
+                pc = leave.pc;
+                self.pc = pc;
+                match leave.why {
+                    Why::Lookup { from, way } => {
+                        id = self.follow(pc, from, way);
+                        continue;
+                    }
+                    Why::Step => {}
+                    Why::Cut(cut) => {
+                        pc = self.retire_prefix::<IC, PIPE>(leave.id, cut);
+                        self.pc = pc;
+                        left -= cut.op;
+                    }
+                }
+                if left == 0 {
+                    break;
+                }
+                // One instruction on the reference engine.
+                left -= 1;
+                self.stats.steps += 1;
+                pc = match self.execute_next::<IC, PIPE>(pc) {
+                    Ok(next) => next,
+                    Err(stop) => return stop,
+                };
+                if self.recheck {
+                    break;
+                }
+                id = self.block_at(pc);
+            }
+            if !self.recheck {
+                if let Some(stop) = self.step_with::<IC, PIPE>() {
+                    return stop;
+                }
+            }
+        }
+    }
+
+    /// Runs blocks from block `id` at `pc`, each followed by its chained successor, while
+    /// they fit in `left` steps (which it decreases).
+    #[inline(always)]
+    fn run_chained<const IC: bool, const DC: bool, const PIPE: bool>(
+        &mut self,
+        pc: u32,
+        id: u32,
+        left: &mut u32,
+    ) -> Leave {
+        let mut core = Core {
+            regs: &mut self.regs,
+            ram: &mut self.ram,
+            plain: Plain {
+                base: self.base,
+                page_table: &self.page_table,
+                tohost: self.tohost,
+            },
+            align_mask: self.align_mask,
+            icache: self.icache.as_mut(),
+            dcache: self.dcache.as_mut(),
+            pipeline: self.pipeline.as_mut(),
+            stats: &mut self.stats,
+        };
+        run_chain::<IC, DC, PIPE>(&mut core, &self.blocks, pc, id, left)
+    }
+
+    /// Accounts for the ops of block `id` before `cut.op`, one by one as the reference
+    /// engine would have. Returns the address of the op that stopped the block.
+    #[cold]
+    #[inline(never)]
+    fn retire_prefix<const IC: bool, const PIPE: bool>(&mut self, id: u32, cut: Cut) -> u32 {
+        let first = self.blocks.blocks[id as usize].ops as usize;
+        for i in first..first + cut.op as usize {
+            let (pc, d) = self.blocks.sources[i];
+            self.stats.steps += 1;
+            let imiss = self.fetch::<IC>(pc, d.len);
+            // The D-cache misses are a sum: all of them go with the last op.
+            self.dmiss = if i + 1 == first + cut.op as usize {
+                cut.dmiss
+            } else {
+                0
+            };
+            self.retire::<PIPE>(d, pc, pc.wrapping_add(d.len as u32), imiss);
+        }
+        self.blocks.sources[first + cut.op as usize].0
+    }
+}
+
+/// The chained loop: block after block through their chains (and the indirect-jump table),
+/// each block's counts added when it ends. Returns at the first block it cannot run.
+#[inline(always)]
+fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
+    core: &mut Core,
+    bc: &BlockCache,
+    mut pc: u32,
+    mut id: u32,
+    left: &mut u32,
+) -> Leave {
+    let mut budget = *left;
+    let mut retired = 0u64;
+    let mut compressed = 0u64;
+    let mut straddles = 0u64;
+    // How the run reached `id`, for linking it when it has to be looked up.
+    let (mut from, mut way) = (NO_BLOCK, 2);
+    let why = loop {
+        let b = &bc.blocks[id as usize];
+        if b.len > budget {
+            break if b.len == LEN_DEAD && id != NO_BLOCK {
+                Why::Lookup { from, way }
+            } else {
+                Why::Step
+            };
+        }
+        let ops = &bc.ops[b.ops as usize..];
+        let (next, dmiss) = match run_ops::<DC>(
+            core.regs,
+            core.ram,
+            ops,
+            b.fall,
+            core.align_mask,
+            &core.plain,
+            core.dcache.as_deref_mut(),
+        ) {
+            Ok(done) => done,
+            Err(cut) => break Why::Cut(cut),
+        };
+        budget -= b.len;
+        retired += b.len as u64;
+        compressed += b.compressed as u64;
+        let mut imiss = 0;
+        if IC {
+            if let Some(ic) = core.icache.as_deref_mut() {
+                let runs = &bc.runs[b.lines as usize..(b.lines + b.line_runs) as usize];
+                for r in runs {
+                    imiss += ic.fetch_run(r.line, r.count);
+                }
+            }
+            straddles += b.straddles as u64;
+        }
+        if PIPE {
+            if let Some(p) = core.pipeline.as_deref_mut() {
+                p.retire_block(&b.timing, next != b.fall, imiss, dmiss);
+            }
+        }
+        pc = next;
+        from = id;
+        (way, id) = if next == b.fall {
+            (0, b.chain[0])
+        } else if next == b.taken {
+            (1, b.chain[1])
+        } else {
+            (2, bc.jump_target(next))
+        };
+        if id == NO_BLOCK {
+            break Why::Lookup { from, way };
+        }
+    };
+    let s = &mut *core.stats;
+    s.steps += retired;
+    s.instret += retired;
+    s.compressed_retired += compressed;
+    s.straddling_fetches += straddles;
+    *left = budget;
+    Leave { pc, id, why }
+}
+
+/// `N` bytes of memory at `off`, if they are all inside it.
+#[inline(always)]
+fn read<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
+    ram.get(off..off + N)
+        .map(|b| b.try_into().unwrap_or([0; N]))
+}
+
+/// The op interpreter. Free of `self` so the compiler knows the registers, the memory and the
+/// ops do not overlap, and keeps their addresses in registers.
+#[inline(always)]
+fn run_ops<const DC: bool>(
+    regs: &mut [u32; 32],
+    ram: &mut [u8],
+    ops: &[BlockOp],
+    fall: u32,
+    align_mask: u32,
+    plain: &Plain,
+    mut dcache: Option<&mut Cache>,
+) -> Result<(u32, u32), Cut> {
+    let mut dmiss = 0;
+    let base = plain.base;
+    // Register numbers are below 32 by construction; the mask spares the bounds checks.
+    macro_rules! r {
+        ($i:expr) => {
+            regs[($i & 31) as usize]
+        };
+    }
+    macro_rules! cut {
+        ($k:expr) => {
+            return Err(Cut {
+                op: $k as u32,
+                dmiss,
+            })
+        };
+    }
+    macro_rules! load {
+        ($k:expr, $op:expr, $n:literal) => {{
+            let addr = r!($op.rs1).wrapping_add($op.imm);
+            let Some(bytes) = read::<$n>(ram, addr.wrapping_sub(base) as usize) else {
+                cut!($k)
+            };
+            if DC {
+                if let Some(dc) = dcache.as_deref_mut() {
+                    dmiss += dc.access_bytes(addr, $n, false);
+                }
+            }
+            bytes
+        }};
+    }
+    macro_rules! store {
+        ($k:expr, $op:expr, $n:literal) => {{
+            let addr = r!($op.rs1).wrapping_add($op.imm);
+            let Some(off) = plain.offset(addr, $n) else {
+                cut!($k)
+            };
+            if off + $n > ram.len() {
+                cut!($k)
+            }
+            if DC {
+                if let Some(dc) = dcache.as_deref_mut() {
+                    dmiss += dc.access_bytes(addr, $n, true);
+                }
+            }
+            let value = r!($op.rs2).to_le_bytes();
+            ram[off..off + $n].copy_from_slice(&value[..$n]);
+        }};
+    }
+    for (k, &op) in ops.iter().enumerate() {
+        let rs1 = r!(op.rs1);
+        let rs2 = r!(op.rs2);
+        let imm = op.imm;
+        let value = match op.kind {
+            Kind::Nop => continue,
+            Kind::Li => imm,
+            Kind::Mv => rs1,
+            Kind::Addi => rs1.wrapping_add(imm),
+            Kind::Slti => ((rs1 as i32) < imm as i32) as u32,
+            Kind::Sltiu => (rs1 < imm) as u32,
+            Kind::Xori => rs1 ^ imm,
+            Kind::Ori => rs1 | imm,
+            Kind::Andi => rs1 & imm,
+            Kind::Slli => rs1 << (imm & 31),
+            Kind::Srli => rs1 >> (imm & 31),
+            Kind::Srai => ((rs1 as i32) >> (imm & 31)) as u32,
+            Kind::Add => rs1.wrapping_add(rs2),
+            Kind::Sub => rs1.wrapping_sub(rs2),
+            Kind::Sll => rs1 << (rs2 & 31),
+            Kind::Slt => ((rs1 as i32) < (rs2 as i32)) as u32,
+            Kind::Sltu => (rs1 < rs2) as u32,
+            Kind::Xor => rs1 ^ rs2,
+            Kind::Srl => rs1 >> (rs2 & 31),
+            Kind::Sra => ((rs1 as i32) >> (rs2 & 31)) as u32,
+            Kind::Or => rs1 | rs2,
+            Kind::And => rs1 & rs2,
+            Kind::Mul => rs1.wrapping_mul(rs2),
+            Kind::Mulh => ((rs1 as i32 as i64 * rs2 as i32 as i64) >> 32) as u32,
+            Kind::Mulhsu => ((rs1 as i32 as i64).wrapping_mul(rs2 as i64) >> 32) as u32,
+            Kind::Mulhu => ((rs1 as u64 * rs2 as u64) >> 32) as u32,
+            Kind::Div => {
+                if rs2 == 0 {
+                    u32::MAX
+                } else {
+                    (rs1 as i32).wrapping_div(rs2 as i32) as u32
+                }
+            }
+            Kind::Divu => rs1.checked_div(rs2).unwrap_or(u32::MAX),
+            Kind::Rem => {
+                if rs2 == 0 {
+                    rs1
+                } else {
+                    (rs1 as i32).wrapping_rem(rs2 as i32) as u32
+                }
+            }
+            Kind::Remu => rs1.checked_rem(rs2).unwrap_or(rs1),
+            Kind::Lb => load!(k, op, 1)[0] as i8 as i32 as u32,
+            Kind::Lbu => load!(k, op, 1)[0] as u32,
+            Kind::Lh => i16::from_le_bytes(load!(k, op, 2)) as i32 as u32,
+            Kind::Lhu => u16::from_le_bytes(load!(k, op, 2)) as u32,
+            Kind::Lw => u32::from_le_bytes(load!(k, op, 4)),
+            Kind::LoadX0 => {
+                match op.rd {
+                    1 => drop(load!(k, op, 1)),
+                    2 => drop(load!(k, op, 2)),
+                    _ => drop(load!(k, op, 4)),
+                }
+                continue;
+            }
+            Kind::Sb => {
+                store!(k, op, 1);
+                continue;
+            }
+            Kind::Sh => {
+                store!(k, op, 2);
+                continue;
+            }
+            Kind::Sw => {
+                store!(k, op, 4);
+                continue;
+            }
+            Kind::Beq => return Ok((if rs1 == rs2 { imm } else { fall }, dmiss)),
+            Kind::Bne => return Ok((if rs1 != rs2 { imm } else { fall }, dmiss)),
+            Kind::Blt => {
+                return Ok((
+                    if (rs1 as i32) < (rs2 as i32) {
+                        imm
+                    } else {
+                        fall
+                    },
+                    dmiss,
+                ))
+            }
+            Kind::Bge => {
+                return Ok((
+                    if (rs1 as i32) >= (rs2 as i32) {
+                        imm
+                    } else {
+                        fall
+                    },
+                    dmiss,
+                ))
+            }
+            Kind::Bltu => return Ok((if rs1 < rs2 { imm } else { fall }, dmiss)),
+            Kind::Bgeu => return Ok((if rs1 >= rs2 { imm } else { fall }, dmiss)),
+            Kind::Jal => {
+                r!(op.rd) = fall;
+                return Ok((imm, dmiss));
+            }
+            Kind::J => return Ok((imm, dmiss)),
+            Kind::Jalr | Kind::Jr => {
+                let target = rs1.wrapping_add(imm) & !1;
+                if target & align_mask != 0 {
+                    cut!(k)
+                }
+                if op.kind == Kind::Jalr {
+                    r!(op.rd) = fall;
+                }
+                return Ok((target, dmiss));
+            }
+            Kind::End => return Ok((fall, dmiss)),
+        };
+        r!(op.rd) = value;
+    }
+    unreachable!("every block ends with a terminator op")
+}

@@ -1,0 +1,258 @@
+//! The block engine: the fast way to run the machine, with counts identical to the
+//! per-instruction engine (`Machine::run_with`, kept as the reference).
+//!
+//! Straight-line code is decoded once into a *block* of pre-decoded ops, ending at a branch or
+//! jump, before an instruction the block engine leaves to the reference engine (CSR access,
+//! `ecall`, `ebreak`, `mret`, `fence.i`, AMO, illegal, a jump to a misaligned target), at the
+//! end of its 4 KiB page, or at [`MAX_BLOCK_LEN`] instructions. Decoding resolves what only
+//! depends on the instruction's address (AUIPC values, jump and branch targets, link values)
+//! and specialises common forms (load immediate, register move, writes to x0 as no-ops), so
+//! an op does one thing and no op writes x0.
+//!
+//! Everything the models need per instruction is summed per block when it is built:
+//! instruction and compressed counts, the ordered runs of I-cache lines its fetches touch
+//! (straddling fetches included), and the pipeline's load-use stalls inside it
+//! ([`BlockTiming`]). A block that runs to its end adds them at once; only the D-cache is
+//! accessed op by op. When an op cannot finish on the fast path (an access outside memory or
+//! to the timer device, a store into a page holding code or to `tohost`, a jump that would
+//! trap), the block stops *before* it: the ops before it are accounted one by one through the
+//! reference's own model calls, and the reference engine executes that instruction. Traps,
+//! interrupts, CSR reads of the counters and self-modifying code therefore see exactly the
+//! state the reference would show.
+//!
+//! Blocks are found through a table of block ids parallel to the reference's predecode
+//! tables (one slot per halfword of each page that runs code), and chained: each block keeps
+//! the id of the block that followed it on its fall-through and on its taken path, and a
+//! small direct-mapped table remembers the targets of indirect jumps (returns, calls through
+//! pointers). Blocks then run one after another in a loop that touches nothing of the machine
+//! but registers, memory and the models ([`exec`]), until a chain is missing or the batch's
+//! steps run out. A store that overlaps a predecoded instruction marks every block of that
+//! page dead (`fence.i`: every block), which every chain and table entry into them sees at the
+//! next use. When the arena grows past [`MAX_BLOCKS`] blocks or [`MAX_OPS`] ops it is emptied
+//! and refilled on demand.
+
+mod build;
+mod exec;
+
+use crate::decode::Decoded;
+use crate::pipeline::BlockTiming;
+
+/// No block: an empty table slot or chain. Block 0 is a dead block, so following it needs no
+/// test of its own.
+pub(super) const NO_BLOCK: u32 = 0;
+/// `Block::len` of a block whose code changed: rebuilt at its next use.
+pub(super) const LEN_DEAD: u32 = u32::MAX;
+/// `Block::len` of an entry for an instruction the reference engine executes.
+pub(super) const LEN_REFERENCE: u32 = u32::MAX - 1;
+/// Most steps the chained loop is given at once: below both special lengths, so one
+/// comparison of a block's length with the steps left also catches them.
+pub(super) const MAX_LEFT: u32 = u32::MAX - 2;
+/// Entries of the indirect-jump table (a power of two).
+const JUMPS: usize = 4096;
+/// Longest block, in instructions.
+pub(super) const MAX_BLOCK_LEN: usize = 64;
+/// Arena limits; beyond them every block is dropped (self-modifying code would otherwise
+/// grow the arena without bound).
+const MAX_BLOCKS: usize = 1 << 16;
+const MAX_OPS: usize = 1 << 20;
+
+/// What an op does. The last op of a block is always a terminator (a branch, a jump or
+/// `End`), so the op loop needs no bounds test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Kind {
+    /// An instruction without effect on registers or memory: fence, wfi, an ALU op on x0.
+    Nop,
+    /// `rd = imm` (lui, auipc with its pc added, addi/ori from x0).
+    Li,
+    /// `rd = rs1` (addi with 0, add with x0).
+    Mv,
+    Addi,
+    Slti,
+    Sltiu,
+    Xori,
+    Ori,
+    Andi,
+    Slli,
+    Srli,
+    Srai,
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Mul,
+    Mulh,
+    Mulhsu,
+    Mulhu,
+    Div,
+    Divu,
+    Rem,
+    Remu,
+    Lb,
+    Lh,
+    Lw,
+    Lbu,
+    Lhu,
+    /// A load into x0: the access (and its D-cache count) without a result; size in `rd`.
+    LoadX0,
+    Sb,
+    Sh,
+    Sw,
+    // Terminators. Branch targets are in `imm`; a jump's link value is the block's
+    // fall-through address.
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    Bltu,
+    Bgeu,
+    /// jal with a link register; target in `imm`.
+    Jal,
+    /// jal x0 (j); target in `imm`.
+    J,
+    /// jalr with a link register.
+    Jalr,
+    /// jalr x0 (jr, ret).
+    Jr,
+    /// Not an instruction: the block continues at its fall-through address.
+    End,
+}
+
+/// One pre-decoded op: 8 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BlockOp {
+    pub kind: Kind,
+    pub rd: u8,
+    pub rs1: u8,
+    pub rs2: u8,
+    pub imm: u32,
+}
+
+/// `count` consecutive fetches from one I-cache line.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LineRun {
+    pub line: u32,
+    pub count: u32,
+}
+
+/// A block: where its ops are, where it goes, and its counts.
+#[derive(Clone, Debug)]
+pub(super) struct Block {
+    /// Instructions, or [`LEN_DEAD`], or [`LEN_REFERENCE`].
+    pub len: u32,
+    /// Index of the first op in [`BlockCache::ops`] (and of its source in `sources`).
+    pub ops: u32,
+    /// The address of its first instruction.
+    pub pc: u32,
+    /// The address after the last instruction.
+    pub fall: u32,
+    /// The static target of the final branch or jal (an odd address, which no pc equals,
+    /// for other endings).
+    pub taken: u32,
+    /// Successor blocks: `[after falling through, after taking the static target]`.
+    pub chain: [u32; 2],
+    pub compressed: u32,
+    /// The block's I-cache line runs: `runs[lines..lines + line_runs]`.
+    pub lines: u32,
+    pub line_runs: u32,
+    /// 32-bit fetches that touch two lines.
+    pub straddles: u32,
+    pub timing: BlockTiming,
+}
+
+/// Every block built so far, and the tables that find them.
+pub(super) struct BlockCache {
+    blocks: Vec<Block>,
+    ops: Vec<BlockOp>,
+    /// Per op: the address and decoded record of its instruction (`End` has its block's
+    /// fall-through address and no record), for accounting a block cut short op by op.
+    sources: Vec<(u32, Decoded)>,
+    runs: Vec<LineRun>,
+    /// Per halfword slot, parallel to the predecode tables: the block starting there.
+    slots: Vec<u32>,
+    /// Per predecode table: the blocks built in it since its code last changed.
+    table_blocks: Vec<Vec<u32>>,
+    /// Indirect-jump targets: the block for pc at `(pc >> 1) % JUMPS`, if its pc matches.
+    jumps: Vec<u32>,
+    /// How many times the arena was emptied (ids from before are meaningless).
+    flushes: u64,
+}
+
+impl Default for BlockCache {
+    fn default() -> Self {
+        BlockCache {
+            blocks: vec![Block::dead()],
+            ops: Vec::new(),
+            sources: Vec::new(),
+            runs: Vec::new(),
+            slots: Vec::new(),
+            table_blocks: Vec::new(),
+            jumps: Vec::new(),
+            flushes: 0,
+        }
+    }
+}
+
+impl Block {
+    /// Block 0, [`NO_BLOCK`]: never runs.
+    fn dead() -> Block {
+        Block {
+            len: LEN_DEAD,
+            ops: 0,
+            pc: 1,
+            fall: 1,
+            taken: 1,
+            chain: [NO_BLOCK; 2],
+            compressed: 0,
+            lines: 0,
+            line_runs: 0,
+            straddles: 0,
+            timing: BlockTiming::default(),
+        }
+    }
+}
+
+impl BlockCache {
+    /// Code in predecode table `table` changed: every block in it is dead from now on.
+    #[inline]
+    pub(super) fn page_changed(&mut self, table: usize) {
+        if let Some(ids) = self.table_blocks.get_mut(table) {
+            for &id in ids.iter() {
+                self.blocks[id as usize].len = LEN_DEAD;
+            }
+            ids.clear();
+        }
+    }
+
+    /// `fence.i`: every block is dead from now on.
+    pub(super) fn all_changed(&mut self) {
+        for b in &mut self.blocks {
+            b.len = LEN_DEAD;
+        }
+        for ids in &mut self.table_blocks {
+            ids.clear();
+        }
+    }
+
+    /// Bytes of blocks built and of their tables (none before the first block).
+    pub(super) fn allocated_bytes(&self) -> usize {
+        use std::mem::size_of;
+        (self.blocks.len() - 1) * size_of::<Block>()
+            + self.ops.len() * size_of::<BlockOp>()
+            + self.sources.len() * size_of::<(u32, Decoded)>()
+            + self.runs.len() * size_of::<LineRun>()
+            + self.slots.len() * size_of::<u32>()
+            + self.jumps.len() * size_of::<u32>()
+            + self
+                .table_blocks
+                .iter()
+                .map(|t| t.len() * size_of::<u32>())
+                .sum::<usize>()
+    }
+}

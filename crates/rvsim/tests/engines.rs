@@ -1,0 +1,803 @@
+//! The block engine (`Engine::Blocks`, what `Machine::run` uses) against the per-instruction
+//! reference engine (`Engine::Reference`): every program here runs on both under many model
+//! combinations, and everything they report must be equal: the ending, every counter of
+//! `Stats` (instructions, steps, cycles by cause, every cache and 3C count, straddling
+//! fetches, compressed count, exceptions, interrupts), the registers, the pc, the output and
+//! all of memory.
+//!
+//! The programs: every riscv-test, every committed program, and thousands of random programs
+//! built to hit what blocks make hard: branches and jumps into the middle of blocks,
+//! compressed code with fetches straddling cache lines, self-modifying code with and without
+//! `fence.i` (also into the running block), traps and timer interrupts at every offset of a
+//! block, CSR reads of the counters, timer-device accesses, AMOs, misaligned data. CoreMark
+//! runs in `tests/coremark.rs`.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use rvsim::{CacheConfig, Config, Engine, Machine, Program, Stop};
+
+/// The model combinations (I-cache, D-cache, pipeline, policies, penalties) runs use.
+fn configs() -> Vec<(&'static str, Config)> {
+    let cache = |spec: &str| Some(CacheConfig::parse(spec).unwrap());
+    let base = Config::default();
+    vec![
+        ("functional", base.clone()),
+        (
+            "icache 8x1x2",
+            Config {
+                icache: cache("sets=8,ways=1,words=2"),
+                ..base.clone()
+            },
+        ),
+        (
+            "icache 4x2x1 random",
+            Config {
+                icache: cache("sets=4,ways=2,words=1,repl=random,seed=7"),
+                ..base.clone()
+            },
+        ),
+        (
+            "dcache 4x2x2 fifo",
+            Config {
+                dcache: cache("sets=4,ways=2,words=2,repl=fifo"),
+                ..base.clone()
+            },
+        ),
+        (
+            "pipeline",
+            Config {
+                pipeline: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "icache+pipeline",
+            Config {
+                icache: cache("sets=16,ways=1,words=4"),
+                pipeline: true,
+                miss_penalty: 5,
+                ..base.clone()
+            },
+        ),
+        (
+            "all, write-through no-allocate",
+            Config {
+                icache: cache("sets=8,ways=2,words=2"),
+                dcache: cache("sets=2,ways=1,words=1,write=through,alloc=no"),
+                pipeline: true,
+                miss_penalty: 3,
+                ..base.clone()
+            },
+        ),
+        (
+            "all (sim bench)",
+            Config {
+                icache: cache("sets=8,ways=1,words=2"),
+                dcache: cache("sets=16,ways=2,words=4"),
+                pipeline: true,
+                miss_penalty: 10,
+                ..base
+            },
+        ),
+    ]
+}
+
+/// Everything a finished run shows, by name, for comparison.
+struct Outcome {
+    stop: Stop,
+    machine: Machine,
+}
+
+fn run(program: &Program, cfg: &Config, engine: Engine) -> Outcome {
+    run_after_steps(program, cfg, engine, 0)
+}
+
+/// Runs `program` after `first` single steps (as a tool that watches the start of a run
+/// step by step and then lets it run does).
+fn run_after_steps(program: &Program, cfg: &Config, engine: Engine, first: u64) -> Outcome {
+    let cfg = Config {
+        engine,
+        ..cfg.clone()
+    };
+    let mut machine = Machine::new(&cfg, program).unwrap();
+    for _ in 0..first {
+        if let Some(stop) = machine.step() {
+            return Outcome { stop, machine };
+        }
+    }
+    let stop = machine.run();
+    Outcome { stop, machine }
+}
+
+/// The first difference between two outcomes, named.
+fn difference(a: &Outcome, b: &Outcome) -> Option<String> {
+    let (sa, sb) = (a.machine.stats(), b.machine.stats());
+    let checks: [(&str, String, String); 12] = [
+        ("ending", format!("{:?}", a.stop), format!("{:?}", b.stop)),
+        ("instret", sa.instret.to_string(), sb.instret.to_string()),
+        ("steps", sa.steps.to_string(), sb.steps.to_string()),
+        (
+            "exceptions",
+            sa.exceptions.to_string(),
+            sb.exceptions.to_string(),
+        ),
+        (
+            "interrupts",
+            sa.interrupts.to_string(),
+            sb.interrupts.to_string(),
+        ),
+        (
+            "straddling fetches",
+            sa.straddling_fetches.to_string(),
+            sb.straddling_fetches.to_string(),
+        ),
+        (
+            "compressed retired",
+            sa.compressed_retired.to_string(),
+            sb.compressed_retired.to_string(),
+        ),
+        (
+            "icache",
+            format!("{:?}", sa.icache),
+            format!("{:?}", sb.icache),
+        ),
+        (
+            "dcache",
+            format!("{:?}", sa.dcache),
+            format!("{:?}", sb.dcache),
+        ),
+        (
+            "pipeline",
+            format!("{:?}", sa.pipeline),
+            format!("{:?}", sb.pipeline),
+        ),
+        (
+            "registers and pc",
+            format!("{:x?} pc={:x}", a.machine.regs, a.machine.pc),
+            format!("{:x?} pc={:x}", b.machine.regs, b.machine.pc),
+        ),
+        (
+            "output",
+            format!("{:?}{:?}", a.machine.stdout(), a.machine.stderr()),
+            format!("{:?}{:?}", b.machine.stdout(), b.machine.stderr()),
+        ),
+    ];
+    for (what, x, y) in checks {
+        if x != y {
+            return Some(format!("{what}: blocks {x}, reference {y}"));
+        }
+    }
+    // Whatever is not named above (a counter added later) is still compared.
+    if sa != sb {
+        return Some(format!("stats: blocks {sa:?}, reference {sb:?}"));
+    }
+    let (ma, mb) = (a.machine.memory_contents(), b.machine.memory_contents());
+    if let Some(i) = (0..ma.len().max(mb.len())).find(|&i| ma.get(i) != mb.get(i)) {
+        return Some(format!("memory differs from offset {i:#x}"));
+    }
+    None
+}
+
+/// Runs `program` on both engines; panics naming the first difference.
+fn check(name: &str, label: &str, program: &Program, cfg: &Config) -> Outcome {
+    check_after_steps(name, label, program, cfg, 0)
+}
+
+/// [`check`], both runs starting after `first` single steps.
+fn check_after_steps(
+    name: &str,
+    label: &str,
+    program: &Program,
+    cfg: &Config,
+    first: u64,
+) -> Outcome {
+    let blocks = run_after_steps(program, cfg, Engine::Blocks, first);
+    let reference = run_after_steps(program, cfg, Engine::Reference, first);
+    if let Some(diff) = difference(&blocks, &reference) {
+        panic!("{name} with {label}: {diff}");
+    }
+    blocks
+}
+
+#[test]
+fn a_difference_in_any_counter_is_reported() {
+    // Two runs of one program that differ by one instruction step: the comparison must
+    // name it (if it could not fail, the tests below would prove nothing).
+    let words = [
+        addi(10, 0, 1),
+        addi(10, 10, 1),
+        addi(10, 10, 1),
+        EXIT[0],
+        EXIT[1],
+    ];
+    let program = Program::from_code(BASE, &code(&words));
+    let cfg = Config::default();
+    let full = run(&program, &cfg, Engine::Reference);
+    let cut = run(
+        &program,
+        &Config {
+            max_instructions: 4,
+            ..cfg.clone()
+        },
+        Engine::Reference,
+    );
+    let diff = difference(&full, &cut).expect("a different ending must be reported");
+    assert!(diff.starts_with("ending:"), "{diff}");
+    // Same ending, different counts: the pipeline's cycles.
+    let pipe = |penalty| Config {
+        pipeline: true,
+        icache: Some(CacheConfig::parse("sets=2,ways=1,words=1").unwrap()),
+        miss_penalty: penalty,
+        ..Config::default()
+    };
+    let a = run(&program, &pipe(0), Engine::Reference);
+    let b = run(&program, &pipe(1), Engine::Reference);
+    let diff = difference(&a, &b).expect("different cycles must be reported");
+    assert!(diff.starts_with("pipeline:"), "{diff}");
+    assert!(difference(&a, &run(&program, &pipe(0), Engine::Blocks)).is_none());
+}
+
+fn load(path: &std::path::Path) -> Program {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Program::from_elf(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn elf_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_riscv_test_counts_the_same_on_both_engines() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/riscv-tests/elf");
+    let files = elf_files(&dir);
+    assert_eq!(
+        files.len(),
+        77,
+        "expected the 77 riscv-tests in {}",
+        dir.display()
+    );
+    for path in files {
+        let program = load(&path);
+        let name = path.file_name().unwrap().to_string_lossy();
+        for (label, cfg) in configs() {
+            let cfg = Config {
+                max_instructions: 1_000_000,
+                ..cfg
+            };
+            let out = check(&name, label, &program, &cfg);
+            assert_eq!(out.stop, Stop::Tohost(1), "{name} with {label}");
+        }
+        let rv32im = Config {
+            compressed: false,
+            max_instructions: 1_000_000,
+            ..configs()[6].1.clone()
+        };
+        check(&name, "RV32IMA machine", &program, &rv32im);
+    }
+}
+
+#[test]
+fn every_committed_program_counts_the_same_on_both_engines() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("programs/elf");
+    for path in elf_files(&dir) {
+        let program = load(&path);
+        let name = path.file_name().unwrap().to_string_lossy();
+        let mut all = configs();
+        all.push((
+            "all + timer",
+            Config {
+                timer_interval: Some(997),
+                ..all[7].1.clone()
+            },
+        ));
+        all.push((
+            "RV32IMA machine",
+            Config {
+                compressed: false,
+                ..all[7].1.clone()
+            },
+        ));
+        for (label, cfg) in all {
+            // The benchmark builds run 56 million instructions; their first 2 million are
+            // enough here (a run that hits the limit is compared like any other).
+            let cfg = Config {
+                max_instructions: 2_000_000,
+                ..cfg
+            };
+            let out = check(&name, label, &program, &cfg);
+            // (A compressed build on a machine without C stops at its first 16-bit one.)
+            let s = out.machine.stats();
+            let ran = if label == "RV32IMA machine" {
+                s.steps
+            } else {
+                s.instret
+            };
+            assert!(ran > 0, "{name} with {label}: {s:?}");
+        }
+    }
+}
+
+/// Registers the random code writes (x1 is written as a link register, x8/x9/x2 hold the
+/// data, code and stack addresses, x28..x31 belong to the trap handler).
+const DEST: std::ops::RangeInclusive<u32> = 10..=27;
+const DATA: u32 = BASE + 0x8000;
+const MEMORY: u32 = 0x1_0000;
+/// Where the trap handler is placed, and the random body starts.
+const HANDLER: u32 = 0x40;
+const BODY: u32 = 0x100;
+
+/// An instruction of a generated program; branches get their targets once laid out.
+#[derive(Clone, Copy)]
+enum Item {
+    W32(u32),
+    W16(u16),
+    /// A conditional branch (funct3) to item `target`.
+    Branch(u32, u32, u32, usize),
+    Jal(u32, usize),
+    CJ(usize),
+    CBz(bool, u32, usize),
+    /// jalr `rd`, to item `target`'s address through x9 (the code base).
+    Jalr(u32, usize),
+    /// sw x31 over a random instruction of the body (self-modifying code).
+    Overwrite,
+}
+
+impl Item {
+    fn len(self) -> u32 {
+        match self {
+            Item::W16(_) | Item::CJ(_) | Item::CBz(..) => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// The trap handler: an exception skips its (4-byte) instruction; a timer interrupt re-arms
+/// the timer `rearm` steps ahead. Uses x28..x31 only.
+fn handler(rearm: i32) -> Vec<u32> {
+    vec![
+        csrr(28, 0x342),     // mcause
+        b(20, 0, 28, 4),     // blt x28, x0, +20: interrupt
+        csrr(29, 0x341),     // mepc
+        addi(29, 29, 4),     //
+        csrw(0x341, 29),     //
+        MRET,                //
+        lui(29, 0x200c),     // x29 = 0x0200c000
+        lw(30, 29, -8),      // mtime (low word)
+        addi(30, 30, rearm), //
+        lui(29, 0x2004),     // x29 = mtimecmp
+        sw(0, 29, 4),        // high word 0 first (interrupts are off in the handler)
+        sw(30, 29, 0),       //
+        MRET,
+    ]
+}
+
+/// A random program: a prologue (x8, x9, x2, trap handler, timer), a random body that loops
+/// forever, and the handler. The run ends at its instruction limit or a trap without
+/// handler. Returns the bytes and the body's length in bytes.
+fn random_program(rng: &mut Rng, with_handler: bool, with_timer: bool) -> Vec<u8> {
+    let mut bytes = vec![0u8; BODY as usize];
+    let mut prologue = vec![auipc(9, 0)];
+    prologue.extend(li(8, DATA));
+    prologue.push(addi(2, 8, 1024));
+    if with_handler {
+        prologue.push(addi(28, 9, HANDLER as i32));
+        prologue.push(csrw(0x305, 28));
+    }
+    if with_timer {
+        prologue.push(addi(28, 0, 0x80));
+        prologue.push(i(0x304, 28, 2, 0, 0x73)); // csrs mie, x28
+        prologue.push(i(0x300, 8, 6, 0, 0x73)); // csrsi mstatus, 8
+    }
+    prologue.push(jal(0, (BODY - 4 * prologue.len() as u32) as i32));
+    let rearm = 1 + (rng.next() % 60) as i32;
+    for (k, w) in prologue.iter().enumerate() {
+        bytes[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    for (k, w) in handler(rearm).iter().enumerate() {
+        let at = HANDLER as usize + 4 * k;
+        bytes[at..at + 4].copy_from_slice(&w.to_le_bytes());
+    }
+
+    let n = 40 + (rng.next() % 200) as usize;
+    let mut items = Vec::new();
+    while items.len() < n {
+        let rd = pick(rng, DEST);
+        let rs1 = (rng.next() % 32) as u32;
+        let rs2 = (rng.next() % 32) as u32;
+        let imm = (rng.next() % 4096) as i32 - 2048;
+        let target = (rng.next() as usize) % n;
+        match rng.next() % 100 {
+            0..=17 => {
+                // ALU, register-register (M included).
+                let (f7, f3) = [
+                    (0, 0),
+                    (0x20, 0),
+                    (0, 1),
+                    (0, 2),
+                    (0, 3),
+                    (0, 4),
+                    (0, 5),
+                    (0x20, 5),
+                    (0, 6),
+                    (0, 7),
+                    (1, 0),
+                    (1, 1),
+                    (1, 2),
+                    (1, 3),
+                    (1, 4),
+                    (1, 5),
+                    (1, 6),
+                    (1, 7),
+                ][(rng.next() % 18) as usize];
+                items.push(Item::W32(r(f7, rs2, rs1, f3, rd, 0x33)));
+            }
+            18..=31 => {
+                // ALU with an immediate, lui, auipc.
+                let f3 = (rng.next() % 8) as u32;
+                let w = match f3 {
+                    1 => r(0, rs2, rs1, 1, rd, 0x13),
+                    5 => r(if rng.one_in(2) { 0 } else { 0x20 }, rs2, rs1, 5, rd, 0x13),
+                    _ => i(imm, rs1, f3, rd, 0x13),
+                };
+                items.push(Item::W32(match rng.next() % 8 {
+                    0 => lui(rd, rng.next() as u32),
+                    1 => auipc(rd, rng.next() as u32 & 0xfffff),
+                    2 => addi(rd, 0, imm),
+                    3 => addi(rd, rs1, 0),
+                    _ => w,
+                }));
+            }
+            32..=43 => {
+                // Compressed ALU.
+                let rd = pick(rng, 10..=15);
+                let rs = pick(rng, 1..=31);
+                let small = (rng.next() % 63) as i32 - 31;
+                items.push(Item::W16(match rng.next() % 6 {
+                    0 => c_addi(rd, if small == 0 { 1 } else { small }),
+                    1 => c_li(rd, small),
+                    2 => c_mv(rd, rs),
+                    3 => c_add(rd, rs),
+                    4 => c_slli(rd, 1 + (rng.next() % 31) as u32),
+                    _ => c_lw_sw(false, rd, 8, 4 * (rng.next() % 32) as u32),
+                }));
+            }
+            44..=53 => {
+                // Loads around the data pointer (misaligned ones included).
+                let f3 = [0, 1, 2, 4, 5][(rng.next() % 5) as usize];
+                let base = if rng.one_in(4) { 2 } else { 8 };
+                let rd = if rng.one_in(16) { 0 } else { rd };
+                items.push(Item::W32(i(imm, base, f3, rd, 0x03)));
+            }
+            54..=61 => {
+                let f3 = (rng.next() % 3) as u32;
+                if rng.one_in(3) {
+                    items.push(Item::W16(c_lw_sw(
+                        true,
+                        pick(rng, 8..=15),
+                        8,
+                        4 * (rng.next() % 32) as u32,
+                    )));
+                } else {
+                    items.push(Item::W32(s(imm, rs2, 8, f3)));
+                }
+            }
+            62..=63 => {
+                // Self-modifying code: write a valid instruction over a random place of the
+                // body (perhaps the block running), with or without fence.i.
+                let new = if rng.one_in(2) {
+                    addi(pick(rng, DEST), rs1, imm)
+                } else {
+                    r(0, rs2, rs1, 0, pick(rng, DEST), 0x33)
+                };
+                items.extend(li(31, new).map(Item::W32));
+                items.push(Item::Overwrite);
+                if rng.one_in(2) {
+                    items.push(Item::W32(FENCE_I));
+                }
+            }
+            64..=72 => items.push(Item::Branch(
+                [0, 1, 4, 5, 6, 7][(rng.next() % 6) as usize],
+                rs1,
+                rs2,
+                target,
+            )),
+            73..=75 => {
+                let rs = pick(rng, 8..=15);
+                let near = items.len().saturating_sub(20) + (rng.next() % 40) as usize;
+                items.push(Item::CBz(rng.one_in(2), rs, near.min(n - 1)));
+            }
+            76..=78 => items.push(match rng.next() % 3 {
+                0 => Item::Jal(1, target),
+                1 => Item::Jal(0, target),
+                _ => Item::CJ(items.len().saturating_sub(100) + (rng.next() % 200) as usize % n),
+            }),
+            79..=80 => items.push(Item::Jalr(if rng.one_in(2) { 0 } else { 1 }, target)),
+            81 => items.push(match rng.next() % 3 {
+                // Returns and calls through registers that may hold anything.
+                0 => Item::W32(jalr(0, 1, 0)),
+                1 => Item::W16(c_jr(1)),
+                _ => Item::W16(c_jalr(pick(rng, 10..=27))),
+            }),
+            82..=86 => {
+                // CSRs: the counters, scratch, and writes to the counters.
+                let csr = [
+                    0xb00, 0xb02, 0xc00, 0xc01, 0xc02, 0x340, 0x300, 0x344, 0xb80,
+                ][(rng.next() % 9) as usize];
+                items.push(Item::W32(match rng.next() % 6 {
+                    0 => csrw(0x340, rs1),
+                    1 => csrw(if rng.one_in(2) { 0xb02 } else { 0xb00 }, rs1),
+                    _ => csrr(rd, csr),
+                }));
+            }
+            87..=88 => items.push(Item::W32(
+                [ECALL, EBREAK, ILLEGAL, lw(rd, 0, 16)][(rng.next() % 4) as usize],
+            )),
+            89..=90 => {
+                // The timer device: read mtime, or write mtimecmp.
+                if rng.one_in(4) {
+                    items.push(Item::W32(lui(31, 0x2004)));
+                    items.push(Item::W32(sw(rs2, 31, 0)));
+                } else {
+                    items.push(Item::W32(lui(31, 0x200c)));
+                    items.push(Item::W32(lw(rd, 31, -8)));
+                }
+            }
+            91..=93 => items.push(Item::W32(amo(
+                [0, 1, 2, 3, 4, 8, 12, 16, 20, 24, 28][(rng.next() % 11) as usize],
+                rd,
+                if rng.one_in(8) { 2 } else { 8 },
+                rs2,
+            ))),
+            94 => items.push(Item::W32(
+                [FENCE_I, 0x0ff0_000f, 0x1050_0073][(rng.next() % 3) as usize],
+            )),
+            _ => items.push(Item::W16(c_lw_sw(
+                false,
+                pick(rng, 10..=15),
+                9,
+                4 * (rng.next() % 32) as u32,
+            ))),
+        }
+    }
+    items.push(Item::Jal(0, 0));
+    // Lay out, then encode with the targets' offsets.
+    let mut at = Vec::with_capacity(items.len());
+    let mut off = BODY;
+    for it in &items {
+        at.push(off);
+        off += it.len();
+    }
+    let pc_of = |t: usize| at[t.min(items.len() - 1)];
+    for (k, it) in items.iter().enumerate() {
+        let pc = at[k];
+        let rel = |t: usize| pc_of(t) as i32 - pc as i32;
+        let word = match *it {
+            Item::Overwrite => {
+                // Any instruction start of the body.
+                let dest = pc_of((rng.next() as usize) % items.len());
+                sw(31, 9, dest as i32) as u64 | 4 << 32
+            }
+            Item::W32(w) => w as u64 | 4 << 32,
+            Item::W16(h) => h as u64 | 2 << 32,
+            Item::Branch(f3, rs1, rs2, t) => b(rel(t), rs2, rs1, f3) as u64 | 4 << 32,
+            Item::Jal(rd, t) => jal(rd, rel(t)) as u64 | 4 << 32,
+            Item::CJ(t) => c_j(rel(t).clamp(-2048, 2046)) as u64 | 2 << 32,
+            Item::CBz(ne, rs, t) => c_bz(ne, rs, rel(t).clamp(-256, 254)) as u64 | 2 << 32,
+            Item::Jalr(rd, t) => jalr(rd, 9, pc_of(t) as i32) as u64 | 4 << 32,
+        };
+        let len = (word >> 32) as usize;
+        bytes.extend_from_slice(&(word as u32).to_le_bytes()[..len]);
+    }
+    bytes
+}
+
+/// A number in `range`.
+fn pick(rng: &mut Rng, range: std::ops::RangeInclusive<u32>) -> u32 {
+    range.start() + (rng.next() % (range.end() - range.start() + 1) as u64) as u32
+}
+
+fn random_config(rng: &mut Rng, timer: bool) -> (String, Config) {
+    let all = configs();
+    let (label, mut cfg) = all[(rng.next() % all.len() as u64) as usize].clone();
+    cfg.memory = Some(MEMORY);
+    cfg.max_instructions = 500 + rng.next() % 6000;
+    if timer {
+        cfg.timer_interval = Some(1 + rng.next() % 150);
+    }
+    let compressed = !rng.one_in(8);
+    cfg.compressed = compressed;
+    (
+        format!(
+            "{label}, limit {}, timer {:?}, compressed {compressed}",
+            cfg.max_instructions, cfg.timer_interval
+        ),
+        cfg,
+    )
+}
+
+#[test]
+fn random_programs_count_the_same_on_both_engines() {
+    let mut rng = Rng(0x5eed_b10c);
+    let mut endings = std::collections::BTreeMap::new();
+    let (mut interrupts, mut exceptions) = (0, 0);
+    for n in 0..3000 {
+        let with_handler = !rng.one_in(8);
+        let with_timer = with_handler && rng.one_in(2);
+        let bytes = random_program(&mut rng, with_handler, with_timer);
+        let program = Program::from_code(BASE, &bytes);
+        let (label, cfg) = random_config(&mut rng, with_timer);
+        let first = if rng.one_in(4) { rng.next() % 300 } else { 0 };
+        let name = format!("random program {n}, run after {first} steps");
+        let out = check_after_steps(&name, &label, &program, &cfg, first);
+        let s = out.machine.stats();
+        interrupts += s.interrupts;
+        exceptions += s.exceptions;
+        let kind = format!("{:?}", out.stop);
+        *endings
+            .entry(kind.split([' ', '(', '{']).next().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    // The generator does what it is for: all kinds of endings, many traps and interrupts.
+    println!("endings {endings:?}, {exceptions} exceptions, {interrupts} interrupts");
+    assert!(endings.len() >= 3, "{endings:?}");
+    assert!(
+        exceptions > 10_000 && interrupts > 10_000,
+        "{exceptions} {interrupts}"
+    );
+}
+
+/// A loop of `body` (straight-line), with the handler installed and, if `timer`, the timer
+/// interrupt enabled: 40 rounds, then exit. x8 points to data, x7 to the timer device.
+fn looped(body: &[u32], timer: bool, rearm: i32) -> Program {
+    let mut w = vec![auipc(9, 0), lui(7, 0x200c)];
+    w.extend(li(8, DATA));
+    w.push(addi(28, 9, HANDLER as i32));
+    w.push(csrw(0x305, 28));
+    if timer {
+        w.push(addi(28, 0, 0x80));
+        w.push(i(0x304, 28, 2, 0, 0x73));
+        w.push(i(0x300, 8, 6, 0, 0x73));
+    }
+    w.push(addi(20, 0, 40));
+    w.push(jal(0, (BODY - 4 * w.len() as u32) as i32));
+    let mut bytes = code(&w);
+    bytes.resize(HANDLER as usize, 0);
+    bytes.extend(code(&handler(rearm)));
+    bytes.resize(BODY as usize, 0);
+    let mut tail = body.to_vec();
+    tail.push(addi(20, 20, -1));
+    tail.push(bne(20, 0, -4 * (tail.len() as i32)));
+    // exit: with the handler installed an ecall traps, so remove it first (interrupts off)
+    tail.push(i(0x300, 8, 7, 0, 0x73));
+    tail.push(csrw(0x305, 0));
+    tail.extend(EXIT);
+    bytes.extend(code(&tail));
+    Program::from_code(BASE, &bytes)
+}
+
+/// Straight-line work: ALU, loads and stores around x8, 12 instructions.
+fn straight_line() -> Vec<u32> {
+    vec![
+        addi(10, 10, 3),
+        lw(11, 8, 0),
+        add(12, 11, 10),
+        sw(12, 8, 4),
+        addi(13, 12, -1),
+        lw(14, 8, 4),
+        add(15, 14, 13),
+        sw(15, 8, 8),
+        r(1, 15, 14, 0, 16, 0x33),
+        lw(17, 8, 8),
+        add(18, 17, 16),
+        sw(18, 8, 0),
+    ]
+}
+
+fn checked_configs() -> Vec<(&'static str, Config)> {
+    configs()
+        .into_iter()
+        .map(|(l, c)| {
+            (
+                l,
+                Config {
+                    memory: Some(MEMORY),
+                    ..c
+                },
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn timer_interrupts_at_every_offset_of_a_block_count_the_same() {
+    // The handler takes 11 steps: a re-arm shorter than that would interrupt it forever.
+    for interval in 1..=30 {
+        for rearm in [12, 17, 23, 41] {
+            let program = looped(&straight_line(), true, rearm);
+            for (label, cfg) in checked_configs() {
+                let cfg = Config {
+                    timer_interval: Some(interval),
+                    max_instructions: 100_000,
+                    ..cfg
+                };
+                let out = check(
+                    &format!("interval {interval}, re-arm {rearm}"),
+                    label,
+                    &program,
+                    &cfg,
+                );
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                assert!(out.machine.stats().interrupts > 10);
+            }
+        }
+    }
+}
+
+#[test]
+fn traps_at_every_offset_of_a_block_count_the_same() {
+    // A load and a store outside memory, illegal, ecall and ebreak into the handler, and a
+    // load from the timer device (not a trap, but an access the block engine hands over).
+    let faults = [
+        lw(19, 0, 16),
+        sw(19, 0, 16),
+        ILLEGAL,
+        ECALL,
+        EBREAK,
+        lw(19, 7, -8),
+    ];
+    for fault in faults {
+        for at in 0..=straight_line().len() {
+            let mut body = straight_line();
+            body.insert(at, fault);
+            let program = looped(&body, false, 1);
+            for (label, cfg) in checked_configs() {
+                let out = check(&format!("{fault:08x} at {at}"), label, &program, &cfg);
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                let traps = if fault == lw(19, 7, -8) { 0 } else { 40 };
+                assert_eq!(out.machine.stats().exceptions, traps);
+            }
+        }
+    }
+}
+
+#[test]
+fn self_modifying_code_counts_the_same_and_runs_the_new_instructions() {
+    let new = addi(10, 10, 100);
+    // Body: x11 = the new instruction; store it `ahead` instructions past the store (in the
+    // running block when ahead is small, else past the loop's branch), optionally fence.i.
+    for fence in [false, true] {
+        for ahead in 1..=6u32 {
+            let mut body = li(11, new).to_vec();
+            body.push(auipc(12, 0));
+            body.push(sw(11, 12, 4 * (ahead as i32 + 1)));
+            if fence {
+                body.push(FENCE_I);
+            }
+            for _ in 0..8 {
+                body.push(addi(10, 10, 1));
+            }
+            let program = looped(&body, false, 1);
+            for (label, cfg) in checked_configs() {
+                let out = check(
+                    &format!("store {ahead} ahead, fence.i {fence}"),
+                    label,
+                    &program,
+                    &cfg,
+                );
+                // Each round runs the new instruction at least once (rounds after the first
+                // find it already in memory).
+                let a0 = out.machine.regs[10];
+                assert!(a0 >= 40 * 100, "a0 = {a0}: the new instruction did not run");
+            }
+        }
+    }
+}
