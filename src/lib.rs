@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compare;
 pub mod engine;
 pub mod error;
+pub mod escape;
 pub mod evidence;
 pub mod input;
 pub mod journal;

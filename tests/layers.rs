@@ -22,6 +22,7 @@
 //! machine       facts about the host (its CPUs, caches, kernel...), and their views
 //! journal       what oscost changed on the machine (knobs, mounts), to undo it
 //! units, error  formatting and parsing of quantities; the error type (usable from anywhere)
+//! escape        run text made inert for each output: terminal, CSV, Markdown, XML
 //! ```
 //!
 //! Against the first order (DESIGN.md: `… report → compare → probes → engine → evidence →
@@ -53,7 +54,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["machine"],
     &["journal"],
-    &["units", "error"],
+    &["units", "error", "escape"],
 ];
 
 /// A layer's rank: 0 at the top.

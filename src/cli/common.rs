@@ -165,36 +165,13 @@ pub fn labels(
     Ok(out)
 }
 
-/// Checks labels read from a file (hand-edited, or written by another tool) by the same rules
-/// as `--label`; the message names the first bad one.
-pub fn check_labels(labels: &BTreeMap<String, String>) -> std::result::Result<(), String> {
-    labels
-        .iter()
-        .try_for_each(|(k, v)| parse_label(&format!("{k}={v}")).map(|_| ()))
-}
-
-/// `KEY=VALUE`: the key is 1-64 of lower-case letters, digits, `_ . -`, starting with a
-/// letter (so it is safe as a CSV header, SQL value and file-name part); the value is 1-256
-/// printable characters and may contain `=`.
+/// `KEY=VALUE` by the label rules (`input::check_label`): `--label` takes what a run file may
+/// hold.
 pub fn parse_label(s: &str) -> std::result::Result<(String, String), String> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| format!("'{s}' is not KEY=VALUE (e.g. rack=b4)"))?;
-    let key_ok = !k.is_empty()
-        && k.len() <= 64
-        && k.starts_with(|c: char| c.is_ascii_lowercase())
-        && k.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_.-".contains(c));
-    if !key_ok {
-        return Err(format!(
-            "'{k}' is not a label key: use 1-64 of a-z 0-9 _ . - starting with a letter"
-        ));
-    }
-    if v.trim().is_empty() || v.chars().count() > 256 || v.chars().any(char::is_control) {
-        return Err(format!(
-            "label {k}: the value must be 1-256 printable characters, not blank"
-        ));
-    }
+    crate::input::check_label(k, v)?;
     Ok((k.to_string(), v.to_string()))
 }
 
@@ -301,17 +278,6 @@ mod tests {
         assert!(parse_label(&format!("k={}", "v".repeat(257))).is_err());
         assert!(parse_label(&format!("{}=v", "k".repeat(65))).is_err());
         assert!(parse_label("host=node-1.rack_b").is_ok());
-    }
-
-    #[test]
-    fn labels_from_files_follow_the_same_rules() {
-        let mut l = BTreeMap::new();
-        l.insert("host".to_string(), "n1".to_string());
-        assert!(check_labels(&l).is_ok());
-        l.insert("Bad Key".to_string(), "x".to_string());
-        assert!(check_labels(&l)
-            .unwrap_err()
-            .contains("'Bad Key' is not a label key"));
     }
 
     #[test]

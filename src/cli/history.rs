@@ -203,11 +203,8 @@ fn import(db: &DbOpts, paths: &[PathBuf]) -> Result<i32> {
     );
     let mut bad: Vec<Error> = Vec::new();
     let runs = files.iter().filter_map(|f| {
-        match read_run(f).and_then(|run| {
-            super::common::check_labels(&run.labels)
-                .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
-            Ok(run)
-        }) {
+        // read_run checks labels by the --label rules, and everything else a run holds.
+        match read_run(f) {
             Ok(run) => Some((f.display().to_string(), run)),
             Err(e) => {
                 bar.inc(1);

@@ -1,0 +1,157 @@
+//! Reading run JSON written by `oscost run --json` (or exported from history), with one clear
+//! line for every way a file can be wrong: not a regular file or too large ([`file`]),
+//! unreadable, not JSON, truncated, not an oscost run, written by a newer oscost whose schema
+//! this build does not know, or holding what no oscost writes ([`validate`]: duplicate keys,
+//! absurd numbers, unbounded text, a start time that is no time).
+
+mod file;
+pub mod validate;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::model::{Run, SCHEMA_VERSION};
+pub use file::{kind_of, read_regular};
+pub use validate::{check_label, MAX_MAGNITUDE};
+
+/// The largest run file read: far beyond any run oscost writes (a long sweep is a few MB),
+/// small enough that parsing it cannot take the machine's memory.
+pub const MAX_RUN_FILE: u64 = 1 << 30;
+
+/// Reads and checks one run file; errors name the file and the problem (exit code 2).
+pub fn read_run(path: &Path) -> Result<Run> {
+    let bytes = read_regular(path, MAX_RUN_FILE, "a run file")?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::usage(format!(
+            "{}: not a run file (not UTF-8 text)",
+            path.display()
+        ))
+    })?;
+    parse_run(&text, &path.display().to_string())
+}
+
+/// Parses run JSON from `text`; `name` is used in error messages (a file name, "run 12").
+pub fn parse_run(text: &str, name: &str) -> Result<Run> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        if e.is_eof() {
+            Error::usage(format!(
+                "{name}: truncated JSON ({e}); was the run interrupted while writing?"
+            ))
+        } else {
+            Error::usage(format!("{name}: not valid JSON ({e})"))
+        }
+    })?;
+    let obj = value.as_object().ok_or_else(|| {
+        Error::usage(format!(
+            "{name}: not an oscost run (expected a JSON object)"
+        ))
+    })?;
+    let version = match obj.get("schema_version") {
+        Some(v) => v.as_u64().ok_or_else(|| {
+            Error::usage(format!(
+                "{name}: not an oscost run (schema_version is not a number)"
+            ))
+        })?,
+        None => {
+            return Err(Error::usage(format!(
+                "{name}: not an oscost run (no schema_version field)"
+            )))
+        }
+    };
+    if !obj.contains_key("measurements") || !obj.contains_key("machine") {
+        return Err(Error::usage(format!(
+            "{name}: not an oscost run (no measurements or machine)"
+        )));
+    }
+    if version > u64::from(SCHEMA_VERSION) {
+        return Err(Error::usage(format!(
+            "{name}: written with run schema {version}, this oscost reads up to {SCHEMA_VERSION}; upgrade oscost"
+        )));
+    }
+    validate::no_duplicate_keys(text).map_err(|e| Error::usage(format!("{name}: {e}")))?;
+    if let Some(why) = validate::problem(&value) {
+        return Err(Error::usage(format!("{name}: {why}; refusing the file")));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = include_str!("../../tests/fixtures/run-quick.json");
+
+    fn err(text: &str) -> String {
+        let e = parse_run(text, "x.json").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        e.to_string()
+    }
+
+    #[test]
+    fn fixture_parses() {
+        let run = parse_run(FIXTURE, "fixture").unwrap();
+        assert!(!run.measurements.is_empty());
+    }
+
+    #[test]
+    fn truncated_file_is_named_as_truncated() {
+        let m = err(&FIXTURE[..FIXTURE.len() / 2]);
+        assert!(m.starts_with("x.json: truncated JSON"), "{m}");
+    }
+
+    #[test]
+    fn other_json_is_not_a_run() {
+        assert!(err("[1,2]").contains("not an oscost run"));
+        assert!(err(r#"{"name": "package.json"}"#).contains("no schema_version"));
+        assert!(err("hello").contains("not valid JSON"));
+    }
+
+    #[test]
+    fn newer_schema_is_refused_with_versions() {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["schema_version"] = (SCHEMA_VERSION + 1).into();
+        let m = err(&v.to_string());
+        assert!(
+            m.contains(&format!("schema {}", SCHEMA_VERSION + 1)) && m.contains("upgrade"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn absurd_numbers_are_refused_with_the_field() {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"][0]["value"]["ci95"][1] = serde_json::json!(1e308);
+        let m = err(&v.to_string());
+        assert!(m.contains("measurements.0.value.ci95.1 = 1e308"), "{m}");
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"][1]["samples"][0] = serde_json::json!(-2e18);
+        assert!(err(&v.to_string()).contains("beyond"));
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"][1]["samples"][0] = serde_json::json!(-9e17);
+        parse_run(&v.to_string(), "x.json").unwrap();
+    }
+
+    #[test]
+    fn what_no_oscost_writes_is_refused_with_the_field() {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["schema_version"] = 0.into();
+        assert!(err(&v.to_string()).starts_with("x.json: schema_version is 0"));
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["started_at"] = "not a date".into();
+        assert!(err(&v.to_string()).contains("started_at \"not a date\" is not a time"));
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["machine"]["hostname"] = "h".repeat(1 << 20).into();
+        assert!(err(&v.to_string()).contains("machine.hostname is 1048576 bytes"));
+        // A key twice: the text as written, which a JSON value cannot hold.
+        let twice = FIXTURE.replacen("\"started_at\"", "\"started_at\": \"x\", \"started_at\"", 1);
+        assert!(err(&twice).contains("the key \"started_at\" is given twice in the run"));
+    }
+
+    #[test]
+    fn wrong_field_types_are_reported() {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["measurements"] = "nope".into();
+        assert!(err(&v.to_string()).contains("not a valid oscost run"));
+    }
+}
