@@ -2,8 +2,8 @@
 //! summing what the models need of them.
 
 use super::{
-    Block, BlockCache, BlockOp, Kind, LineRun, JUMPS, LEN_DEAD, LEN_REFERENCE, MAX_BLOCKS,
-    MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK,
+    Block, BlockCache, BlockOp, Exit, Kind, LineRun, JUMPS, LAST_EXIT, LEN_DEAD, LEN_REFERENCE,
+    MAX_BLOCKS, MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK, NO_EXIT,
 };
 use crate::decode::{Decoded, Op};
 use crate::machine::{Machine, NO_PAGE, PAGE_SHIFT, SLOTS_PER_PAGE};
@@ -16,6 +16,7 @@ impl BlockCache {
     /// Drops every block (the tables stay allocated).
     fn clear(&mut self) {
         self.blocks.truncate(1);
+        self.exits.clear();
         self.ops.clear();
         self.sources.clear();
         self.runs.clear();
@@ -73,15 +74,15 @@ impl Machine {
         }
     }
 
-    /// The block at `pc`, where block `from` led by `way` (0: falling through, 1: its static
+    /// The block at `pc`, where exit `from` led by `way` (0: falling through, 1: its static
     /// target, 2: an indirect jump); remembered in `from`'s chain or the indirect-jump table.
     pub(super) fn follow(&mut self, pc: u32, from: u32, way: usize) -> u32 {
         let flushes = self.blocks.flushes;
         let id = self.block_at(pc);
         // Building may have emptied the arena: then `from` is gone.
-        if id != NO_BLOCK && from != NO_BLOCK && self.blocks.flushes == flushes {
+        if id != NO_BLOCK && from != NO_EXIT && self.blocks.flushes == flushes {
             if way < 2 {
-                self.blocks.blocks[from as usize].chain[way] = id;
+                self.blocks.exits[from as usize].chain[way] = id;
             } else {
                 self.blocks.jumps[(pc >> 1) as usize & (JUMPS - 1)] = id;
             }
@@ -118,7 +119,7 @@ impl Machine {
             code[n] = (at, d);
             n += 1;
             at = at.wrapping_add(d.len as u32);
-            if ends_block(d.op) {
+            if d.op == Op::Jal || d.op == Op::Jalr {
                 break;
             }
         }
@@ -135,32 +136,70 @@ impl Machine {
         id
     }
 
-    /// Appends the ops, sources and line runs of `code` (the instructions from `pc` up to
-    /// `fall`) and returns its block (an entry for the reference engine if `code` is empty).
+    /// Appends the ops, sources, exits and line runs of `code` (the instructions from `pc`
+    /// up to `fall`) and returns its block (an entry for the reference engine if `code` is
+    /// empty).
     fn new_block(&mut self, code: &[(u32, Decoded)], pc: u32, fall: u32) -> Block {
         let line_shift = self.icache.as_ref().map(|c| c.line_shift());
         let bc = &mut self.blocks;
-        let ops = bc.ops.len() as u32;
-        let lines = bc.runs.len() as u32;
-        let mut taken = NO_TARGET;
+        let block = Block {
+            len: if code.is_empty() {
+                LEN_REFERENCE
+            } else {
+                code.len() as u32
+            },
+            ops: bc.ops.len() as u32,
+            exits: bc.exits.len() as u32,
+            last_exit: bc.exits.len() as u32,
+            lines: bc.runs.len() as u32,
+            pc,
+        };
+        // Where the current exit's line runs start: runs never merge across an exit, so
+        // each exit's fetches are a prefix of the block's runs.
+        let mut run_start = block.lines as usize;
         let mut compressed = 0;
         let mut straddles = 0;
-        for &(at, d) in code {
-            let op = op_for(d, at);
-            if matches!(op.kind, Kind::Jal | Kind::J) || is_branch(op.kind) {
-                taken = op.imm;
-            }
-            bc.ops.push(op);
-            bc.sources.push((at, d));
+        for (i, &(at, d)) in code.iter().enumerate() {
+            let last = i + 1 == code.len();
+            let mut op = op_for(d, at);
             compressed += (d.len == 2) as u32;
             if let Some(shift) = line_shift {
                 let first = at >> shift;
-                let last = at.wrapping_add(d.len as u32 - 1) >> shift;
-                add_fetch(&mut bc.runs, lines as usize, first);
-                if last != first {
+                let end = at.wrapping_add(d.len as u32 - 1) >> shift;
+                add_fetch(&mut bc.runs, run_start, first);
+                if end != first {
                     straddles += 1;
-                    add_fetch(&mut bc.runs, lines as usize, last);
+                    add_fetch(&mut bc.runs, run_start, end);
                 }
+            }
+            let is_exit = last || is_branch(op.kind);
+            if is_branch(op.kind) {
+                op.rd = if last {
+                    LAST_EXIT
+                } else {
+                    (bc.exits.len() as u32 - block.exits) as u8
+                };
+            }
+            bc.ops.push(op);
+            bc.sources.push((at, d));
+            if is_exit {
+                let next = at.wrapping_add(d.len as u32);
+                let taken = match op.kind {
+                    Kind::Jal | Kind::J => op.imm,
+                    k if is_branch(k) => op.imm,
+                    _ => NO_TARGET,
+                };
+                bc.exits.push(Exit {
+                    len: i as u32 + 1,
+                    compressed,
+                    fall: next,
+                    taken,
+                    chain: [NO_BLOCK; 2],
+                    lines_end: bc.runs.len() as u32,
+                    straddles,
+                    timing: BlockTiming::of(code[..=i].iter().map(|&(_, d)| d)),
+                });
+                run_start = bc.runs.len();
             }
         }
         if code.last().is_none_or(|&(_, d)| !ends_block(d.op)) {
@@ -174,21 +213,8 @@ impl Machine {
             bc.sources.push((fall, Decoded::UNDECODED));
         }
         Block {
-            len: if code.is_empty() {
-                LEN_REFERENCE
-            } else {
-                code.len() as u32
-            },
-            ops,
-            pc,
-            fall: if code.is_empty() { pc } else { fall },
-            taken,
-            chain: [NO_BLOCK; 2],
-            compressed,
-            lines,
-            line_runs: bc.runs.len() as u32 - lines,
-            straddles,
-            timing: BlockTiming::of(code.iter().map(|&(_, d)| d)),
+            last_exit: bc.exits.len().saturating_sub(1).max(block.exits as usize) as u32,
+            ..block
         }
     }
 
@@ -229,7 +255,7 @@ fn add_fetch(runs: &mut Vec<LineRun>, first_run: usize, line: u32) {
     runs.push(LineRun { line, count: 1 });
 }
 
-/// Branches and jumps: the last instruction of a block.
+/// Jumps and branches: a block's last instruction is one of them or is followed by `End`.
 fn ends_block(op: Op) -> bool {
     op == Op::Jal || op == Op::Jalr || op.is_branch()
 }

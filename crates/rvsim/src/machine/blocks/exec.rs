@@ -1,11 +1,20 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{BlockCache, BlockOp, Kind, LEN_DEAD, MAX_LEFT, NO_BLOCK};
+use super::{BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
 use crate::stop::Stop;
+
+/// How a block ended: the next pc, its exit (`rd` of the branch taken, or [`LAST_EXIT`]),
+/// and the D-cache misses of its ops.
+#[derive(Clone, Copy)]
+struct Done {
+    next: u32,
+    exit: u8,
+    dmiss: u32,
+}
 
 /// Why a block stopped before its end: the op that must run on the reference engine, and
 /// the D-cache misses of the ops before it.
@@ -57,7 +66,7 @@ struct Core<'a> {
 
 /// Why the chained loop returned.
 enum Why {
-    /// The block at `pc` is not known from where the run came (`from`, by `way`: see
+    /// The block at `pc` is not known from where the run came (exit `from`, by `way`: see
     /// [`Machine::follow`]), or is dead.
     Lookup { from: u32, way: usize },
     /// Block `id` cannot run now: it is longer than the steps left, or an entry for the
@@ -195,7 +204,7 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     let mut compressed = 0u64;
     let mut straddles = 0u64;
     // How the run reached `id`, for linking it when it has to be looked up.
-    let (mut from, mut way) = (NO_BLOCK, 2);
+    let (mut from, mut way) = (NO_EXIT, 2);
     let why = loop {
         let b = &bc.blocks[id as usize];
         if b.len > budget {
@@ -205,41 +214,47 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
                 Why::Step
             };
         }
-        let (next, dmiss) = match run_ops::<DC>(
+        let done = match run_ops::<DC>(
             core.regs,
             core.ram,
             &bc.ops,
             b.ops as usize,
-            b.fall,
+            bc.exits[b.last_exit as usize].fall,
             &core.plain,
             core.dcache.as_deref_mut(),
         ) {
             Ok(done) => done,
             Err(cut) => break Why::Cut(cut),
         };
-        budget -= b.len;
-        compressed += b.compressed as u64;
+        let x = if done.exit == LAST_EXIT {
+            b.last_exit
+        } else {
+            b.exits + done.exit as u32
+        };
+        let e = &bc.exits[x as usize];
+        budget -= e.len;
+        compressed += e.compressed as u64;
+        let next = done.next;
         let mut imiss = 0;
         if IC {
             if let Some(ic) = core.icache.as_deref_mut() {
-                let runs = &bc.runs[b.lines as usize..(b.lines + b.line_runs) as usize];
-                for r in runs {
+                for r in &bc.runs[b.lines as usize..e.lines_end as usize] {
                     imiss += ic.fetch_run(r.line, r.count);
                 }
             }
-            straddles += b.straddles as u64;
+            straddles += e.straddles as u64;
         }
         if PIPE {
             if let Some(p) = core.pipeline.as_deref_mut() {
-                p.retire_block(&b.timing, next != b.fall, imiss, dmiss);
+                p.retire_block(&e.timing, next != e.fall, imiss, done.dmiss);
             }
         }
         pc = next;
-        from = id;
-        (way, id) = if next == b.fall {
-            (0, b.chain[0])
-        } else if next == b.taken {
-            (1, b.chain[1])
+        from = x;
+        (way, id) = if next == e.fall {
+            (0, e.chain[0])
+        } else if next == e.taken {
+            (1, e.chain[1])
         } else {
             (2, bc.jump_target(next))
         };
@@ -275,7 +290,7 @@ fn run_ops<const DC: bool>(
     fall: u32,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
-) -> Result<(u32, u32), Cut> {
+) -> Result<Done, Cut> {
     let mut dmiss = 0;
     let base = plain.base;
     // SAFETY (every use): the register fields of an op are masked to 0..32 when it is built
@@ -323,6 +338,33 @@ fn run_ops<const DC: bool>(
             }
             let value = r!($op.rs2).to_le_bytes();
             ram[off..off + $n].copy_from_slice(&value[..$n]);
+        }};
+    }
+    // A block's end: the last exit.
+    macro_rules! done {
+        ($next:expr) => {
+            Done {
+                next: $next,
+                exit: LAST_EXIT,
+                dmiss,
+            }
+        };
+    }
+    // A branch: taken, the block leaves by the branch's exit; not taken, it goes on, or ends
+    // if the branch is its last instruction.
+    macro_rules! branch {
+        ($op:expr, $taken:expr) => {{
+            if $taken {
+                return Ok(Done {
+                    next: $op.imm,
+                    exit: $op.rd,
+                    dmiss,
+                });
+            }
+            if $op.rd == LAST_EXIT {
+                return Ok(done!(fall));
+            }
+            continue;
         }};
     }
     let mut following = 0;
@@ -413,35 +455,17 @@ fn run_ops<const DC: bool>(
                 store!(k, op, 4);
                 continue;
             }
-            Kind::Beq => return Ok((if rs1!() == rs2!() { imm } else { fall }, dmiss)),
-            Kind::Bne => return Ok((if rs1!() != rs2!() { imm } else { fall }, dmiss)),
-            Kind::Blt => {
-                return Ok((
-                    if (rs1!() as i32) < (rs2!() as i32) {
-                        imm
-                    } else {
-                        fall
-                    },
-                    dmiss,
-                ))
-            }
-            Kind::Bge => {
-                return Ok((
-                    if (rs1!() as i32) >= (rs2!() as i32) {
-                        imm
-                    } else {
-                        fall
-                    },
-                    dmiss,
-                ))
-            }
-            Kind::Bltu => return Ok((if rs1!() < rs2!() { imm } else { fall }, dmiss)),
-            Kind::Bgeu => return Ok((if rs1!() >= rs2!() { imm } else { fall }, dmiss)),
+            Kind::Beq => branch!(op, rs1!() == rs2!()),
+            Kind::Bne => branch!(op, rs1!() != rs2!()),
+            Kind::Blt => branch!(op, (rs1!() as i32) < (rs2!() as i32)),
+            Kind::Bge => branch!(op, (rs1!() as i32) >= (rs2!() as i32)),
+            Kind::Bltu => branch!(op, rs1!() < rs2!()),
+            Kind::Bgeu => branch!(op, rs1!() >= rs2!()),
             Kind::Jal => {
                 r!(op.rd) = fall;
-                return Ok((imm, dmiss));
+                return Ok(done!(imm));
             }
-            Kind::J => return Ok((imm, dmiss)),
+            Kind::J => return Ok(done!(imm)),
             Kind::Jalr | Kind::Jr => {
                 let target = rs1!().wrapping_add(imm) & !1;
                 if target & plain.align_mask != 0 {
@@ -450,9 +474,9 @@ fn run_ops<const DC: bool>(
                 if op.kind == Kind::Jalr {
                     r!(op.rd) = fall;
                 }
-                return Ok((target, dmiss));
+                return Ok(done!(target));
             }
-            Kind::End => return Ok((fall, dmiss)),
+            Kind::End => return Ok(done!(fall)),
         };
         r!(op.rd) = value;
     }

@@ -1,19 +1,21 @@
 //! The block engine: the fast way to run the machine, with counts identical to the
 //! per-instruction engine (`Machine::run_with`, kept as the reference).
 //!
-//! Straight-line code is decoded once into a *block* of pre-decoded ops, ending at a branch or
-//! jump, before an instruction the block engine leaves to the reference engine (CSR access,
-//! `ecall`, `ebreak`, `mret`, `fence.i`, AMO, illegal, a jump to a misaligned target), at the
-//! end of its 4 KiB page, or at [`MAX_BLOCK_LEN`] instructions. Decoding resolves what only
+//! Code is decoded once into *blocks* of pre-decoded ops. A block runs on through conditional
+//! branches that are not taken and ends at a jump, before an instruction the block engine
+//! leaves to the reference engine (CSR access, `ecall`, `ebreak`, `mret`, `fence.i`, AMO,
+//! illegal, a jump to a misaligned target), at the end of its 4 KiB page, or at
+//! [`MAX_BLOCK_LEN`] instructions. Each branch is one of the block's *exits* (taken, the run
+//! leaves the block there), and so is its last instruction. Decoding resolves what only
 //! depends on the instruction's address (AUIPC values, jump and branch targets, link values)
 //! and specialises common forms (load immediate, register move, writes to x0 as no-ops), so
 //! an op does one thing and no op writes x0.
 //!
-//! Everything the models need per instruction is summed per block when it is built:
-//! instruction and compressed counts, the ordered runs of I-cache lines its fetches touch
-//! (straddling fetches included), and the pipeline's load-use stalls inside it
-//! ([`BlockTiming`]). A block that runs to its end adds them at once; only the D-cache is
-//! accessed op by op. When an op cannot finish on the fast path (an access outside memory or
+//! Everything the models need per instruction is summed per exit when a block is built:
+//! instruction and compressed counts, the ordered runs of I-cache lines the fetches up to
+//! that exit touch (straddling fetches included), and the pipeline's load-use stalls among
+//! them ([`BlockTiming`]). A block that leaves by an exit adds that exit's sums at once; only
+//! the D-cache is accessed op by op. When an op cannot finish on the fast path (an access outside memory or
 //! to the timer device, a store into a page holding code or to `tohost`, a jump that would
 //! trap), the block stops *before* it: the ops before it are accounted one by one through the
 //! reference's own model calls, and the reference engine executes that instruction. Traps,
@@ -21,7 +23,7 @@
 //! state the reference would show.
 //!
 //! Blocks are found through a table of block ids parallel to the reference's predecode
-//! tables (one slot per halfword of each page that runs code), and chained: each block keeps
+//! tables (one slot per halfword of each page that runs code), and chained: each exit keeps
 //! the id of the block that followed it on its fall-through and on its taken path, and a
 //! small direct-mapped table remembers the targets of indirect jumps (returns, calls through
 //! pointers). Blocks then run one after another in a loop that touches nothing of the machine
@@ -49,6 +51,11 @@ pub(super) const LEN_REFERENCE: u32 = u32::MAX - 1;
 pub(super) const MAX_LEFT: u32 = u32::MAX - 2;
 /// Entries of the indirect-jump table (a power of two).
 const JUMPS: usize = 4096;
+/// In a branch op's `rd`: the branch is the block's last instruction (otherwise `rd` is the
+/// index of its exit among the block's exits).
+pub(super) const LAST_EXIT: u8 = u8::MAX;
+/// No exit (the run entered a block from elsewhere than a chain).
+pub(super) const NO_EXIT: u32 = u32::MAX;
 /// Longest block, in instructions.
 pub(super) const MAX_BLOCK_LEN: usize = 64;
 /// Arena limits; beyond them every block is dropped (self-modifying code would otherwise
@@ -104,8 +111,9 @@ pub(super) enum Kind {
     Sb,
     Sh,
     Sw,
-    // Terminators. Branch targets are in `imm`; a jump's link value is the block's
-    // fall-through address.
+    // Exits. Branch targets are in `imm`, and the branch's exit in `rd` ([`LAST_EXIT`] for
+    // the block's last instruction: not taken, the block ends too); a jump's link value is
+    // the block's fall-through address. Jumps and `End` end the block.
     Beq,
     Bne,
     Blt,
@@ -141,26 +149,37 @@ pub(super) struct LineRun {
     pub count: u32,
 }
 
-/// A block: where its ops are, where it goes, and its counts.
+/// A block: where its ops are and its exits.
 #[derive(Clone, Debug)]
 pub(super) struct Block {
     /// Instructions, or [`LEN_DEAD`], or [`LEN_REFERENCE`].
     pub len: u32,
     /// Index of the first op in [`BlockCache::ops`] (and of its source in `sources`).
     pub ops: u32,
+    /// Its exits: `exits[exits..=last_exit]`, the branches inside it in order, then its end.
+    pub exits: u32,
+    pub last_exit: u32,
+    /// Its first I-cache line run in `runs`.
+    pub lines: u32,
     /// The address of its first instruction.
     pub pc: u32,
-    /// The address after the last instruction.
+}
+
+/// One way out of a block, and the counts of the instructions from the block's start to it.
+#[derive(Clone, Debug)]
+pub(super) struct Exit {
+    /// Instructions up to and including the exit's.
+    pub len: u32,
+    pub compressed: u32,
+    /// The address after the exit's instruction.
     pub fall: u32,
-    /// The static target of the final branch or jal (an odd address, which no pc equals,
-    /// for other endings).
+    /// The static target of its branch or jal (an odd address, which no pc equals, for
+    /// other endings).
     pub taken: u32,
     /// Successor blocks: `[after falling through, after taking the static target]`.
     pub chain: [u32; 2],
-    pub compressed: u32,
-    /// The block's I-cache line runs: `runs[lines..lines + line_runs]`.
-    pub lines: u32,
-    pub line_runs: u32,
+    /// The fetches' I-cache line runs: `runs[block.lines..lines_end]`.
+    pub lines_end: u32,
     /// 32-bit fetches that touch two lines.
     pub straddles: u32,
     pub timing: BlockTiming,
@@ -169,6 +188,7 @@ pub(super) struct Block {
 /// Every block built so far, and the tables that find them.
 pub(super) struct BlockCache {
     blocks: Vec<Block>,
+    exits: Vec<Exit>,
     ops: Vec<BlockOp>,
     /// Per op: the address and decoded record of its instruction (`End` has its block's
     /// fall-through address and no record), for accounting a block cut short op by op.
@@ -188,6 +208,7 @@ impl Default for BlockCache {
     fn default() -> Self {
         BlockCache {
             blocks: vec![Block::dead()],
+            exits: Vec::new(),
             ops: Vec::new(),
             sources: Vec::new(),
             runs: Vec::new(),
@@ -205,15 +226,10 @@ impl Block {
         Block {
             len: LEN_DEAD,
             ops: 0,
-            pc: 1,
-            fall: 1,
-            taken: 1,
-            chain: [NO_BLOCK; 2],
-            compressed: 0,
+            exits: 0,
+            last_exit: 0,
             lines: 0,
-            line_runs: 0,
-            straddles: 0,
-            timing: BlockTiming::default(),
+            pc: 1,
         }
     }
 }
@@ -244,6 +260,7 @@ impl BlockCache {
     pub(super) fn allocated_bytes(&self) -> usize {
         use std::mem::size_of;
         (self.blocks.len() - 1) * size_of::<Block>()
+            + self.exits.len() * size_of::<Exit>()
             + self.ops.len() * size_of::<BlockOp>()
             + self.sources.len() * size_of::<(u32, Decoded)>()
             + self.runs.len() * size_of::<LineRun>()
