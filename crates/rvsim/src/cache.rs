@@ -407,7 +407,14 @@ impl Cache {
     /// change any state. Returns misses (0 or 1).
     #[inline]
     pub fn fetch_run(&mut self, line: u32, count: u32) -> u32 {
-        let misses = self.access_line(line, false) as u32;
+        let misses = if line == self.last_line {
+            self.fast_hits += 1;
+            0
+        } else if self.ways == 1 {
+            self.read_direct_mapped(line) as u32
+        } else {
+            self.access_slow(line, false) as u32
+        };
         // A read leaves its line resident and most recently used: the rest are fast hits.
         self.fast_hits += count as u64 - 1;
         misses
@@ -493,8 +500,26 @@ impl Cache {
         false
     }
 
+    /// [`Cache::access_slow`] for a read of a direct-mapped cache (the I-cache's usual case),
+    /// inline where fetches are counted.
+    #[inline(always)]
+    fn read_direct_mapped(&mut self, line: u32) -> bool {
+        self.counts.reads += 1;
+        let set = (line & self.set_mask) as usize;
+        let index = line.wrapping_sub(self.base_line);
+        if self.lines[set] != line {
+            return self.miss(line, set, index, false);
+        }
+        self.shadow.touch(index, true);
+        self.counts.hits += 1;
+        self.last_line = line;
+        self.last_dirty = self.dirty[set];
+        false
+    }
+
     /// A miss on `line` (in `set`; `index` its number from the start of memory): classified,
     /// and filled unless it is a store that does not allocate.
+    #[inline(never)]
     fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
         let allocate = !write || self.cfg.write_allocate;
         let in_shadow = self.shadow.touch(index, allocate);
