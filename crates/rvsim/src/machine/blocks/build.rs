@@ -153,6 +153,7 @@ impl Machine {
             last_exit: bc.exits.len() as u32,
             lines: bc.runs.len() as u32,
             pc,
+            fall: if code.is_empty() { pc } else { fall },
         };
         // Where the current exit's line runs start: runs never merge across an exit, so
         // each exit's fetches are a prefix of the block's runs.

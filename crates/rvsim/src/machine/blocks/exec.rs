@@ -219,7 +219,7 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             core.ram,
             &bc.ops,
             b.ops as usize,
-            bc.exits[b.last_exit as usize].fall,
+            b.fall,
             &core.plain,
             core.dcache.as_deref_mut(),
         ) {

@@ -163,6 +163,9 @@ pub(super) struct Block {
     pub lines: u32,
     /// The address of its first instruction.
     pub pc: u32,
+    /// The address after its last instruction (its last exit's `fall`, here so that entering
+    /// a block reads one record).
+    pub fall: u32,
 }
 
 /// One way out of a block, and the counts of the instructions from the block's start to it.
@@ -230,6 +233,7 @@ impl Block {
             last_exit: 0,
             lines: 0,
             pc: 1,
+            fall: 1,
         }
     }
 }
