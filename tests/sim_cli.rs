@@ -89,6 +89,14 @@ fn bad_input_exits_2_with_one_line() {
             &["sim", "bench", &elf, "--coremark", "/nonexistent"],
             "only that ELF is timed",
         ),
+        (
+            &["sim", "bench", "--keep-builds", "/nonexistent"],
+            "--keep-builds /nonexistent: not an existing folder",
+        ),
+        (
+            &["sim", "bench", &elf, "--keep-builds", "/tmp"],
+            "with an ELF given none is built",
+        ),
         (&["sim", "sweep", &elf, "--ways", "0"], "--ways 0"),
         (
             &["sim", "run", &elf, "--max-instructions", "0"],

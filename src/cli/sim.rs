@@ -183,6 +183,10 @@ pub struct BenchArgs {
     /// Also write every timing (each run's seconds) as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also copy the CoreMark builds (coremark-rv32im.elf, coremark-rv32imc.elf) into this
+    /// existing folder, e.g. to time them with another simulator or another version.
+    #[arg(long, value_name = "DIR")]
+    pub keep_builds: Option<PathBuf>,
 }
 
 /// Runs a `sim` subcommand; returns the process exit code (for `run`, the guest's).

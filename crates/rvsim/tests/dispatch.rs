@@ -1,7 +1,7 @@
-//! The batched run loop (`Machine::run`: specialized per model, pc kept in a register, timer
-//! and limit checked once per batch) must report exactly what single-stepping reports
-//! (`Machine::step`, which checks the timer on every instruction): same end, same counters,
-//! same registers, for every committed program and every model combination.
+//! `Machine::run` (the block engine: counts summed per block, timer and limit checked once per
+//! block) must report exactly what single-stepping reports (`Machine::step`, the reference
+//! engine, which checks the timer on every instruction): same end, same counters, same
+//! registers, for every committed program and every model combination.
 
 use rvsim::runtime::bench_configs;
 use rvsim::{Config, Machine, Program, Stop};

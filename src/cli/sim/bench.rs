@@ -61,6 +61,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "--coremark builds CoreMark to time; with an ELF given only that ELF is timed",
         ));
     }
+    if let Some(dir) = &a.keep_builds {
+        if a.elf.is_some() {
+            return Err(Error::usage(
+                "--keep-builds keeps the CoreMark builds; with an ELF given none is built",
+            ));
+        }
+        if !dir.is_dir() {
+            return Err(Error::usage(format!(
+                "--keep-builds {}: not an existing folder",
+                dir.display()
+            )));
+        }
+    }
     let scratch = ScratchDir::create_default()?;
     let mut notes = Vec::new();
     let mut workloads = Vec::new();
@@ -82,7 +95,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
                 Ok(dir) => match compile::compiler_present() {
                     Ok(()) => {
                         for march in ["rv32im", "rv32imc"] {
-                            workloads.push(coremark_workload(&dir, march, scratch.path())?);
+                            let w = coremark_workload(&dir, march, scratch.path())?;
+                            if let (Some(keep), Ok(elf)) = (&a.keep_builds, &w.qemu_elf) {
+                                keep_build(elf, keep)?;
+                            }
+                            workloads.push(w);
                         }
                     }
                     Err(e) => notes.push(format!("CoreMark not built: {e}")),
@@ -164,6 +181,13 @@ fn coremark_workload(dir: &Path, march: &str, scratch: &Path) -> Result<Workload
         coremark: Some(coremark::ITERATIONS),
         qemu_elf: Ok(elf),
     })
+}
+
+/// Copies a build into `dir` under its own name, through the one way files are written.
+fn keep_build(elf: &Path, dir: &Path) -> Result<()> {
+    let bytes = std::fs::read(elf).map_err(|e| Error::io(elf.display(), e))?;
+    let name = elf.file_name().unwrap_or_default();
+    crate::report::export::write_atomic(&dir.join(name), &bytes)
 }
 
 /// qemu's loader refuses a file that is not executable.
