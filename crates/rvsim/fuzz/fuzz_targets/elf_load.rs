@@ -1,8 +1,9 @@
 //! Any bytes given to the ELF loader give a program or an error, never a panic; a program that
-//! loads is run for a bounded number of instructions with every model enabled.
+//! loads is run for a bounded number of instructions with every model enabled, on both
+//! engines, which must report the same ending, registers, memory and counters.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use rvsim::{CacheConfig, Config, Machine, Program};
+use rvsim::{CacheConfig, Config, Engine, Machine, Program};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(p) = Program::from_elf(data) {
@@ -15,8 +16,11 @@ fuzz_target!(|data: &[u8]| {
             timer_interval: Some(97),
             ..Config::default()
         };
-        if let Ok(mut m) = Machine::new(&cfg, &p) {
-            let _ = m.run();
-        }
+        let run = |engine| {
+            let mut m = Machine::new(&Config { engine, ..cfg.clone() }, &p).ok()?;
+            let stop = m.run();
+            Some((stop, m.stats(), m.regs, m.pc, m.memory_contents().to_vec()))
+        };
+        assert_eq!(run(Engine::Blocks), run(Engine::Reference));
     }
 });
