@@ -20,7 +20,9 @@ pub fn run(a: MachineArgs) -> Result<i32> {
             )
         }
         Some(p) => {
-            crate::report::export::check_writable(&p)?;
+            // The history (OSCOST_DB or the default one) is never an output.
+            let db = super::store_opts::DbOpts::default().path().ok();
+            crate::cli::outputs::check(&[&p], &[], db.as_deref())?;
             let text = serde_json::to_string_pretty(&m).expect("Machine serializes");
             crate::report::export::write_atomic(&p, text.as_bytes())?;
         }

@@ -334,7 +334,7 @@ fn run_elf(a: RunArgs) -> Result<i32> {
         .flatten()
         .map(|p| p.as_path())
         .collect();
-    crate::cli::common::check_output_files(&outputs, &[a.elf.as_path()])?;
+    crate::cli::outputs::check(&outputs, &[a.elf.as_path()], None)?;
     let program = load_elf(&a.elf)?;
     let config = a.machine.config(!a.no_compressed)?;
     let request = match &a.pipeview {
@@ -378,6 +378,9 @@ fn run_elf(a: RunArgs) -> Result<i32> {
 }
 
 fn compare(a: CompareArgs) -> Result<()> {
+    let outputs: Vec<&std::path::Path> = a.json.iter().chain(&a.csv).map(|p| p.as_path()).collect();
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    crate::cli::outputs::check(&outputs, &inputs, None)?;
     let mut outcomes = Vec::new();
     if compile::is_c_source(&a.inputs)? {
         let builds = compile::build_all(&a.inputs[0], &a.march, &a.cflags, &a.runtime)?;

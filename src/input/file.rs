@@ -48,7 +48,7 @@ pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
     let too_big = || {
         Error::usage(format!(
             "{shown}: larger than {what} can be ({}); refusing to read it",
-            crate::units::fmt_bytes(cap as f64)
+            crate::units::size::fmt_bytes(cap as f64)
         ))
     };
     if meta.len() > cap {

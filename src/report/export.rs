@@ -89,14 +89,9 @@ pub fn resolve_target(path: &Path) -> Result<Target> {
     Ok(Target::File(resolved))
 }
 
-/// Check before measuring that `path` can be written (see [`resolve_target`]).
-pub fn check_writable(path: &Path) -> Result<()> {
-    resolve_target(path).map(|_| ())
-}
-
 /// True when `a` and `b` name the same file: the same inode when both exist, else the same
-/// canonical directory and file name. Used to refuse an output that would overwrite the
-/// history database.
+/// canonical directory and file name (`cli::outputs::check` compares every output with the
+/// inputs, the history database and the other outputs through it).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
@@ -113,18 +108,6 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         (Some(x), Some(y)) => x == y,
         _ => a == b,
     }
-}
-
-/// Refuse an output path that is the history database (writing it would destroy the
-/// history).
-pub fn check_not_db(path: &Path, db: &Path) -> Result<()> {
-    if same_file(path, db) {
-        return Err(Error::usage(format!(
-            "{}: is the history database; writing it would destroy the history (choose another file)",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 fn parent_of(path: &Path) -> PathBuf {
@@ -334,12 +317,12 @@ mod tests {
 
     #[test]
     fn unwritable_targets_are_usage_errors() {
-        let e = check_writable(Path::new("/nonexistent-dir/x.json")).unwrap_err();
+        let e = resolve_target(Path::new("/nonexistent-dir/x.json")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("does not exist"));
-        let e = check_writable(Path::new("/tmp")).unwrap_err();
+        let e = resolve_target(Path::new("/tmp")).unwrap_err();
         assert!(e.to_string().contains("is a directory"));
-        let e = check_writable(Path::new("x.csv/")).unwrap_err();
+        let e = resolve_target(Path::new("x.csv/")).unwrap_err();
         assert!(e.to_string().contains("ends in '/'"), "{e}");
     }
 
@@ -406,26 +389,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
         let dangling = dir.path().join("dangling.json");
         std::os::unix::fs::symlink(dir.path().join("missing/x"), &dangling).unwrap();
-        assert!(check_writable(&dangling)
+        assert!(resolve_target(&dangling)
             .unwrap_err()
             .to_string()
             .contains("symlink to a missing file"));
-    }
-
-    #[test]
-    fn the_database_is_never_an_output() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("h.sqlite");
-        let other = dir.path().join("x.json");
-        assert!(check_not_db(&db, &db).is_err(), "same new path");
-        assert!(check_not_db(&dir.path().join(".").join("h.sqlite"), &db).is_err());
-        std::fs::write(&db, b"").unwrap();
-        let link = dir.path().join("alias");
-        std::os::unix::fs::symlink(&db, &link).unwrap();
-        let e = check_not_db(&link, &db).unwrap_err();
-        assert!(e.to_string().contains("history database"), "{e}");
-        assert_eq!(e.exit_code(), 2);
-        check_not_db(&other, &db).unwrap();
     }
 
     #[test]
