@@ -175,30 +175,16 @@ pub enum Holding {
 pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<String>) {
     let mut checks = Vec::new();
     let mut warnings = Vec::new();
+    if let Some(c) = unjudged(ev) {
+        checks.push(c);
+        return (checks, warnings);
+    }
+    // Present: `unjudged` returned its check when it is not.
     let Some(o) = ev.occupancy.as_ref() else {
-        checks.push(Check {
-            name: "CPU held by participants".into(),
-            expected: "participants' CPU time readable".into(),
-            observed: "not readable (no thread clock or schedstat for them)".into(),
-            ok: false,
-        });
         return (checks, warnings);
     };
     let cpus = o.cpus.max(1);
     let known_exact = o.windows > 0;
-    if known_exact && o.exact_windows == 0 {
-        checks.push(Check {
-            name: "CPU held by participants".into(),
-            expected: "CPU time read exactly at some window's edges".into(),
-            observed: format!(
-                "0 of {} windows: a participant was runnable at every edge, where its CPU \
-                 time is stale by up to a tick",
-                o.windows
-            ),
-            ok: false,
-        });
-        return (checks, warnings);
-    }
     // 2% plus the reading's own cost (≤ 10 µs per participant and window), which matters
     // only for windows of tens of µs (a cached-file fault round).
     let slack = (READ_SLACK_NS * o.exact_windows.max(1) * ev.cpus.len().max(1) as u64) as f64
@@ -249,29 +235,7 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
     // Held per pinned CPU: participants that run or spin (one CPU, or polling on several)
     // hold every CPU they are pinned to.
     if holding == Holding::Continuous {
-        let ok = o.share >= MIN_OCCUPANCY;
-        checks.push(Check {
-            name: "CPU held by participants".into(),
-            expected: format!("≥ {:.0}% of wall time", MIN_OCCUPANCY * 100.0),
-            observed: format!(
-                "{} (run-queue wait {:.1}% per participant)",
-                held_pct(o.share),
-                delay * 100.0
-            ),
-            ok,
-        });
-        if !ok {
-            warnings.push(format!(
-                "other tasks ran in the participants' place {:.0}% of the time, inflating \
-                 every sample: stop the competing load or pick an idle CPU with --cpu",
-                (1.0 - o.share).max(0.0) * 100.0
-            ));
-        } else if o.share < 0.98 {
-            warnings.push(format!(
-                "other tasks held the CPU for {:.1}% of the measured time",
-                (1.0 - o.share) * 100.0
-            ));
-        }
+        held_throughout(o.share, delay, &mut checks, &mut warnings);
     }
     if ev.cpus.len() == 1 && delay_wall > 0 {
         checks.push(Check {
@@ -296,6 +260,58 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
         ));
     }
     (checks, warnings)
+}
+
+/// The failed check when the participants' CPU time cannot be judged at all: unreadable, or
+/// read exactly at no window's edge.
+fn unjudged(ev: &Evidence) -> Option<Check> {
+    let Some(o) = ev.occupancy.as_ref() else {
+        return Some(Check {
+            name: "CPU held by participants".into(),
+            expected: "participants' CPU time readable".into(),
+            observed: "not readable (no thread clock or schedstat for them)".into(),
+            ok: false,
+        });
+    };
+    (o.windows > 0 && o.exact_windows == 0).then(|| Check {
+        name: "CPU held by participants".into(),
+        expected: "CPU time read exactly at some window's edges".into(),
+        observed: format!(
+            "0 of {} windows: a participant was runnable at every edge, where its CPU \
+             time is stale by up to a tick",
+            o.windows
+        ),
+        ok: false,
+    })
+}
+
+/// The check of participants that run or spin (one CPU, or polling on several): they hold
+/// every CPU they are pinned to, so a share below [`MIN_OCCUPANCY`] means others ran in
+/// their place; a smaller gap is said as a warning.
+fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+    let ok = share >= MIN_OCCUPANCY;
+    checks.push(Check {
+        name: "CPU held by participants".into(),
+        expected: format!("≥ {:.0}% of wall time", MIN_OCCUPANCY * 100.0),
+        observed: format!(
+            "{} (run-queue wait {:.1}% per participant)",
+            held_pct(share),
+            delay * 100.0
+        ),
+        ok,
+    });
+    if !ok {
+        warnings.push(format!(
+            "other tasks ran in the participants' place {:.0}% of the time, inflating \
+             every sample: stop the competing load or pick an idle CPU with --cpu",
+            (1.0 - share).max(0.0) * 100.0
+        ));
+    } else if share < 0.98 {
+        warnings.push(format!(
+            "other tasks held the CPU for {:.1}% of the measured time",
+            (1.0 - share) * 100.0
+        ));
+    }
 }
 
 /// The names of the occupancy checks: the ones a test on a shared machine may see fail

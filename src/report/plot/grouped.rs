@@ -102,6 +102,31 @@ impl GroupedBars {
                     ),
             ))?;
         }
+        self.draw_bars(&mut chart)?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font((FONT, LABEL_PT))
+            .draw()?;
+        Ok(())
+    }
+
+    /// Each series' bar in each group, with its 95% interval, or "n/a" where it has no value;
+    /// a series is listed in the legend with its first bar.
+    fn draw_bars(
+        &self,
+        chart: &mut ChartContext<
+            SVGBackend,
+            Cartesian2d<
+                plotters::coord::types::RangedCoordf64,
+                plotters::coord::types::RangedCoordf64,
+            >,
+        >,
+    ) -> DrawResult {
+        let (ng, ns) = (self.groups.len(), self.series.len());
+        let finite = |v: &&[f64; 3]| v.iter().all(|x| super::plottable(*x));
         let slot = 0.8 / ns as f64;
         for (si, s) in self.series.iter().enumerate() {
             let c = color(si);
@@ -145,13 +170,6 @@ impl GroupedBars {
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font((FONT, LABEL_PT))
-            .draw()?;
         Ok(())
     }
 }

@@ -194,6 +194,32 @@ impl LinePlot {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
 
+        self.draw_marks(&mut chart)?;
+        self.draw_lines(&mut chart)?;
+        if self.series.iter().any(|s| !s.name.is_empty()) {
+            chart
+                .configure_series_labels()
+                // Below the staggered cache labels at the top, so neither hides the other.
+                .position(if self.markers.is_empty() {
+                    SeriesLabelPosition::UpperLeft
+                } else {
+                    SeriesLabelPosition::Coordinate(10, 58)
+                })
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .label_font((FONT, LABEL_PT))
+                .draw()?;
+        }
+        Ok(())
+    }
+
+    /// The cache markers (grey, labels staggered at the top), the knees (red, dashed, one per
+    /// size, labels staggered at the bottom) and the annotations.
+    fn draw_marks<X, Y>(&self, chart: &mut Chart<'_, '_, X, Y>) -> DrawResult
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
         let (xr, yr) = (chart.x_range(), chart.y_range());
         for (i, m) in self.markers.iter().enumerate() {
             if !(plottable(m.x) && xr.contains(&m.x)) {
@@ -259,6 +285,16 @@ impl LinePlot {
                     ),
             ))?;
         }
+        Ok(())
+    }
+
+    /// Each series: its band, its line and points, and its legend entry (at most
+    /// MAX_LEGEND, the rest counted in the last).
+    fn draw_lines<X, Y>(&self, chart: &mut Chart<'_, '_, X, Y>) -> DrawResult
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
         let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
         let mut shown = 0usize;
         for (i, s) in self.series.iter().enumerate() {
@@ -309,23 +345,12 @@ impl LinePlot {
             }
             chart.draw_series(p.iter().map(|q| Circle::new((q.x, q.y), 3, c.filled())))?;
         }
-        if self.series.iter().any(|s| !s.name.is_empty()) {
-            chart
-                .configure_series_labels()
-                // Below the staggered cache labels at the top, so neither hides the other.
-                .position(if self.markers.is_empty() {
-                    SeriesLabelPosition::UpperLeft
-                } else {
-                    SeriesLabelPosition::Coordinate(10, 58)
-                })
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .label_font((FONT, LABEL_PT))
-                .draw()?;
-        }
         Ok(())
     }
 }
+
+/// A chart on an SVG area with the given axes.
+type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
 
 #[cfg(test)]
 mod tests {

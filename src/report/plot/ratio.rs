@@ -3,6 +3,7 @@
 //! `--fail-above` gate when set). Log-scaled, so twice as slow and twice as fast are equally
 //! far from 1. A row without a ratio keeps its place and says why.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -120,6 +121,26 @@ impl RatioPlot {
                     ),
             ))?;
         }
+        self.draw_rows(&mut chart, lo)?;
+        Ok(())
+    }
+
+    /// Each row: its label left of the axis, and its ratio with the interval (red when B is
+    /// slower, green when faster), or why it was not compared.
+    fn draw_rows<X>(
+        &self,
+        chart: &mut ChartContext<SVGBackend, Cartesian2d<X, RangedCoordf64>>,
+        lo: f64,
+    ) -> DrawResult
+    where
+        X: Ranged<ValueType = f64>,
+    {
+        let n = self.rows.len();
+        let finite = |r: &RatioRow| {
+            r.ratio
+                .filter(|v| v.iter().all(|x| plottable(*x) && *x > 0.0))
+        };
+        let x_fmt = |v: &f64| format!("{}×", crate::units::fmt_num(*v));
         for (i, r) in self.rows.iter().enumerate() {
             let mid = (n - 1 - i) as f64 + 0.5;
             chart.draw_series(std::iter::once(
