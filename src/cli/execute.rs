@@ -607,6 +607,11 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
 }
 
+/// Was `p` just written as a regular file (not a stream such as /dev/null)?
+fn written(p: &std::path::Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+}
+
 /// Saves the run to the history, or (when that fails after measuring) keeps it in a run
 /// file under the data directory and says how to import it. With the default database a
 /// run that is not in the history is a warning (the results are complete and kept); with an
@@ -620,15 +625,23 @@ fn save(run: &Run, opts: &MeasureOpts) -> Option<Error> {
             return None;
         }
     };
+    // Kept under the data directory only: never in the current directory, which may be a
+    // source tree or anyone's.
     let keep = default_keep_dir();
-    let dirs: Vec<&std::path::Path> = keep
-        .iter()
-        .map(|p| p.as_path())
-        .chain([std::path::Path::new(".")])
-        .collect();
+    let dirs: Vec<&std::path::Path> = keep.iter().map(|p| p.as_path()).collect();
     let waits = (std::time::Duration::from_secs(5), LONG_WAIT);
     let saved = save_or_keep(run, &db, &dirs, waits, opts.quiet);
-    match (&saved, saved.explain()) {
+    let explain = saved.explain().map(|line| match (&saved, &opts.json) {
+        // Nowhere to keep it, but the run is in the --json file the user asked for.
+        (Saved::Lost { .. }, Some(json)) if written(json) => format!(
+            "{line} and the --json file {}; import that with: oscost history import {} --db {}",
+            json.display(),
+            crate::store::recovery::shell_word(json),
+            crate::store::recovery::shell_word(&db)
+        ),
+        _ => line,
+    });
+    match (&saved, explain) {
         (Saved::Stored { id, db }, _) => {
             if !opts.quiet {
                 eprintln!("oscost: saved as run {id} in {}", db.display());
