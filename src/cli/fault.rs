@@ -258,6 +258,18 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         );
     }
     let run = execute(plan, &a.opts)?;
+    finish_fault(&run, &a, &setup, page, size)
+}
+
+/// The way out of `fault`: the page facts, the family's tables, each case's mapping as
+/// smaps shows it, and the figures for `--svg-dir`.
+fn finish_fault(
+    run: &crate::model::Run,
+    a: &FaultArgs,
+    setup: &Setup,
+    page: u64,
+    size: u64,
+) -> Result<i32> {
     use std::fmt::Write as _;
     let mut after = String::new();
     let _ = writeln!(
@@ -273,7 +285,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         figures: a.svg_dir.is_some(),
         ..Ask::default()
     };
-    let shown = Fault.shown(&run, &ask)?;
+    let shown = Fault.shown(run, &ask)?;
     after.push_str(&shown.after);
     let files = Extras::in_dir(&shown, a.svg_dir.as_deref());
     for (label, lines) in setup.maps.borrow().iter() {
@@ -285,7 +297,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
             let _ = writeln!(after, "  {l}");
         }
     }
-    finish_after(&run, &a.opts, after, files)
+    finish_after(run, &a.opts, after, files)
 }
 
 /// Seconds per byte of one round (map, first touch of every page, unmap) on the quiet 2-CPU

@@ -148,6 +148,22 @@ pub fn run(a: MmapArgs) -> Result<i32> {
     }
 }
 
+/// The line saying how memory was pressed during the lab.
+fn pressure_line(pressure: &Pressure) -> String {
+    match pressure {
+        Pressure::Hog { bytes, share } => format!(
+            "memory pressure: a competing process holding and re-touching {} ({share}) during \
+             the compete-* variants",
+            gib(*bytes)
+        ),
+        Pressure::Limit { cgroup, bytes } => format!(
+            "memory pressure: every variant ran in cgroup v2 {} with memory.max = {}",
+            cgroup.path().display(),
+            gib(*bytes)
+        ),
+    }
+}
+
 fn lab(mut a: LabArgs) -> Result<i32> {
     // The lab runs a fixed number of repetitions per variant (--reps), interleaved, each in a
     // fresh child: there is no sampling loop for a time budget or an interval target to stop.
@@ -212,18 +228,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
             Pressure::Hog { bytes, share }
         }
     };
-    let pressure_line = match &pressure {
-        Pressure::Hog { bytes, share } => format!(
-            "memory pressure: a competing process holding and re-touching {} ({share}) during \
-             the compete-* variants",
-            gib(*bytes)
-        ),
-        Pressure::Limit { cgroup, bytes } => format!(
-            "memory pressure: every variant ran in cgroup v2 {} with memory.max = {}",
-            cgroup.path().display(),
-            gib(*bytes)
-        ),
-    };
+    let pressure_line = pressure_line(&pressure);
     let reps = a
         .reps
         .map(|r| r as usize)
