@@ -68,10 +68,11 @@ pub trait Family: Sync {
         Evidence::SysTime
     }
 
-    /// Whether a measurement of the family has its own row in the terminal table. A family
-    /// whose section under the table shows some of its measurements in full keeps those out
-    /// of the table (said once, not twice); JSON, CSV and HTML keep every measurement.
-    fn in_table(&self, _m: &Measurement) -> bool {
+    /// Whether a measurement of the family is shown on its own: a row of the terminal table
+    /// and a generic figure of the HTML report. A family whose own section and figures show
+    /// some of its measurements in full keeps those out of both (said once, not twice); the
+    /// JSON, the CSV and the HTML table keep every measurement.
+    fn shown_alone(&self, _m: &Measurement) -> bool {
         true
     }
 

@@ -497,6 +497,15 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
         }
     }
     for probe in probes {
+        // Measurements their family shows in its own figures instead get no generic one.
+        let mine = runs
+            .iter()
+            .flat_map(|r| &r.measurements)
+            .filter(|m| m.probe == probe);
+        if mine.clone().any(|m| !super::shown_alone(m)) {
+            in_figure.extend(mine.map(|m| (m.probe.clone(), m.params_label())));
+            continue;
+        }
         // Results with an analysis of their own draw its figure, one per run.
         if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
             for (i, run) in runs.iter().enumerate() {

@@ -53,10 +53,10 @@ pub fn evidence_of(m: &Measurement) -> Evidence {
     family_of(&m.probe).map_or(Evidence::SysTime, |f| f.evidence())
 }
 
-/// Whether a measurement has its own row in the terminal table (its family may show it in
-/// its section instead).
-pub fn in_table(m: &Measurement) -> bool {
-    family_of(&m.probe).is_none_or(|f| f.in_table(m))
+/// Whether a measurement is shown on its own, as a row of the terminal table and in the
+/// HTML report's generic figures (its family may show it in its own section instead).
+pub fn shown_alone(m: &Measurement) -> bool {
+    family_of(&m.probe).is_none_or(|f| f.shown_alone(m))
 }
 
 /// Every family's section under the terminal table, in [`FAMILIES`] order.

@@ -583,8 +583,9 @@ impl Family for Rpc {
     }
 
     /// The parts, traced and corrected, are shown in the section under the table (as
-    /// means, which add up; the medians with --explain): not as rows of their own.
-    fn in_table(&self, m: &Measurement) -> bool {
+    /// means, which add up; the medians with --explain) and as the stacked bars: not as rows
+    /// or figures of their own.
+    fn shown_alone(&self, m: &Measurement) -> bool {
         !matches!(m.probe.as_str(), "rpc.part" | "rpc.corrected")
     }
 

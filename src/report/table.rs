@@ -180,12 +180,12 @@ pub fn render(run: &Run) -> String {
 /// share the row; raw/baseline and evidence join it only when they fit and otherwise move
 /// to an indented line beneath (never widening the row past the terminal). Failed checks,
 /// the below-resolution interval and warnings follow, word-wrapped with a hanging indent.
-/// Measurements a family shows in its own section instead are left out (report::in_table).
+/// Measurements a family shows in its own section instead are left out (report::shown_alone).
 pub fn render_for(run: &Run, term: &Term) -> String {
     let shown: Vec<&Measurement> = run
         .measurements
         .iter()
-        .filter(|m| super::in_table(m))
+        .filter(|m| super::shown_alone(m))
         .collect();
     let rows: Vec<Row> = shown.iter().copied().map(row).collect();
     let (w_probe, n_opt) = layout(&rows, term);
