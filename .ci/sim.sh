@@ -34,3 +34,19 @@ assert [b["ended"]["kind"] for b in builds] == ["return", "return"], builds
 assert builds[1]["text_bytes"] < builds[0]["text_bytes"]
 print("compare JSON ok")
 PY
+
+# CoreMark (issue 25): built from ../shared/coremark for rv32im and rv32imc by sim bench and
+# validated on every run (CoreMark's own check and the seed CRCs). Once, not timed: the speed
+# figures of a CI machine are not results.
+echo "== sim bench (CoreMark built and validated, timings ignored)"
+"$OSCOST" sim bench --repeat 1 --no-qemu --json "$work/bench.json" >/dev/null
+python3 - "$work/bench.json" <<'PY'
+import json, sys
+bench = json.load(open(sys.argv[1]))
+names = [w["name"] for w in bench["workloads"]]
+assert names == ["coremark-rv32im", "coremark-rv32imc", "loop"], (names, bench["notes"])
+for w in bench["workloads"]:
+    for t in w["simulator"]:
+        assert t["valid"], (w["name"], t)
+print("CoreMark validated:", ", ".join(names[:2]))
+PY

@@ -81,6 +81,14 @@ fn bad_input_exits_2_with_one_line() {
         (&["sim", "run", &elf, "--memory", "lots"], "--memory 'lots'"),
         (&["sim", "compare", "x.c", "--march", "rv64gc"], "RV32 only"),
         (&["sim", "bench", "--repeat", "0"], "--repeat 0"),
+        (
+            &["sim", "bench", "--coremark", "/nonexistent"],
+            "--coremark /nonexistent: no CoreMark sources",
+        ),
+        (
+            &["sim", "bench", &elf, "--coremark", "/nonexistent"],
+            "only that ELF is timed",
+        ),
         (&["sim", "sweep", &elf, "--ways", "0"], "--ways 0"),
         (
             &["sim", "run", &elf, "--max-instructions", "0"],
@@ -226,4 +234,44 @@ fn conformance_command_prints_the_table_and_fails_on_a_failing_test() {
         out.contains("FAIL rv32ui-p-seed: no tohost symbol"),
         "{out}"
     );
+}
+
+/// `sim bench ELF`: every configuration timed, its counts and each run's seconds in the JSON.
+#[test]
+fn bench_of_an_elf_reports_each_configuration() {
+    let elf = format!("{ELF_DIR}/cselftest-rv32imc.elf");
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let (code, out, err) = oscost(&[
+        "sim",
+        "bench",
+        &elf,
+        "--repeat",
+        "2",
+        "--json",
+        json.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for label in [
+        "functional only",
+        "I-cache 8x1x2 (3C)",
+        "I+D-cache + 5-stage",
+    ] {
+        assert!(out.contains(label), "{out}");
+    }
+    assert!(
+        out.contains("qemu-riscv32 not timed: not run on a given ELF"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
+    let w = &v["workloads"][0];
+    assert_eq!(w["name"], "cselftest-rv32imc.elf");
+    let sim = w["simulator"].as_array().unwrap();
+    assert_eq!(sim.len(), 3);
+    for t in sim {
+        assert_eq!(t["valid"], true, "{t}");
+        assert_eq!(t["seconds"].as_array().unwrap().len(), 2);
+        assert!(t["instructions"].as_u64().unwrap() > 1000);
+    }
+    assert!(w["qemu"]["skipped"].is_string());
 }

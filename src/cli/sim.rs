@@ -35,7 +35,8 @@ pub enum SimCommand {
     Conformance(ConformanceArgs),
     /// Compile a C file per -march and sweep the I-cache size; optional SVG plot.
     Sweep(SweepArgs),
-    /// Measure the simulator's speed (MIPS), beside qemu-riscv32 when installed.
+    /// Measure the simulator's speed (MIPS) on CoreMark and a loop, beside qemu-riscv32 when
+    /// installed.
     Bench(BenchArgs),
 }
 
@@ -166,14 +167,22 @@ pub struct SweepArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Program to run (default: the built-in loop benchmark, 56 million instructions).
+    /// Program to time instead of the benchmarks (CoreMark for rv32im and rv32imc, built
+    /// when the cross compiler is installed, and the built-in loop, 56 million instructions).
     pub elf: Option<PathBuf>,
-    /// Runs per configuration; the median speed is reported.
+    /// Runs per configuration; the median speed is reported, with the range.
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
     /// Do not run qemu-riscv32 even if it is installed.
     #[arg(long)]
     pub no_qemu: bool,
+    /// Folder of EEMBC CoreMark's sources [default: ../shared/coremark, skipped with a note
+    /// when absent].
+    #[arg(long, value_name = "DIR")]
+    pub coremark: Option<PathBuf>,
+    /// Also write every timing (each run's seconds) as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Runs a `sim` subcommand; returns the process exit code (for `run`, the guest's).

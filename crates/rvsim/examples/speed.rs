@@ -1,7 +1,8 @@
 //! The three configurations of `oscost sim bench` on the built-in benchmark, with every
 //! counter printed, so two builds of the simulator can be compared for speed (user CPU time,
 //! alternating runs) and for identical statistics (diff the output without the timing).
-//! `cargo run --release -p rvsim --example speed -- [functional|icache|pipeline] [repeat]`
+//! `cargo run --release -p rvsim --example speed -- [functional|icache|pipeline|all] [repeat] [ELF]`
+//! (the ELF instead of the built-in benchmark, e.g. a CoreMark build).
 //!
 //! The configurations are spelled out here rather than taken from
 //! `rvsim::runtime::bench_configs` so this file also builds against older versions of the
@@ -16,7 +17,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map_or("all", String::as_str);
     let repeat: u32 = args.get(2).map_or(Ok(1), |s| s.parse())?;
-    let program = Program::from_elf(BENCH_ELF)?;
+    let program = match args.get(3) {
+        Some(path) => Program::from_elf(&std::fs::read(path)?)?,
+        None => Program::from_elf(BENCH_ELF)?,
+    };
     let icache = CacheConfig::parse("sets=8,ways=1,words=2")?;
     let dcache = CacheConfig::parse("sets=16,ways=2,words=4")?;
     let base = Config::default();

@@ -197,93 +197,114 @@ impl CacheStats {
 }
 
 const NO_LINE: u32 = u32::MAX;
-/// End of the shadow cache's LRU list.
+/// No node: the end of the shadow cache's LRU list.
 const NIL: u32 = u32::MAX;
+
 /// The fully-associative LRU cache of equal capacity used to tell capacity from conflict misses,
 /// plus the set of lines ever referenced (compulsory misses). Lines are numbered from the start
-/// of the modeled memory so the per-line arrays stay small.
+/// of the modeled memory so the per-line tables stay small.
 ///
-/// LRU order is a doubly linked list threaded through per-line arrays: a hit moves the line to
-/// the front (a few stores, nothing allocated, nothing to compact), a miss in a full shadow
-/// evicts the tail. This sits on the I-cache model's path for every change of line.
+/// This sits on the cache model's path for every change of line, so every access is O(1)
+/// and touches little: each resident line has a node (one of `capacity`), the nodes form a
+/// doubly linked list in LRU order, and a per-line table (zero-allocated, so only the pages
+/// of lines in use are ever touched) maps a line to its node. A hit moves its node to the
+/// front; a miss in a full shadow reuses the tail's node.
 struct Shadow {
+    /// Lines referenced before: one bit per line of memory.
+    seen: Vec<u64>,
     capacity: usize,
-    count: usize,
-    /// Most and least recently used resident lines (NIL when empty).
-    head: u32,
-    tail: u32,
+    /// Per line of memory: 1 + its node while resident, else 0.
+    node_of: Vec<u32>,
+    /// Per node: its line, and its neighbours (more and less recently used).
+    line: Vec<u32>,
     prev: Vec<u32>,
     next: Vec<u32>,
-    /// Bit 0: resident in the shadow cache; bit 1: referenced before.
-    flags: Vec<u8>,
+    /// Most and least recently used nodes (NIL when empty).
+    head: u32,
+    tail: u32,
 }
 
 impl Shadow {
     fn new(capacity: u32, lines: usize) -> Shadow {
         Shadow {
+            seen: vec![0; lines.div_ceil(64)],
             capacity: capacity as usize,
-            count: 0,
+            node_of: vec![0; lines],
+            line: Vec::new(),
+            prev: Vec::new(),
+            next: Vec::new(),
             head: NIL,
             tail: NIL,
-            prev: vec![NIL; lines],
-            next: vec![NIL; lines],
-            flags: vec![0; lines],
         }
     }
 
-    /// Returns (seen before, resident) and updates LRU order; `allocate == false` leaves a
-    /// non-resident line out (a no-allocate store miss).
+    /// Whether line `i` is referenced for the first time (and from now on it is not).
     #[inline]
-    fn access(&mut self, i: u32, allocate: bool) -> (bool, bool) {
-        let f = self.flags[i as usize];
-        let (seen, resident) = (f & 2 != 0, f & 1 != 0);
-        if resident {
-            if self.head != i {
-                self.unlink(i);
-                self.push_front(i);
+    fn first_reference(&mut self, i: u32) -> bool {
+        let word = &mut self.seen[i as usize / 64];
+        let bit = 1u64 << (i % 64);
+        let first = *word & bit == 0;
+        *word |= bit;
+        first
+    }
+
+    /// An access to line `i`: returns whether it was resident and makes it the most recently
+    /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
+    #[inline]
+    fn touch(&mut self, i: u32, allocate: bool) -> bool {
+        let node = self.node_of[i as usize];
+        if node != 0 {
+            let n = node - 1;
+            if self.head != n {
+                self.unlink(n);
+                self.push_front(n);
             }
-            self.flags[i as usize] = f | 3;
-        } else if allocate {
-            if self.count == self.capacity {
+            return true;
+        }
+        if allocate {
+            let n = if self.line.len() < self.capacity {
+                self.line.push(i);
+                self.prev.push(NIL);
+                self.next.push(NIL);
+                self.line.len() as u32 - 1
+            } else {
                 let lru = self.tail;
                 self.unlink(lru);
-                self.flags[lru as usize] &= !1;
-            } else {
-                self.count += 1;
-            }
-            self.push_front(i);
-            self.flags[i as usize] = f | 3;
-        } else {
-            self.flags[i as usize] = f | 2;
+                self.node_of[self.line[lru as usize] as usize] = 0;
+                lru
+            };
+            self.line[n as usize] = i;
+            self.node_of[i as usize] = n + 1;
+            self.push_front(n);
         }
-        (seen, resident)
+        false
     }
 
     #[inline]
-    fn unlink(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+    fn unlink(&mut self, n: u32) {
+        let (p, x) = (self.prev[n as usize], self.next[n as usize]);
         if p == NIL {
-            self.head = n;
+            self.head = x;
         } else {
-            self.next[p as usize] = n;
+            self.next[p as usize] = x;
         }
-        if n == NIL {
+        if x == NIL {
             self.tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.prev[x as usize] = p;
         }
     }
 
     #[inline]
-    fn push_front(&mut self, i: u32) {
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = self.head;
+    fn push_front(&mut self, n: u32) {
+        self.prev[n as usize] = NIL;
+        self.next[n as usize] = self.head;
         if self.head == NIL {
-            self.tail = i;
+            self.tail = n;
         } else {
-            self.prev[self.head as usize] = i;
+            self.prev[self.head as usize] = n;
         }
-        self.head = i;
+        self.head = n;
     }
 }
 
@@ -349,10 +370,10 @@ impl Cache {
     /// The counts so far.
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
-        s.accesses += self.fast_hits + self.fast_write_hits;
         s.reads += self.fast_hits;
         s.writes += self.fast_write_hits;
         s.hits += self.fast_hits + self.fast_write_hits;
+        s.accesses = s.reads + s.writes;
         s
     }
 
@@ -425,50 +446,61 @@ impl Cache {
         self.access_slow(line, write)
     }
 
-    #[inline]
+    /// An access that is not a repeat of the last one: the way search, the shadow's LRU
+    /// order, and on a miss the classification and the fill. Out of line, and lean on a hit
+    /// of a direct-mapped cache: this runs on every change of line.
+    #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
-        let s = &mut self.counts;
-        s.accesses += 1;
         if write {
-            s.writes += 1;
+            self.counts.writes += 1;
         } else {
-            s.reads += 1;
+            self.counts.reads += 1;
         }
-        let allocate = !write || self.cfg.write_allocate;
         let set = (line & self.set_mask) as usize;
-        let slots = set * self.ways..(set + 1) * self.ways;
-        let hit_way = if self.ways == 1 {
+        let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.
-            (self.lines[set] == line).then_some(0)
+            (set, self.lines[set] == line)
         } else {
-            self.lines[slots.clone()].iter().position(|&l| l == line)
+            let first = set * self.ways;
+            match self.lines[first..first + self.ways]
+                .iter()
+                .position(|&l| l == line)
+            {
+                Some(way) => (first + way, true),
+                None => (first, false),
+            }
         };
-        // A line the real cache holds is kept in the shadow too, whatever the write policy.
-        let (seen, in_shadow) = self.shadow.access(
-            line.wrapping_sub(self.base_line),
-            allocate || hit_way.is_some(),
-        );
-        let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
-        self.clock += 1;
-        if let Some(way) = hit_way {
-            let slot = slots.start + way;
-            self.counts.hits += 1;
-            if self.cfg.replacement == Replacement::Lru {
-                self.stamp[slot] = self.clock;
-            }
-            if write {
-                if write_back {
-                    self.dirty[slot] = true;
-                } else {
-                    self.counts.memory_writes += 1;
-                }
-            }
-            self.last_line = line;
-            self.last_dirty = self.dirty[slot];
-            return false;
+        let index = line.wrapping_sub(self.base_line);
+        if !hit {
+            return self.miss(line, set, index, write);
         }
+        // A line the real cache holds is kept in the shadow too, whatever the write policy.
+        self.shadow.touch(index, true);
+        self.counts.hits += 1;
+        if self.ways > 1 && self.cfg.replacement == Replacement::Lru {
+            self.clock += 1;
+            self.stamp[slot] = self.clock;
+        }
+        if write {
+            if self.cfg.write_policy == WritePolicy::WriteBack {
+                self.dirty[slot] = true;
+            } else {
+                self.counts.memory_writes += 1;
+            }
+        }
+        self.last_line = line;
+        self.last_dirty = self.dirty[slot];
+        false
+    }
+
+    /// A miss on `line` (in `set`; `index` its number from the start of memory): classified,
+    /// and filled unless it is a store that does not allocate.
+    fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
+        let allocate = !write || self.cfg.write_allocate;
+        let in_shadow = self.shadow.touch(index, allocate);
         self.counts.misses += 1;
-        if !seen {
+        // (A line that hits was referenced before: only a miss can be a first reference.)
+        if self.shadow.first_reference(index) {
             self.counts.compulsory += 1;
         } else if !in_shadow {
             self.counts.capacity += 1;
@@ -480,12 +512,17 @@ impl Cache {
             self.last_line = NO_LINE;
             return true;
         }
+        let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
+        let slots = set * self.ways..(set + 1) * self.ways;
         let slot = slots.start + self.victim(slots);
         if self.lines[slot] != NO_LINE && self.dirty[slot] {
             self.counts.writebacks += 1;
         }
+        if self.ways > 1 {
+            self.clock += 1;
+            self.stamp[slot] = self.clock;
+        }
         self.lines[slot] = line;
-        self.stamp[slot] = self.clock;
         self.dirty[slot] = write && write_back;
         if write && !write_back {
             self.counts.memory_writes += 1;

@@ -20,6 +20,7 @@
 pub mod cache;
 pub mod clint;
 pub mod conformance;
+pub mod coremark;
 pub mod csr;
 pub mod decode;
 pub mod disasm;

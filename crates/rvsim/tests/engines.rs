@@ -9,8 +9,8 @@
 //! built to hit what blocks make hard: branches and jumps into the middle of blocks,
 //! compressed code with fetches straddling cache lines, self-modifying code with and without
 //! `fence.i` (also into the running block), traps and timer interrupts at every offset of a
-//! block, CSR reads of the counters, timer-device accesses, AMOs, misaligned data. CoreMark
-//! runs in `tests/coremark.rs`.
+//! block, CSR reads of the counters, timer-device accesses, AMOs, misaligned data; and
+//! CoreMark, built from `../shared/coremark` with the cross compiler.
 
 mod common;
 
@@ -798,6 +798,63 @@ fn self_modifying_code_counts_the_same_and_runs_the_new_instructions() {
                 let a0 = out.machine.regs[10];
                 assert!(a0 >= 40 * 100, "a0 = {a0}: the new instruction did not run");
             }
+        }
+    }
+}
+
+/// Builds CoreMark with the port for `march` into `dir` (the runtime files written there).
+fn build_coremark(dir: &std::path::Path, march: &str, iterations: u32) -> Program {
+    use rvsim::{coremark, runtime};
+    let sources = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/coremark");
+    assert!(
+        sources.join("core_main.c").is_file(),
+        "CoreMark's sources are missing: expected them in {} (../shared/coremark beside the \
+         workspace root)",
+        sources.display()
+    );
+    for (name, text) in [
+        ("crt0.S", runtime::CRT0_S),
+        ("syscalls.c", runtime::SYSCALLS_C),
+        ("link.ld", runtime::LINK_LD),
+        ("core_portme.c", coremark::PORTME_C),
+        ("core_portme.h", coremark::PORTME_H),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let out = dir.join(format!("coremark-{march}.elf"));
+    let status = std::process::Command::new("riscv64-unknown-elf-gcc")
+        .arg(format!("-march={march}"))
+        .args(["-mabi=ilp32", "--specs=picolibc.specs", "-nostartfiles"])
+        .arg("-T")
+        .arg(dir.join("link.ld"))
+        .arg("-Wl,--no-warn-rwx-segments")
+        .args(coremark::compiler_flags(iterations, dir, &sources))
+        .args(["crt0.S", "syscalls.c", "core_portme.c"].map(|f| dir.join(f)))
+        .args(coremark::SOURCES.map(|f| sources.join(f)))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect(
+            "running riscv64-unknown-elf-gcc (apt-get install -y gcc-riscv64-unknown-elf \
+             picolibc-riscv64-unknown-elf)",
+        );
+    assert!(status.success(), "building CoreMark for {march} failed");
+    load(&out)
+}
+
+#[test]
+fn coremark_counts_the_same_on_both_engines_and_validates() {
+    // 40 iterations: at the port's nominal 1 MHz more than the 10 seconds CoreMark wants.
+    let iterations = 40;
+    let dir = tempfile::tempdir().unwrap();
+    for march in ["rv32im", "rv32imc"] {
+        let program = build_coremark(dir.path(), march, iterations);
+        for (label, cfg) in configs() {
+            let out = check(&format!("CoreMark {march}"), label, &program, &cfg);
+            assert_eq!(out.stop, Stop::Exit(0), "CoreMark {march} with {label}");
+            let text = String::from_utf8_lossy(out.machine.stdout());
+            let report = rvsim::coremark::Report::parse(&text).unwrap();
+            assert_eq!(report.check(iterations), Ok(()), "{march} {label}:\n{text}");
         }
     }
 }

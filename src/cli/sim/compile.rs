@@ -94,23 +94,13 @@ pub fn build_all(
             )))
         }
     }
-    match Command::new(GCC).arg("--version").output() {
-        Ok(o) if o.status.success() => {}
-        _ => return Err(Error::env(format!("{GCC} not found; {INSTALL}"))),
-    }
+    compiler_present()?;
     // Created exclusively in oscost's private runtime directory (never a guessable name in
     // the shared temp directory, where a planted symlink would steer the compiler's output),
     // removed on drop and, after a kill -9, by the next start.
     let scratch = crate::probes::scratch::ScratchDir::create_default()?;
     let dir = scratch.path();
-    for (name, text) in [
-        ("crt0.S", rvsim::runtime::CRT0_S),
-        ("syscalls.c", rvsim::runtime::SYSCALLS_C),
-        ("link.ld", rvsim::runtime::LINK_LD),
-    ] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| Error::io(path.display(), e))?;
-    }
+    write_files(dir, &RUNTIME)?;
     let mut builds = Vec::new();
     for (march, compressed) in marches.iter().zip(flags) {
         let out = dir.join(format!("{march}.elf"));
@@ -146,6 +136,60 @@ pub fn build_all(
         });
     }
     Ok(builds)
+}
+
+/// The shipped runtime's files, by name.
+const RUNTIME: [(&str, &str); 3] = [
+    ("crt0.S", rvsim::runtime::CRT0_S),
+    ("syscalls.c", rvsim::runtime::SYSCALLS_C),
+    ("link.ld", rvsim::runtime::LINK_LD),
+];
+
+/// Errs, saying how to install it, when the cross compiler does not run.
+pub fn compiler_present() -> Result<()> {
+    match Command::new(GCC).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => Err(Error::env(format!("{GCC} not found; {INSTALL}"))),
+    }
+}
+
+fn write_files(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io(path.display(), e))?;
+    }
+    Ok(())
+}
+
+/// Builds CoreMark (its unmodified sources in `coremark`, the port of `rvsim::coremark`) for
+/// `march` with `iterations` iterations, into `dir`; returns the ELF's path.
+pub fn build_coremark(
+    coremark: &Path,
+    march: &str,
+    iterations: u32,
+    dir: &Path,
+) -> Result<PathBuf> {
+    write_files(dir, &RUNTIME)?;
+    write_files(
+        dir,
+        &[
+            ("core_portme.c", rvsim::coremark::PORTME_C),
+            ("core_portme.h", rvsim::coremark::PORTME_H),
+        ],
+    )?;
+    let out = dir.join(format!("coremark-{march}.elf"));
+    let mut cmd = gcc(march, "");
+    cmd.args(["--specs=picolibc.specs", "-nostartfiles"])
+        .arg("-T")
+        .arg(dir.join("link.ld"))
+        .arg("-Wl,--no-warn-rwx-segments")
+        .args(rvsim::coremark::compiler_flags(iterations, dir, coremark))
+        .args(["crt0.S", "syscalls.c", "core_portme.c"].map(|f| dir.join(f)))
+        .args(rvsim::coremark::SOURCES.map(|f| coremark.join(f)))
+        .arg("-o")
+        .arg(&out);
+    compile(&mut cmd, &coremark.join("core_main.c"), march)?;
+    Ok(out)
 }
 
 /// The cross compiler with the flags every build of one -march shares.

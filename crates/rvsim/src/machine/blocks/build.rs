@@ -245,11 +245,13 @@ fn is_branch(k: Kind) -> bool {
 /// and no op that writes x0.
 fn op_for(d: Decoded, pc: u32) -> BlockOp {
     let imm = d.imm as u32;
+    // Register fields are masked here, once: the op interpreter indexes the registers with
+    // them unchecked.
     let op = |kind, imm| BlockOp {
         kind,
-        rd: d.rd,
-        rs1: d.rs1,
-        rs2: d.rs2,
+        rd: d.rd & 31,
+        rs1: d.rs1 & 31,
+        rs2: d.rs2 & 31,
         imm,
     };
     let target = pc.wrapping_add(imm);
@@ -284,7 +286,7 @@ fn op_for(d: Decoded, pc: u32) -> BlockOp {
         Op::Add | Op::Or | Op::Xor if d.rs2 == 0 => Kind::Mv,
         Op::Add | Op::Or | Op::Xor if d.rs1 == 0 => {
             return BlockOp {
-                rs1: d.rs2,
+                rs1: d.rs2 & 31,
                 ..op(Kind::Mv, 0)
             }
         }
@@ -326,7 +328,7 @@ fn load_x0(d: Decoded, size: u8) -> BlockOp {
     BlockOp {
         kind: Kind::LoadX0,
         rd: size,
-        rs1: d.rs1,
+        rs1: d.rs1 & 31,
         rs2: 0,
         imm: d.imm as u32,
     }

@@ -15,9 +15,12 @@ struct Cut {
     dmiss: u32,
 }
 
-/// Where a store may be written without the reference engine's checks.
+/// What the fast path must stay within: stores it may write without the reference engine's
+/// checks, and jump targets it may take without a trap.
 struct Plain<'a> {
     base: u32,
+    /// A jump target must satisfy `target & align_mask == 0`.
+    align_mask: u32,
     /// The reference's page table: a page with a predecode table may hold code.
     page_table: &'a [u32],
     tohost: u32,
@@ -46,7 +49,6 @@ struct Core<'a> {
     regs: &'a mut [u32; 32],
     ram: &'a mut [u8],
     plain: Plain<'a>,
-    align_mask: u32,
     icache: Option<&'a mut Cache>,
     dcache: Option<&'a mut Cache>,
     pipeline: Option<&'a mut Pipeline>,
@@ -145,10 +147,10 @@ impl Machine {
             ram: &mut self.ram,
             plain: Plain {
                 base: self.base,
+                align_mask: self.align_mask,
                 page_table: &self.page_table,
                 tohost: self.tohost,
             },
-            align_mask: self.align_mask,
             icache: self.icache.as_mut(),
             dcache: self.dcache.as_mut(),
             pipeline: self.pipeline.as_mut(),
@@ -190,7 +192,6 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     left: &mut u32,
 ) -> Leave {
     let mut budget = *left;
-    let mut retired = 0u64;
     let mut compressed = 0u64;
     let mut straddles = 0u64;
     // How the run reached `id`, for linking it when it has to be looked up.
@@ -204,13 +205,12 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
                 Why::Step
             };
         }
-        let ops = &bc.ops[b.ops as usize..];
         let (next, dmiss) = match run_ops::<DC>(
             core.regs,
             core.ram,
-            ops,
+            &bc.ops,
+            b.ops as usize,
             b.fall,
-            core.align_mask,
             &core.plain,
             core.dcache.as_deref_mut(),
         ) {
@@ -218,7 +218,6 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             Err(cut) => break Why::Cut(cut),
         };
         budget -= b.len;
-        retired += b.len as u64;
         compressed += b.compressed as u64;
         let mut imiss = 0;
         if IC {
@@ -248,6 +247,7 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             break Why::Lookup { from, way };
         }
     };
+    let retired = (*left - budget) as u64;
     let s = &mut *core.stats;
     s.steps += retired;
     s.instret += retired;
@@ -271,17 +271,18 @@ fn run_ops<const DC: bool>(
     regs: &mut [u32; 32],
     ram: &mut [u8],
     ops: &[BlockOp],
+    first: usize,
     fall: u32,
-    align_mask: u32,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
 ) -> Result<(u32, u32), Cut> {
     let mut dmiss = 0;
     let base = plain.base;
-    // Register numbers are below 32 by construction; the mask spares the bounds checks.
+    // SAFETY (every use): the register fields of an op are masked to 0..32 when it is built
+    // (`build::op_for`, `build::load_x0`), and `regs` has 32 entries.
     macro_rules! r {
         ($i:expr) => {
-            regs[($i & 31) as usize]
+            *unsafe { regs.get_unchecked_mut($i as usize) }
         };
     }
     macro_rules! cut {
@@ -324,53 +325,69 @@ fn run_ops<const DC: bool>(
             ram[off..off + $n].copy_from_slice(&value[..$n]);
         }};
     }
-    for (k, &op) in ops.iter().enumerate() {
-        let rs1 = r!(op.rs1);
-        let rs2 = r!(op.rs2);
+    let mut following = 0;
+    loop {
+        let k = following;
+        following += 1;
+        debug_assert!(first + k < ops.len());
+        // SAFETY: `first` is the index of a block's first op in the arena, and every block's
+        // ops end with a terminator (a branch, a jump or `End`: see `build::new_block`),
+        // which returns from this loop before `first + k` passes it.
+        let op = unsafe { *ops.get_unchecked(first + k) };
         let imm = op.imm;
+        macro_rules! rs1 {
+            () => {
+                r!(op.rs1)
+            };
+        }
+        macro_rules! rs2 {
+            () => {
+                r!(op.rs2)
+            };
+        }
         let value = match op.kind {
             Kind::Nop => continue,
             Kind::Li => imm,
-            Kind::Mv => rs1,
-            Kind::Addi => rs1.wrapping_add(imm),
-            Kind::Slti => ((rs1 as i32) < imm as i32) as u32,
-            Kind::Sltiu => (rs1 < imm) as u32,
-            Kind::Xori => rs1 ^ imm,
-            Kind::Ori => rs1 | imm,
-            Kind::Andi => rs1 & imm,
-            Kind::Slli => rs1 << (imm & 31),
-            Kind::Srli => rs1 >> (imm & 31),
-            Kind::Srai => ((rs1 as i32) >> (imm & 31)) as u32,
-            Kind::Add => rs1.wrapping_add(rs2),
-            Kind::Sub => rs1.wrapping_sub(rs2),
-            Kind::Sll => rs1 << (rs2 & 31),
-            Kind::Slt => ((rs1 as i32) < (rs2 as i32)) as u32,
-            Kind::Sltu => (rs1 < rs2) as u32,
-            Kind::Xor => rs1 ^ rs2,
-            Kind::Srl => rs1 >> (rs2 & 31),
-            Kind::Sra => ((rs1 as i32) >> (rs2 & 31)) as u32,
-            Kind::Or => rs1 | rs2,
-            Kind::And => rs1 & rs2,
-            Kind::Mul => rs1.wrapping_mul(rs2),
-            Kind::Mulh => ((rs1 as i32 as i64 * rs2 as i32 as i64) >> 32) as u32,
-            Kind::Mulhsu => ((rs1 as i32 as i64).wrapping_mul(rs2 as i64) >> 32) as u32,
-            Kind::Mulhu => ((rs1 as u64 * rs2 as u64) >> 32) as u32,
+            Kind::Mv => rs1!(),
+            Kind::Addi => rs1!().wrapping_add(imm),
+            Kind::Slti => ((rs1!() as i32) < imm as i32) as u32,
+            Kind::Sltiu => (rs1!() < imm) as u32,
+            Kind::Xori => rs1!() ^ imm,
+            Kind::Ori => rs1!() | imm,
+            Kind::Andi => rs1!() & imm,
+            Kind::Slli => rs1!() << (imm & 31),
+            Kind::Srli => rs1!() >> (imm & 31),
+            Kind::Srai => ((rs1!() as i32) >> (imm & 31)) as u32,
+            Kind::Add => rs1!().wrapping_add(rs2!()),
+            Kind::Sub => rs1!().wrapping_sub(rs2!()),
+            Kind::Sll => rs1!() << (rs2!() & 31),
+            Kind::Slt => ((rs1!() as i32) < (rs2!() as i32)) as u32,
+            Kind::Sltu => (rs1!() < rs2!()) as u32,
+            Kind::Xor => rs1!() ^ rs2!(),
+            Kind::Srl => rs1!() >> (rs2!() & 31),
+            Kind::Sra => ((rs1!() as i32) >> (rs2!() & 31)) as u32,
+            Kind::Or => rs1!() | rs2!(),
+            Kind::And => rs1!() & rs2!(),
+            Kind::Mul => rs1!().wrapping_mul(rs2!()),
+            Kind::Mulh => ((rs1!() as i32 as i64 * rs2!() as i32 as i64) >> 32) as u32,
+            Kind::Mulhsu => ((rs1!() as i32 as i64).wrapping_mul(rs2!() as i64) >> 32) as u32,
+            Kind::Mulhu => ((rs1!() as u64 * rs2!() as u64) >> 32) as u32,
             Kind::Div => {
-                if rs2 == 0 {
+                if rs2!() == 0 {
                     u32::MAX
                 } else {
-                    (rs1 as i32).wrapping_div(rs2 as i32) as u32
+                    (rs1!() as i32).wrapping_div(rs2!() as i32) as u32
                 }
             }
-            Kind::Divu => rs1.checked_div(rs2).unwrap_or(u32::MAX),
+            Kind::Divu => rs1!().checked_div(rs2!()).unwrap_or(u32::MAX),
             Kind::Rem => {
-                if rs2 == 0 {
-                    rs1
+                if rs2!() == 0 {
+                    rs1!()
                 } else {
-                    (rs1 as i32).wrapping_rem(rs2 as i32) as u32
+                    (rs1!() as i32).wrapping_rem(rs2!() as i32) as u32
                 }
             }
-            Kind::Remu => rs1.checked_rem(rs2).unwrap_or(rs1),
+            Kind::Remu => rs1!().checked_rem(rs2!()).unwrap_or(rs1!()),
             Kind::Lb => load!(k, op, 1)[0] as i8 as i32 as u32,
             Kind::Lbu => load!(k, op, 1)[0] as u32,
             Kind::Lh => i16::from_le_bytes(load!(k, op, 2)) as i32 as u32,
@@ -396,11 +413,11 @@ fn run_ops<const DC: bool>(
                 store!(k, op, 4);
                 continue;
             }
-            Kind::Beq => return Ok((if rs1 == rs2 { imm } else { fall }, dmiss)),
-            Kind::Bne => return Ok((if rs1 != rs2 { imm } else { fall }, dmiss)),
+            Kind::Beq => return Ok((if rs1!() == rs2!() { imm } else { fall }, dmiss)),
+            Kind::Bne => return Ok((if rs1!() != rs2!() { imm } else { fall }, dmiss)),
             Kind::Blt => {
                 return Ok((
-                    if (rs1 as i32) < (rs2 as i32) {
+                    if (rs1!() as i32) < (rs2!() as i32) {
                         imm
                     } else {
                         fall
@@ -410,7 +427,7 @@ fn run_ops<const DC: bool>(
             }
             Kind::Bge => {
                 return Ok((
-                    if (rs1 as i32) >= (rs2 as i32) {
+                    if (rs1!() as i32) >= (rs2!() as i32) {
                         imm
                     } else {
                         fall
@@ -418,16 +435,16 @@ fn run_ops<const DC: bool>(
                     dmiss,
                 ))
             }
-            Kind::Bltu => return Ok((if rs1 < rs2 { imm } else { fall }, dmiss)),
-            Kind::Bgeu => return Ok((if rs1 >= rs2 { imm } else { fall }, dmiss)),
+            Kind::Bltu => return Ok((if rs1!() < rs2!() { imm } else { fall }, dmiss)),
+            Kind::Bgeu => return Ok((if rs1!() >= rs2!() { imm } else { fall }, dmiss)),
             Kind::Jal => {
                 r!(op.rd) = fall;
                 return Ok((imm, dmiss));
             }
             Kind::J => return Ok((imm, dmiss)),
             Kind::Jalr | Kind::Jr => {
-                let target = rs1.wrapping_add(imm) & !1;
-                if target & align_mask != 0 {
+                let target = rs1!().wrapping_add(imm) & !1;
+                if target & plain.align_mask != 0 {
                     cut!(k)
                 }
                 if op.kind == Kind::Jalr {
@@ -439,5 +456,4 @@ fn run_ops<const DC: bool>(
         };
         r!(op.rd) = value;
     }
-    unreachable!("every block ends with a terminator op")
 }
