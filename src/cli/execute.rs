@@ -535,7 +535,9 @@ pub fn finish_after(
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
-    let run = &with_history(run, opts);
+    // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
+    // control characters like any run file: made inert before any view or file sees them.
+    let run = &with_history(&crate::input::inert(run), opts);
     match extras.text {
         Some(t) => print!("{t}"),
         None => {

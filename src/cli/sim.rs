@@ -315,7 +315,8 @@ fn simulate_with(
         .filter(|names| !names.is_empty())
         .map(|names| program.functions_size(names.keys()));
     Ok(Outcome {
-        label: label.to_string(),
+        // A file name from the command line or a directory: shown, never acted on.
+        label: crate::escape::terminal(label).into_owned(),
         stats: m.stats(),
         stdout: m.stdout().to_vec(),
         stderr: m.stderr().to_vec(),

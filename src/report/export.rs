@@ -283,24 +283,26 @@ pub fn to_csv(run: &Run) -> Result<String> {
                 )
             })
             .collect();
+        // Text cells through the one CSV escape (no cell starts a formula); numbers as numbers.
+        let text = |s: &str| crate::escape::csv(s).into_owned();
         w.write_record([
-            m.probe.clone(),
-            m.params_label(),
-            m.unit.clone(),
+            text(&m.probe),
+            text(&m.params_label()),
+            text(&m.unit),
             status.into(),
             m.valid.to_string(),
             opt(m.value.as_ref().map(|v| v.median)),
             opt(m.value.as_ref().map(|v| v.ci95[0])),
             opt(m.value.as_ref().map(|v| v.ci95[1])),
             m.raw.median.to_string(),
-            m.raw_unit.clone(),
+            text(&m.raw_unit),
             opt(m.baseline.as_ref().map(|b| b.median)),
             m.raw.n.to_string(),
             m.iterations_per_sample.to_string(),
             m.checks.iter().filter(|c| c.ok).count().to_string(),
             m.checks.len().to_string(),
-            failed.join("; "),
-            m.warnings.join("; "),
+            text(&failed.join("; ")),
+            text(&m.warnings.join("; ")),
             opt(m.additive.as_ref().map(|a| a.mean.value)),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[0])),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[1])),
