@@ -56,9 +56,12 @@ fn refused(dir: &Path, args: &[&str], needle: &str) {
 }
 
 fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo on a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        p,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -265,4 +268,47 @@ fn no_input_is_ever_an_output_and_no_two_outputs_share_a_path() {
         !Path::new(x).exists(),
         "an output was written before the refusal"
     );
+}
+
+#[test]
+fn a_file_of_svg_dir_named_like_another_output_does_not_replace_it() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    // The mmap lab writes lab.csv into --svg-dir; --json names that file too.
+    let svg = dir.join("svg");
+    std::fs::create_dir(&svg).unwrap();
+    let json = svg.join("lab.csv");
+    let o = run_bounded(
+        dir,
+        &[
+            "mmap",
+            "lab",
+            "--size",
+            "1m",
+            "--reps",
+            "1",
+            "--compete",
+            "64m",
+            "--quiet",
+            "--db",
+            dir.join("h.sqlite").to_str().unwrap(),
+            "--svg-dir",
+            svg.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the --svg-dir file was not written"), "{err}");
+    // The --json output stands, the other figures were written and the run was saved.
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert!(std::fs::read_dir(&svg).unwrap().count() > 1);
+    let saved = oscost::store::Store::open_existing(&dir.join("h.sqlite"))
+        .unwrap()
+        .unwrap()
+        .list()
+        .unwrap();
+    assert_eq!(saved.len(), 1);
 }

@@ -81,14 +81,8 @@ impl MeasureOpts {
         extra: &[&std::path::Path],
         inputs: &[&std::path::Path],
     ) -> Result<()> {
-        let outputs: Vec<&std::path::Path> = self
-            .json
-            .iter()
-            .chain(self.csv.iter())
-            .chain(self.html.iter())
-            .map(|p| p.as_path())
-            .chain(extra.iter().copied())
-            .collect();
+        let mut outputs = super::outputs::given(&[&self.json, &self.csv, &self.html]);
+        outputs.extend(extra);
         let db = self.db.path().ok();
         super::outputs::check(&outputs, inputs, db.as_deref())?;
         // The history is checked before measuring, whichever it is: a database that cannot

@@ -81,7 +81,7 @@ pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn run(a: CompareArgs) -> Result<i32> {
-    let outputs: Vec<&std::path::Path> = a.svg.iter().chain(&a.html).map(|p| p.as_path()).collect();
+    let outputs = super::outputs::given(&[&a.svg, &a.html]);
     let inputs: Vec<&std::path::Path> = a.runs.iter().map(std::path::Path::new).collect();
     super::outputs::check(&outputs, &inputs, a.db.path().ok().as_deref())?;
     let specs: Vec<String> = match a.last {

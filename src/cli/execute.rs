@@ -580,7 +580,21 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         let html = crate::report::html::render(std::slice::from_ref(run));
         failed.extend(write(p, html.as_bytes()));
     }
+    let named = super::outputs::given(&[&opts.json, &opts.csv, &opts.html]);
     for (p, bytes) in &extras.files {
+        // A figure whose name (chosen after measuring, in --svg-dir) is also a file named on
+        // the command line: that file stays as written, the figure is not written over it.
+        if let Some(q) = named
+            .iter()
+            .find(|q| crate::report::export::same_file(p, q))
+        {
+            failed.push(Error::usage(format!(
+                "{}: a file of --svg-dir and {} name the same file; the --svg-dir file was not written",
+                p.display(),
+                q.display()
+            )));
+            continue;
+        }
         // An output directory the user named (--svg-dir) is created when missing.
         if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if let Err(e) = std::fs::create_dir_all(dir) {

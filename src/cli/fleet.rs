@@ -43,11 +43,7 @@ pub fn run(a: FleetArgs) -> Result<i32> {
             )));
         }
     }
-    let outputs: Vec<&std::path::Path> = [&a.html, &a.json, &a.csv]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
+    let outputs = super::outputs::given(&[&a.html, &a.json, &a.csv]);
     super::outputs::check(&outputs, &[], a.db.path().ok().as_deref())?;
     // Reading only: a missing history is never created.
     let Some(store) = a.db.open_existing()? else {

@@ -125,8 +125,7 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             print!("{}", crate::report::table::render_for(&run, &term));
         }
         HistoryCmd::Export { id, format, output } => {
-            let outs: Vec<&Path> = output.iter().map(|p| p.as_path()).collect();
-            super::outputs::check(&outs, &[], Some(store.path()))?;
+            super::outputs::check(&super::outputs::given(&[&output]), &[], Some(store.path()))?;
             write_run(&store.get(id)?, format, output.as_deref())?
         }
         HistoryCmd::Delete { id } => {

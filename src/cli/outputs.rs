@@ -5,10 +5,15 @@
 //! compared after resolving symlinks: the same device and inode when the file exists, else
 //! the same canonical directory and name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::report::export::{resolve_target, same_file, Target};
+
+/// The paths of the output options that were given (`--json`, `--csv`, ...).
+pub fn given<'a>(options: &[&'a Option<PathBuf>]) -> Vec<&'a Path> {
+    options.iter().filter_map(|o| o.as_deref()).collect()
+}
 
 /// Refuses (exit 2, one line) an output that cannot be written, that is one of `inputs`
 /// (inputs that name no file, such as history ids, are passed over), that is the history

@@ -339,11 +339,7 @@ pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
 }
 
 fn run_elf(a: RunArgs) -> Result<i32> {
-    let outputs: Vec<&std::path::Path> = [&a.json, &a.pipeview_html, &a.kanata]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
+    let outputs = crate::cli::outputs::given(&[&a.json, &a.pipeview_html, &a.kanata]);
     crate::cli::outputs::check(&outputs, &[a.elf.as_path()], None)?;
     let program = load_elf(&a.elf)?;
     let config = a.machine.config(!a.no_compressed)?;

@@ -350,9 +350,12 @@ mod tests {
     fn a_fifo_streams_and_stays_a_fifo() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("pipe");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo on a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         // Checking it before measuring must not wait for a reader.
         assert_eq!(resolve_target(&fifo).unwrap(), Target::Stream(fifo.clone()));
         // Nobody reading: an error at once, never a wait.

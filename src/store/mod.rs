@@ -865,9 +865,12 @@ mod tests {
     fn only_a_regular_file_or_nothing_is_taken_for_a_database() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         let lp = dir.path().join("loop");
         std::os::unix::fs::symlink(&lp, &lp).unwrap();
         let dangling = dir.path().join("dangling");

@@ -16,11 +16,7 @@ struct Point {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
-    let outputs: Vec<&std::path::Path> = [&a.json, &a.csv, &a.svg]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
+    let outputs = crate::cli::outputs::given(&[&a.json, &a.csv, &a.svg]);
     crate::cli::outputs::check(&outputs, &[a.source.as_path()], None)?;
     if a.machine.icache.is_some() {
         return Err(Error::usage(
