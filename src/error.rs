@@ -41,7 +41,8 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(m) | Error::Environment(m) => f.write_str(m),
+            // Messages name files and values from runs: shown, never acted on by the terminal.
+            Error::Usage(m) | Error::Environment(m) => f.write_str(&crate::escape::terminal(m)),
             Error::Interrupted => {
                 f.write_str("interrupted: partners reaped, no partial results written")
             }

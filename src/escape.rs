@@ -36,11 +36,16 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
             '\t' => o.push_str("\\t"),
             '\n' => o.push_str("\\n"),
             '\r' => o.push_str("\\r"),
-            c if is_unsafe(c) => o.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if is_unsafe(c) => push_shown(&mut o, c),
             c => o.push(c),
         }
     }
     Cow::Owned(o)
+}
+
+/// A character shown as its escape, `\u{1b}`.
+fn push_shown(o: &mut String, c: char) {
+    o.push_str(&format!("\\u{{{:x}}}", c as u32));
 }
 
 /// A CSV text cell: [`terminal`], then a leading `=`, `+`, `-`, `@`, tab or carriage return
@@ -79,12 +84,27 @@ pub fn markdown(s: &str) -> String {
     o
 }
 
-/// XML (and HTML) text and attribute values: [`terminal`], then `& < > " '` as entities.
+/// A Markdown table cell shown as code (`` `call.function` ``) when that is plain: text
+/// holding a character a viewer might treat as markup (`` ` < > & " [ ] ``) is a
+/// [`markdown`] cell instead, so nothing raw is left for a lenient renderer. In the span only
+/// the pipe (which GitHub's tables split on even there) is escaped.
+pub fn markdown_code(s: &str) -> String {
+    if s.contains(['`', '<', '>', '&', '"', '[', ']']) {
+        markdown(s)
+    } else {
+        format!("`{}`", terminal(s).replace('|', "\\|"))
+    }
+}
+
+/// XML (and HTML) text and attribute values: `& < > " '` as entities, and the characters of
+/// [`is_unsafe`] shown as escapes, except tab, newline and carriage return, which XML holds
+/// as text (a `<pre>` block keeps its lines).
 pub fn xml(s: &str) -> String {
-    let t = terminal(s);
-    let mut o = String::with_capacity(t.len() + 8);
-    for c in t.chars() {
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
         match c {
+            '\t' | '\n' | '\r' => o.push(c),
+            c if is_unsafe(c) => push_shown(&mut o, c),
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
@@ -159,13 +179,19 @@ mod tests {
         assert_eq!(markdown("[click](http://evil)"), "\\[click\\](http://evil)");
         assert_eq!(markdown("`x` \\"), "\\`x\\` \\\\");
         assert_eq!(markdown("A&B"), "A&amp;B");
+        assert_eq!(markdown_code("call.function"), "`call.function`");
+        assert_eq!(markdown_code("a|x"), "`a\\|x`");
+        assert_eq!(markdown_code("<b>|x"), "&lt;b&gt;\\|x");
+        assert_eq!(markdown_code("a`<b>"), "a\\`&lt;b&gt;");
     }
 
     #[test]
     fn xml_text_is_well_formed() {
         let x = xml("<a href='x'>&\u{1}</a>");
         assert_eq!(x, "&lt;a href=&#39;x&#39;&gt;&amp;\\u{1}&lt;/a&gt;");
-        // What XML 1.0 allows in text: no control character but tab, newline and return.
+        // What XML 1.0 allows in text: no control character but tab, newline and return,
+        // which stay (a <pre> block keeps its lines).
         assert!(!x.chars().any(|c| c.is_control()));
+        assert_eq!(xml("a\nb\tc\u{202e}"), "a\nb\tc\\u{202e}");
     }
 }

@@ -56,9 +56,12 @@ fn refused(dir: &Path, args: &[&str], needle: &str) {
 }
 
 fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo on a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        p,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -171,4 +174,141 @@ fn a_signal_ends_with_128_plus_its_number() {
     assert_eq!(exit_code_after(libc::SIGTERM), Some(143));
     assert_eq!(exit_code_after(libc::SIGHUP), Some(129));
     assert_eq!(exit_code_after(libc::SIGINT), Some(130));
+}
+
+#[test]
+fn no_input_is_ever_an_output_and_no_two_outputs_share_a_path() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let copy = |from: &str, name: &str| {
+        let p = dir.join(name);
+        std::fs::copy(from, &p).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (a, b) = (copy(FIXTURE, "a.json"), copy(FIXTURE, "b.json"));
+    let (ea, eb) = (copy(ELF, "a.elf"), copy(ELF, "b.elf"));
+    let src = copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/rvsim/programs/c/loop.c"
+        ),
+        "loop.c",
+    );
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let l = link.to_str().unwrap();
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    assert!(run_bounded(dir, &["history", "import", &a, "--db", d])
+        .status
+        .success());
+    let x = dir.join("x.out");
+    let x = x.to_str().unwrap();
+    // The history `machine` would destroy: the default one (it has no --db).
+    let default_db = dir.join("xdg/oscost/history.sqlite");
+    std::fs::create_dir_all(default_db.parent().unwrap()).unwrap();
+    std::fs::copy(&db, &default_db).unwrap();
+    let default_db = default_db.to_str().unwrap().to_string();
+    let before: Vec<Vec<u8>> = [&a, &b, &ea, &eb, &src, &d.to_string()]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let input = "is this command's input";
+    let twice = "named for two outputs";
+    let cases: &[(&[&str], &str)] = &[
+        (&["report", &a, "-o", &a], input),
+        (&["report", &a, &b, "-o", &b], input),
+        (&["report", &a, "-o", l], input),
+        (&["compare", &a, &b, "--html", &b], input),
+        (&["compare", &a, &b, "--svg", &a], input),
+        (&["compare", &a, &b, "--svg", x, "--html", x], twice),
+        (&["export", &a, "--format", "csv", "-o", &a], input),
+        (&["export", "1", "--db", d, "-o", d], "history database"),
+        (
+            &["history", "export", "1", "--db", d, "-o", d],
+            "history database",
+        ),
+        (&["fleet", "--db", d, "--json", x, "--csv", x], twice),
+        (&["fleet", "--db", d, "--json", d], "history database"),
+        (&["sim", "run", &ea, "--json", &ea], input),
+        (&["sim", "compare", &ea, &eb, "--csv", &eb], input),
+        (
+            &["sim", "compare", &ea, &eb, "--csv", x, "--json", x],
+            twice,
+        ),
+        (&["sim", "sweep", &src, "--json", &src], input),
+        (&["machine", "--json", &default_db], "history database"),
+        // A measuring command: refused before measuring (one line, no estimate printed).
+        (
+            &[
+                "ctx",
+                "sweep",
+                "--quick",
+                "--sizes",
+                "0",
+                "--procs",
+                "2",
+                "--mem-json",
+                &a,
+                "--json",
+                &a,
+            ],
+            input,
+        ),
+    ];
+    for (args, needle) in cases {
+        refused(dir, args, needle);
+    }
+    let after: Vec<Vec<u8>> = [&a, &b, &ea, &eb, &src, &d.to_string()]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert!(before == after, "an input was changed");
+    assert!(
+        !Path::new(x).exists(),
+        "an output was written before the refusal"
+    );
+}
+
+#[test]
+fn a_file_of_svg_dir_named_like_another_output_does_not_replace_it() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    // The mmap lab writes lab.csv into --svg-dir; --json names that file too.
+    let svg = dir.join("svg");
+    std::fs::create_dir(&svg).unwrap();
+    let json = svg.join("lab.csv");
+    let o = run_bounded(
+        dir,
+        &[
+            "mmap",
+            "lab",
+            "--size",
+            "1m",
+            "--reps",
+            "1",
+            "--compete",
+            "64m",
+            "--quiet",
+            "--db",
+            dir.join("h.sqlite").to_str().unwrap(),
+            "--svg-dir",
+            svg.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the --svg-dir file was not written"), "{err}");
+    // The --json output stands, the other figures were written and the run was saved.
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert!(std::fs::read_dir(&svg).unwrap().count() > 1);
+    let saved = oscost::store::Store::open_existing(&dir.join("h.sqlite"))
+        .unwrap()
+        .unwrap()
+        .list()
+        .unwrap();
+    assert_eq!(saved.len(), 1);
 }

@@ -22,7 +22,8 @@
 //! machine       facts about the host (its CPUs, caches, kernel...), and their views
 //! journal       what oscost changed on the machine (knobs, mounts), to undo it
 //! units, error  formatting and parsing of quantities; the error type (usable from anywhere)
-//! escape        run text made inert for each output: terminal, CSV, Markdown, XML
+//! escape        run text made inert for each output: terminal, CSV, Markdown, XML (below
+//!               error, whose messages name files and values from runs)
 //! ```
 //!
 //! Against the first order (DESIGN.md: `… report → compare → probes → engine → evidence →
@@ -54,7 +55,8 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["machine"],
     &["journal"],
-    &["units", "error", "escape"],
+    &["units", "error"],
+    &["escape"],
 ];
 
 /// A layer's rank: 0 at the top.

@@ -69,29 +69,22 @@ impl MeasureOpts {
     /// Fail early on output paths that cannot be written (see
     /// [`MeasureOpts::check_outputs_and`]).
     pub fn check_outputs(&self) -> Result<()> {
-        self.check_outputs_and(&[])
+        self.check_outputs_and(&[], &[])
     }
 
     /// Before measuring: every output (`--json/--csv/--html` and a command's `extra` files
-    /// such as `--svg`) can be written, none is named twice, none is the history database;
-    /// and the history can take the run (unless `--no-save`).
-    pub fn check_outputs_and(&self, extra: &[&std::path::Path]) -> Result<()> {
-        use crate::report::export::check_not_db;
-        let outputs: Vec<&std::path::Path> = self
-            .json
-            .iter()
-            .chain(self.csv.iter())
-            .chain(self.html.iter())
-            .map(|p| p.as_path())
-            .chain(extra.iter().copied())
-            .collect();
+    /// such as `--svg`) passes the one output check (`outputs::check`: writable, none named
+    /// twice, none the history database, none of the command's `inputs`), and the history can
+    /// take the run (unless `--no-save`).
+    pub fn check_outputs_and(
+        &self,
+        extra: &[&std::path::Path],
+        inputs: &[&std::path::Path],
+    ) -> Result<()> {
+        let mut outputs = super::outputs::given(&[&self.json, &self.csv, &self.html]);
+        outputs.extend(extra);
         let db = self.db.path().ok();
-        if let Some(db) = &db {
-            for p in &outputs {
-                check_not_db(p, db)?;
-            }
-        }
-        check_output_files(&outputs, &[])?;
+        super::outputs::check(&outputs, inputs, db.as_deref())?;
         // The history is checked before measuring, whichever it is: a database that cannot
         // take the run is found now, not after the measuring.
         if !self.no_save {
@@ -101,32 +94,6 @@ impl MeasureOpts {
         }
         Ok(())
     }
-}
-
-/// Before running: every output can be written, none is named twice, and none is one of the
-/// command's `inputs` (an output never replaces what the command reads).
-pub fn check_output_files(outputs: &[&std::path::Path], inputs: &[&std::path::Path]) -> Result<()> {
-    use crate::report::export::{resolve_target, same_file, Target};
-    let mut files: Vec<&std::path::Path> = Vec::new();
-    for p in outputs {
-        if let Some(input) = inputs.iter().find(|i| same_file(p, i)) {
-            return Err(Error::usage(format!(
-                "{}: is this command's input {}; writing it would replace it (choose another file)",
-                p.display(),
-                input.display()
-            )));
-        }
-        if let Target::File(_) = resolve_target(p)? {
-            if files.iter().any(|q| same_file(p, q)) {
-                return Err(Error::usage(format!(
-                    "{}: named for two outputs; give each output its own file",
-                    p.display()
-                )));
-            }
-            files.push(p);
-        }
-    }
-    Ok(())
 }
 
 /// Drops repeated entries of a list option, keeping the first of each (`--which null,null`

@@ -81,9 +81,9 @@ pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn run(a: CompareArgs) -> Result<i32> {
-    for p in a.svg.iter().chain(&a.html) {
-        crate::report::export::check_writable(p)?;
-    }
+    let outputs = super::outputs::given(&[&a.svg, &a.html]);
+    let inputs: Vec<&std::path::Path> = a.runs.iter().map(std::path::Path::new).collect();
+    super::outputs::check(&outputs, &inputs, a.db.path().ok().as_deref())?;
     let specs: Vec<String> = match a.last {
         Some(n) if n < 2 => return Err(Error::usage(format!("--last {n}: need at least 2 runs"))),
         Some(n) => {

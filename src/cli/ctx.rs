@@ -131,8 +131,9 @@ fn check_stride(stride: u64) -> Result<usize> {
 
 fn sweep(mut a: SweepArgs) -> Result<i32> {
     super::common::dedup(&mut a.procs);
+    use super::outputs::given;
     a.opts
-        .check_outputs_and(&a.svg.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+        .check_outputs_and(&given(&[&a.svg]), &given(&[&a.mem_json]))?;
     let mem_knees = match &a.mem_json {
         Some(p) => read_mem_knees(p)?,
         None => Vec::new(),

@@ -535,7 +535,9 @@ pub fn finish_after(
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
-    let run = &with_history(run, opts);
+    // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
+    // control characters like any run file: made inert before any view or file sees them.
+    let run = &with_history(&crate::input::inert(run), opts);
     match extras.text {
         Some(t) => print!("{t}"),
         None => {
@@ -578,7 +580,21 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         let html = crate::report::html::render(std::slice::from_ref(run));
         failed.extend(write(p, html.as_bytes()));
     }
+    let named = super::outputs::given(&[&opts.json, &opts.csv, &opts.html]);
     for (p, bytes) in &extras.files {
+        // A figure whose name (chosen after measuring, in --svg-dir) is also a file named on
+        // the command line: that file stays as written, the figure is not written over it.
+        if let Some(q) = named
+            .iter()
+            .find(|q| crate::report::export::same_file(p, q))
+        {
+            failed.push(Error::usage(format!(
+                "{}: a file of --svg-dir and {} name the same file; the --svg-dir file was not written",
+                p.display(),
+                q.display()
+            )));
+            continue;
+        }
         // An output directory the user named (--svg-dir) is created when missing.
         if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if let Err(e) = std::fs::create_dir_all(dir) {
@@ -607,6 +623,11 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
 }
 
+/// Was `p` just written as a regular file (not a stream such as /dev/null)?
+fn written(p: &std::path::Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+}
+
 /// Saves the run to the history, or (when that fails after measuring) keeps it in a run
 /// file under the data directory and says how to import it. With the default database a
 /// run that is not in the history is a warning (the results are complete and kept); with an
@@ -620,15 +641,23 @@ fn save(run: &Run, opts: &MeasureOpts) -> Option<Error> {
             return None;
         }
     };
+    // Kept under the data directory only: never in the current directory, which may be a
+    // source tree or anyone's.
     let keep = default_keep_dir();
-    let dirs: Vec<&std::path::Path> = keep
-        .iter()
-        .map(|p| p.as_path())
-        .chain([std::path::Path::new(".")])
-        .collect();
+    let dirs: Vec<&std::path::Path> = keep.iter().map(|p| p.as_path()).collect();
     let waits = (std::time::Duration::from_secs(5), LONG_WAIT);
     let saved = save_or_keep(run, &db, &dirs, waits, opts.quiet);
-    match (&saved, saved.explain()) {
+    let explain = saved.explain().map(|line| match (&saved, &opts.json) {
+        // Nowhere to keep it, but the run is in the --json file the user asked for.
+        (Saved::Lost { .. }, Some(json)) if written(json) => format!(
+            "{line} and the --json file {}; import that with: oscost history import {} --db {}",
+            json.display(),
+            crate::store::recovery::shell_word(json),
+            crate::store::recovery::shell_word(&db)
+        ),
+        _ => line,
+    });
+    match (&saved, explain) {
         (Saved::Stored { id, db }, _) => {
             if !opts.quiet {
                 eprintln!("oscost: saved as run {id} in {}", db.display());

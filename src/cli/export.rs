@@ -30,12 +30,8 @@ pub struct ExportArgs {
 }
 
 pub fn run(a: ExportArgs) -> Result<i32> {
-    if let Some(p) = &a.output {
-        if let Ok(db) = a.db.path() {
-            crate::report::export::check_not_db(p, &db)?;
-        }
-        crate::report::export::check_writable(p)?;
-    }
+    let outputs: Vec<&Path> = a.output.iter().map(|p| p.as_path()).collect();
+    super::outputs::check(&outputs, &[Path::new(&a.run)], a.db.path().ok().as_deref())?;
     let (run, _) = load_run(&a.run, &a.db)?;
     write_run(&run, a.format, a.output.as_deref())?;
     Ok(0)

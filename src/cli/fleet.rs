@@ -9,7 +9,7 @@ use super::common::parse_label;
 use super::store_opts::DbOpts;
 use crate::compare::fleet::{analyze, labels_text, GroupBy, MIN_HOSTS};
 use crate::error::{Error, Result};
-use crate::report::export::{check_writable, write_atomic};
+use crate::report::export::write_atomic;
 use crate::report::fleet as render;
 
 #[derive(Debug, clap::Args)]
@@ -43,12 +43,8 @@ pub fn run(a: FleetArgs) -> Result<i32> {
             )));
         }
     }
-    for p in a.html.iter().chain(&a.json).chain(&a.csv) {
-        check_writable(p)?;
-        if let Ok(db) = a.db.path() {
-            crate::report::export::check_not_db(p, &db)?;
-        }
-    }
+    let outputs = super::outputs::given(&[&a.html, &a.json, &a.csv]);
+    super::outputs::check(&outputs, &[], a.db.path().ok().as_deref())?;
     // Reading only: a missing history is never created.
     let Some(store) = a.db.open_existing()? else {
         return Err(Error::usage(format!(

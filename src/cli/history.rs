@@ -125,9 +125,7 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             print!("{}", crate::report::table::render_for(&run, &term));
         }
         HistoryCmd::Export { id, format, output } => {
-            if let Some(p) = &output {
-                crate::report::export::check_not_db(p, store.path())?;
-            }
+            super::outputs::check(&super::outputs::given(&[&output]), &[], Some(store.path()))?;
             write_run(&store.get(id)?, format, output.as_deref())?
         }
         HistoryCmd::Delete { id } => {

@@ -11,7 +11,8 @@ pub struct MachineArgs {
 }
 
 pub fn run(a: MachineArgs) -> Result<i32> {
-    let m = crate::machine::collect();
+    // The CPU model is the hypervisor's to choose, the host name root's: shown, never acted on.
+    let m = crate::input::inert(&crate::machine::collect());
     match a.json {
         Some(p) if p.as_os_str() == "-" => {
             println!(
@@ -20,7 +21,9 @@ pub fn run(a: MachineArgs) -> Result<i32> {
             )
         }
         Some(p) => {
-            crate::report::export::check_writable(&p)?;
+            // The history (OSCOST_DB or the default one) is never an output.
+            let db = super::store_opts::DbOpts::default().path().ok();
+            crate::cli::outputs::check(&[&p], &[], db.as_deref())?;
             let text = serde_json::to_string_pretty(&m).expect("Machine serializes");
             crate::report::export::write_atomic(&p, text.as_bytes())?;
         }

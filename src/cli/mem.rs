@@ -62,7 +62,7 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
     super::common::dedup(&mut a.strides);
     super::common::dedup(&mut a.pages);
     a.opts
-        .check_outputs_and(&a.svg.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+        .check_outputs_and(&super::outputs::given(&[&a.svg]), &[])?;
     if a.min == 0 || a.max == 0 {
         return Err(Error::usage("--min and --max must be above zero"));
     }

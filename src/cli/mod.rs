@@ -13,6 +13,7 @@ pub mod ipc;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
+pub mod outputs;
 pub mod pipe;
 pub mod probes;
 pub mod report;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::store_opts::{load_run, DbOpts};
 use crate::error::Result;
-use crate::report::export::{check_writable, write_atomic};
+use crate::report::export::write_atomic;
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
@@ -20,10 +20,8 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<i32> {
-    check_writable(&a.output)?;
-    if let Ok(db) = a.db.path() {
-        crate::report::export::check_not_db(&a.output, &db)?;
-    }
+    let inputs: Vec<&std::path::Path> = a.runs.iter().map(std::path::Path::new).collect();
+    super::outputs::check(&[&a.output], &inputs, a.db.path().ok().as_deref())?;
     let runs = a
         .runs
         .iter()

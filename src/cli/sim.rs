@@ -319,7 +319,8 @@ fn simulate_with(
         .filter(|names| !names.is_empty())
         .map(|names| program.functions_size(names.keys()));
     Ok(Outcome {
-        label: label.to_string(),
+        // A file name from the command line or a directory: shown, never acted on.
+        label: crate::escape::terminal(label).into_owned(),
         stats: m.stats(),
         stdout: m.stdout().to_vec(),
         stderr: m.stderr().to_vec(),
@@ -342,12 +343,8 @@ pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
 }
 
 fn run_elf(a: RunArgs) -> Result<i32> {
-    let outputs: Vec<&std::path::Path> = [&a.json, &a.pipeview_html, &a.kanata]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
-    crate::cli::common::check_output_files(&outputs, &[a.elf.as_path()])?;
+    let outputs = crate::cli::outputs::given(&[&a.json, &a.pipeview_html, &a.kanata]);
+    crate::cli::outputs::check(&outputs, &[a.elf.as_path()], None)?;
     let program = load_elf(&a.elf)?;
     let config = a.machine.config(!a.no_compressed)?;
     let request = match &a.pipeview {
@@ -391,6 +388,9 @@ fn run_elf(a: RunArgs) -> Result<i32> {
 }
 
 fn compare(a: CompareArgs) -> Result<()> {
+    let outputs: Vec<&std::path::Path> = a.json.iter().chain(&a.csv).map(|p| p.as_path()).collect();
+    let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    crate::cli::outputs::check(&outputs, &inputs, None)?;
     let mut outcomes = Vec::new();
     if compile::is_c_source(&a.inputs)? {
         let builds = compile::build_all(&a.inputs[0], &a.march, &a.cflags, &a.runtime)?;

@@ -61,7 +61,8 @@ impl DbOpts {
 pub fn load_run(spec: &str, db: &DbOpts) -> Result<(Run, String)> {
     let path = Path::new(spec);
     if path.exists() {
-        return Ok((read_run(path)?, spec.to_string()));
+        let name = crate::escape::terminal(spec).into_owned();
+        return Ok((read_run(path)?, name));
     }
     match spec.parse::<i64>() {
         Ok(id) => {

@@ -74,9 +74,12 @@ mod tests {
     fn only_regular_files_of_bounded_size_are_read() {
         let t = tempfile::tempdir().unwrap();
         let fifo = t.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         // No writer: a blocking open would wait forever; this returns at once.
         let e = read_run(&fifo).unwrap_err();
         assert!(

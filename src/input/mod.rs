@@ -72,8 +72,46 @@ pub fn parse_run(text: &str, name: &str) -> Result<Run> {
     if let Some(why) = validate::problem(&value) {
         return Err(Error::usage(format!("{name}: {why}; refusing the file")));
     }
+    let mut value = value;
+    inert_value(&mut value);
     serde_json::from_value(value)
         .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))
+}
+
+/// Every string and key of a JSON value with the characters that would act on a terminal or
+/// a renderer (control and bidirectional characters) replaced by their escapes
+/// ([`crate::escape::terminal`]): run text read from anywhere can then reach no output raw.
+pub fn inert_value(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(e) = crate::escape::terminal(s) {
+                *s = e;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(inert_value),
+        Value::Object(o) => {
+            if o.keys().any(|k| k.chars().any(crate::escape::is_unsafe)) {
+                *o = std::mem::take(o)
+                    .into_iter()
+                    .map(|(k, x)| (crate::escape::terminal(&k).into_owned(), x))
+                    .collect();
+            }
+            o.values_mut().for_each(inert_value);
+        }
+        _ => {}
+    }
+}
+
+/// `x` (a run measured here, this machine's facts) with its text made inert as
+/// [`inert_value`] does for what is read: a host name, a CPU model from the hypervisor or a
+/// command-line argument can hold control characters too.
+pub fn inert<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(x: &T) -> T {
+    let Ok(mut v) = serde_json::to_value(x) else {
+        return x.clone();
+    };
+    inert_value(&mut v);
+    serde_json::from_value(v).unwrap_or_else(|_| x.clone())
 }
 
 #[cfg(test)]
@@ -146,6 +184,29 @@ mod tests {
         // A key twice: the text as written, which a JSON value cannot hold.
         let twice = FIXTURE.replacen("\"started_at\"", "\"started_at\": \"x\", \"started_at\"", 1);
         assert!(err(&twice).contains("the key \"started_at\" is given twice in the run"));
+    }
+
+    #[test]
+    fn run_text_is_read_inert() {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["machine"]["hostname"] = "h\u{1b}]0;x\u{7}".into();
+        v["measurements"][0]["params"]["m\u{202e}"] = "\u{9b}2J".into();
+        let run = parse_run(&v.to_string(), "x.json").unwrap();
+        assert_eq!(run.machine.hostname.as_deref(), Some("h\\u{1b}]0;x\\u{7}"));
+        let text = serde_json::to_string(&run).unwrap();
+        assert!(
+            !text.contains("\\u001b") && !text.contains('\u{202e}'),
+            "{text}"
+        );
+        assert!(text.contains("\"m\\\\u{202e}\":\"\\\\u{9b}2J\""), "{text}");
+        // A live run the same way, and text without such characters is left as it is.
+        let mut live = run.clone();
+        live.command = vec!["oscost".into(), "\u{1b}[2J".into()];
+        assert_eq!(inert(&live).command[1], "\\u{1b}[2J");
+        assert_eq!(
+            serde_json::to_value(inert(&run)).unwrap(),
+            serde_json::to_value(&run).unwrap()
+        );
     }
 
     #[test]

@@ -113,9 +113,7 @@ fn unpaired(o: &mut String, c: &Comparison, item: impl Fn(&str) -> String) {
     }
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|")
-}
+use crate::escape::{markdown as md_cell, markdown_code as md_code};
 
 /// A Markdown document: differences list, results table, unpaired list.
 pub fn markdown(c: &Comparison) -> String {
@@ -145,8 +143,8 @@ pub fn markdown(c: &Comparison) -> String {
             _ => r[4].clone(),
         };
         o.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
-            md_cell(&r[0]),
+            "| {} | {} | {} | {} | {} | {} |\n",
+            md_code(&r[0]),
             r[1],
             r[2],
             r[3],
@@ -154,7 +152,7 @@ pub fn markdown(c: &Comparison) -> String {
             md_cell(&p.note)
         ));
     }
-    unpaired(&mut o, c, |s| format!("- `{}`\n", md_cell(s)));
+    unpaired(&mut o, c, |s| format!("- {}\n", md_code(s)));
     o
 }
 

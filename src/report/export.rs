@@ -89,14 +89,9 @@ pub fn resolve_target(path: &Path) -> Result<Target> {
     Ok(Target::File(resolved))
 }
 
-/// Check before measuring that `path` can be written (see [`resolve_target`]).
-pub fn check_writable(path: &Path) -> Result<()> {
-    resolve_target(path).map(|_| ())
-}
-
 /// True when `a` and `b` name the same file: the same inode when both exist, else the same
-/// canonical directory and file name. Used to refuse an output that would overwrite the
-/// history database.
+/// canonical directory and file name (`cli::outputs::check` compares every output with the
+/// inputs, the history database and the other outputs through it).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
@@ -113,18 +108,6 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         (Some(x), Some(y)) => x == y,
         _ => a == b,
     }
-}
-
-/// Refuse an output path that is the history database (writing it would destroy the
-/// history).
-pub fn check_not_db(path: &Path, db: &Path) -> Result<()> {
-    if same_file(path, db) {
-        return Err(Error::usage(format!(
-            "{}: is the history database; writing it would destroy the history (choose another file)",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 fn parent_of(path: &Path) -> PathBuf {
@@ -300,24 +283,26 @@ pub fn to_csv(run: &Run) -> Result<String> {
                 )
             })
             .collect();
+        // Text cells through the one CSV escape (no cell starts a formula); numbers as numbers.
+        let text = |s: &str| crate::escape::csv(s).into_owned();
         w.write_record([
-            m.probe.clone(),
-            m.params_label(),
-            m.unit.clone(),
+            text(&m.probe),
+            text(&m.params_label()),
+            text(&m.unit),
             status.into(),
             m.valid.to_string(),
             opt(m.value.as_ref().map(|v| v.median)),
             opt(m.value.as_ref().map(|v| v.ci95[0])),
             opt(m.value.as_ref().map(|v| v.ci95[1])),
             m.raw.median.to_string(),
-            m.raw_unit.clone(),
+            text(&m.raw_unit),
             opt(m.baseline.as_ref().map(|b| b.median)),
             m.raw.n.to_string(),
             m.iterations_per_sample.to_string(),
             m.checks.iter().filter(|c| c.ok).count().to_string(),
             m.checks.len().to_string(),
-            failed.join("; "),
-            m.warnings.join("; "),
+            text(&failed.join("; ")),
+            text(&m.warnings.join("; ")),
             opt(m.additive.as_ref().map(|a| a.mean.value)),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[0])),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[1])),
@@ -334,12 +319,12 @@ mod tests {
 
     #[test]
     fn unwritable_targets_are_usage_errors() {
-        let e = check_writable(Path::new("/nonexistent-dir/x.json")).unwrap_err();
+        let e = resolve_target(Path::new("/nonexistent-dir/x.json")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("does not exist"));
-        let e = check_writable(Path::new("/tmp")).unwrap_err();
+        let e = resolve_target(Path::new("/tmp")).unwrap_err();
         assert!(e.to_string().contains("is a directory"));
-        let e = check_writable(Path::new("x.csv/")).unwrap_err();
+        let e = resolve_target(Path::new("x.csv/")).unwrap_err();
         assert!(e.to_string().contains("ends in '/'"), "{e}");
     }
 
@@ -365,9 +350,12 @@ mod tests {
     fn a_fifo_streams_and_stays_a_fifo() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("pipe");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo on a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         // Checking it before measuring must not wait for a reader.
         assert_eq!(resolve_target(&fifo).unwrap(), Target::Stream(fifo.clone()));
         // Nobody reading: an error at once, never a wait.
@@ -406,26 +394,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
         let dangling = dir.path().join("dangling.json");
         std::os::unix::fs::symlink(dir.path().join("missing/x"), &dangling).unwrap();
-        assert!(check_writable(&dangling)
+        assert!(resolve_target(&dangling)
             .unwrap_err()
             .to_string()
             .contains("symlink to a missing file"));
-    }
-
-    #[test]
-    fn the_database_is_never_an_output() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("h.sqlite");
-        let other = dir.path().join("x.json");
-        assert!(check_not_db(&db, &db).is_err(), "same new path");
-        assert!(check_not_db(&dir.path().join(".").join("h.sqlite"), &db).is_err());
-        std::fs::write(&db, b"").unwrap();
-        let link = dir.path().join("alias");
-        std::os::unix::fs::symlink(&db, &link).unwrap();
-        let e = check_not_db(&link, &db).unwrap_err();
-        assert!(e.to_string().contains("history database"), "{e}");
-        assert_eq!(e.exit_code(), 2);
-        check_not_db(&other, &db).unwrap();
     }
 
     #[test]

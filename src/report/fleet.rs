@@ -285,13 +285,15 @@ pub fn csv(f: &Fleet) -> Result<String> {
     ];
     let err = |e: csv::Error| crate::error::Error::env(format!("writing CSV: {e}"));
     w.write_record(head).map_err(err)?;
+    // Text cells (host names, label values, probes, params) through the one CSV escape.
+    let text = |s: &str| crate::escape::csv(s).into_owned();
     for p in &f.probes {
         for c in &p.cells {
             w.write_record([
-                c.name.clone(),
-                p.probe.clone(),
-                p.params.clone(),
-                p.unit.clone(),
+                text(&c.name),
+                text(&p.probe),
+                text(&p.params),
+                text(&p.unit),
                 c.median.to_string(),
                 c.ci[0].to_string(),
                 c.ci[1].to_string(),

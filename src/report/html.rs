@@ -19,21 +19,9 @@ use crate::report::plot::{
     Point, Series,
 };
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+/// Escapes text for HTML element content and attribute values: the one XML escape, which
+/// also shows control characters as escapes.
+pub use crate::escape::xml as esc;
 
 /// An SVG from the plot module, made ready to inline: the namespace attribute is implied by
 /// HTML5, and dropping it keeps the file free of any URL.

@@ -1,20 +1,17 @@
 //! A run as a Markdown table (for `export --format markdown`): the headline figures with
 //! their status, ready to paste into a lab report or an issue.
 
+use crate::escape::{markdown as cell, markdown_code as code};
 use crate::model::{Run, Status};
 use crate::report::table::{headline, raw_baseline};
 
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 pub fn run_to_markdown(run: &Run) -> String {
     let mut o = format!(
-        "## oscost run: {}\n\nstarted {} · oscost {} · `{}`\n\n",
+        "## oscost run: {}\n\nstarted {} · oscost {} · {}\n\n",
         cell(&run.machine.short_name()),
-        run.started_at,
-        run.tool_version,
-        cell(&run.command.join(" "))
+        cell(&run.started_at),
+        cell(&run.tool_version),
+        code(&run.command.join(" "))
     );
     for w in run.machine.warnings().iter().chain(&run.warnings) {
         o.push_str(&format!("> ⚠ {}\n", cell(w)));
@@ -29,8 +26,8 @@ pub fn run_to_markdown(run: &Run) -> String {
             "ok".into()
         };
         o.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
-            m.probe,
+            "| {} | {} | {} | {} | {} |\n",
+            code(&m.probe),
             cell(&m.params_label()),
             cell(&headline(m)),
             cell(&raw_baseline(m)),

@@ -116,6 +116,8 @@ impl super::Store {
         &self,
         filter: &BTreeMap<String, String>,
     ) -> rusqlite::Result<Vec<FleetRun>> {
+        // Text as stored (host names, facts, probes, params): made inert for any view.
+        let t = |s: &str| crate::escape::terminal(s).into_owned();
         let mut labels: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
         let mut st = self
             .conn
@@ -144,13 +146,14 @@ impl super::Store {
             if filter.iter().any(|(k, v)| labels.get(k) != Some(v)) {
                 continue;
             }
+            let facts: BTreeMap<String, String> = serde_json::from_str(&facts).unwrap_or_default();
             runs.insert(
                 id,
                 FleetRun {
-                    uid: uid.unwrap_or_else(|| format!("row-{id}")),
-                    started_at,
-                    labels,
-                    facts: serde_json::from_str(&facts).unwrap_or_default(),
+                    uid: t(&uid.unwrap_or_else(|| format!("row-{id}"))),
+                    started_at: t(&started_at),
+                    labels: labels.iter().map(|(k, v)| (t(k), t(v))).collect(),
+                    facts: facts.iter().map(|(k, v)| (t(k), t(v))).collect(),
                     figures: Vec::new(),
                     left_out: 0,
                 },
@@ -180,9 +183,9 @@ impl super::Store {
             let params: BTreeMap<String, serde_json::Value> =
                 serde_json::from_str(&params).unwrap_or_default();
             run.figures.push(Figure {
-                probe,
-                params: crate::model::params_label(&params),
-                unit,
+                probe: t(&probe),
+                params: t(&crate::model::params_label(&params)),
+                unit: t(&unit),
                 median,
                 ci: [lo.unwrap_or(median), hi.unwrap_or(median)],
             });

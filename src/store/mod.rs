@@ -422,19 +422,28 @@ impl Store {
              FROM runs r JOIN machines m ON m.id = r.machine_id
              ORDER BY m.id, r.started_at, r.id",
         )?;
+        // Text as stored (an imported file's name, a command line): made inert for any view.
+        let text = |r: &rusqlite::Row, i: usize| -> rusqlite::Result<String> {
+            Ok(crate::escape::terminal(&r.get::<_, String>(i)?).into_owned())
+        };
         let rows = st.query_map([], |r| {
             Ok(RunInfo {
                 id: r.get(0)?,
-                host_key: r.get(1)?,
-                machine: r.get(2)?,
-                started_at: r.get(3)?,
-                tool_version: r.get(4)?,
+                host_key: text(r, 1)?,
+                machine: text(r, 2)?,
+                started_at: text(r, 3)?,
+                tool_version: text(r, 4)?,
                 complete: r.get(5)?,
-                origin: r.get(6)?,
+                origin: r
+                    .get::<_, Option<String>>(6)?
+                    .map(|o| crate::escape::terminal(&o).into_owned()),
                 measurements: r.get(7)?,
                 invalid: r.get(8)?,
-                labels: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
-                command: r.get(10)?,
+                labels: r
+                    .get::<_, Option<String>>(9)?
+                    .map(|l| crate::escape::terminal(&l).into_owned())
+                    .unwrap_or_default(),
+                command: text(r, 10)?,
                 probes: r.get(11)?,
             })
         })?;
@@ -856,9 +865,12 @@ mod tests {
     fn only_a_regular_file_or_nothing_is_taken_for_a_database() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         let lp = dir.path().join("loop");
         std::os::unix::fs::symlink(&lp, &lp).unwrap();
         let dangling = dir.path().join("dangling");

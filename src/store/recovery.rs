@@ -43,14 +43,14 @@ impl Saved {
             )),
             Saved::Lost { why, kept } => Some(format!(
                 "the run was not saved to the history: {why}; nor could it be kept in a file \
-                 ({kept}): only the results printed above remain"
+                 ({kept}): it remains only in the results printed above"
             )),
         }
     }
 }
 
 /// A path as one shell word, quoted when it holds anything a shell would split or expand.
-fn shell_word(p: &Path) -> String {
+pub fn shell_word(p: &Path) -> String {
     let s = p.display().to_string();
     if !s.is_empty()
         && s.bytes()
@@ -109,7 +109,8 @@ pub fn save_or_keep(
     Saved::Lost { why, kept }
 }
 
-/// The data directory's place for runs the history could not take.
+/// The data directory's place for runs the history could not take (never the current
+/// directory).
 pub fn default_keep_dir() -> Option<PathBuf> {
     super::default_path()
         .ok()
@@ -241,7 +242,7 @@ mod tests {
         assert!(saved
             .explain()
             .unwrap()
-            .contains("only the results printed above remain"));
+            .contains("it remains only in the results printed above"));
         assert_eq!(shell_word(Path::new("/a b/c'd")), "'/a b/c'\\''d'");
         assert_eq!(shell_word(Path::new("/data/x.json")), "/data/x.json");
     }

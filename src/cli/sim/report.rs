@@ -42,7 +42,8 @@ pub fn csv_row(o: &Outcome) -> Vec<String> {
     let s = &o.stats;
     let opt = |v: Option<String>| v.unwrap_or_default();
     vec![
-        o.label.clone(),
+        // A file name or -march value: the one CSV escape (no cell starts a formula).
+        crate::escape::csv(&o.label).into_owned(),
         o.program.text_size.to_string(),
         opt(o.own_text.map(|t| t.to_string())),
         o.stop.kind().to_string(),

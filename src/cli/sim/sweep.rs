@@ -16,6 +16,8 @@ struct Point {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
+    let outputs = crate::cli::outputs::given(&[&a.json, &a.csv, &a.svg]);
+    crate::cli::outputs::check(&outputs, &[a.source.as_path()], None)?;
     if a.machine.icache.is_some() {
         return Err(Error::usage(
             "--icache: sweep sets the I-cache itself; use --icache-sizes, --ways, --words, --repl",

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The hostile-input campaign, replayable: each case runs oscost as an attacker or a careless
+# user would and says what must happen (exit code, the line it prints, what must still hold
+# afterwards). Every case has a 20 s limit, so a hang fails instead of blocking CI. The same
+# behaviours are unit and integration tests (tests/hostile.rs, journal.rs, never_lost.rs,
+# inert.rs, mount_kill.rs); this list is the campaign's own form, run against the release
+# binary in about half a minute.
+# Usage: .ci/hostile.sh [path/to/oscost]   (default: target/release/oscost)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin="$(realpath "${1:-target/release/oscost}")"
+w="$(mktemp -d)"
+trap 'rm -rf "$w"' EXIT
+export HOME="$w/home" XDG_DATA_HOME="$w/xdg" OSCOST_RUNTIME_DIR="$w/rt" TMPDIR="$w/tmp"
+unset OSCOST_DB
+mkdir -p "$HOME" "$TMPDIR"
+cd "$w"
+fails=0
+cases=0
+
+# ok NAME: the last case passed; bad NAME WHY: it failed.
+bad() { echo "FAIL $1: $2" >&2; fails=$((fails + 1)); }
+# run ARGS...: oscost with a 20 s limit; output in $w/out, exit code in $code.
+run() {
+    timeout 20 "$bin" "$@" >"$w/out" 2>&1
+    code=$?
+}
+# expect CODE NEEDLE ARGS...: the exit code and a piece of the output.
+expect() {
+    local want="$1" needle="$2"
+    shift 2
+    cases=$((cases + 1))
+    run "$@"
+    if [ "$code" = 124 ]; then
+        bad "$*" "still running after 20 s"
+    elif [ "$code" != "$want" ]; then
+        bad "$*" "exit $code, expected $want: $(head -c 300 "$w/out")"
+    elif ! grep -qF -- "$needle" "$w/out"; then
+        bad "$*" "no '$needle' in: $(head -c 300 "$w/out")"
+    fi
+}
+# holds WHAT TEST...: a condition that must hold after the cases above.
+holds() {
+    local what="$1"
+    shift
+    cases=$((cases + 1))
+    "$@" || bad "$what" "does not hold"
+}
+# no_raw FILE: no terminal control byte (ESC, BEL, C1 CSI) and no right-to-left override.
+no_raw() { ! LC_ALL=C grep -q $'\x1b\|\x07\|\xc2\x9b\|\xe2\x80\xae' "$1"; }
+
+fixture="$OLDPWD/tests/fixtures/run-quick.json"
+elf="$OLDPWD/crates/rvsim/programs/elf/loop-rv32imc.elf"
+cp "$fixture" a.json
+cp "$fixture" keep.json
+mkfifo fifo.json
+python3 - "$fixture" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+P = "\x1b]0;pwned\x07\x1b[2J\u202e=HYPERLINK(\"http://evil\",\"click\")<script>alert(1)</script>\"><img src=x onerror=alert(1)>|"
+r["machine"]["hostname"] = "h" + P
+r["machine"]["cpu"]["model_name"] = "=2+2" + P
+r["command"] = ["oscost", "run", P]
+r["labels"] = {"host": "=HYPERLINK(\"http://evil\")<script>", "rack": "@SUM(A1)"}
+r.pop("run_id", None)
+for m in r["measurements"]:
+    m["probe"] = "-" + P + m["probe"]
+    m["params"]["x"] = P
+    m["warnings"].append("=" + P)
+json.dump(r, open("evil.json", "w"))
+for m in r["measurements"]:
+    m["samples"] = [x * 1.5 for x in m["samples"]]
+r["started_at"] = "2030-01-01T00:00:00Z"
+json.dump(r, open("evil2.json", "w"))
+def variant(name, change):
+    v = json.loads(json.dumps(json.load(open(sys.argv[1]))))
+    change(v)
+    json.dump(v, open(name, "w"))
+variant("v0.json", lambda v: v.__setitem__("schema_version", 0))
+variant("date.json", lambda v: v.__setitem__("started_at", "not a date"))
+variant("host.json", lambda v: v["machine"].__setitem__("hostname", "h" * (1 << 20)))
+text = open(sys.argv[1]).read().replace('"started_at"', '"started_at": "x", "started_at"', 1)
+open("dup.json", "w").write(text)
+EOF
+
+## Security: the knob journal restores only what oscost changed, in a directory of its own.
+mkdir -m 700 rt
+printf '%s\nPWNED\n' "$w/keep.json" >rt/knob-999999-1-0
+expect 0 "not a knob oscost changes" history list --db h.sqlite
+holds "planted knob entry wrote nothing" cmp -s keep.json "$fixture"
+mkdir -m 1777 shared
+printf '%s\nPWNED\n' "$w/keep.json" >shared/knob-999999-1-0
+OSCOST_RUNTIME_DIR="$w/shared" expect 0 "writable by everyone" history list --db h.sqlite
+holds "a 1777 runtime directory is neither used nor removed" test -f shared/knob-999999-1-0
+ln -s rt rt-link
+OSCOST_RUNTIME_DIR="$w/rt-link" expect 0 "is a symlink" history list --db h.sqlite
+holds "the entry behind a symlinked runtime directory wrote nothing" cmp -s keep.json "$fixture"
+
+## Security: text from a run file is data in every output.
+expect 0 "imported 1 run" history import evil.json --db h.sqlite
+for args in "history list" "history show 1" "fleet" "compare evil.json evil2.json"; do
+    expect 0 "" $args --db h.sqlite
+    holds "$args: no raw escape" no_raw "$w/out"
+done
+expect 0 "" export evil.json --format csv
+holds "export csv: no formula cell" python3 -c '
+import csv, sys
+for row in csv.reader(open(sys.argv[1])):
+    for c in row:
+        if c[:1] and c[0] in "=+-@":
+            try:
+                float(c)  # a number is a number
+            except ValueError:
+                sys.exit("formula cell: " + c[:40])' "$w/out"
+expect 0 "" fleet --db h.sqlite --group-by rack --csv f.csv
+holds "fleet --csv: no formula cell" bash -c '! grep -q "^[=+@]\|,[=+@]" f.csv'
+expect 0 "" export evil.json --format markdown
+holds "export markdown: no raw markup" bash -c "! grep -q '<script\|<img' '$w/out'"
+expect 0 "" compare evil.json evil2.json --format markdown
+holds "compare markdown: no raw markup" bash -c "! grep -q '<script\|<img' '$w/out'"
+expect 0 "" compare evil.json evil2.json --svg c.svg
+holds "compare --svg: no raw escape in the XML" no_raw c.svg
+
+## Data loss: no input is ever an output; no two outputs share a path.
+expect 2 "is this command's input" report a.json -o a.json
+expect 2 "is this command's input" compare a.json keep.json --html keep.json
+expect 2 "is this command's input" export a.json --format csv -o a.json
+cp "$elf" e.elf
+expect 2 "is this command's input" sim run e.elf --json e.elf
+expect 2 "named for two outputs" fleet --db h.sqlite --json x --csv x
+expect 2 "named for two outputs" compare a.json keep.json --svg x --html x
+holds "no input was changed" cmp -s a.json "$fixture"
+holds "no ELF was changed" cmp -s e.elf "$elf"
+
+## Data loss: a measurement is never lost.
+expect 2 "No space left on device" call --quick --json /dev/full --db ok.sqlite
+expect 0 "call" history list --db ok.sqlite
+expect 2 "" history import nonexistent.json --db new.sqlite
+holds "an import of nothing creates no database" test ! -e new.sqlite
+expect 2 "ends in '/'" call --quick --csv x.csv/
+holds "refused before measuring" bash -c "! grep -q 'measurement.*about' '$w/out'"
+
+## Hangs and memory: readers take regular files only.
+expect 2 "a FIFO" history import fifo.json --db h.sqlite
+expect 2 "a FIFO" report fifo.json -o r.html
+expect 2 "a FIFO" compare fifo.json a.json
+expect 2 "a FIFO" export fifo.json --format csv
+expect 2 "a FIFO" sim run fifo.json
+expect 2 "a FIFO" history list --db fifo.json
+expect 2 "a FIFO" syscall --quick --db fifo.json
+expect 2 "a character device" sim run /dev/zero
+expect 2 "a character device" report /dev/urandom -o r.html
+ln -s loop loop
+expect 2 "symbolic links" history list --db loop
+cpu="$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')"
+pairs="$(printf "$cpu:$cpu,%.0s" $(seq 5000))$cpu:$cpu"
+expect 0 "" ipc --quick --mech pipe --budget 50ms --pairs "$pairs" --no-save --json p.json
+holds "5,001 copies of one pair are measured once" python3 -c '
+import json, sys; sys.exit(len(json.load(open(sys.argv[1]))["measurements"]) != 1)' p.json
+
+## Smaller: import validation, option refusals, exit codes.
+expect 2 "schema_version is 0" history import v0.json --db h.sqlite
+expect 2 "is not a time" history import date.json --db h.sqlite
+expect 2 "is given twice" history import dup.json --db h.sqlite
+expect 2 "1048576 bytes" history import host.json --db h.sqlite
+expect 2 "--max-instructions 0" sim run e.elf --max-instructions 0
+expect 2 "sets given twice" sim run e.elf --icache sets=8,sets=16
+expect 2 "--pair:" rpc --pair 0 --quick --no-save
+cases=$((cases + 1))
+"$bin" call --budget 20s --no-save >/dev/null 2>"$w/err" &
+pid=$!
+for _ in $(seq 100); do grep -q "oscost:" "$w/err" && break; sleep 0.05; done
+sleep 0.2
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+[ "$code" = 143 ] || bad "SIGTERM" "exit $code, expected 143"
+
+if [ "$fails" -gt 0 ]; then
+    echo "== hostile cases: $fails of $cases failed" >&2
+    exit 1
+fi
+echo "== hostile cases: all $cases held"
