@@ -539,21 +539,16 @@ pub fn finish_after(
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
     let run = &with_history(run, opts);
-    match extras.text {
-        Some(t) => print!("{t}"),
-        None => {
-            let term = crate::report::term::Term::stdout();
-            print!("{}", crate::report::table::preamble(run, &term));
-            print!("{}", crate::report::table::render_for(run, &term));
-        }
-    }
-    if opts.explain {
-        println!();
-        print!("{}", crate::report::table::definitions(run));
-    }
-    if let Some(t) = &extras.after {
-        print!("{t}");
-    }
+    print!(
+        "{}",
+        crate::report::screen::measured(
+            run,
+            &crate::report::term::Term::stdout(),
+            extras.text.as_deref(),
+            extras.after.as_deref(),
+            opts.explain
+        )
+    );
     // Every output is attempted and the run is saved to the history whatever became of
     // them: a file that cannot be written (a full disk, a vanished directory) costs neither
     // the other files nor the history.

@@ -27,7 +27,10 @@ pub fn run(a: MachineArgs) -> Result<i32> {
             let text = serde_json::to_string_pretty(&m).expect("Machine serializes");
             crate::report::export::write_atomic(&p, text.as_bytes())?;
         }
-        None => print!("{}", crate::machine::render_text(&m)),
+        None => print!(
+            "{}",
+            crate::machine::render_text_within(&m, crate::report::term::Term::stdout().width)
+        ),
     }
     Ok(0)
 }

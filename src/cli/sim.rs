@@ -377,7 +377,7 @@ fn run_elf(a: RunArgs) -> Result<i32> {
     use std::io::Write;
     let _ = std::io::stdout().write_all(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
-    print!("{}", report::run_text(&out));
+    print!("{}", fit_stdout(&report::run_text(&out)));
     if let Some(path) = &a.json {
         report::write_json(path, &report::run_json(&out))?;
     }
@@ -417,7 +417,7 @@ fn compare(a: CompareArgs) -> Result<()> {
             outcomes.push(simulate(&label, program, config, Some(&own))?);
         }
     }
-    print!("{}", report::compare_text(&outcomes));
+    print!("{}", fit_stdout(&report::compare_text(&outcomes)));
     if let Some(path) = &a.json {
         let runs: Vec<_> = outcomes.iter().map(report::run_json).collect();
         report::write_json(path, &serde_json::json!({"schema": 1, "builds": runs}))?;
@@ -426,4 +426,9 @@ fn compare(a: CompareArgs) -> Result<()> {
         report::write_csv(path, &outcomes)?;
     }
     Ok(())
+}
+
+/// A report's prose lines word-wrapped to stdout's width.
+fn fit_stdout(text: &str) -> String {
+    crate::report::term::fit(text, crate::report::term::Term::stdout().width)
 }

@@ -37,7 +37,7 @@ pub use load::{CpuBusy, Load, BUSY_THRESHOLD};
 pub use memory::Memory;
 pub use pmu::{builder_for, errno_reason, EventSupport, Pmu, EVENT_NAMES};
 pub use privileges::Privileges;
-pub use render::render_text;
+pub use render::{render_text, render_text_within};
 
 use parse::{parse_cpu_list, parse_cpuinfo, parse_loadavg, status_field};
 use source::{numbered, Source};

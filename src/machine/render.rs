@@ -8,7 +8,8 @@ use super::{CacheInfo, Machine};
 
 const LABEL: usize = 21;
 
-struct Out(String);
+/// The text so far, and the width its lines are wrapped to.
+struct Out(String, usize);
 
 impl Out {
     fn section(&mut self, title: &str) {
@@ -17,8 +18,21 @@ impl Out {
         }
         let _ = writeln!(self.0, "{title}");
     }
+    /// `label  value`, a long value wrapped with its continuation under the value column.
     fn line(&mut self, label: &str, value: impl AsRef<str>) {
-        let _ = writeln!(self.0, "  {label:<LABEL$} {}", value.as_ref());
+        let first = format!("  {label:<LABEL$} ");
+        self.wrapped(value.as_ref(), &first, &" ".repeat(LABEL + 3));
+    }
+    /// `text` word-wrapped to the width, the first line after `first`, the rest after `rest`.
+    fn wrapped(&mut self, text: &str, first: &str, rest: &str) {
+        if first.chars().count() + text.chars().count() <= self.1 {
+            let _ = writeln!(self.0, "{first}{text}");
+            return;
+        }
+        let opts = textwrap::Options::new(self.1.max(40))
+            .initial_indent(first)
+            .subsequent_indent(rest);
+        let _ = writeln!(self.0, "{}", textwrap::fill(text, opts));
     }
 }
 
@@ -47,9 +61,16 @@ fn khz(v: Option<u64>) -> String {
     v.map_or("?".into(), |k| format!("{:.0} MHz", k as f64 / 1000.0))
 }
 
-/// Renders the whole machine description for a terminal, section by section.
+/// Renders the whole machine description, section by section, each line whole (the HTML
+/// report's copy).
 pub fn render_text(m: &Machine) -> String {
-    let mut o = Out(String::new());
+    render_text_within(m, usize::MAX)
+}
+
+/// Renders the whole machine description for a terminal `width` columns wide: a long value
+/// continues under its value column.
+pub fn render_text_within(m: &Machine, width: usize) -> String {
+    let mut o = Out(String::new(), width);
     host(&mut o, m);
     cpu(&mut o, m);
     caches(&mut o, m);
@@ -350,7 +371,7 @@ fn notes_and_warnings(o: &mut Out, m: &Machine) {
     if !m.notes.is_empty() {
         o.section("Notes");
         for n in &m.notes {
-            let _ = writeln!(o.0, "  - {n}");
+            o.wrapped(n, "  - ", "    ");
         }
     }
     let w = m.warnings();
@@ -362,7 +383,7 @@ fn notes_and_warnings(o: &mut Out, m: &Machine) {
         );
     }
     for x in w {
-        let _ = writeln!(o.0, "  ! {x}");
+        o.wrapped(&x, "  ! ", "    ");
     }
 }
 

@@ -52,51 +52,125 @@ fn rows(c: &Comparison) -> Vec<[String; 5]> {
 
 const HEAD: [&str; 5] = ["probe", "A median", "B median", "B/A [95% CI]", "verdict"];
 
-/// Aligned columns for a terminal.
+/// Aligned columns for stdout (its width).
 pub fn text(c: &Comparison) -> String {
-    let mut o = format!("A: {}\nB: {}\n\n", c.a, c.b);
+    text_for(c, &crate::report::term::Term::stdout())
+}
+
+/// Aligned columns within `term.width`: the machine differences, the table (the probe and
+/// verdict wrap inside their cells, numbers never), then each row's note and how each
+/// verdict was decided, word-wrapped, and the unpaired probes.
+pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
+    use crate::report::term::wrap;
+    let mut o = wrap(&format!("A: {}", c.a), term.width, "", "   ") + "\n";
+    o.push_str(&(wrap(&format!("B: {}", c.b), term.width, "", "   ") + "\n\n"));
     if c.machine_differences.is_empty() {
         o.push_str("machines: no differences in the key facts\n\n");
     } else {
         o.push_str("machine differences (read these first):\n");
         for d in &c.machine_differences {
-            o.push_str(&format!("  {}: {} → {}\n", d.fact, d.a, d.b));
+            let line = format!("{}: {} → {}", d.fact, d.a, d.b);
+            o.push_str(&(wrap(&line, term.width, "  ", "    ") + "\n"));
         }
         o.push('\n');
     }
-    let rows = rows(c);
-    let mut w = HEAD.map(|h| h.chars().count());
-    for r in &rows {
-        for (i, cell) in r.iter().enumerate() {
-            w[i] = w[i].max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let mut s = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            let pad = w[i].saturating_sub(cell.chars().count());
-            if i == 0 || i == 4 {
-                s.push_str(cell);
-                s.push_str(&" ".repeat(pad));
-            } else {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(cell);
-            }
-            s.push_str("  ");
-        }
-        s.trim_end().to_string() + "\n"
+    // The verdicts in short (a column of words would take the probes' room); said in full
+    // once under the table.
+    let short = |p: &Pair| match (p.verdict, p.change_pct) {
+        (Verdict::NoSignificantDifference, _) => "n.s.".to_string(),
+        (Verdict::NotComparable, _) => "n/c".to_string(),
+        (Verdict::Slower | Verdict::Faster, Some(c)) => format!("{} {c:+.1}%", p.verdict.as_str()),
+        (v, None) => v.as_str().to_string(),
     };
-    o.push_str(&line(&HEAD.map(String::from)));
+    let rows: Vec<Vec<String>> = rows(c)
+        .into_iter()
+        .zip(&c.pairs)
+        .map(|(r, p)| {
+            let mut r = Vec::from(r);
+            r[4] = short(p);
+            r
+        })
+        .collect();
+    o.push_str(&results(&rows, term));
+    let legend: Vec<&str> = [
+        (
+            Verdict::NoSignificantDifference,
+            "n.s. = no significant difference",
+        ),
+        (
+            Verdict::NotComparable,
+            "n/c = not comparable (the notes say why)",
+        ),
+    ]
+    .iter()
+    .filter(|(v, _)| c.pairs.iter().any(|p| p.verdict == *v))
+    .map(|(_, t)| *t)
+    .collect();
+    if !legend.is_empty() {
+        o.push_str(&(wrap(&legend.join("; "), term.width, "", "  ") + "\n"));
+    }
+    // Notes after the table, each under its probe; one line per way of deciding.
+    let mut decided: Vec<(&str, usize)> = Vec::new();
+    let mut notes = String::new();
     for (r, p) in rows.iter().zip(&c.pairs) {
-        o.push_str(&line(r));
         if !p.note.is_empty() {
-            o.push_str(&format!("    {}\n", p.note));
+            let line = format!("{}: {}", r[0], p.note);
+            notes.push_str(&(wrap(&line, term.width, "  ", "    ") + "\n"));
         }
         if !p.decided_by.is_empty() {
-            o.push_str(&format!("    decided by: {}\n", p.decided_by));
+            match decided.iter_mut().find(|(d, _)| *d == p.decided_by) {
+                Some((_, n)) => *n += 1,
+                None => decided.push((&p.decided_by, 1)),
+            }
         }
     }
-    unpaired(&mut o, c, |s| format!("  {s}\n"));
+    if !notes.is_empty() {
+        o.push_str("\nnotes:\n");
+        o.push_str(&notes);
+    }
+    for (how, n) in decided {
+        let line = format!("decided by: {how} ({n} of {} rows)", c.pairs.len());
+        o.push_str(&(wrap(&line, term.width, "", "  ") + "\n"));
+    }
+    unpaired(&mut o, c, |s| wrap(s, term.width, "  ", "    ") + "\n");
+    o
+}
+
+/// The results table within `term.width`: one line per probe when it fits; else each probe's
+/// label on its own (wrapped) line with its figures on the line beneath, the figures aligned
+/// in columns across probes and never wrapped.
+fn results(rows: &[Vec<String>], term: &crate::report::term::Term) -> String {
+    use crate::report::term::{wrap, wrapping_grid};
+    let natural = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([HEAD[i].chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let one_line: usize = (0..HEAD.len()).map(|i| natural(i) + 2).sum::<usize>() - 2;
+    if one_line <= term.width {
+        return wrapping_grid(&HEAD, rows, term);
+    }
+    let figures: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r[1..].iter().map(String::as_str).collect())
+        .collect();
+    let inner = crate::report::term::Term {
+        width: term.width.saturating_sub(4),
+        ..*term
+    };
+    let grid = wrapping_grid(&HEAD[1..], &figures, &inner);
+    let lines: Vec<&str> = grid.lines().collect();
+    if lines.len() != rows.len() + 1 {
+        // A figure's cell wrapped after all (a very narrow terminal): the plain grid.
+        return wrapping_grid(&HEAD, rows, term);
+    }
+    let mut o = format!("{}\n    {}\n", HEAD[0], lines[0]);
+    for (r, l) in rows.iter().zip(&lines[1..]) {
+        o.push_str(&(wrap(&r[0], term.width, "", "  ") + "\n"));
+        o.push_str(&format!("    {l}\n"));
+    }
     o
 }
 

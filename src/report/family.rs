@@ -114,13 +114,15 @@ pub fn section_of(probe: &str) -> &str {
 /// A report that replaces the common table, framed as the table would be: the machine's
 /// warnings before it, the skipped probes after it.
 pub fn with_run_notes(run: &Run, report: String) -> String {
+    let width = crate::report::term::Term::stdout().width;
+    let note = |t: String| crate::report::term::wrap(&t, width, "", "  ") + "\n";
     let mut text = String::new();
     for w in run.machine.warnings() {
-        text.push_str(&format!("! machine: {w}\n"));
+        text.push_str(&note(format!("! machine: {w}")));
     }
     text.push_str(&report);
     for s in &run.skipped {
-        text.push_str(&format!("skipped {}: {}\n", s.probe, s.reason));
+        text.push_str(&note(format!("skipped {}: {}", s.probe, s.reason)));
     }
     text
 }

@@ -36,37 +36,15 @@ fn cell<'a>(ms: &[&'a Measurement], mech: Mech, class: Class) -> Option<&'a Meas
         .find(|m| mech_of(m) == Some(mech) && Class::of(m) == Some(class))
 }
 
-/// Rows of cells as aligned text: the first column left-aligned, the others right-aligned
-/// (numbers), two spaces apart.
+/// Rows of cells (the first row the header) as aligned text within stdout's width: the
+/// columns of numbers right-aligned, two spaces apart; a table too wide for the terminal
+/// splits into several that repeat the first column (report::term::grid).
 pub(crate) fn text_table(rows: &[Vec<String>]) -> String {
-    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..ncol)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let pad = " ".repeat(widths[i] - c.chars().count());
-                if i == 0 {
-                    format!("{c}{pad}")
-                } else {
-                    format!("{pad}{c}")
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    let Some((head, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let header: Vec<&str> = head.iter().map(String::as_str).collect();
+    super::term::grid(&header, body, &super::term::Term::stdout())
 }
 
 /// The terminal matrix (empty when the run has no ipc measurements).

@@ -19,6 +19,7 @@ pub mod memlat;
 pub mod pipeview;
 pub mod plot;
 pub mod rpc;
+pub mod screen;
 pub mod sweep;
 pub mod table;
 pub mod term;

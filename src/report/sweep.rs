@@ -45,12 +45,12 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
             "faults",
             "counters/switch",
         ];
-        let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+        let mut rows: Vec<Vec<String>> = Vec::new();
         let mut notes = Vec::new();
         for r in &c.rows {
             rows.push(row_cells(c, r, measurement_of(run, c, r), &mut notes));
         }
-        out.push_str(&columns(&rows));
+        out.push_str(&indented_grid(&header, &rows));
         out.push_str(
             "  lap = the token once round all N members (N hops); per switch = \
              (lap − overhead) / N,\n  lat_ctx's figure; fits = smallest cache holding one \
@@ -198,29 +198,23 @@ pub fn knee_lines(c: &Curve) -> String {
     out
 }
 
-fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r.get(i).map(|c| c.chars().count()).unwrap_or(0))
-                .max()
-                .unwrap_or(0)
+/// The table indented two columns, laid out for stdout (its width, less the indent).
+fn indented_grid(header: &[&str], rows: &[Vec<String>]) -> String {
+    let term = crate::report::term::Term::stdout();
+    let inner = crate::report::term::Term {
+        width: term.width.saturating_sub(2),
+        ..term
+    };
+    crate::report::term::grid(header, rows, &inner)
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("  {l}\n")
+            }
         })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let line = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-            .collect::<Vec<_>>()
-            .join("  ");
-        out.push_str("  ");
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+        .collect()
 }
 
 /// lmbench lat_ctx lines: per size a blank line and `"size=<k>k ovr=<µs>`, then `<N> <µs>`

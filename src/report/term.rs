@@ -103,6 +103,28 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     textwrap::fill(text, opts)
 }
 
+/// `text` with every line wider than `width` word-wrapped, its continuation indented two
+/// columns past the line's own indent: for prose built line by line (warnings, notes, facts),
+/// never for aligned tables (lay those out with [`grid`]).
+pub fn fit(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let indent: String = body.chars().take_while(|c| *c == ' ').collect();
+        let rest = format!("{indent}  ");
+        out.push_str(&wrap(body.trim_start(), width, &indent, &rest));
+        out.push_str(nl);
+    }
+    out
+}
+
 /// A plain column-aligned table (no borders) within `term.width`: columns are as wide as
 /// their content, and when the whole does not fit, comfy-table wraps the widest cells inside
 /// their column instead of letting a row run into the next line.
@@ -160,6 +182,23 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> Str
     grid_one(header, rows, term)
 }
 
+/// A plain column-aligned table within `term.width` that never splits into several tables:
+/// columns of numbers keep their whole width and the columns of text wrap inside their cells
+/// (a comparison's probe labels and verdicts).
+pub fn wrapping_grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
+    grid_one(header, rows, term)
+}
+
+/// Whether a cell reads as a figure (a number, a ratio, a change, a bound, a dash for none, or
+/// a figure's verdict in its place: INVALID, unstable): such a cell aligns right and is never
+/// wrapped.
+fn is_number(c: &str) -> bool {
+    c.starts_with(|ch: char| ch.is_ascii_digit() || "-–+±<".contains(ch))
+        || ["n/s", "n/a", "—"].contains(&c)
+        || c.starts_with("INVALID")
+        || c.starts_with("unstable")
+}
+
 fn grid_one<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING)
@@ -174,23 +213,27 @@ fn grid_one<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> Str
     // Columns of numbers align right, so magnitudes line up.
     let numeric: Vec<bool> = (0..header.len())
         .map(|i| {
-            rows.iter().all(|r| {
-                r.get(i).is_some_and(|c| {
-                    let c = c.as_ref();
-                    c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '–')
-                        || c == "n/s"
-                        || c == "n/a"
-                })
-            }) && !rows.is_empty()
+            rows.iter()
+                .all(|r| r.get(i).is_some_and(|c| is_number(c.as_ref())))
+                && !rows.is_empty()
         })
         .collect();
     // Never split a number or a word inside a cell: a column is at least as wide as its
-    // longest token; only text with spaces wraps.
+    // longest token, a column of numbers as its longest cell ("2.25 µs/switch" stays on one
+    // line); only text with spaces wraps.
     let min_width: Vec<u16> = (0..header.len())
         .map(|i| {
+            let whole = numeric.get(i) == Some(&true);
             rows.iter()
                 .filter_map(|r| r.get(i))
-                .flat_map(|c| c.as_ref().split_whitespace().map(|w| w.chars().count()))
+                .flat_map(|c| {
+                    let c = c.as_ref();
+                    if whole {
+                        vec![c.chars().count()]
+                    } else {
+                        c.split_whitespace().map(|w| w.chars().count()).collect()
+                    }
+                })
                 .chain(header[i].split_whitespace().map(|w| w.chars().count()))
                 .max()
                 .unwrap_or(1)
@@ -227,6 +270,18 @@ mod tests {
         assert_eq!(pick_width(Some("junk"), None), DEFAULT_WIDTH);
         assert_eq!(pick_width(Some("0"), Some(90)), 90);
         assert_eq!(pick_width(Some("10"), None), 40);
+    }
+
+    #[test]
+    fn fit_wraps_only_the_long_lines_with_a_hanging_indent() {
+        let text = format!("short\n  {}\nend", "word ".repeat(30).trim_end());
+        let out = fit(&text, 40);
+        assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "short");
+        assert!(lines[1].starts_with("  word") && lines[2].starts_with("    word"));
+        assert_eq!(*lines.last().unwrap(), "end");
+        assert_eq!(fit("a\nb\n", 40), "a\nb\n");
     }
 
     #[test]
