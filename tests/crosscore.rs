@@ -238,7 +238,20 @@ fn rpc_local_totals_and_traced_breakdown() {
         // judged against the untraced total.
         let observer = &traced["observer"];
         let costs = observer["calibration"]["costs"].as_array().unwrap();
-        assert_eq!(costs.len(), 3, "{observer}");
+        // The three groups every same-CPU RPC records on its path; an IPI group appears only
+        // when something else on the machine sent one during the calibration (a stray
+        // kworker wake-up), never once per RPC.
+        let group = |c: &serde_json::Value| c["group"].as_str().unwrap().to_string();
+        for want in ["sched", "syscalls", "switch records"] {
+            assert!(costs.iter().any(|c| group(c) == want), "{want}: {observer}");
+        }
+        for c in costs
+            .iter()
+            .filter(|c| !["sched", "syscalls", "switch records"].contains(&group(c).as_str()))
+        {
+            assert!(group(c).contains("ipi"), "{observer}");
+            assert!(c["per_rpc"].as_f64().unwrap() < 0.5, "{observer}");
+        }
         assert!(observer["tracing_adds"]["value"].is_number(), "{observer}");
         let corrected: Vec<&serde_json::Value> = ms
             .iter()

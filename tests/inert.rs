@@ -301,3 +301,30 @@ fn every_payload_through_every_command_and_format_comes_out_inert() {
     assert_inert_text("sim compare", &out);
     assert_csv_inert("sim compare --csv", &b.read("s.csv"));
 }
+
+#[test]
+fn a_run_measured_here_is_inert_too() {
+    // The command line is part of the run: a file name with the payload in it.
+    let t = tempfile::tempdir().unwrap();
+    let b = Bench {
+        dir: t.path().to_path_buf(),
+        _t: t,
+    };
+    let json = b.path(&format!("o{}.json", head()));
+    let out = ok(
+        "call",
+        &b.oscost(&["call", "--quick", "--no-save", "--explain", "--json", &json]),
+    );
+    assert_inert_text("call", &out);
+    let text = std::fs::read_to_string(&json).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let arg = v["command"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(arg.contains("\\u{1b}]0;pwned"), "{arg}");
+    assert!(!arg.chars().any(oscost::escape::is_unsafe), "{arg:?}");
+}

@@ -289,7 +289,10 @@ fn assemble(t: Taken, opts: &MeasureOpts) -> Result<Run> {
         warnings: Vec::new(),
     };
     run.run_id = Some(crate::store::import::derive_uid(&run));
-    Ok(run)
+    // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
+    // control characters like any run file: made inert before any view, figure or file of
+    // the command sees them.
+    Ok(crate::input::inert(&run))
 }
 
 /// The bar: item-rounds done of all, drawn on a terminal only.
@@ -535,9 +538,7 @@ pub fn finish_after(
 /// [`finish`] with a command's own text, JSON analysis and extra files.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
-    // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
-    // control characters like any run file: made inert before any view or file sees them.
-    let run = &with_history(&crate::input::inert(run), opts);
+    let run = &with_history(run, opts);
     match extras.text {
         Some(t) => print!("{t}"),
         None => {
