@@ -79,8 +79,7 @@ pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
     let short = |p: &Pair| match (p.verdict, p.change_pct) {
         (Verdict::NoSignificantDifference, _) => "n.s.".to_string(),
         (Verdict::NotComparable, _) => "n/c".to_string(),
-        (Verdict::Slower | Verdict::Faster, Some(c)) => format!("{} {c:+.1}%", p.verdict.as_str()),
-        (v, None) => v.as_str().to_string(),
+        _ => verdict_text(p),
     };
     let rows: Vec<Vec<String>> = rows(c)
         .into_iter()
