@@ -5,6 +5,7 @@
 //! filling the disk or getting the machine OOM-killed.
 
 use crate::error::{Error, Result};
+use crate::units::size::{fmt_bytes, ByteStyle};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -277,16 +278,6 @@ fn cgroup_limit() -> Option<(u64, u64)> {
     None
 }
 
-/// "1.50 GiB": sizes in refusals and notes.
-pub fn gib(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.2} GiB", b / (1u64 << 30) as f64)
-    } else {
-        format!("{:.0} MiB", b / (1u64 << 20) as f64)
-    }
-}
-
 /// Refuse (usage error, with the numbers) when `need` bytes of memory would eat into the
 /// headroom. `what` names the request, e.g. "--size 32g (anonymous)".
 pub fn check_memory(what: &str, need: u64, room: &MemRoom) -> Result<()> {
@@ -294,11 +285,11 @@ pub fn check_memory(what: &str, need: u64, room: &MemRoom) -> Result<()> {
         return Err(Error::usage(format!(
             "{what}: needs {} of memory but only {} is available and {} must stay free \
              (1 GiB or 10% of {}); use at most {}",
-            gib(need),
-            gib(room.available),
-            gib(headroom(room.total)),
-            gib(room.total),
-            gib(room.usable())
+            fmt_bytes(need as f64, ByteStyle::GibMib),
+            fmt_bytes(room.available as f64, ByteStyle::GibMib),
+            fmt_bytes(headroom(room.total) as f64, ByteStyle::GibMib),
+            fmt_bytes(room.total as f64, ByteStyle::GibMib),
+            fmt_bytes(room.usable() as f64, ByteStyle::GibMib)
         )));
     }
     Ok(())
@@ -311,10 +302,10 @@ pub fn check_disk(what: &str, dir: &Path, need: u64) -> Result<()> {
     if need.saturating_add(keep) > free {
         return Err(Error::usage(format!(
             "{what}: needs {} of disk in {} but only {} is free and {} must stay free",
-            gib(need),
+            fmt_bytes(need as f64, ByteStyle::GibMib),
             dir.display(),
-            gib(free),
-            gib(keep)
+            fmt_bytes(free as f64, ByteStyle::GibMib),
+            fmt_bytes(keep as f64, ByteStyle::GibMib)
         )));
     }
     Ok(())
