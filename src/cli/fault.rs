@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
 };
-use crate::probes::scratch::{check_disk, check_memory, MemRoom, ScratchDir};
+use crate::probes::scratch::{check_disk, check_memory, Keep, MemRoom, ScratchDir};
 use crate::report::family::{Ask, Family};
 use crate::report::fault::Fault;
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -166,7 +166,7 @@ fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
             fmt_bytes(size as f64, ByteStyle::GibMib),
             needs_ram.join(", ")
         );
-        check_memory(&what, size, &room).map_err(|e| {
+        check_memory(&what, size, &room, Keep::Headroom).map_err(|e| {
             if a.kind.contains(&Kind::FileEvicted) && !a.beyond_ram {
                 Error::usage(format!(
                     "{e} (only --kind file-evicted may exceed memory, with --beyond-ram)"

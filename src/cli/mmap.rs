@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
 use crate::probes::mmap::workload::walk;
 use crate::probes::mmap::{run_lab, Lab, Pattern, Pressure, Variant};
-use crate::probes::scratch::{check_disk, check_memory, headroom, MemRoom, ScratchDir};
+use crate::probes::scratch::{check_disk, check_memory, headroom, Keep, MemRoom, ScratchDir};
 use crate::report::family::{Ask, Family};
 use crate::units::size::{fmt_bytes, ByteStyle};
 use std::path::PathBuf;
@@ -207,6 +207,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
         &format!("--size {}", fmt_bytes(size as f64, ByteStyle::GibMib)),
         size,
         &room,
+        Keep::Headroom,
     )?;
     if variants.iter().any(|v| v.file()) {
         check_disk(
