@@ -66,6 +66,15 @@ impl MeasureOpts {
         cfg
     }
 
+    /// The run's outputs: `--json`, `--csv`, `--html`.
+    pub fn outputs(&self) -> super::outputs::Outputs {
+        use super::outputs::{Format, Outputs};
+        Outputs::new()
+            .with(Format::Json, self.json.as_deref())
+            .with(Format::Csv, self.csv.as_deref())
+            .with(Format::Html, self.html.as_deref())
+    }
+
     /// Fail early on output paths that cannot be written (see
     /// [`MeasureOpts::check_outputs_and`]).
     pub fn check_outputs(&self) -> Result<()> {
@@ -81,10 +90,8 @@ impl MeasureOpts {
         extra: &[&std::path::Path],
         inputs: &[&std::path::Path],
     ) -> Result<()> {
-        let mut outputs = super::outputs::given(&[&self.json, &self.csv, &self.html]);
-        outputs.extend(extra);
         let db = self.db.path().ok();
-        super::outputs::check(&outputs, inputs, db.as_deref())?;
+        self.outputs().check(extra, inputs, db.as_deref())?;
         // The history is checked before measuring, whichever it is: a database that cannot
         // take the run is found now, not after the measuring.
         if !self.no_save {

@@ -1,16 +1,26 @@
 //! `oscost compare A B` (files or history ids), or `--last 2`: medians, ratio with a 95%
 //! interval and a verdict per probe; `--fail-above 5%` makes it a CI regression gate (exit 1).
 
+use super::outputs::{CompareOut, Outputs};
 use super::store_opts::{load_run, DbOpts};
 use crate::compare::compare;
 use crate::error::{Error, Result};
-use crate::report::compare as render;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Text,
     Markdown,
     Json,
+}
+
+impl From<Format> for super::outputs::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Text => Self::Text,
+            Format::Markdown => Self::Markdown,
+            Format::Json => Self::Json,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -81,9 +91,12 @@ pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn run(a: CompareArgs) -> Result<i32> {
-    let outputs = super::outputs::given(&[&a.svg, &a.html]);
+    use super::outputs::Format as Out;
+    let outputs = Outputs::new()
+        .with(Out::Svg, a.svg.as_deref())
+        .with(Out::Html, a.html.as_deref());
     let inputs: Vec<&std::path::Path> = a.runs.iter().map(std::path::Path::new).collect();
-    super::outputs::check(&outputs, &inputs, a.db.path().ok().as_deref())?;
+    outputs.check(&[], &inputs, a.db.path().ok().as_deref())?;
     let specs: Vec<String> = match a.last {
         Some(n) if n < 2 => return Err(Error::usage(format!("--last {n}: need at least 2 runs"))),
         Some(n) => {
@@ -129,22 +142,13 @@ pub fn run(a: CompareArgs) -> Result<i32> {
         &rb.machine,
     ));
     c.apply_min_effect(a.min_effect);
-    let out = match a.format {
-        Format::Text => render::text(&c),
-        Format::Markdown => render::markdown(&c),
-        Format::Json => render::json(&c),
+    let shown = CompareOut {
+        comparison: &c,
+        fail_above: a.fail_above,
+        min_effect: a.min_effect,
     };
-    print!("{out}");
-    if a.svg.is_some() || a.html.is_some() {
-        let svg = crate::report::compare::svg(&c, a.fail_above, a.min_effect);
-        if let Some(p) = &a.svg {
-            crate::report::export::write_atomic(p, svg.as_bytes())?;
-        }
-        if let Some(p) = &a.html {
-            let page = crate::report::compare::html(&c, svg);
-            crate::report::export::write_atomic(p, page.as_bytes())?;
-        }
-    }
+    super::outputs::print(&shown, a.format.into())?;
+    outputs.write(&shown)?;
     if let Some(x) = a.fail_above {
         let bad = c.regressions(x);
         if !bad.is_empty() {

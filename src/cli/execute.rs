@@ -560,54 +560,12 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     // Every output is attempted and the run is saved to the history whatever became of
     // them: a file that cannot be written (a full disk, a vanished directory) costs neither
     // the other files nor the history.
-    let mut failed: Vec<Error> = Vec::new();
-    let write =
-        |p: &std::path::Path, bytes: &[u8]| crate::report::export::write_atomic(p, bytes).err();
-    if let Some(p) = &opts.json {
-        let text = match &extras.analysis {
-            None => crate::report::export::to_json(run),
-            Some(a) => {
-                let mut v = serde_json::to_value(run).expect("a Run serializes");
-                v["analysis"] = a.clone();
-                serde_json::to_string_pretty(&v).expect("a value serializes")
-            }
-        };
-        failed.extend(write(p, text.as_bytes()));
-    }
-    if let Some(p) = &opts.csv {
-        match crate::report::export::to_csv(run) {
-            Ok(text) => failed.extend(write(p, text.as_bytes())),
-            Err(e) => failed.push(e),
-        }
-    }
-    if let Some(p) = &opts.html {
-        let html = crate::report::html::render(std::slice::from_ref(run));
-        failed.extend(write(p, html.as_bytes()));
-    }
-    let named = super::outputs::given(&[&opts.json, &opts.csv, &opts.html]);
-    for (p, bytes) in &extras.files {
-        // A figure whose name (chosen after measuring, in --svg-dir) is also a file named on
-        // the command line: that file stays as written, the figure is not written over it.
-        if let Some(q) = named
-            .iter()
-            .find(|q| crate::report::export::same_file(p, q))
-        {
-            failed.push(Error::usage(format!(
-                "{}: a file of --svg-dir and {} name the same file; the --svg-dir file was not written",
-                p.display(),
-                q.display()
-            )));
-            continue;
-        }
-        // An output directory the user named (--svg-dir) is created when missing.
-        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if let Err(e) = std::fs::create_dir_all(dir) {
-                failed.push(Error::io(dir.display(), e));
-                continue;
-            }
-        }
-        failed.extend(write(p, bytes));
-    }
+    let outputs = opts.outputs();
+    let mut failed = outputs.write_each(&super::outputs::RunOut {
+        run,
+        analysis: extras.analysis.as_ref(),
+    });
+    failed.extend(outputs.write_late(&extras.files));
     if !opts.no_save && run.complete {
         if let Some(e) = save(run, opts) {
             failed.push(e);

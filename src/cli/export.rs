@@ -3,16 +3,26 @@
 
 use std::path::{Path, PathBuf};
 
+use super::outputs::{Format, Outputs, RunOut};
 use super::store_opts::{load_run, DbOpts};
 use crate::error::Result;
 use crate::model::Run;
-use crate::report::export::{to_csv, to_json, write_atomic};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
     Csv,
     Markdown,
     Json,
+}
+
+impl From<ExportFormat> for Format {
+    fn from(f: ExportFormat) -> Format {
+        match f {
+            ExportFormat::Csv => Format::Csv,
+            ExportFormat::Markdown => Format::Markdown,
+            ExportFormat::Json => Format::Json,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -30,8 +40,9 @@ pub struct ExportArgs {
 }
 
 pub fn run(a: ExportArgs) -> Result<i32> {
-    let outputs: Vec<&Path> = a.output.iter().map(|p| p.as_path()).collect();
-    super::outputs::check(&outputs, &[Path::new(&a.run)], a.db.path().ok().as_deref())?;
+    Outputs::new()
+        .with(a.format.into(), a.output.as_deref())
+        .check(&[], &[Path::new(&a.run)], a.db.path().ok().as_deref())?;
     let (run, _) = load_run(&a.run, &a.db)?;
     write_run(&run, a.format, a.output.as_deref())?;
     Ok(0)
@@ -39,16 +50,12 @@ pub fn run(a: ExportArgs) -> Result<i32> {
 
 /// Writes `run` in `format` to `output` (atomically) or to standard output.
 pub fn write_run(run: &Run, format: ExportFormat, output: Option<&Path>) -> Result<()> {
-    let text = match format {
-        ExportFormat::Csv => to_csv(run)?,
-        ExportFormat::Markdown => crate::report::markdown::run_to_markdown(run),
-        ExportFormat::Json => to_json(run),
+    let run = RunOut {
+        run,
+        analysis: None,
     };
     match output {
-        Some(p) => write_atomic(p, text.as_bytes()),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        Some(p) => Outputs::new().with(format.into(), Some(p)).write(&run),
+        None => super::outputs::print(&run, format.into()),
     }
 }

@@ -209,7 +209,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         ));
     }
     if let Some(d) = &a.svg_dir {
-        crate::report::figures::check_svg_dir(d)?;
+        super::outputs::check_svg_dir(d)?;
     }
     let files = a.kind.iter().any(|k| k.is_file());
     let dir = match (&a.dir, files) {

@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::common::parse_label;
+use super::outputs::{Format, Outputs};
 use super::store_opts::DbOpts;
 use crate::compare::fleet::{analyze, labels_text, GroupBy, MIN_HOSTS};
 use crate::error::{Error, Result};
-use crate::report::export::write_atomic;
-use crate::report::fleet as render;
 
 #[derive(Debug, clap::Args)]
 pub struct FleetArgs {
@@ -43,8 +42,11 @@ pub fn run(a: FleetArgs) -> Result<i32> {
             )));
         }
     }
-    let outputs = super::outputs::given(&[&a.html, &a.json, &a.csv]);
-    super::outputs::check(&outputs, &[], a.db.path().ok().as_deref())?;
+    let outputs = Outputs::new()
+        .with(Format::Json, a.json.as_deref())
+        .with(Format::Csv, a.csv.as_deref())
+        .with(Format::Html, a.html.as_deref());
+    outputs.check(&[], &[], a.db.path().ok().as_deref())?;
     // Reading only: a missing history is never created.
     let Some(store) = a.db.open_existing()? else {
         return Err(Error::usage(format!(
@@ -71,21 +73,13 @@ pub fn run(a: FleetArgs) -> Result<i32> {
         .transpose()
         .map_err(Error::usage)?;
     let fleet = analyze(&runs, filter, group_by);
-    print!("{}", render::text(&fleet));
+    super::outputs::print(&fleet, Format::Text)?;
     if fleet.hosts.len() < MIN_HOSTS {
         println!(
             "note: {} host(s): a fleet spread needs at least {MIN_HOSTS}, so no host is called odd",
             fleet.hosts.len()
         );
     }
-    if let Some(p) = &a.json {
-        write_atomic(p, render::json(&fleet).as_bytes())?;
-    }
-    if let Some(p) = &a.csv {
-        write_atomic(p, render::csv(&fleet)?.as_bytes())?;
-    }
-    if let Some(p) = &a.html {
-        write_atomic(p, render::html(&fleet).as_bytes())?;
-    }
+    outputs.write(&fleet)?;
     Ok(0)
 }

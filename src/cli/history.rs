@@ -125,7 +125,9 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             print!("{}", crate::report::table::render_for(&run, &term));
         }
         HistoryCmd::Export { id, format, output } => {
-            super::outputs::check(&super::outputs::given(&[&output]), &[], Some(store.path()))?;
+            super::outputs::Outputs::new()
+                .with(format.into(), output.as_deref())
+                .check(&[], &[], Some(store.path()))?;
             write_run(&store.get(id)?, format, output.as_deref())?
         }
         HistoryCmd::Delete { id } => {

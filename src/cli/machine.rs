@@ -1,5 +1,6 @@
 //! `oscost machine`: what this machine is, and what will make numbers noisy.
 
+use super::outputs::{print, Format, Outputs};
 use crate::error::Result;
 use std::path::PathBuf;
 
@@ -15,19 +16,18 @@ pub fn run(a: MachineArgs) -> Result<i32> {
     let m = crate::input::inert(&crate::machine::collect());
     match a.json {
         Some(p) if p.as_os_str() == "-" => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&m).expect("Machine serializes")
-            )
+            print(&m, Format::Json)?;
+            // On a terminal the document ends its line.
+            println!();
         }
         Some(p) => {
             // The history (OSCOST_DB or the default one) is never an output.
             let db = super::store_opts::DbOpts::default().path().ok();
-            crate::cli::outputs::check(&[&p], &[], db.as_deref())?;
-            let text = serde_json::to_string_pretty(&m).expect("Machine serializes");
-            crate::report::export::write_atomic(&p, text.as_bytes())?;
+            let outputs = Outputs::new().with(Format::Json, Some(&p));
+            outputs.check(&[], &[], db.as_deref())?;
+            outputs.write(&m)?;
         }
-        None => print!("{}", crate::machine::render_text(&m)),
+        None => print(&m, Format::Text)?,
     }
     Ok(0)
 }

@@ -178,7 +178,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     super::common::dedup(&mut a.variant);
     a.opts.check_outputs()?;
     if let Some(d) = &a.svg_dir {
-        crate::report::figures::check_svg_dir(d)?;
+        super::outputs::check_svg_dir(d)?;
     }
     let size = page_round(
         a.size

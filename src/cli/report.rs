@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use super::outputs::{Format, Outputs};
 use super::store_opts::{load_run, DbOpts};
 use crate::error::Result;
-use crate::report::export::write_atomic;
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
@@ -21,13 +21,14 @@ pub struct ReportArgs {
 
 pub fn run(a: ReportArgs) -> Result<i32> {
     let inputs: Vec<&std::path::Path> = a.runs.iter().map(std::path::Path::new).collect();
-    super::outputs::check(&[&a.output], &inputs, a.db.path().ok().as_deref())?;
+    let outputs = Outputs::new().with(Format::Html, Some(&a.output));
+    outputs.check(&[], &inputs, a.db.path().ok().as_deref())?;
     let runs = a
         .runs
         .iter()
         .map(|s| load_run(s, &a.db).map(|(r, _)| r))
         .collect::<Result<Vec<_>>>()?;
-    write_atomic(&a.output, crate::report::html::render(&runs).as_bytes())?;
+    outputs.write(runs.as_slice())?;
     println!("report written to {}", a.output.display());
     Ok(0)
 }

@@ -45,12 +45,29 @@ pub fn man(a: ManArgs) -> Result<i32> {
             write_stdout(&out)?;
         }
         Some(dir) => {
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
-            clap_mangen::generate_to(cmd, &dir).map_err(|e| Error::io(dir.display(), e))?;
+            let mut cmd = cmd.disable_help_subcommand(true);
+            cmd.build();
+            let mut pages = Vec::new();
+            man_pages(cmd, &mut pages)?;
+            super::outputs::write_in(&dir, &pages)?;
             println!("man pages written to {}", dir.display());
         }
     }
     Ok(0)
+}
+
+/// The pages of `cmd` and of every subcommand under it, deepest first, as (file name, roff),
+/// as clap_mangen::generate_to names them (`oscost.1`, `oscost-run.1`, ...).
+fn man_pages(cmd: clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+        man_pages(sub, pages)?;
+    }
+    let man = clap_mangen::Man::new(cmd);
+    let mut roff = Vec::new();
+    man.render(&mut roff)
+        .map_err(|e| Error::io("man page", e))?;
+    pages.push((man.get_filename(), roff));
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use rvsim::{CacheConfig, Config, Machine, Program, SimError, Stop};
 
+use crate::cli::outputs::{given, Format, Outputs, SimOut};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
@@ -343,8 +344,12 @@ pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
 }
 
 fn run_elf(a: RunArgs) -> Result<i32> {
-    let outputs = crate::cli::outputs::given(&[&a.json, &a.pipeview_html, &a.kanata]);
-    crate::cli::outputs::check(&outputs, &[a.elf.as_path()], None)?;
+    let json = Outputs::new().with(Format::Json, a.json.as_deref());
+    json.check(
+        &given(&[&a.pipeview_html, &a.kanata]),
+        &[a.elf.as_path()],
+        None,
+    )?;
     let program = load_elf(&a.elf)?;
     let config = a.machine.config(!a.no_compressed)?;
     let request = match &a.pipeview {
@@ -378,9 +383,10 @@ fn run_elf(a: RunArgs) -> Result<i32> {
     let _ = std::io::stdout().write_all(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     print!("{}", report::run_text(&out));
-    if let Some(path) = &a.json {
-        report::write_json(path, &report::run_json(&out))?;
-    }
+    json.write(&SimOut {
+        json: report::run_json(&out),
+        ..SimOut::default()
+    })?;
     if let Some(req) = &request {
         pipeview::finish(req, diagram.as_ref(), &out.program, &label)?;
     }
@@ -388,9 +394,11 @@ fn run_elf(a: RunArgs) -> Result<i32> {
 }
 
 fn compare(a: CompareArgs) -> Result<()> {
-    let outputs: Vec<&std::path::Path> = a.json.iter().chain(&a.csv).map(|p| p.as_path()).collect();
+    let outputs = Outputs::new()
+        .with(Format::Json, a.json.as_deref())
+        .with(Format::Csv, a.csv.as_deref());
     let inputs: Vec<&std::path::Path> = a.inputs.iter().map(|p| p.as_path()).collect();
-    crate::cli::outputs::check(&outputs, &inputs, None)?;
+    outputs.check(&[], &inputs, None)?;
     let mut outcomes = Vec::new();
     if compile::is_c_source(&a.inputs)? {
         let builds = compile::build_all(&a.inputs[0], &a.march, &a.cflags, &a.runtime)?;
@@ -418,12 +426,10 @@ fn compare(a: CompareArgs) -> Result<()> {
         }
     }
     print!("{}", report::compare_text(&outcomes));
-    if let Some(path) = &a.json {
-        let runs: Vec<_> = outcomes.iter().map(report::run_json).collect();
-        report::write_json(path, &serde_json::json!({"schema": 1, "builds": runs}))?;
-    }
-    if let Some(path) = &a.csv {
-        report::write_csv(path, &outcomes)?;
-    }
-    Ok(())
+    let runs: Vec<_> = outcomes.iter().map(report::run_json).collect();
+    outputs.write(&SimOut {
+        json: serde_json::json!({"schema": 1, "builds": runs}),
+        table: Some(report::csv_table(&outcomes)),
+        svg: None,
+    })
 }

@@ -174,7 +174,22 @@ fn tempfile_in(dir: &Path) -> Result<TempFile> {
 /// write never leaves a truncated file that looks complete); a FIFO, terminal or device as a
 /// stream in place; through a symlink to its target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with_hook(path, bytes, || {})
+    write_atomic_with_hook(path, bytes, || {
+        if let Some(hook) = BEFORE_RENAME.get() {
+            hook()
+        }
+    })
+}
+
+/// Called by every [`write_atomic`] of this process between its temporary file and the
+/// rename, once set: exists so a test can kill a whole command at that moment (a sim output
+/// in tests/sim_write_kill.rs); nothing in the tool sets it.
+static BEFORE_RENAME: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>> = std::sync::OnceLock::new();
+
+/// Sets the hook every [`write_atomic`] of this process calls before its rename (for tests
+/// that kill a command there); a second call changes nothing.
+pub fn set_before_rename(hook: Box<dyn Fn() + Send + Sync>) {
+    let _ = BEFORE_RENAME.set(hook);
 }
 
 /// The name of temporary output number `i` of the owner `<pid>-<start>`: it starts with

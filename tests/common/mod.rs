@@ -56,6 +56,12 @@ pub fn oscost_with_db(db: &Path, args: &[&str]) -> std::process::Output {
 /// child's PID. Call it from a test binary with a single test, so the process is
 /// single-threaded when it forks (the child then only touches what `body` touches).
 pub fn kill_at(body: impl FnOnce(&dyn Fn())) -> i32 {
+    kill_at_owned(|stop| body(&*stop))
+}
+
+/// [`kill_at`], handing `body` a `stop` it may keep (install as a hook the code under test
+/// calls).
+pub fn kill_at_owned(body: impl FnOnce(Box<dyn Fn() + Send + Sync>)) -> i32 {
     // SAFETY (every unsafe block below): plain pipe/fork/read/write/kill/waitpid calls on
     // our own fds, buffers and child; the child only calls _exit, never returns.
     let mut fds = [0i32; 2];
@@ -65,12 +71,12 @@ pub fn kill_at(body: impl FnOnce(&dyn Fn())) -> i32 {
     if pid == 0 {
         let w = fds[1];
         // Exiting any other way than by the kill is a failure the parent will see.
-        body(&|| unsafe {
+        body(Box::new(move || unsafe {
             libc::write(w, b"x".as_ptr().cast(), 1);
             loop {
                 libc::pause();
             }
-        });
+        }));
         // SAFETY: _exit in a forked child ends it without running the parent's destructors.
         unsafe { libc::_exit(4) };
     }

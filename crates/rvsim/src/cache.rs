@@ -3,10 +3,13 @@
 //! Only tags are modeled (data always comes from memory), so a cache changes counts and, with a
 //! miss penalty, timing, never results. Misses are classified as Dinero IV does: *compulsory*
 //! if the line was never referenced before, else *capacity* if a fully-associative LRU cache of
-//! the same size would also have missed, else *conflict*. The fully-associative shadow cache
-//! uses per-line arrays (an intrusive LRU list), so each access costs O(1) without hashing.
+//! the same size would also have missed, else *conflict* ([`shadow`]: the fully-associative
+//! cache kept as access times, so an access costs a few instructions).
+
+mod shadow;
 
 use crate::error::SimError;
+use shadow::Shadow;
 
 /// Which line of a full set is evicted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,116 +200,6 @@ impl CacheStats {
 }
 
 const NO_LINE: u32 = u32::MAX;
-/// No node: the end of the shadow cache's LRU list.
-const NIL: u32 = u32::MAX;
-
-/// The fully-associative LRU cache of equal capacity used to tell capacity from conflict misses,
-/// plus the set of lines ever referenced (compulsory misses). Lines are numbered from the start
-/// of the modeled memory so the per-line tables stay small.
-///
-/// This sits on the cache model's path for every change of line, so every access is O(1)
-/// and touches little: each resident line has a node (one of `capacity`), the nodes form a
-/// doubly linked list in LRU order, and a per-line table (zero-allocated, so only the pages
-/// of lines in use are ever touched) maps a line to its node. A hit moves its node to the
-/// front; a miss in a full shadow reuses the tail's node.
-struct Shadow {
-    /// Lines referenced before: one bit per line of memory.
-    seen: Vec<u64>,
-    capacity: usize,
-    /// Per line of memory: 1 + its node while resident, else 0.
-    node_of: Vec<u32>,
-    /// Per node: its line, and its neighbours (more and less recently used).
-    line: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Most and least recently used nodes (NIL when empty).
-    head: u32,
-    tail: u32,
-}
-
-impl Shadow {
-    fn new(capacity: u32, lines: usize) -> Shadow {
-        Shadow {
-            seen: vec![0; lines.div_ceil(64)],
-            capacity: capacity as usize,
-            node_of: vec![0; lines],
-            line: Vec::new(),
-            prev: Vec::new(),
-            next: Vec::new(),
-            head: NIL,
-            tail: NIL,
-        }
-    }
-
-    /// Whether line `i` is referenced for the first time (and from now on it is not).
-    #[inline]
-    fn first_reference(&mut self, i: u32) -> bool {
-        let word = &mut self.seen[i as usize / 64];
-        let bit = 1u64 << (i % 64);
-        let first = *word & bit == 0;
-        *word |= bit;
-        first
-    }
-
-    /// An access to line `i`: returns whether it was resident and makes it the most recently
-    /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
-    #[inline]
-    fn touch(&mut self, i: u32, allocate: bool) -> bool {
-        let node = self.node_of[i as usize];
-        if node != 0 {
-            let n = node - 1;
-            if self.head != n {
-                self.unlink(n);
-                self.push_front(n);
-            }
-            return true;
-        }
-        if allocate {
-            let n = if self.line.len() < self.capacity {
-                self.line.push(i);
-                self.prev.push(NIL);
-                self.next.push(NIL);
-                self.line.len() as u32 - 1
-            } else {
-                let lru = self.tail;
-                self.unlink(lru);
-                self.node_of[self.line[lru as usize] as usize] = 0;
-                lru
-            };
-            self.line[n as usize] = i;
-            self.node_of[i as usize] = n + 1;
-            self.push_front(n);
-        }
-        false
-    }
-
-    #[inline]
-    fn unlink(&mut self, n: u32) {
-        let (p, x) = (self.prev[n as usize], self.next[n as usize]);
-        if p == NIL {
-            self.head = x;
-        } else {
-            self.next[p as usize] = x;
-        }
-        if x == NIL {
-            self.tail = p;
-        } else {
-            self.prev[x as usize] = p;
-        }
-    }
-
-    #[inline]
-    fn push_front(&mut self, n: u32) {
-        self.prev[n as usize] = NIL;
-        self.next[n as usize] = self.head;
-        if self.head == NIL {
-            self.tail = n;
-        } else {
-            self.prev[self.head as usize] = n;
-        }
-        self.head = n;
-    }
-}
 
 /// One cache. Addresses outside `[base, base + span)` must not be passed in (memory-mapped
 /// devices are uncached).
@@ -330,13 +223,9 @@ pub struct Cache {
     /// no state (the common case of a run of stores to one line of a write-back cache).
     last_dirty: bool,
     shadow: Shadow,
-    /// Counts of the slow path; the fast path's hits are in `fast_hits`.
+    /// Reads and writes (every access), misses and what follows from them; hits are the
+    /// accesses that did not miss (derived by [`Cache::stats`], so a hit counts nothing).
     counts: CacheStats,
-    /// Reads of `last_line` (hits that change no state): one increment on the fast path,
-    /// folded into the counts by [`Cache::stats`].
-    fast_hits: u64,
-    /// Writes to `last_line` while it was dirty, likewise.
-    fast_write_hits: u64,
 }
 
 impl Cache {
@@ -362,18 +251,14 @@ impl Cache {
             last_dirty: false,
             shadow: Shadow::new(capacity, lines_in_memory),
             counts: CacheStats::default(),
-            fast_hits: 0,
-            fast_write_hits: 0,
         })
     }
 
     /// The counts so far.
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
-        s.reads += self.fast_hits;
-        s.writes += self.fast_write_hits;
-        s.hits += self.fast_hits + self.fast_write_hits;
         s.accesses = s.reads + s.writes;
+        s.hits = s.accesses - s.misses;
         s
     }
 
@@ -402,21 +287,24 @@ impl Cache {
         misses
     }
 
-    /// `count` instruction fetches in a row from `line` (a line number, `pc >> line_shift()`),
-    /// counted as that many [`Cache::fetch`] accesses would be: only the first can miss or
-    /// change any state. Returns misses (0 or 1).
-    #[inline]
-    pub fn fetch_run(&mut self, line: u32, count: u32) -> u32 {
-        let misses = if line == self.last_line {
-            self.fast_hits += 1;
-            0
-        } else if self.ways == 1 {
-            self.read_direct_mapped(line) as u32
-        } else {
-            self.access_slow(line, false) as u32
-        };
-        // A read leaves its line resident and most recently used: the rest are fast hits.
-        self.fast_hits += count as u64 - 1;
+    /// `fetches` instruction fetches whose lines (line numbers, `pc >> line_shift()`) are
+    /// `lines` in order, consecutive fetches from one line given once: counted as that many
+    /// [`Cache::fetch`] accesses would be, since a fetch from the line just read is a hit
+    /// that changes no state. Returns misses.
+    #[inline(always)]
+    pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) -> u32 {
+        self.counts.reads += fetches as u64;
+        let mut misses = 0;
+        for &line in lines {
+            if line == self.last_line {
+                continue;
+            }
+            misses += if self.ways == 1 {
+                self.read_direct_mapped(line)
+            } else {
+                self.access_slow(line, false)
+            } as u32;
+        }
         misses
     }
 
@@ -440,15 +328,13 @@ impl Cache {
 
     #[inline]
     fn access_line(&mut self, line: u32, write: bool) -> bool {
-        if line == self.last_line {
-            if !write {
-                self.fast_hits += 1;
-                return false;
-            }
-            if self.last_dirty {
-                self.fast_write_hits += 1;
-                return false;
-            }
+        if write {
+            self.counts.writes += 1;
+        } else {
+            self.counts.reads += 1;
+        }
+        if line == self.last_line && (!write || self.last_dirty) {
+            return false;
         }
         self.access_slow(line, write)
     }
@@ -458,11 +344,6 @@ impl Cache {
     /// of a direct-mapped cache: this runs on every change of line.
     #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
-        if write {
-            self.counts.writes += 1;
-        } else {
-            self.counts.reads += 1;
-        }
         let set = (line & self.set_mask) as usize;
         let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.
@@ -483,7 +364,6 @@ impl Cache {
         }
         // A line the real cache holds is kept in the shadow too, whatever the write policy.
         self.shadow.touch(index, true);
-        self.counts.hits += 1;
         if self.ways > 1 && self.cfg.replacement == Replacement::Lru {
             self.clock += 1;
             self.stamp[slot] = self.clock;
@@ -504,14 +384,12 @@ impl Cache {
     /// inline where fetches are counted.
     #[inline(always)]
     fn read_direct_mapped(&mut self, line: u32) -> bool {
-        self.counts.reads += 1;
         let set = (line & self.set_mask) as usize;
         let index = line.wrapping_sub(self.base_line);
         if self.lines[set] != line {
             return self.miss(line, set, index, false);
         }
         self.shadow.touch(index, true);
-        self.counts.hits += 1;
         self.last_line = line;
         self.last_dirty = self.dirty[set];
         false

@@ -1,7 +1,7 @@
 //! The cache model against a deliberately naive reference (per-set vectors, a vector for the
 //! fully-associative LRU shadow, a set of lines seen): every counter must agree on random
 //! read/write sequences over many geometries and policies. The model's fast paths (the
-//! same-line shortcut, the linked LRU list of the 3C shadow) are what this pins down.
+//! same-line shortcut, the time-stamped LRU order of the 3C shadow) are what this pins down.
 
 mod common;
 use common::Rng;

@@ -13,6 +13,7 @@ use rvsim::{Config, Machine, Program, Stop};
 use serde_json::{json, Value};
 
 use super::{compile, load_elf, BenchArgs};
+use crate::cli::outputs::{Format, Outputs, SimOut};
 use crate::engine::stats::median;
 use crate::error::{Error, Result};
 use crate::probes::scratch::ScratchDir;
@@ -74,6 +75,12 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             )));
         }
     }
+    let outputs = Outputs::new().with(Format::Json, a.json.as_deref());
+    outputs.check(
+        &[],
+        &a.elf.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+        None,
+    )?;
     let scratch = ScratchDir::create_default()?;
     let mut notes = Vec::new();
     let mut workloads = Vec::new();
@@ -139,16 +146,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         out.push('\n');
     }
     print!("{out}");
-    if let Some(path) = &a.json {
-        let value = json!({
+    outputs.write(&SimOut {
+        json: json!({
             "schema": 1,
             "repeat": a.repeat,
             "workloads": json_workloads,
             "notes": notes,
-        });
-        super::report::write_json(path, &value)?;
-    }
-    Ok(())
+        }),
+        ..SimOut::default()
+    })
 }
 
 /// CoreMark's source folder, or why there is none (an error only when it was named).
@@ -186,8 +192,8 @@ fn coremark_workload(dir: &Path, march: &str, scratch: &Path) -> Result<Workload
 /// Copies a build into `dir` under its own name, through the one way files are written.
 fn keep_build(elf: &Path, dir: &Path) -> Result<()> {
     let bytes = std::fs::read(elf).map_err(|e| Error::io(elf.display(), e))?;
-    let name = elf.file_name().unwrap_or_default();
-    crate::report::export::write_atomic(&dir.join(name), &bytes)
+    let name = elf.file_name().unwrap_or_default().to_string_lossy();
+    crate::cli::outputs::write_in(dir, &[(name.into_owned(), bytes)])
 }
 
 /// qemu's loader refuses a file that is not executable.

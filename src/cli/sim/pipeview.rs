@@ -97,14 +97,15 @@ pub fn finish(
     let symbols = Symbols::of(program);
     let width = crate::report::term::Term::stdout().width;
     print!("\n{}", pipetrace::text::render(d, width, &symbols));
-    if let Some(p) = &req.html {
-        let page = crate::report::pipeview::html(d, &symbols, label);
-        crate::report::export::write_atomic(p, page.as_bytes())?;
-    }
-    if let Some(p) = &req.kanata {
-        crate::report::export::write_atomic(p, pipetrace::kanata::write(d, &symbols).as_bytes())?;
-    }
-    Ok(())
+    use crate::cli::outputs::{Format, Outputs, PipeviewOut};
+    Outputs::new()
+        .with(Format::Html, req.html.as_deref())
+        .with(Format::Kanata, req.kanata.as_deref())
+        .write(&PipeviewOut {
+            diagram: d,
+            symbols: &symbols,
+            label,
+        })
 }
 
 #[cfg(test)]

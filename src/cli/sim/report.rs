@@ -2,19 +2,11 @@
 //! builds of one program differ.
 
 use std::fmt::Write;
-use std::path::Path;
 
 use rvsim::{CacheConfig, CacheStats, PipelineStats, Replacement, WritePolicy};
 use serde_json::{json, Value};
 
 use super::Outcome;
-use crate::error::{Error, Result};
-
-/// Writes `value` as pretty JSON to `path`, through the one way out (all or nothing).
-pub fn write_json(path: &Path, value: &Value) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| Error::env(format!("JSON: {e}")))?;
-    crate::report::export::write_atomic(path, (text + "\n").as_bytes())
-}
 
 /// The columns of the per-build CSV, in order.
 pub const CSV_HEADER: [&str; 17] = [
@@ -63,25 +55,9 @@ pub fn csv_row(o: &Outcome) -> Vec<String> {
     ]
 }
 
-/// Writes rows under `header` as CSV to `path`, through the one way out: an interrupted
-/// `sim sweep --csv` leaves the old file or none, never a truncated one.
-pub fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| Error::env(format!("{}: {e}", path.display()));
-    w.write_record(header).map_err(err)?;
-    for r in rows {
-        w.write_record(r).map_err(err)?;
-    }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
-    crate::report::export::write_atomic(path, &bytes)
-}
-
-/// Writes one CSV row per build.
-pub fn write_csv(path: &Path, outs: &[Outcome]) -> Result<()> {
-    let rows: Vec<Vec<String>> = outs.iter().map(csv_row).collect();
-    write_rows(path, &CSV_HEADER, &rows)
+/// The per-build table: one CSV row per outcome under [`CSV_HEADER`].
+pub fn csv_table(outs: &[Outcome]) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    (CSV_HEADER.to_vec(), outs.iter().map(csv_row).collect())
 }
 
 /// The line saying a requested timer interrupt never fired because the program never enabled

@@ -1,12 +1,11 @@
 //! `oscost sim sweep`: the same program, several builds, a range of I-cache sizes; a table and
 //! an optional SVG plot of hit rate and cycles against cache size.
 
-use std::path::Path;
-
 use plotters::prelude::*;
 use rvsim::CacheConfig;
 
 use super::{compile, parse_size, report, simulate, SweepArgs};
+use crate::cli::outputs::{Format, Outputs, SimOut};
 use crate::error::{Error, Result};
 
 struct Point {
@@ -16,8 +15,11 @@ struct Point {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
-    let outputs = crate::cli::outputs::given(&[&a.json, &a.csv, &a.svg]);
-    crate::cli::outputs::check(&outputs, &[a.source.as_path()], None)?;
+    let outputs = Outputs::new()
+        .with(Format::Json, a.json.as_deref())
+        .with(Format::Csv, a.csv.as_deref())
+        .with(Format::Svg, a.svg.as_deref());
+    outputs.check(&[], &[a.source.as_path()], None)?;
     if a.machine.icache.is_some() {
         return Err(Error::usage(
             "--icache: sweep sets the I-cache itself; use --icache-sizes, --ways, --words, --repl",
@@ -104,27 +106,41 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         }
         series.push((build.march, points));
     }
-    if let Some(path) = &a.json {
-        report::write_json(path, &serde_json::json!({"schema": 1, "points": runs}))?;
-    }
-    if let Some(path) = &a.csv {
-        let mut header = vec!["icache_bytes"];
-        header.extend(report::CSV_HEADER);
-        report::write_rows(path, &header, &rows)?;
-    }
+    let mut header = vec!["icache_bytes"];
+    header.extend(report::CSV_HEADER);
+    let svg = match &a.svg {
+        Some(path) => {
+            Some(plot(&series, &a).map_err(|e| Error::env(format!("{}: {e}", path.display())))?)
+        }
+        None => None,
+    };
+    outputs.write(&SimOut {
+        json: serde_json::json!({"schema": 1, "points": runs}),
+        table: Some((header, rows)),
+        svg,
+    })?;
     if let Some(path) = &a.svg {
-        plot(path, &series, &a).map_err(|e| Error::env(format!("{}: {e}", path.display())))?;
         println!("wrote {}", path.display());
     }
     Ok(())
 }
 
+/// The figure: hit rate and cycles against the I-cache size, one line per build, as SVG.
 fn plot(
-    path: &Path,
+    series: &[(String, Vec<Point>)],
+    a: &SweepArgs,
+) -> std::result::Result<String, Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    draw(&mut svg, series, a)?;
+    Ok(svg)
+}
+
+fn draw(
+    svg: &mut String,
     series: &[(String, Vec<Point>)],
     a: &SweepArgs,
 ) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::new(path, (1000, 450)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (1000, 450)).into_drawing_area();
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(500);
     let sizes: Vec<u64> = series

@@ -2,8 +2,8 @@
 //! summing what the models need of them.
 
 use super::{
-    Block, BlockCache, BlockOp, Exit, Kind, LineRun, JUMPS, LAST_EXIT, LEN_DEAD, LEN_REFERENCE,
-    MAX_BLOCKS, MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK, NO_EXIT,
+    Block, BlockCache, BlockOp, Exit, Kind, JUMPS, LAST_EXIT, LEN_DEAD, LEN_REFERENCE, MAX_BLOCKS,
+    MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK, NO_EXIT,
 };
 use crate::decode::{Decoded, Op};
 use crate::machine::{Machine, NO_PAGE, PAGE_SHIFT, SLOTS_PER_PAGE};
@@ -19,7 +19,7 @@ impl BlockCache {
         self.exits.clear();
         self.ops.clear();
         self.sources.clear();
-        self.runs.clear();
+        self.lines.clear();
         self.slots.fill(NO_BLOCK);
         self.jumps.fill(NO_BLOCK);
         for ids in &mut self.table_blocks {
@@ -136,7 +136,7 @@ impl Machine {
         id
     }
 
-    /// Appends the ops, sources, exits and line runs of `code` (the instructions from `pc`
+    /// Appends the ops, sources, exits and I-cache lines of `code` (the instructions from `pc`
     /// up to `fall`) and returns its block (an entry for the reference engine if `code` is
     /// empty).
     fn new_block(&mut self, code: &[(u32, Decoded)], pc: u32, fall: u32) -> Block {
@@ -151,13 +151,13 @@ impl Machine {
             ops: bc.ops.len() as u32,
             exits: bc.exits.len() as u32,
             last_exit: bc.exits.len() as u32,
-            lines: bc.runs.len() as u32,
+            lines: bc.lines.len() as u32,
             pc,
             fall: if code.is_empty() { pc } else { fall },
         };
-        // Where the current exit's line runs start: runs never merge across an exit, so
-        // each exit's fetches are a prefix of the block's runs.
-        let mut run_start = block.lines as usize;
+        // Each exit's lines are a prefix of the block's (a read leaves its line the cache's
+        // last, so a repeat needs no entry, whichever exit follows).
+        let first_line = block.lines as usize;
         let mut compressed = 0;
         let mut straddles = 0;
         for (i, &(at, d)) in code.iter().enumerate() {
@@ -167,10 +167,10 @@ impl Machine {
             if let Some(shift) = line_shift {
                 let first = at >> shift;
                 let end = at.wrapping_add(d.len as u32 - 1) >> shift;
-                add_fetch(&mut bc.runs, run_start, first);
+                add_fetch(&mut bc.lines, first_line, first);
                 if end != first {
                     straddles += 1;
-                    add_fetch(&mut bc.runs, run_start, end);
+                    add_fetch(&mut bc.lines, first_line, end);
                 }
             }
             let is_exit = last || is_branch(op.kind);
@@ -196,11 +196,11 @@ impl Machine {
                     fall: next,
                     taken,
                     chain: [NO_BLOCK; 2],
-                    lines_end: bc.runs.len() as u32,
+                    lines_end: bc.lines.len() as u32,
+                    fetches: i as u32 + 1 + straddles,
                     straddles,
                     timing: BlockTiming::of(code[..=i].iter().map(|&(_, d)| d)),
                 });
-                run_start = bc.runs.len();
             }
         }
         if code.last().is_none_or(|&(_, d)| !ends_block(d.op)) {
@@ -245,15 +245,12 @@ impl Machine {
     }
 }
 
-/// Counts one fetch from `line` in the runs of the block whose runs start at `first_run`.
-fn add_fetch(runs: &mut Vec<LineRun>, first_run: usize, line: u32) {
-    if runs.len() > first_run {
-        if let Some(r) = runs.last_mut().filter(|r| r.line == line) {
-            r.count += 1;
-            return;
-        }
+/// Adds a fetch from `line` to the lines of the block whose lines start at `first`: a new
+/// entry unless the fetch before it in the block was from the same line.
+fn add_fetch(lines: &mut Vec<u32>, first: usize, line: u32) {
+    if lines.len() == first || lines.last() != Some(&line) {
+        lines.push(line);
     }
-    runs.push(LineRun { line, count: 1 });
 }
 
 /// Jumps and branches: a block's last instruction is one of them or is followed by `End`.

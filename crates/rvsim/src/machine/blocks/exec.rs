@@ -238,9 +238,8 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
         let mut imiss = 0;
         if IC {
             if let Some(ic) = core.icache.as_deref_mut() {
-                for r in &bc.runs[b.lines as usize..e.lines_end as usize] {
-                    imiss += ic.fetch_run(r.line, r.count);
-                }
+                imiss =
+                    ic.fetch_lines(&bc.lines[b.lines as usize..e.lines_end as usize], e.fetches);
             }
             straddles += e.straddles as u64;
         }

@@ -12,8 +12,9 @@
 //! an op does one thing and no op writes x0.
 //!
 //! Everything the models need per instruction is summed per exit when a block is built:
-//! instruction and compressed counts, the ordered runs of I-cache lines the fetches up to
-//! that exit touch (straddling fetches included), and the pipeline's load-use stalls among
+//! instruction and compressed counts, the fetches up to that exit (straddling fetches count
+//! two) and the I-cache lines they touch in order (a fetch from the line of the fetch before
+//! it adds none: it is a hit that changes no state), and the pipeline's load-use stalls among
 //! them ([`BlockTiming`]). A block that leaves by an exit adds that exit's sums at once; only
 //! the D-cache is accessed op by op. When an op cannot finish on the fast path (an access outside memory or
 //! to the timer device, a store into a page holding code or to `tohost`, a jump that would
@@ -142,13 +143,6 @@ pub(super) struct BlockOp {
     pub imm: u32,
 }
 
-/// `count` consecutive fetches from one I-cache line.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct LineRun {
-    pub line: u32,
-    pub count: u32,
-}
-
 /// A block: where its ops are and its exits.
 #[derive(Clone, Debug)]
 pub(super) struct Block {
@@ -159,7 +153,7 @@ pub(super) struct Block {
     /// Its exits: `exits[exits..=last_exit]`, the branches inside it in order, then its end.
     pub exits: u32,
     pub last_exit: u32,
-    /// Its first I-cache line run in `runs`.
+    /// Its first I-cache line in `lines`.
     pub lines: u32,
     /// The address of its first instruction.
     pub pc: u32,
@@ -181,8 +175,11 @@ pub(super) struct Exit {
     pub taken: u32,
     /// Successor blocks: `[after falling through, after taking the static target]`.
     pub chain: [u32; 2],
-    /// The fetches' I-cache line runs: `runs[block.lines..lines_end]`.
+    /// The I-cache lines of the fetches up to the exit, in order, consecutive fetches from
+    /// one line given once: `lines[block.lines..lines_end]`.
     pub lines_end: u32,
+    /// Fetches up to the exit: instructions and straddling fetches.
+    pub fetches: u32,
     /// 32-bit fetches that touch two lines.
     pub straddles: u32,
     pub timing: BlockTiming,
@@ -196,7 +193,7 @@ pub(super) struct BlockCache {
     /// Per op: the address and decoded record of its instruction (`End` has its block's
     /// fall-through address and no record), for accounting a block cut short op by op.
     sources: Vec<(u32, Decoded)>,
-    runs: Vec<LineRun>,
+    lines: Vec<u32>,
     /// Per halfword slot, parallel to the predecode tables: the block starting there.
     slots: Vec<u32>,
     /// Per predecode table: the blocks built in it since its code last changed.
@@ -214,7 +211,7 @@ impl Default for BlockCache {
             exits: Vec::new(),
             ops: Vec::new(),
             sources: Vec::new(),
-            runs: Vec::new(),
+            lines: Vec::new(),
             slots: Vec::new(),
             table_blocks: Vec::new(),
             jumps: Vec::new(),
@@ -267,7 +264,7 @@ impl BlockCache {
             + self.exits.len() * size_of::<Exit>()
             + self.ops.len() * size_of::<BlockOp>()
             + self.sources.len() * size_of::<(u32, Decoded)>()
-            + self.runs.len() * size_of::<LineRun>()
+            + self.lines.len() * size_of::<u32>()
             + self.slots.len() * size_of::<u32>()
             + self.jumps.len() * size_of::<u32>()
             + self

@@ -1,0 +1,282 @@
+//! The 3C shadow: a fully-associative LRU cache of the real cache's capacity (in lines),
+//! which tells a capacity miss (the shadow misses too) from a conflict miss (it hits), plus
+//! the set of lines ever referenced (a first reference is a compulsory miss).
+//!
+//! It sees every access that reaches the cache's slow path (every change of line), so its
+//! common case must be a few instructions without a chain of dependent memory operations.
+//! An LRU list moved on every access is not (loads of its links depend on the stores just
+//! made to them). Instead the order is kept as *times*:
+//!
+//! - each access gets the next value of a clock, stored as the line's stamp, and the line is
+//!   appended to a ring log of accesses by time;
+//! - the resident lines are exactly those whose stamp is at least `lru`, the stamp of the
+//!   least recently used resident line (the resident lines are the `capacity` most recently
+//!   used distinct lines, so their stamps are the largest);
+//! - an access to a resident line other than the LRU one therefore changes nothing but its
+//!   stamp. Only when the LRU line is accessed or evicted does `lru` move: forward through
+//!   the log to the next entry that is still its line's latest access. `lru` only grows, so
+//!   that scan costs at most one log entry per access over a run;
+//! - the log must still hold the entry at `lru` when the clock is about to overwrite it. When
+//!   it is, the resident lines (the latest accesses between `lru` and now) are appended again
+//!   in the same order with new stamps: a rare step, and short where it matters (found from
+//!   both ends of that span at once).
+//!
+//! Stamps are 32-bit; before the clock runs out every stamp is cleared and the resident
+//! lines are stamped again from 1 (reading the table only writes where a stamp is set, so
+//! pages of the table that were never used stay unallocated).
+
+/// Entries of the log for small shadows: compaction then happens at most once per this
+/// many accesses less the capacity.
+const MIN_RING: usize = 1024;
+/// Where the clock is wound back (well below `u32::MAX`, so no stamp arithmetic wraps).
+const CLOCK_LIMIT: u32 = u32::MAX - (1 << 24);
+
+pub(super) struct Shadow {
+    /// Lines referenced before: one bit per line of memory.
+    seen: Vec<u64>,
+    capacity: u32,
+    /// Resident lines (at most `capacity`).
+    resident: u32,
+    /// Per line of memory: the time of its latest access (0: none since the last wind-back).
+    stamp: Vec<u32>,
+    /// Per time modulo its length: the line accessed then.
+    log: Vec<u32>,
+    /// The time of the latest access.
+    clock: u32,
+    /// The stamp of the least recently used resident line (1 before any access).
+    lru: u32,
+    /// When the clock reaches this, the log is about to lose the entry at `lru` or the clock
+    /// is near its end: see [`Shadow::maintain`].
+    next_check: u32,
+    /// Where the clock is wound back (a parameter only for tests).
+    clock_limit: u32,
+    /// The resident lines in LRU order, gathered when the log is compacted (and the more
+    /// recent ones in reverse order on the way).
+    scratch: Vec<u32>,
+    newer: Vec<u32>,
+}
+
+impl Shadow {
+    /// A shadow of `capacity` lines for a memory of `lines` lines.
+    pub(super) fn new(capacity: u32, lines: usize) -> Shadow {
+        let ring = (capacity as usize * 2).next_power_of_two().max(MIN_RING);
+        Shadow::with_limits(capacity, lines, ring, CLOCK_LIMIT)
+    }
+
+    /// [`Shadow::new`] with the log's length (a power of two above twice the capacity) and
+    /// the clock's limit given, so tests can make compaction and wind-back frequent.
+    fn with_limits(capacity: u32, lines: usize, ring: usize, clock_limit: u32) -> Shadow {
+        debug_assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize);
+        let mut s = Shadow {
+            seen: vec![0; lines.div_ceil(64)],
+            capacity,
+            resident: 0,
+            stamp: vec![0; lines],
+            log: vec![0; ring],
+            clock: 0,
+            lru: 1,
+            next_check: 0,
+            clock_limit,
+            scratch: Vec::new(),
+            newer: Vec::new(),
+        };
+        s.set_next_check();
+        s
+    }
+
+    /// Whether line `i` is referenced for the first time (and from now on it is not).
+    #[inline]
+    pub(super) fn first_reference(&mut self, i: u32) -> bool {
+        let word = &mut self.seen[i as usize / 64];
+        let bit = 1u64 << (i % 64);
+        let first = *word & bit == 0;
+        *word |= bit;
+        first
+    }
+
+    /// An access to line `i`: returns whether it was resident and makes it the most recently
+    /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
+    #[inline(always)]
+    pub(super) fn touch(&mut self, i: u32, allocate: bool) -> bool {
+        // First, as it renumbers the stamps.
+        if self.clock >= self.next_check {
+            self.maintain();
+        }
+        let s = self.stamp[i as usize];
+        // Stamps of lines never accessed (or not since the wind-back) are 0 < lru.
+        let hit = s >= self.lru;
+        if !hit && !allocate {
+            return false;
+        }
+        self.clock += 1;
+        let mask = self.log.len() - 1;
+        self.log[self.clock as usize & mask] = i;
+        self.stamp[i as usize] = self.clock;
+        // The LRU line itself (`s == lru`), or a line coming in.
+        if s <= self.lru {
+            self.lru_changes(hit);
+        }
+        hit
+    }
+
+    /// The rare part of [`Shadow::touch`]: the LRU line was accessed (`hit`), or a line came
+    /// in, evicting the LRU line if the shadow was full. `lru` moves to the next resident
+    /// line in time.
+    #[cold]
+    #[inline(never)]
+    fn lru_changes(&mut self, hit: bool) {
+        if !hit && self.resident < self.capacity {
+            self.resident += 1;
+            if self.resident == 1 {
+                self.lru = self.clock;
+                self.set_next_check();
+            }
+            return;
+        }
+        let mask = self.log.len() - 1;
+        let mut t = self.lru + 1;
+        while self.stamp[self.log[t as usize & mask] as usize] != t {
+            t += 1;
+        }
+        self.lru = t;
+        self.set_next_check();
+    }
+
+    fn set_next_check(&mut self) {
+        // The access at `lru + ring` would overwrite the entry at `lru`.
+        let keep = self.lru + self.log.len() as u32 - 1;
+        self.next_check = keep.min(self.clock_limit);
+    }
+
+    /// Before the log loses the entry at `lru`, or the clock its range: the resident lines
+    /// get new stamps after the clock in the same order (compaction), or, near the clock's
+    /// limit, every stamp is cleared and they get stamps from 1 (wind-back).
+    #[cold]
+    #[inline(never)]
+    fn maintain(&mut self) {
+        self.gather_resident();
+        if self.clock >= self.clock_limit {
+            for s in self.stamp.iter_mut() {
+                if *s != 0 {
+                    *s = 0;
+                }
+            }
+            self.clock = 0;
+        }
+        let mask = self.log.len() - 1;
+        let first = self.clock + 1;
+        for (k, &line) in self.scratch.iter().enumerate() {
+            let t = first + k as u32;
+            self.log[t as usize & mask] = line;
+            self.stamp[line as usize] = t;
+        }
+        self.clock = first + self.scratch.len() as u32 - 1;
+        self.lru = first;
+        self.set_next_check();
+    }
+
+    /// Collects the resident lines, least recently used first, into `scratch`: the entries of
+    /// the log from `lru` to the clock that are still their line's latest access. There are
+    /// `resident` of them; they are sought from both ends of that span at once, so a span
+    /// made long by a loop over a few lines is not walked through.
+    fn gather_resident(&mut self) {
+        let mask = self.log.len() - 1;
+        let (log, stamp) = (&self.log, &self.stamp);
+        // The line accessed at time `t`, if that is still its latest access.
+        let latest = |t: u32| {
+            let line = log[t as usize & mask];
+            (stamp[line as usize] == t).then_some(line)
+        };
+        let (older, newer) = (&mut self.scratch, &mut self.newer);
+        older.clear();
+        newer.clear();
+        let (mut lo, mut hi) = (self.lru, self.clock);
+        let want = self.resident as usize;
+        while older.len() + newer.len() < want && lo <= hi {
+            older.extend(latest(lo));
+            lo += 1;
+            if older.len() + newer.len() < want && lo <= hi {
+                newer.extend(latest(hi));
+                hi -= 1;
+            }
+        }
+        debug_assert_eq!(older.len() + newer.len(), want);
+        older.extend(newer.iter().rev());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain LRU list: most recently used first.
+    struct Naive {
+        lines: Vec<u32>,
+        capacity: usize,
+    }
+
+    impl Naive {
+        fn touch(&mut self, i: u32, allocate: bool) -> bool {
+            let pos = self.lines.iter().position(|&l| l == i);
+            if let Some(p) = pos {
+                self.lines.remove(p);
+            }
+            if pos.is_some() || allocate {
+                self.lines.insert(0, i);
+                self.lines.truncate(self.capacity);
+            }
+            pos.is_some()
+        }
+    }
+
+    /// xorshift64, seeded.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// Every access of random sequences (long loops over a few lines, scans, random lines,
+    /// no-allocate accesses) agrees with the plain list, with a log and a clock small enough
+    /// that compaction and wind-back happen many times.
+    #[test]
+    fn shadow_agrees_with_an_lru_list_through_compaction_and_wind_back() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for capacity in [1u32, 2, 3, 8, 13, 64] {
+            for (ring, limit) in [(2 * capacity as usize, 5_000), (256, 3_000), (1024, 700)] {
+                let ring = ring.next_power_of_two();
+                let lines = 4 * capacity as usize + 10;
+                let mut shadow = Shadow::with_limits(capacity, lines, ring, limit);
+                let mut naive = Naive {
+                    lines: Vec::new(),
+                    capacity: capacity as usize,
+                };
+                let (mut hits, mut misses) = (0, 0);
+                let mut i = 0u32;
+                for n in 0..20_000 {
+                    let r = next(&mut rng);
+                    // Phases: a loop over a few lines, a sequential scan, random lines.
+                    i = match (n / 2000) % 3 {
+                        0 => (n as u32 % (capacity / 2 + 1)) + (r as u32 % 2) * 3,
+                        1 => (i + 1) % lines as u32,
+                        _ => (r % lines as u64) as u32,
+                    };
+                    let allocate = r >> 60 != 0;
+                    let expected = naive.touch(i, allocate);
+                    assert_eq!(
+                        shadow.touch(i, allocate),
+                        expected,
+                        "capacity {capacity}, ring {ring}, limit {limit}, access {n}"
+                    );
+                    if expected {
+                        hits += 1;
+                    } else {
+                        misses += 1;
+                    }
+                }
+                assert!(hits > 1000 && misses > 1000, "{hits} hits, {misses} misses");
+            }
+        }
+    }
+}
