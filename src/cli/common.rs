@@ -186,25 +186,6 @@ pub fn pick_cpu(cpu: Option<usize>) -> Result<usize> {
     }
 }
 
-/// Refuse working sets the machine cannot hold: `total` bytes must leave half of the
-/// available memory free.
-pub fn check_memory(total: u64, what: &str) -> Result<()> {
-    let avail = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .map(|t| crate::machine::parse::parse_meminfo(&t))
-        .and_then(|m| m.get("MemAvailable").or(m.get("MemFree")).copied());
-    if let Some(avail) = avail {
-        if total > avail / 2 {
-            return Err(Error::usage(format!(
-                "{what} needs {} but only {} is available (at most half of it may be used)",
-                crate::units::size::fmt_size(total),
-                crate::units::size::fmt_size(avail)
-            )));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

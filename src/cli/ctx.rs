@@ -1,13 +1,14 @@
 //! `oscost ctx` (same-core ping-pong, unchanged), `oscost ctx sweep` (the lat_ctx working-set
 //! sweep) and `oscost ctx timeslice` (the indirect cost at the scale of a time slice).
 
-use super::common::{check_memory, pick_cpu, MeasureOpts};
+use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
 use crate::error::{Error, Result};
 use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
 use crate::probes::ctx::sweep::{measure_point, Point};
 use crate::probes::ctx::Mode;
+use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::probes::workset::Access;
 use crate::report::family::{Ask, Family};
 use crate::report::sweep::Sweep;
@@ -147,8 +148,10 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
     let max_n = a.procs.iter().copied().max().unwrap_or(2) as u64;
     let max_s = a.sizes.iter().copied().max().unwrap_or(0);
     check_memory(
-        max_n.saturating_mul(max_s),
         &format!("a ring of {max_n} × {}", fmt_size(max_s)),
+        max_n.saturating_mul(max_s),
+        &MemRoom::read()?,
+        Keep::Half,
     )?;
     let mode = if a.threads {
         Mode::Thread

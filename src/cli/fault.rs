@@ -9,9 +9,10 @@ use crate::error::{Error, Result};
 use crate::probes::fault::{
     measure_case, Case, Evict, Kind, Order, Phase, Readahead, Setup, Thp, Touch,
 };
-use crate::probes::scratch::{check_disk, check_memory, gib, MemRoom, ScratchDir};
+use crate::probes::scratch::{check_disk, check_memory, Keep, MemRoom, ScratchDir};
 use crate::report::family::{Ask, Family};
 use crate::report::fault::Fault;
+use crate::units::size::{fmt_bytes, ByteStyle};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -160,8 +161,12 @@ fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
         .map(|k| k.id())
         .collect();
     if !needs_ram.is_empty() {
-        let what = format!("--size {} ({})", gib(size), needs_ram.join(", "));
-        check_memory(&what, size, &room).map_err(|e| {
+        let what = format!(
+            "--size {} ({})",
+            fmt_bytes(size as f64, ByteStyle::GibMib),
+            needs_ram.join(", ")
+        );
+        check_memory(&what, size, &room, Keep::Headroom).map_err(|e| {
             if a.kind.contains(&Kind::FileEvicted) && !a.beyond_ram {
                 Error::usage(format!(
                     "{e} (only --kind file-evicted may exceed memory, with --beyond-ram)"
@@ -172,7 +177,14 @@ fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
         })?;
     }
     if files {
-        check_disk(&format!("--size {} (scratch file)", gib(size)), dir, size)?;
+        check_disk(
+            &format!(
+                "--size {} (scratch file)",
+                fmt_bytes(size as f64, ByteStyle::GibMib)
+            ),
+            dir,
+            size,
+        )?;
     }
     Ok(())
 }
@@ -278,7 +290,7 @@ fn finish_fault(
          size {} = {} pages",
         setup.system_thp,
         page,
-        gib(size),
+        fmt_bytes(size as f64, ByteStyle::GibMib),
         size / page
     );
     let ask = Ask {

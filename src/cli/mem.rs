@@ -1,11 +1,11 @@
 //! `oscost mem latency`: the pointer-chase curve (lmbench lat_mem_rd) with cache sizes and
 //! knees.
 
-use super::common::check_memory;
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::mem::latency::{chase_sampling, measure_point, size_grid, Order, Point};
+use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::probes::workset::Pages;
 use crate::report::family::{Ask, Family};
 use crate::report::memlat::MemLatency;
@@ -80,7 +80,12 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
             )));
         }
     }
-    check_memory(a.max, &format!("a {} buffer", fmt_size(a.max)))?;
+    check_memory(
+        &format!("a {} buffer", fmt_size(a.max)),
+        a.max,
+        &MemRoom::read()?,
+        Keep::Half,
+    )?;
     let cpu = pick_cpu(a.cpu)?;
     let machine = crate::machine::collect();
     let caches = machine.data_cache_sizes(cpu);

@@ -8,8 +8,9 @@ use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
 use crate::probes::mmap::workload::walk;
 use crate::probes::mmap::{run_lab, Lab, Pattern, Pressure, Variant};
-use crate::probes::scratch::{check_disk, check_memory, gib, headroom, MemRoom, ScratchDir};
+use crate::probes::scratch::{check_disk, check_memory, headroom, Keep, MemRoom, ScratchDir};
 use crate::report::family::{Ask, Family};
+use crate::units::size::{fmt_bytes, ByteStyle};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -114,7 +115,13 @@ pub fn compete_bytes(s: &str, available: u64) -> Result<(u64, String)> {
             )));
         }
         let bytes = (available as f64 * v / 100.0) as u64;
-        return Ok((bytes, format!("{v}% of {} available", gib(available))));
+        return Ok((
+            bytes,
+            format!(
+                "{v}% of {} available",
+                fmt_bytes(available as f64, ByteStyle::GibMib)
+            ),
+        ));
     }
     let bytes = parse_size(t).map_err(|e| Error::usage(format!("--compete: {e}")))?;
     Ok((
@@ -122,7 +129,7 @@ pub fn compete_bytes(s: &str, available: u64) -> Result<(u64, String)> {
         format!(
             "{:.0}% of {} available",
             100.0 * bytes as f64 / available.max(1) as f64,
-            gib(available)
+            fmt_bytes(available as f64, ByteStyle::GibMib)
         ),
     ))
 }
@@ -154,12 +161,12 @@ fn pressure_line(pressure: &Pressure) -> String {
         Pressure::Hog { bytes, share } => format!(
             "memory pressure: a competing process holding and re-touching {} ({share}) during \
              the compete-* variants",
-            gib(*bytes)
+            fmt_bytes(*bytes as f64, ByteStyle::GibMib)
         ),
         Pressure::Limit { cgroup, bytes } => format!(
             "memory pressure: every variant ran in cgroup v2 {} with memory.max = {}",
             cgroup.path().display(),
-            gib(*bytes)
+            fmt_bytes(*bytes as f64, ByteStyle::GibMib)
         ),
     }
 }
@@ -196,10 +203,18 @@ fn lab(mut a: LabArgs) -> Result<i32> {
         None => ScratchDir::create_default()?,
     };
     let room = MemRoom::read()?;
-    check_memory(&format!("--size {}", gib(size)), size, &room)?;
+    check_memory(
+        &format!("--size {}", fmt_bytes(size as f64, ByteStyle::GibMib)),
+        size,
+        &room,
+        Keep::Headroom,
+    )?;
     if variants.iter().any(|v| v.file()) {
         check_disk(
-            &format!("--size {} (lab file)", gib(size)),
+            &format!(
+                "--size {} (lab file)",
+                fmt_bytes(size as f64, ByteStyle::GibMib)
+            ),
             dir.path(),
             size,
         )?;
@@ -218,10 +233,10 @@ fn lab(mut a: LabArgs) -> Result<i32> {
                     "--compete {}: a {} hog plus the {} buffer would leave less than the {} \
                      that must stay free of {} available; use at most {:.0}%",
                     a.compete,
-                    gib(bytes),
-                    gib(size),
-                    gib(headroom(room.total)),
-                    gib(room.available),
+                    fmt_bytes(bytes as f64, ByteStyle::GibMib),
+                    fmt_bytes(size as f64, ByteStyle::GibMib),
+                    fmt_bytes(headroom(room.total) as f64, ByteStyle::GibMib),
+                    fmt_bytes(room.available as f64, ByteStyle::GibMib),
                     max_share.floor().max(0.0)
                 )));
             }

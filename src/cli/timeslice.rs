@@ -1,12 +1,12 @@
 //! `oscost ctx timeslice`: relative runtime of two working-set tasks sharing one CPU, per
 //! time slice.
 
-use super::common::check_memory;
 use super::common::{parse_duration, pick_cpu, MeasureOpts};
 use super::execute::{execute, finish, Plan, PlanItem};
 use crate::engine::measure::Context;
 use crate::error::{Error, Result};
 use crate::probes::ctx::timeslice::{live_env, measure_slice, sampling, select, Config, SliceMech};
+use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::units::size::{fmt_size, parse_size};
 
 use std::time::Duration;
@@ -64,8 +64,10 @@ pub fn run(mut a: TimesliceArgs) -> Result<i32> {
         ));
     }
     check_memory(
-        a.work_set.saturating_mul(4),
         &format!("two tasks of {}", fmt_size(a.work_set)),
+        a.work_set.saturating_mul(4),
+        &MemRoom::read()?,
+        Keep::Half,
     )?;
     let cpu = pick_cpu(a.cpu)?;
     let machine = crate::machine::collect();

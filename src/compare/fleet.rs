@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::engine::stats::{median, median_ci_indices};
 use crate::machine::{syscall_mitigations, Machine};
-use crate::units::size::fmt_bytes;
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// Modified z-score beyond which a host is outside the fleet's spread.
 pub const Z_LIMIT: f64 = 3.5;
@@ -93,7 +93,7 @@ pub fn machine_facts(m: &Machine) -> BTreeMap<String, String> {
             "memory",
             m.memory
                 .total_bytes
-                .map(|b| fmt_bytes(b as f64))
+                .map(|b| fmt_bytes(b as f64, ByteStyle::Trimmed))
                 .unwrap_or_else(unknown),
         ),
         (

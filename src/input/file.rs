@@ -1,6 +1,7 @@
 //! Reading a file that must be a regular file of bounded size, without ever waiting on a
 //! FIFO or reading a device until memory runs out.
 
+use crate::units::size::{fmt_bytes, ByteStyle};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -48,7 +49,7 @@ pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
     let too_big = || {
         Error::usage(format!(
             "{shown}: larger than {what} can be ({}); refusing to read it",
-            crate::units::size::fmt_bytes(cap as f64)
+            fmt_bytes(cap as f64, ByteStyle::Trimmed)
         ))
     };
     if meta.len() > cap {

@@ -2,7 +2,7 @@
 //! (side by side for several runs) and by compare (differences listed before any number).
 
 use crate::machine::Machine;
-use crate::units::size::fmt_bytes;
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// Key facts in display order. Values are plain text; missing facts read "unknown".
 pub fn key_facts(m: &Machine) -> Vec<(&'static str, String)> {
@@ -11,7 +11,7 @@ pub fn key_facts(m: &Machine) -> Vec<(&'static str, String)> {
     let caches = m
         .data_cache_sizes(m.cpus_online.first().copied().unwrap_or(0))
         .into_iter()
-        .map(|(l, s)| format!("{l} {}", fmt_bytes(s as f64)))
+        .map(|(l, s)| format!("{l} {}", fmt_bytes(s as f64, ByteStyle::Trimmed)))
         .collect::<Vec<_>>()
         .join(", ");
     let governors: Vec<String> = {
@@ -90,7 +90,7 @@ pub fn key_facts(m: &Machine) -> Vec<(&'static str, String)> {
             "memory",
             m.memory
                 .total_bytes
-                .map(|b| fmt_bytes(b as f64))
+                .map(|b| fmt_bytes(b as f64, ByteStyle::Trimmed))
                 .unwrap_or_else(unknown),
         ),
         (

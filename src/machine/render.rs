@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::parse::format_cpu_list;
 use super::{CacheInfo, Machine};
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 const LABEL: usize = 21;
 
@@ -25,22 +26,6 @@ impl Out {
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()
         .map_or_else(|| "unknown".into(), |x| x.to_string())
-}
-
-/// Bytes as a short binary size: `48 KiB`, `32 MiB`, `23.5 GiB`.
-pub fn human_bytes(b: u64) -> String {
-    const U: &[&str] = &["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", U[i])
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
 }
 
 fn khz(v: Option<u64>) -> String {
@@ -174,7 +159,8 @@ fn caches(o: &mut Out, m: &Machine) {
             &c.label(),
             format!(
                 "{:>8}  line {:>3}  {:>2}-way  {:>6} sets  x{:<3} CPUs {}",
-                c.size_bytes.map_or("?".into(), human_bytes),
+                c.size_bytes
+                    .map_or("?".into(), |b| fmt_bytes(b as f64, ByteStyle::Tenths)),
                 opt(&c.line_size),
                 opt(&c.ways),
                 opt(&c.sets),
@@ -274,7 +260,7 @@ fn frequency(o: &mut Out, m: &Machine) {
 /// Memory, swap and page sizes.
 fn memory(o: &mut Out, m: &Machine) {
     o.section("Memory");
-    let b = |v: Option<u64>| v.map_or("unknown".into(), human_bytes);
+    let b = |v: Option<u64>| v.map_or("unknown".into(), |b| fmt_bytes(b as f64, ByteStyle::Tenths));
     o.line(
         "total / available",
         format!(
@@ -363,18 +349,5 @@ fn notes_and_warnings(o: &mut Out, m: &Machine) {
     }
     for x in w {
         let _ = writeln!(o.0, "  ! {x}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bytes() {
-        assert_eq!(human_bytes(48 * 1024), "48 KiB");
-        assert_eq!(human_bytes(32 << 20), "32 MiB");
-        assert_eq!(human_bytes(100), "100 B");
-        assert_eq!(human_bytes(1536), "1.5 KiB");
     }
 }

@@ -5,6 +5,7 @@
 //! filling the disk or getting the machine OOM-killed.
 
 use crate::error::{Error, Result};
+use crate::units::size::{fmt_bytes, ByteStyle};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -277,28 +278,48 @@ fn cgroup_limit() -> Option<(u64, u64)> {
     None
 }
 
-/// "1.50 GiB": sizes in refusals and notes.
-pub fn gib(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.2} GiB", b / (1u64 << 30) as f64)
-    } else {
-        format!("{:.0} MiB", b / (1u64 << 20) as f64)
+/// How much of the available memory must stay free for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// [`headroom`]: 1 GiB or 10% of the total. One large buffer or file that is the point
+    /// of the measurement (mmap, page faults), which may take all but the headroom.
+    Headroom,
+    /// Half of what is available: working sets walked while measuring (a ring of them, two
+    /// tasks sharing a CPU, a pointer chase), which must stay resident without pushing the
+    /// rest of the system out.
+    Half,
+}
+
+impl MemRoom {
+    /// What may be used while `keep` stays free.
+    pub fn usable_keeping(&self, keep: Keep) -> u64 {
+        match keep {
+            Keep::Headroom => self.usable(),
+            Keep::Half => self.available / 2,
+        }
     }
 }
 
-/// Refuse (usage error, with the numbers) when `need` bytes of memory would eat into the
-/// headroom. `what` names the request, e.g. "--size 32g (anonymous)".
-pub fn check_memory(what: &str, need: u64, room: &MemRoom) -> Result<()> {
-    if need > room.usable() {
+/// The one memory check: refuse (usage error, with the numbers) when `need` bytes would eat
+/// into what `keep` says must stay free. `what` names the request, e.g. "--size 32g
+/// (anonymous)" or "a ring of 8 × 4m".
+pub fn check_memory(what: &str, need: u64, room: &MemRoom, keep: Keep) -> Result<()> {
+    let usable = room.usable_keeping(keep);
+    if need > usable {
+        let gm = |b: u64| fmt_bytes(b as f64, ByteStyle::GibMib);
+        let kept = match keep {
+            Keep::Headroom => format!(
+                "{} must stay free (1 GiB or 10% of {})",
+                gm(headroom(room.total)),
+                gm(room.total)
+            ),
+            Keep::Half => "half of it must stay free".to_string(),
+        };
         return Err(Error::usage(format!(
-            "{what}: needs {} of memory but only {} is available and {} must stay free \
-             (1 GiB or 10% of {}); use at most {}",
-            gib(need),
-            gib(room.available),
-            gib(headroom(room.total)),
-            gib(room.total),
-            gib(room.usable())
+            "{what}: needs {} of memory but only {} is available and {kept}; use at most {}",
+            gm(need),
+            gm(room.available),
+            gm(usable)
         )));
     }
     Ok(())
@@ -311,10 +332,10 @@ pub fn check_disk(what: &str, dir: &Path, need: u64) -> Result<()> {
     if need.saturating_add(keep) > free {
         return Err(Error::usage(format!(
             "{what}: needs {} of disk in {} but only {} is free and {} must stay free",
-            gib(need),
+            fmt_bytes(need as f64, ByteStyle::GibMib),
             dir.display(),
-            gib(free),
-            gib(keep)
+            fmt_bytes(free as f64, ByteStyle::GibMib),
+            fmt_bytes(keep as f64, ByteStyle::GibMib)
         )));
     }
     Ok(())
@@ -384,8 +405,8 @@ mod tests {
             available: 20 << 30,
         };
         assert_eq!(headroom(room.total), (24u64 << 30) / 10);
-        assert!(check_memory("x", 1 << 30, &room).is_ok());
-        let e = check_memory("--size 20g", 20 << 30, &room).unwrap_err();
+        assert!(check_memory("x", 1 << 30, &room, Keep::Headroom).is_ok());
+        let e = check_memory("--size 20g", 20 << 30, &room, Keep::Headroom).unwrap_err();
         let s = e.to_string();
         assert!(
             s.contains("only 20.00 GiB is available") && s.contains("use at most 17.60 GiB"),
@@ -397,6 +418,14 @@ mod tests {
             available: 3 << 30,
         };
         assert_eq!(small.usable(), 2 << 30, "1 GiB headroom below 10 GiB");
+        // Working sets keep half of what is available.
+        assert!(check_memory("a ring", 3 << 29, &small, Keep::Half).is_ok());
+        let e = check_memory("a ring of 2 × 1g", 2 << 30, &small, Keep::Half).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a ring of 2 × 1g: needs 2.00 GiB of memory but only 3.00 GiB is available and \
+             half of it must stay free; use at most 1.50 GiB"
+        );
         let tmp = tempfile::tempdir().unwrap();
         assert!(check_disk("x", tmp.path(), u64::MAX / 2).is_err());
         assert!(check_disk("x", tmp.path(), 4096).is_ok());

@@ -5,6 +5,7 @@
 //! run. Invalid measurements appear as invalid with their reasons and are never plotted as
 //! numbers; values below resolution say so.
 
+use crate::units::size::{fmt_bytes, ByteStyle};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -447,7 +448,7 @@ fn cache_markers(m: &Machine) -> Vec<Marker> {
         .into_iter()
         .map(|(l, s)| Marker {
             x: s as f64,
-            label: format!("{l} {}", crate::units::size::fmt_bytes(s as f64)),
+            label: format!("{l} {}", fmt_bytes(s as f64, ByteStyle::Trimmed)),
         })
         .collect()
 }

@@ -7,6 +7,7 @@ use crate::model::{Measurement, Run};
 use crate::report::family::{Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::fmt_num;
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// The lab's probe id.
 pub const PROBE: &str = "mmap.lab";
@@ -228,7 +229,7 @@ pub fn svgs(run: &Run) -> Vec<(String, String)> {
         .first()
         .and_then(|m| m.params.get("size_bytes"))
         .and_then(|v| v.as_u64())
-        .map(|b| crate::units::size::fmt_bytes(b as f64))
+        .map(|b| fmt_bytes(b as f64, ByteStyle::Trimmed))
         .unwrap_or_default();
     metrics()
         .iter()

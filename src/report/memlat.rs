@@ -86,7 +86,7 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
 /// lines, and each plateau's level written on it. Shared by `--svg` and the HTML report.
 pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
     use crate::report::plot::{Annotation, LinePlot, Marker, Point, Series};
-    use crate::units::size::fmt_bytes;
+    use crate::units::size::{fmt_bytes, ByteStyle};
     let mut plot = LinePlot {
         title: "Memory latency: dependent loads on a random cycle (mem.latency)".into(),
         subtitle: machine.to_string(),
@@ -115,7 +115,10 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
             let what = k.match_suffix();
             plot.knees.push(Marker {
                 x: k.first_above,
-                label: format!("knee {}{what}", fmt_bytes(k.first_above)),
+                label: format!(
+                    "knee {}{what}",
+                    fmt_bytes(k.first_above, ByteStyle::Trimmed)
+                ),
             });
         }
         // Plateau levels for the first curve only: a second curve's labels land on the first's.

@@ -231,9 +231,10 @@ mod tests {
 
     #[test]
     fn bytes_use_binary_prefixes() {
-        assert_eq!(crate::units::size::fmt_bytes(0.0), "0 B");
-        assert_eq!(crate::units::size::fmt_bytes(4096.0), "4 KiB");
-        assert_eq!(crate::units::size::fmt_bytes(1536.0 * 1024.0), "1.5 MiB");
-        assert_eq!(crate::units::size::fmt_bytes(512.0), "512 B");
+        use super::size::{fmt_bytes, ByteStyle};
+        assert_eq!(fmt_bytes(0.0, ByteStyle::Trimmed), "0 B");
+        assert_eq!(fmt_bytes(4096.0, ByteStyle::Trimmed), "4 KiB");
+        assert_eq!(fmt_bytes(1536.0 * 1024.0, ByteStyle::Trimmed), "1.5 MiB");
+        assert_eq!(fmt_bytes(512.0, ByteStyle::Trimmed), "512 B");
     }
 }

@@ -113,21 +113,49 @@ pub fn fmt_size(b: u64) -> String {
     format!("{v}{suffix}")
 }
 
-/// A byte count for prose, facts and axes: `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB` (one
-/// decimal at most, none when it rounds to zero). The fleet's stored machine facts are
-/// written with it, so its rounding is part of the history's format. The one byte formatter besides [`fmt_size`], the
-/// compact label of the option grammar that a user types back (`32k`).
-pub fn fmt_bytes(v: f64) -> String {
+/// How [`fmt_bytes`] writes a byte count (all in binary units, k = 1024).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteStyle {
+    /// `512 B`, `32 KiB`, `1.5 MiB`, `2 GiB`: one decimal at most, none when it rounds to
+    /// zero. Prose, facts and axes; the fleet's stored machine facts are written with it, so
+    /// its rounding is part of the history's format.
+    Trimmed,
+    /// `48 KiB`, `1.0 KiB`, `23.5 GiB`: no decimal when the value is whole in its unit, else
+    /// one (kept even when it is `.0`). The machine description's cache and memory sizes.
+    Tenths,
+    /// `1.50 GiB` from 1 GiB up, whole MiB below (`563 MiB`): memory and disk amounts in
+    /// refusals and notes, where the comparison with the room left matters.
+    GibMib,
+}
+
+/// The one byte formatter for display, in `style`; [`fmt_size`] is the other way a size is
+/// written: the compact label of the option grammar that a user types back (`32k`).
+pub fn fmt_bytes(v: f64, style: ByteStyle) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    if style == ByteStyle::GibMib {
+        return if v >= GIB {
+            format!("{:.2} GiB", v / GIB)
+        } else {
+            format!("{:.0} MiB", v / MIB)
+        };
+    }
     let mut x = v;
     let mut i = 0;
     while x.abs() >= 1024.0 && i + 1 < UNITS.len() {
         x /= 1024.0;
         i += 1;
     }
-    let s = format!("{x:.1}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s} {}", UNITS[i])
+    let number = match style {
+        ByteStyle::Tenths if x.fract() == 0.0 => format!("{x:.0}"),
+        ByteStyle::Tenths => format!("{x:.1}"),
+        _ => format!("{x:.1}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string(),
+    };
+    format!("{number} {}", UNITS[i])
 }
 
 #[cfg(test)]
@@ -180,6 +208,23 @@ mod tests {
     }
 
     #[test]
+    fn each_byte_style_writes_its_own_way() {
+        let t = |v: u64| fmt_bytes(v as f64, ByteStyle::Tenths);
+        assert_eq!(t(48 * 1024), "48 KiB");
+        assert_eq!(t(32 << 20), "32 MiB");
+        assert_eq!(t(100), "100 B");
+        assert_eq!(t(1536), "1.5 KiB");
+        // Where the styles part: a value not whole in its unit that rounds to .0.
+        assert_eq!(t(1030), "1.0 KiB");
+        assert_eq!(fmt_bytes(1030.0, ByteStyle::Trimmed), "1 KiB");
+        let g = |v: u64| fmt_bytes(v as f64, ByteStyle::GibMib);
+        assert_eq!(g(3 << 29), "1.50 GiB");
+        assert_eq!(g(1 << 30), "1.00 GiB");
+        assert_eq!(g(563 << 20), "563 MiB");
+        assert_eq!(g(100), "0 MiB");
+    }
+
+    #[test]
     fn labels_round_trip() {
         for (b, s) in [
             (0, "0"),
@@ -200,8 +245,8 @@ mod tests {
 
     #[test]
     fn bytes_are_binary_units() {
-        assert_eq!(fmt_bytes(512.0), "512 B");
-        assert_eq!(fmt_bytes(32768.0), "32 KiB");
-        assert_eq!(fmt_bytes(1.5 * 1048576.0), "1.5 MiB");
+        assert_eq!(fmt_bytes(512.0, ByteStyle::Trimmed), "512 B");
+        assert_eq!(fmt_bytes(32768.0, ByteStyle::Trimmed), "32 KiB");
+        assert_eq!(fmt_bytes(1.5 * 1048576.0, ByteStyle::Trimmed), "1.5 MiB");
     }
 }

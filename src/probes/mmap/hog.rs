@@ -7,6 +7,7 @@
 use super::shared::Slots;
 use crate::engine::partner::Child;
 use crate::error::{Error, Result};
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 const READY: usize = 0;
 const FAILED: usize = 1;
@@ -59,7 +60,7 @@ impl Hog {
             if slots.get(FAILED) == 1 || child.has_exited() {
                 return Err(Error::env(format!(
                     "the competing process could not map and touch {} (killed? out of memory?)",
-                    super::super::scratch::gib(bytes)
+                    fmt_bytes(bytes as f64, ByteStyle::GibMib)
                 )));
             }
             crate::engine::interrupt::check()?;

@@ -17,7 +17,7 @@ pub mod workload;
 use self::cgroup::MemCgroup;
 use self::hog::Hog;
 use self::shared::Slots;
-use super::scratch::{gib, ScratchDir};
+use super::scratch::ScratchDir;
 use crate::engine::checks::{at_least, at_most};
 use crate::engine::measure::{from_samples, Context, Spec};
 use crate::engine::partner::Child;
@@ -28,6 +28,7 @@ use crate::evidence::procfs::accumulate;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement, Occupancy, Placement, Rusage};
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// The nine rows of the lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -145,10 +146,16 @@ impl Lab {
     fn pressure_label(&self, v: Variant) -> String {
         match &self.pressure {
             Pressure::Hog { bytes, share } if v.compete() => {
-                format!("hog {} ({share})", gib(*bytes))
+                format!(
+                    "hog {} ({share})",
+                    fmt_bytes(*bytes as f64, ByteStyle::GibMib)
+                )
             }
             Pressure::Hog { .. } => "none".into(),
-            Pressure::Limit { bytes, .. } => format!("cgroup v2 memory.max {}", gib(*bytes)),
+            Pressure::Limit { bytes, .. } => format!(
+                "cgroup v2 memory.max {}",
+                fmt_bytes(*bytes as f64, ByteStyle::GibMib)
+            ),
         }
     }
 }

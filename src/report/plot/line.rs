@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 use super::{color, finite_range, label_width, no_data, plottable, render, short_number};
 use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
-use crate::units::size::fmt_bytes;
+use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// One point of a sweep: `y` with its 95% interval `[lo, hi]` (set lo = hi = y when unknown).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,7 +90,7 @@ impl LinePlot {
             if x >= lo && x <= hi {
                 self.markers.push(Marker {
                     x,
-                    label: format!("{level} {}", fmt_bytes(x)),
+                    label: format!("{level} {}", fmt_bytes(x, ByteStyle::Trimmed)),
                 });
             }
         }
@@ -177,7 +177,7 @@ impl LinePlot {
             .build_cartesian_2d(xs, ys)?;
         let x_fmt = |v: &f64| {
             if self.x_bytes {
-                fmt_bytes(*v)
+                fmt_bytes(*v, ByteStyle::Trimmed)
             } else {
                 short_number(*v)
             }
