@@ -387,7 +387,7 @@ impl Cache {
         let set = (line & self.set_mask) as usize;
         let index = line.wrapping_sub(self.base_line);
         if self.lines[set] != line {
-            return self.miss(line, set, index, false);
+            return self.read_miss_direct_mapped(line, set, index);
         }
         self.shadow.touch(index, true);
         self.last_line = line;
@@ -395,12 +395,26 @@ impl Cache {
         false
     }
 
-    /// A miss on `line` (in `set`; `index` its number from the start of memory): classified,
-    /// and filled unless it is a store that does not allocate.
+    /// [`Cache::miss`] for a read of a direct-mapped cache (every I-cache miss of the usual
+    /// geometries): no victim to choose, the line always allocated, never dirty.
     #[inline(never)]
-    fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
-        let allocate = !write || self.cfg.write_allocate;
-        let in_shadow = self.shadow.touch(index, allocate);
+    fn read_miss_direct_mapped(&mut self, line: u32, set: usize, index: u32) -> bool {
+        let in_shadow = self.shadow.touch_missed(index, true);
+        self.classify_miss(index, in_shadow);
+        // An empty slot is never dirty.
+        if self.dirty[set] {
+            self.counts.writebacks += 1;
+            self.dirty[set] = false;
+        }
+        self.lines[set] = line;
+        self.last_line = line;
+        self.last_dirty = false;
+        true
+    }
+
+    /// Counts a miss on line `index` (from the start of memory), which the shadow held or not.
+    #[inline(always)]
+    fn classify_miss(&mut self, index: u32, in_shadow: bool) {
         self.counts.misses += 1;
         // (A line that hits was referenced before: only a miss can be a first reference.)
         if self.shadow.first_reference(index) {
@@ -410,6 +424,15 @@ impl Cache {
         } else {
             self.counts.conflict += 1;
         }
+    }
+
+    /// A miss on `line` (in `set`; `index` its number from the start of memory): classified,
+    /// and filled unless it is a store that does not allocate.
+    #[inline(never)]
+    fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
+        let allocate = !write || self.cfg.write_allocate;
+        let in_shadow = self.shadow.touch_missed(index, allocate);
+        self.classify_miss(index, in_shadow);
         if !allocate {
             self.counts.memory_writes += 1;
             self.last_line = NO_LINE;

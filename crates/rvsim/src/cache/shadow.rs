@@ -98,33 +98,56 @@ impl Shadow {
     /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
     #[inline(always)]
     pub(super) fn touch(&mut self, i: u32, allocate: bool) -> bool {
+        self.access::<false>(i, allocate)
+    }
+
+    /// [`Shadow::touch`] for an access the real cache missed, where the LRU line usually
+    /// changes (a line comes in): that step is inline here, out of line in `touch`.
+    #[inline(always)]
+    pub(super) fn touch_missed(&mut self, i: u32, allocate: bool) -> bool {
+        self.access::<true>(i, allocate)
+    }
+
+    #[inline(always)]
+    fn access<const LRU_INLINE: bool>(&mut self, i: u32, allocate: bool) -> bool {
         // First, as it renumbers the stamps.
         if self.clock >= self.next_check {
             self.maintain();
         }
-        let s = self.stamp[i as usize];
+        let (lru, clock) = (self.lru, self.clock + 1);
+        let stamp = &mut self.stamp[i as usize];
+        let s = *stamp;
         // Stamps of lines never accessed (or not since the wind-back) are 0 < lru.
-        let hit = s >= self.lru;
+        let hit = s >= lru;
         if !hit && !allocate {
             return false;
         }
-        self.clock += 1;
+        *stamp = clock;
+        self.clock = clock;
         let mask = self.log.len() - 1;
-        self.log[self.clock as usize & mask] = i;
-        self.stamp[i as usize] = self.clock;
+        self.log[clock as usize & mask] = i;
         // The LRU line itself (`s == lru`), or a line coming in.
-        if s <= self.lru {
-            self.lru_changes(hit);
+        if s <= lru {
+            if LRU_INLINE {
+                self.move_lru(hit);
+            } else {
+                self.lru_changes(hit);
+            }
         }
         hit
     }
 
-    /// The rare part of [`Shadow::touch`]: the LRU line was accessed (`hit`), or a line came
-    /// in, evicting the LRU line if the shadow was full. `lru` moves to the next resident
-    /// line in time.
+    /// [`Shadow::move_lru`] out of line: the rare part of [`Shadow::touch`].
     #[cold]
     #[inline(never)]
     fn lru_changes(&mut self, hit: bool) {
+        self.move_lru(hit);
+    }
+
+    /// The LRU line was accessed (`hit`), or a line came in, evicting the LRU line if the
+    /// shadow was full. `lru` moves to the next resident line in time.
+    #[inline(always)]
+    fn move_lru(&mut self, hit: bool) {
         if !hit && self.resident < self.capacity {
             self.resident += 1;
             if self.resident == 1 {
