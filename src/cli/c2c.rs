@@ -44,10 +44,13 @@ pub fn run(a: C2cArgs) -> Result<i32> {
             b: j,
             class: classify(&machine, i, j),
         };
-        plan.push(PlanItem::new(
-            format!("c2c {i}↔{j} ({})", pair.class.as_str()),
-            move |ctx| measure_pair(ctx, pair),
-        ));
+        plan.push(
+            PlanItem::new(
+                format!("c2c {i}↔{j} ({})", pair.class.as_str()),
+                move |ctx| measure_pair(ctx, pair),
+            )
+            .with_cost(crate::probes::c2c::COST),
+        );
     }
     let run = execute(plan, &a.opts)?;
     finish(&run, &a.opts)

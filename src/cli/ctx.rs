@@ -173,10 +173,12 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
                 policy: a.policy,
             };
             let c = caches.clone();
-            plan.push(PlanItem::new(
-                format!("ctx.sweep N={n} S={}", fmt_size(s)),
-                move |ctx| measure_point(ctx, p, &c),
-            ));
+            plan.push(
+                PlanItem::new(format!("ctx.sweep N={n} S={}", fmt_size(s)), move |ctx| {
+                    measure_point(ctx, p, &c)
+                })
+                .with_cost(crate::probes::ctx::sweep::COST),
+            );
         }
     }
     let run = execute(plan, &a.opts)?;

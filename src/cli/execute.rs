@@ -31,6 +31,8 @@ pub struct PlanItem {
     /// How this item samples when its probe declares its own configuration (None: the
     /// command's), for its estimate.
     pub sampling: Option<crate::engine::sampler::SamplingConfig>,
+    /// What its probe declares it takes beyond its samples, for its estimate.
+    pub cost: crate::engine::estimate::Cost,
 }
 
 impl PlanItem {
@@ -44,6 +46,7 @@ impl PlanItem {
             estimate: None,
             once: None,
             sampling: None,
+            cost: crate::engine::estimate::Cost::UNKNOWN,
         }
     }
 
@@ -58,6 +61,12 @@ impl PlanItem {
     /// The sampling its probe declares (see [`PlanItem::sampling`]).
     pub fn with_sampling(mut self, s: crate::engine::sampler::SamplingConfig) -> Self {
         self.sampling = Some(s);
+        self
+    }
+
+    /// What its probe declares it takes beyond its samples (see [`PlanItem::cost`]).
+    pub fn with_cost(mut self, cost: crate::engine::estimate::Cost) -> Self {
+        self.cost = cost;
         self
     }
 
@@ -78,6 +87,7 @@ impl PlanItem {
             estimate: None,
             once: None,
             sampling: None,
+            cost: crate::engine::estimate::Cost::UNKNOWN,
         }
     }
 }
@@ -134,6 +144,7 @@ fn estimate_plan(
                 i.estimate,
                 mode_of(i),
                 i.sampling.as_ref(),
+                i.cost,
             )
         }),
         sampling,

@@ -39,9 +39,10 @@ pub fn plan_cells(plan: &mut Plan, mechs: &[Mech], pairs: &[Pair]) {
                 plan.skip(&label, why);
                 continue;
             }
-            plan.push(PlanItem::new(label, move |ctx| {
-                measure_cell(ctx, mech, pair)
-            }));
+            plan.push(
+                PlanItem::new(label, move |ctx| measure_cell(ctx, mech, pair))
+                    .with_cost(crate::probes::ipc::COST),
+            );
         }
     }
 }

@@ -117,7 +117,8 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
                             ),
                             move |ctx| measure_point(ctx, p, &c),
                         )
-                        .with_sampling(chase_sampling(&a.opts.sampling())),
+                        .with_sampling(chase_sampling(&a.opts.sampling()))
+                        .with_cost(crate::probes::mem::latency::COST),
                     );
                 }
             }

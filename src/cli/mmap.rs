@@ -261,6 +261,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     plan.push(
         PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab))
             .with_estimate(estimate)
+            .with_cost(crate::probes::mmap::COST)
             .once("the lab interleaves its rows repetition by repetition (--reps)"),
     );
     let run = execute(plan, &a.opts)?;

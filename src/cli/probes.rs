@@ -52,16 +52,20 @@ pub struct CtxArgs {
 }
 
 pub fn plan_call(plan: &mut Plan, cpu: usize) {
-    plan.push(PlanItem::new("call.function", move |ctx| {
-        crate::probes::call::function(ctx, cpu)
-    }));
+    plan.push(
+        PlanItem::new("call.function", move |ctx| {
+            crate::probes::call::function(ctx, cpu)
+        })
+        .with_cost(crate::probes::call::COST),
+    );
 }
 
 pub fn plan_syscalls(plan: &mut Plan, which: &[Syscall], cpu: usize) {
     for &w in which {
-        plan.push(PlanItem::new(w.probe_id(), move |ctx| {
-            measure_call(ctx, w, cpu)
-        }));
+        plan.push(
+            PlanItem::new(w.probe_id(), move |ctx| measure_call(ctx, w, cpu))
+                .with_cost(crate::probes::syscall::COST),
+        );
     }
 }
 
@@ -79,25 +83,36 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                             );
                             continue;
                         }
-                        plan.push(PlanItem::new(
-                            format!("ctx.pipe {} {}", mode.as_str(), clock_name(clock)),
-                            move |ctx| measure_pipe(ctx, mode, cpu, clock),
-                        ));
+                        plan.push(
+                            PlanItem::new(
+                                format!("ctx.pipe {} {}", mode.as_str(), clock_name(clock)),
+                                move |ctx| measure_pipe(ctx, mode, cpu, clock),
+                            )
+                            .with_cost(crate::probes::ctx::pipe::COST),
+                        );
                     }
                 }
-                Mech::Futex => plan.push(PlanItem::new(
-                    format!("ctx.futex {}", mode.as_str()),
-                    move |ctx| measure_futex(ctx, mode, cpu),
-                )),
+                Mech::Futex => plan.push(
+                    PlanItem::new(format!("ctx.futex {}", mode.as_str()), move |ctx| {
+                        measure_futex(ctx, mode, cpu)
+                    })
+                    .with_cost(crate::probes::ctx::futex::COST),
+                ),
                 Mech::Yield if mode == Mode::Thread => {
-                    plan.push(PlanItem::new("ctx.yield thread", move |ctx| {
-                        measure_yield(ctx, cpu, Policy::Normal, true)
-                    }));
+                    plan.push(
+                        PlanItem::new("ctx.yield thread", move |ctx| {
+                            measure_yield(ctx, cpu, Policy::Normal, true)
+                        })
+                        .with_cost(crate::probes::ctx::yield_::COST),
+                    );
                     if a.fifo {
                         match fifo_permitted() {
-                            Ok(()) => plan.push(PlanItem::new("ctx.yield fifo", move |ctx| {
-                                measure_yield(ctx, cpu, Policy::Fifo, true)
-                            })),
+                            Ok(()) => plan.push(
+                                PlanItem::new("ctx.yield fifo", move |ctx| {
+                                    measure_yield(ctx, cpu, Policy::Fifo, true)
+                                })
+                                .with_cost(crate::probes::ctx::yield_::COST),
+                            ),
                             Err(why) => plan.skip("ctx.yield fifo", why),
                         }
                     }

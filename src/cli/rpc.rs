@@ -97,9 +97,12 @@ pub fn run(a: RpcArgs) -> Result<i32> {
                     continue;
                 }
             };
-            plan.push(PlanItem::new(label.clone(), move |ctx| {
-                measure_total(ctx, sc, mech, client, server_cpu)
-            }));
+            plan.push(
+                PlanItem::new(label.clone(), move |ctx| {
+                    measure_total(ctx, sc, mech, client, server_cpu)
+                })
+                .with_cost(crate::probes::rpc::COST),
+            );
             if trace.is_ok() && sc != Scenario::RemotePolling {
                 traced_items.push(
                     PlanItem::group(format!("{label} traced"), move |ctx| {

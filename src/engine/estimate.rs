@@ -146,50 +146,53 @@ fn batches(s: f64, batch: f64) -> f64 {
     (s / batch).ceil().max(1.0)
 }
 
-/// What an item kind is expected to take within the sampler's span, and its setup.
-struct Shape {
+/// What an item of a probe takes beyond its samples, declared by the probe beside its code
+/// (its `COST`), so the engine models every probe the same way and picks none by its label.
+/// The figures were measured on the quiet 2-CPU VM (2026-11-23, rounds back to back: call
+/// 1.9 s of a 2.2 s budget, syscalls 1.3 s, ctx 1.8 s, ipc 1.9 s, rpc 1.6 s; with --quick,
+/// ctx sweep points 0.26 s of 0.42 s, mem latency points 0.14 s; c2c from the busy VM with
+/// rounds spread, 1.6 s); each probe's constant says what it adds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
     /// Share of (longest − shortest) spent beyond the shortest run.
-    share: f64,
-    /// Seconds before sampling (partners, working sets).
-    setup_s: f64,
+    pub share: f64,
+    /// Seconds before sampling (partners, working sets), at every call.
+    pub setup_s: f64,
     /// Seconds of setup per byte of the item's working set (`S=` or the size in the label).
-    setup_s_per_byte: f64,
+    pub setup_s_per_byte: f64,
+    /// Correction of an item's own estimate (`PlanItem::with_estimate`), from what such
+    /// items took against it.
+    pub own_factor: f64,
+    /// Each call first waits for the kernel's perf hooks to switch off (up to
+    /// `HOOKS_LINGER_NS` after the last counters closed, capped at the call's share of the
+    /// budget).
+    pub waits_for_perf_hooks: bool,
+    /// Seconds the item's last call adds once (a pass after sampling).
+    pub tail_s: f64,
 }
 
-/// The shape of an item, by its label's probe (measured on the quiet 2-CPU VM, 2026-11-23,
-/// rounds back to back: call 1.9 s of a 2.2 s budget, syscalls 1.3 s, ctx 1.8 s, ipc 1.9 s,
-/// rpc 1.6 s; with --quick, ctx sweep points 0.26 s of 0.42 s, mem latency points 0.14 s;
-/// c2c from the busy VM with rounds spread, 1.6 s).
-fn shape(label: &str) -> Shape {
-    let probe = label.split_whitespace().next().unwrap_or("");
-    let (share, setup_s, per_byte) = match probe {
-        // Inside `run` (quiet VM, rounds spread, after the merge of every branch) call and
-        // the system calls spent nearly their whole budget: 2.7 s of 2.8 s.
-        "call.function" => (0.9, 0.0, 0.0),
-        p if p.starts_with("syscall.") || p.starts_with("vdso.") => (0.55, 0.0, 0.0),
-        // ctx.pipe also waits for the perf hooks at every call and runs its tax pass once
-        // (see pipe_extra_s).
-        "ctx.pipe" | "ctx.futex" | "ctx.yield" => (0.7, 0.02, 0.0),
-        // Each point spawns its ring and fills every member's working set.
-        "ctx.sweep" => (0.4, 0.03, 4e-9),
-        // A pointer chase is deterministic: it converges at the minimum samples; the time
-        // beyond is mapping, filling and linking the buffer into a random cycle (about
-        // 1.5 ns per byte), at every call.
-        // Quiet VM after the merge: points from 1.5 MB up ran to their budget (L3 and DRAM
-        // latencies there are bimodal from run to run), so about a third of the span. Since
-        // each round stops at the target × √3 × 0.9 and counters ride on every 8th sample
-        // (2026-11-25), a 64 MB curve takes 19–24 s where this share said 49: 0.14.
-        "mem.latency" => (0.14, 0.0, 1.5e-9),
-        p if p.starts_with("ipc.") => (0.65, 0.02, 0.0),
-        p if p.starts_with("c2c") => (0.4, 0.02, 0.0),
-        p if p.starts_with("rpc.") => (0.6, 0.05, 0.0),
-        // Unknown kinds: the middle of what converging items take (55–75% of the budget).
-        _ => (0.6, 0.0, 0.0),
-    };
-    Shape {
-        share,
-        setup_s,
-        setup_s_per_byte: per_byte,
+impl Cost {
+    /// Items whose probe declares nothing: the middle of what converging items take (55–75%
+    /// of the budget), no setup.
+    pub const UNKNOWN: Cost = Cost::converging(0.6, 0.0);
+
+    /// An item that spends `share` of the span beyond the shortest run and `setup_s` before
+    /// sampling at each call, and nothing else.
+    pub const fn converging(share: f64, setup_s: f64) -> Cost {
+        Cost {
+            share,
+            setup_s,
+            setup_s_per_byte: 0.0,
+            own_factor: 1.0,
+            waits_for_perf_hooks: false,
+            tail_s: 0.0,
+        }
+    }
+}
+
+impl Default for Cost {
+    fn default() -> Self {
+        Cost::UNKNOWN
     }
 }
 
@@ -210,15 +213,6 @@ fn label_bytes(label: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Correction of an item's own estimate by kind: the mmap lab's model (walks, file writes,
-/// the hog) took 1.4× its estimate on the quiet VM (34 s estimated, 48.5 s taken).
-fn own_factor(label: &str) -> f64 {
-    match label.split_whitespace().next().unwrap_or("") {
-        "mmap.lab" => 1.4,
-        _ => 1.0,
-    }
-}
-
 /// How an item samples: its rounds spread across the plan (one call per round, the default)
 /// or all in one call (an item that runs once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,35 +223,41 @@ pub enum Mode {
 
 /// The expected time of one item, from the model alone. `own` is the item's own estimate
 /// when it does not sample with the command's budget; `sampling` is how the item samples
-/// (its own configuration when its probe declares one, as the pointer chase does). Setup (partners, working sets) is paid
-/// at every call: three times for a spread item.
-pub fn model_s(label: &str, own: Option<Duration>, sampling: &SamplingConfig, mode: Mode) -> f64 {
+/// (its own configuration when its probe declares one, as the pointer chase does); `cost` is
+/// what its probe declares. Setup (partners, working sets) is paid at every call: three
+/// times for a spread item.
+pub fn model_s(
+    label: &str,
+    own: Option<Duration>,
+    sampling: &SamplingConfig,
+    mode: Mode,
+    cost: &Cost,
+) -> f64 {
     if let Some(d) = own {
-        return d.as_secs_f64() * own_factor(label);
+        return d.as_secs_f64() * cost.own_factor;
     }
-    let sh = shape(label);
     let sample_s = sampling.target_sample_ns as f64 / 1e9;
     let (calls, (lo, hi)) = match mode {
         Mode::Spread => (ROUNDS as f64, spread_span(sampling, sample_s, 0.0)),
         Mode::Once => (1.0, sampler_span(sampling, sample_s, 0.0)),
     };
-    calls * (sh.setup_s + label_bytes(label) as f64 * sh.setup_s_per_byte)
+    calls * (cost.setup_s + label_bytes(label) as f64 * cost.setup_s_per_byte)
         + lo
-        + sh.share * looser(sampling) * (hi - lo)
-        + pipe_extra_s(label, sampling, calls)
+        + cost.share * looser(sampling) * (hi - lo)
+        + hooks_wait_s(cost, sampling, calls)
+        + cost.tail_s
 }
 
-/// ctx.pipe's time outside the sampler: before each call's samples it waits for the kernel's
-/// perf hooks to switch off (up to `HOOKS_LINGER_NS` after the last counters closed — in a
-/// suite, the probe before it — capped at the call's share of the budget), and its last call
-/// runs the observer-tax pass (7 rounds × 5 timed runs of 5 ms, about 0.3 s with set-up).
-fn pipe_extra_s(label: &str, sampling: &SamplingConfig, calls: f64) -> f64 {
-    if !label.starts_with("ctx.pipe") {
+/// The time an item that waits for the perf hooks spends waiting: at each call, up to
+/// `HOOKS_LINGER_NS` (in a suite, the probe before it closed its counters just now), capped
+/// at the call's share of the budget.
+fn hooks_wait_s(cost: &Cost, sampling: &SamplingConfig, calls: f64) -> f64 {
+    if !cost.waits_for_perf_hooks {
         return 0.0;
     }
     let share = sampling.budget_ns as f64 / 1e9 / calls.max(1.0);
     let linger = crate::evidence::perf::HOOKS_LINGER_NS as f64 / 1e9;
-    calls * share.min(linger) + 0.3
+    calls * share.min(linger)
 }
 
 /// A looser interval target converges sooner: `run --quick` (±2%) took 53% of the span
@@ -328,31 +328,41 @@ pub struct PlanEstimate {
 }
 
 impl PlanEstimate {
-    /// Estimate items given as (label, own estimate, how it samples), all sampling with
-    /// `sampling`.
+    /// Estimate items given as (label, own estimate, how it samples, its probe's cost), all
+    /// sampling with `sampling`.
     pub fn new<'a>(
-        items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode)>,
+        items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode, Cost)>,
         sampling: &SamplingConfig,
         history: &History,
     ) -> PlanEstimate {
         Self::with_own_sampling(
-            items.into_iter().map(|(l, own, mode)| (l, own, mode, None)),
+            items
+                .into_iter()
+                .map(|(l, own, mode, cost)| (l, own, mode, None, cost)),
             sampling,
             history,
         )
     }
 
     /// Estimate items given as (label, own estimate, how it samples, the sampling its probe
-    /// declares when it is not the command's `sampling`).
+    /// declares when it is not the command's `sampling`, its probe's cost).
     pub fn with_own_sampling<'a>(
-        items: impl IntoIterator<Item = (&'a str, Option<Duration>, Mode, Option<&'a SamplingConfig>)>,
+        items: impl IntoIterator<
+            Item = (
+                &'a str,
+                Option<Duration>,
+                Mode,
+                Option<&'a SamplingConfig>,
+                Cost,
+            ),
+        >,
         sampling: &SamplingConfig,
         history: &History,
     ) -> PlanEstimate {
         let items = items
             .into_iter()
-            .map(|(label, own, mode, own_sampling)| {
-                let model = model_s(label, own, own_sampling.unwrap_or(sampling), mode);
+            .map(|(label, own, mode, own_sampling, cost)| {
+                let model = model_s(label, own, own_sampling.unwrap_or(sampling), mode, &cost);
                 let (expected, n) = match history.ratio(label) {
                     Some((r, n)) => (model * r, n),
                     None => (model, 0),
@@ -576,24 +586,60 @@ mod tests {
         let (_, upper) = spread_span(&q, q.target_sample_ns as f64 / 1e9, 0.0);
         // The pointer chase declares its own sampling (probes::mem::latency).
         let chase = crate::probes::mem::latency::chase_sampling(&q);
-        let mem = model_s("mem.latency random 4k 4k stride 64", None, &chase, s);
-        let sys = model_s("syscall.getpid", None, &q, s);
+        let chase_cost = &crate::probes::mem::latency::COST;
+        let sys_cost = &crate::probes::syscall::COST;
+        let mem = model_s(
+            "mem.latency random 4k 4k stride 64",
+            None,
+            &chase,
+            s,
+            chase_cost,
+        );
+        let sys = model_s("syscall.getpid", None, &q, s, sys_cost);
         assert!(mem < sys && sys < upper, "{mem} {sys} {upper}");
         // A bigger buffer costs its setup, at each of the three calls.
-        let big = model_s("mem.latency random 4k 64m stride 64", None, &chase, s);
+        let big = model_s(
+            "mem.latency random 4k 64m stride 64",
+            None,
+            &chase,
+            s,
+            chase_cost,
+        );
         assert!(big > mem + 0.3, "{big} {mem}");
         let once = model_s(
             "mem.latency random 4k 64m stride 64",
             None,
             &chase,
             Mode::Once,
+            chase_cost,
         );
         assert!(once < big, "{once} {big}");
         // Own estimates are used as given (mmap lab corrected by its measured factor).
         let three = Some(Duration::from_secs(3));
-        assert_eq!(model_s("fault.anon", three, &q, Mode::Once), 3.0);
+        let unknown = &Cost::UNKNOWN;
+        assert_eq!(model_s("fault.anon", three, &q, Mode::Once, unknown), 3.0);
         let ten = Some(Duration::from_secs(10));
-        assert!(model_s("mmap.lab", ten, &q, Mode::Once) > 10.0);
+        let lab = &crate::probes::mmap::COST;
+        assert!(model_s("mmap.lab", ten, &q, Mode::Once, lab) > 10.0);
+    }
+
+    #[test]
+    fn the_model_follows_the_probes_cost_not_its_label() {
+        let q = SamplingConfig::quick();
+        let sp = Mode::Spread;
+        let pipe = &crate::probes::ctx::pipe::COST;
+        let label = "ctx.pipe thread tsc";
+        let declared = model_s(label, None, &q, sp, pipe);
+        // The same cost under any name is the same estimate; the same name without the
+        // cost is not.
+        assert_eq!(model_s("anything", None, &q, sp, pipe), declared);
+        let plain = model_s(label, None, &q, sp, &Cost::UNKNOWN);
+        assert!(declared > plain + pipe.tail_s, "{declared} {plain}");
+        let ten = Some(Duration::from_secs(10));
+        assert_eq!(
+            model_s("mmap.lab", ten, &q, Mode::Once, &Cost::UNKNOWN),
+            10.0
+        );
     }
 
     #[test]
@@ -623,11 +669,14 @@ mod tests {
         let h = History::from_runs(&runs);
         let sp = Mode::Spread;
         let est = PlanEstimate::new(
-            [("syscall.getpid", None, sp), ("syscall.null", None, sp)],
+            [
+                ("syscall.getpid", None, sp, Cost::UNKNOWN),
+                ("syscall.null", None, sp, Cost::UNKNOWN),
+            ],
             &q,
             &h,
         );
-        let m = model_s("syscall.getpid", None, &q, sp);
+        let m = model_s("syscall.getpid", None, &q, sp, &Cost::UNKNOWN);
         assert_eq!(est.items[0].from_runs, 3);
         assert!((est.items[0].expected_s - 3.0 * m).abs() < 1e-9);
         assert_eq!(est.items[1].from_runs, 0);
@@ -637,7 +686,10 @@ mod tests {
             est.line()
         );
         let all = PlanEstimate::new(
-            [("syscall.getpid", None, sp), ("call.function", None, sp)],
+            [
+                ("syscall.getpid", None, sp, Cost::UNKNOWN),
+                ("call.function", None, sp, Cost::UNKNOWN),
+            ],
             &q,
             &h,
         );
@@ -646,7 +698,11 @@ mod tests {
             "{}",
             all.line()
         );
-        let none = PlanEstimate::new([("syscall.getpid", None, sp)], &q, &History::default());
+        let none = PlanEstimate::new(
+            [("syscall.getpid", None, sp, Cost::UNKNOWN)],
+            &q,
+            &History::default(),
+        );
         assert!(!none.line().contains("from"), "{}", none.line());
         assert!(
             none.line().starts_with("1 measurement, about "),

@@ -242,6 +242,15 @@ fn hooks_note(waited: u64, left: u64) -> String {
 const TAX_SAMPLE_NS: u64 = 5_000_000;
 const TAX_ROUNDS: usize = 7;
 
+/// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): its partner
+/// is set up at every call; it also waits for the perf hooks at every call and runs the
+/// observer-tax pass once (7 rounds × 5 timed runs of 5 ms, about 0.3 s with set-up).
+pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
+    waits_for_perf_hooks: true,
+    tail_s: 0.3,
+    ..crate::engine::estimate::Cost::converging(0.7, 0.02)
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
