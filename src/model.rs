@@ -106,6 +106,13 @@ pub struct Summary {
     pub ci95_within_run: Option<[f64; 2]>,
 }
 
+impl Summary {
+    /// Whether the 95% interval reaches beyond ±50% of the median (units::is_unstable).
+    pub fn is_unstable(&self) -> bool {
+        crate::units::is_unstable(self.median, self.ci95[0], self.ci95[1])
+    }
+}
+
 /// One figure: a probe at one set of parameters, with its evidence and verdict.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
@@ -129,7 +136,7 @@ pub struct Measurement {
     /// How many mechanism events one raw iteration contains (e.g. 2 switches per round trip).
     #[serde(default = "one")]
     pub units_per_iteration: f64,
-    /// "ok", "below_resolution" or "invalid".
+    /// "ok", "below_resolution", "unstable" or "invalid".
     pub status: Status,
     /// Raw samples (per-iteration times in `raw_unit`).
     pub samples: Vec<f64>,
@@ -271,12 +278,40 @@ fn one() -> f64 {
     1.0
 }
 
+/// What a measurement's figure is worth. Views write each as it is: the figure with its
+/// interval, "below resolution", "unstable" with its spread, or "INVALID" with the reason.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Ok,
+    /// A subtraction whose difference interval reaches zero: no figure (`value` is null).
     BelowResolution,
+    /// The figure's 95% interval reaches beyond ±50% of it ([`Summary::is_unstable`]; rounds
+    /// that disagree widen the interval so): noise, not a number. `value` keeps the summary
+    /// (its interval is the spread); no view prints its median as a figure or draws it.
+    Unstable,
     Invalid,
+}
+
+impl Status {
+    /// The status a valid figure has: unstable when its interval says it is noise.
+    pub fn of_figure(value: Option<&Summary>, status: Status) -> Status {
+        match (status, value) {
+            (Status::Ok, Some(v)) if v.is_unstable() => Status::Unstable,
+            (Status::Unstable, Some(v)) if !v.is_unstable() => Status::Ok,
+            _ => status,
+        }
+    }
+
+    /// The word the JSON and CSV use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::BelowResolution => "below_resolution",
+            Status::Unstable => "unstable",
+            Status::Invalid => "invalid",
+        }
+    }
 }
 
 /// A declared expectation and what the machine showed.
@@ -439,6 +474,19 @@ pub fn param_kind(key: &str) -> ParamKind {
 }
 
 impl Measurement {
+    /// Whether the figure is noise ([`Status::Unstable`]): views show its spread, never its
+    /// median, and figures do not draw it as a point.
+    pub fn is_unstable(&self) -> bool {
+        self.status == Status::Unstable
+    }
+
+    /// The status its figure supports ([`Status::of_figure`]): a run written before the
+    /// unstable state existed, or a figure a family assembled itself, is judged by the same
+    /// rule as a fresh one.
+    pub fn settle_status(&mut self) {
+        self.status = Status::of_figure(self.value.as_ref(), self.status);
+    }
+
     /// The checks that failed, for "why invalid" lines.
     pub fn failed_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)

@@ -119,7 +119,9 @@ fn planted_hosts_are_found_and_a_malformed_file_is_named_and_skipped() {
     assert_eq!(call_odd, 0);
     let csv_text = std::fs::read_to_string(&csv).unwrap();
     let odd_rows = csv_text.lines().filter(|l| l.contains(",true,")).count();
-    assert_eq!(odd_rows, 3 * 7, "3 hosts × 7 kernel-entering probes");
+    // The fixture's syscall.null (135 ns in [134, 238]) is unstable: noise enters no fleet
+    // median, so 6 of the 7 kernel-entering probes are compared.
+    assert_eq!(odd_rows, 3 * 6, "3 hosts × 6 kernel-entering probes");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg") && planted.iter().all(|h| page.contains(h.as_str())));
 

@@ -68,6 +68,13 @@ pub fn reason(m: &Measurement) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join("; ")
         )),
+        Status::Unstable => Some(format!(
+            "unstable: the 95% interval reaches beyond ±50% of the figure ({})",
+            m.value
+                .as_ref()
+                .map(|v| crate::units::fmt_spread(v.median, v.ci95[0], v.ci95[1]))
+                .unwrap_or_default()
+        )),
         Status::BelowResolution => Some(match &m.difference {
             Some(d) => format!(
                 "below resolution: lap − overhead has a 95% interval of [{:.0}, {:.0}] ns, which \

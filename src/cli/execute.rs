@@ -299,6 +299,9 @@ fn assemble(t: Taken, opts: &MeasureOpts) -> Result<Run> {
         item_times,
         warnings: Vec::new(),
     };
+    run.measurements
+        .iter_mut()
+        .for_each(crate::model::Measurement::settle_status);
     run.run_id = Some(crate::store::import::derive_uid(&run));
     // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
     // control characters like any run file: made inert before any view, figure or file of

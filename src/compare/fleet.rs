@@ -129,7 +129,8 @@ pub struct Figure {
 }
 
 /// A stored run as the fleet report needs it: its labels (with `host`), the fleet facts of its
-/// machine, and its valid figures (invalid or below-resolution ones never enter a fleet median).
+/// machine, and its valid figures (invalid, below-resolution or unstable ones never enter a
+/// fleet median).
 #[derive(Debug, Clone)]
 pub struct FleetRun {
     pub uid: String,
@@ -137,7 +138,7 @@ pub struct FleetRun {
     pub labels: BTreeMap<String, String>,
     pub facts: BTreeMap<String, String>,
     pub figures: Vec<Figure>,
-    /// Figures of this run left out: invalid, below resolution, or without a value.
+    /// Figures of this run left out: invalid, below resolution, unstable, or without a value.
     pub left_out: usize,
 }
 

@@ -133,6 +133,25 @@ pub fn slowed(reading: f64, best: f64) -> bool {
     reading > best * SLOWED
 }
 
+/// Whether the canary speaks for a probe with these parameters: it reads the measuring CPU
+/// only, so a probe whose time depends on two CPUs (its "cpus" name more than one: a
+/// cross-CPU round trip, an RPC between cores) cannot be judged by it. A probe without
+/// "cpus" runs where the measuring thread runs.
+pub fn applies(params: &std::collections::BTreeMap<String, serde_json::Value>) -> bool {
+    let mut cpus: Vec<u64> = params
+        .get("cpus")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|c| c.as_u64()).collect())
+        .unwrap_or_default();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.len() <= 1
+}
+
+/// The note of a probe the canary does not judge ([`applies`]).
+pub const SPANS_CPUS: &str = "core-speed canary: does not apply (the probe spans two CPUs and \
+     the canary reads one); every sample counts";
+
 /// How a measurement's samples split by their canary tags.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Split {
@@ -143,11 +162,20 @@ pub struct Split {
     pub worst: f64,
     /// Whether the fast samples are enough to stand alone ([`MIN_FAST_SHARE`], ≥ 3).
     pub enough_fast: bool,
+    /// The median of the samples tagged slowed, and of the others.
+    pub slowed_median: f64,
+    pub fast_median: f64,
+    /// Whether the figure leaves the slowed samples out: enough fast ones remain and the
+    /// slowed ones read slower than them. Samples that read faster than those kept are never
+    /// left out: a slowed core does not explain them (the canary reads one CPU; a probe's
+    /// time may depend on another).
+    pub leave_out: bool,
 }
 
-/// Split samples by their tags (`tags[i]` for sample i); None when the tags do not cover the
-/// samples one to one or none is slowed.
-pub fn split(tags: &[f64], n_samples: usize, best: f64) -> Option<Split> {
+/// Split samples by their tags (`tags[i]` for `samples[i]`); None when the tags do not cover
+/// the samples one to one or none is slowed.
+pub fn split(tags: &[f64], samples: &[f64], best: f64) -> Option<Split> {
+    let n_samples = samples.len();
     if tags.len() != n_samples || n_samples == 0 || best.is_nan() || best <= 0.0 {
         return None;
     }
@@ -158,39 +186,52 @@ pub fn split(tags: &[f64], n_samples: usize, best: f64) -> Option<Split> {
     }
     let n_fast = n_samples - slowed;
     let worst = tags.iter().cloned().fold(0.0, f64::max) / best;
+    // A side with no samples has no median (NaN: never printed, never compared true).
+    let median = |want| {
+        let side = select(samples, &fast, want);
+        if side.is_empty() {
+            f64::NAN
+        } else {
+            super::stats::median(&side)
+        }
+    };
+    let (slowed_median, fast_median) = (median(false), median(true));
+    let enough_fast = n_fast >= 3 && n_fast as f64 >= MIN_FAST_SHARE * n_samples as f64;
     Some(Split {
-        enough_fast: n_fast >= 3 && n_fast as f64 >= MIN_FAST_SHARE * n_samples as f64,
+        leave_out: enough_fast && slowed_median > fast_median,
+        enough_fast,
         fast,
         slowed,
         worst,
+        slowed_median,
+        fast_median,
     })
 }
 
 /// The warning for a split: what share ran slowed, what it read, and what the figure is.
-pub fn warning(s: &Split, slowed_median: f64, fast_median: Option<f64>, unit: &str) -> String {
+pub fn warning_for(s: &Split, unit: &str) -> String {
     let n = s.fast.len();
     let head = format!(
         "{WARNING_HEAD}{} of {n} samples (canary up to {:.2}× its best: SMT sibling, host \
          or clock); they read {}",
         s.slowed,
         s.worst,
-        fmt_with_unit(slowed_median, unit),
+        fmt_with_unit(s.slowed_median, unit),
     );
-    match fast_median {
-        Some(f) if s.enough_fast => format!(
-            "{head}, the {} on a fast core {}: figure from those",
+    let rest = || {
+        format!(
+            "the {} on a fast core {}",
             n - s.slowed,
-            fmt_with_unit(f, unit)
-        ),
-        _ => format!("{head}: too few on a fast core, figure from all"),
+            fmt_with_unit(s.fast_median, unit)
+        )
+    };
+    if s.leave_out {
+        format!("{head}, {}: figure from those", rest())
+    } else if !s.enough_fast {
+        format!("{head}: too few on a fast core, figure from all")
+    } else {
+        format!("{head}, {}: they read faster, so the slowed core does not explain them; figure from all", rest())
     }
-}
-
-/// [`warning`] with the medians of `samples` (one per tag of `s`) on each side of the split.
-pub fn warning_for(s: &Split, samples: &[f64], unit: &str) -> String {
-    let median = |fast| super::stats::median(&select(samples, &s.fast, fast));
-    let fast_median = s.enough_fast.then(|| median(true));
-    warning(s, median(false), fast_median, unit)
 }
 
 /// The items of `v` whose `mask` entry is `want` (one mask entry per item).
@@ -231,11 +272,12 @@ pub fn keep_fast(
 pub fn rewarn(m: &mut crate::model::Measurement) {
     let Some(s) = m
         .canary_fastest
-        .and_then(|best| split(&m.sample_canary, m.samples.len(), best))
+        .filter(|_| applies(&m.params))
+        .and_then(|best| split(&m.sample_canary, &m.samples, best))
     else {
         return;
     };
-    let w = warning_for(&s, &m.samples, &m.raw_unit);
+    let w = warning_for(&s, &m.raw_unit);
     m.warnings.retain(|w| !w.starts_with(WARNING_HEAD));
     m.warnings.push(w);
 }
@@ -245,7 +287,10 @@ const WARNING_HEAD: &str = "core slowed for ";
 
 /// The split a measurement's figure was derived with, if samples were left out of it.
 fn figure_split(m: &crate::model::Measurement) -> Option<Split> {
-    split(&m.sample_canary, m.samples.len(), m.canary_fastest?).filter(|s| s.enough_fast)
+    if !applies(&m.params) {
+        return None;
+    }
+    split(&m.sample_canary, &m.samples, m.canary_fastest?).filter(|s| s.leave_out)
 }
 
 /// `m` with only the samples its figure comes from (raw, paired baseline, rounds): what a
@@ -340,24 +385,24 @@ mod tests {
     fn samples_tagged_slower_than_the_threshold_are_split_off() {
         // Readings recorded on the VM: fast state 0.82–0.93, slowed 1.06–1.54.
         let tags = [0.83, 0.93, 1.09, 1.49, 0.82, 0.84];
-        let s = split(&tags, 6, 0.82).unwrap();
+        let samples = [175.0, 176.0, 240.0, 241.0, 174.0, 175.0];
+        let s = split(&tags, &samples, 0.82).unwrap();
         assert_eq!(s.fast, vec![true, true, false, false, true, true]);
         assert_eq!(s.slowed, 2);
         assert!((s.worst - 1.49 / 0.82).abs() < 1e-9);
-        assert!(s.enough_fast);
+        assert!(s.enough_fast && s.leave_out);
         // Nothing slowed, tags missing or not one per sample: no split.
-        assert_eq!(split(&[0.83, 0.9], 2, 0.82), None);
-        assert_eq!(split(&[], 6, 0.82), None);
-        assert_eq!(split(&tags, 5, 0.82), None);
+        assert_eq!(split(&[0.83, 0.9], &[1.0, 1.0], 0.82), None);
+        assert_eq!(split(&[], &samples, 0.82), None);
+        assert_eq!(split(&tags, &samples[..5], 0.82), None);
         // Mostly slowed: the fast ones are too few to stand alone.
-        let s = split(
-            &[1.3, 1.3, 1.3, 1.3, 1.3, 0.82, 0.83, 1.3, 1.3, 1.3, 1.3, 1.3],
-            12,
-            0.82,
-        )
-        .unwrap();
-        assert!(!s.enough_fast);
-        let w = warning(&s, 240.0, Some(176.0), "ns");
+        let tags = [1.3, 1.3, 1.3, 1.3, 1.3, 0.82, 0.83, 1.3, 1.3, 1.3, 1.3, 1.3];
+        let samples = [
+            240.0, 240.0, 240.0, 240.0, 240.0, 176.0, 176.0, 240.0, 240.0, 240.0, 240.0, 240.0,
+        ];
+        let s = split(&tags, &samples, 0.82).unwrap();
+        assert!(!s.enough_fast && !s.leave_out);
+        let w = warning_for(&s, "ns");
         assert!(
             w.contains("10 of 12 samples") && w.contains("figure from all"),
             "{w}"
@@ -439,9 +484,63 @@ mod tests {
     }
 
     #[test]
+    fn samples_that_read_faster_than_the_kept_ones_are_never_left_out() {
+        // The ipc case: the one sample tagged slowed read 12.2 µs, the 18 others 28.4 µs.
+        let mut tags = vec![0.83; 19];
+        tags[3] = 1.4;
+        let mut samples = vec![28_400.0; 19];
+        samples[3] = 12_200.0;
+        let s = split(&tags, &samples, 0.83).unwrap();
+        assert!(s.enough_fast && !s.leave_out, "{s:?}");
+        let w = warning_for(&s, "ns");
+        assert!(
+            w.contains("they read faster") && w.ends_with("figure from all"),
+            "{w}"
+        );
+        // The figure and every consumer of it (compare, the contract) keep all samples.
+        let mut m = fixture_run().measurements.remove(0);
+        m.samples = samples;
+        m.sample_canary = tags;
+        m.canary_fastest = Some(0.83);
+        m.baseline_samples = Vec::new();
+        m.sample_rounds = Vec::new();
+        assert_eq!(figure_view(&m).samples.len(), 19);
+    }
+
+    #[test]
+    fn the_canary_applies_to_probes_on_one_cpu_only() {
+        let with = |cpus: serde_json::Value| {
+            let mut p = std::collections::BTreeMap::new();
+            p.insert("cpus".to_string(), cpus);
+            applies(&p)
+        };
+        assert!(with(serde_json::json!([0])));
+        assert!(with(serde_json::json!([1, 1])));
+        assert!(!with(serde_json::json!([0, 1])));
+        assert!(applies(&Default::default()));
+        // A stored cross-CPU run with tags: its figure keeps every sample, even the slower
+        // ones a one-CPU probe would leave out.
+        let mut m = fixture_run().measurements.remove(0);
+        m.params.insert("cpus".into(), serde_json::json!([0, 1]));
+        m.samples = vec![175.0, 176.0, 240.0, 241.0, 174.0, 175.0];
+        m.sample_canary = vec![0.83, 0.93, 1.09, 1.49, 0.82, 0.84];
+        m.canary_fastest = Some(0.82);
+        m.baseline_samples = Vec::new();
+        m.sample_rounds = Vec::new();
+        assert_eq!(figure_view(&m).samples.len(), 6);
+        m.params.insert("cpus".into(), serde_json::json!([0]));
+        assert_eq!(figure_view(&m).samples.len(), 4);
+    }
+
+    #[test]
     fn the_warning_says_where_the_figure_comes_from() {
-        let s = split(&[0.83, 1.2, 0.84, 0.83], 4, 0.83).unwrap();
-        let w = warning(&s, 240.0, Some(176.0), "ns");
+        let s = split(
+            &[0.83, 1.2, 0.84, 0.83],
+            &[176.0, 240.0, 176.0, 177.0],
+            0.83,
+        )
+        .unwrap();
+        let w = warning_for(&s, "ns");
         assert!(w.contains("1 of 4 samples"), "{w}");
         assert!(
             w.contains("the 3 on a fast core 176 ns: figure from those"),

@@ -371,6 +371,24 @@ pub fn kernel_entry(ev: &Evidence, expect_kernel: bool) -> Check {
     c
 }
 
+/// How [`entered_kernel`]'s warning starts.
+pub const ENTERED_KERNEL: &str = "the loop entered the kernel";
+
+/// The warning a measurement's own verdict supports when a loop meant to stay in user space
+/// entered the kernel: only from a kernel-share check that failed on evidence enough to
+/// decide (a window too short to decide says nothing about the clocksource), so the warning
+/// never contradicts the verdict. Called on each call's checks and again on the merged ones.
+pub fn entered_kernel(checks: &[Check]) -> Option<String> {
+    let c = checks.iter().find(|c| {
+        c.name == KERNEL_SHARE && c.expected.starts_with(STAYS) && !c.ok && !undecided(c)
+    })?;
+    Some(format!(
+        "{ENTERED_KERNEL} ({}) where it should stay in user space (for clock_gettime: the \
+         clocksource has no vDSO support here, so each call is a real system call)",
+        c.observed
+    ))
+}
+
 /// Whether a check failed only because its window was too short to decide.
 pub fn undecided(c: &Check) -> bool {
     !c.ok && c.observed.starts_with("not enough time to check")
@@ -487,6 +505,34 @@ pub fn migrations(ev: &Evidence) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_entered_kernel_warning_follows_a_decided_verdict_only() {
+        let mut ev = Evidence::default();
+        // A window too short to decide: the check fails, the warning does not fire.
+        ev.rusage.total.stime_us = 10_000;
+        let undecided_check = kernel_entry(&ev, false);
+        assert!(undecided(&undecided_check));
+        assert_eq!(entered_kernel(&[undecided_check]), None);
+        // All in user space: passes, no warning.
+        ev.rusage.total.stime_us = 0;
+        ev.rusage.total.utime_us = 90_000;
+        let stayed = kernel_entry(&ev, false);
+        assert!(stayed.ok);
+        assert_eq!(entered_kernel(&[stayed]), None);
+        // Decidedly in the kernel: the verdict fails and the warning says so.
+        ev.rusage.total.stime_us = 60_000;
+        let entered = kernel_entry(&ev, false);
+        assert!(!entered.ok && !undecided(&entered));
+        let w = entered_kernel(&[entered]).unwrap();
+        assert!(
+            w.starts_with(ENTERED_KERNEL) && w.contains("40% system time"),
+            "{w}"
+        );
+        // A loop meant to enter the kernel never gets it.
+        ev.rusage.total.stime_us = 0;
+        assert_eq!(entered_kernel(&[kernel_entry(&ev, true)]), None);
+    }
 
     #[test]
     fn kernel_entry_is_judged_again_on_pooled_rounds() {

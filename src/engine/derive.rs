@@ -61,8 +61,21 @@ pub fn negative_finding(lo: f64, hi: f64) -> Option<&'static str> {
 
 /// [`derive`], with every interval widened to hold the drift between rounds (`rounds[i]` is
 /// the round of sample pair i; empty = one block). The value is resolved only if the widened
-/// difference interval stays above zero.
+/// difference interval stays above zero, and a figure whose widened interval reaches beyond
+/// ±50% of it is unstable (rounds that disagree widen it so: a t interval on their medians).
 pub fn derive_in_rounds(
+    raw: &[f64],
+    baseline: &[f64],
+    rounds: &[u32],
+    units_per_iteration: f64,
+) -> Option<Derived> {
+    let mut d = widened_for_rounds(raw, baseline, rounds, units_per_iteration)?;
+    d.status = Status::of_figure(d.value.as_ref(), d.status);
+    Some(d)
+}
+
+/// [`derive`] with the intervals widened by the rounds' drift.
+fn widened_for_rounds(
     raw: &[f64],
     baseline: &[f64],
     rounds: &[u32],
@@ -117,11 +130,9 @@ pub fn derive_judged(
     units_per_iteration: f64,
     raw_unit: &str,
 ) -> Option<Judged> {
-    let split = fastest.and_then(|b| canary::split(tags, raw.len(), b));
-    let warning = split
-        .as_ref()
-        .map(|s| canary::warning_for(s, raw, raw_unit));
-    let (raw, baseline, rounds) = match split.filter(|s| s.enough_fast) {
+    let split = fastest.and_then(|b| canary::split(tags, raw, b));
+    let warning = split.as_ref().map(|s| canary::warning_for(s, raw_unit));
+    let (raw, baseline, rounds) = match split.filter(|s| s.leave_out) {
         Some(s) => canary::keep_fast(&s, raw, baseline, rounds),
         None => (raw.to_vec(), baseline.to_vec(), rounds.to_vec()),
     };
@@ -175,6 +186,63 @@ mod tests {
         let base = [100.0; 8];
         let j = derive_judged(&raw, &base, &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
         assert_eq!(j.derived.difference.unwrap().median, 75.0);
+    }
+
+    #[test]
+    fn samples_the_canary_tags_are_never_left_out_when_they_read_faster() {
+        // ipc as seen on the VM: one sample tagged slowed read 12.2 µs, the others 28.4 µs.
+        // Leaving it out would take the figure from the slower samples: it stays in.
+        let mut raw = vec![28_400.0; 18];
+        raw.insert(4, 12_200.0);
+        let mut tags = vec![0.83; 19];
+        tags[4] = 1.4;
+        let j = derive_judged(&raw, &[], &[], &tags, Some(0.82), 1.0, "ns").unwrap();
+        assert_eq!(j.raw.len(), 19, "a faster sample was left out");
+        let w = j.warning.unwrap();
+        assert!(
+            w.contains("read faster") && w.contains("figure from all"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn a_direct_figure_wider_than_half_of_itself_is_unstable() {
+        // mem.latency as seen at 6 MiB: readings from 3 to 170 ns.
+        let raw = [3.1, 170.0, 42.7, 5.0, 160.0, 44.0, 90.0, 4.0, 120.0];
+        let d = derive_in_rounds(&raw, &[], &[], 1.0).unwrap();
+        assert_eq!(d.status, Status::Unstable);
+        // The summary stays (the JSON keeps the spread).
+        assert!(d.value.unwrap().is_unstable());
+        // A tight figure is not.
+        let d = derive_in_rounds(&[10.0, 10.1, 9.9, 10.0, 10.05], &[], &[], 1.0).unwrap();
+        assert_eq!(d.status, Status::Ok);
+    }
+
+    #[test]
+    fn rounds_that_disagree_beyond_their_intervals_make_a_figure_unstable() {
+        // Three rounds, each tight around its own level (10, 20, 40): pooled, the samples'
+        // median interval is narrow; the rounds' t interval is not.
+        let mut raw = Vec::new();
+        let mut rounds = Vec::new();
+        for (r, level) in [10.0, 20.0, 40.0].iter().enumerate() {
+            for i in 0..10 {
+                raw.push(level + (i % 3) as f64 * 0.01);
+                rounds.push(r as u32);
+            }
+        }
+        assert_eq!(derive(&raw, &[], 1.0).unwrap().status, Status::Ok);
+        let d = derive_in_rounds(&raw, &[], &rounds, 1.0).unwrap();
+        assert_eq!(d.status, Status::Unstable);
+    }
+
+    #[test]
+    fn a_subtracted_figure_reaching_zero_stays_below_resolution() {
+        let raw: Vec<f64> = (0..20).map(|i| 10.0 + ((i * 7) % 5) as f64 * 0.1).collect();
+        let base: Vec<f64> = (0..20)
+            .map(|i| 10.2 + ((i * 3) % 5) as f64 * 0.05)
+            .collect();
+        let d = derive_in_rounds(&raw, &base, &[], 1.0).unwrap();
+        assert_eq!(d.status, Status::BelowResolution);
     }
 
     #[test]

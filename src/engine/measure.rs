@@ -219,6 +219,12 @@ fn conclude(
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
+    let mut set = set;
+    let mut notes = spec.notes;
+    if !super::canary::applies(&spec.params) && !set.canary.is_empty() {
+        set.canary.clear();
+        notes.push(super::canary::SPANS_CPUS.into());
+    }
     let fastest = super::canary::best();
     let judged = derive_judged(
         &set.raw,
@@ -232,11 +238,11 @@ fn conclude(
     .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
     let derived = judged.derived;
     let (checks, mut warnings) = verdict;
+    warnings.extend(super::checks::entered_kernel(&checks));
     warnings.extend(judged.warning);
     let (derived_warnings, derived_notes) =
         derived_remarks(&derived, &judged.raw, &set.evidence, &spec.raw_unit);
     warnings.extend(derived_warnings);
-    let mut notes = spec.notes;
     if !set.baseline.is_empty() {
         notes.push(BASELINE_NOTE.into());
     }
@@ -274,4 +280,66 @@ fn conclude(
         additive: None,
         observer: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples tagged as the ipc run was: one "slowed" sample that read faster.
+    fn tagged_set() -> SampleSet {
+        let mut raw = vec![28_400.0; 19];
+        raw[3] = 12_200.0;
+        let mut canary = vec![0.83; 19];
+        canary[3] = 1.4;
+        SampleSet {
+            raw,
+            evidence: Vec::new(),
+            baseline: Vec::new(),
+            rounds: Vec::new(),
+            canary,
+            raw_iterations: 1,
+            baseline_iterations: 0,
+            stop: StopReason::Budget,
+        }
+    }
+
+    #[test]
+    fn a_probe_spanning_two_cpus_is_not_judged_by_the_canary() {
+        super::super::canary::record(0.83);
+        let spec =
+            Spec::new("ipc.pipe", "ns/round trip", "ns/round trip", 1.0).param("cpus", vec![0, 1]);
+        let m = conclude(
+            spec,
+            tagged_set(),
+            Evidence::default(),
+            (Vec::new(), Vec::new()),
+        )
+        .unwrap();
+        assert!(m.sample_canary.is_empty() && m.canary_fastest.is_none());
+        assert!(m
+            .notes
+            .iter()
+            .any(|n| n == super::super::canary::SPANS_CPUS));
+        assert!(
+            !m.warnings.iter().any(|w| w.starts_with("core slowed")),
+            "{:?}",
+            m.warnings
+        );
+        assert_eq!(m.raw.n, 19);
+        // On one CPU the tags stay (the faster sample still counts: see canary's tests).
+        let spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0).param("cpus", vec![0]);
+        let m = conclude(
+            spec,
+            tagged_set(),
+            Evidence::default(),
+            (Vec::new(), Vec::new()),
+        )
+        .unwrap();
+        assert_eq!(m.sample_canary.len(), 19);
+        assert!(!m
+            .notes
+            .iter()
+            .any(|n| n == super::super::canary::SPANS_CPUS));
+    }
 }

@@ -73,6 +73,11 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     out.checks = merge_checks(&own);
     out.evidence = merge_evidence(own.iter().map(|(_, m)| &m.evidence));
     judge_pooled(&mut out.checks, &own, &out.evidence);
+    // The rounds' kernel-entry warnings give way to the one the merged verdict supports.
+    out.warnings
+        .retain(|w| !w.starts_with(super::checks::ENTERED_KERNEL));
+    out.warnings
+        .extend(super::checks::entered_kernel(&out.checks));
     for note in differing_observations(&own) {
         push_unique(&mut out.notes, &[note]);
     }
@@ -560,6 +565,42 @@ mod tests {
         ])
         .unwrap();
         assert!(!m.valid);
+    }
+
+    #[test]
+    fn the_vdso_warning_follows_the_merged_verdict_not_one_round() {
+        use crate::engine::checks::{entered_kernel, kernel_entry, ENTERED_KERNEL};
+        // A clock_gettime loop: rounds of 30 ms, each too short to decide.
+        let vdso = |r: u32, utime: u64, stime: u64| {
+            let mut ev = Evidence::default();
+            ev.rusage.total.utime_us = utime;
+            ev.rusage.total.stime_us = stime;
+            let checks = vec![kernel_entry(&ev, false)];
+            let mut m = round(r, &spread(26.5, 10), checks, 40, 20.0);
+            m.evidence.rusage.total.utime_us = utime;
+            m.evidence.rusage.total.stime_us = stime;
+            // What a round's verdict said before (one window's failure): it must not survive.
+            m.warnings
+                .push(format!("{ENTERED_KERNEL} (undecided window) where ..."));
+            m
+        };
+        let m = merge_rounds((0..3).map(|r| (r, vdso(r, 30_000, 0))).collect()).unwrap();
+        assert!(m.valid, "{:?}", m.checks);
+        assert!(
+            !m.warnings.iter().any(|w| w.starts_with(ENTERED_KERNEL)),
+            "{:?}",
+            m.warnings
+        );
+        // Pooled, the rounds show 60% system time: the verdict fails and the warning says so.
+        let m = merge_rounds((0..3).map(|r| (r, vdso(r, 12_000, 18_000))).collect()).unwrap();
+        assert!(!m.valid);
+        let w: Vec<&String> = m
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(ENTERED_KERNEL))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", m.warnings);
+        assert_eq!(Some(w[0].clone()), entered_kernel(&m.checks));
     }
 
     #[test]

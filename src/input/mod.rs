@@ -10,7 +10,7 @@ pub mod validate;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::model::{Run, SCHEMA_VERSION};
+use crate::model::{Measurement, Run, SCHEMA_VERSION};
 pub use file::{kind_of, read_regular};
 pub use validate::{check_label, MAX_MAGNITUDE};
 
@@ -74,8 +74,12 @@ pub fn parse_run(text: &str, name: &str) -> Result<Run> {
     }
     let mut value = value;
     inert_value(&mut value);
-    serde_json::from_value(value)
-        .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))
+    let mut run: Run = serde_json::from_value(value)
+        .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))?;
+    run.measurements
+        .iter_mut()
+        .for_each(Measurement::settle_status);
+    Ok(run)
 }
 
 /// Every string and key of a JSON value with the characters that would act on a terminal or

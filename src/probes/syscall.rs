@@ -183,20 +183,9 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         vec![None],
         &mut raw,
         Some(&mut base),
-        |ev| {
-            let (checks, mut warnings) = super::single_thread_verdict(ev, expect_kernel);
-            let entered = checks
-                .iter()
-                .any(|c| c.name.starts_with("kernel share") && !c.ok);
-            if !expect_kernel && entered {
-                warnings.push(
-                    "clock_gettime entered the kernel: the clocksource has no vDSO support \
-                     here, so this is a real system call"
-                        .into(),
-                );
-            }
-            (checks, warnings)
-        },
+        // A vDSO loop that entered the kernel warns from the verdict itself (measure and
+        // merge: checks::entered_kernel), never from one round's undecided window.
+        |ev| super::single_thread_verdict(ev, expect_kernel),
     )
 }
 

@@ -63,6 +63,7 @@ pub fn text(run: &Run) -> String {
     let fmt = |m: Option<&Measurement>| match m {
         None => "·".to_string(),
         Some(m) if m.status == Status::Invalid => "INVALID".into(),
+        Some(m) if m.is_unstable() => "unstable".into(),
         Some(m) => m
             .value
             .as_ref()
@@ -130,7 +131,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
                 col_labels: labels.clone(),
                 row_labels: labels.clone(),
                 cells: grid(&|m| {
-                    m.valid
+                    (m.valid && !m.is_unstable())
                         .then(|| m.value.as_ref().map(|v| v.median))
                         .flatten()
                 }),

@@ -2,7 +2,7 @@
 //! interrupted run never leaves a truncated file that looks complete.
 
 use crate::error::{Error, Result};
-use crate::model::{Run, Status};
+use crate::model::Run;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -284,11 +284,7 @@ pub fn to_csv(run: &Run) -> Result<String> {
     .map_err(|e| Error::env(e.to_string()))?;
     for m in &run.measurements {
         let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-        let status = match m.status {
-            Status::Ok => "ok",
-            Status::BelowResolution => "below_resolution",
-            Status::Invalid => "invalid",
-        };
+        let status = m.status.as_str();
         let failed: Vec<String> = m
             .failed_checks()
             .map(|c| {

@@ -83,7 +83,7 @@ fn headline(f: &Fleet) -> String {
     if f.left_out > 0 {
         let _ = write!(
             s,
-            "; {} invalid or below-resolution figures left out",
+            "; {} invalid, below-resolution or unstable figures left out",
             f.left_out
         );
     }

@@ -310,7 +310,7 @@ fn row_class<'a>(ms: impl Iterator<Item = &'a Measurement>) -> &'static str {
     for m in ms {
         match effective_status(m) {
             Status::Invalid => return "invalid",
-            Status::BelowResolution => class = "below",
+            Status::BelowResolution | Status::Unstable => class = "below",
             Status::Ok => {}
         }
     }
@@ -335,6 +335,12 @@ fn value_cell(m: &Measurement) -> String {
         (Status::BelowResolution, _) | (_, None) => format!(
             "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
             esc(&m.unit)
+        ),
+        (Status::Unstable, Some(v)) => format!(
+            "<span class=\"badge b-below\">unstable</span><span class=\"ci\">{}</span>",
+            esc(&crate::units::fmt_unstable(
+                v.median, v.ci95[0], v.ci95[1], &m.unit
+            ))
         ),
         (Status::Ok, Some(v)) => format!(
             "<b>{}</b> {}<span class=\"ci\">{}</span>",
@@ -468,6 +474,7 @@ fn missing_note(m: &Measurement) -> String {
                 .map(|c| c.name.as_str())
                 .unwrap_or("see table")
         ),
+        Status::Unstable => "unstable".into(),
         _ => "below resolution".into(),
     }
 }

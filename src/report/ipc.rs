@@ -85,6 +85,7 @@ pub fn text(run: &Run) -> String {
             r.push(match cell(&ms, mech, class) {
                 None => "—".into(),
                 Some(m) if m.status == Status::Invalid => "INVALID".into(),
+                Some(m) if m.is_unstable() => "unstable".into(),
                 Some(m) => match &m.value {
                     Some(v) => fmt_time(v.median),
                     None => "—".into(),
@@ -114,7 +115,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
                         .iter()
                         .map(|&class| {
                             cell(&ms, mech, class)
-                                .filter(|m| m.valid)
+                                .filter(|m| m.valid && !m.is_unstable())
                                 .and_then(|m| m.value.as_ref())
                                 .map(|v| v.median)
                         })

@@ -32,13 +32,9 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                     .unwrap_or_else(|| "n/a".into())
             };
             let val = match (&m.value, m.status) {
-                (Some(v), Status::Ok) => {
-                    use crate::units::fmt_num;
-                    format!(
-                        "{} ±{}",
-                        fmt_num(v.median),
-                        fmt_num((v.ci95[1] - v.ci95[0]) / 2.0)
-                    )
+                // The column's header carries the unit.
+                (Some(v), Status::Ok | Status::Unstable) => {
+                    crate::units::fmt_figure(v.median, v.ci95[0], v.ci95[1], "")
                 }
                 (_, Status::Invalid) => "INVALID".into(),
                 _ => "below resolution".into(),

@@ -122,42 +122,25 @@ pub fn fmt_within(e: &Estimate) -> String {
     }
 }
 
-/// "680 ±17 ns": a time and its half-width, the half-width to two significant digits and
-/// the value to the same decimals; "unstable (±1.1 µs)" when the interval is wider than the
-/// value (noise, not a number).
+/// "680 ±17 ns": a time and its interval by the units' one precision rule; "unstable (±1.1
+/// µs)" when the interval reaches beyond ±50% of the value (noise, not a number).
 pub fn fmt_est(e: &Estimate) -> String {
-    let half = (e.ci95[1] - e.ci95[0]) / 2.0;
-    let (d, u) = time_unit(e.value.abs().max(half));
-    if !half.is_finite() {
-        return format!("{} {u} (no interval)", fmt_num(e.value / d));
+    if !(e.ci95[0].is_finite() && e.ci95[1].is_finite()) {
+        return format!("{} (no interval)", crate::units::fmt_time(e.value));
     }
-    let h = half / d;
-    // The half-width to two significant digits when it starts with 1 or 2, else one.
-    let decimals = if h > 0.0 {
-        let lead = h / 10f64.powf(h.log10().floor());
-        let digits = if lead < 3.0 { 1.0 } else { 0.0 };
-        (digits - h.log10().floor()).clamp(0.0, 6.0) as usize
-    } else {
-        fmt_num(e.value / d)
-            .split_once('.')
-            .map_or(0, |(_, f)| f.len())
-    };
-    if half >= e.value.abs() && half > 0.0 {
-        return format!("unstable (±{h:.decimals$} {u})");
-    }
-    format!("{:.decimals$} ±{h:.decimals$} {u}", e.value / d)
+    crate::units::fmt_figure(e.value, e.ci95[0], e.ci95[1], "ns")
 }
 
-/// "+165% ±15": a relative change and its half-width, in percent.
+/// "+165% ±15": a relative change and its interval, in percent, by the same rule.
 fn fmt_rel(e: &Estimate) -> String {
-    let half = 100.0 * (e.ci95[1] - e.ci95[0]) / 2.0;
-    format!("{:+.0}% ±{:.0}", 100.0 * e.value, half)
+    crate::units::fmt_percent(e.value, e.ci95[0], e.ci95[1])
 }
 
 fn cell(m: Option<&Measurement>) -> String {
     match m {
         None => "—".into(),
         Some(x) if x.status == Status::Invalid => "INVALID".into(),
+        Some(x) if x.is_unstable() => super::table::headline(x),
         Some(x) => x
             .value
             .as_ref()
@@ -400,6 +383,7 @@ pub fn detail(run: &Run) -> String {
             let median = m
                 .value
                 .as_ref()
+                .filter(|_| !m.is_unstable())
                 .map(|v| {
                     let (d, u) = time_unit(v.median.max(v.ci95[1]));
                     format!(
@@ -409,7 +393,7 @@ pub fn detail(run: &Run) -> String {
                         fmt_num(v.ci95[1] / d)
                     )
                 })
-                .unwrap_or_else(|| "—".into());
+                .unwrap_or_else(|| cell(Some(m)));
             let mut row = vec![
                 p.to_string(),
                 mean(Some(m))
@@ -797,7 +781,7 @@ mod tests {
         assert_eq!(fmt_est(&est(680.0, 17.0)), "680 ±17 ns");
         assert_eq!(fmt_est(&est(8094.0, 212.0)), "8.09 ±0.21 µs");
         assert_eq!(fmt_est(&est(2026.0, 69.0)), "2.03 ±0.07 µs");
-        assert_eq!(fmt_est(&est(1230.0, 430.0)), "1.2 ±0.4 µs");
+        assert_eq!(fmt_est(&est(1230.0, 430.0)), "1.23 ±0.43 µs");
         assert_eq!(fmt_est(&est(176.0, 1073.0)), "unstable (±1.1 µs)");
         assert_eq!(fmt_within(&est(7451.85, 96.0)), "7.45 µs");
         assert_eq!(fmt_within(&est(7451.85, 1500.0)), "7 µs");

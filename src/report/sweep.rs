@@ -93,12 +93,9 @@ fn measurement_of<'a>(run: &'a Run, c: &Curve, r: &Row) -> &'a Measurement {
 /// One size's cells, and its notes (switches per hop, why there is no number, warnings).
 fn row_cells(c: &Curve, r: &Row, m: &Measurement, notes: &mut Vec<String>) -> Vec<String> {
     let per = match (&r.per_switch, r.status) {
-        (Some(v), _) => format!(
-            "{} ±{}",
-            ns(v.median),
-            crate::units::fmt_num((v.ci95[1] - v.ci95[0]) / 2000.0)
-        ),
+        (Some(v), _) => super::table::fmt_value(v, "ns"),
         (None, Status::BelowResolution) => "below resolution".into(),
+        (None, Status::Unstable) => super::table::headline(m),
         (None, _) => "INVALID".into(),
     };
     let indirect = match r.indirect {

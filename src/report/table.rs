@@ -6,7 +6,7 @@ use super::family::Evidence;
 use super::term::{paint, wrap, Term, Tone};
 use crate::model::{Measurement, Run, Status, Summary};
 use crate::units::{
-    fmt_num, fmt_per_op, fmt_pm, fmt_time, fmt_with_unit, plural, rescale_unit, time_unit,
+    fmt_figure, fmt_num, fmt_per_op, fmt_time, fmt_unstable, fmt_with_unit, plural,
 };
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
@@ -15,15 +15,7 @@ pub fn fmt_value(s: &Summary, unit: &str) -> String {
     if s.n < 2 {
         return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
     }
-    let half = (s.ci95[1] - s.ci95[0]) / 2.0;
-    let (d, unit) = if unit.starts_with("ns") {
-        let (d, suffix) = time_unit(s.median);
-        (d, rescale_unit(unit, suffix))
-    } else {
-        (1.0, unit.to_string())
-    };
-    let (v, h) = fmt_pm(s.median / d, half / d);
-    format!("{v} ±{h} {unit}")
+    fmt_figure(s.median, s.ci95[0], s.ci95[1], unit)
 }
 
 fn fmt_plain(s: &Summary, unit: &str) -> String {
@@ -35,8 +27,9 @@ pub fn headline(m: &Measurement) -> String {
     match (m.status, &m.value) {
         (Status::Invalid, _) => "INVALID".into(),
         (Status::BelowResolution, _) => "below resolution".into(),
+        (Status::Unstable, Some(v)) => fmt_unstable(v.median, v.ci95[0], v.ci95[1], &m.unit),
         (Status::Ok, Some(v)) => fmt_value(v, &m.unit),
-        (Status::Ok, None) => "no value".into(),
+        (Status::Ok | Status::Unstable, None) => "no value".into(),
     }
 }
 
@@ -65,24 +58,55 @@ fn evidence_cell(m: &Measurement) -> String {
     let shown = super::evidence_of(m);
     if shown == Evidence::Switches {
         let (sw, _) = crate::engine::checks::switches_per_op(&m.evidence);
-        let mig = crate::engine::checks::migrations(&m.evidence);
-        format!(
-            "{} sw/op ({} vol, {} invol), {}",
-            fmt_num(sw),
-            fmt_num(t.nvcsw as f64 / it as f64),
-            fmt_num(t.nivcsw as f64 / it as f64),
-            plural(mig.round().max(0.0) as u64, "migration")
-        )
+        let mig = plural(
+            crate::engine::checks::migrations(&m.evidence)
+                .round()
+                .max(0.0) as u64,
+            "migration",
+        );
+        // A part below one per op is a count too: "(2.00 vol, 49 invol in 43,750 ops)".
+        let part = |n: u64, kind: &str| {
+            if n == 0 || n >= it {
+                format!("{} {kind}", fmt_num(n as f64 / it as f64))
+            } else {
+                format!("{n} {kind} in {}", plural_ops(it))
+            }
+        };
+        if sw >= 1.0 {
+            format!(
+                "{} sw/op ({}, {}), {mig}",
+                fmt_num(sw),
+                part(t.nvcsw, "vol"),
+                part(t.nivcsw, "invol"),
+            )
+        } else {
+            // Rare switches are counts, never a rounded rate ("0.0000164 sw/op").
+            format!(
+                "{} ({} vol, {} invol), {mig}",
+                fmt_per_op(t.nvcsw + t.nivcsw, it, "switch", "op"),
+                t.nvcsw,
+                t.nivcsw,
+            )
+        }
     } else if shown == Evidence::Faults {
         format!(
             "{}, {}, {} in",
-            fmt_per_op(t.minflt, it, "minflt"),
-            fmt_per_op(t.majflt, it, "majflt"),
+            fmt_per_op(t.minflt, it, "minflt", "op"),
+            fmt_per_op(t.majflt, it, "majflt", "op"),
             plural(t.inblock, "block")
         )
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
         format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)
+    }
+}
+
+/// "43,750 ops", "1 op".
+fn plural_ops(n: u64) -> String {
+    if n == 1 {
+        "1 op".into()
+    } else {
+        format!("{} ops", crate::units::fmt_thousands(n))
     }
 }
 
@@ -121,7 +145,7 @@ struct Row {
 fn row(m: &Measurement) -> Row {
     let tone = match (m.status, &m.value) {
         (Status::Invalid, _) => Some(Tone::Bad),
-        (Status::BelowResolution, _) => Some(Tone::Caution),
+        (Status::BelowResolution | Status::Unstable, _) => Some(Tone::Caution),
         (Status::Ok, Some(_)) => Some(Tone::Good),
         (Status::Ok, None) => None,
     };
@@ -529,6 +553,41 @@ mod tests {
     }
 
     #[test]
+    fn rare_switches_read_as_counts() {
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        m.probe = "ctx.sweep".into();
+        m.evidence.rusage.iterations = 100_000;
+        m.evidence.rusage.total.nvcsw = 0;
+        m.evidence.rusage.total.nivcsw = 12;
+        m.evidence.events.clear();
+        assert_eq!(super::super::evidence_of(m), Evidence::Switches);
+        let out = evidence_cell(m);
+        assert!(
+            out.contains("12 switches in 100,000 ops (0 vol, 12 invol)"),
+            "{out}"
+        );
+        assert!(!out.contains("0.000"), "{out}");
+        // Two per op, one part rare: the rare part is a count.
+        m.evidence.rusage.total.nvcsw = 200_000;
+        let out = evidence_cell(m);
+        assert!(out.contains("(2.00 vol, 12 invol in 100,000 ops)"), "{out}");
+    }
+
+    #[test]
+    fn an_unstable_figure_shows_its_spread_never_its_median() {
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        let v = m.value.as_mut().unwrap();
+        v.median = 42.7;
+        v.ci95 = [3.1, 174.0];
+        m.settle_status();
+        assert!(m.is_unstable());
+        let h = headline(m);
+        assert!(h.starts_with("unstable (±") && !h.contains("42.7"), "{h}");
+    }
+
+    #[test]
     fn fault_evidence_counts_as_counts() {
         let mut run = fixture();
         let m = &mut run.measurements[0];
@@ -537,7 +596,7 @@ mod tests {
         m.evidence.rusage.total.minflt = 16386;
         m.evidence.rusage.total.majflt = 10;
         let out = render_for(&run, &Term::plain(200));
-        assert!(out.contains("10 majflt in 1000000 ops"), "{out}");
+        assert!(out.contains("10 majflt in 1,000,000 ops"), "{out}");
         assert!(!out.contains("0.0000"), "{out}");
     }
 }

@@ -4,7 +4,12 @@
 //! binary prefixes (k = 1024, the units sysfs and lmbench use; see [`size`]). Every layer
 //! may use it.
 
+pub mod interval;
 pub mod size;
+
+pub use interval::{
+    fmt_estimate, fmt_figure, fmt_percent, fmt_spread, fmt_thousands, fmt_unstable, is_unstable,
+};
 
 /// Pick a time unit for a nanosecond magnitude: (divisor, suffix).
 pub fn time_unit(ns: f64) -> (f64, &'static str) {
@@ -56,40 +61,40 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
-/// A value and its ± half-width, the half-width to the value's own decimals (an interval
-/// is never printed more precisely than the value): (0.731, 0.0727) → ("0.731", "0.073");
-/// a half-width that would round to zero keeps its own significant digits.
-pub fn fmt_pm(v: f64, half: f64) -> (String, String) {
-    let value = fmt_num(v);
-    let decimals = value.split_once('.').map(|(_, d)| d.len()).unwrap_or(0);
-    let h = format!("{half:.decimals$}");
-    let zero = h.trim_start_matches(['0', '.']).is_empty();
-    (
-        value,
-        if zero || !half.is_finite() {
-            fmt_num(half)
-        } else {
-            h
-        },
-    )
-}
-
 /// A count of events: always a whole number ("16386", "0"), never "16386.0000".
 pub fn fmt_count(n: u64) -> String {
     n.to_string()
 }
 
-/// A count per operation with its name: "1.00 minflt/op" when the rate is readable at three
-/// significant digits, and, when it is tiny but events did happen, the total instead of a
-/// rounded zero: `fmt_per_op(10, 1_000_000, "majflt")` → "10 majflt in 1000000 ops".
-pub fn fmt_per_op(total: u64, ops: u64, name: &str) -> String {
+/// A count per operation: "2.00 switches/round trip" at one or more per operation; below
+/// one, the count itself, so a rare event never reads as a rounded rate: `fmt_per_op(12,
+/// 100_000, "switch", "round trip")` → "12 switches in 100,000 round trips"; none → "0
+/// switches".
+pub fn fmt_per_op(total: u64, ops: u64, name: &str, op: &str) -> String {
     let ops = ops.max(1);
-    let r = total as f64 / ops as f64;
-    if total == 0 || r >= 0.01 {
-        format!("{} {name}/op", fmt_num(r))
-    } else {
-        format!("{total} {name} in {}", plural(ops, "op"))
+    if total >= ops {
+        let r = total as f64 / ops as f64;
+        let name = if (r - 1.0).abs() < 0.005 {
+            name.to_string()
+        } else {
+            plural_noun(name)
+        };
+        return format!("{} {name}/{op}", fmt_num(r));
     }
+    if total == 0 {
+        return format!("0 {}", plural_noun(name));
+    }
+    let count = if total == 1 {
+        format!("1 {name}")
+    } else {
+        format!("{} {}", fmt_thousands(total), plural_noun(name))
+    };
+    let of = if ops == 1 {
+        format!("1 {op}")
+    } else {
+        format!("{} {}", fmt_thousands(ops), plural_noun(op))
+    };
+    format!("{count} in {of}")
 }
 
 /// "3 processes", "1 process", "2 switches": English plurals for the nouns this tool prints.
@@ -97,18 +102,19 @@ pub fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         return format!("1 {noun}");
     }
-    let p = if noun.ends_with("ss")
-        || noun.ends_with('x')
-        || noun.ends_with("ch")
-        || noun.ends_with("sh")
-    {
+    format!("{n} {}", plural_noun(noun))
+}
+
+/// The plural of a noun this tool prints: "switches", "processes", "round trips"; an
+/// abbreviation ("minflt") or a noun already plural stays as it is.
+pub fn plural_noun(noun: &str) -> String {
+    if noun.ends_with("ss") || noun.ends_with('x') || noun.ends_with("ch") || noun.ends_with("sh") {
         format!("{noun}es")
-    } else if noun.ends_with('s') {
+    } else if noun.ends_with('s') || noun.ends_with("flt") {
         noun.to_string()
     } else {
         format!("{noun}s")
-    };
-    format!("{n} {p}")
+    }
 }
 
 /// A plain quantity with an SI prefix (k, M, G), three significant digits: 16386 → "16.4k".
@@ -188,23 +194,27 @@ mod tests {
     }
 
     #[test]
-    fn interval_never_more_precise_than_the_value() {
-        assert_eq!(fmt_pm(0.731, 0.0727), ("0.731".into(), "0.073".into()));
-        assert_eq!(fmt_pm(2.05, 0.013), ("2.05".into(), "0.01".into()));
-        assert_eq!(fmt_pm(810.0, 6.64), ("810".into(), "7".into()));
-        assert_eq!(fmt_pm(810.0, 0.2), ("810".into(), "0.200".into()));
-    }
-
-    #[test]
-    fn counts_and_rates() {
+    fn counts_below_one_per_op_read_as_counts() {
         assert_eq!(fmt_count(16386), "16386");
-        assert_eq!(fmt_per_op(16386, 16384, "minflt"), "1.00 minflt/op");
-        assert_eq!(fmt_per_op(16386, 1, "minflt"), "16386 minflt/op");
-        assert_eq!(fmt_per_op(0, 5, "majflt"), "0 majflt/op");
-        // Ten major faults over a million pages must not read as zero.
         assert_eq!(
-            fmt_per_op(10, 1_000_000, "majflt"),
-            "10 majflt in 1000000 ops"
+            fmt_per_op(16386, 16384, "minflt", "page"),
+            "1.00 minflt/page"
+        );
+        assert_eq!(
+            fmt_per_op(32768, 16384, "switch", "round trip"),
+            "2.00 switches/round trip"
+        );
+        assert_eq!(fmt_per_op(16386, 1, "minflt", "op"), "16386 minflt/op");
+        assert_eq!(fmt_per_op(0, 5, "majflt", "op"), "0 majflt");
+        // A rare event is a count, never a rounded rate ("0.00012 sw/op").
+        assert_eq!(
+            fmt_per_op(12, 100_000, "switch", "round trip"),
+            "12 switches in 100,000 round trips"
+        );
+        assert_eq!(fmt_per_op(1, 3, "switch", "yield"), "1 switch in 3 yields");
+        assert_eq!(
+            fmt_per_op(10, 1_000_000, "majflt", "page"),
+            "10 majflt in 1,000,000 pages"
         );
         assert_eq!(fmt_si(16386.0), "16.4k");
         assert_eq!(fmt_si(2.5e6), "2.50M");

@@ -407,6 +407,7 @@ mod tests {
         assert!(m.checks.iter().find(|c| c.name == "placement").unwrap().ok);
         match m.status {
             Status::Ok => assert!(m.value.as_ref().unwrap().median > 0.0),
+            Status::Unstable => assert!(m.value.as_ref().unwrap().is_unstable()),
             Status::BelowResolution => assert!(m.difference.unwrap().ci95[0] <= 0.0),
             Status::Invalid => assert!(m.checks.iter().any(|c| !c.ok)),
         }
