@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::stats::{median, median_ci_indices};
-use crate::machine::{syscall_mitigations, Machine};
-use crate::units::size::{fmt_bytes, ByteStyle};
+use crate::machine::facts::{or_unknown, Facts};
+use crate::machine::Machine;
 
 /// Modified z-score beyond which a host is outside the fleet's spread.
 pub const Z_LIMIT: f64 = 3.5;
@@ -45,65 +45,37 @@ pub const FACTS: &[&str] = &[
     "hostname",
 ];
 
-/// The facts of `m` by the names in [`FACTS`]; missing facts read "unknown".
+/// The facts of `m` by the names in [`FACTS`], from the machine's one view model
+/// ([`Facts`]); missing facts read "unknown".
 pub fn machine_facts(m: &Machine) -> BTreeMap<String, String> {
-    let unknown = || "unknown".to_string();
-    let opt = |o: &Option<String>| o.clone().unwrap_or_else(unknown);
-    let mitigations = match m.kernel.boot_params.get("mitigations") {
-        Some(v) => format!("mitigations={v} (boot)"),
-        None if m.kernel.vulnerabilities.is_empty() => unknown(),
-        None => {
-            let names: Vec<String> = syscall_mitigations(&m.kernel.vulnerabilities)
-                .into_iter()
-                .map(|(k, _)| k)
-                .collect();
-            if names.is_empty() {
-                "none on kernel entry".into()
-            } else {
-                names.join(",")
-            }
-        }
+    let f = Facts::of(m);
+    let opt = or_unknown;
+    let mitigations = match (&f.boot_mitigations, &f.entry_mitigations) {
+        (Some(v), _) => format!("mitigations={v} (boot)"),
+        (None, None) => "unknown".into(),
+        (None, Some(names)) if names.is_empty() => "none on kernel entry".into(),
+        (None, Some(names)) => names.join(","),
     };
-    let governors = m.frequency.governors();
     let pairs = [
-        ("cpu", opt(&m.cpu.model_name)),
-        ("cpus", m.cpus_online.len().to_string()),
-        ("kernel", opt(&m.kernel.release)),
+        ("cpu", opt(&f.cpu_model)),
+        ("cpus", f.cpus_online.to_string()),
+        ("kernel", opt(&f.kernel)),
         ("mitigations", mitigations),
-        ("thp", opt(&m.kernel.thp.enabled)),
+        ("thp", opt(&f.thp)),
         (
             "governor",
-            if governors.is_empty() {
+            if f.governors.is_empty() {
                 "none (no cpufreq)".into()
             } else {
-                governors.join("/")
+                f.governors.join("/")
             },
         ),
-        (
-            "hypervisor",
-            if m.hypervisor.detected {
-                m.hypervisor.name.clone().unwrap_or_else(|| "yes".into())
-            } else {
-                "none".into()
-            },
-        ),
-        ("clocksource", opt(&m.kernel.clocksource.current)),
-        ("microcode", opt(&m.cpu.microcode)),
-        (
-            "memory",
-            m.memory
-                .total_bytes
-                .map(|b| fmt_bytes(b as f64, ByteStyle::Trimmed))
-                .unwrap_or_else(unknown),
-        ),
-        (
-            "perf_event_paranoid",
-            m.kernel
-                .perf_event_paranoid
-                .map(|p| p.to_string())
-                .unwrap_or_else(unknown),
-        ),
-        ("hostname", opt(&m.hostname)),
+        ("hypervisor", f.hypervisor_or("none")),
+        ("clocksource", opt(&f.clocksource)),
+        ("microcode", opt(&f.microcode)),
+        ("memory", f.memory()),
+        ("perf_event_paranoid", f.paranoid()),
+        ("hostname", opt(&f.hostname)),
     ];
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

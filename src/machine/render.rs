@@ -1,8 +1,12 @@
 //! The human view of [`Machine`] (`oscost machine`): sections of aligned `label  value`
-//! lines, with the warnings last so they are what the reader sees at the bottom.
+//! lines, with the warnings last so they are what the reader sees at the bottom. The facts
+//! other views show too come from the machine's one view model ([`Facts`]); the details only
+//! this view lists (topology, each CPU's frequency, each perf event) are read from the
+//! machine itself.
 
 use std::fmt::Write;
 
+use super::facts::{or_unknown, Facts, Host};
 use super::parse::format_cpu_list;
 use super::{CacheInfo, Machine};
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -35,8 +39,9 @@ fn khz(v: Option<u64>) -> String {
 /// Renders the whole machine description for a terminal, section by section.
 pub fn render_text(m: &Machine) -> String {
     let mut o = Out(String::new());
-    host(&mut o, m);
-    cpu(&mut o, m);
+    let facts = Facts::of(m);
+    host(&mut o, m, &facts);
+    cpu(&mut o, m, &facts);
     caches(&mut o, m);
     kernel(&mut o, m);
     frequency(&mut o, m);
@@ -48,16 +53,15 @@ pub fn render_text(m: &Machine) -> String {
 }
 
 /// The host: name and hypervisor.
-fn host(o: &mut Out, m: &Machine) {
+fn host(o: &mut Out, m: &Machine, f: &Facts) {
     o.section("Host");
-    o.line("hostname", opt(&m.hostname));
-    let hv = if m.hypervisor.detected {
-        format!(
+    o.line("hostname", or_unknown(&f.hostname));
+    let hv = match &f.host {
+        Host::Virtual(name) => format!(
             "virtual machine ({})",
-            m.hypervisor.name.as_deref().unwrap_or("hypervisor unknown")
-        )
-    } else {
-        "bare metal (no hypervisor detected)".into()
+            name.as_deref().unwrap_or("hypervisor unknown")
+        ),
+        Host::BareMetal => "bare metal (no hypervisor detected)".into(),
     };
     o.line("hypervisor", hv);
     if let Some(v) = &m.hypervisor.dmi_sys_vendor {
@@ -73,9 +77,9 @@ fn host(o: &mut Out, m: &Machine) {
 }
 
 /// The CPU: model, logical CPUs and how they are laid out.
-fn cpu(o: &mut Out, m: &Machine) {
+fn cpu(o: &mut Out, m: &Machine, f: &Facts) {
     o.section("CPU");
-    o.line("model", opt(&m.cpu.model_name));
+    o.line("model", or_unknown(&f.cpu_model));
     o.line(
         "vendor / f / m / s",
         format!(
@@ -86,7 +90,7 @@ fn cpu(o: &mut Out, m: &Machine) {
             opt(&m.cpu.stepping)
         ),
     );
-    o.line("microcode", opt(&m.cpu.microcode));
+    o.line("microcode", or_unknown(&f.microcode));
     o.line(
         "logical CPUs",
         format!(
