@@ -171,6 +171,35 @@ fn pressure_line(pressure: &Pressure) -> String {
     }
 }
 
+/// The memory pressure the lab runs under: a cgroup limit (--memory-limit), or a hog of
+/// --compete's size, refused when the hog and the buffer would eat into the headroom.
+fn pressure(a: &LabArgs, variants: &[Variant], room: &MemRoom, size: u64) -> Result<Pressure> {
+    Ok(match a.memory_limit {
+        Some(limit) => Pressure::Limit {
+            cgroup: MemCgroup::create(limit)?,
+            bytes: limit,
+        },
+        None => {
+            let (bytes, share) = compete_bytes(&a.compete, room.available)?;
+            if variants.iter().any(|v| v.compete()) && bytes + size > room.usable() {
+                let max_share = 100.0 * room.usable().saturating_sub(size) as f64
+                    / room.available.max(1) as f64;
+                return Err(Error::usage(format!(
+                    "--compete {}: a {} hog plus the {} buffer would leave less than the {} \
+                     that must stay free of {} available; use at most {:.0}%",
+                    a.compete,
+                    fmt_bytes(bytes as f64, ByteStyle::GibMib),
+                    fmt_bytes(size as f64, ByteStyle::GibMib),
+                    fmt_bytes(headroom(room.total) as f64, ByteStyle::GibMib),
+                    fmt_bytes(room.available as f64, ByteStyle::GibMib),
+                    max_share.floor().max(0.0)
+                )));
+            }
+            Pressure::Hog { bytes, share }
+        }
+    })
+}
+
 fn lab(mut a: LabArgs) -> Result<i32> {
     // The lab runs a fixed number of repetitions per variant (--reps), interleaved, each in a
     // fresh child: there is no sampling loop for a time budget or an interval target to stop.
@@ -219,30 +248,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
             size,
         )?;
     }
-    let pressure = match a.memory_limit {
-        Some(limit) => Pressure::Limit {
-            cgroup: MemCgroup::create(limit)?,
-            bytes: limit,
-        },
-        None => {
-            let (bytes, share) = compete_bytes(&a.compete, room.available)?;
-            if variants.iter().any(|v| v.compete()) && bytes + size > room.usable() {
-                let max_share = 100.0 * room.usable().saturating_sub(size) as f64
-                    / room.available.max(1) as f64;
-                return Err(Error::usage(format!(
-                    "--compete {}: a {} hog plus the {} buffer would leave less than the {} \
-                     that must stay free of {} available; use at most {:.0}%",
-                    a.compete,
-                    fmt_bytes(bytes as f64, ByteStyle::GibMib),
-                    fmt_bytes(size as f64, ByteStyle::GibMib),
-                    fmt_bytes(headroom(room.total) as f64, ByteStyle::GibMib),
-                    fmt_bytes(room.available as f64, ByteStyle::GibMib),
-                    max_share.floor().max(0.0)
-                )));
-            }
-            Pressure::Hog { bytes, share }
-        }
-    };
+    let pressure = pressure(&a, &variants, &room, size)?;
     let pressure_line = pressure_line(&pressure);
     let reps = a
         .reps

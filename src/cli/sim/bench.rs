@@ -53,7 +53,9 @@ impl Timing {
     }
 }
 
-pub fn bench(a: BenchArgs) -> Result<()> {
+/// The options that contradict each other or name what is not there, refused before
+/// anything is built or run.
+fn check_options(a: &BenchArgs) -> Result<()> {
     if a.repeat == 0 {
         return Err(Error::usage("--repeat 0: run at least once"));
     }
@@ -75,6 +77,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             )));
         }
     }
+    Ok(())
+}
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    check_options(&a)?;
     let outputs = Outputs::new().with(Format::Json, a.json.as_deref());
     outputs.check(
         &[],

@@ -252,6 +252,26 @@ pub fn run_json(o: &Outcome) -> Value {
     })
 }
 
+/// The comparison's rows as a table: names in the first column, one right-aligned column
+/// per build.
+fn layout(rows: &[(String, Vec<String>)]) -> String {
+    let width = rows
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(String::len))
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut out = String::new();
+    for (name, values) in rows {
+        let _ = write!(out, "{name:<18}");
+        for v in values {
+            let _ = write!(out, "{v:>w$}  ", w = width);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// A table with one column per build, then why the builds differ.
 pub fn compare_text(outs: &[Outcome]) -> String {
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
@@ -323,20 +343,7 @@ pub fn compare_text(outs: &[Outcome]) -> String {
             })
         });
     }
-    let width = rows
-        .iter()
-        .flat_map(|(_, v)| v.iter().map(String::len))
-        .max()
-        .unwrap_or(8)
-        .max(8);
-    let mut out = String::new();
-    for (name, values) in &rows {
-        let _ = write!(out, "{name:<18}");
-        for v in values {
-            let _ = write!(out, "{v:>w$}  ", w = width);
-        }
-        out.push('\n');
-    }
+    let mut out = layout(&rows);
     for o in outs {
         let _ = writeln!(out, "{}: {}", o.label, o.stop);
         if let Some(note) = timer_note(o) {
