@@ -47,11 +47,6 @@ const NOT_YET_SPLIT: &[(&str, &str, &str)] = &[
         "the sched_yield ping-pong: partner, policy, sampling and checks in one body",
     ),
     (
-        "src/cli/rpc.rs",
-        "run",
-        "the rpc command: options, the plan of scenarios, tracing and the outputs",
-    ),
-    (
         "src/cli/sim/sweep.rs",
         "sweep",
         "the simulator sweep: builds, sizes, the table and the outputs",

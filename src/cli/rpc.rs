@@ -30,19 +30,16 @@ pub struct RpcArgs {
     pub opts: MeasureOpts,
 }
 
-pub fn run(a: RpcArgs) -> Result<i32> {
-    a.opts.check_outputs()?;
-    if a.mech.contains(&Mech::Spin) {
-        return Err(Error::usage(
-            "--mech spin: the polling hand-off is the remote-polling scenario; pick blocking \
-             mechanisms (pipe, unix, unix-dgram, eventfd, futex, mqueue)",
-        ));
-    }
-    let machine = crate::machine::collect();
-    let allowed = crate::machine::affinity::allowed_cpus();
-    let (client, server) = match &a.pair {
+/// The client's CPU and the server's for the remote scenarios: --pair, or the nearest pair
+/// of different CPUs (none when only one CPU is allowed: only local can run).
+fn client_and_server(
+    a: &RpcArgs,
+    machine: &crate::machine::Machine,
+    allowed: &[usize],
+) -> Result<(usize, Option<usize>)> {
+    Ok(match &a.pair {
         Some(p) => {
-            let pair = parse_pairs(&machine, std::slice::from_ref(p), &allowed, "--pair")?[0];
+            let pair = parse_pairs(machine, std::slice::from_ref(p), allowed, "--pair")?[0];
             if pair.a == pair.b {
                 return Err(Error::usage(format!(
                     "--pair {p}: the remote scenarios need two different CPUs"
@@ -55,12 +52,25 @@ pub fn run(a: RpcArgs) -> Result<i32> {
             let last = *allowed
                 .last()
                 .ok_or_else(|| Error::env("no CPU is in this process's allowed set"))?;
-            representatives(&machine, &allowed)
+            representatives(machine, allowed)
                 .into_iter()
                 .find(|p| p.class != Class::SameCpu)
                 .map_or((last, None), |p| (p.a, Some(p.b)))
         }
-    };
+    })
+}
+
+pub fn run(a: RpcArgs) -> Result<i32> {
+    a.opts.check_outputs()?;
+    if a.mech.contains(&Mech::Spin) {
+        return Err(Error::usage(
+            "--mech spin: the polling hand-off is the remote-polling scenario; pick blocking \
+             mechanisms (pipe, unix, unix-dgram, eventfd, futex, mqueue)",
+        ));
+    }
+    let machine = crate::machine::collect();
+    let allowed = crate::machine::affinity::allowed_cpus();
+    let (client, server) = client_and_server(&a, &machine, &allowed)?;
     let scenarios = if a.scenario.is_empty() {
         Scenario::ALL.to_vec()
     } else {
