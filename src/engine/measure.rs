@@ -176,7 +176,10 @@ pub fn derived_remarks(
 ) -> (Vec<String>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
-    if !derived.raw.outliers.is_empty() {
+    // Samples of a two-mode distribution far from the median are the other mode, not
+    // outliers: the two-mode warning below says what they are.
+    let modes = crate::engine::modes::bimodal(raw);
+    if !derived.raw.outliers.is_empty() && modes.is_none() {
         warnings.push(format!(
             "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
             derived.raw.outliers.len(),
@@ -193,7 +196,7 @@ pub fn derived_remarks(
     if derived.raw.n < 2 {
         warnings.push(NO_INTERVAL.into());
     }
-    if let Some(modes) = crate::engine::modes::bimodal(raw) {
+    if let Some(modes) = modes {
         let unit = raw_unit.split('/').next().unwrap_or("ns");
         warnings.push(crate::engine::modes::warning(&modes, unit));
     }
@@ -302,6 +305,27 @@ mod tests {
             baseline_iterations: 0,
             stop: StopReason::Budget,
         }
+    }
+
+    #[test]
+    fn samples_of_a_second_mode_are_not_called_outliers() {
+        // 30 samples near 100 then 10 near 200: two modes, not ten outliers.
+        let mut raw: Vec<f64> = (0..30).map(|i| 100.0 + (i % 5) as f64 * 0.5).collect();
+        raw.extend((0..10).map(|i| 200.0 + (i % 5) as f64 * 0.5));
+        let d = super::super::derive::derive(&raw, &[], 1.0).unwrap();
+        assert!(!d.raw.outliers.is_empty());
+        let (w, _) = derived_remarks(&d, &raw, &[], "ns/op");
+        assert!(w.iter().any(|w| w.contains("bimodal")), "{w:?}");
+        assert!(!w.iter().any(|w| w.contains("outliers")), "{w:?}");
+        // One far sample in one mode is an outlier.
+        let mut one: Vec<f64> = (0..30).map(|i| 100.0 + (i % 5) as f64 * 0.5).collect();
+        one[7] = 300.0;
+        let d = super::super::derive::derive(&one, &[], 1.0).unwrap();
+        let (w, _) = derived_remarks(&d, &one, &[], "ns/op");
+        assert!(
+            w.iter().any(|w| w.contains("1 of 30 samples are outliers")),
+            "{w:?}"
+        );
     }
 
     #[test]

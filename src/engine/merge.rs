@@ -185,7 +185,7 @@ fn shape(text: &str) -> (String, Vec<(f64, String)>) {
 /// Remarks that each round made with its own numbers ("other tasks ran in the participants'
 /// place 56% / 55% / 48% of the time") become one remark with the range of each number
 /// ("48–56%"), in first-seen order; remarks without a same-shaped sibling stay as they are.
-fn fold_round_variants(remarks: &[String]) -> Vec<String> {
+pub fn fold_round_variants(remarks: &[String]) -> Vec<String> {
     let shapes: Vec<(String, Vec<(f64, String)>)> = remarks.iter().map(|r| shape(r)).collect();
     let mut out = Vec::new();
     let mut done = vec![false; remarks.len()];

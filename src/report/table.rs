@@ -69,7 +69,11 @@ fn evidence_cell(m: &Measurement) -> String {
             if n == 0 || n >= it {
                 format!("{} {kind}", fmt_num(n as f64 / it as f64))
             } else {
-                format!("{n} {kind} in {}", plural_ops(it))
+                format!(
+                    "{} {kind} in {}",
+                    crate::units::fmt_thousands(n),
+                    plural_ops(it)
+                )
             }
         };
         if sw >= 1.0 {
@@ -84,8 +88,8 @@ fn evidence_cell(m: &Measurement) -> String {
             format!(
                 "{} ({} vol, {} invol), {mig}",
                 fmt_per_op(t.nvcsw + t.nivcsw, it, "switch", "op"),
-                t.nvcsw,
-                t.nivcsw,
+                crate::units::fmt_thousands(t.nvcsw),
+                crate::units::fmt_thousands(t.nivcsw),
             )
         }
     } else if shown == Evidence::Faults {
@@ -227,6 +231,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
         }
         beneath(&mut out, r, m, n_opt, term);
     }
+    out.push_str(&warning_block(&shown, term));
     for s in &run.skipped {
         out.push_str(&wrap(
             &format!("skipped {}: {}", s.probe, s.reason),
@@ -367,11 +372,112 @@ fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term
             out.push('\n');
         }
     }
-    for w in &m.warnings {
-        let mark = paint("!", Tone::Caution, term.color);
-        out.push_str(&wrap(w, term.width, &format!("{INDENT}{mark} "), "      "));
-        out.push('\n');
+}
+
+/// The rows' warnings once per kind, after the table: warnings that differ only in their
+/// numbers are one kind, written once with the numbers' range and the probes it concerns
+/// ("! 2–9 of 21–40 samples are outliers …: syscall.read, ctx.pipe …"). The JSON keeps
+/// every measurement's own.
+fn warning_block(shown: &[&Measurement], term: &Term) -> String {
+    let mut kinds: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    for m in shown {
+        let probe = format!("{} {}", m.probe, m.params_label())
+            .trim()
+            .to_string();
+        for w in &m.warnings {
+            let skeleton = warning_kind(w);
+            let i = match kinds.iter().position(|k| k.0 == skeleton) {
+                Some(i) => i,
+                None => {
+                    kinds.push((skeleton, Vec::new(), Vec::new()));
+                    kinds.len() - 1
+                }
+            };
+            kinds[i].1.push(w.clone());
+            if !kinds[i].2.contains(&probe) {
+                kinds[i].2.push(probe.clone());
+            }
+        }
     }
+    let mark = paint("!", Tone::Caution, term.color);
+    let mut out = String::new();
+    for (_, texts, probes) in kinds {
+        let text = crate::engine::merge::fold_round_variants(&texts).join("; ");
+        let ranges = |t: &str| t.matches('–').count();
+        let lines = if probes.len() == 1 {
+            vec![format!("{}: {text}", probes[0])]
+        } else if ranges(&text) <= ranges(&texts[0]) + 2 {
+            vec![format!(
+                "{text} (in {}: {})",
+                probes.len(),
+                compact(&probes)
+            )]
+        } else {
+            // Too many numbers differ for one sentence to say it: one line per warning.
+            pairs_of(shown, &texts)
+        };
+        for line in lines {
+            out.push_str(&wrap(&line, term.width, &format!("{mark} "), "  "));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Probe labels ("ctx.pipe mode=thread") as their probe names, each once with how many of
+/// its rows it stands for: "syscall.null, ctx.pipe ×3". The rows above give the parameters.
+fn compact(labels: &[String]) -> String {
+    let mut names: Vec<(&str, usize)> = Vec::new();
+    for l in labels {
+        let name = l.split(' ').next().unwrap_or(l);
+        match names.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, k)) => *k += 1,
+            None => names.push((name, 1)),
+        }
+    }
+    names
+        .iter()
+        .map(|(n, k)| {
+            if *k > 1 {
+                format!("{n} ×{k}")
+            } else {
+                n.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "probe: warning" for each of `texts`, with the probe that carries it.
+fn pairs_of(shown: &[&Measurement], texts: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in shown {
+        for w in m.warnings.iter().filter(|w| texts.contains(w)) {
+            let probe = format!("{} {}", m.probe, m.params_label());
+            let line = format!("{}: {w}", probe.trim());
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+/// A warning with its numbers taken out: warnings of one kind share it.
+fn warning_kind(w: &str) -> String {
+    w.chars()
+        .map(|c| {
+            if c.is_ascii_digit() || c == '.' {
+                '#'
+            } else {
+                c
+            }
+        })
+        .collect::<String>()
+        .split('#')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("#")
 }
 
 impl Row {
@@ -550,6 +656,39 @@ mod tests {
         );
         let plain = render_for(&run, &Term::plain(100));
         assert!(!plain.contains('\x1b'));
+    }
+
+    #[test]
+    fn warnings_are_one_block_after_the_table_each_kind_once() {
+        let mut run = fixture();
+        let n = run.measurements.len();
+        for (i, m) in run.measurements.iter_mut().enumerate() {
+            m.warnings = vec![format!(
+                "{} of 20 samples are outliers (modified z > 3.5): flagged, kept",
+                i + 1
+            )];
+        }
+        run.measurements[0]
+            .warnings
+            .push("a warning of its own".into());
+        let out = render_for(&run, &Term::plain(80));
+        assert_eq!(out.matches("samples are outliers").count(), 1, "{out}");
+        assert!(
+            out.contains(&format!("1–{n} of 20 samples are outliers")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("(in {n}:")), "{out}");
+        let own = out
+            .lines()
+            .position(|l| l.contains("a warning of its own"))
+            .unwrap();
+        let last_row = out.lines().position(|l| l.starts_with("    raw ")).unwrap();
+        assert!(own > last_row, "warnings come after the table: {out}");
+        assert!(widest(&out) <= 80, "{out}");
+        assert_eq!(
+            compact(&["a x=1".into(), "b".into(), "a x=2".into()]),
+            "a ×2, b"
+        );
     }
 
     #[test]

@@ -201,6 +201,21 @@ impl CacheStats {
 
 const NO_LINE: u32 = u32::MAX;
 
+/// One way of a set: the line it holds (or `NO_LINE`) and whether it is dirty (an empty slot
+/// never is). Together so a lookup reads one record.
+#[derive(Clone, Copy)]
+struct Slot {
+    line: u32,
+    dirty: bool,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        line: NO_LINE,
+        dirty: false,
+    };
+}
+
 /// One cache. Addresses outside `[base, base + span)` must not be passed in (memory-mapped
 /// devices are uncached).
 pub struct Cache {
@@ -209,9 +224,8 @@ pub struct Cache {
     set_mask: u32,
     base_line: u32,
     ways: usize,
-    /// Per way slot: line number (address >> line_shift) or NO_LINE.
-    lines: Vec<u32>,
-    dirty: Vec<bool>,
+    /// Per way slot (set after set): its line number (address >> line_shift) and dirt.
+    lines: Vec<Slot>,
     /// LRU: last use; FIFO: fill time.
     stamp: Vec<u64>,
     clock: u64,
@@ -242,8 +256,7 @@ impl Cache {
             set_mask: cfg.sets - 1,
             base_line: base >> line_shift,
             ways: cfg.ways as usize,
-            lines: vec![NO_LINE; slots],
-            dirty: vec![false; slots],
+            lines: vec![Slot::EMPTY; slots],
             stamp: vec![0; slots],
             clock: 0,
             rng: cfg.seed.max(1),
@@ -347,12 +360,12 @@ impl Cache {
         let set = (line & self.set_mask) as usize;
         let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.
-            (set, self.lines[set] == line)
+            (set, self.lines[set].line == line)
         } else {
             let first = set * self.ways;
             match self.lines[first..first + self.ways]
                 .iter()
-                .position(|&l| l == line)
+                .position(|s| s.line == line)
             {
                 Some(way) => (first + way, true),
                 None => (first, false),
@@ -370,13 +383,13 @@ impl Cache {
         }
         if write {
             if self.cfg.write_policy == WritePolicy::WriteBack {
-                self.dirty[slot] = true;
+                self.lines[slot].dirty = true;
             } else {
                 self.counts.memory_writes += 1;
             }
         }
         self.last_line = line;
-        self.last_dirty = self.dirty[slot];
+        self.last_dirty = self.lines[slot].dirty;
         false
     }
 
@@ -386,12 +399,12 @@ impl Cache {
     fn read_direct_mapped(&mut self, line: u32) -> bool {
         let set = (line & self.set_mask) as usize;
         let index = line.wrapping_sub(self.base_line);
-        if self.lines[set] != line {
+        if self.lines[set].line != line {
             return self.read_miss_direct_mapped(line, set, index);
         }
         self.shadow.touch(index, true);
         self.last_line = line;
-        self.last_dirty = self.dirty[set];
+        self.last_dirty = self.lines[set].dirty;
         false
     }
 
@@ -402,11 +415,11 @@ impl Cache {
         let in_shadow = self.shadow.touch_missed(index, true);
         self.classify_miss(index, in_shadow);
         // An empty slot is never dirty.
-        if self.dirty[set] {
+        if self.lines[set].dirty {
             self.counts.writebacks += 1;
-            self.dirty[set] = false;
+            self.lines[set].dirty = false;
         }
-        self.lines[set] = line;
+        self.lines[set].line = line;
         self.last_line = line;
         self.last_dirty = false;
         true
@@ -441,20 +454,22 @@ impl Cache {
         let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
         let slots = set * self.ways..(set + 1) * self.ways;
         let slot = slots.start + self.victim(slots);
-        if self.lines[slot] != NO_LINE && self.dirty[slot] {
+        if self.lines[slot].dirty {
             self.counts.writebacks += 1;
         }
         if self.ways > 1 {
             self.clock += 1;
             self.stamp[slot] = self.clock;
         }
-        self.lines[slot] = line;
-        self.dirty[slot] = write && write_back;
+        self.lines[slot] = Slot {
+            line,
+            dirty: write && write_back,
+        };
         if write && !write_back {
             self.counts.memory_writes += 1;
         }
         self.last_line = line;
-        self.last_dirty = self.dirty[slot];
+        self.last_dirty = self.lines[slot].dirty;
         true
     }
 
@@ -464,7 +479,10 @@ impl Cache {
             // stamps and the random generator only ever choose among ways).
             return 0;
         }
-        if let Some(free) = self.lines[slots.clone()].iter().position(|&l| l == NO_LINE) {
+        if let Some(free) = self.lines[slots.clone()]
+            .iter()
+            .position(|s| s.line == NO_LINE)
+        {
             return free;
         }
         match self.cfg.replacement {
