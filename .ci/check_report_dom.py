@@ -3,16 +3,39 @@
 log: every figure has something drawn (no "no data to plot", at least one data mark), no
 legend lists more than LIMIT entries, and the page logged no console error.
 
-usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N]
+With --cells (the DOM dumped from a copy carrying .ci/cell_probe.js): no table cell holding a
+figure is narrower than its content (no number wrapped or cut), and at least one was checked.
+
+usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells]
 
 --expect-legend: the figure whose title starts with TITLE lists exactly N legend entries (the
 sweep: one line per ring size).
 """
+import json
 import re
 import sys
 from html.parser import HTMLParser
 
 LIMIT = 12
+
+
+def narrow_cells(dom):
+    """The probe's verdict from <body data-cells-checked=N data-narrow-cells=JSON>, or None
+    when the probe did not run."""
+
+    class Body(HTMLParser):
+        attrs = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "body" and self.attrs is None:
+                self.attrs = dict(attrs)
+
+    b = Body()
+    b.feed(dom)
+    a = b.attrs or {}
+    if "data-narrow-cells" not in a:
+        return None
+    return int(a.get("data-cells-checked", "0")), json.loads(a["data-narrow-cells"])
 
 
 class Figures(HTMLParser):
@@ -92,6 +115,15 @@ def main():
             errors.append(
                 f"{want_title!r}: {found[0]['legend']} legend entries, expected {want_n}"
             )
+    if "--cells" in sys.argv:
+        verdict = narrow_cells(dom)
+        if verdict is None:
+            errors.append("the table-cell probe did not run (no data-narrow-cells)")
+        elif verdict[0] == 0:
+            errors.append("no table cell holding a figure to check")
+        else:
+            for cell in verdict[1]:
+                errors.append(f"figure cell narrower than its content: {cell}")
     name = re.sub(r"\.dom$", "", dom_path)
     if errors:
         for e in errors:

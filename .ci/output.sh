@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Browser test of the HTML reports (issue 14): Debian's chromium renders the report of a quick
 # run, of a context-switch sweep, of a comparison and of a pipeline diagram (sim run
-# --pipeview-html); each page is screenshotted and its DOM checked: no empty figure, no legend over 12 entries, no console error in the page's log.
+# --pipeview-html), and the report of the recorded fault and rpc fixtures; each page is
+# screenshotted and its DOM checked: no empty figure, no legend over 12 entries, no console
+# error in the page's log, no table cell holding a figure narrower than its content.
 # Screenshots and DOM dumps stay in target/ci-output/ for a person to look at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,22 @@ $bin compare "$out/run-a.json" "$out/run-b.json" --html "$out/compare.html" >/de
 $bin sim run crates/rvsim/programs/elf/timer-rv32imc.elf --pipeview interrupt-4:14 \
     --pipeview-html "$out/pipeview.html" --kanata "$out/pipeview.kanata" >/dev/null
 grep -q '^Kanata' "$out/pipeview.kanata"
+# The recorded fixtures: a fault run (cases told apart by their parameters) and an rpc run.
+for f in fault rpc; do $bin report "tests/fixtures/runs/$f.json" -o "$out/$f.html" >/dev/null; done
+# A page the table-cell check must refuse: a figure squeezed into a cell too narrow for it.
+printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px;overflow-wrap:anywhere">1938 ns/fault</td></tr></table></body></html>' \
+    >"$out/narrow.html"
+
+# with_cell_probe PAGE: a copy of PAGE carrying .ci/cell_probe.js, whose verdict on the table
+# cells ends up in the dumped DOM (the reports themselves carry no script).
+with_cell_probe() {
+    python3 - "$1" "${1%.html}.probe.html" <<'PY'
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+js = open(".ci/cell_probe.js", encoding="utf-8").read()
+open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", f"<script>{js}</script></body>", 1))
+PY
+}
 
 # A private profile, so the browser writes nothing into the user's home.
 profile=$(mktemp -d)
@@ -42,15 +60,32 @@ browse() {
 }
 
 status=0
-for page in run sweep compare pipeview; do
+for page in run sweep compare pipeview fault rpc; do
     url="file://$PWD/$out/$page.html"
     echo "== chromium: $page"
     browse --window-size=1300,1800 --screenshot="$out/$page.png" "$url" 2>"$out/$page.log" >/dev/null
-    browse --dump-dom "$url" >"$out/$page.dom" 2>>"$out/$page.log"
+    # The DOM comes from the copy with the cell probe: same page, plus the probe's verdict.
+    with_cell_probe "$out/$page.html"
+    browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/$page.probe.html" \
+        >"$out/$page.dom" 2>>"$out/$page.log"
     [ -s "$out/$page.png" ] || { echo "$page: no screenshot" >&2; status=1; }
     expect=()
     # The sweep ran --procs 2,4: its figure has one line (legend entry) per ring size.
     [ "$page" = sweep ] && expect=(--expect-legend "Context switch cost=2")
+    # Every page but the pipeline diagram has tables of figures.
+    [ "$page" = pipeview ] || expect+=(--cells)
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
+
+echo "== the table-cell check refuses a squeezed figure"
+with_cell_probe "$out/narrow.html"
+browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/narrow.probe.html" >"$out/narrow.dom" 2>"$out/narrow.log"
+if python3 .ci/check_report_dom.py "$out/narrow.dom" "$out/narrow.log" --min-figures 0 --cells 2>"$out/narrow.err"; then
+    echo "narrow.html: the table-cell check passed a figure squeezed into a 1px cell" >&2
+    status=1
+elif ! grep -q "narrower than its content" "$out/narrow.err"; then
+    echo "narrow.html: refused, but not for the squeezed cell:" >&2
+    cat "$out/narrow.err" >&2
+    status=1
+fi
 exit $status

@@ -42,15 +42,18 @@ table{border-collapse:collapse;font-size:14px;margin:8px 0;width:100%}
 th,td{border:1px solid #ddd;padding:4px 8px;vertical-align:top;text-align:left;overflow-wrap:anywhere}
 th{background:#f4f4f4}
 td code{white-space:nowrap}td.params{min-width:8em}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{overflow-wrap:normal}th.num{white-space:nowrap}
+td.num,th.num,td.checks{width:1%}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;overflow-wrap:normal}
+td.num .why{white-space:normal;min-width:10em}
+td.checks{min-width:10em}.tally{white-space:nowrap}
 table.single{table-layout:fixed}
-.ci{white-space:normal}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
 .b-ok{background:#e3f4ea;color:#17643a}.b-invalid{background:#f8d7d3;color:#9b1c10}.b-below{background:#fdefc3;color:#7a5300}
 .ci{color:#666;font-size:12px;display:block}
 ul.checks,ul.notes{margin:0;padding-left:1.1em;font-size:13px}
-li.fail{color:#9b1c10}li.pass{color:#17643a}
+li.fail,.fail{color:#9b1c10}li.pass,.pass{color:#17643a}
 ul.warn{background:#fff8e1;border-left:4px solid #e0a800;padding:8px 8px 8px 28px;margin:8px 0}
 figure{margin:12px 0}
 .small-multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:8px}
@@ -254,10 +257,10 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
         "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>parameters</th>",
     );
     if runs.len() == 1 {
-        h.push_str("<th>value (median, 95% CI)</th><th>raw</th><th>baseline</th><th>checks</th><th>warnings and notes</th></tr>\n");
+        h.push_str("<th class=\"num\">value (median, 95% CI)</th><th class=\"num\">raw</th><th class=\"num\">baseline</th><th>checks</th><th>warnings and notes</th></tr>\n");
     } else {
         for i in 0..runs.len() {
-            let _ = write!(h, "<th>{}</th>", esc(&run_label(runs, i)));
+            let _ = write!(h, "<th class=\"num\">{}</th>", esc(&run_label(runs, i)));
         }
         h.push_str("<th>checks, warnings and notes</th></tr>\n");
     }
@@ -273,7 +276,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
             let m = row.per_run[0].expect("one run: every row has its measurement");
             let _ = writeln!(
                 h,
-                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td>{}</td></tr>",
                 value_cell(m),
                 summary_cell(Some(&m.raw), &m.raw_unit),
                 summary_cell(m.baseline.as_ref(), &m.raw_unit),
@@ -329,7 +332,7 @@ pub fn effective_status(m: &Measurement) -> Status {
 fn value_cell(m: &Measurement) -> String {
     match (effective_status(m), &m.value) {
         (Status::Invalid, _) => format!(
-            "<span class=\"badge b-invalid\">invalid</span><span class=\"ci\">{}</span>",
+            "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}</span>",
             esc(&m.invalid_reason())
         ),
         (Status::BelowResolution, _) | (_, None) => format!(
@@ -337,7 +340,7 @@ fn value_cell(m: &Measurement) -> String {
             esc(&m.unit)
         ),
         (Status::Unstable, Some(v)) => format!(
-            "<span class=\"badge b-below\">unstable</span><span class=\"ci\">{}</span>",
+            "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">{}</span>",
             esc(&crate::units::fmt_unstable(
                 v.median, v.ci95[0], v.ci95[1], &m.unit
             ))
@@ -372,11 +375,32 @@ fn summary_cell(s: Option<&Summary>, unit: &str) -> String {
     }
 }
 
+/// The checks, compact: "✓ 5/5", or "✗ 4/5" naming the failed checks, with every check's
+/// reading behind a `<details>` so round-by-round prose never squeezes the figures.
 fn checks_cell(m: &Measurement) -> String {
     if m.checks.is_empty() {
         return String::new();
     }
-    let mut s = String::from("<ul class=\"checks\">");
+    let passed = m.checks.iter().filter(|c| c.ok).count();
+    let failed: Vec<String> = m
+        .checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| esc(&c.name))
+        .collect();
+    let tally = if failed.is_empty() {
+        format!(
+            "<span class=\"pass tally\">✓ {passed}/{}</span>",
+            m.checks.len()
+        )
+    } else {
+        format!(
+            "<span class=\"fail tally\">✗ {passed}/{}</span> <span class=\"fail\">failed: {}</span>",
+            m.checks.len(),
+            failed.join(", ")
+        )
+    };
+    let mut s = format!("<details><summary>{tally}</summary><ul class=\"checks\">");
     for c in &m.checks {
         if c.ok {
             let _ = write!(
@@ -395,7 +419,7 @@ fn checks_cell(m: &Measurement) -> String {
             );
         }
     }
-    s.push_str("</ul>");
+    s.push_str("</ul></details>");
     s
 }
 
@@ -576,22 +600,17 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
             .iter()
             .filter(|r| r.per_run.iter().flatten().any(|m| m.unit == unit))
             .collect();
-        let label = |r: &Row| {
-            if r.params.is_empty() {
-                r.probe.clone()
-            } else {
-                format!("{} {}", r.probe, r.params)
-            }
-        };
+        let labels = case_labels(family, &rows);
         let title = format!("{family}: {unit}");
         if runs.len() == 1 {
             let bars = rows
                 .iter()
-                .map(|r| {
+                .zip(&labels)
+                .map(|(r, label)| {
                     let m = r.per_run[0].expect("one run");
                     match plotted(m) {
-                        Some([v, lo, hi]) => Bar::new(label(r), v, lo, hi),
-                        None => Bar::missing(label(r), missing_note(m)),
+                        Some([v, lo, hi]) => Bar::new(label.clone(), v, lo, hi),
+                        None => Bar::missing(label.clone(), missing_note(m)),
                     }
                 })
                 .collect();
@@ -623,7 +642,7 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
                     subtitle: subtitle.clone(),
                     x_label: "probe".into(),
                     y_label: unit.clone(),
-                    groups: rows.iter().map(|r| label(r)).collect(),
+                    groups: labels,
                     series,
                 }
                 .to_svg(),
@@ -631,6 +650,44 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
         }
     }
     out
+}
+
+/// Parameters that record how a case was sampled rather than which case it is (the
+/// adaptive sampler's round count differs between otherwise equal cases), so they never
+/// tell cases apart in a label.
+const SAMPLING_PARAMS: &[&str] = &["rounds"];
+
+/// Short labels for the cases of one figure: the probe without its family prefix, plus only
+/// the parameters that differ between the cases of that probe drawn here (e.g. "anon
+/// touch=write"). Full parameter lists do not fit beside a bar; the table carries them.
+fn case_labels(family: &str, rows: &[&&Row]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            let same_probe: Vec<&Measurement> = rows
+                .iter()
+                .filter(|x| x.probe == r.probe)
+                .filter_map(|x| x.per_run.iter().flatten().next().copied())
+                .collect();
+            let short = r
+                .probe
+                .strip_prefix(family)
+                .and_then(|p| p.strip_prefix('.'))
+                .unwrap_or(&r.probe);
+            let Some(m) = r.per_run.iter().flatten().next() else {
+                return short.to_string();
+            };
+            let varying: BTreeMap<String, serde_json::Value> = varying_params(&same_probe)
+                .into_iter()
+                .filter(|k| !SAMPLING_PARAMS.contains(&k.as_str()))
+                .filter_map(|k| m.params.get(&k).map(|v| (k, v.clone())))
+                .collect();
+            if varying.is_empty() {
+                short.to_string()
+            } else {
+                format!("{short} {}", crate::model::params_label(&varying))
+            }
+        })
+        .collect()
 }
 
 fn subtitle(runs: &[Run]) -> String {
@@ -804,6 +861,53 @@ mod tests {
             "fixture",
         )
         .unwrap()
+    }
+
+    #[test]
+    fn fault_cases_are_labelled_by_the_parameters_that_tell_them_apart() {
+        let run = parse_run(
+            include_str!("../../tests/fixtures/runs/fault.json"),
+            "fault",
+        )
+        .unwrap();
+        let runs = [run];
+        let rows = rows(&runs, "fault");
+        let drawn: Vec<&Row> = rows.iter().collect();
+        let drawn: Vec<&&Row> = drawn.iter().collect();
+        assert_eq!(
+            case_labels("fault", &drawn),
+            [
+                "anon touch=write",
+                "anon touch=read",
+                "populate phase=map",
+                "populate phase=touch",
+                "file-cached",
+                "file-evicted"
+            ]
+        );
+    }
+
+    #[test]
+    fn checks_are_a_tally_with_the_readings_behind_details() {
+        let mut m = fixture().measurements[0].clone();
+        let check = |name: &str, ok| crate::model::Check {
+            name: name.into(),
+            expected: "e".into(),
+            observed: "round 1: o".into(),
+            ok,
+        };
+        m.checks = vec![check("placement", true), check("run-queue wait", true)];
+        let cell = checks_cell(&m);
+        assert!(
+            cell.starts_with("<details><summary><span class=\"pass tally\">✓ 2/2</span></summary>")
+        );
+        assert!(cell.contains("✓ placement: round 1: o"));
+        m.checks[1].ok = false;
+        let cell = checks_cell(&m);
+        let summary = &cell[..cell.find("</summary>").unwrap()];
+        assert!(summary.contains("✗ 1/2"), "{summary}");
+        assert!(summary.contains("failed: run-queue wait"), "{summary}");
+        assert!(!summary.contains("placement"), "{summary}");
     }
 
     #[test]
