@@ -2,7 +2,7 @@
 //! interval and a verdict per probe; `--fail-above 5%` makes it a CI regression gate (exit 1).
 
 use super::outputs::{CompareOut, Outputs};
-use super::store_opts::{load_run, DbOpts};
+use super::store_opts::{load_id, load_run, DbOpts};
 use crate::compare::compare;
 use crate::error::{Error, Result};
 
@@ -28,7 +28,8 @@ pub struct CompareArgs {
     /// The baseline run A and the run B compared against it (files or history ids).
     #[arg(value_name = "RUN", num_args = 0..=2)]
     pub runs: Vec<String>,
-    /// Compare the last N saved runs' oldest and newest (N ≥ 2), e.g. --last 2.
+    /// Compare the oldest and newest of the last N saved runs of the newest run's kind
+    /// (N ≥ 2), e.g. --last 2; runs of other kinds in between are skipped.
     #[arg(long, value_name = "N", conflicts_with = "runs")]
     pub last: Option<usize>,
     /// Exit 1 when any valid probe is significantly slower by more than this, e.g. 5%.
@@ -77,6 +78,61 @@ pub fn kind(run: &crate::model::Run) -> Option<&str> {
         .map(String::as_str)
 }
 
+/// The two runs `compare --last N` compares: the oldest and newest of the last `n` runs of
+/// the newest run's kind (the kind `history list` shows).
+#[derive(Debug, PartialEq, Eq)]
+pub struct LastPair {
+    pub a: i64,
+    pub b: i64,
+    pub kind: String,
+    /// Runs of other kinds were passed over to find them.
+    pub skipped: bool,
+}
+
+/// Runs named in the refusal when the newest run has no partner of its kind.
+const RUNS_NAMED: usize = 5;
+
+/// Picks the pair from `recent` (id and command line, newest first, at least one run). Runs
+/// of different kinds cannot be compared, so when the newest two differ, the newest run's kind
+/// decides; with no second run of that kind, the refusal names the newest runs found and
+/// what to do instead.
+pub fn last_of_kind(recent: &[(i64, String)], n: usize) -> std::result::Result<LastPair, String> {
+    let kind = super::history::kind_of(&recent[0].1);
+    let same: Vec<(usize, i64)> = recent
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, c))| super::history::kind_of(c) == kind)
+        .map(|(i, (id, _))| (i, *id))
+        .take(n)
+        .collect();
+    if same.len() < 2 {
+        let found: Vec<String> = recent
+            .iter()
+            .take(RUNS_NAMED)
+            .map(|(id, c)| format!("{id} {}", super::history::kind_of(c)))
+            .collect();
+        let more = if recent.len() > RUNS_NAMED {
+            ", …"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "--last {n}: run {} is the only `oscost {kind}` run in the history (newest runs: \
+             {}{more}); see `oscost history list` and compare two of one kind with \
+             `oscost compare ID ID`",
+            recent[0].0,
+            found.join(", ")
+        ));
+    }
+    let (first, last) = (same[same.len() - 1], same[0]);
+    Ok(LastPair {
+        a: first.1,
+        b: last.1,
+        kind,
+        skipped: first.0 != same.len() - 1,
+    })
+}
+
 /// "5%" or "5": a slowdown threshold in percent, 0 to 1000.
 pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s
@@ -97,30 +153,43 @@ pub fn run(a: CompareArgs) -> Result<i32> {
         .with(Out::Html, a.html.as_deref());
     let inputs: Vec<&std::path::Path> = a.runs.iter().map(std::path::Path::new).collect();
     outputs.check(&[], &inputs, a.db.path().ok().as_deref())?;
-    let specs: Vec<String> = match a.last {
+    let (specs, [(ra, na), (rb, nb)]) = match a.last {
         Some(n) if n < 2 => return Err(Error::usage(format!("--last {n}: need at least 2 runs"))),
         Some(n) => {
-            let ids = match a.db.open_existing()? {
-                Some(store) => store.last(n)?,
+            let recent = match a.db.open_existing()? {
+                Some(store) => store.newest_first()?,
                 None => Vec::new(),
             };
-            if ids.len() < 2 {
+            if recent.len() < 2 {
                 return Err(Error::usage(format!(
                     "--last {n}: the history holds {} run(s); need 2",
-                    ids.len()
+                    recent.len()
                 )));
             }
-            vec![ids[0].to_string(), ids[ids.len() - 1].to_string()]
+            let pick = last_of_kind(&recent, n).map_err(Error::usage)?;
+            if pick.skipped {
+                eprintln!(
+                    "oscost: comparing runs {} and {}, the last `oscost {}` runs \
+                     (other kinds skipped)",
+                    pick.a, pick.b, pick.kind
+                );
+            }
+            // Loaded as ids: a file named like an id does not stand in for the run.
+            (
+                vec![pick.a.to_string(), pick.b.to_string()],
+                [load_id(pick.a, &a.db)?, load_id(pick.b, &a.db)?],
+            )
         }
-        None if a.runs.len() == 2 => a.runs.clone(),
+        None if a.runs.len() == 2 => (
+            a.runs.clone(),
+            [load_run(&a.runs[0], &a.db)?, load_run(&a.runs[1], &a.db)?],
+        ),
         None => {
             return Err(Error::usage(
                 "compare needs two runs (files or history ids), or --last N",
             ))
         }
     };
-    let (ra, na) = load_run(&specs[0], &a.db)?;
-    let (rb, nb) = load_run(&specs[1], &a.db)?;
     if let (Some(ka), Some(kb)) = (kind(&ra), kind(&rb)) {
         if ka != kb {
             return Err(Error::usage(format!(
@@ -164,4 +233,62 @@ pub fn run(a: CompareArgs) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recent(runs: &[(i64, &str)]) -> Vec<(i64, String)> {
+        runs.iter().map(|(i, c)| (*i, c.to_string())).collect()
+    }
+
+    #[test]
+    fn last_two_of_one_kind_are_compared_as_they_are() {
+        let r = recent(&[(4, "oscost run -q"), (3, "oscost run"), (2, "oscost c2c")]);
+        let p = last_of_kind(&r, 2).unwrap();
+        assert_eq!((p.a, p.b, p.kind.as_str(), p.skipped), (3, 4, "run", false));
+    }
+
+    #[test]
+    fn other_kinds_in_between_are_skipped_and_said() {
+        let r = recent(&[
+            (9, "oscost ctx sweep --quick"),
+            (8, "oscost mem latency"),
+            (7, "oscost ctx --quick"),
+            (6, "oscost ctx sweep"),
+            (5, "oscost ctx sweep"),
+        ]);
+        let p = last_of_kind(&r, 2).unwrap();
+        assert_eq!(
+            (p.a, p.b, p.kind.as_str(), p.skipped),
+            (6, 9, "ctx sweep", true)
+        );
+        // --last 3: the oldest and newest of the last three of that kind.
+        let p = last_of_kind(&r, 3).unwrap();
+        assert_eq!((p.a, p.b), (5, 9));
+    }
+
+    #[test]
+    fn no_partner_names_the_runs_and_the_way_out() {
+        let r = recent(&[
+            (7, "oscost mem latency"),
+            (6, "oscost c2c"),
+            (5, "oscost run"),
+            (4, "oscost run"),
+            (3, "oscost run"),
+            (2, "oscost run"),
+        ]);
+        let e = last_of_kind(&r, 2).unwrap_err();
+        assert!(
+            e.contains("run 7 is the only `oscost mem latency` run"),
+            "{e}"
+        );
+        assert!(
+            e.contains("7 mem latency, 6 c2c, 5 run, 4 run, 3 run, …"),
+            "{e}"
+        );
+        assert!(e.contains("`oscost history list`"), "{e}");
+        assert!(e.contains("`oscost compare ID ID`"), "{e}");
+    }
 }

@@ -54,7 +54,7 @@ pub enum Command {
     Fault(fault::FaultArgs),
     /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
     Mmap(mmap::MmapArgs),
-    /// Write the HTML report for saved runs (files or history ids); several = side by side.
+    /// Write the HTML report for saved runs (files, history ids or --last N); side by side.
     Report(report::ReportArgs),
     /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
     Compare(compare::CompareArgs),

@@ -57,6 +57,13 @@ impl DbOpts {
     }
 }
 
+/// The run saved under history id `id`, and its name for display ("run 3 (path)").
+pub fn load_id(id: i64, db: &DbOpts) -> Result<(Run, String)> {
+    let store = db.open_read()?;
+    let run = store.get(id)?;
+    Ok((run, format!("run {id} ({})", store.path().display())))
+}
+
 /// Loads a run named by a file path or a history id; returns it with a label for output.
 pub fn load_run(spec: &str, db: &DbOpts) -> Result<(Run, String)> {
     let path = Path::new(spec);
@@ -65,11 +72,7 @@ pub fn load_run(spec: &str, db: &DbOpts) -> Result<(Run, String)> {
         return Ok((read_run(path)?, name));
     }
     match spec.parse::<i64>() {
-        Ok(id) => {
-            let store = db.open_read()?;
-            let run = store.get(id)?;
-            Ok((run, format!("run {id} ({})", store.path().display())))
-        }
+        Ok(id) => load_id(id, db),
         Err(_) => Err(Error::usage(format!(
             "{spec}: no such file, and not a run id from history"
         ))),

@@ -491,6 +491,22 @@ impl Store {
         tx.commit().map_err(|e| db_error(&path, e))
     }
 
+    /// Every run's id and command line (as saved), the most recently started first: what
+    /// `report --last` and `compare --last` choose from (a run's kind is in its command).
+    pub fn newest_first(&self) -> Result<Vec<(i64, String)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, command FROM runs ORDER BY started_at DESC, id DESC")
+            .map_err(|e| db_error(&self.path, e))?;
+        // Made inert as `list` does, so a kind derived from it reads as `history list` shows.
+        st.query_map([], |r| {
+            let command: String = r.get(1)?;
+            Ok((r.get(0)?, crate::escape::terminal(&command).into_owned()))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| db_error(&self.path, e))
+    }
+
     /// Ids of the `n` most recently started runs, oldest first (for `compare --last 2`).
     pub fn last(&self, n: usize) -> Result<Vec<i64>> {
         let mut st = self
