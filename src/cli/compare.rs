@@ -160,10 +160,10 @@ pub fn run(a: CompareArgs) -> Result<i32> {
                 Some(store) => store.newest_first()?,
                 None => Vec::new(),
             };
-            if recent.len() < 2 {
+            // One run: no partner of its kind, named with the way out below.
+            if recent.is_empty() {
                 return Err(Error::usage(format!(
-                    "--last {n}: the history holds {} run(s); need 2",
-                    recent.len()
+                    "--last {n}: the history holds 0 run(s); need 2"
                 )));
             }
             let pick = last_of_kind(&recent, n).map_err(Error::usage)?;
@@ -290,5 +290,8 @@ mod tests {
         );
         assert!(e.contains("`oscost history list`"), "{e}");
         assert!(e.contains("`oscost compare ID ID`"), "{e}");
+        // A history of one run: the same refusal, naming it.
+        let e = last_of_kind(&r[..1], 2).unwrap_err();
+        assert!(e.contains("(newest runs: 7 mem latency)"), "{e}");
     }
 }
