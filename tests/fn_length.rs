@@ -10,53 +10,7 @@ use std::path::Path;
 const MAX_LINES: usize = 100;
 
 /// (file, function, why it is still long). Shrink only.
-const NOT_YET_SPLIT: &[(&str, &str, &str)] = &[
-    (
-        "src/probes/rpc/traced.rs",
-        "measure_traced",
-        "one traced RPC measurement: set-up, tracing, sampling, decoding and checks in one body",
-    ),
-    (
-        "src/probes/ctx/pipe.rs",
-        "measure_pipe_on",
-        "the pipe ping-pong: partner, calibration, sampling and the observer tax in one body",
-    ),
-    (
-        "src/probes/ctx/timeslice.rs",
-        "measure_slice",
-        "the time-slice experiment: two tasks, together and sequential samples, checks",
-    ),
-    (
-        "src/probes/rpc/breakdown.rs",
-        "step",
-        "the trace matcher's state machine: one arm per event kind",
-    ),
-    (
-        "src/report/plot/stacked.rs",
-        "draw",
-        "the stacked-bar figure: axes, bars, labels and legend in one drawing",
-    ),
-    (
-        "src/probes/fault/verdict.rs",
-        "verdict",
-        "a fault case's verdict: one check after another on the same counts",
-    ),
-    (
-        "src/probes/ctx/yield_.rs",
-        "measure_yield",
-        "the sched_yield ping-pong: partner, policy, sampling and checks in one body",
-    ),
-    (
-        "src/cli/sim/sweep.rs",
-        "sweep",
-        "the simulator sweep: builds, sizes, the table and the outputs",
-    ),
-    (
-        "src/cli/sim/sweep.rs",
-        "draw",
-        "the sweep figure: two panels drawn with plotters",
-    ),
-];
+const NOT_YET_SPLIT: &[(&str, &str, &str)] = &[];
 
 #[derive(Debug, PartialEq)]
 struct LongFn {

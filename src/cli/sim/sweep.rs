@@ -20,45 +20,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .with(Format::Csv, a.csv.as_deref())
         .with(Format::Svg, a.svg.as_deref());
     outputs.check(&[], &[a.source.as_path()], None)?;
-    if a.machine.icache.is_some() {
-        return Err(Error::usage(
-            "--icache: sweep sets the I-cache itself; use --icache-sizes, --ways, --words, --repl",
-        ));
-    }
-    let mut sizes = a
-        .icache_sizes
-        .iter()
-        .map(|s| parse_size(s, "--icache-sizes"))
-        .collect::<Result<Vec<u64>>>()?;
-    sizes.sort_unstable();
-    sizes.dedup();
-    for (name, v) in [("--ways", a.ways), ("--words", a.words)] {
-        if v == 0 {
-            return Err(Error::usage(format!(
-                "{name} 0: a cache line needs at least 1"
-            )));
-        }
-    }
-    let geometry = |size: u64| -> Result<CacheConfig> {
-        let line = a.ways as u64 * a.words as u64 * 4;
-        if line == 0 || !size.is_multiple_of(line) {
-            return Err(Error::usage(format!(
-                "--icache-sizes {size}: not a multiple of ways x words x 4 = {line} bytes"
-            )));
-        }
-        let spec = format!(
-            "sets={},ways={},words={},repl={}",
-            size / line,
-            a.ways,
-            a.words,
-            a.repl
-        );
-        CacheConfig::parse(&spec).map_err(|e| Error::usage(format!("--icache-sizes {size}: {e}")))
-    };
-    let caches = sizes
-        .iter()
-        .map(|&s| geometry(s))
-        .collect::<Result<Vec<_>>>()?;
+    let (sizes, caches) = sizes_and_caches(&a)?;
     let builds = compile::build_all(&a.source, &a.march, &a.cflags, &a.runtime)?;
     let mut series = Vec::new();
     let mut rows = Vec::new();
@@ -125,6 +87,51 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     Ok(())
 }
 
+/// The swept I-cache sizes (sorted, each once) and the cache geometry of each, from
+/// `--icache-sizes`, `--ways`, `--words` and `--repl`; a usage error names the bad option.
+fn sizes_and_caches(a: &SweepArgs) -> Result<(Vec<u64>, Vec<CacheConfig>)> {
+    if a.machine.icache.is_some() {
+        return Err(Error::usage(
+            "--icache: sweep sets the I-cache itself; use --icache-sizes, --ways, --words, --repl",
+        ));
+    }
+    let mut sizes = a
+        .icache_sizes
+        .iter()
+        .map(|s| parse_size(s, "--icache-sizes"))
+        .collect::<Result<Vec<u64>>>()?;
+    sizes.sort_unstable();
+    sizes.dedup();
+    for (name, v) in [("--ways", a.ways), ("--words", a.words)] {
+        if v == 0 {
+            return Err(Error::usage(format!(
+                "{name} 0: a cache line needs at least 1"
+            )));
+        }
+    }
+    let geometry = |size: u64| -> Result<CacheConfig> {
+        let line = a.ways as u64 * a.words as u64 * 4;
+        if line == 0 || !size.is_multiple_of(line) {
+            return Err(Error::usage(format!(
+                "--icache-sizes {size}: not a multiple of ways x words x 4 = {line} bytes"
+            )));
+        }
+        let spec = format!(
+            "sets={},ways={},words={},repl={}",
+            size / line,
+            a.ways,
+            a.words,
+            a.repl
+        );
+        CacheConfig::parse(&spec).map_err(|e| Error::usage(format!("--icache-sizes {size}: {e}")))
+    };
+    let caches = sizes
+        .iter()
+        .map(|&s| geometry(s))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((sizes, caches))
+}
+
 /// The figure: hit rate and cycles against the I-cache size, one line per build, as SVG.
 fn plot(
     series: &[(String, Vec<Point>)],
@@ -152,14 +159,32 @@ fn draw(
         *sizes.iter().max().unwrap_or(&2) as f64,
     );
     let x_range = (lo * 0.9)..(hi * 1.1).max(lo + 1.0);
+    draw_hit_rates(&left, series, x_range.clone(), a)?;
+    draw_cycles(&right, series, x_range, a)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Line colours, one per build, in series order.
+const COLORS: [RGBColor; 6] = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+/// The left panel: hit rate against the cache size (log scale), one line per build.
+fn draw_hit_rates(
+    left: &Area<'_>,
+    series: &[(String, Vec<Point>)],
+    x_range: std::ops::Range<f64>,
+    a: &SweepArgs,
+) -> DrawResult {
     let min_rate = series
         .iter()
         .flat_map(|(_, p)| p.iter().map(|p| p.hit_rate))
         .fold(100.0f64, f64::min);
-    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
     let title = format!("I-cache {}-way, {} words/line, {}", a.ways, a.words, a.repl);
 
-    let mut chart = ChartBuilder::on(&left)
+    let mut chart = ChartBuilder::on(left)
         .caption(format!("hit rate ({title})"), ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(40)
@@ -177,7 +202,7 @@ fn draw(
         .light_line_style(WHITE)
         .draw()?;
     for (i, (name, points)) in series.iter().enumerate() {
-        let color = colors[i % colors.len()];
+        let color = COLORS[i % COLORS.len()];
         let data: Vec<(f64, f64)> = points.iter().map(|p| (p.size as f64, p.hit_rate)).collect();
         chart
             .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))?
@@ -191,14 +216,24 @@ fn draw(
         .border_style(BLACK)
         .position(SeriesLabelPosition::LowerRight)
         .draw()?;
+    Ok(())
+}
 
+/// The right panel: cycles of the 5-stage model against the cache size, when the builds
+/// ran with the pipeline (nothing drawn otherwise).
+fn draw_cycles(
+    right: &Area<'_>,
+    series: &[(String, Vec<Point>)],
+    x_range: std::ops::Range<f64>,
+    a: &SweepArgs,
+) -> DrawResult {
     let cycles: Vec<u64> = series
         .iter()
         .flat_map(|(_, p)| p.iter().filter_map(|p| p.cycles))
         .collect();
     if let (Some(&min_cycles), Some(&max_cycles)) = (cycles.iter().min(), cycles.iter().max()) {
         let pad = ((max_cycles - min_cycles) as f64 * 0.1).max(1.0);
-        let mut chart = ChartBuilder::on(&right)
+        let mut chart = ChartBuilder::on(right)
             .caption(
                 format!("cycles (5-stage, miss penalty {})", a.machine.miss_penalty),
                 ("sans-serif", 16),
@@ -220,7 +255,7 @@ fn draw(
             .light_line_style(WHITE)
             .draw()?;
         for (i, (name, points)) in series.iter().enumerate() {
-            let color = colors[i % colors.len()];
+            let color = COLORS[i % COLORS.len()];
             let data: Vec<(f64, f64)> = points
                 .iter()
                 .filter_map(|p| p.cycles.map(|c| (p.size as f64, c as f64)))
@@ -236,6 +271,5 @@ fn draw(
             .border_style(BLACK)
             .draw()?;
     }
-    root.present()?;
     Ok(())
 }

@@ -124,87 +124,14 @@ pub fn measure_pipe_on(
     if waited > 0 || left > 0 {
         spec = spec.note(hooks_note(waited, left));
     }
+    let ends = (my_w, my_r);
     let result = match method {
-        ClockMethod::Direct => {
-            spec = spec.param("clock", "direct").note(
-                "per switch = (pipe round trip − the same 2 writes and 2 reads inside one \
-                 thread) / 2 switches, lmbench lat_ctx's definition. The raw round trip is what `perf bench \
-                 sched pipe` reports per op (there as usecs/op).",
-            );
-            let mut raw = |iters: u64| -> Result<u64> {
-                let t0 = now_ns();
-                round_trips(my_w, my_r, iters)?;
-                Ok(now_ns() - t0)
-            };
-            let (ow, or) = (own.write, own.read);
-            let mut base = |iters: u64| -> Result<u64> {
-                let mut b = 0u8;
-                let t0 = now_ns();
-                for _ in 0..iters {
-                    for _ in 0..2 {
-                        write_byte(ow, &1).map_err(|e| partner_error("pipe write", e))?;
-                        read_byte(or, &mut b).map_err(|e| partner_error("pipe read", e))?;
-                    }
-                }
-                Ok(now_ns() - t0)
-            };
-            measure(
-                ctx,
-                spec,
-                vec![me, partner],
-                vec![None, partner_cpu],
-                &mut raw,
-                Some(&mut base),
-                |ev| same_core_verdict(ev, 2.0, "round trip"),
-            )
-        }
-        ClockMethod::Cputime => {
-            spec = spec.param("clock", "cputime").note(
-                "CMPT300 method: (CLOCK_MONOTONIC wall time − the measuring process's \
-                 CLOCK_PROCESS_CPUTIME_ID) / 2 per round trip. It keeps only what ran outside \
-                 the measuring process — the partner's CPU time with its pipe calls and the part \
-                 of each switch charged to the partner — and subtracts the part charged to the \
-                 measuring process, so it measures a different quantity than the direct method \
-                 and can come out lower or higher",
-            );
-            let mut raw = |iters: u64| -> Result<u64> {
-                let w0 = clock::read(libc::CLOCK_MONOTONIC);
-                let c0 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
-                round_trips(my_w, my_r, iters)?;
-                let c1 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
-                let w1 = clock::read(libc::CLOCK_MONOTONIC);
-                Ok((w1 - w0).saturating_sub(c1 - c0).max(1))
-            };
-            measure(
-                ctx,
-                spec,
-                vec![me, partner],
-                vec![None, partner_cpu],
-                &mut raw,
-                None,
-                |ev| same_core_verdict(ev, 2.0, "round trip"),
-            )
-        }
+        ClockMethod::Direct => measure_direct(ctx, spec, [me, partner], partner_cpu, ends, &own),
+        ClockMethod::Cputime => measure_cputime(ctx, spec, [me, partner], partner_cpu, ends),
     };
     // The observer's tax, in its own pass after the figure's samples (see tax.rs); once per
     // measurement, in its last round.
-    let result = result.and_then(|mut m| {
-        if !ctx.is_last_round() {
-            return Ok(m);
-        }
-        let mut rt = |iters: u64| -> Result<u64> {
-            let t0 = now_ns();
-            round_trips(my_w, my_r, iters)?;
-            Ok(now_ns() - t0)
-        };
-        let iters = auto_scale(&mut rt, TAX_SAMPLE_NS)?;
-        let pass = measure_tax(&participants, &mut rt, iters, TAX_ROUNDS)?;
-        m.notes.push(tax_note("round trip", &pass.taxes));
-        if m.evidence.events.is_empty() {
-            m.evidence.events = pass.perf_events;
-        }
-        Ok(m)
-    });
+    let result = result.and_then(|m| add_tax(ctx, &participants, ends, m));
     // The sampler's evidence samples attached nothing here (EventSet::None): they are not
     // "with perf counters" samples, so they are dropped with the engine's note about them
     // (which a merge of rounds would otherwise derive again from them).
@@ -217,6 +144,107 @@ pub fn measure_pipe_on(
     drop(thread);
     drop(child);
     result
+}
+
+/// The direct method: round trips against the same two writes and reads in one thread.
+fn measure_direct(
+    ctx: &Context,
+    spec: Spec,
+    [me, partner]: [Participant; 2],
+    partner_cpu: Option<usize>,
+    (my_w, my_r): (i32, i32),
+    own: &Pipe,
+) -> Result<Measurement> {
+    let spec = spec.param("clock", "direct").note(
+        "per switch = (pipe round trip − the same 2 writes and 2 reads inside one \
+         thread) / 2 switches, lmbench lat_ctx's definition. The raw round trip is what `perf bench \
+         sched pipe` reports per op (there as usecs/op).",
+    );
+    let mut raw = |iters: u64| -> Result<u64> {
+        let t0 = now_ns();
+        round_trips(my_w, my_r, iters)?;
+        Ok(now_ns() - t0)
+    };
+    let (ow, or) = (own.write, own.read);
+    let mut base = |iters: u64| -> Result<u64> {
+        let mut b = 0u8;
+        let t0 = now_ns();
+        for _ in 0..iters {
+            for _ in 0..2 {
+                write_byte(ow, &1).map_err(|e| partner_error("pipe write", e))?;
+                read_byte(or, &mut b).map_err(|e| partner_error("pipe read", e))?;
+            }
+        }
+        Ok(now_ns() - t0)
+    };
+    measure(
+        ctx,
+        spec,
+        vec![me, partner],
+        vec![None, partner_cpu],
+        &mut raw,
+        Some(&mut base),
+        |ev| same_core_verdict(ev, 2.0, "round trip"),
+    )
+}
+
+/// The CMPT300 method: wall time less the measuring process's CPU time.
+fn measure_cputime(
+    ctx: &Context,
+    spec: Spec,
+    [me, partner]: [Participant; 2],
+    partner_cpu: Option<usize>,
+    (my_w, my_r): (i32, i32),
+) -> Result<Measurement> {
+    let spec = spec.param("clock", "cputime").note(
+        "CMPT300 method: (CLOCK_MONOTONIC wall time − the measuring process's \
+         CLOCK_PROCESS_CPUTIME_ID) / 2 per round trip. It keeps only what ran outside \
+         the measuring process — the partner's CPU time with its pipe calls and the part \
+         of each switch charged to the partner — and subtracts the part charged to the \
+         measuring process, so it measures a different quantity than the direct method \
+         and can come out lower or higher",
+    );
+    let mut raw = |iters: u64| -> Result<u64> {
+        let w0 = clock::read(libc::CLOCK_MONOTONIC);
+        let c0 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
+        round_trips(my_w, my_r, iters)?;
+        let c1 = clock::read(libc::CLOCK_PROCESS_CPUTIME_ID);
+        let w1 = clock::read(libc::CLOCK_MONOTONIC);
+        Ok((w1 - w0).saturating_sub(c1 - c0).max(1))
+    };
+    measure(
+        ctx,
+        spec,
+        vec![me, partner],
+        vec![None, partner_cpu],
+        &mut raw,
+        None,
+        |ev| same_core_verdict(ev, 2.0, "round trip"),
+    )
+}
+
+/// The observer's tax pass (tax.rs), added to the measurement of the last round only.
+fn add_tax(
+    ctx: &Context,
+    participants: &[Participant],
+    (my_w, my_r): (i32, i32),
+    mut m: Measurement,
+) -> Result<Measurement> {
+    if !ctx.is_last_round() {
+        return Ok(m);
+    }
+    let mut rt = |iters: u64| -> Result<u64> {
+        let t0 = now_ns();
+        round_trips(my_w, my_r, iters)?;
+        Ok(now_ns() - t0)
+    };
+    let iters = auto_scale(&mut rt, TAX_SAMPLE_NS)?;
+    let pass = measure_tax(participants, &mut rt, iters, TAX_ROUNDS)?;
+    m.notes.push(tax_note("round trip", &pass.taxes));
+    if m.evidence.events.is_empty() {
+        m.evidence.events = pass.perf_events;
+    }
+    Ok(m)
 }
 
 /// What the wait for the perf hooks did, for the notes.

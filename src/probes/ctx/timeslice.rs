@@ -231,58 +231,13 @@ const READY: [usize; 2] = [4, 5];
 /// Measure one slice.
 pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
     let _home = AffinityGuard::pin_current(&[c.home])?;
-    // Calibrate: how many walks take `work` on the measured CPU.
-    let passes = {
-        let _p = AffinityGuard::pin_current(&[c.cpu])?;
-        let ws = WorkingSet::map(c.work_set as usize, None)?;
-        ws.fill();
-        let mut n = 1u64;
-        loop {
-            let t0 = now_ns();
-            for _ in 0..n {
-                std::hint::black_box(ws.walk(64, Access::Write));
-            }
-            let t = now_ns() - t0;
-            if t > 20_000_000 {
-                break ((c.work.as_nanos() as f64 / t as f64) * n as f64).ceil() as u64;
-            }
-            n *= 4;
-        }
-    };
+    let passes = calibrate_passes(&c)?;
     let page = SharedPage::new()?;
     let sets = [
         WorkingSet::map(c.work_set as usize, None)?,
         WorkingSet::map(c.work_set as usize, None)?,
     ];
-    let mut kids: Vec<Child> = Vec::new();
-    for (i, ws) in sets.iter().enumerate() {
-        let (go, done) = (page.slot(GO[i]), page.slot(DONE[i]));
-        let (child, _) = spawn_ready_child(
-            &page,
-            READY[i],
-            c.cpu,
-            || ws.fill(),
-            move || {
-                let mut seen = 0;
-                loop {
-                    let g = go.load(Ordering::Acquire);
-                    if g == seen {
-                        futex::wait(go, seen, false);
-                        continue;
-                    }
-                    seen = g;
-                    let mut sink = 0u64;
-                    for _ in 0..passes {
-                        sink = sink.wrapping_add(ws.walk(64, Access::Write));
-                    }
-                    std::hint::black_box(sink);
-                    done.fetch_add(1, Ordering::Release);
-                    futex::wake(done, 1, false);
-                }
-            },
-        )?;
-        kids.push(child);
-    }
+    let kids = spawn_tasks(&page, &sets, c.cpu, passes)?;
     let _rr_guard = match c.mech {
         SliceMech::Rr => Some(RrKnobGuard::set(c.slice.as_millis() as u64)?),
         SliceMech::Eevdf => None,
@@ -350,7 +305,99 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
             requested: vec![c.cpu],
         })
         .collect();
-    let spec = Spec::new(PROBE, "× sequential", "ns/run", 1.0)
+    let spec = slice_spec(&c, reported);
+    let slice = c.slice;
+    let m = measure(
+        ctx,
+        spec,
+        participants,
+        vec![Some(c.cpu), Some(c.cpu)],
+        &mut together,
+        Some(&mut sequential),
+        |ev| slice_verdict(ev, slice),
+    );
+    drop(kids);
+    m.map(ratio_figure)
+}
+
+/// The figure is the ratio of each together sample to its interleaved sequential pair (not
+/// a difference, so never "below resolution").
+fn ratio_figure(mut m: Measurement) -> Measurement {
+    let ratios: Vec<f64> = m
+        .samples
+        .iter()
+        .zip(&m.baseline_samples)
+        .map(|(t, s)| t / s)
+        .collect();
+    m.value = summarize(&ratios);
+    if m.status == Status::BelowResolution {
+        m.status = Status::Ok;
+    }
+    m
+}
+
+/// How many walks of the working set take `c.work` of CPU time on the measured CPU.
+fn calibrate_passes(c: &Config) -> Result<u64> {
+    let _p = AffinityGuard::pin_current(&[c.cpu])?;
+    let ws = WorkingSet::map(c.work_set as usize, None)?;
+    ws.fill();
+    let mut n = 1u64;
+    Ok(loop {
+        let t0 = now_ns();
+        for _ in 0..n {
+            std::hint::black_box(ws.walk(64, Access::Write));
+        }
+        let t = now_ns() - t0;
+        if t > 20_000_000 {
+            break ((c.work.as_nanos() as f64 / t as f64) * n as f64).ceil() as u64;
+        }
+        n *= 4;
+    })
+}
+
+/// The two tasks on `cpu`, each filling its own working set, then walking it `passes` times
+/// whenever its GO slot moves and counting the runs in its DONE slot.
+fn spawn_tasks(
+    page: &SharedPage,
+    sets: &[WorkingSet; 2],
+    cpu: usize,
+    passes: u64,
+) -> Result<Vec<Child>> {
+    let mut kids: Vec<Child> = Vec::new();
+    for (i, ws) in sets.iter().enumerate() {
+        let (go, done) = (page.slot(GO[i]), page.slot(DONE[i]));
+        let (child, _) = spawn_ready_child(
+            page,
+            READY[i],
+            cpu,
+            || ws.fill(),
+            move || {
+                let mut seen = 0;
+                loop {
+                    let g = go.load(Ordering::Acquire);
+                    if g == seen {
+                        futex::wait(go, seen, false);
+                        continue;
+                    }
+                    seen = g;
+                    let mut sink = 0u64;
+                    for _ in 0..passes {
+                        sink = sink.wrapping_add(ws.walk(64, Access::Write));
+                    }
+                    std::hint::black_box(sink);
+                    done.fetch_add(1, Ordering::Release);
+                    futex::wake(done, 1, false);
+                }
+            },
+        )?;
+        kids.push(child);
+    }
+    Ok(kids)
+}
+
+/// The measurement's spec: the slice, how it was set, the work and what the value means.
+fn slice_spec(c: &Config, reported: Vec<u64>) -> Spec {
+    Spec::new(PROBE, "× sequential", "ns/run", 1.0)
         .param("slice_ns", c.slice.as_nanos() as u64)
         .param("slice", humantime::format_duration(c.slice).to_string())
         .param("mechanism", c.mech.as_str())
@@ -358,7 +405,7 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
         .param("work_set_label", fmt_size(c.work_set))
         .param("work_ns", c.work.as_nanos() as u64)
         .param("cpus", vec![c.cpu])
-        .param("slice_reported_ns", reported.clone())
+        .param("slice_reported_ns", reported)
         .events_set(EventSet::Standard)
         .note(format!(
             "two tasks on CPU {}, each writing its own {} working set for about {} of CPU \
@@ -372,31 +419,7 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
                 SliceMech::Eevdf => "sched_setattr(sched_runtime), EEVDF custom slices",
                 SliceMech::Rr => "SCHED_RR and sched_rr_timeslice_ms (restored afterwards)",
             }
-        ));
-    let slice = c.slice;
-    let m = measure(
-        ctx,
-        spec,
-        participants,
-        vec![Some(c.cpu), Some(c.cpu)],
-        &mut together,
-        Some(&mut sequential),
-        |ev| slice_verdict(ev, slice),
-    );
-    drop(kids);
-    let mut m = m?;
-    // The figure is the ratio of each together sample to its interleaved sequential pair.
-    let ratios: Vec<f64> = m
-        .samples
-        .iter()
-        .zip(&m.baseline_samples)
-        .map(|(t, s)| t / s)
-        .collect();
-    m.value = summarize(&ratios);
-    if m.status == Status::BelowResolution {
-        m.status = Status::Ok;
-    }
-    Ok(m)
+        ))
 }
 
 /// Involuntary switches per second while running together ≈ 1 / slice (±35%): with two

@@ -84,31 +84,7 @@ pub fn measure_yield(
     let mut participants = vec![Participant::this_thread("measuring thread", vec![cpu])];
     let mut start_cpus = vec![None];
     if with_partner {
-        let (p, q) = (page.clone(), page.clone());
-        let (t, tid, c) = ThreadPartner::spawn_ready(
-            cpu,
-            move || {
-                if fifo && set_fifo(0).is_err() {
-                    return;
-                }
-                let (pause, parked, stop) = (p.slot(PAUSE), p.slot(PARKED), p.slot(STOP));
-                while stop.load(Ordering::Acquire) == 0 {
-                    if pause.load(Ordering::Acquire) != 0 {
-                        parked.store(1, Ordering::Release);
-                        futex::wait(pause, 1, true);
-                        parked.store(0, Ordering::Release);
-                        continue;
-                    }
-                    // SAFETY: sched_yield has no preconditions.
-                    unsafe { libc::sched_yield() };
-                }
-            },
-            move || {
-                q.slot(STOP).store(1, Ordering::Release);
-                q.slot(PAUSE).store(0, Ordering::Release);
-                futex::wake(q.slot(PAUSE), 1, true);
-            },
-        )?;
+        let (t, tid, c) = spawn_partner(&page, cpu, fifo)?;
         participants.push(Participant::thread("partner thread", tid, vec![cpu]));
         start_cpus.push(c);
         thread = Some(t);
@@ -176,6 +152,40 @@ pub fn measure_yield(
     );
     drop(thread);
     result
+}
+
+/// The partner thread on `cpu`: yields until asked to park (PAUSE), parks on the futex, and
+/// leaves when told to stop. Returns it with its thread id and the CPU it started on.
+fn spawn_partner(
+    page: &Arc<SharedPage>,
+    cpu: usize,
+    fifo: bool,
+) -> Result<(ThreadPartner, i32, Option<usize>)> {
+    let (p, q) = (page.clone(), page.clone());
+    ThreadPartner::spawn_ready(
+        cpu,
+        move || {
+            if fifo && set_fifo(0).is_err() {
+                return;
+            }
+            let (pause, parked, stop) = (p.slot(PAUSE), p.slot(PARKED), p.slot(STOP));
+            while stop.load(Ordering::Acquire) == 0 {
+                if pause.load(Ordering::Acquire) != 0 {
+                    parked.store(1, Ordering::Release);
+                    futex::wait(pause, 1, true);
+                    parked.store(0, Ordering::Release);
+                    continue;
+                }
+                // SAFETY: sched_yield has no preconditions.
+                unsafe { libc::sched_yield() };
+            }
+        },
+        move || {
+            q.slot(STOP).store(1, Ordering::Release);
+            q.slot(PAUSE).store(0, Ordering::Release);
+            futex::wake(q.slot(PAUSE), 1, true);
+        },
+    )
 }
 
 /// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): like every

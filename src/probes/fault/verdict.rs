@@ -5,6 +5,7 @@
 use super::{Kind, Phase, Thp};
 use crate::engine::checks::{at_least, at_most, near};
 use crate::engine::measure::Verdict;
+use crate::model::Check;
 
 /// The counted facts of one case over its recorded rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,37 +39,14 @@ impl Facts {
     }
 }
 
-/// Checks and warnings for one case.
+/// Checks and warnings for one case: the checks its kind and phase call for, then the
+/// second opinion of perf's fault count.
 pub fn verdict(f: &Facts) -> Verdict {
     let mut checks = Vec::new();
     let mut warnings = Vec::new();
     let fpp = f.faults_per_page();
     match (f.kind, f.phase) {
-        (Kind::Anon, _) => {
-            match f.thp {
-                Thp::Never => checks.push(near(
-                    "faults per page (THP off: one per 4 KiB page)",
-                    1.0,
-                    0.10,
-                    fpp,
-                )),
-                Thp::Always => {
-                    checks.push(at_most(
-                        "faults per page (THP on: about one per 2 MiB, ≤ 1/64)",
-                        1.0 / 64.0,
-                        fpp,
-                    ));
-                    if f.system_thp == "never" {
-                        warnings.push(
-                            "the system THP mode is \"never\": MADV_HUGEPAGE cannot give huge \
-                             pages here (oscost does not change the system setting)"
-                                .into(),
-                        );
-                    }
-                }
-            }
-            checks.push(at_most("major faults", 0.0, f.majflt as f64));
-        }
+        (Kind::Anon, _) => anon(f, fpp, &mut checks, &mut warnings),
         (Kind::Populate, Phase::Map) => {
             if let Some(r) = f.resident_after_min {
                 checks.push(at_least(
@@ -86,63 +64,8 @@ pub fn verdict(f: &Facts) -> Verdict {
                 fpp,
             ));
         }
-        (Kind::FileCached, _) => {
-            if let Some((lo, _)) = f.resident_before {
-                checks.push(at_least(
-                    "pages in the page cache before the touch (mincore)",
-                    f.pages as f64,
-                    lo as f64,
-                ));
-            }
-            checks.push(at_most("major faults", 0.0, f.majflt as f64));
-            checks.push(at_most(
-                "faults per page (fault-around maps several per fault: ≤ 1)",
-                1.0,
-                fpp,
-            ));
-            if fpp > 0.0 && fpp < 1.0 / 16.0 {
-                // SAFETY: sysconf only reads a constant of the running system.
-                let page_kib =
-                    unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as f64 / 1024.0;
-                warnings.push(format!(
-                    "{:.0} pages per fault ({:.0} KiB mapped per fault), more than \
-                     fault-around's 16: the page cache holds large folios that one fault maps \
-                     whole (smaps FilePmdMapped shows 2 MiB mappings; see --show-maps). \
-                     lmbench lat_pagefault reports ns per page, not per fault: compare it \
-                     with the raw ns/page (and --order random, its order)",
-                    1.0 / fpp,
-                    page_kib / fpp
-                ));
-            }
-            if fpp > 0.5 {
-                warnings.push(format!(
-                    "{fpp:.2} faults per page: fault-around mapped few neighbours \
-                     (random order touches pages whose neighbours are already mapped less \
-                     often; fault_around_bytes may be 4096)"
-                ));
-            }
-        }
-        (Kind::FileEvicted, _) => {
-            if let Some((_, hi)) = f.resident_before {
-                let limit = (f.pages as f64 * 0.01).floor();
-                let mut c = at_most(
-                    "pages still in the page cache after eviction (mincore, ≤ 1%)",
-                    limit,
-                    hi as f64,
-                );
-                if !c.ok {
-                    c.observed =
-                        format!("{hi} of {} pages resident: eviction did not work", f.pages);
-                }
-                checks.push(c);
-            }
-            checks.push(at_least("major faults", 1.0, f.majflt as f64));
-            let mut io = at_least("blocks read in (inblock)", 1.0, f.inblock as f64);
-            if !io.ok {
-                io.observed = "0: no storage reads were accounted to this task".into();
-            }
-            checks.push(io);
-        }
+        (Kind::FileCached, _) => file_cached(f, fpp, &mut checks, &mut warnings),
+        (Kind::FileEvicted, _) => file_evicted(f, &mut checks),
     }
     if let Some(p) = f.perf_faults {
         let r = (f.minflt + f.majflt) as f64 / f.rounds.max(1) as f64;
@@ -156,6 +79,95 @@ pub fn verdict(f: &Facts) -> Verdict {
         }
     }
     (checks, warnings)
+}
+
+/// Anonymous memory: one fault per 4 KiB page, or about one per 2 MiB with THP; no major
+/// faults.
+fn anon(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+    match f.thp {
+        Thp::Never => checks.push(near(
+            "faults per page (THP off: one per 4 KiB page)",
+            1.0,
+            0.10,
+            fpp,
+        )),
+        Thp::Always => {
+            checks.push(at_most(
+                "faults per page (THP on: about one per 2 MiB, ≤ 1/64)",
+                1.0 / 64.0,
+                fpp,
+            ));
+            if f.system_thp == "never" {
+                warnings.push(
+                    "the system THP mode is \"never\": MADV_HUGEPAGE cannot give huge \
+                     pages here (oscost does not change the system setting)"
+                        .into(),
+                );
+            }
+        }
+    }
+    checks.push(at_most("major faults", 0.0, f.majflt as f64));
+}
+
+/// A file already in the page cache: no major faults, fault-around mapping several pages per
+/// fault, and what an unusual pages-per-fault ratio means.
+fn file_cached(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+    if let Some((lo, _)) = f.resident_before {
+        checks.push(at_least(
+            "pages in the page cache before the touch (mincore)",
+            f.pages as f64,
+            lo as f64,
+        ));
+    }
+    checks.push(at_most("major faults", 0.0, f.majflt as f64));
+    checks.push(at_most(
+        "faults per page (fault-around maps several per fault: ≤ 1)",
+        1.0,
+        fpp,
+    ));
+    if fpp > 0.0 && fpp < 1.0 / 16.0 {
+        // SAFETY: sysconf only reads a constant of the running system.
+        let page_kib = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as f64 / 1024.0;
+        warnings.push(format!(
+            "{:.0} pages per fault ({:.0} KiB mapped per fault), more than \
+             fault-around's 16: the page cache holds large folios that one fault maps \
+             whole (smaps FilePmdMapped shows 2 MiB mappings; see --show-maps). \
+             lmbench lat_pagefault reports ns per page, not per fault: compare it \
+             with the raw ns/page (and --order random, its order)",
+            1.0 / fpp,
+            page_kib / fpp
+        ));
+    }
+    if fpp > 0.5 {
+        warnings.push(format!(
+            "{fpp:.2} faults per page: fault-around mapped few neighbours \
+             (random order touches pages whose neighbours are already mapped less \
+             often; fault_around_bytes may be 4096)"
+        ));
+    }
+}
+
+/// A file evicted from the page cache: eviction worked, the touch took major faults and read
+/// from storage.
+fn file_evicted(f: &Facts, checks: &mut Vec<Check>) {
+    if let Some((_, hi)) = f.resident_before {
+        let limit = (f.pages as f64 * 0.01).floor();
+        let mut c = at_most(
+            "pages still in the page cache after eviction (mincore, ≤ 1%)",
+            limit,
+            hi as f64,
+        );
+        if !c.ok {
+            c.observed = format!("{hi} of {} pages resident: eviction did not work", f.pages);
+        }
+        checks.push(c);
+    }
+    checks.push(at_least("major faults", 1.0, f.majflt as f64));
+    let mut io = at_least("blocks read in (inblock)", 1.0, f.inblock as f64);
+    if !io.ok {
+        io.observed = "0: no storage reads were accounted to this task".into();
+    }
+    checks.push(io);
 }
 
 #[cfg(test)]

@@ -210,21 +210,7 @@ impl Matcher<'_> {
 
     fn step(&mut self, e: &Event) {
         let (c, st) = (self.client, self.st);
-        // The role of the call a participant enters or leaves.
-        let role = match e.kind {
-            Kind::SysEnter { id, arg1 } => {
-                let r = self.calls.role(id, arg1);
-                self.in_call.insert(e.tid, (id, r));
-                r
-            }
-            // A call whose entry was not seen (before the trace began): its number still
-            // tells, except futex's op.
-            Kind::SysExit { id } => match self.in_call.get(&e.tid) {
-                Some(&(entered, r)) if entered == id => r,
-                _ => self.calls.role_at_exit(id),
-            },
-            _ => Role::Other,
-        };
+        let role = self.role_of(e);
         let enter = matches!(e.kind, Kind::SysEnter { .. });
         // C sends a new request: it starts an RPC wherever we were. In ClientIn, C was
         // switched back in and took the reply without a receive system call (a futex word
@@ -253,14 +239,23 @@ impl Matcher<'_> {
                 return;
             }
         }
-        let s = self.server;
-        let t = &mut self.t;
         // perf's switch-in record says the same as sched_switch, a little later (after the
         // switch); whichever comes first moves the pattern on and the other finds it moved.
         let kind = match e.kind {
             Kind::SwitchIn { prev } => Kind::Switch { prev, next: e.tid },
             k => k,
         };
+        match st {
+            State::Sending | State::Waking | State::ServerIn => self.on_request(e, kind, role),
+            State::Serving | State::Replying | State::ClientIn => self.on_reply(e, kind, role),
+            State::Idle => {}
+        }
+    }
+
+    /// The request half: from C's send to S's receive returning.
+    fn on_request(&mut self, e: &Event, kind: Kind, role: Role) {
+        let (c, s, st) = (self.client, self.server, self.st);
+        let t = &mut self.t;
         match (st, kind) {
             (State::Sending, Kind::Switch { prev, next })
                 if prev == c && self.servers.contains(&next) =>
@@ -306,6 +301,15 @@ impl Matcher<'_> {
                 t.srv_send = Some(e.time);
                 self.st = State::Serving;
             }
+            _ => {}
+        }
+    }
+
+    /// The reply half: from S serving to C's receive returning.
+    fn on_reply(&mut self, e: &Event, kind: Kind, role: Role) {
+        let (c, s, st) = (self.client, self.server, self.st);
+        let t = &mut self.t;
+        match (st, kind) {
             (State::Serving, Kind::SysEnter { .. }) if e.tid == s && role == Role::Send => {
                 t.srv_send.get_or_insert(e.time);
             }
@@ -354,6 +358,25 @@ impl Matcher<'_> {
                 self.finish(e.time);
             }
             _ => {}
+        }
+    }
+
+    /// The role of the call a participant enters or leaves (remembered at entry, so an exit
+    /// knows futex's op).
+    fn role_of(&mut self, e: &Event) -> Role {
+        match e.kind {
+            Kind::SysEnter { id, arg1 } => {
+                let r = self.calls.role(id, arg1);
+                self.in_call.insert(e.tid, (id, r));
+                r
+            }
+            // A call whose entry was not seen (before the trace began): its number still
+            // tells, except futex's op.
+            Kind::SysExit { id } => match self.in_call.get(&e.tid) {
+                Some(&(entered, r)) if entered == id => r,
+                _ => self.calls.role_at_exit(id),
+            },
+            _ => Role::Other,
         }
     }
 }

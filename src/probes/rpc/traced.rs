@@ -380,6 +380,158 @@ fn correct(rpcs: &[Rpc], paths: &[PathEvents], batches: &[Batch]) -> Option<Corr
     })
 }
 
+/// The traced measurement's warnings, each once: parts left out (and why), a participant
+/// filter the kernel refused, and a calibration that could not be made.
+fn traced_warnings(
+    left_out: &[(usize, String)],
+    unfiltered: &[String],
+    corrected: bool,
+    a: &Analysis,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (_, why) in left_out {
+        if !warnings.contains(why) {
+            warnings.push(why.clone());
+        }
+    }
+    if !unfiltered.is_empty() {
+        warnings.push(format!(
+            "the kernel refused the participant filter on {}: recorded unfiltered",
+            unfiltered.join(", ")
+        ));
+    }
+    if !corrected {
+        warnings.push(format!(
+            "no calibration of the observer's cost: {}; the parts are not corrected",
+            if a.rpcs.is_empty() {
+                "no RPC matched"
+            } else {
+                "the batches could not be fitted (too few rounds)"
+            }
+        ));
+    }
+    warnings
+}
+
+/// `rpc.traced`: the client's RPC times while the tracepoints record, with their additive
+/// mean and what the calibration found about the observer.
+fn traced_measurement(
+    r: &Rounds,
+    traced_mean: Option<crate::model::Estimate>,
+    correction: Option<&Correction>,
+    evidence: &crate::model::Evidence,
+    verdict: crate::engine::measure::Verdict,
+    base: &dyn Fn(&str, &str) -> Spec,
+) -> Result<Measurement> {
+    let mut traced = from_samples(
+        base("rpc.traced", "ns/RPC").note(format!(
+            "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
+             record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
+             up to the client's send sys_enter → receive sys_exit, by their means over the \
+             RPCs (medians do not add up); not seen: user-space time outside those system \
+             calls, time the hypervisor took the vCPU, and polling hand-offs. The observer's \
+             cost per event is measured by a calibration pass (see rpc.corrected)",
+            PARTS
+                .iter()
+                .map(|p| super::breakdown::definition(p))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        r.times.clone(),
+        1,
+        "fixed count",
+        evidence.clone(),
+        verdict,
+    )?;
+    traced.additive = traced_mean.map(|mean| crate::model::Additive {
+        mean,
+        modes: super::additive::modes(&r.times),
+        events: Default::default(),
+    });
+    traced.observer = Some(Observer {
+        tracing_adds: None,
+        calibration: correction.as_ref().map(|c| c.costs.fitted_json.clone()),
+        configs: super::calibrate::configs(&r.batches),
+    });
+    Ok(traced)
+}
+
+/// One `rpc.part` per shown part: its time in every matched RPC, with the mean over the
+/// middle RPCs (`middle`, the same RPCs for every part, so the means add up).
+fn part_measurements(
+    all: &[Rpc],
+    middle: &[Rpc],
+    shown: &[usize],
+    paths: &[PathEvents],
+    checks: &[Check],
+    evidence: &crate::model::Evidence,
+    base: &dyn Fn(&str, &str) -> Spec,
+) -> Result<Vec<Measurement>> {
+    let mut out = Vec::new();
+    for &i in shown {
+        let samples: Vec<f64> = all.iter().map(|r| r.parts[i]).collect();
+        let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
+        let ev = by_group(&super::correct::mean_events(paths, Some(i)));
+        let mut m = from_samples(
+            base("rpc.part", "ns/RPC")
+                .param("part", PARTS[i])
+                .param("order", i as u64)
+                .note(super::breakdown::definition(PARTS[i])),
+            samples,
+            1,
+            "fixed count",
+            evidence.clone(),
+            (checks.to_vec(), Vec::new()),
+        )?;
+        m.additive = super::additive::of(&kept, ev);
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// One `rpc.corrected` per shown part: its samples less the calibrated cost of the events on
+/// its path, the mean carried from the correction, and the non-negativity check added to the
+/// traced checks.
+fn corrected_parts(
+    c: &Correction,
+    shown: &[usize],
+    paths: &[PathEvents],
+    checks: &[Check],
+    evidence: &crate::model::Evidence,
+    base: &dyn Fn(&str, &str) -> Spec,
+) -> Result<Vec<Measurement>> {
+    let mut corrected_checks = checks.to_vec();
+    let means: Vec<_> = c
+        .means
+        .iter()
+        .filter(|(k, _)| shown.contains(k))
+        .copied()
+        .collect();
+    corrected_checks.push(corrected_nonnegative(&means));
+    let mut out = Vec::new();
+    for &(i, mean) in &means {
+        let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
+        let ev = by_group(&super::correct::mean_events(paths, Some(i)));
+        let mut m = from_samples(
+            base(super::correct::PROBE, "ns/RPC")
+                .param("part", PARTS[i])
+                .param("order", i as u64)
+                .note(super::correct::NOTE),
+            samples.clone(),
+            1,
+            "fixed count",
+            evidence.clone(),
+            (corrected_checks.clone(), Vec::new()),
+        )?;
+        m.additive = super::additive::of(&samples, ev).map(|mut x| {
+            x.mean = mean;
+            x
+        });
+        out.push(m);
+    }
+    Ok(out)
+}
+
 /// Run the traced RPCs and return `rpc.traced`, one `rpc.part` per part and one
 /// `rpc.corrected` per part.
 pub fn measure_traced(
@@ -435,34 +587,13 @@ pub fn measure_traced(
     let mut checks = checks(&a, traced_mean.map_or(f64::NAN, |m| m.value), scenario);
     let (vol, invol) = super::switches_of(&evidence, "client");
     checks.push(trace_complete(a.client_ins_per_rpc, vol + invol));
-    let mut warnings = Vec::new();
     let left_out = ipi_left_out(
         &tracer.decoder.missing(),
         &a.rpcs,
         quiet_wakes(events, &cpus),
         scenario.remote(),
     );
-    for (_, why) in &left_out {
-        if !warnings.contains(why) {
-            warnings.push(why.clone());
-        }
-    }
-    if !tracer.unfiltered.is_empty() {
-        warnings.push(format!(
-            "the kernel refused the participant filter on {}: recorded unfiltered",
-            tracer.unfiltered.join(", ")
-        ));
-    }
-    if correction.is_none() {
-        warnings.push(format!(
-            "no calibration of the observer's cost: {}; the parts are not corrected",
-            if a.rpcs.is_empty() {
-                "no RPC matched"
-            } else {
-                "the batches could not be fitted (too few rounds)"
-            }
-        ));
-    }
+    let warnings = traced_warnings(&left_out, &tracer.unfiltered, correction.is_some(), &a);
     let base = |probe: &str, unit: &str| {
         Spec::new(probe, unit, unit, 1.0)
             .param("scenario", scenario.as_str())
@@ -470,87 +601,25 @@ pub fn measure_traced(
             .param("cpus", vec![s.client_cpu, s.server_cpu])
             .events_set(EventSet::Software)
     };
-    let mut traced = from_samples(
-        base("rpc.traced", "ns/RPC").note(format!(
-            "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
-             record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
-             up to the client's send sys_enter → receive sys_exit, by their means over the \
-             RPCs (medians do not add up); not seen: user-space time outside those system \
-             calls, time the hypervisor took the vCPU, and polling hand-offs. The observer's \
-             cost per event is measured by a calibration pass (see rpc.corrected)",
-            PARTS
-                .iter()
-                .map(|p| super::breakdown::definition(p))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )),
-        r.times.clone(),
-        1,
-        "fixed count",
-        evidence.clone(),
-        (checks.clone(), warnings.clone()),
+    let traced = traced_measurement(
+        &r,
+        traced_mean,
+        correction.as_ref(),
+        &evidence,
+        (checks.clone(), warnings),
+        &base,
     )?;
-    traced.additive = traced_mean.map(|mean| crate::model::Additive {
-        mean,
-        modes: super::additive::modes(&r.times),
-        events: Default::default(),
-    });
-    traced.observer = Some(Observer {
-        tracing_adds: None,
-        calibration: correction.as_ref().map(|c| c.costs.fitted_json.clone()),
-        configs: super::calibrate::configs(&r.batches),
-    });
     let mut out = vec![traced];
     let shown: Vec<usize> = (0..PARTS.len())
         .filter(|i| !a.rpcs.is_empty() && !left_out.iter().any(|(k, _)| k == i))
         .collect();
-    for &i in &shown {
-        let samples: Vec<f64> = a.rpcs.iter().map(|r| r.parts[i]).collect();
-        let middle: Vec<f64> = rpcs.iter().map(|r| r.parts[i]).collect();
-        let ev = by_group(&super::correct::mean_events(&paths, Some(i)));
-        let mut m = from_samples(
-            base("rpc.part", "ns/RPC")
-                .param("part", PARTS[i])
-                .param("order", i as u64)
-                .note(super::breakdown::definition(PARTS[i])),
-            samples,
-            1,
-            "fixed count",
-            evidence.clone(),
-            (checks.clone(), Vec::new()),
-        )?;
-        m.additive = super::additive::of(&middle, ev);
-        out.push(m);
-    }
+    out.extend(part_measurements(
+        &a.rpcs, &rpcs, &shown, &paths, &checks, &evidence, &base,
+    )?);
     if let Some(c) = &correction {
-        let mut corrected_checks = checks.clone();
-        let means: Vec<_> = c
-            .means
-            .iter()
-            .filter(|(k, _)| shown.contains(k))
-            .copied()
-            .collect();
-        corrected_checks.push(corrected_nonnegative(&means));
-        for &(i, mean) in &means {
-            let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
-            let ev = by_group(&super::correct::mean_events(&paths, Some(i)));
-            let mut m = from_samples(
-                base(super::correct::PROBE, "ns/RPC")
-                    .param("part", PARTS[i])
-                    .param("order", i as u64)
-                    .note(super::correct::NOTE),
-                samples.clone(),
-                1,
-                "fixed count",
-                evidence.clone(),
-                (corrected_checks.clone(), Vec::new()),
-            )?;
-            m.additive = super::additive::of(&samples, ev).map(|mut x| {
-                x.mean = mean;
-                x
-            });
-            out.push(m);
-        }
+        out.extend(corrected_parts(
+            c, &shown, &paths, &checks, &evidence, &base,
+        )?);
     }
     Ok(out)
 }

@@ -4,6 +4,7 @@
 //! and where a row has one, a reference drawn across it as a tick (e.g. the untraced time an
 //! RPC's parts should add up to).
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -65,19 +66,7 @@ impl StackedBars {
         // Room for the total text after the longest bar.
         let max = if max > 0.0 { max * 1.45 } else { 1.0 };
         let (legend, plot) = area.split_vertically(34);
-        let mut x = 12i32;
-        for (k, name) in self.segments.iter().enumerate() {
-            legend.draw(&Rectangle::new(
-                [(x, 8), (x + 14, 22)],
-                color(k).mix(0.85).filled(),
-            ))?;
-            legend.draw(&Text::new(
-                name.clone(),
-                (x + 18, 8),
-                (FONT, LABEL_PT).into_font(),
-            ))?;
-            x += 26 + 8 * name.chars().count() as i32;
-        }
+        self.draw_legend(&legend)?;
         let mut chart = ChartBuilder::on(&plot)
             .margin(12)
             .margin_right(30)
@@ -95,75 +84,101 @@ impl StackedBars {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
         for (i, r) in rows.iter().enumerate() {
-            let row = (n - 1 - i) as f64;
-            let mid = row + 0.5;
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((0.0, mid))
-                    + Text::new(
-                        r.label.clone(),
-                        (-8, 0),
-                        (FONT, LABEL_PT)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Right, VPos::Center)),
-                    ),
-            ))?;
-            if r.segments.is_empty() {
-                chart.draw_series(std::iter::once(
-                    EmptyElement::at((0.0, mid))
-                        + Text::new(
-                            format!("not plotted: {}", r.note),
-                            (6, 0),
-                            (FONT, LABEL_PT)
-                                .into_font()
-                                .color(&RGBColor(170, 40, 40))
-                                .pos(Pos::new(HPos::Left, VPos::Center)),
-                        ),
-                ))?;
-                continue;
-            }
-            let mut at = 0.0;
-            for (k, v) in r.segments.iter().enumerate() {
-                if *v > 0.0 {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(at, row + 0.2), (at + v, row + 0.8)],
-                        color(k).mix(0.85).filled(),
-                    )))?;
-                }
-                at += v;
-            }
-            if let Some(v) = r.marker.filter(|v| v.is_finite()) {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(v, row + 0.08), (v, row + 0.92)],
-                    RGBColor(200, 0, 0).stroke_width(3),
-                )))?;
-            }
-            let [t, lo, hi] = r.total;
-            let text = format!(
-                "{} [{}, {}]{}",
-                short_number(t),
-                short_number(lo),
-                short_number(hi),
-                if r.note.is_empty() {
-                    String::new()
-                } else {
-                    format!("  {}", r.note)
-                }
-            );
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((at.max(hi), mid))
-                    + Text::new(
-                        text,
-                        (8, 0),
-                        (FONT, LABEL_PT)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Left, VPos::Center)),
-                    ),
-            ))?;
+            draw_row(&mut chart, (n - 1 - i) as f64, r)?;
         }
         Ok(())
     }
+
+    /// The segment names in colour order, one swatch each, across the top.
+    fn draw_legend(&self, legend: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        let mut x = 12i32;
+        for (k, name) in self.segments.iter().enumerate() {
+            legend.draw(&Rectangle::new(
+                [(x, 8), (x + 14, 22)],
+                color(k).mix(0.85).filled(),
+            ))?;
+            legend.draw(&Text::new(
+                name.clone(),
+                (x + 18, 8),
+                (FONT, LABEL_PT).into_font(),
+            ))?;
+            x += 26 + 8 * name.chars().count() as i32;
+        }
+        Ok(())
+    }
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// One row at height `row`: its label, its segments end to end (or the reason it has none),
+/// the marker, and the total with its interval after the bar.
+fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow) -> DrawResult {
+    let mid = row + 0.5;
+    chart.draw_series(std::iter::once(
+        EmptyElement::at((0.0, mid))
+            + Text::new(
+                r.label.clone(),
+                (-8, 0),
+                (FONT, LABEL_PT)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Right, VPos::Center)),
+            ),
+    ))?;
+    if r.segments.is_empty() {
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((0.0, mid))
+                + Text::new(
+                    format!("not plotted: {}", r.note),
+                    (6, 0),
+                    (FONT, LABEL_PT)
+                        .into_font()
+                        .color(&RGBColor(170, 40, 40))
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ),
+        ))?;
+        return Ok(());
+    }
+    let mut at = 0.0;
+    for (k, v) in r.segments.iter().enumerate() {
+        if *v > 0.0 {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(at, row + 0.2), (at + v, row + 0.8)],
+                color(k).mix(0.85).filled(),
+            )))?;
+        }
+        at += v;
+    }
+    if let Some(v) = r.marker.filter(|v| v.is_finite()) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(v, row + 0.08), (v, row + 0.92)],
+            RGBColor(200, 0, 0).stroke_width(3),
+        )))?;
+    }
+    let [t, lo, hi] = r.total;
+    let text = format!(
+        "{} [{}, {}]{}",
+        short_number(t),
+        short_number(lo),
+        short_number(hi),
+        if r.note.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", r.note)
+        }
+    );
+    chart.draw_series(std::iter::once(
+        EmptyElement::at((at.max(hi), mid))
+            + Text::new(
+                text,
+                (8, 0),
+                (FONT, LABEL_PT)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ),
+    ))?;
+    Ok(())
 }
 
 #[cfg(test)]
