@@ -15,35 +15,14 @@
 //! a fixed COLUMNS, HOME and the history inside a temporary directory whose path is masked as
 //! `<tmp>`, and the time a run was imported (the only "now" that reaches an output) masked.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The recorded runs, in the order they are imported (their history ids are 1, 2, ...).
-const RUNS: &[&str] = &[
-    "run-quick",
-    "run-quick-a",
-    "run-quick-b",
-    "sweep",
-    "timeslice",
-    "memlat",
-    "fault",
-    "mmap",
-    "rpc",
-    "ipc",
-    "c2c",
-];
-
-/// A recorded run in the repository.
-fn run_file(name: &str) -> PathBuf {
-    let root = Path::new(ROOT).join("tests/fixtures");
-    if name == "run-quick" {
-        root.join("run-quick.json")
-    } else {
-        root.join("runs").join(format!("{name}.json"))
-    }
-}
+use common::{read_recorded_run as read_run, recorded_run_file as run_file, RECORDED_RUNS as RUNS};
 
 /// Where the commands find a recorded run: `runs/NAME.json` relative to the temporary
 /// directory they run in (a copy), so that no output depends on where the repository is.
@@ -318,11 +297,6 @@ fn fleet_outputs(g: &mut Goldens) {
         &["fleet", "--db", &db, "--group-by", "kernel"],
         100,
     );
-}
-
-fn read_run(name: &str) -> oscost::model::Run {
-    let text = std::fs::read_to_string(run_file(name)).unwrap();
-    oscost::input::parse_run(&text, name).unwrap()
 }
 
 /// The measuring commands' own sections, figures and CSV, from the recorded runs, as

@@ -16,40 +16,13 @@ mod common;
 use oscost::model::Run;
 use oscost::report::family::Ask;
 use oscost::report::term::Term;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const WIDTHS: [usize; 2] = [80, 100];
 
-/// The recorded runs (tests/fixtures/runs) and the quick run.
-const RUNS: &[&str] = &[
-    "run-quick",
-    "run-quick-a",
-    "run-quick-b",
-    "sweep",
-    "timeslice",
-    "memlat",
-    "fault",
-    "mmap",
-    "rpc",
-    "ipc",
-    "c2c",
-];
-
-fn run_file(name: &str) -> PathBuf {
-    let root = Path::new(ROOT).join("tests/fixtures");
-    if name == "run-quick" {
-        root.join("run-quick.json")
-    } else {
-        root.join("runs").join(format!("{name}.json"))
-    }
-}
-
-fn read_run(name: &str) -> Run {
-    let text = std::fs::read_to_string(run_file(name)).unwrap();
-    oscost::input::parse_run(&text, name).unwrap()
-}
+use common::{read_recorded_run as read_run, recorded_run_file as run_file, RECORDED_RUNS as RUNS};
 
 /// The lines of `text` wider than `width` (in characters): (view, columns, line), the view
 /// named by `what` and the width.

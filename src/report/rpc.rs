@@ -115,11 +115,17 @@ pub fn fmt_within(e: &Estimate) -> String {
     }
     let allowed = (-(half / d).log10().floor()).max(0.0) as usize;
     let has = s.split_once('.').map_or(0, |(_, f)| f.len());
-    if has > allowed {
-        format!("{v:.allowed$} {u}")
+    let shown = if has > allowed {
+        format!("{v:.allowed$}")
     } else {
-        format!("{s} {u}")
-    }
+        s
+    };
+    // A small negative value rounded to zero is zero, not "-0".
+    let shown = match shown.strip_prefix('-') {
+        Some(rest) if rest.parse::<f64>() == Ok(0.0) => rest.to_string(),
+        _ => shown,
+    };
+    format!("{shown} {u}")
 }
 
 /// "680 ±17 ns": a time and its interval by the units' one precision rule; "unstable (±1.1
@@ -786,6 +792,8 @@ mod tests {
         assert_eq!(fmt_within(&est(7451.85, 96.0)), "7.45 µs");
         assert_eq!(fmt_within(&est(7451.85, 1500.0)), "7 µs");
         assert_eq!(fmt_within(&est(-1571.0, 3300.0)), "-2 µs");
+        // Rounded to its interval, a small negative part is 0, never "-0".
+        assert_eq!(fmt_within(&est(-300.0, 3300.0)), "0 µs");
         assert_eq!(fmt_rel(&est(1.968, 0.359)), "+197% ±36");
     }
 }

@@ -99,3 +99,36 @@ pub fn kill_at_owned(body: impl FnOnce(Box<dyn Fn() + Send + Sync>)) -> i32 {
     }
     pid
 }
+
+/// The recorded runs (tests/fixtures/runs/*.json, made by record.sh, and the quick run
+/// tests/fixtures/run-quick.json), one per family, in the order the golden test imports them
+/// (their history ids are 1, 2, ...).
+pub const RECORDED_RUNS: &[&str] = &[
+    "run-quick",
+    "run-quick-a",
+    "run-quick-b",
+    "sweep",
+    "timeslice",
+    "memlat",
+    "fault",
+    "mmap",
+    "rpc",
+    "ipc",
+    "c2c",
+];
+
+/// The file of a recorded run in the repository.
+pub fn recorded_run_file(name: &str) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    if name == "run-quick" {
+        root.join("run-quick.json")
+    } else {
+        root.join("runs").join(format!("{name}.json"))
+    }
+}
+
+/// A recorded run, parsed as every reader parses it.
+pub fn read_recorded_run(name: &str) -> oscost::model::Run {
+    let text = std::fs::read_to_string(recorded_run_file(name)).unwrap();
+    oscost::input::parse_run(&text, name).unwrap()
+}

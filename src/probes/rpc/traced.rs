@@ -456,6 +456,28 @@ fn traced_measurement(
     Ok(traced)
 }
 
+/// One part's measurement (traced or corrected): part `i`'s samples over the matched RPCs
+/// under `spec`, with the traced run's evidence and checks.
+fn one_part(
+    spec: Spec,
+    i: usize,
+    note: &str,
+    samples: Vec<f64>,
+    evidence: &crate::model::Evidence,
+    checks: &[Check],
+) -> Result<Measurement> {
+    from_samples(
+        spec.param("part", PARTS[i])
+            .param("order", i as u64)
+            .note(note),
+        samples,
+        1,
+        "fixed count",
+        evidence.clone(),
+        (checks.to_vec(), Vec::new()),
+    )
+}
+
 /// One `rpc.part` per shown part: its time in every matched RPC, with the mean over the
 /// middle RPCs (`middle`, the same RPCs for every part, so the means add up).
 fn part_measurements(
@@ -472,16 +494,14 @@ fn part_measurements(
         let samples: Vec<f64> = all.iter().map(|r| r.parts[i]).collect();
         let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let mut m = from_samples(
-            base("rpc.part", "ns/RPC")
-                .param("part", PARTS[i])
-                .param("order", i as u64)
-                .note(super::breakdown::definition(PARTS[i])),
+        let note = super::breakdown::definition(PARTS[i]);
+        let mut m = one_part(
+            base("rpc.part", "ns/RPC"),
+            i,
+            note,
             samples,
-            1,
-            "fixed count",
-            evidence.clone(),
-            (checks.to_vec(), Vec::new()),
+            evidence,
+            checks,
         )?;
         m.additive = super::additive::of(&kept, ev);
         out.push(m);
@@ -512,17 +532,9 @@ fn corrected_parts(
     for &(i, mean) in &means {
         let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let mut m = from_samples(
-            base(super::correct::PROBE, "ns/RPC")
-                .param("part", PARTS[i])
-                .param("order", i as u64)
-                .note(super::correct::NOTE),
-            samples.clone(),
-            1,
-            "fixed count",
-            evidence.clone(),
-            (corrected_checks.clone(), Vec::new()),
-        )?;
+        let spec = base(super::correct::PROBE, "ns/RPC");
+        let note = super::correct::NOTE;
+        let mut m = one_part(spec, i, note, samples.clone(), evidence, &corrected_checks)?;
         m.additive = super::additive::of(&samples, ev).map(|mut x| {
             x.mean = mean;
             x
