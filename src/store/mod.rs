@@ -75,14 +75,16 @@ pub fn check_db_path(path: &Path) -> Result<bool> {
         // A file where a directory of the path should be: nothing can be there (saving says
         // which part is not a directory).
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(false),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if std::fs::symlink_metadata(path).is_ok() {
-                return Err(Error::usage(format!(
-                    "{shown}: a symlink to a missing file; name the database itself"
-                )));
-            }
-            Ok(false)
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::symlink_metadata(path)
+        {
+            Ok(l) if l.file_type().is_symlink() => Err(Error::usage(format!(
+                "{shown}: a symlink to a missing file; name the database itself"
+            ))),
+            // Created by another process since the first look (many first saves at once):
+            // judge what is there now.
+            Ok(_) => check_db_path(path),
+            Err(_) => Ok(false),
+        },
         Err(e) => Err(Error::usage(format!("{shown}: {e}"))),
     }
 }
