@@ -3,6 +3,8 @@
 # interleaved in one sitting, everything pinned to one CPU; median of ROUNDS runs and the
 # spread (max/min over the runs) of each side; the ratio oscost / reference. Prints the
 # table and writes it as markdown, with the date and the machine, to docs/FIDELITY.md.
+# A row whose reference spreads more than 1.10 is marked "host not steady ... not counted"
+# (and listed under the table): the sitting does not count for it.
 #
 # References: `perf bench sched pipe` (linux-perf) for the pipe round trip; for lmbench's
 # lat_syscall / lat_ctx / lat_pagefault / lat_mem_rd (lmbench is not packaged in Debian) the
@@ -80,7 +82,7 @@ dd if=/dev/zero of="$WORK/pf.dat" bs=1M count=256 status=none conv=fsync
 # and oscost's figure is the median of many passes over its own file.
 $PIN "$WORK/lat_pagefault" "$WORK/pf.dat" 3 >/dev/null
 
-SIZES="0 16k 64k 256k 2m"
+SIZES="0 16k 64k 256k 1m 2m"
 bytes() { case $1 in *k) echo $(( ${1%k} * 1024 ));; *m) echo $(( ${1%m} * 1048576 ));; *) echo "$1";; esac; }
 laps_for() { local b; b=$(bytes "$1"); echo $(( 20000 * 16384 / (b + 16384) + 50 )); }
 
@@ -156,6 +158,9 @@ for line in open(sys.argv[1]):
         rows[row]["invalid"] += side == "oscost"
     if not math.isnan(v) and validity == "valid":
         rows[row][side].append(v)
+# A reference whose own runs spread more than this (max/min) marks the host as not steady.
+STEADY = 1.10
+unsteady = []
 def cell(v):
     if not v:
         return "–", None
@@ -173,7 +178,18 @@ for row in order:
     # fast state on both sides.
     ratio = f"{mb / ma:.2f} ({min(r['oscost']) / min(r['ref']):.2f})" if ma and mb else "–"
     flag = f" ({r['invalid']} invalid run(s) left out)" if r["invalid"] else ""
+    # Issue 27 item 3: when the reference itself is not steady, the host was not, and the
+    # row's sitting is no evidence either way.
+    ref_spread = max(r["ref"]) / min(r["ref"]) if r["ref"] and min(r["ref"]) > 0 else None
+    if ref_spread is not None and ref_spread > STEADY:
+        unsteady.append((row, ref_spread))
+        ratio += f" — host not steady (reference spread {ref_spread:.2f} > {STEADY:.2f}): not counted"
     print(f"| {row} | {a} | {b}{flag} | {ratio} |")
+if unsteady:
+    print()
+    print(f"Host not steady for {len(unsteady)} row(s) (the reference's own spread above "
+          f"{STEADY:.2f}): " + "; ".join(f"{row} {s:.2f}" for row, s in unsteady)
+          + ". This sitting does not count for those rows; run it again on a quiet host.")
 PY
 )
 echo "$TABLE"
@@ -222,6 +238,8 @@ tight groups far apart are flagged "samples are bimodal" with both groups and wh
 came one after the other (a state change) or interleaved; \`bench/order.sh ROUNDS\` runs the
 suite forward and \`--reverse\` alternately and reports, per probe, whether the order moved the
 median beyond the intervals and the spread over all invocations (target ≤ 1.10).
+A row whose reference's own runs spread more than 1.10 says "host not steady ... not
+counted": the host was not steady for it, and the sitting is no evidence for that row.
 EOF
 if [ -n "$FINDINGS" ]; then printf '\n%s\n' "$FINDINGS" >>"$OUTFILE"; fi
 say "wrote $OUTFILE"
