@@ -209,7 +209,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
             let call = if slot.rounds == 1 {
                 ctx.clone()
             } else {
-                ctx.in_round(pass as u32, slot.rounds as u32)
+                ctx.in_round(pass as u32, slot.rounds as u32, &slot.scales)
             };
             let t0 = std::time::Instant::now();
             lock().start(pass, i, t0);
@@ -340,6 +340,8 @@ struct Slot {
     taken: Vec<(u32, Vec<Measurement>)>,
     /// Rounds that could not be taken after the first, and why.
     lost: Vec<(u32, String)>,
+    /// The iteration counts its first round scaled to, for the later rounds.
+    scales: crate::engine::sampler::ScaleMemo,
 }
 
 impl Slot {
@@ -382,6 +384,7 @@ impl Slot {
             item,
             taken: Vec::new(),
             lost: Vec::new(),
+            scales: Default::default(),
         }
     }
 

@@ -49,12 +49,14 @@ fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) 
     let warmup = cfg.warmup_ns as f64 / 1e9;
     // Auto-scaling ends with about one raw sample's worth of work.
     let mut t = raw_s;
-    // First warm-up: at least `warmup`, until two windows of 3 batches agree, at most a
-    // quarter of the budget (or 4× the warm-up); one batch at least.
+    // First warm-up: at least `warmup`, until two windows of 3 warm-up batches (a
+    // sampler::WARM_BATCH_SHARE of a sample each) agree, at most a quarter of the budget (or
+    // 4× the warm-up); one batch at least.
     let cap = (budget / 4.0).max(4.0 * warmup);
-    let steady = (6.0 * batch).max(warmup);
+    let warm = warm_batch_s(batch);
+    let steady = (6.0 * warm).max(warmup);
     let first = if converges { steady.min(cap) } else { cap };
-    t += batches(first, batch) * batch;
+    t += batches(first, warm) * warm;
     let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
     let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
     let mut taken = 0usize;
@@ -108,9 +110,11 @@ fn sample_until(
 /// call scales, warms up (at least the warm-up, until steady, at most a quarter of its share
 /// or twice the warm-up), then samples for its share of the budget, with its own evidence.
 pub fn spread_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
+    // Only the first call scales (sampler::ScaleMemo): the later ones skip its sample's worth.
+    let rescaled = (ROUNDS - 1) as f64 * raw_s;
     (
-        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, true),
-        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, false),
+        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, true) - rescaled,
+        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, false) - rescaled,
     )
 }
 
@@ -121,12 +125,13 @@ fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: 
     let warmup = cfg.warmup_ns as f64 / 1e9;
     let mut t = raw_s;
     let cap = (share / 4.0).max(2.0 * warmup).max(warmup);
+    let warm = warm_batch_s(batch);
     let first = if converges {
-        (6.0 * batch).max(warmup).min(cap)
+        (6.0 * warm).max(warmup).min(cap)
     } else {
         cap
     };
-    t += batches(first, batch) * batch;
+    t += batches(first, warm) * warm;
     let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
     let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
     let deadline = t + share;
@@ -139,6 +144,11 @@ fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: 
         (min_r, max_r, cfg.evidence_every),
         converges,
     )
+}
+
+/// Seconds of one warm-up batch (raw and baseline) when a sample's batch takes `batch`.
+fn warm_batch_s(batch: f64) -> f64 {
+    batch / super::sampler::WARM_BATCH_SHARE as f64
 }
 
 /// Whole batches that last at least `s` (one at least, as the sampler's loops run once).

@@ -4,7 +4,7 @@
 use super::derive::derive_judged;
 use super::derive::Derived;
 use super::sampler::{
-    sample, sample_round, RoundSlot, SampleSet, SamplingConfig, StopReason, Workload,
+    sample, sample_round, RoundSlot, SampleSet, SamplingConfig, ScaleMemo, StopReason, Workload,
 };
 use super::stats::summarize;
 use crate::engine::clock::{self, min_sample_ns};
@@ -23,6 +23,8 @@ pub struct Context {
     /// None: take every round in this call, back to back (a probe run on its own, or an
     /// item that cannot be re-entered). Some: take only this round.
     pub round: Option<RoundSlot>,
+    /// The iteration counts of this item's earlier rounds (None: scale at every call).
+    pub scales: Option<ScaleMemo>,
 }
 
 impl Context {
@@ -31,13 +33,17 @@ impl Context {
             sampling,
             clock: clock::calibrate(),
             round: None,
+            scales: None,
         }
     }
 
-    /// This context for one round of a measurement spread across the plan.
-    pub fn in_round(&self, index: u32, of: u32) -> Context {
+    /// This context for one round of a measurement spread across the plan, whose rounds keep
+    /// their iteration counts in `scales` (rewound here: a new call begins).
+    pub fn in_round(&self, index: u32, of: u32, scales: &ScaleMemo) -> Context {
+        scales.rewind();
         Context {
             round: Some(RoundSlot { index, of }),
+            scales: Some(scales.clone()),
             ..self.clone()
         }
     }
@@ -114,7 +120,26 @@ pub fn measure(
     let floor = min_sample_ns(&ctx.clock);
     let set = match ctx.round {
         None => sample(&ctx.sampling, floor, raw, baseline, &mut recorder)?,
-        Some(slot) => sample_round(&ctx.sampling, floor, slot, raw, baseline, &mut recorder)?,
+        Some(slot) => {
+            let identity = format!("{} {:?}", spec.probe, spec.params);
+            let (at, known) = match &ctx.scales {
+                Some(m) => m.next(&identity),
+                None => (0, None),
+            };
+            let set = sample_round(
+                &ctx.sampling,
+                floor,
+                slot,
+                known,
+                raw,
+                baseline,
+                &mut recorder,
+            )?;
+            if let Some(m) = &ctx.scales {
+                m.keep(at, &identity, set.raw_iterations, set.baseline_iterations);
+            }
+            set
+        }
     };
     let evidence = recorder.finish(&start_cpus);
     let verdict = checker(&evidence);

@@ -85,6 +85,62 @@ impl StopReason {
 /// kept apart: counters cost the measured tasks time at every context switch.
 pub const EVIDENCE_EVERY: usize = 4;
 
+/// The iteration counts a measurement's first round scaled to, kept for its later rounds
+/// when the run spreads them across the plan (cli::execute keeps one per plan item).
+///
+/// Why: every call of a spread measurement scaled raw and baseline again (three or more
+/// timings of up to a sample each, at every round), although the rounds measure the same
+/// thing under the same conditions; the samples are per iteration, so the count only sets a
+/// sample's length. Entries are matched by position (the n-th measurement a call takes) and
+/// by its identity (probe and parameters), so a job whose calls measure different things
+/// scales each afresh.
+#[derive(Debug, Clone, Default)]
+pub struct ScaleMemo(std::sync::Arc<std::sync::Mutex<MemoState>>);
+
+#[derive(Debug, Default)]
+struct MemoState {
+    /// (identity, raw iterations, baseline iterations) in the order a call takes them.
+    counts: Vec<(String, u64, u64)>,
+    /// Measurements taken so far in the current call.
+    cursor: usize,
+}
+
+impl ScaleMemo {
+    fn state(&self) -> std::sync::MutexGuard<'_, MemoState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new call of the item begins: its first measurement is position 0 again.
+    pub fn rewind(&self) {
+        self.state().cursor = 0;
+    }
+
+    /// The counts of the current call's next measurement, when an earlier call scaled the
+    /// same measurement (`identity`) at this position. Advances the position.
+    pub fn next(&self, identity: &str) -> (usize, Option<(u64, u64)>) {
+        let mut st = self.state();
+        let at = st.cursor;
+        st.cursor += 1;
+        let known = st
+            .counts
+            .get(at)
+            .filter(|(id, _, _)| id == identity)
+            .map(|&(_, r, b)| (r, b));
+        (at, known)
+    }
+
+    /// Keep the counts the measurement at `at` scaled to.
+    pub fn keep(&self, at: usize, identity: &str, raw: u64, base: u64) {
+        let mut st = self.state();
+        let entry = (identity.to_string(), raw, base);
+        if at < st.counts.len() {
+            st.counts[at] = entry;
+        } else if at == st.counts.len() {
+            st.counts.push(entry);
+        }
+    }
+}
+
 /// Samples in ns per iteration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleSet {
@@ -200,12 +256,17 @@ pub fn sample_round(
     cfg: &SamplingConfig,
     min_sample_ns: f64,
     slot: RoundSlot,
+    known: Option<(u64, u64)>,
     raw: &mut Workload<'_>,
     mut baseline: Option<&mut Workload<'_>>,
     recorder: &mut Recorder,
 ) -> Result<SampleSet> {
     let of = slot.of.max(1) as usize;
-    let mut set = scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?;
+    let mut set = match known {
+        // An earlier round of this measurement scaled it (see ScaleMemo).
+        Some((r, b)) if r > 0 && (b > 0) == baseline.is_some() => empty_set(r, b),
+        _ => scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?,
+    };
     let share = cfg.budget_ns / of as u64;
     // Warm up until steady, for at least the configured warm-up and at most a quarter of
     // the share or twice the warm-up: every round pays for one, so it is kept short.
@@ -249,16 +310,21 @@ fn scaled_set(
         Some(b) => auto_scale(b, target)?,
         None => 0,
     };
-    Ok(SampleSet {
+    Ok(empty_set(raw_iters, base_iters))
+}
+
+/// An empty sample set with these iteration counts.
+fn empty_set(raw_iterations: u64, baseline_iterations: u64) -> SampleSet {
+    SampleSet {
         raw: Vec::new(),
         evidence: Vec::new(),
         baseline: Vec::new(),
         rounds: Vec::new(),
         canary: Vec::new(),
-        raw_iterations: raw_iters,
-        baseline_iterations: base_iters,
+        raw_iterations,
+        baseline_iterations,
         stop: StopReason::Converged,
-    })
+    }
 }
 
 /// The interval one round stops at, so that the pooled samples of `rounds` rounds reach
@@ -398,9 +464,24 @@ fn warm_up(
 const WARM_WINDOW: usize = 3;
 const WARM_TOLERANCE: f64 = 0.03;
 
+/// A warm-up batch is this fraction of a sample's iterations. The steadiness test needs two
+/// windows of [`WARM_WINDOW`] batches; in whole samples (raw and baseline, 2 × 20 ms) that is
+/// 240 ms, more than a spread round's cap of 200 ms, so every round of a measurement with a
+/// baseline warmed up to its cap and never passed the test (and `--quick`'s 60 ms against
+/// its 40 ms cap, for every measurement). Quarter batches pass it within the warm-up floor
+/// when the workload is steady, and keep testing up to the same cap when it is not: the
+/// floor still bounds the warm-up from below, so the caches, page tables and frequency get
+/// the same minimum time as before.
+pub const WARM_BATCH_SHARE: u64 = 4;
+
+/// Iterations of one warm-up batch for a sample of `iters` (at least one).
+pub fn warm_batch(iters: u64) -> u64 {
+    (iters / WARM_BATCH_SHARE).max(1)
+}
+
 /// Warm-up (caches, branch predictors, frequency, page tables, the scheduler's view of the
 /// partners) until steady, not for a fixed count: at least `cfg.warmup_ns`, then until the
-/// median of the last [`WARM_WINDOW`] raw batches agrees with the window before it within
+/// median of the last [`WARM_WINDOW`] raw batches ([`warm_batch`] iterations each) agrees with the window before it within
 /// [`WARM_TOLERANCE`], or a quarter of the budget (at least 4× the minimum) is spent. A warm-up
 /// that ended too early shows as samples that drift or split in two (see
 /// engine::modes::bimodal). Returns whether it became steady.
@@ -421,7 +502,8 @@ pub fn warm_until_steady(
     )
 }
 
-/// [`warm_until_steady`] for at least `floor_ns` and at most `cap_ns`.
+/// [`warm_until_steady`] for at least `floor_ns` and at most `cap_ns`, in batches of
+/// [`warm_batch`] iterations.
 fn warm_until_steady_capped(
     floor_ns: u64,
     cap_ns: u64,
@@ -430,6 +512,7 @@ fn warm_until_steady_capped(
     raw_iters: u64,
     base_iters: u64,
 ) -> Result<bool> {
+    let (raw_iters, base_iters) = (warm_batch(raw_iters), warm_batch(base_iters));
     let start = now_ns();
     let floor = start + floor_ns;
     let cap = start + cap_ns.max(floor_ns);
@@ -569,6 +652,35 @@ mod tests {
     }
 
     #[test]
+    fn warm_up_batches_are_a_quarter_of_a_sample_and_stop_when_steady() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000,
+            min_samples: 5,
+            max_samples: 50,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
+        };
+        let (mut raw_calls, mut base_calls) = (Vec::new(), Vec::new());
+        let mut raw = |iters: u64| -> Result<u64> {
+            raw_calls.push(iters);
+            Ok(iters * 100)
+        };
+        let mut base = |iters: u64| -> Result<u64> {
+            base_calls.push(iters);
+            Ok(iters * 40)
+        };
+        assert!(warm_until_steady(&cfg, &mut raw, Some(&mut base), 400, 1000).unwrap());
+        // A steady workload passes the test after exactly two windows, not at the cap.
+        assert_eq!(raw_calls, vec![100; 2 * WARM_WINDOW]);
+        assert_eq!(base_calls, vec![250; 2 * WARM_WINDOW]);
+        // A sample of fewer iterations than the share still warms with one per batch.
+        assert_eq!(warm_batch(3), 1);
+        assert_eq!(warm_batch(0), 1);
+    }
+
+    #[test]
     fn auto_scale_reaches_target() {
         let mut w = synthetic(7);
         let iters = auto_scale(&mut w, 20_000_000).unwrap();
@@ -642,13 +754,66 @@ mod tests {
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 1, of: 3 };
-        let set = sample_round(&cfg, 0.0, slot, &mut raw, None, &mut rec).unwrap();
+        let set = sample_round(&cfg, 0.0, slot, None, &mut raw, None, &mut rec).unwrap();
         // The round's share of the sample limits (9 / 3), all tagged as round 1.
         assert_eq!(set.raw.len(), 3);
         assert_eq!(set.rounds, [1, 1, 1]);
         assert_eq!(set.stop, StopReason::Converged);
         // Every round has evidence of its own: it is checked on its own.
         assert_eq!(set.evidence.len(), 1);
+    }
+
+    #[test]
+    fn a_later_round_reuses_the_first_rounds_counts_without_scaling() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000_000,
+            min_samples: 9,
+            max_samples: 60,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
+        };
+        crate::engine::canary::set_tagging(false);
+        let mut rec = Recorder::new(vec![], EventSet::Software);
+        let mut seen = Vec::new();
+        let mut raw = |iters: u64| -> Result<u64> {
+            seen.push(iters);
+            Ok(iters * 100)
+        };
+        let slot = RoundSlot { index: 1, of: 3 };
+        let set = sample_round(&cfg, 0.0, slot, Some((40, 0)), &mut raw, None, &mut rec).unwrap();
+        assert_eq!(set.raw_iterations, 40);
+        // Warm-up batches of a quarter, then samples of 40: never auto_scale's first 1.
+        assert!(seen.iter().all(|&i| i == 40 || i == 10), "{seen:?}");
+        // Counts that do not fit the workloads (a baseline count without a baseline) are
+        // not used: the round scales afresh, starting at one iteration.
+        seen.clear();
+        let mut raw = |iters: u64| -> Result<u64> {
+            seen.push(iters);
+            Ok(iters * 100)
+        };
+        sample_round(&cfg, 0.0, slot, Some((40, 7)), &mut raw, None, &mut rec).unwrap();
+        assert_eq!(seen[0], 1);
+    }
+
+    #[test]
+    fn the_memo_matches_by_position_and_identity() {
+        let memo = ScaleMemo::default();
+        memo.rewind();
+        assert_eq!(memo.next("a"), (0, None));
+        memo.keep(0, "a", 10, 20);
+        assert_eq!(memo.next("b"), (1, None));
+        memo.keep(1, "b", 30, 0);
+        // The next call: same measurements in the same order find their counts.
+        memo.rewind();
+        assert_eq!(memo.next("a"), (0, Some((10, 20))));
+        // A different measurement at a known position does not take another's count.
+        assert_eq!(memo.next("c"), (1, None));
+        memo.keep(1, "c", 5, 0);
+        memo.rewind();
+        memo.next("a");
+        assert_eq!(memo.next("c"), (1, Some((5, 0))));
     }
 
     #[test]

@@ -239,7 +239,12 @@ fn add_tax(
         Ok(now_ns() - t0)
     };
     let iters = auto_scale(&mut rt, TAX_SAMPLE_NS)?;
-    let pass = measure_tax(participants, &mut rt, iters, TAX_ROUNDS)?;
+    let pass = measure_tax(
+        participants,
+        &mut rt,
+        iters,
+        tax_rounds(ctx.sampling.budget_ns),
+    )?;
     m.notes.push(tax_note("round trip", &pass.taxes));
     if m.evidence.events.is_empty() {
         m.evidence.events = pass.perf_events;
@@ -265,14 +270,25 @@ fn hooks_note(waited: u64, left: u64) -> String {
     }
 }
 
-/// Length of one timed sample of the tax pass, and the number of rounds: about 0.2 s in all,
-/// beside the figure's 0.3–2 s.
+/// Length of one timed sample of the tax pass, and the most rounds it takes: about 0.2 s in
+/// all, beside the figure's 2 s.
 const TAX_SAMPLE_NS: u64 = 5_000_000;
 const TAX_ROUNDS: usize = 7;
+/// The fewest rounds: a median and a range still mean something.
+const TAX_ROUNDS_MIN: usize = 3;
+
+/// Rounds of the tax pass for a measurement budget of `budget_ns`: as many as fit in a tenth
+/// of it (each round times 5 collectors for [`TAX_SAMPLE_NS`]), from [`TAX_ROUNDS_MIN`] to
+/// [`TAX_ROUNDS`]. With `--quick` (0.3 s) 7 rounds took about as long as the figure's own
+/// samples; the pass is evidence beside the figure, not one of its checks.
+fn tax_rounds(budget_ns: u64) -> usize {
+    let per_round = 5 * TAX_SAMPLE_NS;
+    ((budget_ns / 10 / per_round) as usize).clamp(TAX_ROUNDS_MIN, TAX_ROUNDS)
+}
 
 /// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): its partner
 /// is set up at every call; it also waits for the perf hooks at every call and runs the
-/// observer-tax pass once (7 rounds × 5 timed runs of 5 ms, about 0.3 s with set-up).
+/// observer-tax pass once (3–7 rounds × 5 timed runs of 5 ms, up to about 0.3 s with set-up).
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
     waits_for_perf_hooks: true,
     tail_s: 0.3,
@@ -282,6 +298,15 @@ pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tax_pass_takes_a_tenth_of_the_budget_within_its_bounds() {
+        assert_eq!(tax_rounds(2_000_000_000), TAX_ROUNDS);
+        assert_eq!(tax_rounds(300_000_000), TAX_ROUNDS_MIN);
+        assert_eq!(tax_rounds(1_000_000_000), 4);
+        assert_eq!(tax_rounds(0), TAX_ROUNDS_MIN);
+        assert_eq!(tax_rounds(u64::MAX), TAX_ROUNDS);
+    }
     use crate::engine::sampler::SamplingConfig;
 
     /// The figure's samples carry no perf counters; the counts shown come from the tax pass,
