@@ -23,7 +23,13 @@ pub enum HistoryCmd {
     /// List saved runs, grouped by machine (the default).
     List,
     /// Print one run's table.
-    Show { id: i64 },
+    Show {
+        id: i64,
+        /// Every detail: each probe's evidence lines, each round's reading of a failed
+        /// check, each warning under its probe, why probes were skipped.
+        #[arg(long, short = 'v')]
+        verbose: bool,
+    },
     /// Write one run as CSV, Markdown or JSON.
     Export {
         id: i64,
@@ -117,12 +123,18 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             }
             flush(&mut rows);
         }
-        HistoryCmd::Show { id } => {
+        HistoryCmd::Show { id, verbose } => {
             let run = store.get(id)?;
             let term = crate::report::term::Term::stdout();
             println!("run {id} · started {}", run.started_at);
-            print!("{}", crate::report::table::preamble(&run, &term));
-            print!("{}", crate::report::table::render_for(&run, &term));
+            print!(
+                "{}",
+                crate::report::table::preamble_detail(&run, &term, verbose)
+            );
+            print!(
+                "{}",
+                crate::report::table::render_detail(&run, &term, verbose)
+            );
         }
         HistoryCmd::Export { id, format, output } => {
             super::outputs::Outputs::new()

@@ -35,6 +35,9 @@ pub struct Ask {
     pub lmbench: bool,
     /// Whether figures (and the tables written beside them) are wanted.
     pub figures: bool,
+    /// `--verbose` (or `--explain`): the details the default leaves out (each warning under
+    /// its row, why probes were skipped, the machine's warnings in full).
+    pub verbose: bool,
 }
 
 /// What a measuring command prints and writes for its family, beyond the common way out.
@@ -77,8 +80,8 @@ pub trait Family: Sync {
     }
 
     /// Its section under the terminal table (empty when the run has none of its
-    /// measurements).
-    fn under_table(&self, _run: &Run) -> String {
+    /// measurements); `verbose` (--verbose) adds the details the default leaves out.
+    fn under_table(&self, _run: &Run, _verbose: bool) -> String {
         String::new()
     }
 
@@ -112,18 +115,13 @@ pub fn section_of(probe: &str) -> &str {
 }
 
 /// A report that replaces the common table, framed as the table would be: the machine's
-/// warnings before it, the skipped probes after it.
-pub fn with_run_notes(run: &Run, report: String) -> String {
-    let width = crate::report::term::Term::stdout().width;
-    let note = |t: String| crate::report::term::wrap(&t, width, "", "  ") + "\n";
-    let mut text = String::new();
-    for w in run.machine.warnings() {
-        text.push_str(&note(format!("! machine: {w}")));
-    }
+/// warnings before it, the skipped probes after it, each in full with `verbose` and in
+/// brief otherwise (report::table).
+pub fn with_run_notes(run: &Run, report: String, verbose: bool) -> String {
+    let term = crate::report::term::Term::stdout();
+    let mut text = crate::report::table::machine_warnings(run, &term, verbose);
     text.push_str(&report);
-    for s in &run.skipped {
-        text.push_str(&note(format!("skipped {}: {}", s.probe, s.reason)));
-    }
+    text.push_str(&crate::report::table::skipped(run, &term, verbose));
     text
 }
 

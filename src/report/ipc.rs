@@ -129,7 +129,7 @@ impl Family for Ipc {
         Evidence::Switches
     }
 
-    fn under_table(&self, run: &Run) -> String {
+    fn under_table(&self, run: &Run, _verbose: bool) -> String {
         text(run)
     }
 

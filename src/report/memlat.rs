@@ -173,7 +173,7 @@ impl Family for MemLatency {
             figures.push(("memlat".into(), svg(&analysis, &run.machine.short_name())?));
         }
         Ok(Shown {
-            text: Some(with_run_notes(run, render(&analysis, run))),
+            text: Some(with_run_notes(run, render(&analysis, run), ask.verbose)),
             analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
             figures,
             ..Shown::default()

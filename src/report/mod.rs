@@ -61,8 +61,11 @@ pub fn shown_alone(m: &Measurement) -> bool {
 }
 
 /// Every family's section under the terminal table, in [`FAMILIES`] order.
-pub fn under_table(run: &Run) -> String {
-    FAMILIES.iter().map(|f| f.under_table(run)).collect()
+pub fn under_table(run: &Run, verbose: bool) -> String {
+    FAMILIES
+        .iter()
+        .map(|f| f.under_table(run, verbose))
+        .collect()
 }
 
 /// The figures across runs of every family listed in the HTML report's section `section`.
