@@ -123,19 +123,7 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             }
             flush(&mut rows);
         }
-        HistoryCmd::Show { id, verbose } => {
-            let run = store.get(id)?;
-            let term = crate::report::term::Term::stdout();
-            println!("run {id} · started {}", run.started_at);
-            print!(
-                "{}",
-                crate::report::table::preamble_detail(&run, &term, verbose)
-            );
-            print!(
-                "{}",
-                crate::report::table::render_detail(&run, &term, verbose)
-            );
-        }
+        HistoryCmd::Show { id, verbose } => show(&store.get(id)?, id, verbose),
         HistoryCmd::Export { id, format, output } => {
             super::outputs::Outputs::new()
                 .with(format.into(), output.as_deref())
@@ -287,6 +275,20 @@ fn shorten_command(command: &str) -> String {
         .chain(words)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `history show ID [--verbose]`: the run's table as the measuring command printed it.
+fn show(run: &crate::model::Run, id: i64, verbose: bool) {
+    let term = crate::report::term::Term::stdout();
+    println!("run {id} · started {}", run.started_at);
+    print!(
+        "{}",
+        crate::report::table::preamble_detail(run, &term, verbose)
+    );
+    print!(
+        "{}",
+        crate::report::table::render_detail(run, &term, verbose)
+    );
 }
 
 #[cfg(test)]
