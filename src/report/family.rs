@@ -103,6 +103,13 @@ pub trait Family: Sync {
         Vec::new()
     }
 
+    /// The figure a measurement without a value carries instead, with why it has no value
+    /// ("4.65 ±0.12 µs/page (36 major + 2,340 minor faults: not one kind)"); None where the
+    /// family has none to give (the views then say "no value").
+    fn instead_of_value(&self, _m: &Measurement) -> Option<String> {
+        None
+    }
+
     /// What its measuring command prints and writes after measuring.
     fn shown(&self, _run: &Run, _ask: &Ask) -> Result<Shown> {
         Ok(Shown::default())
@@ -112,17 +119,6 @@ pub trait Family: Sync {
 /// The section a probe id is listed in: its first word ("ctx" for "ctx.pipe").
 pub fn section_of(probe: &str) -> &str {
     probe.split('.').next().unwrap_or(probe)
-}
-
-/// A report that replaces the common table, framed as the table would be: the machine's
-/// warnings before it, the skipped probes after it, each in full with `verbose` and in
-/// brief otherwise (report::table).
-pub fn with_run_notes(run: &Run, report: String, verbose: bool) -> String {
-    let term = crate::report::term::Term::stdout();
-    let mut text = crate::report::table::machine_warnings(run, &term, verbose);
-    text.push_str(&report);
-    text.push_str(&crate::report::table::skipped(run, &term, verbose));
-    text
 }
 
 /// The CPU a family's measurements ran on (its caches are the ones that matter), from the

@@ -8,7 +8,7 @@ use crate::analysis::knees;
 use crate::analysis::sweep::{analyze, policy_of, reason, usable, Curve, Row, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
-use crate::report::family::{measured_cpu, with_run_notes, Ask, Evidence, Family, Shown};
+use crate::report::family::{measured_cpu, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 
@@ -386,7 +386,7 @@ impl Family for Sweep {
         let text = if ask.lmbench {
             lmbench(run)
         } else {
-            with_run_notes(run, render(&analysis, run, ask.verbose), ask.verbose)
+            super::table::with_run_notes(run, render(&analysis, run, ask.verbose), ask.verbose)
         };
         let mut figures = Vec::new();
         if ask.figures {

@@ -29,7 +29,7 @@ pub fn headline(m: &Measurement) -> String {
         (Status::BelowResolution, _) => "below resolution".into(),
         (Status::Unstable, Some(v)) => fmt_unstable(v.median, v.ci95[0], v.ci95[1], &m.unit),
         (Status::Ok, Some(v)) => fmt_value(v, &m.unit),
-        (Status::Ok | Status::Unstable, None) => "no value".into(),
+        (Status::Ok | Status::Unstable, None) => super::instead_of_value(m),
     }
 }
 
@@ -229,6 +229,17 @@ pub fn machine_warnings(run: &Run, term: &Term, verbose: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A report that replaces the common table, framed as the table would be: the machine's
+/// warnings before it, the skipped probes after it, each in full with `verbose` and in
+/// brief otherwise (report::table).
+pub fn with_run_notes(run: &Run, report: String, verbose: bool) -> String {
+    let term = Term::stdout();
+    let mut text = machine_warnings(run, &term, verbose);
+    text.push_str(&report);
+    text.push_str(&skipped(run, &term, verbose));
+    text
 }
 
 /// The full table for a run within `term.width` columns, as printed by default: probe, value
