@@ -8,10 +8,14 @@
 //! knee). Runs of consecutive significant steps form one transition; a transition is a knee
 //! when its total rise is at least `min_rise` between the facing ends of the intervals (the
 //! upper end before, the lower end after), so the same data always give the same knees and a
-//! knee is never one that the points' own uncertainty could erase. A cache of size C predicts a transition that
-//! starts near C, so a boundary matches a knee when it lies between the last size before the
-//! rise and the first size after it (with a tolerance of `tolerance`× on both sides, since
-//! associativity and the sweep's grid blur the edge).
+//! knee is never one that the points' own uncertainty could erase.
+//!
+//! A cache of size C explains a rise only when the working set crosses C during it: C is at
+//! least the last size before the rise (a flat point beyond C proves crossing C cost nothing
+//! there) and at most where the rise ends. Associativity lets a rise start a little before C,
+//! so C may also lie up to `tolerance`× beyond the first size that costs more. A knee's
+//! matches are ordered by how close they lie to where the rise starts, so its label names the
+//! level nearest the step.
 
 use serde::{Deserialize, Serialize};
 
@@ -149,31 +153,48 @@ pub fn detect(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
     knees
 }
 
-/// Whether a boundary of `bytes` (on the curve's axis) falls on `knee`.
+/// Whether the working set crosses a boundary of `bytes` (on the curve's axis) during
+/// `knee`'s rise: never below its last flat size, at most where the rise ends or `tolerance`×
+/// beyond its first raised size (associativity starts a rise early).
 pub fn boundary_matches(knee: &Knee, bytes: f64, tolerance: f64) -> bool {
-    bytes >= knee.last_below / tolerance && bytes <= knee.first_above * tolerance
+    bytes >= knee.last_below && bytes <= knee.end.max(knee.first_above * tolerance)
 }
 
-/// Record on each knee which of `boundaries` (label, bytes on the curve's axis) match it, and
-/// return, per boundary, whether some knee matched.
+/// How far a boundary lies from where `knee`'s rise starts, as a ratio ≥ 1 on a log axis.
+fn distance_from_rise(knee: &Knee, bytes: f64) -> f64 {
+    let start = knee.first_above.max(f64::MIN_POSITIVE);
+    let r = bytes.max(f64::MIN_POSITIVE) / start;
+    if r >= 1.0 {
+        r
+    } else {
+        1.0 / r
+    }
+}
+
+/// Record on each knee which of `boundaries` (label, bytes on the curve's axis) match it,
+/// nearest to where its rise starts first, and return, per boundary, whether some knee
+/// matched.
 pub fn match_boundaries(
     knees: &mut [Knee],
     boundaries: &[(String, f64)],
     tolerance: f64,
 ) -> Vec<(String, bool)> {
-    boundaries
+    let hits = boundaries
         .iter()
         .map(|(label, bytes)| {
-            let mut hit = false;
-            for k in knees.iter_mut() {
-                if boundary_matches(k, *bytes, tolerance) {
-                    k.matches.push(label.clone());
-                    hit = true;
-                }
-            }
+            let hit = knees.iter().any(|k| boundary_matches(k, *bytes, tolerance));
             (label.clone(), hit)
         })
-        .collect()
+        .collect();
+    for k in knees.iter_mut() {
+        let mut on: Vec<&(String, f64)> = boundaries
+            .iter()
+            .filter(|(_, bytes)| boundary_matches(k, *bytes, tolerance))
+            .collect();
+        on.sort_by(|a, b| distance_from_rise(k, a.1).total_cmp(&distance_from_rise(k, b.1)));
+        k.matches.extend(on.into_iter().map(|(l, _)| l.clone()));
+    }
+    hits
 }
 
 /// Labels of the cache boundaries (label, knee found?) that no knee matched.
@@ -308,6 +329,52 @@ mod tests {
         );
         assert_eq!(knees[0].matches, vec!["L1d".to_string()]);
         assert_eq!(knees[1].matches, vec!["L2".to_string()]);
+    }
+
+    /// The sweep in README (N=4 on L1d 48k, L2 2m): flat up to 256k per process, then
+    /// rising to 4m. The working set crossed L1d (48k per process, 12k in total) before the
+    /// flat 64k point, so L1d explains nothing; the rise crosses L2 in total (2m/4 = 512k)
+    /// first and L2 per process (2m) later. The old rule (a tolerance below the last flat
+    /// size) named "L1d per process (48k)".
+    #[test]
+    fn a_knee_is_attributed_to_the_level_it_crosses() {
+        let pts = [
+            pt(4.0 * K, 2.91, 0.01),
+            pt(16.0 * K, 2.92, 0.01),
+            pt(64.0 * K, 2.93, 0.01),
+            pt(256.0 * K, 3.30, 0.01),
+            pt(M, 9.8, 0.02),
+            pt(2.0 * M, 23.0, 0.03),
+            pt(4.0 * M, 106.0, 0.05),
+        ];
+        let mut knees = detect(&pts, &KneeParams::default());
+        assert_eq!(knees.len(), 1, "{knees:?}");
+        assert_eq!(knees[0].last_below, 64.0 * K);
+        let b = vec![
+            ("L1d per process (48k)".to_string(), 48.0 * K),
+            ("L1d total (48k/4)".to_string(), 12.0 * K),
+            ("L2 per process (2m)".to_string(), 2.0 * M),
+            ("L2 total (2m/4)".to_string(), 512.0 * K),
+        ];
+        let hits = match_boundaries(&mut knees, &b, 1.5);
+        assert_eq!(
+            hits.iter().map(|(_, ok)| *ok).collect::<Vec<_>>(),
+            vec![false, false, true, true]
+        );
+        assert_eq!(
+            knees[0].matches,
+            vec![
+                "L2 total (2m/4)".to_string(),
+                "L2 per process (2m)".to_string()
+            ]
+        );
+        assert_eq!(knees[0].match_suffix(), " (L2 total (2m/4))");
+        // A rise that starts a little before the cache (associativity) still names it.
+        let mut early = detect(&staircase(), &KneeParams::default());
+        let l2 = vec![("L2".to_string(), 2.0 * M)];
+        match_boundaries(&mut early, &l2, 1.5);
+        assert_eq!(early[1].matches, vec!["L2".to_string()]);
+        assert!(early[0].matches.is_empty() && early[2].matches.is_empty());
     }
 
     #[test]

@@ -307,17 +307,50 @@ impl Cache {
     #[inline(always)]
     pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) -> u32 {
         self.counts.reads += fetches as u64;
+        // A block whose fetches all come from the line read last changes no state.
+        if let [line] = lines {
+            if *line == self.last_line {
+                return 0;
+            }
+        }
+        self.line_changes(lines)
+    }
+
+    /// The part of [`Cache::fetch_lines`] that changes state: out of line, so the block loop
+    /// it is called from keeps its registers, and the cache's own fields stay in registers
+    /// across one block's line changes.
+    #[inline(never)]
+    fn line_changes(&mut self, lines: &[u32]) -> u32 {
+        if self.ways != 1 {
+            let mut misses = 0;
+            for &line in lines {
+                if line != self.last_line {
+                    misses += self.access_slow(line, false) as u32;
+                }
+            }
+            return misses;
+        }
+        // Direct-mapped: one slot to look at, the last line kept in a register. A hit
+        // changes only the shadow's order (a line the cache holds is touched there too,
+        // whatever it held).
         let mut misses = 0;
+        let mut last = self.last_line;
         for &line in lines {
-            if line == self.last_line {
+            if line == last {
                 continue;
             }
-            misses += if self.ways == 1 {
-                self.read_direct_mapped(line)
+            last = line;
+            let set = (line & self.set_mask) as usize;
+            let index = line.wrapping_sub(self.base_line);
+            let slot = self.lines[set];
+            if slot.line != line {
+                misses += self.read_miss_direct_mapped(line, set, index) as u32;
             } else {
-                self.access_slow(line, false)
-            } as u32;
+                self.shadow.touch(index, true);
+                self.last_dirty = slot.dirty;
+            }
         }
+        self.last_line = last;
         misses
     }
 
@@ -390,21 +423,6 @@ impl Cache {
         }
         self.last_line = line;
         self.last_dirty = self.lines[slot].dirty;
-        false
-    }
-
-    /// [`Cache::access_slow`] for a read of a direct-mapped cache (the I-cache's usual case),
-    /// inline where fetches are counted.
-    #[inline(always)]
-    fn read_direct_mapped(&mut self, line: u32) -> bool {
-        let set = (line & self.set_mask) as usize;
-        let index = line.wrapping_sub(self.base_line);
-        if self.lines[set].line != line {
-            return self.read_miss_direct_mapped(line, set, index);
-        }
-        self.shadow.touch(index, true);
-        self.last_line = line;
-        self.last_dirty = self.lines[set].dirty;
         false
     }
 

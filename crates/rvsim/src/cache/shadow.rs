@@ -66,7 +66,7 @@ impl Shadow {
     /// [`Shadow::new`] with the log's length (a power of two above twice the capacity) and
     /// the clock's limit given, so tests can make compaction and wind-back frequent.
     fn with_limits(capacity: u32, lines: usize, ring: usize, clock_limit: u32) -> Shadow {
-        debug_assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize);
+        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize);
         let mut s = Shadow {
             seen: vec![0; lines.div_ceil(64)],
             capacity,
@@ -125,7 +125,9 @@ impl Shadow {
         *stamp = clock;
         self.clock = clock;
         let mask = self.log.len() - 1;
-        self.log[clock as usize & mask] = i;
+        // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
+        // into it.
+        *unsafe { self.log.get_unchecked_mut(clock as usize & mask) } = i;
         // The LRU line itself (`s == lru`), or a line coming in.
         if s <= lru {
             if LRU_INLINE {

@@ -9,9 +9,6 @@ use crate::decode::{Decoded, Op};
 use crate::machine::{Machine, NO_PAGE, PAGE_SHIFT, SLOTS_PER_PAGE};
 use crate::pipeline::BlockTiming;
 
-/// An address no pc can equal (pcs are even): the `taken` of a block without a static target.
-const NO_TARGET: u32 = 1;
-
 impl BlockCache {
     /// Drops every block (the tables stay allocated).
     fn clear(&mut self) {
@@ -185,16 +182,10 @@ impl Machine {
             bc.sources.push((at, d));
             if is_exit {
                 let next = at.wrapping_add(d.len as u32);
-                let taken = match op.kind {
-                    Kind::Jal | Kind::J => op.imm,
-                    k if is_branch(k) => op.imm,
-                    _ => NO_TARGET,
-                };
                 bc.exits.push(Exit {
                     len: i as u32 + 1,
                     compressed,
                     fall: next,
-                    taken,
                     chain: [NO_BLOCK; 2],
                     lines_end: bc.lines.len() as u32,
                     fetches: i as u32 + 1 + straddles,

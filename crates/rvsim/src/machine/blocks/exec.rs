@@ -1,20 +1,30 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
+use super::{Block, BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
 use crate::stop::Stop;
 
-/// How a block ended: the next pc, its exit (`rd` of the branch taken, or [`LAST_EXIT`]),
-/// and the D-cache misses of its ops.
+/// How a block ended: the next pc, the exit it left by (its index in [`BlockCache::exits`]),
+/// how the next pc was reached (the `way` of [`Machine::follow`]: each op's return site
+/// knows it, so the chain needs no comparison of addresses), and the D-cache misses of its
+/// ops.
 #[derive(Clone, Copy)]
 struct Done {
     next: u32,
-    exit: u8,
+    exit: u32,
+    way: u8,
     dmiss: u32,
 }
+
+/// [`Done::way`]: fell through to the block's or a branch's next instruction.
+const WAY_FALL: u8 = 0;
+/// [`Done::way`]: took a branch's or a jal's static target.
+const WAY_TAKEN: u8 = 1;
+/// [`Done::way`]: an indirect jump.
+const WAY_INDIRECT: u8 = 2;
 
 /// Why a block stopped before its end: the op that must run on the reference engine, and
 /// the D-cache misses of the ops before it.
@@ -218,19 +228,14 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             core.regs,
             core.ram,
             &bc.ops,
-            b.ops as usize,
-            b.fall,
+            b,
             &core.plain,
             core.dcache.as_deref_mut(),
         ) {
             Ok(done) => done,
             Err(cut) => break Why::Cut(cut),
         };
-        let x = if done.exit == LAST_EXIT {
-            b.last_exit
-        } else {
-            b.exits + done.exit as u32
-        };
+        let x = done.exit;
         let e = &bc.exits[x as usize];
         budget -= e.len;
         compressed += e.compressed as u64;
@@ -250,12 +255,11 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
         }
         pc = next;
         from = x;
-        (way, id) = if next == e.fall {
-            (0, e.chain[0])
-        } else if next == e.taken {
-            (1, e.chain[1])
-        } else {
-            (2, bc.jump_target(next))
+        way = done.way as usize;
+        id = match done.way {
+            WAY_FALL => e.chain[0],
+            WAY_TAKEN => e.chain[1],
+            _ => bc.jump_target(next),
         };
         if id == NO_BLOCK {
             break Why::Lookup { from, way };
@@ -285,13 +289,13 @@ fn run_ops<const DC: bool>(
     regs: &mut [u32; 32],
     ram: &mut [u8],
     ops: &[BlockOp],
-    first: usize,
-    fall: u32,
+    block: &Block,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
     let base = plain.base;
+    let (first, fall) = (block.ops as usize, block.fall);
     // SAFETY (every use): the register fields of an op are masked to 0..32 when it is built
     // (`build::op_for`, `build::load_x0`), and `regs` has 32 entries.
     macro_rules! r {
@@ -341,10 +345,11 @@ fn run_ops<const DC: bool>(
     }
     // A block's end: the last exit.
     macro_rules! done {
-        ($next:expr) => {
+        ($next:expr, $way:expr) => {
             Done {
                 next: $next,
-                exit: LAST_EXIT,
+                exit: block.last_exit,
+                way: $way,
                 dmiss,
             }
         };
@@ -354,14 +359,20 @@ fn run_ops<const DC: bool>(
     macro_rules! branch {
         ($op:expr, $taken:expr) => {{
             if $taken {
+                let exit = if $op.rd == LAST_EXIT {
+                    block.last_exit
+                } else {
+                    block.exits + $op.rd as u32
+                };
                 return Ok(Done {
                     next: $op.imm,
-                    exit: $op.rd,
+                    exit,
+                    way: WAY_TAKEN,
                     dmiss,
                 });
             }
             if $op.rd == LAST_EXIT {
-                return Ok(done!(fall));
+                return Ok(done!(fall, WAY_FALL));
             }
             continue;
         }};
@@ -462,9 +473,9 @@ fn run_ops<const DC: bool>(
             Kind::Bgeu => branch!(op, rs1!() >= rs2!()),
             Kind::Jal => {
                 r!(op.rd) = fall;
-                return Ok(done!(imm));
+                return Ok(done!(imm, WAY_TAKEN));
             }
-            Kind::J => return Ok(done!(imm)),
+            Kind::J => return Ok(done!(imm, WAY_TAKEN)),
             Kind::Jalr | Kind::Jr => {
                 let target = rs1!().wrapping_add(imm) & !1;
                 if target & plain.align_mask != 0 {
@@ -473,9 +484,9 @@ fn run_ops<const DC: bool>(
                 if op.kind == Kind::Jalr {
                     r!(op.rd) = fall;
                 }
-                return Ok(done!(target));
+                return Ok(done!(target, WAY_INDIRECT));
             }
-            Kind::End => return Ok(done!(fall)),
+            Kind::End => return Ok(done!(fall, WAY_FALL)),
         };
         r!(op.rd) = value;
     }

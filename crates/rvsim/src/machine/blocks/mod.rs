@@ -170,9 +170,6 @@ pub(super) struct Exit {
     pub compressed: u32,
     /// The address after the exit's instruction.
     pub fall: u32,
-    /// The static target of its branch or jal (an odd address, which no pc equals, for
-    /// other endings).
-    pub taken: u32,
     /// Successor blocks: `[after falling through, after taking the static target]`.
     pub chain: [u32; 2],
     /// The I-cache lines of the fetches up to the exit, in order, consecutive fetches from
