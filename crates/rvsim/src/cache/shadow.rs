@@ -160,7 +160,9 @@ impl Shadow {
         }
         let mask = self.log.len() - 1;
         let mut t = self.lru + 1;
-        while self.stamp[self.log[t as usize & mask] as usize] != t {
+        // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
+        // into it.
+        while self.stamp[*unsafe { self.log.get_unchecked(t as usize & mask) } as usize] != t {
             t += 1;
         }
         self.lru = t;
