@@ -106,6 +106,31 @@ pub struct Summary {
     pub ci95_within_run: Option<[f64; 2]>,
 }
 
+impl Run {
+    /// What kind of run this is: its subcommand words ("run", "ctx sweep", "mem latency").
+    pub fn kind(&self) -> String {
+        command_kind(&self.command)
+    }
+}
+
+/// The subcommand words of a command line before its first option, at most two ("run",
+/// "ctx sweep", "mem latency", "fault"); "?" when there are none. `history list` and the
+/// report group runs by it.
+pub fn command_kind<S: AsRef<str>>(argv: &[S]) -> String {
+    let words: Vec<&str> = argv
+        .iter()
+        .map(AsRef::as_ref)
+        .skip(1)
+        .take_while(|w| !w.starts_with('-'))
+        .take(2)
+        .collect();
+    if words.is_empty() {
+        "?".into()
+    } else {
+        words.join(" ")
+    }
+}
+
 impl Summary {
     /// Whether the 95% interval reaches beyond ±50% of the median (units::is_unstable).
     pub fn is_unstable(&self) -> bool {

@@ -112,7 +112,7 @@ fn import_list_export_compare_report_delete() {
     assert!(o.status.success(), "{:?}", text(&o));
     assert!(std::fs::read_to_string(&html)
         .unwrap()
-        .contains("<th>run 2 ("));
+        .contains("<th class=\"num\">run 2 ("));
 
     assert!(oscost(&db, &["history", "delete", "2"]).status.success());
     fails_with_2(oscost(&db, &["history", "show", "2"]), "no run with id 2");

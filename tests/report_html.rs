@@ -100,7 +100,9 @@ fn below_resolution_is_said_not_plotted() {
 #[test]
 fn several_runs_are_side_by_side() {
     let html = render(&[fixture(), fixture()]);
-    assert!(html.contains("<th>run 1 (") && html.contains("<th>run 2 ("));
+    assert!(
+        html.contains("<th class=\"num\">run 1 (") && html.contains("<th class=\"num\">run 2 (")
+    );
     // Side-by-side figures are grouped bars with one legend entry per run.
     assert!(html.contains("run 1 (") && html.contains("run 2 ("));
     assert_eq!(sections(&html).len(), sections(&render(&[fixture()])).len());

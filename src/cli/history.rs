@@ -250,17 +250,7 @@ fn import(db: &DbOpts, paths: &[PathBuf]) -> Result<i32> {
 /// What kind of run a command line was: the subcommand words before the first option
 /// ("run", "ctx sweep", "mem latency", "fault").
 pub fn kind_of(command: &str) -> String {
-    let words: Vec<&str> = command
-        .split_whitespace()
-        .skip(1)
-        .take_while(|w| !w.starts_with('-'))
-        .take(2)
-        .collect();
-    if words.is_empty() {
-        "?".into()
-    } else {
-        words.join(" ")
-    }
+    crate::model::command_kind(&command.split_whitespace().collect::<Vec<_>>())
 }
 
 /// The command without the path to the binary: "oscost run --quick".

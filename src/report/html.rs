@@ -37,6 +37,7 @@ pub(crate) const CSS: &str = r#"
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1320px;padding:16px 24px;color:#222;line-height:1.4}
 h1{margin:.2em 0}h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:2em}
 .meta{color:#555;font-size:14px}
+section.kind>h2{font-size:1.7em;border-bottom-width:3px}h3{border-bottom:1px solid #ddd;margin-top:1.6em}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:14px;margin:8px 0;width:100%}
 th,td{border:1px solid #ddd;padding:4px 8px;vertical-align:top;text-align:left;overflow-wrap:anywhere}
@@ -47,6 +48,7 @@ td.num,th.num,td.checks{width:1%}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;overflow-wrap:normal}
 td.num .why{white-space:normal;min-width:10em}
 td.checks{min-width:10em}.tally{white-space:nowrap}
+td.notes{min-width:16em;overflow-wrap:break-word}
 table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
@@ -62,7 +64,10 @@ details{margin:6px 0}summary{cursor:pointer;color:#345}
 pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
 "#;
 
-/// Renders the report for one or more runs.
+/// Renders the report for one or more runs. Runs of several kinds (a `run`, a `ctx sweep`,
+/// a `c2c`) are grouped by kind, each group with its own runs' columns (never a column of
+/// "not measured" for a run of another kind); the machine's facts and warnings come once per
+/// distinct machine, before the groups.
 pub fn render(runs: &[Run]) -> String {
     let mut h = String::new();
     let name = runs
@@ -71,6 +76,67 @@ pub fn render(runs: &[Run]) -> String {
         .unwrap_or_default();
     h.push_str(&page_head(&format!("oscost report: {name}")));
     let _ = writeln!(h, "<h1>oscost report</h1>");
+    let kinds = by_kind(runs);
+    if kinds.len() <= 1 {
+        meta_lines(&mut h, runs);
+        machine_section(&mut h, runs);
+        for family in families(runs) {
+            family_section(&mut h, runs, &family, (2, ""));
+        }
+    } else {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">{} runs of {} kinds: {}</p>",
+            runs.len(),
+            kinds.len(),
+            kinds
+                .iter()
+                .map(|(k, group)| {
+                    format!(
+                        "<a href=\"#kind-{}\">{}</a> ({})",
+                        esc(&k.replace(' ', "-")),
+                        esc(k),
+                        group.len()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        machine_section(&mut h, runs);
+        for (kind, group) in kinds {
+            let _ = writeln!(
+                h,
+                "<section class=\"kind\" id=\"kind-{}\">\n<h2>{}</h2>",
+                esc(&kind.replace(' ', "-")),
+                esc(&kind)
+            );
+            meta_lines(&mut h, &group);
+            let id = format!("{}-", kind.replace(' ', "-"));
+            for family in families(&group) {
+                family_section(&mut h, &group, &family, (3, &id));
+            }
+            h.push_str("</section>\n");
+        }
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+/// The runs grouped by kind, in order of first appearance.
+fn by_kind(runs: &[Run]) -> Vec<(String, Vec<Run>)> {
+    let mut out: Vec<(String, Vec<Run>)> = Vec::new();
+    for r in runs {
+        let k = r.kind();
+        match out.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(r.clone()),
+            None => out.push((k, vec![r.clone()])),
+        }
+    }
+    out
+}
+
+/// One line per run: which machine, when, which version, the command and its labels.
+fn meta_lines(h: &mut String, runs: &[Run]) {
     for (i, r) in runs.iter().enumerate() {
         let _ = writeln!(
             h,
@@ -99,12 +165,6 @@ pub fn render(runs: &[Run]) -> String {
             }
         );
     }
-    machine_section(&mut h, runs);
-    for family in families(runs) {
-        family_section(&mut h, runs, &family);
-    }
-    h.push_str("</body>\n</html>\n");
-    h
 }
 
 /// The page skeleton up to `<body>`: every oscost HTML page (run report, fleet report) shares
@@ -136,31 +196,58 @@ fn run_label(runs: &[Run], i: usize) -> String {
     }
 }
 
+/// The machines' facts and warnings, once per distinct machine (runs on one machine with
+/// the same facts share a column); a run's own warnings (other work running...) under its
+/// label.
 fn machine_section(h: &mut String, runs: &[Run]) {
     h.push_str("<section id=\"machine\">\n<h2>Machine</h2>\n");
-    for (i, r) in runs.iter().enumerate() {
-        let mut w = r.machine.warnings();
-        w.extend(r.warnings.iter().cloned());
+    let machines = distinct_machines(runs);
+    let name = |group: &[usize]| -> String {
+        if runs.len() == 1 {
+            run_label(runs, 0)
+        } else if machines.len() == 1 {
+            format!(
+                "{} (all {} runs)",
+                runs[0].machine.hostname.as_deref().unwrap_or("unknown"),
+                runs.len()
+            )
+        } else {
+            group
+                .iter()
+                .map(|&i| run_label(runs, i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    for group in &machines {
+        let w = runs[group[0]].machine.warnings();
         if !w.is_empty() {
+            if machines.len() > 1 {
+                let _ = writeln!(h, "<p><b>{}</b></p>", esc(&name(group)));
+            }
+            warning_list(h, &w);
+        }
+    }
+    for (i, r) in runs.iter().enumerate() {
+        if !r.warnings.is_empty() {
             if runs.len() > 1 {
                 let _ = writeln!(h, "<p><b>{}</b></p>", esc(&run_label(runs, i)));
             }
-            h.push_str("<ul class=\"warn\">\n");
-            for x in w {
-                let _ = writeln!(h, "<li>{}</li>", esc(&x));
-            }
-            h.push_str("</ul>\n");
+            warning_list(h, &r.warnings);
         }
     }
     h.push_str("<div class=\"scroll\"><table class=\"facts\">\n<tr><th>fact</th>");
-    for i in 0..runs.len() {
-        let _ = write!(h, "<th>{}</th>", esc(&run_label(runs, i)));
+    for group in &machines {
+        let _ = write!(h, "<th>{}</th>", esc(&name(group)));
     }
     h.push_str("</tr>\n");
-    let facts: Vec<Vec<(&str, String)>> = runs.iter().map(|r| key_facts(&r.machine)).collect();
+    let facts: Vec<Vec<(&str, String)>> = machines
+        .iter()
+        .map(|g| key_facts(&runs[g[0]].machine))
+        .collect();
     if let Some(first) = facts.first() {
-        for (row, (name, _)) in first.iter().enumerate() {
-            let _ = write!(h, "<tr><th>{}</th>", esc(name));
+        for (row, (fact, _)) in first.iter().enumerate() {
+            let _ = write!(h, "<tr><th>{}</th>", esc(fact));
             for f in &facts {
                 let _ = write!(h, "<td>{}</td>", esc(&f[row].1));
             }
@@ -168,19 +255,44 @@ fn machine_section(h: &mut String, runs: &[Run]) {
         }
     }
     h.push_str("</table></div>\n");
-    for (i, r) in runs.iter().enumerate() {
+    for group in &machines {
         let _ = writeln!(
             h,
             "<details><summary>all machine facts{}</summary><pre>{}</pre></details>",
-            if runs.len() > 1 {
-                format!(": {}", esc(&run_label(runs, i)))
+            if machines.len() > 1 {
+                format!(": {}", esc(&name(group)))
             } else {
                 String::new()
             },
-            esc(&render_text(&r.machine))
+            esc(&render_text(&runs[group[0]].machine))
         );
     }
     h.push_str("</section>\n");
+}
+
+fn warning_list(h: &mut String, warnings: &[String]) {
+    h.push_str("<ul class=\"warn\">\n");
+    for x in warnings {
+        let _ = writeln!(h, "<li>{}</li>", esc(x));
+    }
+    h.push_str("</ul>\n");
+}
+
+/// Indices of the runs grouped by machine: runs whose key facts and warnings are the same
+/// are one machine.
+fn distinct_machines(runs: &[Run]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let same = |a: &Run, b: &Run| {
+        key_facts(&a.machine) == key_facts(&b.machine)
+            && a.machine.warnings() == b.machine.warnings()
+    };
+    for (i, r) in runs.iter().enumerate() {
+        match out.iter_mut().find(|g| same(&runs[g[0]], r)) {
+            Some(g) => g.push(i),
+            None => out.push(vec![i]),
+        }
+    }
+    out
 }
 
 /// Probe families in order of first appearance ("ctx" for "ctx.pipe").
@@ -228,11 +340,15 @@ fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
     rows
 }
 
-fn family_section(h: &mut String, runs: &[Run], family: &str) {
+/// One family's figures and table; `heading` is its heading's level (2, or 3 inside a
+/// kind's section) and the prefix that keeps its id unique on the page.
+fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str)) {
+    let (level, prefix) = heading;
     let rows = rows(runs, family);
     let _ = writeln!(
         h,
-        "<section class=\"family\" id=\"family-{0}\">\n<h2>{0}</h2>",
+        "<section class=\"family\" id=\"{}family-{1}\">\n<h{level}>{1}</h{level}>",
+        esc(prefix),
         esc(family)
     );
     // Figures first: they are what a reader looks at; the table holds the details.
@@ -276,7 +392,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str) {
             let m = row.per_run[0].expect("one run: every row has its measurement");
             let _ = writeln!(
                 h,
-                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td>{}</td></tr>",
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td class=\"notes\">{}</td></tr>",
                 value_cell(m),
                 summary_cell(Some(&m.raw), &m.raw_unit),
                 summary_cell(m.baseline.as_ref(), &m.raw_unit),
@@ -916,6 +1032,46 @@ mod tests {
         assert!(summary.contains("✗ 1/2"), "{summary}");
         assert!(summary.contains("failed: run-queue wait"), "{summary}");
         assert!(!summary.contains("placement"), "{summary}");
+    }
+
+    /// Issue 21: a report of a c2c and a mem latency run showed "not measured" columns in
+    /// every row and the machine's warnings once per run.
+    #[test]
+    fn runs_of_several_kinds_are_grouped_by_kind_with_the_machine_once() {
+        let load = |t: &str| parse_run(t, "fixture").expect("fixture parses");
+        let c2c = load(include_str!("../../tests/fixtures/runs/c2c.json"));
+        let mut memlat = load(include_str!("../../tests/fixtures/runs/memlat.json"));
+        memlat.machine = c2c.machine.clone();
+        let again = memlat.clone();
+        let html = render(&[c2c.clone(), memlat, again]);
+        assert!(
+            !html.contains("not measured"),
+            "a column for a run of another kind"
+        );
+        assert_eq!(html.matches("<section class=\"kind\"").count(), 2);
+        assert!(html.contains("id=\"kind-mem-latency\""));
+        // The machine's warning as often as in the report of one run (its list and its
+        // facts' text), not once per run.
+        let one = render(std::slice::from_ref(&c2c));
+        let warning = esc(&c2c
+            .machine
+            .warnings()
+            .into_iter()
+            .next()
+            .expect("a VM warning"));
+        assert_eq!(
+            html.matches(&*warning).count(),
+            one.matches(&*warning).count(),
+            "machine warning repeated"
+        );
+        assert_eq!(html.matches("<summary>all machine facts").count(), 1);
+        assert!(html.contains("(all 3 runs)"));
+        // The two mem latency runs are side by side in their group, numbered within it.
+        let mem = &html[html.find("id=\"kind-mem-latency\"").unwrap()..];
+        assert!(mem.contains("<b>run 2 ("), "{mem}");
+        assert!(!mem.contains("<b>run 3 ("));
+        // One kind: no kind sections, the page as before.
+        assert!(!one.contains("class=\"kind\""));
     }
 
     #[test]
