@@ -163,3 +163,21 @@ fn the_sweep_report_honours_verbose() {
         assert!(verbose.contains(&flat(&w)), "{w}");
     }
 }
+
+/// The ipc matrix under the table says nothing new when it has one placement class (its
+/// column is the table's rows again, as in `run`): printed with --verbose only; with
+/// several classes it is the summary and stays.
+#[test]
+fn a_one_column_ipc_matrix_is_not_printed_twice_by_default() {
+    let quick = read_run("run-quick-a");
+    assert!(!printed(&quick, QUIET).contains("ipc: median round trip"));
+    assert!(printed(&quick, VERBOSE).contains("ipc: median round trip"));
+    let ipc = read_run("ipc");
+    let classes: std::collections::BTreeSet<String> = ipc
+        .measurements
+        .iter()
+        .map(|m| m.param_text("class"))
+        .collect();
+    assert!(classes.len() > 1, "{classes:?}");
+    assert!(printed(&ipc, QUIET).contains("ipc: median round trip"));
+}
