@@ -394,6 +394,17 @@ impl Cache {
         let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.
             (set, self.lines[set].line == line)
+        } else if self.ways == 2 {
+            // Two ways (the usual D-cache): two slots, without a loop.
+            let first = 2 * set;
+            let pair = &self.lines[first..first + 2];
+            if pair[0].line == line {
+                (first, true)
+            } else if pair[1].line == line {
+                (first + 1, true)
+            } else {
+                (first, false)
+            }
         } else {
             let first = set * self.ways;
             match self.lines[first..first + self.ways]

@@ -365,6 +365,18 @@ pub(crate) mod tests {
         Decoder { formats }
     }
 
+    /// The client's time around each RPC of a recording: its "# window <t0> <t1>" lines
+    /// (CLOCK_MONOTONIC ns, the trace's clock).
+    pub(crate) fn fixture_windows(text: &str) -> Vec<(u64, u64)> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("# window "))
+            .map(|w| {
+                let (a, b) = w.split_once(' ').unwrap();
+                (a.parse().unwrap(), b.parse().unwrap())
+            })
+            .collect()
+    }
+
     pub(crate) fn fixture_records() -> Vec<RawRecord> {
         parse_fixture(include_str!(
             "../../../tests/fixtures/trace/pipe-remote.records"

@@ -12,18 +12,24 @@
 //! | server | S's receive returned | S marks C waking (its reply) |
 //! | reply IPI | S sends an IPI to C's CPU | that CPU enters the interrupt |
 //! | reply wake-up | sched_waking of C | C's CPU switches to C, minus the reply IPI |
-//! | return | the switch to C | C's receive returns (sys_exit) |
+//! | return | the switch to C | C's receive returns (sys_exit); without one, C's switch-in record |
 //!
 //! "Switches to" is sched_switch, or perf's switch-in record written by the incoming task
 //! (ring owners are opened with context_switch), whichever comes first: on some guests no
 //! tracepoint fires in a CPU's idle task, so a switch away from idle is seen only that way.
 //!
-//! The parts telescope: they add up exactly to C's send entry → C's receive exit. A part that
-//! did not happen is 0: no IPI (one CPU, or an idle target polling for work); no wake-up when
+//! The parts telescope: they add up exactly to C's send entry → C's receive exit (its last
+//! event before user space, below). A part that did not happen is 0: no IPI (one CPU, or an idle target polling for work); no wake-up when
 //! the task was runnable but not asleep (on one CPU a preempted S is switched to when C
 //! blocks; a reply to a C that is not asleep counts from S's send entry, or on one CPU to the
-//! switch back to C); no switch-in / return when a task takes its message without a receive
-//! system call (a futex word already set when it looked: the part ends at the switch to it).
+//! switch back to C); no switch-in when S takes its message without a receive system call (a
+//! futex word already set when it looked: the part ends at the switch to it). A C that takes
+//! the reply that way (on one CPU, the server it woke preempted it before it waited) returns
+//! to user space from the switch: "return" ends at C's switch-in record, the last event C
+//! writes before user space, as it ends at the receive's sys_exit when C slept (at the switch
+//! itself where switch records are not kept). Either way the RPC ends at C's last event
+//! before user space, so the client's timed call exceeds the parts by the same user-space
+//! stretch in every pattern.
 //! What the breakdown does not see: user-space time before the send's sys_enter and after the
 //! receive's sys_exit, the hypervisor (a vCPU that was not running), and polling hand-offs
 //! that make no system call at all.
@@ -160,6 +166,9 @@ struct Times {
     ipi2_send: Option<u64>,
     ipi2_recv: Option<u64>,
     client_in: u64,
+    /// C's switch-in record after the switch back to it: the last event C writes before
+    /// user space when it takes the reply without a receive system call.
+    client_back: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -214,10 +223,11 @@ impl Matcher<'_> {
         let enter = matches!(e.kind, Kind::SysEnter { .. });
         // C sends a new request: it starts an RPC wherever we were. In ClientIn, C was
         // switched back in and took the reply without a receive system call (a futex word
-        // already set when it looked): that RPC ended when C got its CPU back.
+        // already set when it looked): that RPC ended at the last event C wrote before user
+        // space, its switch-in record (the switch itself where switch records are not kept).
         if e.tid == c && enter && role == Role::Send {
             if st == State::ClientIn {
-                self.finish(self.t.client_in);
+                self.finish(self.t.client_back.unwrap_or(self.t.client_in));
             }
             self.t = Times {
                 enter: e.time,
@@ -242,7 +252,12 @@ impl Matcher<'_> {
         // perf's switch-in record says the same as sched_switch, a little later (after the
         // switch); whichever comes first moves the pattern on and the other finds it moved.
         let kind = match e.kind {
-            Kind::SwitchIn { prev } => Kind::Switch { prev, next: e.tid },
+            Kind::SwitchIn { prev } => {
+                if st == State::ClientIn && e.tid == c {
+                    self.t.client_back.get_or_insert(e.time);
+                }
+                Kind::Switch { prev, next: e.tid }
+            }
             k => k,
         };
         match st {
@@ -465,7 +480,7 @@ pub fn definition(part: &str) -> &'static str {
         "server" => "server: the server's receive returned → it marks the client waking (its reply sent); when the client is not asleep, → the server enters its send, or on one CPU the switch back to the client",
         "reply IPI" => "reply IPI: the server sends an IPI to the client's CPU → that CPU enters the reschedule or call-function-single interrupt",
         "reply wake-up" => "reply wake-up: the client is marked waking → its CPU switches to it, minus the reply IPI",
-        _ => "return: the switch to the client → the client's receiving system call returns (0 when it took the reply without one)",
+        _ => "return: the switch to the client → the client's receiving system call returns; when it took the reply without one (not asleep when the reply came), → its switch-in record, the last event it writes before user space",
     }
 }
 
@@ -577,6 +592,43 @@ mod tests {
             .filter(|r| r.parts[6] == 0.0 && r.parts[7] == 0.0)
             .count();
         assert!(direct * 2 > rpcs.len(), "{direct} of {}", rpcs.len());
+    }
+
+    /// Local futex RPCs recorded with perf's switch records and the client's time around each
+    /// call. In about half of them the reply found the client not asleep (the server it woke
+    /// preempted it on its way out of FUTEX_WAKE): it is switched back in and takes the reply
+    /// without a system call. Such an RPC ends at the client's switch-in record, the last
+    /// event it writes before user space, as an RPC it slept in ends at its receive's
+    /// sys_exit: in both, no event of the client is left between the RPC's end and the end of
+    /// its timed call, so the parts leave out the same user-space stretch in both patterns.
+    #[test]
+    fn a_reply_that_found_the_client_running_ends_at_its_last_recorded_event() {
+        let name = "futex-local-switch-records.records";
+        let rpcs = split_fixture(name, Mech::Futex);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/trace")
+            .join(name);
+        let windows =
+            crate::evidence::trace::tests::fixture_windows(&std::fs::read_to_string(path).unwrap());
+        let (events, _) = fixture_decoder().decode_all(&fixture(name));
+        assert!(rpcs.len() >= 35, "{} of 40 matched", rpcs.len());
+        adds_up(&rpcs);
+        let running = |r: &&Rpc| r.marks.reply_wake == r.marks.client_in;
+        let not_asleep = rpcs.iter().filter(running).count();
+        assert!(not_asleep >= 10 && not_asleep < rpcs.len(), "{not_asleep}");
+        for r in &rpcs {
+            let &(_, t1) = windows
+                .iter()
+                .find(|w| (w.0..=w.1).contains(&r.marks.enter))
+                .unwrap();
+            let after: Vec<&Event> = events
+                .iter()
+                .filter(|e| e.tid == 10551 && e.time > r.marks.end && e.time <= t1)
+                .collect();
+            assert!(after.is_empty(), "{r:?}: {after:?}");
+            // The switch back and the record it writes are the client's return.
+            assert!(r.parts[7] > 0.0, "{r:?}");
+        }
     }
 
     /// Across CPUs the client sleeps for the reply: the reply wake-up is the time from the
@@ -787,6 +839,8 @@ mod tests {
             ev(122, 1, S, exit(f)),
             ev(124, 1, S, wait),
             ev(130, 1, S, Kind::Switch { prev: S, next: C }),
+            // perf's record of the switch, written by C: its last event before user space.
+            ev(133, 1, C, Kind::SwitchIn { prev: S }),
             // Next RPC: C waits this time and is woken.
             ev(140, 1, C, wake),
             ev(144, 1, C, waking(S)),
@@ -805,7 +859,7 @@ mod tests {
         ];
         let rpcs = split(&events, C, &[S], 1, 1, calls);
         assert_eq!(rpcs.len(), 2);
-        assert_eq!(rpcs[0].parts, [4.0, 0.0, 6.0, 5.0, 15.0, 0.0, 0.0, 0.0]);
+        assert_eq!(rpcs[0].parts, [4.0, 0.0, 6.0, 5.0, 15.0, 0.0, 0.0, 3.0]);
         assert_eq!(rpcs[1].parts, [4.0, 0.0, 6.0, 5.0, 7.0, 0.0, 8.0, 5.0]);
         // Read as a pipe, the same events hold no RPC at all.
         assert!(split(&events, C, &[S], 1, 1, Calls::of(Mech::Pipe)).is_empty());

@@ -19,7 +19,8 @@ use crate::evidence::trace::{Event, Group, Kind};
 pub const GROUPS: usize = Group::ALL.len();
 
 /// Events on one RPC's path: per part and group, and those at its very end (the client's
-/// receive exit, or the switch back to it: inside its timed RPC, after the last part).
+/// receive exit, or its switch-in record (the switch back where none is kept) when it took the
+/// reply without one: inside its timed RPC, after the last part).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PathEvents {
     pub parts: [[f64; GROUPS]; PARTS.len()],
