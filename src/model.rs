@@ -412,6 +412,11 @@ pub struct RusageEvidence {
     pub total: Rusage,
     /// Total raw iterations the deltas cover (divide to get per-iteration figures).
     pub iterations: u64,
+    /// The wall time the deltas cover, in ns, where the probe timed exactly their window
+    /// (fault: the touch loops of every mapping, warm-up included); CPU time over it is the
+    /// share of CPU the work got. Absent where the window is the engine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ns: Option<u64>,
     pub participants: Vec<ParticipantRusage>,
 }
 

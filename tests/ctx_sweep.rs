@@ -127,7 +127,7 @@ fn subtraction_direct_indirect_and_below_resolution() {
     let [ind, lo, hi] = r1m.indirect.unwrap();
     assert!((ind - 4000.0).abs() < 5.0, "{ind}");
     assert!(lo <= ind && ind <= hi);
-    let table = render(&a, &run);
+    let table = render(&a, &run, true);
     assert!(table.contains("below resolution"), "{table}");
     assert!(table.contains("(direct)"));
 }

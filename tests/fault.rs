@@ -149,8 +149,24 @@ fn populate_then_touch_takes_no_faults_and_histogram_has_one_latency_per_page() 
         total(&ms[0], "minflt") >= 1024 * 2,
         "populate faults in mmap"
     );
-    assert!(total(&ms[1], "minflt") < 20);
-    assert!(ms[1]["value"].is_null(), "no faults: no ns/fault");
+    // Touching populated pages takes no faults by design; under memory pressure the kernel
+    // may migrate a page or two (a fault each), so the bound is the probe's own check: at
+    // most 1 fault per 100 pages touched (a populate that populated nothing takes 1 per page).
+    let touched = total(&ms[1], "iterations");
+    let faults = total(&ms[1], "minflt") + total(&ms[1], "majflt");
+    assert!(touched >= 1024 * 2, "{touched} pages touched");
+    assert!(
+        100 * faults <= touched,
+        "{faults} faults in {touched} pages"
+    );
+    // Whatever the few incidental faults, there is no cost per fault: the figure is per page.
+    assert!(ms[1]["value"].is_null(), "populated: no ns/fault");
+    assert!(ms[1]["raw"]["median"].as_f64().unwrap() > 0.0);
+    assert!(ms[1]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("per page only")));
     assert_eq!(ms[2]["samples"].as_array().unwrap().len(), 1024);
     assert!(ms[2]["notes"]
         .as_array()

@@ -309,7 +309,7 @@ fn command_sections(g: &mut Goldens) {
     let a = oscost::analysis::sweep::analyze(&sweep, &caches, &[]);
     g.check(
         "sections/sweep.txt",
-        report::sweep::render(&a, &sweep).as_bytes(),
+        report::sweep::render(&a, &sweep, true).as_bytes(),
     );
     g.check(
         "sections/sweep.lmbench.txt",
@@ -345,7 +345,7 @@ fn command_sections(g: &mut Goldens) {
     let a = oscost::analysis::sweep::analyze(&sweep, &sweep.machine.data_cache_sizes(1), &knees);
     g.check(
         "sections/sweep.mem-knees.txt",
-        report::sweep::render(&a, &sweep).as_bytes(),
+        report::sweep::render(&a, &sweep, true).as_bytes(),
     );
 
     let fault = read_run("fault");

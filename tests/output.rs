@@ -35,7 +35,16 @@ fn a_saved_run_reads_at_80_columns_without_colour_in_a_pipe() {
             assert!(l.chars().count() <= width, "{width}: {l:?}");
         }
         assert!(!text.contains('\x1b'), "colour written into a pipe");
-        assert!(text.contains("ctx.pipe") && text.contains("raw "));
+        // By default a row is its line (its checks its evidence); --verbose adds the raw
+        // figures and evidence beneath, within the width too.
+        assert!(text.contains("ctx.pipe") && text.contains("✓ ") && !text.contains("raw "));
+        let o = oscost(
+            &[("COLUMNS", &w)],
+            &["history", "--db", db, "show", "1", "--verbose"],
+        );
+        let text = stdout(&o);
+        assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+        assert!(text.contains("raw "), "{text}");
     }
     // The listing names what each run was.
     let list = stdout(&oscost(

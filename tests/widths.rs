@@ -318,7 +318,7 @@ fn measuring(w: &mut Widths, width: usize) {
     ];
     for (cmd, run) in &plain {
         for explain in [false, true] {
-            let text = screen::measured(run, &term, None, None, explain);
+            let text = screen::measured(run, &term, None, None, detail(explain));
             w.check(&format!("{cmd} (explain: {explain})"), &text, width);
         }
     }
@@ -342,7 +342,7 @@ fn measuring(w: &mut Widths, width: usize) {
                 &term,
                 shown.text.as_deref(),
                 Some(&shown.after),
-                explain,
+                detail(explain),
             );
             w.check(&format!("{cmd} (explain: {explain})"), &text, width);
         }
@@ -350,15 +350,20 @@ fn measuring(w: &mut Widths, width: usize) {
     let rpc = read_run("rpc");
     w.check(
         "rpc",
-        &screen::measured(&rpc, &term, None, None, false),
+        &screen::measured(&rpc, &term, None, None, detail(false)),
         width,
     );
-    let detail = oscost::report::rpc::detail(&rpc);
+    let rpc_detail = oscost::report::rpc::detail(&rpc);
     w.check(
         "rpc --explain",
-        &screen::measured(&rpc, &term, None, Some(&detail), true),
+        &screen::measured(&rpc, &term, None, Some(&rpc_detail), detail(true)),
         width,
     );
+}
+
+/// The default output, or everything (`--explain`, which implies `--verbose`).
+fn detail(explain: bool) -> oscost::report::screen::Detail {
+    oscost::report::screen::Detail::asked(false, explain)
 }
 
 /// One test, so that COLUMNS (which the in-process renderers read) is set before any other

@@ -30,9 +30,13 @@ pub struct MeasureOpts {
     /// No progress bar or notices on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print each probe's definition after the table.
+    /// Print each probe's definition after the table (and everything --verbose prints).
     #[arg(long)]
     pub explain: bool,
+    /// Print every detail the default leaves out: each probe's evidence lines, each round's
+    /// reading of a failed check, each warning under its probe, why probes were skipped.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Also write the self-contained HTML report (tables and plots) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

@@ -69,13 +69,11 @@ pub fn history_runs(db: &DbOpts, exclude: &[String]) -> Vec<crate::model::Run> {
         .collect()
 }
 
-/// The subcommand a run was made by (`run`, `ctx`, ...), if its command line was recorded.
-pub fn kind(run: &crate::model::Run) -> Option<&str> {
-    run.command
-        .iter()
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
-        .map(String::as_str)
+/// The kind of run (`run`, `ctx`, `ctx sweep`, ...), if its command line was recorded: the
+/// one rule `history list` shows and `compare --last` picks by (history::kind_of), so an
+/// explicit `compare A B` judges kinds as they do.
+pub fn kind(run: &crate::model::Run) -> Option<String> {
+    (run.command.len() > 1).then(|| super::history::kind_of(&run.command.join(" ")))
 }
 
 /// The two runs `compare --last N` compares: the oldest and newest of the last `n` runs of
@@ -241,6 +239,29 @@ mod tests {
 
     fn recent(runs: &[(i64, &str)]) -> Vec<(i64, String)> {
         runs.iter().map(|(i, c)| (*i, c.to_string())).collect()
+    }
+
+    /// `compare A B` and `compare --last` judge kinds by one rule: `ctx` and `ctx sweep` are
+    /// two kinds (the first word alone called them one).
+    #[test]
+    fn an_explicit_pair_is_judged_by_the_kind_history_list_shows() {
+        let run = |cmd: &str| {
+            let mut r = crate::input::parse_run(
+                include_str!("../../tests/fixtures/run-quick.json"),
+                "fixture",
+            )
+            .unwrap();
+            r.command = cmd.split(' ').map(String::from).collect();
+            r
+        };
+        let sweep = run("oscost ctx sweep --quick");
+        let ctx = run("oscost ctx --quick");
+        assert_eq!(kind(&sweep).as_deref(), Some("ctx sweep"));
+        assert_eq!(kind(&ctx).as_deref(), Some("ctx"));
+        assert_ne!(kind(&sweep), kind(&ctx));
+        let r = recent(&[(2, "oscost ctx sweep --quick"), (1, "oscost ctx --quick")]);
+        assert!(last_of_kind(&r, 2).unwrap_err().contains("ctx sweep"));
+        assert_eq!(kind(&run("oscost")), None);
     }
 
     #[test]

@@ -187,11 +187,13 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
         mem_knees,
         lmbench: a.format == Format::Lmbench,
         figures: a.svg.is_some(),
+        verbose: (a.opts.verbose || a.opts.explain) && a.format == Format::Table,
     };
     let shown = Sweep.shown(&run, &ask)?;
     let mut opts = a.opts.clone();
     // The lmbench format is for old scripts: its definitions would break their parsing.
     opts.explain &= a.format == Format::Table;
+    opts.verbose &= a.format == Format::Table;
     finish_with(&run, &opts, Extras::one_figure(shown, a.svg.as_deref()))
 }
 

@@ -560,7 +560,7 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
             &crate::report::term::Term::stdout(),
             extras.text.as_deref(),
             extras.after.as_deref(),
-            opts.explain
+            crate::report::screen::Detail::asked(opts.verbose, opts.explain)
         )
     );
     // Every output is attempted and the run is saved to the history whatever became of

@@ -295,6 +295,7 @@ fn finish_fault(
     );
     let ask = Ask {
         figures: a.svg_dir.is_some(),
+        verbose: a.opts.verbose || a.opts.explain,
         ..Ask::default()
     };
     let shown = Fault.shown(run, &ask)?;

@@ -23,7 +23,13 @@ pub enum HistoryCmd {
     /// List saved runs, grouped by machine (the default).
     List,
     /// Print one run's table.
-    Show { id: i64 },
+    Show {
+        id: i64,
+        /// Every detail: each probe's evidence lines, each round's reading of a failed
+        /// check, each warning under its probe, why probes were skipped.
+        #[arg(long, short = 'v')]
+        verbose: bool,
+    },
     /// Write one run as CSV, Markdown or JSON.
     Export {
         id: i64,
@@ -117,13 +123,7 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             }
             flush(&mut rows);
         }
-        HistoryCmd::Show { id } => {
-            let run = store.get(id)?;
-            let term = crate::report::term::Term::stdout();
-            println!("run {id} · started {}", run.started_at);
-            print!("{}", crate::report::table::preamble(&run, &term));
-            print!("{}", crate::report::table::render_for(&run, &term));
-        }
+        HistoryCmd::Show { id, verbose } => show(&store.get(id)?, id, verbose),
         HistoryCmd::Export { id, format, output } => {
             super::outputs::Outputs::new()
                 .with(format.into(), output.as_deref())
@@ -265,6 +265,20 @@ fn shorten_command(command: &str) -> String {
         .chain(words)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `history show ID [--verbose]`: the run's table as the measuring command printed it.
+fn show(run: &crate::model::Run, id: i64, verbose: bool) {
+    let term = crate::report::term::Term::stdout();
+    println!("run {id} · started {}", run.started_at);
+    print!(
+        "{}",
+        crate::report::table::preamble_detail(run, &term, verbose)
+    );
+    print!(
+        "{}",
+        crate::report::table::render_detail(run, &term, verbose)
+    );
 }
 
 #[cfg(test)]

@@ -128,6 +128,7 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
     let ask = Ask {
         caches,
         figures: a.svg.is_some(),
+        verbose: a.opts.verbose || a.opts.explain,
         ..Ask::default()
     };
     let shown = MemLatency.shown(&run, &ask)?;

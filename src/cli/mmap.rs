@@ -273,6 +273,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     let run = execute(plan, &a.opts)?;
     let ask = Ask {
         figures: a.svg_dir.is_some(),
+        verbose: a.opts.verbose || a.opts.explain,
         ..Ask::default()
     };
     let shown = crate::report::lab::Lab.shown(&run, &ask)?;

@@ -298,6 +298,7 @@ impl Recorder {
             rusage: RusageEvidence {
                 total,
                 iterations: self.iterations,
+                wall_ns: None,
                 participants: parts,
             },
             events: match &self.perf_totals {

@@ -175,7 +175,7 @@ impl Family for C2c {
         Evidence::Switches
     }
 
-    fn under_table(&self, run: &Run) -> String {
+    fn under_table(&self, run: &Run, _verbose: bool) -> String {
         text(run)
     }
 

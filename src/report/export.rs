@@ -256,6 +256,17 @@ pub fn to_json(run: &Run) -> String {
     serde_json::to_string_pretty(run).expect("a Run always serializes")
 }
 
+/// What a measurement that passed its checks shows instead of a value (the terminal's and
+/// the HTML's text: report::instead_of_value); empty where it has a value or is invalid or
+/// below resolution (the status column says so).
+fn instead(m: &crate::model::Measurement) -> String {
+    use crate::model::Status;
+    match (m.status, &m.value) {
+        (Status::Ok | Status::Unstable, None) if m.valid => super::instead_of_value(m),
+        _ => String::new(),
+    }
+}
+
 /// One row per measurement with the headline fields.
 pub fn to_csv(run: &Run) -> Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -280,6 +291,7 @@ pub fn to_csv(run: &Run) -> Result<String> {
         "mean",
         "mean_ci_lo",
         "mean_ci_hi",
+        "instead_of_value",
     ])
     .map_err(|e| Error::env(e.to_string()))?;
     for m in &run.measurements {
@@ -317,6 +329,7 @@ pub fn to_csv(run: &Run) -> Result<String> {
             opt(m.additive.as_ref().map(|a| a.mean.value)),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[0])),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[1])),
+            text(&instead(m)),
         ])
         .map_err(|e| Error::env(e.to_string()))?;
     }

@@ -35,6 +35,9 @@ pub struct Ask {
     pub lmbench: bool,
     /// Whether figures (and the tables written beside them) are wanted.
     pub figures: bool,
+    /// `--verbose` (or `--explain`): the details the default leaves out (each warning under
+    /// its row, why probes were skipped, the machine's warnings in full).
+    pub verbose: bool,
 }
 
 /// What a measuring command prints and writes for its family, beyond the common way out.
@@ -77,8 +80,8 @@ pub trait Family: Sync {
     }
 
     /// Its section under the terminal table (empty when the run has none of its
-    /// measurements).
-    fn under_table(&self, _run: &Run) -> String {
+    /// measurements); `verbose` (--verbose) adds the details the default leaves out.
+    fn under_table(&self, _run: &Run, _verbose: bool) -> String {
         String::new()
     }
 
@@ -100,6 +103,13 @@ pub trait Family: Sync {
         Vec::new()
     }
 
+    /// The figure a measurement without a value carries instead, with why it has no value
+    /// ("4.65 ±0.12 µs/page (36 major + 2,340 minor faults: not one kind)"); None where the
+    /// family has none to give (the views then say "no value").
+    fn instead_of_value(&self, _m: &Measurement) -> Option<String> {
+        None
+    }
+
     /// What its measuring command prints and writes after measuring.
     fn shown(&self, _run: &Run, _ask: &Ask) -> Result<Shown> {
         Ok(Shown::default())
@@ -109,22 +119,6 @@ pub trait Family: Sync {
 /// The section a probe id is listed in: its first word ("ctx" for "ctx.pipe").
 pub fn section_of(probe: &str) -> &str {
     probe.split('.').next().unwrap_or(probe)
-}
-
-/// A report that replaces the common table, framed as the table would be: the machine's
-/// warnings before it, the skipped probes after it.
-pub fn with_run_notes(run: &Run, report: String) -> String {
-    let width = crate::report::term::Term::stdout().width;
-    let note = |t: String| crate::report::term::wrap(&t, width, "", "  ") + "\n";
-    let mut text = String::new();
-    for w in run.machine.warnings() {
-        text.push_str(&note(format!("! machine: {w}")));
-    }
-    text.push_str(&report);
-    for s in &run.skipped {
-        text.push_str(&note(format!("skipped {}: {}", s.probe, s.reason)));
-    }
-    text
 }
 
 /// The CPU a family's measurements ran on (its caches are the ones that matter), from the

@@ -7,7 +7,7 @@ use super::term::{grid, Term};
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
 use crate::report::family::{Ask, Evidence, Family, Shown};
-use crate::units::fmt_num;
+use crate::units::{fmt_num, fmt_time};
 
 /// "fault table": one line per loop-timed fault measurement, fitted to the terminal.
 pub fn table(run: &Run) -> String {
@@ -15,31 +15,43 @@ pub fn table(run: &Run) -> String {
 }
 
 /// [`table`] within `term.width`. Faults per page are three significant digits; major faults
-/// that happened never print as a rounded zero.
+/// that happened never print as a rounded zero. A figure whose interval is beyond ±50% of it
+/// is "unstable", never a number (the per-fault figure follows the measurement's status);
+/// a case without a figure per fault says why under the table, and an evicted file's major
+/// faults are costed there where the counts allow it ([`major_fault_lines`]).
 pub fn table_for(run: &Run, term: &Term) -> String {
-    let rows: Vec<Vec<String>> = run
+    let cases: Vec<&Measurement> = run
         .measurements
         .iter()
         .filter(|m| m.probe.starts_with("fault.") && m.raw_unit == "ns/page")
+        .collect();
+    let rows: Vec<Vec<String>> = cases
+        .iter()
         .map(|m| {
             let t = &m.evidence.rusage.total;
             let touched = m.evidence.rusage.iterations.max(1);
-            let per_fault = m
-                .value
-                .as_ref()
-                .map(|v| fmt_num(v.median))
-                .unwrap_or_else(|| "-".into());
+            let per_fault = match &m.value {
+                _ if m.status == crate::model::Status::Invalid => "INVALID".into(),
+                Some(_) if m.is_unstable() => "unstable".into(),
+                Some(v) => fmt_num(v.median),
+                None => "none".into(),
+            };
+            let per_page = if m.raw.is_unstable() {
+                "unstable".into()
+            } else {
+                fmt_num(m.raw.median)
+            };
             vec![
                 case_label(m),
-                fmt_num(m.raw.median),
+                per_page,
                 per_fault,
                 fmt_num((t.minflt + t.majflt) as f64 / touched as f64),
-                per_page(t.majflt, touched),
+                per_page_of(t.majflt, touched),
                 if m.valid { "yes" } else { "NO" }.to_string(),
             ]
         })
         .collect();
-    grid(
+    let mut out = grid(
         &[
             "case",
             "ns/page",
@@ -50,17 +62,135 @@ pub fn table_for(run: &Run, term: &Term) -> String {
         ],
         &rows,
         term,
-    )
+    );
+    for m in &cases {
+        if let Some((_, why)) = why_per_page_only(m) {
+            let line = format!("no ns/fault for {}: {why}", case_label(m));
+            out.push_str(&super::term::wrap(&line, term.width, "", "    "));
+            out.push('\n');
+        }
+    }
+    out.push_str(&major_fault_lines(run, term));
+    out
+}
+
+/// What a major fault of an evicted file costs, where the counts allow it: the touch loops'
+/// elapsed time less the minor faults' share (at the per-fault cost of the file-cached
+/// case of the same run, when it has one), divided by the major faults; and the share of
+/// that elapsed time spent off the CPU (1 − CPU time / elapsed: waiting for the disk).
+/// Each line says how it was derived.
+pub fn major_fault_lines(run: &Run, term: &Term) -> String {
+    let minor_cost = run
+        .measurements
+        .iter()
+        .find(|m| m.probe == "fault.file-cached" && m.valid && !m.is_unstable())
+        .and_then(|m| m.value.as_ref())
+        .map(|v| v.median);
+    let mut out = String::new();
+    for m in run
+        .measurements
+        .iter()
+        .filter(|m| m.probe == "fault.file-evicted" && m.raw_unit == "ns/page" && m.valid)
+    {
+        let t = &m.evidence.rusage.total;
+        if t.majflt == 0 {
+            continue;
+        }
+        let (wall_s, exact) = super::timev::window_s(m);
+        let wall_ns = wall_s * 1e9;
+        let cpu_ns = (t.utime_us + t.stime_us) as f64 * 1e3;
+        let per_major = match minor_cost {
+            Some(c) if wall_ns > t.minflt as f64 * c => format!(
+                "{} per major fault = (elapsed {} − {} minor × {} per cached-file fault) / {} \
+                 major",
+                fmt_time((wall_ns - t.minflt as f64 * c) / t.majflt as f64),
+                fmt_time(wall_ns),
+                crate::units::fmt_thousands(t.minflt),
+                fmt_time(c),
+                crate::units::fmt_thousands(t.majflt)
+            ),
+            _ => format!(
+                "at most {} per major fault = elapsed {} / {} major (no cached-file cost per \
+                 fault in this run to take the {} minor faults out)",
+                fmt_time(wall_ns / t.majflt as f64),
+                fmt_time(wall_ns),
+                crate::units::fmt_thousands(t.majflt),
+                crate::units::fmt_thousands(t.minflt)
+            ),
+        };
+        // CPU time is accounted in ticks: a share over a short window means nothing.
+        let io = if wall_s >= 0.05 && cpu_ns <= wall_ns {
+            format!(
+                "; off the CPU (waiting for I/O) {:.0}% of elapsed = 1 − CPU {} / elapsed",
+                100.0 * (1.0 - cpu_ns / wall_ns),
+                fmt_time(cpu_ns)
+            )
+        } else {
+            "; no I/O share (elapsed under 50 ms, or CPU time beyond it)".into()
+        };
+        let how = if exact {
+            ""
+        } else {
+            " (elapsed estimated: the samples' mean per page × the pages the counts cover)"
+        };
+        let line = format!("{}: {per_major}{io}{how}", case_label(m));
+        out.push_str(&super::term::wrap(&line, term.width, "", "    "));
+        out.push('\n');
+    }
+    out
 }
 
 /// Major faults per page: "0", "0.125", or "10 in 65536" when rare but present.
-fn per_page(majflt: u64, pages: u64) -> String {
+fn per_page_of(majflt: u64, pages: u64) -> String {
     let r = majflt as f64 / pages.max(1) as f64;
     if majflt == 0 || r >= 0.01 {
         fmt_num(r)
     } else {
         format!("{majflt} in {pages}")
     }
+}
+
+/// Why a loop-timed fault case has no figure per fault (None where it has one), in brief
+/// (the headline every view shows) and in full (the line under the fault table): faults of
+/// both kinds (a disk wait averaged with a page-table update), none counted, or none by
+/// design (populate's touch phase). Its figure per page — lat_pagefault's — it always has.
+pub fn why_per_page_only(m: &Measurement) -> Option<(&'static str, String)> {
+    if !(m.probe.starts_with("fault.") && m.raw_unit == "ns/page") || m.value.is_some() {
+        return None;
+    }
+    let t = &m.evidence.rusage.total;
+    let populated = m.probe == "fault.populate" && m.param_text("phase") == "touch";
+    let n = crate::units::fmt_thousands;
+    Some(match (t.majflt, t.minflt) {
+        _ if populated => (
+            "populated in mmap",
+            "MAP_POPULATE faulted the pages in inside mmap(): no faults by design".into(),
+        ),
+        (0, 0) => ("no faults", "no faults were counted".into()),
+        (major, minor) if major > 0 && minor > 0 => (
+            "major + minor mixed",
+            format!(
+                "{} major + {} minor faults: an average would mix a disk wait with a \
+                 page-table update",
+                n(major),
+                n(minor)
+            ),
+        ),
+        _ => ("per page only", "the probe gave no figure per fault".into()),
+    })
+}
+
+/// A fault case without a figure per fault: its figure per page and why, in brief, "4.65
+/// ±0.12 µs/page (major + minor mixed)" — the same text in every view.
+pub fn per_page_instead(m: &Measurement) -> Option<String> {
+    let (why, _) = why_per_page_only(m)?;
+    let r = &m.raw;
+    let figure = if r.n < 2 {
+        crate::units::fmt_with_unit(r.median, "ns/page")
+    } else {
+        crate::units::fmt_figure(r.median, r.ci95[0], r.ci95[1], "ns/page")
+    };
+    Some(format!("{figure} ({why})"))
 }
 
 /// "fault.anon touch=write thp=never order=seq", without size/cpu noise.
@@ -142,6 +272,10 @@ impl Family for Fault {
         "fault"
     }
 
+    fn instead_of_value(&self, m: &Measurement) -> Option<String> {
+        per_page_instead(m)
+    }
+
     fn evidence(&self) -> Evidence {
         Evidence::Faults
     }
@@ -183,10 +317,111 @@ mod tests {
         assert!(percentiles(&[]).is_none());
     }
 
+    fn recorded() -> Run {
+        crate::input::parse_run(
+            include_str!("../../tests/fixtures/runs/fault.json"),
+            "fault",
+        )
+        .unwrap()
+    }
+
+    fn case<'a>(run: &'a Run, probe: &str, phase: Option<&str>) -> &'a Measurement {
+        run.measurements
+            .iter()
+            .find(|m| {
+                m.probe == probe
+                    && m.raw_unit == "ns/page"
+                    && phase.is_none_or(|p| m.param_text("phase") == p)
+            })
+            .unwrap()
+    }
+
+    /// Every fault case carries a figure or a stated reason, the same text in the terminal,
+    /// Markdown, CSV and HTML (the HTML said "below resolution" where the terminal said
+    /// "no value").
+    #[test]
+    fn a_case_without_a_figure_per_fault_shows_its_figure_per_page_and_why_in_every_view() {
+        let run = recorded();
+        let evicted = case(&run, "fault.file-evicted", None);
+        let populated = case(&run, "fault.populate", Some("touch"));
+        let md = crate::report::markdown::run_to_markdown(&run);
+        let csv = crate::report::export::to_csv(&run).unwrap();
+        let html = crate::report::html::render(std::slice::from_ref(&run));
+        for (m, why) in [
+            (evicted, "(major + minor mixed)"),
+            (populated, "(populated in mmap)"),
+        ] {
+            let text = crate::report::table::headline(m);
+            assert!(text.ends_with(why), "{text}");
+            assert!(text.contains("/page"), "a figure per page: {text}");
+            assert_ne!(text, "no value");
+            assert!(md.contains(&text), "markdown: {text}");
+            assert!(csv.contains(&text), "csv: {text}");
+            assert!(html.contains(&crate::escape::xml(&text)), "html: {text}");
+        }
+        assert!(
+            !html.contains("below resolution"),
+            "no case of this run is below resolution"
+        );
+        let t = table_for(&run, &Term::plain(80));
+        assert!(t.contains("no ns/fault for fault.file-evicted"), "{t}");
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("36 major + 2,340 minor faults"), "{t}");
+        assert!(
+            t.contains("no ns/fault for fault.populate phase=touch"),
+            "{t}"
+        );
+    }
+
+    /// The evicted file's major faults are costed, saying how: elapsed less the minor
+    /// faults at the cached file's cost, over the major faults; the I/O share is the time
+    /// off the CPU.
+    #[test]
+    fn an_evicted_file_costs_its_major_faults_and_says_how() {
+        let run = recorded();
+        let lines = major_fault_lines(&run, &Term::plain(200));
+        assert!(lines.contains("per major fault = (elapsed "), "{lines}");
+        assert!(
+            lines.contains("2,340 minor × 2.69 µs per cached-file fault) / 36 major"),
+            "{lines}"
+        );
+        assert!(lines.contains("off the CPU (waiting for I/O)"), "{lines}");
+        assert!(lines.contains("elapsed estimated"), "{lines}");
+        // Without a cached-file case the minor faults cannot be taken out: a bound.
+        let mut alone = run.clone();
+        alone
+            .measurements
+            .retain(|m| m.probe != "fault.file-cached");
+        let lines = major_fault_lines(&alone, &Term::plain(200));
+        assert!(lines.contains("at most "), "{lines}");
+    }
+
+    /// The ns/fault column follows the measurement's status: noise is "unstable", never a
+    /// number.
+    #[test]
+    fn an_unstable_figure_per_fault_is_not_a_number() {
+        let mut run = recorded();
+        let m = run
+            .measurements
+            .iter_mut()
+            .find(|m| m.probe == "fault.anon")
+            .unwrap();
+        let v = m.value.as_mut().unwrap();
+        v.ci95 = [v.median * 0.2, v.median * 3.0];
+        m.settle_status();
+        assert!(m.is_unstable());
+        let t = table_for(&run, &Term::plain(120));
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("fault.anon touch=write"))
+            .unwrap();
+        assert!(row.contains("unstable"), "{row}");
+    }
+
     #[test]
     fn rare_major_faults_never_read_as_zero() {
-        assert_eq!(per_page(0, 65536), "0");
-        assert_eq!(per_page(10, 65536), "10 in 65536");
-        assert_eq!(per_page(65536, 65536), "1.00");
+        assert_eq!(per_page_of(0, 65536), "0");
+        assert_eq!(per_page_of(10, 65536), "10 in 65536");
+        assert_eq!(per_page_of(65536, 65536), "1.00");
     }
 }

@@ -451,13 +451,20 @@ fn value_cell(m: &Measurement) -> String {
             "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}</span>",
             esc(&m.invalid_reason())
         ),
-        (Status::BelowResolution, _) | (_, None) => format!(
+        (Status::BelowResolution, _) => format!(
             "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
             esc(&m.unit)
         ),
+        // What the terminal shows too: a family's figure and reason, or "no value".
+        (_, None) => format!(
+            "<span class=\"ci why\">{}</span>",
+            esc(&super::instead_of_value(m))
+        ),
+        // The badge says "unstable"; the text beside it gives the spread (once each).
         (Status::Unstable, Some(v)) => format!(
-            "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">{}</span>",
-            esc(&crate::units::fmt_unstable(
+            "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">spread \
+             {}</span>",
+            esc(&crate::units::fmt_spread_with_unit(
                 v.median, v.ci95[0], v.ci95[1], &m.unit
             ))
         ),
@@ -615,6 +622,7 @@ fn missing_note(m: &Measurement) -> String {
                 .unwrap_or("see table")
         ),
         Status::Unstable => "unstable".into(),
+        Status::Ok => super::instead_of_value(m),
         _ => "below resolution".into(),
     }
 }

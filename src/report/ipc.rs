@@ -129,7 +129,13 @@ impl Family for Ipc {
         Evidence::Switches
     }
 
-    fn under_table(&self, run: &Run) -> String {
+    /// The matrix, unless it would only repeat the table: with one placement class its one
+    /// column is the table's rows again (`run`), printed with --verbose only.
+    fn under_table(&self, run: &Run, verbose: bool) -> String {
+        let (_, classes) = axes(&ipc_measurements(run));
+        if classes.len() < 2 && !verbose {
+            return String::new();
+        }
         text(run)
     }
 

@@ -5,7 +5,7 @@ use crate::analysis::knees;
 use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
 use crate::model::{Run, Status};
 use crate::probes::mem::latency::PROBE;
-use crate::report::family::{measured_cpu, with_run_notes, Ask, Family, Shown};
+use crate::report::family::{measured_cpu, Ask, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 
@@ -173,7 +173,11 @@ impl Family for MemLatency {
             figures.push(("memlat".into(), svg(&analysis, &run.machine.short_name())?));
         }
         Ok(Shown {
-            text: Some(with_run_notes(run, render(&analysis, run))),
+            text: Some(super::table::with_run_notes(
+                run,
+                render(&analysis, run),
+                ask.verbose,
+            )),
             analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),
             figures,
             ..Shown::default()

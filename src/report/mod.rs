@@ -48,6 +48,15 @@ pub fn family_of(probe: &str) -> Option<&'static dyn Family> {
     FAMILIES.iter().copied().find(|f| f.owns(probe))
 }
 
+/// What every view (terminal, Markdown, CSV, HTML) shows for a measurement that passed its
+/// checks but has no value: its family's figure and reason ([`Family::instead_of_value`]),
+/// or "no value".
+pub fn instead_of_value(m: &Measurement) -> String {
+    family_of(&m.probe)
+        .and_then(|f| f.instead_of_value(m))
+        .unwrap_or_else(|| "no value".into())
+}
+
 /// The evidence column for a measurement (the kernel share of CPU time when no family
 /// claims its probe).
 pub fn evidence_of(m: &Measurement) -> Evidence {
@@ -61,8 +70,11 @@ pub fn shown_alone(m: &Measurement) -> bool {
 }
 
 /// Every family's section under the terminal table, in [`FAMILIES`] order.
-pub fn under_table(run: &Run) -> String {
-    FAMILIES.iter().map(|f| f.under_table(run)).collect()
+pub fn under_table(run: &Run, verbose: bool) -> String {
+    FAMILIES
+        .iter()
+        .map(|f| f.under_table(run, verbose))
+        .collect()
 }
 
 /// The figures across runs of every family listed in the HTML report's section `section`.

@@ -165,8 +165,9 @@ fn short(s: Scenario) -> &'static str {
 }
 
 /// The terminal summary (empty without rpc measurements): times per RPC, the parts traced
-/// and corrected, the per-event costs, and the lines that say what is invalid.
-pub fn text(run: &Run) -> String {
+/// and corrected, the per-event costs (with `verbose`: --verbose), and the lines that say
+/// what is invalid.
+pub fn text(run: &Run, verbose: bool) -> String {
     let cs = cases(run);
     if cs.is_empty() {
         return String::new();
@@ -187,7 +188,11 @@ pub fn text(run: &Run) -> String {
         }
         out.push_str(&table(&parts_rows(chunk)));
     }
-    if traced.iter().any(|c| c.calibration().is_some()) {
+    let calibrated = traced.iter().any(|c| c.calibration().is_some());
+    if calibrated && !verbose {
+        out.push_str("(corrected: the calibration pass's cost of each event: --verbose)\n");
+    }
+    if calibrated && verbose {
         out.push_str("\nrpc: what one recorded event adds to an RPC (calibration pass)\n");
         for (i, chunk) in traced.chunks(3).enumerate() {
             if i > 0 {
@@ -579,8 +584,8 @@ impl Family for Rpc {
         !matches!(m.probe.as_str(), "rpc.part" | "rpc.corrected")
     }
 
-    fn under_table(&self, run: &Run) -> String {
-        text(run)
+    fn under_table(&self, run: &Run, verbose: bool) -> String {
+        text(run, verbose)
     }
 
     fn section_figures(&self, runs: &[Run]) -> Vec<String> {
@@ -671,7 +676,7 @@ mod tests {
             high: 4300.0,
             high_share: 0.4,
         });
-        let t = text(&run);
+        let t = text(&run, true);
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         // Untraced median, traced and corrected means, tracing adds with its interval.
         let local = t.lines().find(|l| l.starts_with("local")).unwrap();
@@ -740,7 +745,7 @@ mod tests {
                 ok: false,
             });
         }
-        let t = text(&run);
+        let t = text(&run, true);
         assert!(t.contains("INVALID (4.2 µs)"), "{t}");
         let joined = t.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(joined.contains("4.20 µs vs 2.00 µs (+110.0%)"), "{t}");
@@ -773,7 +778,7 @@ mod tests {
                 }
             }
         }
-        let t = text(&run);
+        let t = text(&run, true);
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         assert_eq!(t.matches("\npart ").count(), 2, "{t}");
         assert_eq!(t.matches("\nsum ").count(), 2, "{t}");

@@ -8,7 +8,7 @@ use crate::analysis::knees;
 use crate::analysis::sweep::{analyze, policy_of, reason, usable, Curve, Row, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
-use crate::report::family::{measured_cpu, with_run_notes, Ask, Evidence, Family, Shown};
+use crate::report::family::{measured_cpu, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 
@@ -17,7 +17,7 @@ fn ns(v: f64) -> String {
 }
 
 /// The sweep tables and knee lines.
-pub fn render(a: &SweepAnalysis, run: &Run) -> String {
+pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
     let mut out = String::new();
     if !a.caches.is_empty() {
         out.push_str(&format!(
@@ -48,7 +48,13 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut notes = Vec::new();
         for r in &c.rows {
-            rows.push(row_cells(c, r, measurement_of(run, c, r), &mut notes));
+            rows.push(row_cells(
+                c,
+                r,
+                measurement_of(run, c, r),
+                &mut notes,
+                verbose,
+            ));
         }
         out.push_str(&indented_grid(&header, &rows));
         out.push_str(
@@ -71,6 +77,18 @@ pub fn render(a: &SweepAnalysis, run: &Run) -> String {
         }
         out.push_str(&knee_lines(c));
     }
+    if !verbose {
+        // The sizes' warnings, each kind once with the sizes it concerns.
+        let ms: Vec<&Measurement> = run
+            .measurements
+            .iter()
+            .filter(|m| m.probe == PROBE)
+            .collect();
+        // A row is named by its size, as in the table ("16k").
+        let size = |m: &Measurement| fmt_size(m.param_u64("size").unwrap_or(0));
+        let term = crate::report::term::Term::stdout();
+        out.push_str(&super::table::warning_block_by(&ms, &size, &term, false));
+    }
     out
 }
 
@@ -91,7 +109,13 @@ fn measurement_of<'a>(run: &'a Run, c: &Curve, r: &Row) -> &'a Measurement {
 }
 
 /// One size's cells, and its notes (switches per hop, why there is no number, warnings).
-fn row_cells(c: &Curve, r: &Row, m: &Measurement, notes: &mut Vec<String>) -> Vec<String> {
+fn row_cells(
+    c: &Curve,
+    r: &Row,
+    m: &Measurement,
+    notes: &mut Vec<String>,
+    verbose: bool,
+) -> Vec<String> {
     let per = match (&r.per_switch, r.status) {
         (Some(v), _) => super::table::fmt_value(v, "ns"),
         (None, Status::BelowResolution) => "below resolution".into(),
@@ -155,7 +179,8 @@ fn row_cells(c: &Curve, r: &Row, m: &Measurement, notes: &mut Vec<String>) -> Ve
     if let Some(why) = &r.reason {
         notes.push(format!("  {}: {why}", fmt_size(r.size)));
     }
-    for w in &m.warnings {
+    // Each size's warnings with --verbose; by default once per kind after the curves.
+    for w in m.warnings.iter().filter(|_| verbose) {
         notes.push(format!("  {}: ! {w}", fmt_size(r.size)));
     }
     cells
@@ -361,7 +386,7 @@ impl Family for Sweep {
         let text = if ask.lmbench {
             lmbench(run)
         } else {
-            with_run_notes(run, render(&analysis, run))
+            super::table::with_run_notes(run, render(&analysis, run, ask.verbose), ask.verbose)
         };
         let mut figures = Vec::new();
         if ask.figures {

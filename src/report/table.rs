@@ -29,7 +29,7 @@ pub fn headline(m: &Measurement) -> String {
         (Status::BelowResolution, _) => "below resolution".into(),
         (Status::Unstable, Some(v)) => fmt_unstable(v.median, v.ci95[0], v.ci95[1], &m.unit),
         (Status::Ok, Some(v)) => fmt_value(v, &m.unit),
-        (Status::Ok | Status::Unstable, None) => "no value".into(),
+        (Status::Ok | Status::Unstable, None) => super::instead_of_value(m),
     }
 }
 
@@ -64,25 +64,26 @@ fn evidence_cell(m: &Measurement) -> String {
                 .max(0.0) as u64,
             "migration",
         );
-        // A part below one per op is a count too: "(2.00 vol, 49 invol in 43,750 ops)".
-        let part = |n: u64, kind: &str| {
-            if n == 0 || n >= it {
-                format!("{} {kind}", fmt_num(n as f64 / it as f64))
-            } else {
-                format!(
-                    "{} {kind} in {}",
-                    crate::units::fmt_thousands(n),
-                    plural_ops(it)
-                )
-            }
+        // Counts below one per op are counts (issue 21): when either part is, both parts
+        // are counts over the same ops, so one line never mixes a rate and a count.
+        let rare = |n: u64| n > 0 && n < it;
+        let counts = rare(t.nvcsw) || rare(t.nivcsw);
+        let parts = if counts {
+            format!(
+                "{} vol, {} invol in {}",
+                crate::units::fmt_thousands(t.nvcsw),
+                crate::units::fmt_thousands(t.nivcsw),
+                plural_ops(it)
+            )
+        } else {
+            format!(
+                "{} vol, {} invol",
+                fmt_num(t.nvcsw as f64 / it as f64),
+                fmt_num(t.nivcsw as f64 / it as f64)
+            )
         };
         if sw >= 1.0 {
-            format!(
-                "{} sw/op ({}, {}), {mig}",
-                fmt_num(sw),
-                part(t.nvcsw, "vol"),
-                part(t.nivcsw, "invol"),
-            )
+            format!("{} sw/op ({parts}), {mig}", fmt_num(sw))
         } else {
             // Rare switches are counts, never a rounded rate ("0.0000164 sw/op").
             format!(
@@ -162,9 +163,11 @@ fn row(m: &Measurement) -> Row {
     }
 }
 
-/// The lines before the table: the clock and machine, then the machine's warnings, each
-/// wrapped to the terminal.
-pub fn preamble(run: &Run, term: &Term) -> String {
+/// The lines before the table: the clock and machine, then the machine's warnings — each in
+/// full with `verbose`, otherwise in brief on one block ("! machine: running in a virtual
+/// machine (KVM); no hardware counters …"), a warning without a brief form in full — and
+/// the run's warnings, each wrapped to the terminal.
+pub fn preamble_detail(run: &Run, term: &Term, verbose: bool) -> String {
     let mut out = String::new();
     if let Some(c) = &run.clock {
         let text = format!(
@@ -186,11 +189,7 @@ pub fn preamble(run: &Run, term: &Term) -> String {
         out.push_str(&wrap(&text, term.width, "", INDENT));
         out.push('\n');
     }
-    for w in run.machine.warnings() {
-        let mark = paint("!", Tone::Caution, term.color);
-        out.push_str(&wrap(&w, term.width, &format!("{mark} machine: "), INDENT));
-        out.push('\n');
-    }
+    out.push_str(&machine_warnings(run, term, verbose));
     for w in &run.warnings {
         let mark = paint("!", Tone::Caution, term.color);
         out.push_str(&wrap(w, term.width, &format!("{mark} run: "), INDENT));
@@ -204,12 +203,63 @@ pub fn render(run: &Run) -> String {
     render_for(run, &Term::stdout())
 }
 
-/// The full table for a run within `term.width` columns: probe, value and checks always
-/// share the row; raw/baseline and evidence join it only when they fit and otherwise move
-/// to an indented line beneath (never widening the row past the terminal). Failed checks,
-/// the below-resolution interval and warnings follow, word-wrapped with a hanging indent.
-/// Measurements a family shows in its own section instead are left out (report::shown_alone).
+/// The machine's warnings: each in full with `verbose`, otherwise those with a brief form
+/// in brief on one block ("! machine: running in a virtual machine (KVM); no hardware
+/// counters … (in full with --verbose)"), a warning without one in full.
+pub fn machine_warnings(run: &Run, term: &Term, verbose: bool) -> String {
+    let mut out = String::new();
+    let mark = paint("!", Tone::Caution, term.color);
+    let warnings = run.machine.warnings();
+    let brief: Vec<&str> = warnings.iter().filter_map(|w| gist(w)).collect();
+    if !verbose && brief.len() > 1 {
+        let text = format!("{} (in full with --verbose)", brief.join("; "));
+        out.push_str(&wrap(
+            &text,
+            term.width,
+            &format!("{mark} machine: "),
+            INDENT,
+        ));
+        out.push('\n');
+    }
+    for w in warnings
+        .iter()
+        .filter(|w| verbose || brief.len() < 2 || gist(w).is_none())
+    {
+        out.push_str(&wrap(w, term.width, &format!("{mark} machine: "), INDENT));
+        out.push('\n');
+    }
+    out
+}
+
+/// A report that replaces the common table, framed as the table would be: the machine's
+/// warnings before it, the skipped probes after it, each in full with `verbose` and in
+/// brief otherwise (report::table).
+pub fn with_run_notes(run: &Run, report: String, verbose: bool) -> String {
+    let term = Term::stdout();
+    let mut text = machine_warnings(run, &term, verbose);
+    text.push_str(&report);
+    text.push_str(&skipped(run, &term, verbose));
+    text
+}
+
+/// The full table for a run within `term.width` columns, as printed by default: probe, value
+/// and checks always share the row; raw/baseline and evidence join it only when they fit.
+/// See [`render_detail`].
 pub fn render_for(run: &Run, term: &Term) -> String {
+    render_detail(run, term, false)
+}
+
+/// The table within `term.width` columns: probe, value and checks always share the row (the
+/// checks cell, "✓ 5/5", is each figure's evidence in brief); raw/baseline and evidence join
+/// it only when they fit. Under a row: why a figure is invalid (each failed check, one
+/// line) or below resolution. Warnings and history-drift notes follow as one block, each
+/// kind once. `verbose` (--verbose) adds what the default leaves out (issue 21: quiet by
+/// default, complete on request): the cells that did not fit, on lines beneath their row,
+/// every round's reading of a failed check, each drift note under its row, each warning of
+/// a kind whose numbers differ too much to fold, and why each skipped probe was skipped.
+/// The JSON keeps all of it. Measurements a family shows in its own section instead are
+/// left out (report::shown_alone).
+pub fn render_detail(run: &Run, term: &Term, verbose: bool) -> String {
     let shown: Vec<&Measurement> = run
         .measurements
         .iter()
@@ -229,21 +279,34 @@ pub fn render_for(run: &Run, term: &Term) -> String {
             out.push_str(&l);
             out.push('\n');
         }
-        beneath(&mut out, r, m, n_opt, term);
+        beneath(&mut out, r, m, n_opt, term, verbose);
     }
-    out.push_str(&warning_block(&shown, term));
-    for s in &run.skipped {
-        out.push_str(&wrap(
-            &format!("skipped {}: {}", s.probe, s.reason),
-            term.width,
-            "",
-            INDENT,
-        ));
-        out.push('\n');
-    }
+    out.push_str(&warning_block(&shown, term, verbose));
+    out.push_str(&skipped(run, term, verbose));
     // The families' own sections (the cross-core matrices) under the table.
-    out.push_str(&super::under_table(run));
+    out.push_str(&super::under_table(run, verbose));
     out
+}
+
+/// The probes the plan skipped: each with its reason with `verbose`, otherwise their names
+/// on one line (the reasons are in the JSON and with --verbose).
+pub fn skipped(run: &Run, term: &Term, verbose: bool) -> String {
+    if run.skipped.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = if verbose {
+        run.skipped
+            .iter()
+            .map(|s| format!("skipped {}: {}", s.probe, s.reason))
+            .collect()
+    } else {
+        let names: Vec<&str> = run.skipped.iter().map(|s| s.probe.as_str()).collect();
+        vec![format!("skipped {} (why: --verbose)", names.join(", "))]
+    };
+    lines
+        .iter()
+        .map(|l| wrap(l, term.width, "", INDENT) + "\n")
+        .collect()
 }
 
 /// The table's columns, in order.
@@ -322,11 +385,13 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
     table.lines().map(|l| l.trim_end().to_string()).collect()
 }
 
-/// What goes under a row: the optional cells that did not fit, the history-drift line,
-/// failed checks, why a difference is below resolution, and the warnings.
-fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term) {
+/// What goes under a row: why a figure is invalid (each failed check) or below resolution;
+/// with `verbose` also the optional cells that did not fit, the history-drift line and
+/// every round's reading of a failed check (by default the first failing round's, and how
+/// many more failed).
+fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term, verbose: bool) {
     let moved = &r.optional[n_opt..];
-    if !moved.is_empty() {
+    if verbose && !moved.is_empty() {
         let joined = moved.join(" · ");
         if INDENT.len() + joined.chars().count() <= term.width {
             out.push_str(&format!("{INDENT}{joined}\n"));
@@ -337,20 +402,19 @@ fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term
             }
         }
     }
-    // The evidence line of an interval widened by the history's run-to-run drift.
-    for n in m
-        .notes
-        .iter()
-        .filter(|n| n.starts_with(crate::compare::interval::DRIFT_LINE))
-    {
+    // The evidence line of an interval widened by the history's run-to-run drift (by
+    // default one note after the table for every row it concerns).
+    for n in m.notes.iter().filter(|n| verbose && is_drift(n)) {
         out.push_str(&wrap(n, term.width, INDENT, "      "));
         out.push('\n');
     }
     for c in m.failed_checks() {
-        let text = format!(
-            "{}: expected {}, observed {}",
-            c.name, c.expected, c.observed
-        );
+        let observed = if verbose {
+            c.observed.clone()
+        } else {
+            first_round(&c.observed)
+        };
+        let text = format!("{}: expected {}, observed {observed}", c.name, c.expected);
         let mark = paint("✗", Tone::Bad, term.color);
         out.push_str(&wrap(
             &text,
@@ -374,18 +438,88 @@ fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term
     }
 }
 
+/// Is this note the history-drift line of a widened interval?
+fn is_drift(note: &str) -> bool {
+    note.starts_with(crate::compare::interval::DRIFT_LINE)
+}
+
+/// A failed check's reading in its first failing round, and how many more rounds failed:
+/// "round 2: 47.2% (+1 more round)". Readings merged over rounds are "round N: …" joined by
+/// "; " (engine::merge); a single reading is kept whole.
+fn first_round(observed: &str) -> String {
+    if !observed.starts_with("round ") {
+        return observed.to_string();
+    }
+    let rounds: Vec<&str> = observed.split("; round ").collect();
+    match rounds.len() {
+        0 | 1 => observed.to_string(),
+        n => format!(
+            "{} (+{} more {})",
+            rounds[0],
+            n - 1,
+            if n == 2 { "round" } else { "rounds" }
+        ),
+    }
+}
+
 /// The rows' warnings once per kind, after the table: warnings that differ only in their
 /// numbers are one kind, written once with the numbers' range and the probes it concerns
-/// ("! 2–9 of 21–40 samples are outliers …: syscall.read, ctx.pipe …"). The JSON keeps
-/// every measurement's own.
-fn warning_block(shown: &[&Measurement], term: &Term) -> String {
+/// ("! 2–9 of 21–40 samples are outliers …: syscall.read, ctx.pipe …"). By default the
+/// rows' history-drift notes follow the same way ("· interval includes run-to-run drift …").
+/// The JSON keeps every measurement's own.
+pub fn warning_block(shown: &[&Measurement], term: &Term, verbose: bool) -> String {
+    warning_block_by(shown, &row_label, term, verbose)
+}
+
+/// A row's label in the table: "ctx.pipe clock=direct mode=thread".
+fn row_label(m: &Measurement) -> String {
+    format!("{} {}", m.probe, m.params_label())
+        .trim()
+        .to_string()
+}
+
+/// [`warning_block`] with each row named by `label` (a family's own table names its rows
+/// its own way: the sweep by size).
+pub fn warning_block_by(
+    shown: &[&Measurement],
+    label: &dyn Fn(&Measurement) -> String,
+    term: &Term,
+    verbose: bool,
+) -> String {
+    let rows = Labelled { shown, label };
+    let warnings = |m: &Measurement| m.warnings.clone();
+    let mark = paint("!", Tone::Caution, term.color);
+    let mut out = kind_block(&rows, &warnings, &mark, term, verbose);
+    if !verbose {
+        let drift = |m: &Measurement| m.notes.iter().filter(|n| is_drift(n)).cloned().collect();
+        out.push_str(&kind_block(&rows, &drift, "·", term, verbose));
+    }
+    out
+}
+
+/// Rows and how they are named.
+struct Labelled<'a> {
+    shown: &'a [&'a Measurement],
+    label: &'a dyn Fn(&Measurement) -> String,
+}
+
+/// The texts `of` each row, once per kind (see [`warning_block`]), each line marked `mark`.
+/// A kind whose numbers differ too much to fold into one sentence is one line per row with
+/// `verbose`, and otherwise its words before the first colon with the rows it concerns
+/// ("samples are bimodal (in 4: …; each with --verbose)") when those words carry no number.
+fn kind_block(
+    rows: &Labelled,
+    of: &dyn Fn(&Measurement) -> Vec<String>,
+    mark: &str,
+    term: &Term,
+    verbose: bool,
+) -> String {
+    let shown = rows.shown;
     let mut kinds: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
     for m in shown {
-        let probe = format!("{} {}", m.probe, m.params_label())
-            .trim()
-            .to_string();
-        for w in &m.warnings {
-            let skeleton = warning_kind(w);
+        let probe = (rows.label)(m);
+        for w in of(m) {
+            let skeleton = warning_kind(&w);
             let i = match kinds.iter().position(|k| k.0 == skeleton) {
                 Some(i) => i,
                 None => {
@@ -399,29 +533,67 @@ fn warning_block(shown: &[&Measurement], term: &Term) -> String {
             }
         }
     }
-    let mark = paint("!", Tone::Caution, term.color);
-    let mut out = String::new();
+    // Each kind's lines; kinds told only by their gist share one line (their numbers,
+    // units included, differ: "samples are bimodal: 8 near 1.41 ns" and "… near 3.20 µs").
+    let mut lines: Vec<String> = Vec::new();
+    let mut gists: Vec<(String, Vec<String>, usize)> = Vec::new();
     for (_, texts, probes) in kinds {
         let text = crate::engine::merge::fold_round_variants(&texts).join("; ");
         let ranges = |t: &str| t.matches('–').count();
-        let lines = if probes.len() == 1 {
-            vec![format!("{}: {text}", probes[0])]
+        if probes.len() == 1 {
+            lines.push(format!("{}: {text}", probes[0]));
         } else if ranges(&text) <= ranges(&texts[0]) + 2 {
-            vec![format!(
-                "{text} (in {}: {})",
-                probes.len(),
-                compact(&probes)
-            )]
+            lines.push(format!("{text} ({})", concerns(&probes, shown.len())));
+        } else if let (false, Some(g)) = (verbose, gist(&texts[0])) {
+            match gists.iter_mut().find(|x| x.0 == g) {
+                Some(x) => {
+                    for p in probes {
+                        if !x.1.contains(&p) {
+                            x.1.push(p);
+                        }
+                    }
+                }
+                None => {
+                    gists.push((g.to_string(), probes, lines.len()));
+                    lines.push(String::new());
+                }
+            }
         } else {
-            // Too many numbers differ for one sentence to say it: one line per warning.
-            pairs_of(shown, &texts)
-        };
-        for line in lines {
-            out.push_str(&wrap(&line, term.width, &format!("{mark} "), "  "));
-            out.push('\n');
+            // Too many numbers differ for one sentence to say it: one line per row.
+            lines.extend(pairs_of(rows, of, &texts));
         }
     }
+    for (g, probes, at) in gists {
+        lines[at] = format!(
+            "{g} ({}; each with --verbose)",
+            concerns(&probes, shown.len())
+        );
+    }
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(&wrap(&line, term.width, &format!("{mark} "), "  "));
+        out.push('\n');
+    }
     out
+}
+
+/// The words of a remark before its first colon, when they say what it is without a number
+/// ("samples are bimodal", "running in a virtual machine (KVM)"): the remark in brief.
+fn gist(remark: &str) -> Option<&str> {
+    remark
+        .split_once(": ")
+        .map(|(g, _)| g)
+        .filter(|g| !g.contains(|c: char| c.is_ascii_digit()) && g.split(' ').count() >= 3)
+}
+
+/// The rows a remark concerns: "in 3: syscall.read, ctx.pipe ×2", or "in every row" when
+/// it concerns all `rows` of the table (a list of every probe says nothing).
+fn concerns(probes: &[String], rows: usize) -> String {
+    if probes.len() == rows && rows > 3 {
+        "in every row".into()
+    } else {
+        format!("in {}: {}", probes.len(), compact(probes))
+    }
 }
 
 /// Probe labels ("ctx.pipe mode=thread") as their probe names, each once with how many of
@@ -448,13 +620,17 @@ fn compact(labels: &[String]) -> String {
         .join(", ")
 }
 
-/// "probe: warning" for each of `texts`, with the probe that carries it.
-fn pairs_of(shown: &[&Measurement], texts: &[String]) -> Vec<String> {
+/// "probe: text" for each of `texts` (found among the rows' texts `of` them), with the probe
+/// that carries it.
+fn pairs_of(
+    rows: &Labelled,
+    of: &dyn Fn(&Measurement) -> Vec<String>,
+    texts: &[String],
+) -> Vec<String> {
     let mut out = Vec::new();
-    for m in shown {
-        for w in m.warnings.iter().filter(|w| texts.contains(w)) {
-            let probe = format!("{} {}", m.probe, m.params_label());
-            let line = format!("{}: {w}", probe.trim());
+    for m in rows.shown {
+        for w in of(m).iter().filter(|w| texts.contains(w)) {
+            let line = format!("{}: {w}", (rows.label)(m));
             if !out.contains(&line) {
                 out.push(line);
             }
@@ -589,15 +765,19 @@ mod tests {
     #[test]
     fn rows_fit_80_columns_with_evidence_beneath() {
         let run = fixture();
-        let out = render_for(&run, &Term::plain(80));
+        let out = render_detail(&run, &Term::plain(80), true);
         assert!(widest(&out) <= 80, "a line exceeds 80 columns:\n{out}");
         assert!(!out.lines().next().unwrap().contains("evidence"));
-        // Every measurement still shows its raw figure and evidence, on a line beneath.
+        // With --verbose every measurement shows its raw figure and evidence beneath.
         assert_eq!(
             out.lines().filter(|l| l.starts_with("    raw ")).count(),
             run.measurements.len()
         );
         assert!(!out.contains('\x1b'), "colour in a plain render");
+        // By default a row is its line: the checks cell is its evidence in brief.
+        let quiet = render_for(&run, &Term::plain(80));
+        assert!(!quiet.contains("    raw "), "{quiet}");
+        assert!(widest(&quiet) <= 80, "{quiet}");
     }
 
     #[test]
@@ -616,12 +796,31 @@ mod tests {
             })
             .collect();
         crate::compare::interval::widen_with_history(&mut run, &history);
-        let out = render_for(&run, &Term::plain(80));
+        let out = render_detail(&run, &Term::plain(80), true);
         assert!(
             out.contains("    interval includes run-to-run drift seen in 3 runs here: ±"),
             "{out}"
         );
         assert!(widest(&out) <= 80, "{out}");
+        // By default one note after the table for every row it concerns.
+        let quiet = render_for(&run, &Term::plain(80));
+        let notes: Vec<&str> = quiet.lines().filter(|l| l.contains("run-to-run")).collect();
+        assert_eq!(notes.len(), 1, "{quiet}");
+        assert!(
+            notes[0].starts_with("· interval includes run-to-run drift seen in 3 runs here: ±"),
+            "{quiet}"
+        );
+        let flat = quiet.split_whitespace().collect::<Vec<_>>().join(" ");
+        let widened = run
+            .measurements
+            .iter()
+            .filter(|m| m.notes.iter().any(|n| is_drift(n)))
+            .count();
+        assert!(
+            flat.contains(&format!("(in {widened}: call.function")),
+            "{quiet}"
+        );
+        assert!(widest(&quiet) <= 80, "{quiet}");
         assert!(!definitions(&run).contains("run-to-run drift seen in"));
     }
 
@@ -677,7 +876,10 @@ mod tests {
             out.contains(&format!("1–{n} of 20 samples are outliers")),
             "{out}"
         );
-        assert!(out.contains(&format!("(in {n}:")), "{out}");
+        // A kind that concerns every row says so instead of listing them all.
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("(in every row)"), "{n} rows: {out}");
+        let out = render_detail(&run, &Term::plain(80), true);
         let own = out
             .lines()
             .position(|l| l.contains("a warning of its own"))
@@ -707,10 +909,26 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("0.000"), "{out}");
-        // Two per op, one part rare: the rare part is a count.
+        // Two per op, one part rare: both parts are counts over the same ops, never a rate
+        // beside a count ("2.00 sw/op (1.15 vol, 7,664 invol in 8,960 ops)").
         m.evidence.rusage.total.nvcsw = 200_000;
         let out = evidence_cell(m);
-        assert!(out.contains("(2.00 vol, 12 invol in 100,000 ops)"), "{out}");
+        assert!(
+            out.contains("(200,000 vol, 12 invol in 100,000 ops)"),
+            "{out}"
+        );
+        m.evidence.rusage.total.nvcsw = 115_000;
+        m.evidence.rusage.total.nivcsw = 85_000;
+        let out = evidence_cell(m);
+        assert!(
+            out.contains("(115,000 vol, 85,000 invol in 100,000 ops)"),
+            "{out}"
+        );
+        // Both parts at least one per op (or none): rates.
+        m.evidence.rusage.total.nvcsw = 0;
+        m.evidence.rusage.total.nivcsw = 200_000;
+        let out = evidence_cell(m);
+        assert!(out.contains("2.00 sw/op (0 vol, 2.00 invol)"), "{out}");
     }
 
     #[test]
@@ -734,7 +952,7 @@ mod tests {
         m.evidence.rusage.iterations = 1_000_000;
         m.evidence.rusage.total.minflt = 16386;
         m.evidence.rusage.total.majflt = 10;
-        let out = render_for(&run, &Term::plain(200));
+        let out = render_detail(&run, &Term::plain(200), true);
         assert!(out.contains("10 majflt in 1,000,000 ops"), "{out}");
         assert!(!out.contains("0.0000"), "{out}");
     }

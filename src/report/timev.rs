@@ -1,13 +1,25 @@
 //! The `/usr/bin/time -v` block for a measurement: the figures a student compares against
-//! `time -v ./lab`, computed from what the engine recorded over the measured windows (no
-//! measuring here). Elapsed is the sum of the timed samples; user and system time, faults,
-//! block I/O and switches are the recorded rusage deltas; max RSS is the peak resident set.
+//! `time -v ./lab`, computed from what the engine recorded (no measuring here). Elapsed and
+//! CPU time come from one window, the one the rusage deltas cover: user and system time,
+//! faults, block I/O and switches are those deltas, elapsed is that window's wall time, so
+//! the CPU share is of the same work; max RSS is the peak resident set.
 
 use crate::model::Measurement;
 
-/// Wall time covered by the raw samples, in seconds.
-pub fn elapsed_s(m: &Measurement) -> f64 {
-    m.samples.iter().sum::<f64>() * m.iterations_per_sample as f64 / 1e9
+/// The wall time the rusage deltas cover, in seconds, and whether it was recorded (the
+/// probe timed exactly that window) or is estimated (a run recorded before the window was
+/// kept: the samples' mean time per iteration × the iterations the deltas cover).
+pub fn window_s(m: &Measurement) -> (f64, bool) {
+    let r = &m.evidence.rusage;
+    if let Some(ns) = r.wall_ns {
+        return (ns as f64 / 1e9, true);
+    }
+    let mean = if m.samples.is_empty() {
+        0.0
+    } else {
+        m.samples.iter().sum::<f64>() / m.samples.len() as f64
+    };
+    (mean * r.iterations as f64 / 1e9, false)
 }
 
 /// `m:ss.cc` as time(1) prints elapsed time.
@@ -16,10 +28,11 @@ fn clock_style(s: f64) -> String {
     format!("{}:{:05.2}", m as u64, s - m * 60.0)
 }
 
-/// The block, indented by a tab per line as time(1) does, under a header naming the case.
+/// The block, indented by a tab per line as time(1) does, under a header naming the case
+/// and the window.
 pub fn render(m: &Measurement) -> String {
     let t = &m.evidence.rusage.total;
-    let wall = elapsed_s(m);
+    let (wall, exact) = window_s(m);
     let user = t.utime_us as f64 / 1e6;
     let sys = t.stime_us as f64 / 1e6;
     // CPU time is accounted in scheduler ticks: a share over a very short window means nothing.
@@ -28,11 +41,17 @@ pub fn render(m: &Measurement) -> String {
     } else {
         "n/a (window under 50 ms)".into()
     };
+    let how = if exact {
+        "timed"
+    } else {
+        "estimated from the samples' mean"
+    };
     let mut out = format!(
-        "{} {} (over {} samples, like /usr/bin/time -v)\n",
+        "{} {} (over the {} iterations the counts cover, elapsed {how}; like /usr/bin/time \
+         -v)\n",
         m.probe,
         m.params_label(),
-        m.samples.len()
+        crate::units::fmt_thousands(m.evidence.rusage.iterations)
     );
     let rows: [(&str, String); 11] = [
         (
@@ -81,6 +100,7 @@ mod tests {
             ci95_within_run: None,
         };
         let mut ev = Evidence::default();
+        ev.rusage.iterations = 131072;
         ev.rusage.total.utime_us = 100_000;
         ev.rusage.total.stime_us = 400_000;
         ev.rusage.total.minflt = 131072;
@@ -118,9 +138,10 @@ mod tests {
 
     #[test]
     fn block_has_every_time_v_line_from_recorded_evidence() {
-        let m = measurement();
+        let mut m = measurement();
+        // The counts cover 2 × 65536 pages at 4000 ns each: 0.524288 s (estimated).
         let b = render(&m);
-        // 2 samples × 65536 pages × 4000 ns = 0.524288 s.
+        assert!(b.contains("elapsed estimated"), "{b}");
         assert!(
             b.contains("Elapsed (wall clock) time (h:mm:ss or m:ss): 0:00.52"),
             "{b}"
@@ -134,5 +155,29 @@ mod tests {
         assert_eq!(b.lines().count(), 12);
         assert!(b.starts_with("fault.anon thp=never"));
         assert_eq!(clock_style(61.5), "1:01.50");
+        // A recorded window is the one used, exactly.
+        m.evidence.rusage.wall_ns = Some(1_000_000_000);
+        let b = render(&m);
+        assert!(
+            b.contains("Elapsed (wall clock) time (h:mm:ss or m:ss): 0:01.00"),
+            "{b}"
+        );
+        assert!(b.contains("Percent of CPU this job got: 50%"), "{b}");
+        assert!(b.contains("elapsed timed"), "{b}");
+    }
+
+    /// The counts cover more iterations than the samples (the warm-up mappings too): elapsed
+    /// must cover the same iterations, or one pinned thread "got 204% of a CPU".
+    #[test]
+    fn elapsed_and_cpu_time_come_from_one_window() {
+        let mut m = measurement();
+        // 2 samples of 65536 pages were kept, but the counts cover 5 mappings' loops.
+        m.evidence.rusage.iterations = 5 * 65536;
+        m.evidence.rusage.total.utime_us = 0;
+        m.evidence.rusage.total.stime_us = 1_300_000;
+        let b = render(&m);
+        // 5 × 65536 × 4000 ns = 1.31 s of touching for 1.3 s of CPU: 99%, not 248%.
+        assert!(b.contains("Percent of CPU this job got: 99%"), "{b}");
+        assert!(b.contains("0:01.31"), "{b}");
     }
 }

@@ -142,13 +142,16 @@ pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &str) -> String {
 /// Noise written as what it is, with its spread and never its median: "unstable (±1.1
 /// µs/RPC)", the unit scaled to the spread.
 pub fn fmt_unstable(v: f64, lo: f64, hi: f64, unit: &str) -> String {
+    format!("unstable ({})", fmt_spread_with_unit(v, lo, hi, unit))
+}
+
+/// An unstable figure's spread in its unit, "±131 ns": what [`fmt_unstable`] puts in
+/// parentheses, for a view that says "unstable" on its own (the HTML badge).
+pub fn fmt_spread_with_unit(v: f64, lo: f64, hi: f64, unit: &str) -> String {
     let magnitude = v.abs().max((hi - v).max(v - lo));
     let (d, unit) = scaled_unit(magnitude, unit);
     let space = if unit.is_empty() { "" } else { " " };
-    format!(
-        "unstable ({}{space}{unit})",
-        fmt_spread(v / d, lo / d, hi / d)
-    )
+    format!("{}{space}{unit}", fmt_spread(v / d, lo / d, hi / d))
 }
 
 /// The divisor and unit that suit a magnitude: time units ("ns...") rescaled, others kept.

@@ -8,7 +8,8 @@ pub mod interval;
 pub mod size;
 
 pub use interval::{
-    fmt_estimate, fmt_figure, fmt_percent, fmt_spread, fmt_thousands, fmt_unstable, is_unstable,
+    fmt_estimate, fmt_figure, fmt_percent, fmt_spread, fmt_spread_with_unit, fmt_thousands,
+    fmt_unstable, is_unstable,
 };
 
 /// Pick a time unit for a nanosecond magnitude: (divisor, suffix).

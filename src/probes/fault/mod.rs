@@ -405,6 +405,8 @@ pub fn case_sampling(cfg: &SamplingConfig, rounds: Option<usize>) -> SamplingCon
 struct Seen {
     /// Mappings timed (every call: warm-up and samples alike, each a fresh first touch).
     rounds: usize,
+    /// Their timed parts' wall time, ns: the window `touch` covers.
+    touch_ns: u64,
     /// This thread's usage inside the timed parts only: the faults a touch takes, not those
     /// of preparing the mapping (MAP_POPULATE faults every page in, reading a file into the
     /// cache allocates) or of unmapping it, which run inside the engine's evidence windows.
@@ -449,6 +451,7 @@ fn one_round(
     };
     mem::add_delta(&mut seen.touch, &usage0, &mem::thread_rusage());
     seen.rounds += 1;
+    seen.touch_ns += ns;
     if let Some(b) = before {
         seen.resident_before.push(b);
     }
@@ -637,6 +640,7 @@ fn touch_usage(ev: &mut Evidence, seen: &Seen, pages: usize) {
     }
     ev.rusage.total = seen.touch;
     ev.rusage.iterations = (seen.rounds * pages) as u64;
+    ev.rusage.wall_ns = Some(seen.touch_ns);
     if let Some(p) = ev.rusage.participants.first_mut() {
         p.rusage = seen.touch;
     }
@@ -644,6 +648,14 @@ fn touch_usage(ev: &mut Evidence, seen: &Seen, pages: usize) {
 
 /// No per-fault figure where it would mislead: both kinds of fault, or none counted.
 fn finish_figure(m: &mut Measurement, f: &Facts) {
+    if f.kind == Kind::Populate && f.phase == Phase::Touch {
+        // The faults are in mmap(): the few a touch may still take (a page migrated under
+        // memory pressure) are incidental, and a cost "per fault" over them would be the
+        // whole loop's time divided by a handful.
+        m.value = None;
+        m.notes.push(POPULATED_NOTE.into());
+        return;
+    }
     if f.majflt > 0 && f.minflt > 0 {
         // A major fault waits for the disk, a minor one does not: their average is neither.
         m.value = None;
@@ -655,6 +667,11 @@ fn finish_figure(m: &mut Measurement, f: &Facts) {
             .push("no faults were counted, so there is no cost per fault (only per page)".into());
     }
 }
+
+/// Why populate's touch phase has no per-fault figure.
+pub const POPULATED_NOTE: &str = "MAP_POPULATE faulted every page in inside mmap(), so the touch \
+    loop takes no faults by design (a page migrated under memory pressure at most): its figure \
+    is per page only";
 
 /// Why a case that took both kinds of fault has no per-fault figure.
 pub fn mixed_faults_note(major: u64, minor: u64) -> String {

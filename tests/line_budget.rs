@@ -1,0 +1,183 @@
+//! Quiet by default, complete on request (issue 21, item 5): what `run --quick` and
+//! `rpc --quick` print after measuring, rendered from their recorded runs at COLUMNS=80 by
+//! the function the commands print with (report::screen::measured), stays within a line
+//! budget: one line per probe whose checks pass, warnings once per kind. `--verbose`
+//! (implied by `--explain`) prints what the default leaves out.
+//!
+//! The budgets are for these recordings (9 probes of a quick run; an rpc quick run of two
+//! scenarios, every row but one invalid): before this rule they printed 49 and 83 lines.
+//! The goal on a quiet machine (`run --quick` ≤ 45 lines, `rpc --quick` ≤ 60) is measured
+//! there, with the binary.
+
+mod common;
+
+use common::read_recorded_run as read_run;
+use oscost::model::Run;
+use oscost::report::screen::{self, Detail};
+use oscost::report::term::Term;
+
+/// The command's stdout at 80 columns, as `detail` asks.
+fn printed(run: &Run, detail: Detail) -> String {
+    // The families lay their tables out for stdout: COLUMNS is what they read.
+    std::env::set_var("COLUMNS", "80");
+    std::env::set_var("NO_COLOR", "1");
+    screen::measured(run, &Term::plain(80), None, None, detail)
+}
+
+const QUIET: Detail = Detail {
+    verbose: false,
+    explain: false,
+};
+const VERBOSE: Detail = Detail {
+    verbose: true,
+    explain: false,
+};
+
+#[test]
+fn the_recorded_quick_run_and_rpc_run_stay_within_their_budget() {
+    for (name, budget) in [("run-quick", 30), ("rpc", 60)] {
+        let text = printed(&read_run(name), QUIET);
+        let n = text.lines().count();
+        assert!(n <= budget, "{name}: {n} lines, budget {budget}:\n{text}");
+        // What the default leaves out is there on request.
+        let all = printed(&read_run(name), VERBOSE);
+        assert!(all.lines().count() > n, "{name}: --verbose adds nothing");
+    }
+}
+
+/// A row whose checks all pass is one line (its label may wrap inside its cell): its
+/// evidence is the checks cell, "✓ 5/5"; the raw figure and the rusage evidence that do
+/// not fit beside it are printed with --verbose only.
+#[test]
+fn a_row_whose_checks_pass_is_one_line_by_default() {
+    for name in ["run-quick", "run-quick-a", "rpc", "ipc"] {
+        let run = read_run(name);
+        let text = printed(&run, QUIET);
+        assert!(!text.contains("\n    raw "), "{name}:\n{text}");
+        let verbose = printed(&run, VERBOSE);
+        let shown = run
+            .measurements
+            .iter()
+            .filter(|m| oscost::report::shown_alone(m))
+            .count();
+        assert_eq!(
+            verbose.matches("\n    raw ").count(),
+            shown,
+            "{name}: every row's raw figure with --verbose:\n{verbose}"
+        );
+    }
+}
+
+/// --verbose is complete: every failed check's reading in every round, every skipped
+/// probe's reason, and the machine's warnings in full; the default says each is there.
+#[test]
+fn verbose_prints_every_reading_reason_and_warning_the_default_folds() {
+    let run = read_run("run-quick-a");
+    let quiet = printed(&run, QUIET);
+    let verbose = printed(&run, VERBOSE);
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (quiet, verbose) = (flat(&quiet), flat(&verbose));
+    for m in &run.measurements {
+        for c in m.failed_checks() {
+            assert!(verbose.contains(&flat(&c.observed)), "{}", c.observed);
+        }
+    }
+    let multi_round = run
+        .measurements
+        .iter()
+        .flat_map(|m| m.failed_checks())
+        .find(|c| c.observed.contains("; round "))
+        .expect("the recording has a check failed in two rounds");
+    assert!(!quiet.contains(&flat(&multi_round.observed)));
+    assert!(quiet.contains("(+1 more round)"), "{quiet}");
+    assert!(!run.skipped.is_empty());
+    for s in &run.skipped {
+        assert!(verbose.contains(&flat(&s.reason)), "{}", s.reason);
+        assert!(!quiet.contains(&flat(&s.reason)), "{}", s.reason);
+        assert!(quiet.contains(&format!("skipped {} (why: --verbose)", s.probe)));
+    }
+    for w in run.machine.warnings() {
+        assert!(verbose.contains(&flat(&w)), "{w}");
+    }
+    assert!(quiet.contains("(in full with --verbose)"), "{quiet}");
+    // Warnings of one kind whose numbers (and units) differ too much to fold are one line
+    // with the probes they concern, each in full with --verbose.
+    assert_eq!(quiet.matches("samples are bimodal").count(), 1, "{quiet}");
+    assert!(quiet.contains("samples are bimodal (in 4: "), "{quiet}");
+    assert_eq!(
+        verbose.matches("samples are bimodal").count(),
+        4,
+        "{verbose}"
+    );
+}
+
+/// `--explain` prints everything `--verbose` does, and the definitions.
+#[test]
+fn explain_implies_verbose() {
+    assert_eq!(
+        Detail::asked(false, true),
+        Detail {
+            verbose: true,
+            explain: true
+        }
+    );
+    assert_eq!(Detail::asked(false, false), QUIET);
+    assert_eq!(Detail::asked(true, false), VERBOSE);
+}
+
+/// A command with its own report honours --verbose too: the sweep prints each size's
+/// warnings under its curve with it, and each kind once (with the sizes it concerns)
+/// without; the skipped probes and machine warnings framing it follow the same rule.
+#[test]
+fn the_sweep_report_honours_verbose() {
+    use oscost::report::family::Ask;
+    let run = read_run("sweep");
+    std::env::set_var("COLUMNS", "80");
+    let shown = |verbose: bool| {
+        let ask = Ask {
+            caches: run.machine.data_cache_sizes(1),
+            verbose,
+            ..Ask::default()
+        };
+        let family = oscost::report::family_of("ctx.sweep").unwrap();
+        family.shown(&run, &ask).unwrap().text.unwrap()
+    };
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (quiet, verbose) = (flat(&shown(false)), flat(&shown(true)));
+    assert_eq!(quiet.matches("samples are outliers").count(), 1, "{quiet}");
+    assert!(
+        quiet.contains("flagged, kept (in 3: 0, 16k, 256k)"),
+        "{quiet}"
+    );
+    assert_eq!(
+        verbose.matches("samples are outliers").count(),
+        3,
+        "{verbose}"
+    );
+    assert!(
+        verbose.contains("16k: ! 1 of 12 samples are outliers"),
+        "{verbose}"
+    );
+    assert!(quiet.contains("(in full with --verbose)"), "{quiet}");
+    for w in run.machine.warnings() {
+        assert!(verbose.contains(&flat(&w)), "{w}");
+    }
+}
+
+/// The ipc matrix under the table says nothing new when it has one placement class (its
+/// column is the table's rows again, as in `run`): printed with --verbose only; with
+/// several classes it is the summary and stays.
+#[test]
+fn a_one_column_ipc_matrix_is_not_printed_twice_by_default() {
+    let quick = read_run("run-quick-a");
+    assert!(!printed(&quick, QUIET).contains("ipc: median round trip"));
+    assert!(printed(&quick, VERBOSE).contains("ipc: median round trip"));
+    let ipc = read_run("ipc");
+    let classes: std::collections::BTreeSet<String> = ipc
+        .measurements
+        .iter()
+        .map(|m| m.param_text("class"))
+        .collect();
+    assert!(classes.len() > 1, "{classes:?}");
+    assert!(printed(&ipc, QUIET).contains("ipc: median round trip"));
+}
