@@ -6,7 +6,11 @@ legend lists more than LIMIT entries, and the page logged no console error.
 With --cells (the DOM dumped from a copy carrying .ci/cell_probe.js): no table cell holding a
 figure is narrower than its content (no number wrapped or cut), and at least one was checked.
 
-usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells]
+With --labels (the DOM dumped from a copy carrying .ci/label_probe.js): no text label of a
+figure overlaps another, covers a data point or lies across a data curve, and at least one
+label was checked.
+
+usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells] [--labels]
 
 --expect-legend: the figure whose title starts with TITLE lists exactly N legend entries (the
 sweep: one line per ring size).
@@ -19,9 +23,9 @@ from html.parser import HTMLParser
 LIMIT = 12
 
 
-def narrow_cells(dom):
-    """The probe's verdict from <body data-cells-checked=N data-narrow-cells=JSON>, or None
-    when the probe did not run."""
+def probe_verdict(dom, checked, found):
+    """A probe's verdict from <body data-CHECKED=N data-FOUND=JSON>, or None when the probe
+    did not run."""
 
     class Body(HTMLParser):
         attrs = None
@@ -33,9 +37,9 @@ def narrow_cells(dom):
     b = Body()
     b.feed(dom)
     a = b.attrs or {}
-    if "data-narrow-cells" not in a:
+    if f"data-{found}" not in a:
         return None
-    return int(a.get("data-cells-checked", "0")), json.loads(a["data-narrow-cells"])
+    return int(a.get(f"data-{checked}", "0")), json.loads(a[f"data-{found}"])
 
 
 class Figures(HTMLParser):
@@ -116,7 +120,7 @@ def main():
                 f"{want_title!r}: {found[0]['legend']} legend entries, expected {want_n}"
             )
     if "--cells" in sys.argv:
-        verdict = narrow_cells(dom)
+        verdict = probe_verdict(dom, "cells-checked", "narrow-cells")
         if verdict is None:
             errors.append("the table-cell probe did not run (no data-narrow-cells)")
         elif verdict[0] == 0:
@@ -124,6 +128,15 @@ def main():
         else:
             for cell in verdict[1]:
                 errors.append(f"figure cell narrower than its content: {cell}")
+    if "--labels" in sys.argv:
+        verdict = probe_verdict(dom, "labels-checked", "overlapping-labels")
+        if verdict is None:
+            errors.append("the label probe did not run (no data-overlapping-labels)")
+        elif verdict[0] == 0:
+            errors.append("no figure label to check")
+        else:
+            for overlap in verdict[1]:
+                errors.append(f"overlapping label: {overlap}")
     name = re.sub(r"\.dom$", "", dom_path)
     if errors:
         for e in errors:

@@ -3,7 +3,8 @@
 # run, of a context-switch sweep, of a comparison and of a pipeline diagram (sim run
 # --pipeview-html), and the report of the recorded fault and rpc fixtures; each page is
 # screenshotted and its DOM checked: no empty figure, no legend over 12 entries, no console
-# error in the page's log, no table cell holding a figure narrower than its content.
+# error in the page's log, no table cell holding a figure narrower than its content, no figure
+# label over another label, a data point or a data curve.
 # Screenshots and DOM dumps stay in target/ci-output/ for a person to look at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,13 +40,19 @@ for f in fault rpc; do $bin report "tests/fixtures/runs/$f.json" -o "$out/$f.htm
 printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px;overflow-wrap:anywhere">1938 ns/fault</td></tr></table></body></html>' \
     >"$out/narrow.html"
 
-# with_cell_probe PAGE: a copy of PAGE carrying .ci/cell_probe.js, whose verdict on the table
-# cells ends up in the dumped DOM (the reports themselves carry no script).
+# A page the label check must refuse: two labels of one figure drawn over each other, and a
+# third drawn across a data curve.
+printf '%s\n' '<!doctype html><html><body><figure><svg width="300" height="100"><text x="10" y="30">L3 32 MiB</text><text x="20" y="32">knee 48 KiB</text><polyline fill="none" stroke="#0072B2" stroke-width="2" points="0,75 300,75"/><text x="150" y="80">≈ 43.8 ns</text></svg></figure></body></html>' \
+    >"$out/overlap.html"
+
+# with_cell_probe PAGE: a copy of PAGE carrying .ci/cell_probe.js and .ci/label_probe.js,
+# whose verdicts on the table cells and the figures' labels end up in the dumped DOM (the
+# reports themselves carry no script).
 with_cell_probe() {
     python3 - "$1" "${1%.html}.probe.html" <<'PY'
 import sys
 page = open(sys.argv[1], encoding="utf-8").read()
-js = open(".ci/cell_probe.js", encoding="utf-8").read()
+js = "".join(open(f".ci/{p}", encoding="utf-8").read() for p in ("cell_probe.js", "label_probe.js"))
 open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", f"<script>{js}</script></body>", 1))
 PY
 }
@@ -72,8 +79,8 @@ for page in run sweep compare pipeview fault rpc; do
     expect=()
     # The sweep ran --procs 2,4: its figure has one line (legend entry) per ring size.
     [ "$page" = sweep ] && expect=(--expect-legend "Context switch cost=2")
-    # Every page but the pipeline diagram has tables of figures.
-    [ "$page" = pipeview ] || expect+=(--cells)
+    # Every page but the pipeline diagram has tables of figures and figures with labels.
+    [ "$page" = pipeview ] || expect+=(--cells --labels)
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
 
@@ -86,6 +93,17 @@ if python3 .ci/check_report_dom.py "$out/narrow.dom" "$out/narrow.log" --min-fig
 elif ! grep -q "narrower than its content" "$out/narrow.err"; then
     echo "narrow.html: refused, but not for the squeezed cell:" >&2
     cat "$out/narrow.err" >&2
+    status=1
+fi
+echo "== the label check refuses overlapping labels"
+with_cell_probe "$out/overlap.html"
+browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/overlap.probe.html" >"$out/overlap.dom" 2>"$out/overlap.log"
+if python3 .ci/check_report_dom.py "$out/overlap.dom" "$out/overlap.log" --min-figures 0 --labels 2>"$out/overlap.err"; then
+    echo "overlap.html: the label check passed two labels drawn over each other" >&2
+    status=1
+elif ! grep -q "'L3 32 MiB' over 'knee 48 KiB'" "$out/overlap.err" || ! grep -q "'≈ 43.8 ns' over a curve" "$out/overlap.err"; then
+    echo "overlap.html: refused, but not for both overlaps (label over label, label over curve):" >&2
+    cat "$out/overlap.err" >&2
     status=1
 fi
 exit $status

@@ -231,7 +231,7 @@ fn rpc_local_totals_and_traced_breakdown() {
             "{traced}"
         );
         let names = check_names(traced);
-        assert!(names.contains(&"sum of part means vs traced RPC time"));
+        assert!(names.contains(&"sum of part means vs the client's time of the same RPCs"));
         assert!(names.contains(&"every part ≥ 0"));
         // The observer's cost, measured and taken out: per-event costs of the groups that
         // recorded on the path (no IPIs on one CPU), "tracing adds", the corrected parts

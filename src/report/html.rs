@@ -42,7 +42,7 @@ section.kind>h2{font-size:1.7em;border-bottom-width:3px}h3{border-bottom:1px sol
 table{border-collapse:collapse;font-size:14px;margin:8px 0;width:100%}
 th,td{border:1px solid #ddd;padding:4px 8px;vertical-align:top;text-align:left;overflow-wrap:anywhere}
 th{background:#f4f4f4}
-td code{white-space:nowrap}td.params{min-width:8em}
+td code{white-space:nowrap}td.params{min-width:8em;overflow-wrap:break-word}
 th{overflow-wrap:normal}th.num{white-space:nowrap}
 td.num,th.num,td.checks{width:1%}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;overflow-wrap:normal}

@@ -104,9 +104,19 @@ fn mean(m: Option<&Measurement>) -> Option<Estimate> {
 }
 
 /// A time no more precise than its interval: the value rounded to the half-width's first
-/// significant digit (and never past three significant digits), in the value's unit.
+/// significant digit (and never past three significant digits), in the value's unit. An
+/// interval that holds 0 says the time may be nothing: "≈0 ±3.3 µs" (its larger side), never
+/// a signed value such as "-2 µs" that the interval does not back.
 pub fn fmt_within(e: &Estimate) -> String {
     let half = (e.ci95[1] - e.ci95[0]) / 2.0;
+    let [lo, hi] = e.ci95;
+    if lo.is_finite() && hi.is_finite() && lo <= 0.0 && hi >= 0.0 && hi > lo {
+        let (d, u) = time_unit((hi - e.value).max(e.value - lo));
+        return format!(
+            "≈0 {} {u}",
+            crate::units::interval::fmt_spread(e.value / d, lo / d, hi / d)
+        );
+    }
     let (d, u) = time_unit(e.value.abs().max(half.min(e.value.abs() * 10.0)));
     let v = e.value / d;
     let s = fmt_num(v);
@@ -137,9 +147,17 @@ pub fn fmt_est(e: &Estimate) -> String {
     crate::units::fmt_figure(e.value, e.ci95[0], e.ci95[1], "ns")
 }
 
-/// "+165% ±15": a relative change and its interval, in percent, by the same rule.
+/// "+165% ±15": a relative change and its interval, in percent, by the same rule; "unstable
+/// (±120%)" when the ratio's interval reaches beyond ±50% of it (an untraced interval that
+/// reaches 0 leaves the ratio unbounded: "0% ±120" would read as a bound).
 fn fmt_rel(e: &Estimate) -> String {
-    crate::units::fmt_percent(e.value, e.ci95[0], e.ci95[1])
+    use crate::units::interval::{fmt_spread, is_unstable};
+    let [lo, hi] = e.ci95;
+    if is_unstable(1.0 + e.value, 1.0 + lo, 1.0 + hi) {
+        let pct = |x: f64| 100.0 * x;
+        return format!("unstable ({}%)", fmt_spread(pct(e.value), pct(lo), pct(hi)));
+    }
+    crate::units::fmt_percent(e.value, lo, hi)
 }
 
 fn cell(m: Option<&Measurement>) -> String {
@@ -796,9 +814,21 @@ mod tests {
         assert_eq!(fmt_est(&est(176.0, 1073.0)), "unstable (±1.1 µs)");
         assert_eq!(fmt_within(&est(7451.85, 96.0)), "7.45 µs");
         assert_eq!(fmt_within(&est(7451.85, 1500.0)), "7 µs");
-        assert_eq!(fmt_within(&est(-1571.0, 3300.0)), "-2 µs");
-        // Rounded to its interval, a small negative part is 0, never "-0".
-        assert_eq!(fmt_within(&est(-300.0, 3300.0)), "0 µs");
+        // An interval that holds 0: the part may be nothing, whatever the sign of its mean;
+        // never "-2 µs" nor "-0".
+        assert_eq!(fmt_within(&est(-1571.0, 3300.0)), "≈0 ±3.3 µs");
+        assert_eq!(fmt_within(&est(-300.0, 3300.0)), "≈0 ±3.3 µs");
+        assert_eq!(fmt_within(&est(250.0, 400.0)), "≈0 ±400 ns");
+        // A part that never happened is exactly 0.
+        assert_eq!(fmt_within(&est(0.0, 0.0)), "0 ns");
         assert_eq!(fmt_rel(&est(1.968, 0.359)), "+197% ±36");
+        // Traced 19.1 µs over an untraced 18.7 µs whose interval reaches below 0 (three
+        // bimodal rounds): the ratio has no bound, so no "+2% ±120".
+        let u = Estimate {
+            value: 18703.0,
+            ci95: [-4514.0, 39514.0],
+        };
+        let adds = crate::probes::rpc::correct::tracing_adds(&est(19085.0, 50.0), &u).unwrap();
+        assert_eq!(fmt_rel(&adds), "unstable (±120%)");
     }
 }

@@ -4,8 +4,10 @@
 //! client's RPC time with tracing on, and the observer's cost), one `rpc.part` per part of
 //! the breakdown and one `rpc.corrected` per part with the observer's cost taken out
 //! (probes::rpc::correct), with the checks that make the split trustworthy: parts ≥ 0, their
-//! means adding up to the traced mean RPC time within 10%, most RPCs matched, nothing lost,
-//! and the scenario's switches seen in the trace (idle→server for remote-exclusive).
+//! means adding up to the client's own time of the same RPCs within 10% (each matched RPC
+//! paired with the timed call that holds it: the trace's clock is the client's), most RPCs
+//! matched, nothing lost, and the scenario's switches seen in the trace (idle→server for
+//! remote-exclusive).
 
 use super::breakdown::{split, Calls, Rpc, IPI_PARTS, PARTS};
 use super::calibrate::{calibrate, Batch, Costs, CONFIGS, TRACED};
@@ -47,6 +49,19 @@ pub fn middle(rpcs: &[Rpc]) -> Vec<usize> {
     super::additive::middle(&spans)
 }
 
+/// The client's own time of each matched RPC: the timed call (CLOCK_MONOTONIC before and
+/// after it, the trace's clock; `windows` in call order) that holds the RPC's first event.
+/// None for an RPC no timed call holds.
+pub fn client_times(rpcs: &[Rpc], windows: &[(u64, u64)]) -> Vec<Option<f64>> {
+    rpcs.iter()
+        .map(|r| {
+            let i = windows.partition_point(|w| w.0 <= r.marks.enter);
+            let &(t0, t1) = windows.get(i.checked_sub(1)?)?;
+            (r.marks.enter <= t1).then(|| (t1 - t0) as f64)
+        })
+        .collect()
+}
+
 /// Means of each part over the middle RPCs: they add up to those RPCs' mean span (the parts
 /// of every RPC do), which medians do not.
 pub fn part_means(rpcs: &[Rpc]) -> [f64; 8] {
@@ -55,15 +70,32 @@ pub fn part_means(rpcs: &[Rpc]) -> [f64; 8] {
     std::array::from_fn(|i| kept.iter().map(|&k| rpcs[k].parts[i]).sum::<f64>() / n)
 }
 
-/// The breakdown's checks, given the client's traced RPC time (mean of the middle 80%).
-pub fn checks(a: &Analysis, traced_mean: f64, scenario: Scenario) -> Vec<Check> {
+/// The parts' sum and the client's time, each a mean over the same RPCs: the middle ones by
+/// span (those the part means are taken over) that a timed call holds. The client's trimmed
+/// mean over every call would compare other RPCs (those not matched, and another middle when
+/// span and client time order the RPCs differently, as in a bimodal pattern). NaN without such
+/// RPCs.
+pub fn same_rpcs(rpcs: &[Rpc], client: &[Option<f64>]) -> (f64, f64) {
+    let both: Vec<(f64, f64)> = middle(rpcs)
+        .into_iter()
+        .filter_map(|i| Some((rpcs[i].parts.iter().sum(), client.get(i).copied()??)))
+        .collect();
+    let n = both.len() as f64;
+    (
+        both.iter().map(|b| b.0).sum::<f64>() / n,
+        both.iter().map(|b| b.1).sum::<f64>() / n,
+    )
+}
+
+/// The breakdown's checks, given the client's time of each matched RPC ([`client_times`]).
+pub fn checks(a: &Analysis, client: &[Option<f64>], scenario: Scenario) -> Vec<Check> {
     let matched = a.rpcs.len() as f64 / a.made.max(1) as f64;
     let min_part = a
         .rpcs
         .iter()
         .flat_map(|r| r.parts)
         .fold(f64::INFINITY, f64::min);
-    let sum: f64 = part_means(&a.rpcs).iter().sum();
+    let (sum, traced_mean) = same_rpcs(&a.rpcs, client);
     let idle = a.rpcs.iter().filter(|r| r.from_idle).count() as f64 / a.rpcs.len().max(1) as f64;
     let mut list = vec![
         Check {
@@ -89,7 +121,7 @@ pub fn checks(a: &Analysis, traced_mean: f64, scenario: Scenario) -> Vec<Check> 
             ok: min_part.is_finite() && min_part >= 0.0,
         },
         Check {
-            name: "sum of part means vs traced RPC time".into(),
+            name: "sum of part means vs the client's time of the same RPCs".into(),
             expected: "within ±10%".into(),
             observed: format!(
                 "{:.0} ns vs {:.0} ns ({:+.1}%)",
@@ -97,7 +129,9 @@ pub fn checks(a: &Analysis, traced_mean: f64, scenario: Scenario) -> Vec<Check> 
                 traced_mean,
                 100.0 * (sum / traced_mean - 1.0)
             ),
-            ok: sum.is_finite() && (sum - traced_mean).abs() <= 0.1 * traced_mean,
+            ok: sum.is_finite()
+                && traced_mean.is_finite()
+                && (sum - traced_mean).abs() <= 0.1 * traced_mean,
         },
     ];
     match scenario {
@@ -241,6 +275,8 @@ pub fn analyse(
 /// batch of the calibration pass.
 struct Rounds {
     times: Vec<f64>,
+    /// Each fully traced call's CLOCK_MONOTONIC before and after, in call order.
+    windows: Vec<(u64, u64)>,
     events: Vec<Event>,
     lost: u64,
     batches: Vec<Batch>,
@@ -257,6 +293,7 @@ fn run_rounds(
 ) -> Result<Rounds> {
     let mut out = Rounds {
         times: Vec::new(),
+        windows: Vec::new(),
         events: Vec::new(),
         lost: 0,
         batches: Vec::new(),
@@ -285,6 +322,9 @@ fn run_rounds(
                 s.call(k)?;
                 let t1 = clock::read(libc::CLOCK_MONOTONIC);
                 batch.push((t1 - t0) as f64);
+                if full {
+                    out.windows.push((t0, t1));
+                }
                 k += 1;
             }
             if full {
@@ -427,8 +467,9 @@ fn traced_measurement(
         base("rpc.traced", "ns/RPC").note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
              record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
-             up to the client's send sys_enter → receive sys_exit, by their means over the \
-             RPCs (medians do not add up); not seen: user-space time outside those system \
+             up to the client's send sys_enter → its last event before user space (the \
+             receive's sys_exit, or its switch-in record when it took the reply without one), \
+             by their means over the RPCs (medians do not add up); not seen: user-space time outside those system \
              calls, time the hypervisor took the vCPU, and polling hand-offs. The observer's \
              cost per event is measured by a calibration pass (see rpc.corrected)",
             PARTS
@@ -596,7 +637,7 @@ pub fn measure_traced(
     let correction = correct(&rpcs, &paths, &r.batches);
     let evidence = recorder.finish(&start);
     let traced_mean = super::additive::trimmed_mean(&r.times);
-    let mut checks = checks(&a, traced_mean.map_or(f64::NAN, |m| m.value), scenario);
+    let mut checks = checks(&a, &client_times(&a.rpcs, &r.windows), scenario);
     let (vol, invol) = super::switches_of(&evidence, "client");
     checks.push(trace_complete(a.client_ins_per_rpc, vol + invol));
     let left_out = ipi_left_out(
@@ -647,18 +688,66 @@ mod tests {
         analyse(&events, lost, 40, 14054, &[16600], (1, 0), Mech::Pipe)
     }
 
+    /// Client times `k` × each RPC's span.
+    fn scaled(a: &Analysis, k: f64) -> Vec<Option<f64>> {
+        a.rpcs.iter().map(|r| Some(r.span_ns as f64 * k)).collect()
+    }
+
+    /// The recorded local futex RPCs with each call's client time: every matched RPC finds
+    /// its call, and the parts' sum and the client's time compare the same RPCs; the check
+    /// passes on them. The client's trimmed mean over every call, matched or not, compares
+    /// other RPCs: with a fifth of the calls left unmatched and slow it is far off, while the
+    /// same-RPC check still judges the RPCs it has.
+    #[test]
+    fn the_sum_check_compares_the_same_rpcs() {
+        let text = include_str!("../../../tests/fixtures/trace/futex-local-switch-records.records");
+        let recs = crate::evidence::trace::parse_fixture(text).unwrap();
+        let windows = crate::evidence::trace::tests::fixture_windows(text);
+        let (events, lost) = fixture_decoder().decode_all(&recs);
+        let a = analyse(&events, lost, 40, 10551, &[10557], (1, 1), Mech::Futex);
+        let client = client_times(&a.rpcs, &windows);
+        assert!(client.iter().all(Option::is_some), "{client:?}");
+        for (r, t) in a.rpcs.iter().zip(&client) {
+            // The timed call holds the whole RPC.
+            assert!(t.unwrap() >= r.span_ns as f64, "{r:?} in {t:?}");
+        }
+        let sum_check = |c: &[Check]| {
+            c.iter()
+                .find(|x| x.name.starts_with("sum"))
+                .unwrap()
+                .clone()
+        };
+        let c = sum_check(&checks(&a, &client, Scenario::Local));
+        assert!(c.ok, "{c:?}");
+        let (sum, same) = same_rpcs(&a.rpcs, &client);
+        let mut every: Vec<f64> = windows.iter().map(|w| (w.1 - w.0) as f64).collect();
+        every.extend(std::iter::repeat_n(3.0 * same, every.len() / 4));
+        let all = crate::probes::rpc::additive::trimmed_mean(&every)
+            .unwrap()
+            .value;
+        assert!((sum / all - 1.0).abs() > 0.1, "{sum} vs {all}");
+        // An RPC no call holds is left out of both sides, not compared with another's time.
+        let none = client_times(&a.rpcs, &[]);
+        assert!(none.iter().all(Option::is_none));
+        assert!(!sum_check(&checks(&a, &none, Scenario::Local)).ok);
+        let mut one_out = client.clone();
+        one_out[middle(&a.rpcs)[0]] = None;
+        let (s1, t1) = same_rpcs(&a.rpcs, &one_out);
+        assert!(s1 != sum && t1 != same && (s1 / t1 - 1.0).abs() <= 0.1);
+    }
+
     #[test]
     fn fixture_breakdown_adds_up_to_its_own_span() {
         let a = fixture_analysis();
         let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
-        let m = median(&spans);
-        let c = checks(&a, m, Scenario::Local);
+        assert!(!spans.is_empty());
+        let c = checks(&a, &scaled(&a, 1.0), Scenario::Local);
         let named = |n: &str| c.iter().find(|x| x.name.starts_with(n)).unwrap().ok;
         assert!(named("RPCs matched"));
         assert!(named("every part"));
         assert!(named("trace records lost"));
         // A client time far from the parts' sum fails the sum check.
-        let c = checks(&a, m * 2.0, Scenario::Local);
+        let c = checks(&a, &scaled(&a, 2.0), Scenario::Local);
         assert!(!c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok);
     }
 
@@ -698,8 +787,8 @@ mod tests {
             .count();
         assert!(modes >= 2, "{modes} bimodal parts");
         let named = |c: &[Check]| c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok;
-        assert!(named(&checks(&a, mean_span, Scenario::Local)));
-        assert!(!named(&checks(&a, mean_span * 1.2, Scenario::Local)));
+        assert!(named(&checks(&a, &scaled(&a, 1.0), Scenario::Local)));
+        assert!(!named(&checks(&a, &scaled(&a, 1.2), Scenario::Local)));
     }
 
     #[test]
@@ -770,7 +859,7 @@ mod tests {
         let mut a = fixture_analysis();
         a.lost = 3;
         a.rpcs[0].parts[0] = -5.0;
-        let c = checks(&a, 1e9, Scenario::RemoteExclusive);
+        let c = checks(&a, &scaled(&a, 1e9), Scenario::RemoteExclusive);
         for name in ["trace records lost", "every part", "server's CPU idle"] {
             assert!(
                 !c.iter().find(|x| x.name.starts_with(name)).unwrap().ok,
@@ -784,9 +873,9 @@ mod tests {
             rpcs: Vec::new(),
             ..a.clone()
         };
-        let c = checks(&none, 1e4, Scenario::Local);
+        let c = checks(&none, &[], Scenario::Local);
         assert!(c.iter().filter(|x| !x.ok).count() >= 3, "{c:?}");
-        let c = checks(&a, 1e9, Scenario::RemoteShared);
+        let c = checks(&a, &scaled(&a, 1e9), Scenario::RemoteShared);
         assert!(
             !c.iter()
                 .find(|x| x.name.starts_with("RPCs matched"))

@@ -94,10 +94,12 @@ impl Histogram {
             p95,
             left_out,
         };
+        // Headroom above the tallest bar holds the legend and the "not shown" note, so no
+        // label lies across a bar or the median and p95 lines (which stop at the tallest bar).
         if self.log_count {
-            self.plot(area, (0.8..top * 2.0).log_scale(), 0.8, top * 2.0, &d)
+            self.plot(area, (0.8..top * 8.0).log_scale(), 0.8, top * 8.0, &d)
         } else {
-            self.plot(area, 0.0..top * 1.15, 0.0, top * 1.15, &d)
+            self.plot(area, 0.0..top * 1.6, 0.0, top * 1.6, &d)
         }
     }
 
@@ -147,10 +149,11 @@ impl Histogram {
                     r
                 }),
         )?;
+        let peak = f64::from(d.counts.iter().copied().max().unwrap_or(1).max(1));
         for (x, name, col) in [(d.median, "median", BLACK), (d.p95, "p95", color(5))] {
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(x, floor), (x, top)],
+                    vec![(x, floor), (x, peak)],
                     col.stroke_width(2),
                 )))?
                 .label(format!("{name} {}", short_number(x)))
