@@ -301,3 +301,90 @@ fn sweep_html_is_written_with_the_sweep_figure() {
     let page = std::fs::read_to_string(&html).expect("--html written");
     assert!(page.contains("Context switch cost vs working set"));
 }
+
+/// `ctx sweep --quick` at S=0 with the given experiment variables; (exit code, stderr, run).
+fn sweep_with(env: &[(&str, &str)]) -> (i32, String, Option<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oscost"));
+    cmd.env("XDG_DATA_HOME", "/proc/oscost-tests-no-history")
+        .env_remove("OSCOST_DB")
+        .env_remove("OSCOST_SWEEP_SPAWN")
+        .env_remove("OSCOST_SWEEP_SAMPLE_MS")
+        .env_remove("OSCOST_SWEEP_CANARY")
+        .args(["ctx", "sweep", "--quick", "--quiet", "--no-save"])
+        .args(["--sizes", "0", "--procs", "2", "--json"])
+        .arg(&json);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let run = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        run,
+    )
+}
+
+fn point_of(run: &serde_json::Value) -> &serde_json::Value {
+    &run["measurements"][0]
+}
+
+#[test]
+fn each_sweep_experiment_switch_takes_effect() {
+    // Default: no experiment parameter, canary readings beside the samples.
+    let (code, err, run) = sweep_with(&[]);
+    assert_eq!(code, 0, "{err}");
+    let m = point_of(run.as_ref().unwrap()).clone();
+    assert!(m["params"].get("experiment").is_none(), "{m}");
+    assert!(!m["sample_canary"].as_array().unwrap().is_empty());
+    // Exec'd members: the member ran the helper entry and maps less than this process.
+    let (code, err, run) = sweep_with(&[("OSCOST_SWEEP_SPAWN", "exec")]);
+    assert_eq!(code, 0, "{err}");
+    let m = point_of(run.as_ref().unwrap()).clone();
+    assert_eq!(m["params"]["experiment"], "spawn=exec");
+    let note = m["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("experiment spawn=exec"))
+        .unwrap_or_else(|| panic!("no exec note: {m}"))
+        .to_string();
+    assert!(note.contains(oscost::probes::ctx::ring::MEMBER_ARG), "{note}");
+    let kb: Vec<u64> = note
+        .split("VmSize ")
+        .skip(1)
+        .chain(note.split("this process ").skip(1))
+        .filter_map(|s| s.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert_eq!(kb.len(), 2, "{note}");
+    assert!(kb[0] < kb[1], "member {} kB, oscost {} kB: {note}", kb[0], kb[1]);
+    // Canary off: no readings tag the samples.
+    let (code, err, run) = sweep_with(&[("OSCOST_SWEEP_CANARY", "off")]);
+    assert_eq!(code, 0, "{err}");
+    let m = point_of(run.as_ref().unwrap()).clone();
+    assert_eq!(m["params"]["experiment"], "canary=off");
+    assert!(m["sample_canary"].as_array().unwrap().is_empty(), "{m}");
+    // Sample length: the label says so (the mapping to the sampler is unit-tested).
+    let (code, err, run) = sweep_with(&[("OSCOST_SWEEP_SAMPLE_MS", "12")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        point_of(run.as_ref().unwrap())["params"]["experiment"],
+        "sample_ms=12"
+    );
+    // A value that is not documented is refused before anything runs.
+    for (k, v) in [
+        ("OSCOST_SWEEP_SPAWN", "vfork"),
+        ("OSCOST_SWEEP_SAMPLE_MS", "0"),
+        ("OSCOST_SWEEP_CANARY", "maybe"),
+    ] {
+        let (code, err, run) = sweep_with(&[(k, v)]);
+        assert_eq!(code, 2, "{k}={v}: {err}");
+        assert!(err.starts_with("oscost: ") && err.contains(k), "{err}");
+        assert!(run.is_none());
+    }
+}

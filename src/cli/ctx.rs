@@ -158,6 +158,12 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
     } else {
         Mode::Process
     };
+    let experiment = crate::probes::ctx::experiment::Experiment::from_env()?;
+    if experiment.spawn == crate::probes::ctx::experiment::Spawn::Exec && a.threads {
+        return Err(crate::error::Error::usage(
+            "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
+        ));
+    }
     let machine = crate::machine::collect();
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
@@ -171,6 +177,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
                 mode,
                 cpu,
                 policy: a.policy,
+                experiment,
             };
             let c = caches.clone();
             plan.push(

@@ -7,6 +7,7 @@
 //! indirect cost of refilling caches and TLB that the other members evicted (Li, Ding, Shen
 //! 2007), which is why each point is labelled with the cache level its working sets fit in.
 
+use super::experiment::{Experiment, Spawn};
 use super::ring::{Policy, Ring, RingSpec};
 use super::Mode;
 use crate::engine::checks;
@@ -32,12 +33,24 @@ pub struct Point {
     pub mode: Mode,
     pub cpu: usize,
     pub policy: Policy,
+    /// The experiment switches (all default outside the issue-27 experiment).
+    pub experiment: Experiment,
 }
 
 /// Measure one point. `caches` are the CPU's data caches (label, bytes), smallest first.
 pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Result<Measurement> {
+    if p.experiment.spawn == Spawn::Exec && p.mode == Mode::Thread {
+        return Err(crate::error::Error::usage(
+            "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
+        ));
+    }
+    let ctx = &Context {
+        sampling: p.experiment.sampling(&ctx.sampling),
+        ..ctx.clone()
+    };
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let mut ring = Ring::start(RingSpec {
+        spawn: p.experiment.spawn,
         members: p.procs,
         size: p.size as usize,
         stride: p.stride,
@@ -95,8 +108,16 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
             p.access.as_str(),
             p.stride as u64,
         ));
+    let spec = if p.experiment.is_set() {
+        spec.param("experiment", p.experiment.label())
+    } else {
+        spec
+    };
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
+    // The canary experiment: no reading between this point's samples (restored after).
+    let tagging = crate::engine::canary::tagging();
+    crate::engine::canary::set_tagging(tagging && p.experiment.canary);
     let ring_cell = std::cell::RefCell::new(&mut ring);
     let mut raw = |iters: u64| ring_cell.borrow_mut().laps(iters);
     let mut base = |iters: u64| ring_cell.borrow_mut().overhead(iters);
@@ -110,8 +131,39 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         Some(&mut base),
         |ev| sweep_verdict(ev, procs, policy),
     );
+    crate::engine::canary::set_tagging(tagging);
     std::hint::black_box(ring.sink);
+    let members = ring.member_pids();
     drop(ring);
+    let m = m?;
+    Ok(match members.first() {
+        Some(&pid) if p.experiment.spawn == Spawn::Exec => exec_note(m, pid),
+        _ => m,
+    })
+}
+
+/// The exec experiment's evidence that it took effect: member 1's command line and mapped
+/// size against this process's, read after sampling (the member had exec'd by its first lap).
+fn exec_note(mut m: Measurement, pid: i32) -> Measurement {
+    let vm = |who: &str| {
+        std::fs::read_to_string(format!("/proc/{who}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmSize:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
+    };
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default();
+    m.notes.push(format!(
+        "experiment spawn=exec: members exec'd a fresh copy of the binary (member 1 runs \"{}\", \
+         VmSize {} kB; this process {} kB)",
+        cmd.trim(),
+        vm(&pid.to_string()).map_or("?".into(), |v| v.to_string()),
+        vm("self").map_or("?".into(), |v| v.to_string()),
+    ));
     m
 }
 
@@ -390,6 +442,7 @@ mod tests {
             mode: Mode::Process,
             cpu,
             policy: Policy::Batch,
+            experiment: Experiment::default(),
         };
         let m = measure_point(&ctx, p, &caches).unwrap();
         assert_eq!(m.probe, PROBE);
