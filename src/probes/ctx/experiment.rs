@@ -61,9 +61,8 @@ impl Experiment {
 
     /// The switches from `get` (the environment, or a test's table).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Experiment> {
-        let bad = |var: &str, v: &str, want: &str| {
-            Error::usage(format!("{var}={v:?}: expected {want}"))
-        };
+        let bad =
+            |var: &str, v: &str, want: &str| Error::usage(format!("{var}={v:?}: expected {want}"));
         let spawn = match get(SPAWN_VAR).as_deref() {
             None | Some("") | Some("fork") => Spawn::Fork,
             Some("exec") => Spawn::Exec,

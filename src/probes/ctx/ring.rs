@@ -122,7 +122,14 @@ pub fn member_main(args: &[String]) -> Option<i32> {
         return Some(1);
     };
     ws.fill();
-    member_loop(rfd as i32, wfd as i32, ws.as_ptr(), ws.len(), stride, access);
+    member_loop(
+        rfd as i32,
+        wfd as i32,
+        ws.as_ptr(),
+        ws.len(),
+        stride,
+        access,
+    );
     Some(0)
 }
 

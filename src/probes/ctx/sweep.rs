@@ -133,18 +133,21 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     );
     crate::engine::canary::set_tagging(tagging);
     std::hint::black_box(ring.sink);
-    let members = ring.member_pids();
+    // Read while the members live: after the drop their /proc entries are gone.
+    let note = match ring.member_pids().first() {
+        Some(&pid) if p.experiment.spawn == Spawn::Exec => Some(exec_note(pid)),
+        _ => None,
+    };
     drop(ring);
-    let m = m?;
-    Ok(match members.first() {
-        Some(&pid) if p.experiment.spawn == Spawn::Exec => exec_note(m, pid),
-        _ => m,
-    })
+    let mut m = m?;
+    m.notes.extend(note);
+    Ok(m)
 }
 
 /// The exec experiment's evidence that it took effect: member 1's command line and mapped
-/// size against this process's, read after sampling (the member had exec'd by its first lap).
-fn exec_note(mut m: Measurement, pid: i32) -> Measurement {
+/// size against this process's, read after sampling while the ring still runs (the member had
+/// exec'd by its first lap).
+fn exec_note(pid: i32) -> String {
     let vm = |who: &str| {
         std::fs::read_to_string(format!("/proc/{who}/status"))
             .ok()
@@ -157,14 +160,13 @@ fn exec_note(mut m: Measurement, pid: i32) -> Measurement {
     let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
         .unwrap_or_default();
-    m.notes.push(format!(
+    format!(
         "experiment spawn=exec: members exec'd a fresh copy of the binary (member 1 runs \"{}\", \
          VmSize {} kB; this process {} kB)",
         cmd.trim(),
         vm(&pid.to_string()).map_or("?".into(), |v| v.to_string()),
         vm("self").map_or("?".into(), |v| v.to_string()),
-    ));
-    m
+    )
 }
 
 /// The sweep's expectations: switches per hop as the policy allows, no migrations, everyone
