@@ -59,6 +59,40 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         cpu: p.cpu,
         policy: p.policy,
     })?;
+    let spec = point_spec(&p, caches);
+    let participants = ring.participants.clone();
+    let start = ring.start_cpus.clone();
+    // The canary experiment: no reading between this point's samples (restored after).
+    let tagging = crate::engine::canary::tagging();
+    crate::engine::canary::set_tagging(tagging && p.experiment.canary);
+    let ring_cell = std::cell::RefCell::new(&mut ring);
+    let mut raw = |iters: u64| ring_cell.borrow_mut().laps(iters);
+    let mut base = |iters: u64| ring_cell.borrow_mut().overhead(iters);
+    let (procs, policy) = (p.procs, p.policy);
+    let m = measure(
+        ctx,
+        spec,
+        participants,
+        start,
+        &mut raw,
+        Some(&mut base),
+        |ev| sweep_verdict(ev, procs, policy),
+    );
+    crate::engine::canary::set_tagging(tagging);
+    std::hint::black_box(ring.sink);
+    // Read while the members live: after the drop their /proc entries are gone.
+    let note = match ring.member_pids().first() {
+        Some(&pid) if p.experiment.spawn == Spawn::Exec => Some(exec_note(pid)),
+        _ => None,
+    };
+    drop(ring);
+    let mut m = m?;
+    m.notes.extend(note);
+    Ok(m)
+}
+
+/// The point's spec: its parameters, its cache labels and the notes that say what it measures.
+fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
     let l = label(caches, p.procs, p.size);
     let spec = Spec::new(PROBE, "ns/switch", "ns/lap", p.procs as f64)
         .param("mode", p.mode.as_str())
@@ -108,40 +142,11 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
             p.access.as_str(),
             p.stride as u64,
         ));
-    let spec = if p.experiment.is_set() {
+    if p.experiment.is_set() {
         spec.param("experiment", p.experiment.label())
     } else {
         spec
-    };
-    let participants = ring.participants.clone();
-    let start = ring.start_cpus.clone();
-    // The canary experiment: no reading between this point's samples (restored after).
-    let tagging = crate::engine::canary::tagging();
-    crate::engine::canary::set_tagging(tagging && p.experiment.canary);
-    let ring_cell = std::cell::RefCell::new(&mut ring);
-    let mut raw = |iters: u64| ring_cell.borrow_mut().laps(iters);
-    let mut base = |iters: u64| ring_cell.borrow_mut().overhead(iters);
-    let (procs, policy) = (p.procs, p.policy);
-    let m = measure(
-        ctx,
-        spec,
-        participants,
-        start,
-        &mut raw,
-        Some(&mut base),
-        |ev| sweep_verdict(ev, procs, policy),
-    );
-    crate::engine::canary::set_tagging(tagging);
-    std::hint::black_box(ring.sink);
-    // Read while the members live: after the drop their /proc entries are gone.
-    let note = match ring.member_pids().first() {
-        Some(&pid) if p.experiment.spawn == Spawn::Exec => Some(exec_note(pid)),
-        _ => None,
-    };
-    drop(ring);
-    let mut m = m?;
-    m.notes.extend(note);
-    Ok(m)
+    }
 }
 
 /// The exec experiment's evidence that it took effect: member 1's command line and mapped
