@@ -535,14 +535,21 @@ fn kind_block(
     }
     // Each kind's lines; kinds told only by their gist share one line (their numbers,
     // units included, differ: "samples are bimodal: 8 near 1.41 ns" and "… near 3.20 µs").
+    // Kinds of one gist in other units ("… near 121 ns" and "… near 43.0 µs") are one kind
+    // to a reader: by default they share the gist's line too.
+    let kinds_of_gist = |g: &str| kinds.iter().filter(|k| gist(&k.1[0]) == Some(g)).count();
+    let shared: Vec<bool> = kinds
+        .iter()
+        .map(|k| !verbose && gist(&k.1[0]).is_some_and(|g| kinds_of_gist(g) > 1))
+        .collect();
     let mut lines: Vec<String> = Vec::new();
     let mut gists: Vec<(String, Vec<String>, usize)> = Vec::new();
-    for (_, texts, probes) in kinds {
+    for ((_, texts, probes), shared) in kinds.into_iter().zip(shared) {
         let text = crate::engine::merge::fold_round_variants(&texts).join("; ");
         let ranges = |t: &str| t.matches('–').count();
-        if probes.len() == 1 {
+        if probes.len() == 1 && !shared {
             lines.push(format!("{}: {text}", probes[0]));
-        } else if ranges(&text) <= ranges(&texts[0]) + 2 {
+        } else if !shared && ranges(&text) <= ranges(&texts[0]) + 2 {
             lines.push(format!("{text} ({})", concerns(&probes, shown.len())));
         } else if let (false, Some(g)) = (verbose, gist(&texts[0])) {
             match gists.iter_mut().find(|x| x.0 == g) {
@@ -855,6 +862,31 @@ mod tests {
         );
         let plain = render_for(&run, &Term::plain(100));
         assert!(!plain.contains('\x1b'));
+    }
+
+    #[test]
+    fn one_gist_in_two_units_is_one_line_unless_verbose() {
+        let mut run = fixture();
+        assert!(run.measurements.len() >= 2);
+        run.measurements[0].warnings = vec![
+            "samples are bimodal: 3 near 121 ns, 7 near 401 ns; the median describes \
+                  neither group"
+                .into(),
+        ];
+        run.measurements[1].warnings = vec![
+            "samples are bimodal: 8 near 43.0 µs, 15 near 56.2 µs; the median describes \
+                  neither group"
+                .into(),
+        ];
+        let out = render_for(&run, &Term::plain(80));
+        assert_eq!(out.matches("samples are bimodal").count(), 1, "{out}");
+        assert!(!out.contains("near 121 ns"), "{out}");
+        assert!(out.contains("each with --verbose"), "{out}");
+        let out = render_detail(&run, &Term::plain(80), true);
+        assert!(
+            out.contains("near 121 ns") && out.contains("near 43.0 µs"),
+            "{out}"
+        );
     }
 
     #[test]
