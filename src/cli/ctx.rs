@@ -6,7 +6,7 @@ use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
 use crate::error::{Error, Result};
 use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
-use crate::probes::ctx::sweep::{measure_point, Point};
+use crate::probes::ctx::sweep::{evidence_pass, measure_point, Point};
 use crate::probes::ctx::Mode;
 use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::probes::workset::Access;
@@ -164,7 +164,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
             "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
         ));
     }
-    let machine = crate::machine::collect();
+    let machine = crate::machine::collect_without_pmu();
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
     for &n in &a.procs {
@@ -184,7 +184,8 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
                 PlanItem::new(format!("ctx.sweep N={n} S={}", fmt_size(s)), move |ctx| {
                     measure_point(ctx, p, &c)
                 })
-                .with_cost(crate::probes::ctx::sweep::COST),
+                .with_cost(crate::probes::ctx::sweep::COST)
+                .with_evidence_pass(move |_, m| evidence_pass(p, m)),
             );
         }
     }

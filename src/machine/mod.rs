@@ -75,10 +75,31 @@ pub struct Machine {
 /// Collects the facts of the running host. Never fails and never panics: what cannot be
 /// read becomes `None`/empty plus a note. Takes about 100 ms (the busy sample).
 pub fn collect() -> Machine {
+    let mut m = collect_without_pmu();
+    add_pmu(&mut m);
+    m
+}
+
+/// The host's facts without the PMU probe (`pmu.probed` false until [`add_pmu`]). Why: the
+/// probe opens a counter of every event on this process, which keeps the kernel's perf
+/// scheduling hooks on for a second after (evidence::perf::HOOKS_LINGER_NS); a run probes
+/// after its figures' samples, not before them.
+pub fn collect_without_pmu() -> Machine {
     std::panic::catch_unwind(collect_live).unwrap_or_else(|_| Machine {
         notes: vec!["machine facts could not be collected (internal error)".into()],
         ..Default::default()
     })
+}
+
+/// Probe which perf events this process may open, into `m.pmu`.
+pub fn add_pmu(m: &mut Machine) {
+    let (paranoid, in_vm) = (m.kernel.perf_event_paranoid, m.hypervisor.detected);
+    match std::panic::catch_unwind(|| pmu::probe_events(paranoid, in_vm)) {
+        Ok(p) => m.pmu = p,
+        Err(_) => m
+            .notes
+            .push("perf events could not be probed (internal error)".into()),
+    }
 }
 
 fn collect_live() -> Machine {
@@ -96,7 +117,6 @@ fn collect_live() -> Machine {
         m.hypervisor.cpuid_vendor = hypervisor::cpuid_vendor();
         m.hypervisor.resolve();
     }
-    m.pmu = pmu::probe_events(m.kernel.perf_event_paranoid, m.hypervisor.detected);
     let window = Duration::from_millis(100);
     match load::sample_busy(&src, window) {
         Some(b) => {
