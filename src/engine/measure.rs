@@ -122,6 +122,7 @@ pub fn measure(
     checker: impl FnOnce(&Evidence) -> Verdict,
 ) -> Result<Measurement> {
     let mut recorder = Recorder::new(participants, spec.events);
+    recorder.prime();
     let floor = min_sample_ns(&ctx.clock);
     let set = match ctx.round {
         None => sample(&ctx.sampling, floor, raw, baseline, &mut recorder)?,
