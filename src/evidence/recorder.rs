@@ -165,6 +165,13 @@ impl Recorder {
         }
     }
 
+    /// Whether an evidence window attaches perf counters (not `EventSet::None`). Why: the
+    /// sampler takes no evidence samples for a figure without them (ctx.pipe, ctx.sweep),
+    /// whose time it would otherwise throw away (a quarter of the samples).
+    pub fn attaches_counters(&self) -> bool {
+        self.events != EventSet::None
+    }
+
     /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
