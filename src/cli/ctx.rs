@@ -158,12 +158,6 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
     } else {
         Mode::Process
     };
-    let experiment = crate::probes::ctx::experiment::Experiment::from_env()?;
-    if experiment.spawn == crate::probes::ctx::experiment::Spawn::Exec && a.threads {
-        return Err(crate::error::Error::usage(
-            "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
-        ));
-    }
     let machine = crate::machine::collect_without_pmu();
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
@@ -177,7 +171,6 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
                 mode,
                 cpu,
                 policy: a.policy,
-                experiment,
             };
             let c = caches.clone();
             plan.push(

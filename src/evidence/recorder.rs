@@ -359,13 +359,10 @@ mod tests {
         let mut rec = Recorder::new(vec![me], EventSet::None);
         rec.prime();
         assert_eq!(rec.iterations(), 0);
+        // A fresh mapping written inside the window: minor faults of this thread.
+        let ws = crate::probes::workset::WorkingSet::map(64 << 12, None).unwrap();
         rec.begin_quiet();
-        // Fresh pages written inside the window: minor faults of this thread.
-        let mut v = vec![0u8; 64 << 12];
-        for i in (0..v.len()).step_by(4096) {
-            v[i] = 1;
-        }
-        std::hint::black_box(&v);
+        ws.fill();
         rec.end_quiet(7);
         let ev = rec.finish(&[None]);
         assert_eq!(ev.rusage.iterations, 7);

@@ -7,7 +7,6 @@
 //! indirect cost of refilling caches and TLB that the other members evicted (Li, Ding, Shen
 //! 2007), which is why each point is labelled with the cache level its working sets fit in.
 
-use super::experiment::{Experiment, Spawn};
 use super::ring::{Policy, Ring, RingSpec};
 use super::tax::{drop_counterless_evidence, quiet_hooks};
 use super::Mode;
@@ -35,21 +34,10 @@ pub struct Point {
     pub mode: Mode,
     pub cpu: usize,
     pub policy: Policy,
-    /// The experiment switches (all default outside the issue-27 experiment).
-    pub experiment: Experiment,
 }
 
 /// Measure one point. `caches` are the CPU's data caches (label, bytes), smallest first.
 pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Result<Measurement> {
-    if p.experiment.spawn == Spawn::Exec && p.mode == Mode::Thread {
-        return Err(crate::error::Error::usage(
-            "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
-        ));
-    }
-    let ctx = &Context {
-        sampling: p.experiment.sampling(&ctx.sampling),
-        ..ctx.clone()
-    };
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let mut ring = Ring::start(ring_spec(&p))?;
     let mut spec = point_spec(&p, caches);
@@ -60,9 +48,6 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     }
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
-    // The canary experiment: no reading between this point's samples (restored after).
-    let tagging = crate::engine::canary::tagging();
-    crate::engine::canary::set_tagging(tagging && p.experiment.canary);
     let ring_cell = std::cell::RefCell::new(&mut ring);
     let mut raw = |iters: u64| ring_cell.borrow_mut().laps(iters);
     let mut base = |iters: u64| ring_cell.borrow_mut().overhead(iters);
@@ -76,16 +61,9 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         Some(&mut base),
         |ev| sweep_verdict(ev, procs, policy),
     );
-    crate::engine::canary::set_tagging(tagging);
     std::hint::black_box(ring.sink);
-    // Read while the members live: after the drop their /proc entries are gone.
-    let note = match ring.member_pids().first() {
-        Some(&pid) if p.experiment.spawn == Spawn::Exec => Some(exec_note(pid)),
-        _ => None,
-    };
     let mut m = m?;
     drop_counterless_evidence(&mut m);
-    m.notes.extend(note);
     if !ctx.evidence_later && ctx.is_last_round() {
         take_evidence(&mut ring, &mut m)?;
     }
@@ -95,7 +73,6 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
 /// The ring a point runs.
 fn ring_spec(p: &Point) -> RingSpec {
     RingSpec {
-        spawn: p.experiment.spawn,
         members: p.procs,
         size: p.size as usize,
         stride: p.stride,
@@ -201,36 +178,7 @@ fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
             p.access.as_str(),
             p.stride as u64,
         ));
-    if p.experiment.is_set() {
-        spec.param("experiment", p.experiment.label())
-    } else {
-        spec
-    }
-}
-
-/// The exec experiment's evidence that it took effect: member 1's command line and mapped
-/// size against this process's, read after sampling while the ring still runs (the member had
-/// exec'd by its first lap).
-fn exec_note(pid: i32) -> String {
-    let vm = |who: &str| {
-        std::fs::read_to_string(format!("/proc/{who}/status"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmSize:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            })
-    };
-    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default();
-    format!(
-        "experiment spawn=exec: members exec'd a fresh copy of the binary (member 1 runs \"{}\", \
-         VmSize {} kB; this process {} kB)",
-        cmd.trim(),
-        vm(&pid.to_string()).map_or("?".into(), |v| v.to_string()),
-        vm("self").map_or("?".into(), |v| v.to_string()),
-    )
+    spec
 }
 
 /// The sweep's expectations: switches per hop as the policy allows, no migrations, everyone
@@ -512,7 +460,6 @@ mod tests {
             mode: Mode::Process,
             cpu,
             policy: Policy::Batch,
-            experiment: Experiment::default(),
         };
         let m = measure_point(&ctx, p, &caches).unwrap();
         assert_eq!(m.probe, PROBE);
