@@ -586,7 +586,7 @@ fn kind_block(
 
 /// The words of a remark before its first colon, when they say what it is without a number
 /// ("samples are bimodal", "running in a virtual machine (KVM)"): the remark in brief.
-fn gist(remark: &str) -> Option<&str> {
+pub(crate) fn gist(remark: &str) -> Option<&str> {
     remark
         .split_once(": ")
         .map(|(g, _)| g)
@@ -647,7 +647,7 @@ fn pairs_of(
 }
 
 /// A warning with its numbers taken out: warnings of one kind share it.
-fn warning_kind(w: &str) -> String {
+pub(crate) fn warning_kind(w: &str) -> String {
     w.chars()
         .map(|c| {
             if c.is_ascii_digit() || c == '.' {
