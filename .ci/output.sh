@@ -34,8 +34,10 @@ $bin compare "$out/run-a.json" "$out/run-b.json" --html "$out/compare.html" >/de
 $bin sim run crates/rvsim/programs/elf/timer-rv32imc.elf --pipeview interrupt-4:14 \
     --pipeview-html "$out/pipeview.html" --kanata "$out/pipeview.kanata" >/dev/null
 grep -q '^Kanata' "$out/pipeview.kanata"
-# The recorded fixtures: a fault run (cases told apart by their parameters) and an rpc run.
-for f in fault rpc; do $bin report "tests/fixtures/runs/$f.json" -o "$out/$f.html" >/dev/null; done
+# The recorded fixtures: a fault run (cases told apart by their parameters), an rpc run, and
+# every other family recorded (their figures' point counts are checked like the others').
+fixtures=(fault rpc memlat sweep c2c ipc mmap timeslice)
+for f in "${fixtures[@]}"; do $bin report "tests/fixtures/runs/$f.json" -o "$out/$f.html" >/dev/null; done
 # A page the table-cell check must refuse: a figure squeezed into a cell too narrow for it.
 printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px;overflow-wrap:anywhere">1938 ns/fault</td></tr></table></body></html>' \
     >"$out/narrow.html"
@@ -45,14 +47,14 @@ printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="widt
 printf '%s\n' '<!doctype html><html><body><figure><svg width="300" height="100"><text x="10" y="30">L3 32 MiB</text><text x="20" y="32">knee 48 KiB</text><polyline fill="none" stroke="#0072B2" stroke-width="2" points="0,75 300,75"/><text x="150" y="80">≈ 43.8 ns</text></svg></figure></body></html>' \
     >"$out/overlap.html"
 
-# with_cell_probe PAGE: a copy of PAGE carrying .ci/cell_probe.js and .ci/label_probe.js,
-# whose verdicts on the table cells and the figures' labels end up in the dumped DOM (the
-# reports themselves carry no script).
+# with_cell_probe PAGE: a copy of PAGE carrying .ci/cell_probe.js, .ci/label_probe.js and
+# .ci/point_probe.js, whose verdicts on the table cells, the figures' labels and their drawn
+# points end up in the dumped DOM (the reports themselves carry no script).
 with_cell_probe() {
     python3 - "$1" "${1%.html}.probe.html" <<'PY'
 import sys
 page = open(sys.argv[1], encoding="utf-8").read()
-js = "".join(open(f".ci/{p}", encoding="utf-8").read() for p in ("cell_probe.js", "label_probe.js"))
+js = "".join(open(f".ci/{p}", encoding="utf-8").read() for p in ("cell_probe.js", "label_probe.js", "point_probe.js"))
 open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", f"<script>{js}</script></body>", 1))
 PY
 }
@@ -67,7 +69,7 @@ browse() {
 }
 
 status=0
-for page in run sweep compare pipeview fault rpc; do
+for page in run sweep compare pipeview "${fixtures[@]}"; do
     url="file://$PWD/$out/$page.html"
     echo "== chromium: $page"
     browse --window-size=1300,1800 --screenshot="$out/$page.png" "$url" 2>"$out/$page.log" >/dev/null
@@ -80,7 +82,8 @@ for page in run sweep compare pipeview fault rpc; do
     # The sweep ran --procs 2,4: its figure has one line (legend entry) per ring size.
     [ "$page" = sweep ] && expect=(--expect-legend "Context switch cost=2")
     # Every page but the pipeline diagram has tables of figures and figures with labels.
-    [ "$page" = pipeview ] || expect+=(--cells --labels)
+    # ... and every figure of theirs counts its points: drawn = given − stated omissions.
+    [ "$page" = pipeview ] || expect+=(--cells --labels --points)
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
 
@@ -105,5 +108,29 @@ elif ! grep -q "'L3 32 MiB' over 'knee 48 KiB'" "$out/overlap.err" || ! grep -q 
     echo "overlap.html: refused, but not for both overlaps (label over label, label over curve):" >&2
     cat "$out/overlap.err" >&2
     status=1
+fi
+echo "== the point check refuses figures that drop points silently"
+cp tests/fixtures/html/points-broken.html "$out/points.html"
+with_cell_probe "$out/points.html"
+browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/points.probe.html" >"$out/points.dom" 2>"$out/points.log"
+if python3 .ci/check_report_dom.py "$out/points.dom" "$out/points.log" --min-figures 0 --points 2>"$out/points.err"; then
+    echo "points.html: the point check passed figures that drop points" >&2
+    status=1
+else
+    for want in "figure 1 (silent drop): shows 2 data marks for 3 points" \
+        "figure 2 (unstated): 1 points not drawn, 0 said so" \
+        "figure 3 (uncounted): does not count its points" \
+        "figure 4 (claims): claims 3 points drawn of 3 given with 1 left out" \
+        "figure 5 (off the page): shows 0 data marks for 1 points"; do
+        grep -qF "$want" "$out/points.err" || {
+            echo "points.html: not refused for: $want" >&2
+            status=1
+        }
+    done
+    if grep -q "figure 6 (sound)" "$out/points.err"; then
+        echo "points.html: the sound figure was refused:" >&2
+        cat "$out/points.err" >&2
+        status=1
+    fi
 fi
 exit $status

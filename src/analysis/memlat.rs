@@ -19,6 +19,9 @@ pub struct MemCurve {
     pub definition: String,
     /// (size, median ns/load, lo, hi) of valid points.
     pub points: Vec<(u64, f64, f64, f64)>,
+    /// Sizes measured without a valid, resolved figure (invalid, unstable, below
+    /// resolution): not points of the curve; the figure says how many, the table why.
+    pub without_value: usize,
     pub knees: Vec<Knee>,
     pub boundaries: Vec<(String, bool)>,
 }
@@ -56,7 +59,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
     let curves = keys
         .into_iter()
         .map(|(pages, stride, order)| {
-            let mut points: Vec<(u64, f64, f64, f64)> = run
+            let measured: Vec<&Measurement> = run
                 .measurements
                 .iter()
                 .filter(|m| {
@@ -65,6 +68,9 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                         && m.param_u64("stride").unwrap_or(0) == stride
                         && order_of(m) == order
                 })
+                .collect();
+            let mut points: Vec<(u64, f64, f64, f64)> = measured
+                .iter()
                 .filter(|m| m.valid && m.status == Status::Ok)
                 .filter_map(|m| {
                     let v = m.value.as_ref()?;
@@ -103,6 +109,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 pages,
                 stride,
                 order,
+                without_value: measured.len() - points.len(),
                 points,
                 knees: found,
                 boundaries,

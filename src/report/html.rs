@@ -830,6 +830,9 @@ fn subtitle_of(runs: &[Run], i: usize) -> String {
 
 fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
     let mut series = Vec::new();
+    // Rows without a plottable figure: a line has no place to say why, so the figure
+    // counts them by reason under it (the table gives each one's).
+    let mut no_value: Vec<(usize, String)> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let ms: Vec<&Measurement> = run
             .measurements
@@ -856,7 +859,9 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             if runs.len() > 1 {
                 name = format!("{} {name}", run_label(runs, i)).trim().to_string();
             }
+            // A sweep key is numeric in every row (family_plots), so x is always there.
             let (Some(x), Some([y, lo, hi])) = (m.param_f64(key), plotted(m)) else {
+                no_value.push((1, missing_note(m)));
                 continue;
             };
             match by_rest.iter_mut().find(|(n, _)| *n == name) {
@@ -903,6 +908,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             Vec::new()
         },
         series,
+        left_out: no_value,
         ..Default::default()
     }
     .to_svg()
