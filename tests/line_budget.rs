@@ -73,6 +73,46 @@ fn core_slowed_warnings_of_several_probes_share_one_line() {
     }
 }
 
+/// What `fault --quick` prints after measuring (the common table, then the family's: the
+/// fault table, why a case has no ns/fault, the evicted file's cost per major fault) stays
+/// within its budget: each case's 12-line `/usr/bin/time -v` view is printed with --verbose
+/// only (the recording printed 171 lines at 80 columns with them by default, 64 without).
+#[test]
+fn the_recorded_fault_run_stays_within_its_budget() {
+    use oscost::report::family::{Ask, Family};
+    let run = read_run("fault");
+    std::env::set_var("COLUMNS", "80");
+    let shown = |detail: Detail| {
+        let ask = Ask {
+            verbose: detail.verbose,
+            ..Ask::default()
+        };
+        let after = oscost::report::fault::Fault
+            .shown(&run, &ask)
+            .unwrap()
+            .after;
+        screen::measured(&run, &Term::plain(80), None, Some(&after), detail)
+    };
+    let quiet = shown(QUIET);
+    let n = quiet.lines().count();
+    assert!(n <= 65, "fault: {n} lines, budget 65:\n{quiet}");
+    assert!(!quiet.contains("Maximum resident set size"), "{quiet}");
+    assert!(
+        quiet.contains("/usr/bin/time -v shows it: --verbose"),
+        "{quiet}"
+    );
+    let verbose = shown(VERBOSE);
+    let cases = run.measurements.len();
+    assert_eq!(
+        verbose
+            .matches("Maximum resident set size (kbytes)")
+            .count(),
+        cases,
+        "{verbose}"
+    );
+    assert!(quiet.lines().all(|l| l.chars().count() <= 80), "{quiet}");
+}
+
 /// A row whose checks all pass is one line (its label may wrap inside its cell): its
 /// evidence is the checks cell, "✓ 5/5"; the raw figure and the rusage evidence that do
 /// not fit beside it are printed with --verbose only.

@@ -95,12 +95,25 @@ fn evidence_cell(m: &Measurement) -> String {
             )
         }
     } else if shown == Evidence::Faults {
-        format!(
-            "{}, {}, {} in",
-            fmt_per_op(t.minflt, it, "minflt", "op"),
-            fmt_per_op(t.majflt, it, "majflt", "op"),
-            plural(t.inblock, "block")
-        )
+        // The count rule as for switches: when either kind is rarer than one per op, both
+        // are counts over the same ops ("2,340 minflt, 36 majflt in 36,864 ops"), never a
+        // rate beside a count.
+        let rare = |n: u64| n > 0 && n < it;
+        let faults = if rare(t.minflt) || rare(t.majflt) {
+            format!(
+                "{} minflt, {} majflt in {}",
+                crate::units::fmt_thousands(t.minflt),
+                crate::units::fmt_thousands(t.majflt),
+                plural_ops(it)
+            )
+        } else {
+            format!(
+                "{} minflt/op, {} majflt/op",
+                fmt_num(t.minflt as f64 / it as f64),
+                fmt_num(t.majflt as f64 / it as f64)
+            )
+        };
+        format!("{faults}, {} in", plural(t.inblock, "block"))
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
         format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)
@@ -599,7 +612,7 @@ fn kind_block(
 /// The remark in brief: its own brief form if it has one (the canary's "core slowed during
 /// some samples; …"), else the words before its first colon when they say what it is
 /// without a number ("samples are bimodal", "running in a virtual machine (KVM)").
-fn gist(remark: &str) -> Option<&str> {
+pub(crate) fn gist(remark: &str) -> Option<&str> {
     crate::engine::canary::brief(remark).or_else(|| {
         remark
             .split_once(": ")
@@ -662,7 +675,7 @@ fn pairs_of(
 }
 
 /// A warning with its numbers taken out: warnings of one kind share it.
-fn warning_kind(w: &str) -> String {
+pub(crate) fn warning_kind(w: &str) -> String {
     w.chars()
         .map(|c| {
             if c.is_ascii_digit() || c == '.' {
@@ -976,6 +989,30 @@ mod tests {
         m.evidence.rusage.total.nivcsw = 200_000;
         let out = evidence_cell(m);
         assert!(out.contains("2.00 sw/op (0 vol, 2.00 invol)"), "{out}");
+    }
+
+    /// Fault counts follow the same rule: a kind rarer than one per op makes both counts
+    /// ("1.09 minflts/op, 36 majflts in 36,864 ops" mixed a rate and a count).
+    #[test]
+    fn fault_counts_never_mix_a_rate_and_a_count() {
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        m.probe = "fault.file-evicted".into();
+        assert_eq!(super::super::evidence_of(m), Evidence::Faults);
+        m.evidence.rusage.iterations = 36_864;
+        m.evidence.rusage.total.minflt = 40_000;
+        m.evidence.rusage.total.majflt = 36;
+        m.evidence.rusage.total.inblock = 8;
+        let out = evidence_cell(m);
+        assert!(
+            out.starts_with("40,000 minflt, 36 majflt in 36,864 ops, 8 blocks in"),
+            "{out}"
+        );
+        assert!(!out.contains("/op"), "{out}");
+        m.evidence.rusage.total.minflt = 36_864;
+        m.evidence.rusage.total.majflt = 0;
+        let out = evidence_cell(m);
+        assert!(out.starts_with("1.00 minflt/op, 0 majflt/op"), "{out}");
     }
 
     #[test]
