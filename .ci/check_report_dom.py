@@ -6,11 +6,22 @@ legend lists more than LIMIT entries, and the page logged no console error.
 With --cells (the DOM dumped from a copy carrying .ci/cell_probe.js): no table cell holding a
 figure is narrower than its content (no number wrapped or cut), and at least one was checked.
 
+With --tables (the same probe): no table is wider than its container or the page (its
+right edge cut), and no table row is taller than ROW_LINES text lines of its cells
+(--row-lines N, default 5): prose in a row belongs in a footnote or behind a <details>.
+
 With --labels (the DOM dumped from a copy carrying .ci/label_probe.js): no text label of a
 figure overlaps another, covers a data point or lies across a data curve, and at least one
 label was checked.
 
-usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells] [--labels]
+With --points (the DOM dumped from a copy carrying .ci/point_probe.js): every figure counts
+its points (data-points-given/-drawn/-omitted, written by the plot module's tally), draws
+exactly given − omitted of them (its data marks, class "pt", that the browser lays out inside
+the figure; a histogram's bins hold many samples, so there at least one mark), and states
+every point it left out in a visible "N points not drawn: reason" line.
+
+usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells]
+       [--tables [--row-lines N]] [--labels] [--points]
 
 --expect-legend: the figure whose title starts with TITLE lists exactly N legend entries (the
 sweep: one line per ring size).
@@ -54,10 +65,12 @@ class Figures(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "figure":
-            self.cur = {"legend": 0, "marks": 0, "texts": [], "svg": False}
+            self.cur = {"legend": 0, "marks": 0, "pt": 0, "texts": [], "svg": False, "points": {}}
             self.figures.append(self.cur)
         if self.cur is None:
             return
+        if tag == "svg" and not self.cur["svg"]:
+            self.cur["points"] = {k[len("data-"):]: v for k, v in a.items() if k.startswith("data-")}
         if tag == "svg":
             self.cur["svg"] = True
             self.cur["legend"] = int(a.get("data-legend-entries", "0"))
@@ -65,6 +78,8 @@ class Figures(HTMLParser):
         # count everything and require more than a bare frame (see below).
         if tag in ("polyline", "circle", "polygon", "rect", "path", "line"):
             self.cur["marks"] += 1
+        if "pt" in (a.get("class") or "").split():
+            self.cur["pt"] += 1
 
     def handle_endtag(self, tag):
         if tag == "figure":
@@ -73,6 +88,37 @@ class Figures(HTMLParser):
     def handle_data(self, data):
         if self.cur is not None and data.strip():
             self.cur["texts"].append(data.strip())
+
+
+def point_errors(f):
+    """What is wrong with one figure's point count (see --points), as messages."""
+    a = f["points"]
+    if "points-given" not in a:
+        return ["does not count its points (no data-points-given)"]
+    given, drawn, omitted = (int(a[f"points-{k}"]) for k in ("given", "drawn", "omitted"))
+    # The marks the browser laid out inside the figure (the probe), else those in the markup.
+    marks = int(a.get("pt-visible", f["pt"]))
+    stated = int(a.get("stated", "-1"))
+    if stated < 0:
+        stated = sum(
+            int(m.group(1))
+            for t in f["texts"]
+            for m in [re.match(r"(\d+) \S+ not drawn: \S", t)]
+            if m
+        )
+    errors = []
+    if drawn != given - omitted:
+        errors.append(f"claims {drawn} points drawn of {given} given with {omitted} left out")
+    if a.get("points-marks") == "shared":
+        if drawn > 0 and marks == 0:
+            errors.append(f"claims {drawn} samples drawn but shows no mark")
+    elif marks != given - omitted:
+        errors.append(
+            f"shows {marks} data marks for {given} points given with {omitted} left out"
+        )
+    if stated != omitted:
+        errors.append(f"{omitted} points not drawn, {stated} said so in visible text")
+    return errors
 
 
 def main():
@@ -128,6 +174,25 @@ def main():
         else:
             for cell in verdict[1]:
                 errors.append(f"figure cell narrower than its content: {cell}")
+    if "--tables" in sys.argv:
+        bound = 5.0
+        if "--row-lines" in sys.argv:
+            bound = float(sys.argv[sys.argv.index("--row-lines") + 1])
+        verdict = probe_verdict(dom, "tables-checked", "wide-tables")
+        if verdict is None:
+            errors.append("the table probe did not run (no data-wide-tables)")
+        elif verdict[0] == 0:
+            errors.append("no table to check")
+        else:
+            for table in verdict[1]:
+                errors.append(f"table wider than its page: {table}")
+            rows = probe_verdict(dom, "tables-checked", "row-lines")[1]
+            # A quarter line of slack: a figure's interval line is smaller type.
+            for table, i, label, lines in rows:
+                if lines > bound + 0.25:
+                    errors.append(
+                        f"{table}: row {i} ({label}) is {lines} lines tall (bound {bound:g})"
+                    )
     if "--labels" in sys.argv:
         verdict = probe_verdict(dom, "labels-checked", "overlapping-labels")
         if verdict is None:
@@ -137,6 +202,12 @@ def main():
         else:
             for overlap in verdict[1]:
                 errors.append(f"overlapping label: {overlap}")
+    if "--points" in sys.argv:
+        if "data-points-probe" not in dom:
+            errors.append("the point probe did not run (no data-points-probe)")
+        for i, f in enumerate(p.figures, 1):
+            title = f["texts"][0] if f["texts"] else "(untitled)"
+            errors.extend(f"figure {i} ({title[:60]}): {e}" for e in point_errors(f))
     name = re.sub(r"\.dom$", "", dom_path)
     if errors:
         for e in errors:

@@ -35,7 +35,7 @@ const VERBOSE: Detail = Detail {
 
 #[test]
 fn the_recorded_quick_run_and_rpc_run_stay_within_their_budget() {
-    for (name, budget) in [("run-quick", 30), ("rpc", 60)] {
+    for (name, budget) in [("run-quick", 30), ("rpc", 60), ("run-quick-slowed", 40)] {
         let text = printed(&read_run(name), QUIET);
         let n = text.lines().count();
         assert!(n <= budget, "{name}: {n} lines, budget {budget}:\n{text}");
@@ -43,6 +43,74 @@ fn the_recorded_quick_run_and_rpc_run_stay_within_their_budget() {
         let all = printed(&read_run(name), VERBOSE);
         assert!(all.lines().count() > n, "{name}: --verbose adds nothing");
     }
+}
+
+/// A quick run during which the host slowed the core for a few samples of five probes
+/// (recorded on the 2-vCPU VM; 51 lines before the canary's warnings had a brief form, 39
+/// after): their warnings, each in its numbers and units, share one line by default, and
+/// each is there in full with --verbose.
+#[test]
+fn core_slowed_warnings_of_several_probes_share_one_line() {
+    let run = read_run("run-quick-slowed");
+    let slowed: Vec<&String> = run
+        .measurements
+        .iter()
+        .flat_map(|m| &m.warnings)
+        .filter(|w| w.starts_with("core slowed for "))
+        .collect();
+    assert_eq!(slowed.len(), 5, "{slowed:?}");
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let quiet = flat(&printed(&run, QUIET));
+    assert_eq!(quiet.matches("core slowed for").count(), 0, "{quiet}");
+    assert_eq!(quiet.matches("core slowed during").count(), 1, "{quiet}");
+    assert!(
+        quiet.contains("core slowed during some samples; figures from the fast ones (in 5: "),
+        "{quiet}"
+    );
+    let verbose = flat(&printed(&run, VERBOSE));
+    for w in slowed {
+        assert!(verbose.contains(&flat(w)), "{w}");
+    }
+}
+
+/// What `fault --quick` prints after measuring (the common table, then the family's: the
+/// fault table, why a case has no ns/fault, the evicted file's cost per major fault) stays
+/// within its budget: each case's 12-line `/usr/bin/time -v` view is printed with --verbose
+/// only (the recording printed 171 lines at 80 columns with them by default, 64 without).
+#[test]
+fn the_recorded_fault_run_stays_within_its_budget() {
+    use oscost::report::family::{Ask, Family};
+    let run = read_run("fault");
+    std::env::set_var("COLUMNS", "80");
+    let shown = |detail: Detail| {
+        let ask = Ask {
+            verbose: detail.verbose,
+            ..Ask::default()
+        };
+        let after = oscost::report::fault::Fault
+            .shown(&run, &ask)
+            .unwrap()
+            .after;
+        screen::measured(&run, &Term::plain(80), None, Some(&after), detail)
+    };
+    let quiet = shown(QUIET);
+    let n = quiet.lines().count();
+    assert!(n <= 65, "fault: {n} lines, budget 65:\n{quiet}");
+    assert!(!quiet.contains("Maximum resident set size"), "{quiet}");
+    assert!(
+        quiet.contains("/usr/bin/time -v shows it: --verbose"),
+        "{quiet}"
+    );
+    let verbose = shown(VERBOSE);
+    let cases = run.measurements.len();
+    assert_eq!(
+        verbose
+            .matches("Maximum resident set size (kbytes)")
+            .count(),
+        cases,
+        "{verbose}"
+    );
+    assert!(quiet.lines().all(|l| l.chars().count() <= 80), "{quiet}");
 }
 
 /// A row whose checks all pass is one line (its label may wrap inside its cell): its

@@ -1,6 +1,6 @@
 //! `oscost fault`: page-fault costs by kind (anonymous, populated, page-cache file, evicted
-//! file), with THP, order and readahead variants, the time -v block per case, latency
-//! percentiles and the mapping as the kernel shows it.
+//! file), with THP, order and readahead variants, the time -v block per case (--verbose),
+//! latency percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish_after, Extras, Plan, PlanItem};

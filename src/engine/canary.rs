@@ -226,12 +226,36 @@ pub fn warning_for(s: &Split, unit: &str) -> String {
         )
     };
     if s.leave_out {
-        format!("{head}, {}: figure from those", rest())
+        format!("{head}, {}{LEFT_OUT}", rest())
     } else if !s.enough_fast {
-        format!("{head}: too few on a fast core, figure from all")
+        format!("{head}{TOO_FEW_FAST}")
     } else {
-        format!("{head}, {}: they read faster, so the slowed core does not explain them; figure from all", rest())
+        format!("{head}, {}{FAST_NOT_EXPLAINED}", rest())
     }
+}
+
+/// How [`warning_for`] ends when the figure comes from the samples on a fast core.
+const LEFT_OUT: &str = ": figure from those";
+/// How [`warning_for`] ends when too few samples ran on a fast core to leave any out.
+const TOO_FEW_FAST: &str = ": too few on a fast core, figure from all";
+/// How [`warning_for`] ends when the slowed samples read faster than the others.
+const FAST_NOT_EXPLAINED: &str =
+    ": they read faster, so the slowed core does not explain them; figure from all";
+
+/// The canary's warning in brief: the same words for every probe whatever its numbers and
+/// units, so that probes slowed during a run share one line of the default output (each
+/// warning in full with --verbose; the JSON keeps it). None for any other remark.
+pub fn brief(warning: &str) -> Option<&'static str> {
+    if !warning.starts_with(WARNING_HEAD) {
+        return None;
+    }
+    Some(if warning.ends_with(LEFT_OUT) {
+        "core slowed during some samples; figures from the fast ones"
+    } else if warning.ends_with(TOO_FEW_FAST) {
+        "core slowed during most samples; figures from all"
+    } else {
+        "core slowed during some samples that read no slower; figures from all"
+    })
 }
 
 /// The items of `v` whose `mask` entry is `want` (one mask entry per item).
@@ -547,5 +571,28 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("240 ns"), "{w}");
+    }
+
+    /// Each of the three endings has its own brief form, true of it: a brief that said
+    /// "figures from the fast ones" of a figure taken from all would be false.
+    #[test]
+    fn each_warning_has_the_brief_form_that_is_true_of_it() {
+        let brief_of = |canary: &[f64], samples: &[f64]| {
+            let w = warning_for(&split(canary, samples, 0.83).unwrap(), "ns");
+            brief(&w).unwrap_or_else(|| panic!("no brief for {w}"))
+        };
+        let left_out = brief_of(&[0.83, 1.2, 0.84, 0.83], &[176.0, 240.0, 176.0, 177.0]);
+        assert!(
+            left_out.ends_with("figures from the fast ones"),
+            "{left_out}"
+        );
+        let too_few = brief_of(&[0.83, 1.2, 1.3, 1.2], &[176.0, 240.0, 241.0, 242.0]);
+        assert!(
+            too_few.contains("most samples; figures from all"),
+            "{too_few}"
+        );
+        let faster = brief_of(&[0.83, 1.2, 0.84, 0.83], &[176.0, 100.0, 176.0, 177.0]);
+        assert!(faster.contains("no slower; figures from all"), "{faster}");
+        assert_eq!(brief("samples are bimodal: 3 near 1 ns"), None);
     }
 }

@@ -20,11 +20,8 @@ pub fn table(run: &Run) -> String {
 /// a case without a figure per fault says why under the table, and an evicted file's major
 /// faults are costed there where the counts allow it ([`major_fault_lines`]).
 pub fn table_for(run: &Run, term: &Term) -> String {
-    let cases: Vec<&Measurement> = run
-        .measurements
-        .iter()
-        .filter(|m| m.probe.starts_with("fault.") && m.raw_unit == "ns/page")
-        .collect();
+    let cases = loop_timed(run);
+    let label = |m: &Measurement| short_label(m, &cases);
     let rows: Vec<Vec<String>> = cases
         .iter()
         .map(|m| {
@@ -42,36 +39,63 @@ pub fn table_for(run: &Run, term: &Term) -> String {
                 fmt_num(m.raw.median)
             };
             vec![
-                case_label(m),
+                label(m),
                 per_page,
                 per_fault,
                 fmt_num((t.minflt + t.majflt) as f64 / touched as f64),
                 per_page_of(t.majflt, touched),
-                if m.valid { "yes" } else { "NO" }.to_string(),
             ]
         })
         .collect();
+    // Validity is the common table's checks column, and an invalid case's ns/fault reads
+    // "INVALID" here: no column of its own.
     let mut out = grid(
-        &[
-            "case",
-            "ns/page",
-            "ns/fault",
-            "faults/page",
-            "major/page",
-            "valid",
-        ],
+        &["case", "ns/page", "ns/fault", "faults/page", "major/page"],
         &rows,
         term,
     );
     for m in &cases {
         if let Some((_, why)) = why_per_page_only(m) {
-            let line = format!("no ns/fault for {}: {why}", case_label(m));
+            let line = format!("no ns/fault for {}: {why}", label(m));
             out.push_str(&super::term::wrap(&line, term.width, "", "    "));
             out.push('\n');
         }
     }
     out.push_str(&major_fault_lines(run, term));
     out
+}
+
+/// The run's loop-timed fault cases (one row each in the fault table).
+fn loop_timed(run: &Run) -> Vec<&Measurement> {
+    run.measurements
+        .iter()
+        .filter(|m| m.probe.starts_with("fault.") && m.raw_unit == "ns/page")
+        .collect()
+}
+
+/// The parameters a case label may carry ([`case_label`]).
+const CASE_KEYS: [&str; 5] = ["touch", "thp", "phase", "readahead", "order"];
+
+/// [`case_label`] with only the parameters that tell `m` from the other `cases` of its
+/// probe ("fault.anon touch=write"; "fault.file-cached" when it is the only one): the
+/// common table above carries every parameter, and labels of every parameter split the
+/// fault table in two at 80 columns.
+fn short_label(m: &Measurement, cases: &[&Measurement]) -> String {
+    let mut s = m.probe.clone();
+    for k in CASE_KEYS {
+        let Some(v) = m.params.get(k).and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let differs = cases
+            .iter()
+            .filter(|c| c.probe == m.probe)
+            .filter_map(|c| c.params.get(k).and_then(|v| v.as_str()))
+            .any(|other| other != v);
+        if differs {
+            s += &format!(" {k}={v}");
+        }
+    }
+    s
 }
 
 /// What a major fault of an evicted file costs, where the counts allow it: the touch loops'
@@ -86,11 +110,11 @@ pub fn major_fault_lines(run: &Run, term: &Term) -> String {
         .find(|m| m.probe == "fault.file-cached" && m.valid && !m.is_unstable())
         .and_then(|m| m.value.as_ref())
         .map(|v| v.median);
+    let cases = loop_timed(run);
     let mut out = String::new();
-    for m in run
-        .measurements
+    for m in cases
         .iter()
-        .filter(|m| m.probe == "fault.file-evicted" && m.raw_unit == "ns/page" && m.valid)
+        .filter(|m| m.probe == "fault.file-evicted" && m.valid)
     {
         let t = &m.evidence.rusage.total;
         if t.majflt == 0 {
@@ -133,20 +157,21 @@ pub fn major_fault_lines(run: &Run, term: &Term) -> String {
         } else {
             " (elapsed estimated: the samples' mean per page × the pages the counts cover)"
         };
-        let line = format!("{}: {per_major}{io}{how}", case_label(m));
+        let line = format!("{}: {per_major}{io}{how}", short_label(m, &cases));
         out.push_str(&super::term::wrap(&line, term.width, "", "    "));
         out.push('\n');
     }
     out
 }
 
-/// Major faults per page: "0", "0.125", or "10 in 65536" when rare but present.
+/// Major faults per page: "0", "0.125", or "10 in 65,536" when rare but present.
 fn per_page_of(majflt: u64, pages: u64) -> String {
     let r = majflt as f64 / pages.max(1) as f64;
     if majflt == 0 || r >= 0.01 {
         fmt_num(r)
     } else {
-        format!("{majflt} in {pages}")
+        let n = crate::units::fmt_thousands;
+        format!("{} in {}", n(majflt), n(pages))
     }
 }
 
@@ -196,7 +221,7 @@ pub fn per_page_instead(m: &Measurement) -> Option<String> {
 /// "fault.anon touch=write thp=never order=seq", without size/cpu noise.
 pub fn case_label(m: &Measurement) -> String {
     let mut s = m.probe.clone();
-    for k in ["touch", "thp", "phase", "readahead", "order"] {
+    for k in CASE_KEYS {
         if let Some(v) = m.params.get(k).and_then(|v| v.as_str()) {
             s += &format!(" {k}={v}");
         }
@@ -263,8 +288,8 @@ pub fn latency_svgs(run: &Run) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Page faults: a table per case with faults per page, the per-touch latency, and each
-/// case's `/usr/bin/time -v` view, printed after the common table by `fault`.
+/// Page faults: a table per case with faults per page, the per-touch latency, and (with
+/// --verbose) each case's `/usr/bin/time -v` view, printed after the common table by `fault`.
 pub struct Fault;
 
 impl Family for Fault {
@@ -287,8 +312,14 @@ impl Family for Fault {
         if !lat.is_empty() {
             let _ = write!(after, "\n{lat}");
         }
-        for m in &run.measurements {
-            let _ = write!(after, "\n{}", super::timev::render(m));
+        // Each case's time -v view is 12 lines of counts the table above already gives per
+        // page (and peak RSS): on request only.
+        if ask.verbose {
+            for m in &run.measurements {
+                let _ = write!(after, "\n{}", super::timev::render(m));
+            }
+        } else if !run.measurements.is_empty() {
+            after.push_str("\neach case as /usr/bin/time -v shows it: --verbose\n");
         }
         Ok(Shown {
             after,
@@ -421,7 +452,7 @@ mod tests {
     #[test]
     fn rare_major_faults_never_read_as_zero() {
         assert_eq!(per_page_of(0, 65536), "0");
-        assert_eq!(per_page_of(10, 65536), "10 in 65536");
+        assert_eq!(per_page_of(10, 65536), "10 in 65,536");
         assert_eq!(per_page_of(65536, 65536), "1.00");
     }
 }

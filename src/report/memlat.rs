@@ -132,6 +132,9 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
             }
         }
     }
+    for (status, n) in a.curves.iter().flat_map(|c| &c.without_value) {
+        plot.left_out.push((*n, status.replace('_', " ")));
+    }
     plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
 }

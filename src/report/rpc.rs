@@ -103,12 +103,11 @@ fn mean(m: Option<&Measurement>) -> Option<Estimate> {
         .map(|a| a.mean)
 }
 
-/// A time no more precise than its interval: the value rounded to the half-width's first
-/// significant digit (and never past three significant digits), in the value's unit. An
+/// A time no more precise than its interval, by the units' one rule (the figure of
+/// "45 ±19 µs" is "45 µs", as the common table prints it), in the value's unit. An
 /// interval that holds 0 says the time may be nothing: "≈0 ±3.3 µs" (its larger side), never
 /// a signed value such as "-2 µs" that the interval does not back.
 pub fn fmt_within(e: &Estimate) -> String {
-    let half = (e.ci95[1] - e.ci95[0]) / 2.0;
     let [lo, hi] = e.ci95;
     if lo.is_finite() && hi.is_finite() && lo <= 0.0 && hi >= 0.0 && hi > lo {
         let (d, u) = time_unit((hi - e.value).max(e.value - lo));
@@ -117,6 +116,10 @@ pub fn fmt_within(e: &Estimate) -> String {
             crate::units::interval::fmt_spread(e.value / d, lo / d, hi / d)
         );
     }
+    if lo.is_finite() && hi.is_finite() {
+        return crate::units::interval::fmt_figure_alone(e.value, lo, hi, "ns");
+    }
+    let half = (e.ci95[1] - e.ci95[0]) / 2.0;
     let (d, u) = time_unit(e.value.abs().max(half.min(e.value.abs() * 10.0)));
     let v = e.value / d;
     let s = fmt_num(v);
@@ -165,10 +168,11 @@ fn cell(m: Option<&Measurement>) -> String {
         None => "—".into(),
         Some(x) if x.status == Status::Invalid => "INVALID".into(),
         Some(x) if x.is_unstable() => super::table::headline(x),
+        // The figure as the common table prints it ("45 µs" beside its "45 ±19 µs/RPC").
         Some(x) => x
             .value
             .as_ref()
-            .map(|v| fmt_time(v.median))
+            .map(|v| crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], "ns"))
             .unwrap_or_else(|| "—".into()),
     }
 }
@@ -698,7 +702,7 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         // Untraced median, traced and corrected means, tracing adds with its interval.
         let local = t.lines().find(|l| l.starts_with("local")).unwrap();
-        for want in ["4.00 µs", "10.0 µs", "+150% ±10", "4.2 µs (+5%)"] {
+        for want in ["4.00 µs", "10.0 µs", "+150% ±10", "4.20 µs (+5%)"] {
             assert!(local.contains(want), "{want}: {t}");
         }
         let send = t.lines().find(|l| l.starts_with("send")).unwrap();
@@ -707,7 +711,7 @@ mod tests {
         assert!(ipi.ends_with('—'), "a part left out: {t}");
         // The means add up: 6 × 1.5 µs.
         let sum = t.lines().find(|l| l.starts_with("sum")).unwrap();
-        assert!(sum.contains("9.00 µs → 4.2 µs"), "{t}");
+        assert!(sum.contains("9.00 µs → 4.20 µs"), "{t}");
         assert!(t.contains("680 ±17 ns") && t.contains("-1.07 µs"), "{t}");
         assert!(t.contains("* two modes"), "{t}");
         // The modes, named with their shares, in the detail.
@@ -764,7 +768,7 @@ mod tests {
             });
         }
         let t = text(&run, true);
-        assert!(t.contains("INVALID (4.2 µs)"), "{t}");
+        assert!(t.contains("INVALID (4.20 µs)"), "{t}");
         let joined = t.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(joined.contains("4.20 µs vs 2.00 µs (+110.0%)"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
@@ -805,6 +809,25 @@ mod tests {
         assert!(!t.contains("(+"), "{t}");
     }
 
+    /// The untraced column prints rpc.total's figure as the common table does, by the
+    /// units' one rule: "45 µs" beside "45 ±19 µs/RPC" (it printed "45.3 µs").
+    #[test]
+    fn the_untraced_figure_reads_the_same_in_both_tables() {
+        let mut run = local_run();
+        let total = &mut run.measurements[0];
+        let v = total.value.as_mut().unwrap();
+        v.median = 45_300.0;
+        v.ci95 = [26_300.0, 64_300.0];
+        total.settle_status();
+        assert!(!total.is_unstable());
+        let headline = crate::report::table::headline(total);
+        assert!(headline.starts_with("45 ±19 µs"), "{headline}");
+        let t = text(&run, false);
+        let local = t.lines().find(|l| l.starts_with("local")).unwrap();
+        assert!(local.contains(" 45 µs "), "{t}");
+        assert!(!t.contains("45.3"), "{t}");
+    }
+
     #[test]
     fn figures_are_never_more_precise_than_their_interval() {
         assert_eq!(fmt_est(&est(680.0, 17.0)), "680 ±17 ns");
@@ -813,7 +836,8 @@ mod tests {
         assert_eq!(fmt_est(&est(1230.0, 430.0)), "1.23 ±0.43 µs");
         assert_eq!(fmt_est(&est(176.0, 1073.0)), "unstable (±1.1 µs)");
         assert_eq!(fmt_within(&est(7451.85, 96.0)), "7.45 µs");
-        assert_eq!(fmt_within(&est(7451.85, 1500.0)), "7 µs");
+        assert_eq!(fmt_within(&est(7451.85, 1500.0)), "7.5 µs");
+        assert_eq!(fmt_est(&est(7451.85, 1500.0)), "7.5 ±1.5 µs");
         // An interval that holds 0: the part may be nothing, whatever the sign of its mean;
         // never "-2 µs" nor "-0".
         assert_eq!(fmt_within(&est(-1571.0, 3300.0)), "≈0 ±3.3 µs");

@@ -301,6 +301,16 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
         ..Default::default()
     };
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    let at_zero = a
+        .curves
+        .iter()
+        .flat_map(|c| &c.rows)
+        .filter(|r| r.size == 0 && r.per_switch.is_some())
+        .count();
+    plot.left_out.push((
+        at_zero,
+        "S = 0 has no place on the log axis (each line's legend gives its direct cost)".into(),
+    ));
     for c in &a.curves {
         let points: Vec<Point> = c
             .rows
@@ -325,14 +335,13 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
             .as_ref()
             .map(|d| format!(", direct {} at S=0", crate::units::fmt_time(d.median)))
             .unwrap_or_default();
-        let missing = c.rows.iter().filter(|r| r.per_switch.is_none()).count();
-        let missing = if missing > 0 {
-            format!(", {missing} point(s) without a value (see table)")
-        } else {
-            String::new()
-        };
+        let name = format!("N={} {}", c.procs, c.mode);
+        plot.left_out.push((
+            c.rows.iter().filter(|r| r.per_switch.is_none()).count(),
+            format!("no value at {name}"),
+        ));
         plot.series.push(Series {
-            name: format!("N={} {}{direct}{missing}", c.procs, c.mode),
+            name: format!("{name}{direct}"),
             points,
         });
         for k in &c.knees {

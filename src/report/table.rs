@@ -8,6 +8,7 @@ use crate::model::{Measurement, Run, Status, Summary};
 use crate::units::{
     fmt_figure, fmt_num, fmt_per_op, fmt_time, fmt_unstable, fmt_with_unit, plural,
 };
+use std::collections::HashMap;
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
 pub fn fmt_value(s: &Summary, unit: &str) -> String {
@@ -94,12 +95,25 @@ fn evidence_cell(m: &Measurement) -> String {
             )
         }
     } else if shown == Evidence::Faults {
-        format!(
-            "{}, {}, {} in",
-            fmt_per_op(t.minflt, it, "minflt", "op"),
-            fmt_per_op(t.majflt, it, "majflt", "op"),
-            plural(t.inblock, "block")
-        )
+        // The count rule as for switches: when either kind is rarer than one per op, both
+        // are counts over the same ops ("2,340 minflt, 36 majflt in 36,864 ops"), never a
+        // rate beside a count.
+        let rare = |n: u64| n > 0 && n < it;
+        let faults = if rare(t.minflt) || rare(t.majflt) {
+            format!(
+                "{} minflt, {} majflt in {}",
+                crate::units::fmt_thousands(t.minflt),
+                crate::units::fmt_thousands(t.majflt),
+                plural_ops(it)
+            )
+        } else {
+            format!(
+                "{} minflt/op, {} majflt/op",
+                fmt_num(t.minflt as f64 / it as f64),
+                fmt_num(t.majflt as f64 / it as f64)
+            )
+        };
+        format!("{faults}, {} in", plural(t.inblock, "block"))
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
         format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)
@@ -516,17 +530,16 @@ fn kind_block(
 ) -> String {
     let shown = rows.shown;
     let mut kinds: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    let mut kind_at: HashMap<String, usize> = HashMap::new();
     for m in shown {
         let probe = (rows.label)(m);
         for w in of(m) {
-            let skeleton = warning_kind(&w);
-            let i = match kinds.iter().position(|k| k.0 == skeleton) {
-                Some(i) => i,
-                None => {
-                    kinds.push((skeleton, Vec::new(), Vec::new()));
+            let i = *kind_at
+                .entry(warning_kind(&w))
+                .or_insert_with_key(|skeleton| {
+                    kinds.push((skeleton.clone(), Vec::new(), Vec::new()));
                     kinds.len() - 1
-                }
-            };
+                });
             kinds[i].1.push(w.clone());
             if !kinds[i].2.contains(&probe) {
                 kinds[i].2.push(probe.clone());
@@ -536,14 +549,24 @@ fn kind_block(
     // Each kind's lines; kinds told only by their gist share one line (their numbers,
     // units included, differ: "samples are bimodal: 8 near 1.41 ns" and "… near 3.20 µs").
     // Kinds of one gist in other units ("… near 121 ns" and "… near 43.0 µs") are one kind
-    // to a reader: by default they share the gist's line too.
-    let kinds_of_gist = |g: &str| kinds.iter().filter(|k| gist(&k.1[0]) == Some(g)).count();
+    // to a reader: by default they share the gist's line too, as do remarks with a brief
+    // form of their own (the canary's) whatever rows they concern.
+    let mut kinds_of_gist: HashMap<&str, usize> = HashMap::new();
+    for k in &kinds {
+        if let Some(g) = gist(&k.1[0]) {
+            *kinds_of_gist.entry(g).or_default() += 1;
+        }
+    }
     let shared: Vec<bool> = kinds
         .iter()
-        .map(|k| !verbose && gist(&k.1[0]).is_some_and(|g| kinds_of_gist(g) > 1))
+        .map(|k| {
+            let brief = crate::engine::canary::brief(&k.1[0]).is_some();
+            !verbose && gist(&k.1[0]).is_some_and(|g| brief || kinds_of_gist[g] > 1)
+        })
         .collect();
     let mut lines: Vec<String> = Vec::new();
     let mut gists: Vec<(String, Vec<String>, usize)> = Vec::new();
+    let mut gist_at: HashMap<String, usize> = HashMap::new();
     for ((_, texts, probes), shared) in kinds.into_iter().zip(shared) {
         let text = crate::engine::merge::fold_round_variants(&texts).join("; ");
         let ranges = |t: &str| t.matches('–').count();
@@ -552,15 +575,16 @@ fn kind_block(
         } else if !shared && ranges(&text) <= ranges(&texts[0]) + 2 {
             lines.push(format!("{text} ({})", concerns(&probes, shown.len())));
         } else if let (false, Some(g)) = (verbose, gist(&texts[0])) {
-            match gists.iter_mut().find(|x| x.0 == g) {
-                Some(x) => {
+            match gist_at.get(g) {
+                Some(&i) => {
                     for p in probes {
-                        if !x.1.contains(&p) {
-                            x.1.push(p);
+                        if !gists[i].1.contains(&p) {
+                            gists[i].1.push(p);
                         }
                     }
                 }
                 None => {
+                    gist_at.insert(g.to_string(), gists.len());
                     gists.push((g.to_string(), probes, lines.len()));
                     lines.push(String::new());
                 }
@@ -571,8 +595,9 @@ fn kind_block(
         }
     }
     for (g, probes, at) in gists {
+        let each = if probes.len() == 1 { "in full" } else { "each" };
         lines[at] = format!(
-            "{g} ({}; each with --verbose)",
+            "{g} ({}; {each} with --verbose)",
             concerns(&probes, shown.len())
         );
     }
@@ -584,13 +609,16 @@ fn kind_block(
     out
 }
 
-/// The words of a remark before its first colon, when they say what it is without a number
-/// ("samples are bimodal", "running in a virtual machine (KVM)"): the remark in brief.
-fn gist(remark: &str) -> Option<&str> {
-    remark
-        .split_once(": ")
-        .map(|(g, _)| g)
-        .filter(|g| !g.contains(|c: char| c.is_ascii_digit()) && g.split(' ').count() >= 3)
+/// The remark in brief: its own brief form if it has one (the canary's "core slowed during
+/// some samples; …"), else the words before its first colon when they say what it is
+/// without a number ("samples are bimodal", "running in a virtual machine (KVM)").
+pub(crate) fn gist(remark: &str) -> Option<&str> {
+    crate::engine::canary::brief(remark).or_else(|| {
+        remark
+            .split_once(": ")
+            .map(|(g, _)| g)
+            .filter(|g| !g.contains(|c: char| c.is_ascii_digit()) && g.split(' ').count() >= 3)
+    })
 }
 
 /// The rows a remark concerns: "in 3: syscall.read, ctx.pipe ×2", or "in every row" when
@@ -647,7 +675,7 @@ fn pairs_of(
 }
 
 /// A warning with its numbers taken out: warnings of one kind share it.
-fn warning_kind(w: &str) -> String {
+pub(crate) fn warning_kind(w: &str) -> String {
     w.chars()
         .map(|c| {
             if c.is_ascii_digit() || c == '.' {
@@ -961,6 +989,30 @@ mod tests {
         m.evidence.rusage.total.nivcsw = 200_000;
         let out = evidence_cell(m);
         assert!(out.contains("2.00 sw/op (0 vol, 2.00 invol)"), "{out}");
+    }
+
+    /// Fault counts follow the same rule: a kind rarer than one per op makes both counts
+    /// ("1.09 minflts/op, 36 majflts in 36,864 ops" mixed a rate and a count).
+    #[test]
+    fn fault_counts_never_mix_a_rate_and_a_count() {
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        m.probe = "fault.file-evicted".into();
+        assert_eq!(super::super::evidence_of(m), Evidence::Faults);
+        m.evidence.rusage.iterations = 36_864;
+        m.evidence.rusage.total.minflt = 40_000;
+        m.evidence.rusage.total.majflt = 36;
+        m.evidence.rusage.total.inblock = 8;
+        let out = evidence_cell(m);
+        assert!(
+            out.starts_with("40,000 minflt, 36 majflt in 36,864 ops, 8 blocks in"),
+            "{out}"
+        );
+        assert!(!out.contains("/op"), "{out}");
+        m.evidence.rusage.total.minflt = 36_864;
+        m.evidence.rusage.total.majflt = 0;
+        let out = evidence_cell(m);
+        assert!(out.starts_with("1.00 minflt/op, 0 majflt/op"), "{out}");
     }
 
     #[test]

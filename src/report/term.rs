@@ -95,11 +95,15 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
 }
 
 /// Word-wraps `text` to `width` columns, the first line indented by `first`, the rest by
-/// `rest` (a hanging indent), so notes under a row never run past the terminal's edge.
+/// `rest` (a hanging indent), so notes under a row never run past the terminal's edge. Lines
+/// break at spaces only ("kernel-entry" and "posix_fadvise(DONTNEED)" stay whole), a word
+/// wider than the line being the one thing split.
 pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     let opts = textwrap::Options::new(width.max(20))
         .initial_indent(first)
-        .subsequent_indent(rest);
+        .subsequent_indent(rest)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     textwrap::fill(text, opts)
 }
 
@@ -352,5 +356,24 @@ mod tests {
             assert!(l.chars().count() <= 60, "{l:?}");
         }
         assert!(w.lines().nth(1).unwrap().starts_with("      "));
+    }
+
+    /// A hyphenated word is one word ("kernel-" / "entry" was printed); only a word wider
+    /// than the line is split.
+    #[test]
+    fn wrap_breaks_at_spaces_never_at_hyphens() {
+        let t = "no hardware counters; kernel-entry mitigations active, so system calls cost";
+        for width in 30..t.len() {
+            let w = wrap(t, width, "", "  ");
+            for l in w.lines() {
+                assert!(!l.trim_end().ends_with('-'), "width {width}: {w}");
+            }
+            assert!(w.contains("kernel-entry"), "width {width}: {w}");
+        }
+        let long = "x".repeat(50);
+        let w = wrap(&format!("a {long} b"), 30, "", "");
+        assert!(w.lines().all(|l| l.chars().count() <= 30), "{w}");
+        let joined: String = w.split_whitespace().collect();
+        assert_eq!(joined, format!("a{long}b"), "{w}");
     }
 }

@@ -139,6 +139,17 @@ pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &str) -> String {
     format!("{f} {s}{space}{unit}")
 }
 
+/// The figure [`fmt_figure`] prints, without its interval, its time unit scaled to it:
+/// "45 µs" for 45.3 µs ±19 µs (as "45 ±19 µs" does), "7.45 µs" for ±0.096 µs. For a column
+/// whose intervals are elsewhere (a summary beside the table that prints them), so that one
+/// figure reads the same in both. Whether the figure is noise is the caller's to say first.
+pub fn fmt_figure_alone(v: f64, lo: f64, hi: f64, unit: &str) -> String {
+    let (d, unit) = scaled_unit(v, unit);
+    let space = if unit.is_empty() { "" } else { " " };
+    let (f, _) = fmt_estimate(v / d, lo / d, hi / d);
+    format!("{f}{space}{unit}")
+}
+
 /// Noise written as what it is, with its spread and never its median: "unstable (±1.1
 /// µs/RPC)", the unit scaled to the spread.
 pub fn fmt_unstable(v: f64, lo: f64, hi: f64, unit: &str) -> String {
@@ -196,6 +207,18 @@ mod tests {
     fn pm(v: f64, h: f64) -> String {
         let (f, s) = fmt_estimate(v, v - h, v + h);
         format!("{f} {s}")
+    }
+
+    /// The figure alone reads as it does beside its interval, unit scaled to it.
+    #[test]
+    fn a_figure_alone_has_the_digits_it_has_beside_its_interval() {
+        assert_eq!(fmt_figure(45_300.0, 26_300.0, 64_300.0, "ns"), "45 ±19 µs");
+        assert_eq!(
+            fmt_figure_alone(45_300.0, 26_300.0, 64_300.0, "ns"),
+            "45 µs"
+        );
+        assert_eq!(fmt_figure_alone(7451.85, 7355.85, 7547.85, "ns"), "7.45 µs");
+        assert_eq!(fmt_figure_alone(0.731, 0.719, 0.865, ""), "0.731");
     }
 
     #[test]

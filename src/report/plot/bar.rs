@@ -71,7 +71,18 @@ impl BarChart {
                 self.height
             },
         );
-        render(size, &self.title, &self.subtitle, |a| self.draw(a))
+        let svg = render(size, &self.title, &self.subtitle, |a| self.draw(a));
+        super::finish(svg, &self.tally())
+    }
+
+    /// Bars with a value are the points given; one whose value is not a finite number is
+    /// left out (rows without a value are not points: each says why on its row).
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::new("point");
+        for b in self.bars.iter().filter(|b| b.value.is_some()) {
+            t.count(b.finite().is_none().then_some("not a finite number"));
+        }
+        t
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
@@ -129,8 +140,10 @@ impl BarChart {
             match bar.finite() {
                 Some([v, lo, hi]) => {
                     let c = color(0);
-                    let rect =
-                        Rectangle::new([(0.0, row + 0.2), (v, row + 0.8)], c.mix(0.75).filled());
+                    let rect = Rectangle::new(
+                        [(0.0, row + 0.2), (v, row + 0.8)],
+                        super::mark_style(c, 0.75),
+                    );
                     chart.draw_series(std::iter::once(rect))?;
                     let black = BLACK.stroke_width(1);
                     chart.draw_series(std::iter::once(PathElement::new(
@@ -197,6 +210,26 @@ mod tests {
             has_text(&svg, "80") && has_text(&svg, "1400"),
             "value labels missing"
         );
+    }
+
+    #[test]
+    fn a_bar_is_a_point_when_drawn_and_a_stated_omission_when_not_finite() {
+        let svg = BarChart {
+            title: "t".into(),
+            subtitle: "s".into(),
+            bars: vec![
+                Bar::new("a", 1.0, 0.9, 1.1),
+                Bar::new("b", f64::INFINITY, 1.0, 2.0),
+                Bar::new("c", 2.0, 1.9, 2.1),
+                Bar::missing("d", "below resolution"),
+            ],
+            ..Default::default()
+        }
+        .to_svg();
+        assert_eq!(count(&svg, "class=\"pt\""), 2);
+        assert!(svg.contains("data-points-given=\"3\" data-points-drawn=\"2\""));
+        assert!(has_text(&svg, "1 point not drawn: not a finite number"));
+        assert!(svg.contains("not plotted: below resolution"));
     }
 
     #[test]

@@ -31,10 +31,30 @@ impl GroupedBars {
     pub fn to_svg(&self) -> String {
         let bars = self.groups.len().max(1) * self.series.len().max(1);
         let w = (160 + bars as u32 * 34 + self.groups.len() as u32 * 20).clamp(640, 1300);
-        super::tag_legend(
+        let svg = super::tag_legend(
             render((w, 500), &self.title, &self.subtitle, |a| self.draw(a)),
             self.series.len().min(super::MAX_LEGEND),
-        )
+        );
+        super::finish(svg, &self.tally())
+    }
+
+    /// Values present are the points given; one beyond the last group or not a finite
+    /// number is left out (a missing value is not a point: its gap says "n/a").
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::new("point");
+        for s in &self.series {
+            for (g, v) in s.values.iter().enumerate() {
+                let Some(v) = v else { continue };
+                t.count(if g >= self.groups.len() {
+                    Some("no group to draw it in")
+                } else if !v.iter().all(|x| super::plottable(*x)) {
+                    Some("not a finite number")
+                } else {
+                    None
+                });
+            }
+        }
+        t
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
@@ -137,7 +157,7 @@ impl GroupedBars {
                 match v.as_ref().filter(finite) {
                     Some(&[y, lo, hi]) => {
                         let mut r =
-                            Rectangle::new([(x0, 0.0), (x0 + slot, y)], c.mix(0.8).filled());
+                            Rectangle::new([(x0, 0.0), (x0 + slot, y)], super::mark_style(c, 0.8));
                         r.set_margin(0, 0, 2, 2);
                         let anno = chart.draw_series(std::iter::once(r))?;
                         // Beyond the legend's limit, series are drawn but not listed.
@@ -178,6 +198,23 @@ impl GroupedBars {
 mod tests {
     use super::super::test_support::{assert_standalone, count, has_text};
     use super::*;
+
+    #[test]
+    fn each_value_present_is_one_bar() {
+        let svg = GroupedBars {
+            title: "t".into(),
+            subtitle: "s".into(),
+            groups: vec!["a".into(), "b".into()],
+            series: vec![GroupedSeries {
+                name: "run 1".into(),
+                values: vec![Some([1.0, 0.9, 1.1]), None, Some([2.0, 1.9, 2.1])],
+            }],
+            ..Default::default()
+        }
+        .to_svg();
+        assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 1);
+        assert!(svg.contains("1 point not drawn: no group to draw it in"));
+    }
 
     #[test]
     fn grouped_bars_have_one_bar_per_value_legend_and_gaps() {

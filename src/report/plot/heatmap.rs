@@ -41,7 +41,18 @@ impl Heatmap {
         let w =
             (cell * cols + label_width(self.row_labels.iter().map(String::as_str)) + 200).max(520);
         let h = 48 + 100 + cell * rows;
-        render((w, h), &self.title, &self.subtitle, |a| self.draw(a))
+        let svg = render((w, h), &self.title, &self.subtitle, |a| self.draw(a));
+        super::finish(svg, &self.tally())
+    }
+
+    /// Cells with a value are the points given; one that is not a finite number is left
+    /// out (an empty cell is not a point: it is drawn grey).
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::new("cell");
+        for v in self.cells.iter().flatten().flatten() {
+            t.count((!super::plottable(*v)).then_some("not a finite number"));
+        }
+        t
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
@@ -92,7 +103,7 @@ impl Heatmap {
                     (SegmentValue::Exact(c), SegmentValue::Exact(y)),
                     (SegmentValue::Exact(c + 1), SegmentValue::Exact(y + 1)),
                 ];
-                let (fill, text) = match v.filter(|v| v.is_finite()) {
+                let (fill, text) = match v.filter(|v| super::plottable(*v)) {
                     Some(v) => {
                         let t = (v - lo) / (hi - lo);
                         (
@@ -102,7 +113,12 @@ impl Heatmap {
                     }
                     None => (RGBColor(225, 225, 225), None),
                 };
-                let mut rect = Rectangle::new(corners, fill.filled());
+                let style = if text.is_some() {
+                    super::mark_style(fill, 1.0)
+                } else {
+                    fill.filled()
+                };
+                let mut rect = Rectangle::new(corners, style);
                 rect.set_margin(1, 1, 1, 1);
                 chart.draw_series(std::iter::once(rect))?;
                 if let Some((s, ink)) = text {
@@ -151,6 +167,21 @@ impl Heatmap {
 mod tests {
     use super::super::test_support::{assert_standalone, count, has_text};
     use super::*;
+
+    #[test]
+    fn a_cell_with_a_value_is_a_point() {
+        let svg = Heatmap {
+            title: "t".into(),
+            subtitle: "s".into(),
+            col_labels: vec!["0".into(), "1".into()],
+            row_labels: vec!["0".into(), "1".into()],
+            cells: vec![vec![Some(1.0), None], vec![Some(f64::NAN), Some(2.0)]],
+            ..Default::default()
+        }
+        .to_svg();
+        assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 2);
+        assert!(svg.contains("1 cell not drawn: not a finite number"));
+    }
 
     #[test]
     fn heatmap_has_one_cell_per_entry_values_and_scale() {

@@ -9,7 +9,7 @@ use super::{color, no_data, render, short_number, DrawResult, DESC_PT, FONT, LAB
 
 /// A histogram of raw values. Bins are computed here (Freedman–Diaconis or √n, whichever is finer, 5..=60 bins); the
 /// top 0.5% of values is left out of the axis range when it would squash the body, and the
-/// number left out is said on the plot.
+/// number left out is said under the plot (plot::tally).
 #[derive(Debug, Clone, Default)]
 pub struct Histogram {
     pub title: String,
@@ -53,29 +53,45 @@ fn bins(sorted: &[f64], lo: f64, hi: f64) -> (f64, Vec<u32>) {
 
 impl Histogram {
     pub fn to_svg(&self) -> String {
-        render((900, 420), &self.title, &self.subtitle, |a| self.draw(a))
+        let svg = render((900, 420), &self.title, &self.subtitle, |a| self.draw(a));
+        super::finish(svg, &self.tally())
     }
 
-    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+    /// Every sample is given; those not finite and those past the cut (a far tail would
+    /// squash the body into one bin) are left out and counted under the figure. A bin holds
+    /// many samples, so the marks are not counted one per sample.
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::binned("sample");
+        let v = self.finite_sorted();
+        t.given = self.values.len();
+        t.leave_out(self.values.len() - v.len(), "not a finite number");
+        if let Some(hi) = upper_cut(&v) {
+            let above = v.iter().filter(|x| **x > hi).count();
+            t.leave_out(
+                above,
+                &format!("above {} (the 99.5th percentile)", short_number(hi)),
+            );
+        }
+        t
+    }
+
+    fn finite_sorted(&self) -> Vec<f64> {
         let mut v: Vec<f64> = self
             .values
             .iter()
             .copied()
             .filter(|x| super::plottable(*x))
             .collect();
-        if v.is_empty() {
-            return Err(no_data("no finite values"));
-        }
         v.sort_by(f64::total_cmp);
-        let (min, max) = (v[0], v[v.len() - 1]);
-        let p995 = quantile(&v, 0.995);
-        let body = p995 - min;
-        let hi = if v.len() >= 200 && max - min > 4.0 * body && body > 0.0 {
-            p995
-        } else {
-            max
+        v
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
+        let v = self.finite_sorted();
+        let Some(hi) = upper_cut(&v) else {
+            return Err(no_data("no finite values"));
         };
-        let left_out = v.iter().filter(|x| **x > hi).count();
+        let (min, max) = (v[0], v[v.len() - 1]);
         let (lo, hi) = if hi > min {
             (min, hi)
         } else {
@@ -92,14 +108,13 @@ impl Histogram {
             counts: &counts,
             median,
             p95,
-            left_out,
         };
         // Headroom above the tallest bar holds the legend and the "not shown" note, so no
         // label lies across a bar or the median and p95 lines (which stop at the tallest bar).
         if self.log_count {
-            self.plot(area, (0.8..top * 8.0).log_scale(), 0.8, top * 8.0, &d)
+            self.plot(area, (0.8..top * 8.0).log_scale(), 0.8, &d)
         } else {
-            self.plot(area, 0.0..top * 1.6, 0.0, top * 1.6, &d)
+            self.plot(area, 0.0..top * 1.6, 0.0, &d)
         }
     }
 
@@ -108,7 +123,6 @@ impl Histogram {
         area: &DrawingArea<SVGBackend, Shift>,
         y: Y,
         floor: f64,
-        top: f64,
         d: &Drawn,
     ) -> DrawResult
     where
@@ -143,7 +157,7 @@ impl Histogram {
                     let x0 = d.lo + i as f64 * d.w;
                     let mut r = Rectangle::new(
                         [(x0, floor), (x0 + d.w, f64::from(*n))],
-                        c.mix(0.7).filled(),
+                        super::mark_style(c, 0.7),
                     );
                     r.set_margin(0, 0, 1, 1);
                     r
@@ -168,20 +182,6 @@ impl Histogram {
             .border_style(RGBColor(180, 180, 180))
             .label_font((FONT, LABEL_PT))
             .draw()?;
-        if d.left_out > 0 {
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((d.lo - pad, top))
-                    + Text::new(
-                        format!(
-                            "{} values above {} not shown",
-                            d.left_out,
-                            short_number(d.hi)
-                        ),
-                        (10, 10),
-                        (FONT, LABEL_PT).into_font().color(&RGBColor(120, 120, 120)),
-                    ),
-            ))?;
-        }
         Ok(())
     }
 }
@@ -194,7 +194,20 @@ struct Drawn<'a> {
     counts: &'a [u32],
     median: f64,
     p95: f64,
-    left_out: usize,
+}
+
+/// The largest value drawn from sorted finite samples: their maximum, or the 99.5th
+/// percentile when a far tail (over 4× the body's span) would squash the body into one
+/// bin. None without samples.
+fn upper_cut(v: &[f64]) -> Option<f64> {
+    let (min, max) = (*v.first()?, *v.last()?);
+    let p995 = quantile(v, 0.995);
+    let body = p995 - min;
+    Some(if v.len() >= 200 && max - min > 4.0 * body && body > 0.0 {
+        p995
+    } else {
+        max
+    })
 }
 
 #[cfg(test)]
@@ -233,9 +246,11 @@ mod tests {
             "p95 legend missing"
         );
         assert!(
-            t.iter().any(|s| s.starts_with("2 values above")),
+            t.iter()
+                .any(|s| s.starts_with("2 samples not drawn: above ")),
             "left-out note missing: {t:?}"
         );
+        assert!(svg.contains("data-points-drawn=\"800\" data-points-omitted=\"2\""));
         assert!(t.iter().any(|s| s == "count"));
     }
 

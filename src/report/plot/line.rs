@@ -22,10 +22,11 @@ impl Point {
     pub fn new(x: f64, y: f64, lo: f64, hi: f64) -> Self {
         Point { x, y, lo, hi }
     }
-    fn is_finite(&self) -> bool {
-        [self.x, self.y, self.lo, self.hi]
-            .into_iter()
-            .all(plottable)
+    /// The point as drawn: an interval bound that is not a number is taken as the value
+    /// (the point itself is still drawn).
+    fn bounded(&self) -> Point {
+        let or_y = |v: f64| if plottable(v) { v } else { self.y };
+        Point::new(self.x, self.y, or_y(self.lo), or_y(self.hi))
     }
 }
 
@@ -76,12 +77,49 @@ pub struct LinePlot {
     pub knees: Vec<Marker>,
     /// Labels at data points: plateau levels.
     pub annotations: Vec<Annotation>,
+    /// Valid points the caller did not put in a series, with the reason (e.g. the S = 0
+    /// point of a log-x sweep, whose value the legend gives): stated under the figure.
+    pub left_out: Vec<(usize, String)>,
     /// Pixels; 0 means the default (900 × 480).
     pub width: u32,
     pub height: u32,
 }
 
 impl LinePlot {
+    /// Why point `p` cannot be drawn on these axes, or None when it can.
+    fn unplaceable(&self, p: &Point) -> Option<&'static str> {
+        if !(plottable(p.x) && plottable(p.y)) {
+            Some("not a finite number")
+        } else if self.log_x && p.x <= 0.0 {
+            Some("x ≤ 0 on a log axis")
+        } else if self.log_y && p.y <= 0.0 {
+            Some("≤ 0 on a log axis")
+        } else {
+            None
+        }
+    }
+
+    /// The points the figure is given and the ones it cannot draw (see plot::tally).
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::new("point");
+        for p in self.series.iter().flat_map(|s| &s.points) {
+            t.count(self.unplaceable(p));
+        }
+        for (n, why) in &self.left_out {
+            t.given += n;
+            t.leave_out(*n, why);
+        }
+        t
+    }
+
+    /// The points drawn, interval bounds made finite.
+    fn placed<'a>(&'a self, points: &'a [Point]) -> impl Iterator<Item = Point> + 'a {
+        points
+            .iter()
+            .filter(|p| self.unplaceable(p).is_none())
+            .map(Point::bounded)
+    }
+
     /// Mark each cache size (e.g. ("L1d", 49152)) that falls within [lo, hi] with a labelled
     /// vertical line: sweeps over working sets all want the same markers.
     pub fn mark_caches(&mut self, caches: &[(String, u64)], lo: f64, hi: f64) {
@@ -110,25 +148,24 @@ impl LinePlot {
         } else {
             named.min(MAX_LEGEND)
         };
-        super::tag_legend(svg, drawn)
+        super::finish(super::tag_legend(svg, drawn), &self.tally())
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
-        let pts = || {
-            self.series
-                .iter()
-                .flat_map(|s| s.points.iter())
-                .filter(|p| p.is_finite())
-                .filter(|p| !self.log_x || p.x > 0.0)
-                .filter(|p| !self.log_y || p.lo > 0.0)
-        };
+        let pts = || self.series.iter().flat_map(|s| self.placed(&s.points));
         if self.series.iter().all(|s| s.points.is_empty()) {
             return Err(super::NO_VALID_POINTS.into());
         }
         let (x0, x1) =
             finite_range(pts().map(|p| p.x)).ok_or_else(|| no_data("no finite points"))?;
-        let (y0, y1) = finite_range(pts().flat_map(|p| [p.lo, p.hi, p.y]))
-            .ok_or_else(|| no_data("no finite points"))?;
+        // On a log axis an interval reaching 0 or below runs off the bottom (clipped there
+        // when drawn); its point is still drawn.
+        let (y0, y1) = finite_range(
+            pts()
+                .flat_map(|p| [p.lo, p.hi, p.y])
+                .filter(|v| !self.log_y || *v > 0.0),
+        )
+        .ok_or_else(|| no_data("no finite points"))?;
         let (y0, y1) = if self.log_y {
             (y0 / 1.3, y1 * 1.3)
         } else {
@@ -299,12 +336,13 @@ impl LinePlot {
         let mut shown = 0usize;
         for (i, s) in self.series.iter().enumerate() {
             let c = color(i);
-            let mut p: Vec<Point> = s
-                .points
-                .iter()
-                .copied()
-                .filter(|p| p.is_finite() && (!self.log_x || p.x > 0.0))
-                .filter(|p| !self.log_y || p.lo > 0.0)
+            let floor = chart.y_range().start;
+            let mut p: Vec<Point> = self
+                .placed(&s.points)
+                .map(|q| Point {
+                    lo: if self.log_y { q.lo.max(floor) } else { q.lo },
+                    ..q
+                })
                 .collect();
             p.sort_by(|a, b| a.x.total_cmp(&b.x));
             if p.is_empty() {
@@ -343,7 +381,10 @@ impl LinePlot {
                         });
                 }
             }
-            chart.draw_series(p.iter().map(|q| Circle::new((q.x, q.y), 3, c.filled())))?;
+            chart.draw_series(
+                p.iter()
+                    .map(|q| Circle::new((q.x, q.y), 3, super::mark_style(c, 1.0))),
+            )?;
         }
         Ok(())
     }
@@ -457,6 +498,33 @@ mod tests {
             "{:?}",
             super::super::test_support::texts(&svg)
         );
+    }
+
+    /// Issue 21: mem latency's figure dropped 8 of 54 valid points without a word, those
+    /// whose interval reached below 0 on its log axis.
+    #[test]
+    fn a_log_axis_draws_points_whose_interval_reaches_zero_and_states_the_rest() {
+        let mut p = sweep();
+        p.log_y = true;
+        let n: usize = p.series.iter().map(|s| s.points.len()).sum();
+        p.series[0].points[3].lo = -40.0;
+        p.series[0].points[4].lo = 0.0;
+        p.series[1].points[2].y = 0.0;
+        p.series[1].points[5].y = f64::NAN;
+        p.left_out
+            .push((2, "S = 0 has no place on the log axis".into()));
+        let svg = p.to_svg();
+        assert_eq!(count(&svg, "class=\"pt\""), n - 2);
+        assert!(svg.contains(&format!(
+            "data-points-given=\"{}\" data-points-drawn=\"{}\" data-points-omitted=\"4\"",
+            n + 2,
+            n - 2
+        )));
+        assert!(has_text(
+            &svg,
+            "4 points not drawn: ≤ 0 on a log axis (1), not a finite number (1), \
+             S = 0 has no place on the log axis (2)"
+        ));
     }
 
     #[test]

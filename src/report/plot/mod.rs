@@ -26,6 +26,7 @@ mod histogram;
 mod line;
 mod ratio;
 mod stacked;
+mod tally;
 
 pub use bar::{Bar, BarChart};
 pub use grouped::{GroupedBars, GroupedSeries};
@@ -34,6 +35,8 @@ pub use histogram::Histogram;
 pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
 pub use ratio::{RatioPlot, RatioRow, Threshold};
 pub use stacked::{StackedBars, StackedRow};
+pub use tally::Tally;
+pub(crate) use tally::{finish, mark_style};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -45,7 +45,19 @@ impl RatioPlot {
         let n = self.rows.len().max(1) as u32;
         let labels = label_width(self.rows.iter().map(|r| r.label.as_str())).min(420);
         let size = ((labels + 620).clamp(760, 1100), 48 + 110 + 30 * n);
-        render(size, &self.title, &self.subtitle, |a| self.draw(a))
+        let svg = render(size, &self.title, &self.subtitle, |a| self.draw(a));
+        super::finish(svg, &self.tally())
+    }
+
+    /// Rows with a ratio are the points given; one that is not a positive finite number
+    /// cannot sit on the log axis and is left out (a row without a ratio says why on it).
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::new("point");
+        for v in self.rows.iter().filter_map(|r| r.ratio) {
+            let placeable = v.iter().all(|x| plottable(*x) && *x > 0.0);
+            t.count((!placeable).then_some("not a positive finite ratio"));
+        }
+        t
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
@@ -174,7 +186,11 @@ impl RatioPlot {
                 vec![(l, mid), (h, mid)],
                 c.stroke_width(2),
             )))?;
-            chart.draw_series(std::iter::once(Circle::new((v, mid), 5, c.filled())))?;
+            chart.draw_series(std::iter::once(Circle::new(
+                (v, mid),
+                5,
+                super::mark_style(c, 1.0),
+            )))?;
             chart.draw_series(std::iter::once(
                 EmptyElement::at((h, mid))
                     + Text::new(x_fmt(&v), (8, -7), (FONT, LABEL_PT).into_font().color(&c)),
@@ -199,6 +215,29 @@ fn short_note(note: &str) -> String {
 mod tests {
     use super::super::test_support::{assert_standalone, count, has_text};
     use super::*;
+
+    #[test]
+    fn a_ratio_that_cannot_sit_on_the_log_axis_is_stated() {
+        let row = |ratio| RatioRow {
+            label: "p".into(),
+            ratio,
+            slower: None,
+            note: "unpaired".into(),
+        };
+        let svg = RatioPlot {
+            title: "t".into(),
+            subtitle: "s".into(),
+            rows: vec![
+                row(Some([1.1, 1.0, 1.2])),
+                row(Some([0.0, 0.0, 0.1])),
+                row(None),
+            ],
+            ..Default::default()
+        }
+        .to_svg();
+        assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 1);
+        assert!(svg.contains("1 point not drawn: not a positive finite ratio"));
+    }
 
     #[test]
     fn ratios_have_whiskers_thresholds_and_reasons() {

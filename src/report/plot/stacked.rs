@@ -40,15 +40,28 @@ impl StackedBars {
         let n = self.rows.len().max(1) as u32;
         let labels = label_width(self.rows.iter().map(|r| r.label.as_str())).min(420);
         let size = ((labels + 760).clamp(900, 1200), 48 + 130 + 40 * n);
-        render(size, &self.title, &self.subtitle, |a| self.draw(a))
+        let svg = render(size, &self.title, &self.subtitle, |a| self.draw(a));
+        super::finish(svg, &self.tally())
+    }
+
+    /// Rows with parts are the points given (a row without parts is not a point: it says
+    /// why on its row); a row is drawn as one point, its first non-empty part the mark.
+    pub fn tally(&self) -> super::Tally {
+        let mut t = super::Tally::new("point");
+        for r in self.rows.iter().filter(|r| !r.segments.is_empty()) {
+            t.count(if !drawable(r) {
+                Some("a part is negative or not a finite number")
+            } else if r.segments.iter().all(|v| *v == 0.0) {
+                Some("every part is 0")
+            } else {
+                None
+            });
+        }
+        t
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
-        let rows: Vec<&StackedRow> = self
-            .rows
-            .iter()
-            .filter(|r| r.segments.iter().all(|v| v.is_finite() && *v >= 0.0))
-            .collect();
+        let rows: Vec<&StackedRow> = self.rows.iter().filter(|r| drawable(r)).collect();
         if rows.iter().all(|r| r.segments.is_empty()) {
             return Err(no_data("no rows with finite, non-negative parts"));
         }
@@ -108,6 +121,11 @@ impl StackedBars {
     }
 }
 
+/// Whether a row's parts can be stacked: all finite and non-negative.
+fn drawable(r: &StackedRow) -> bool {
+    r.segments.iter().all(|v| v.is_finite() && *v >= 0.0)
+}
+
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// One row at height `row`: its label, its segments end to end (or the reason it has none),
@@ -140,11 +158,19 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow) -> DrawResult {
         return Ok(());
     }
     let mut at = 0.0;
+    let mut first = true;
     for (k, v) in r.segments.iter().enumerate() {
         if *v > 0.0 {
+            // The row's first part is its data mark (plot::tally): one per row.
+            let style = if first {
+                super::mark_style(color(k), 0.85)
+            } else {
+                color(k).mix(0.85).filled()
+            };
+            first = false;
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(at, row + 0.2), (at + v, row + 0.8)],
-                color(k).mix(0.85).filled(),
+                style,
             )))?;
         }
         at += v;
@@ -185,6 +211,35 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow) -> DrawResult {
 mod tests {
     use super::super::test_support::{assert_standalone, count};
     use super::*;
+
+    #[test]
+    fn a_row_that_cannot_be_stacked_is_stated_not_dropped_silently() {
+        let row = |label: &str, segments: Vec<f64>| StackedRow {
+            label: label.into(),
+            segments,
+            total: [3.0, 2.9, 3.1],
+            note: String::new(),
+            marker: None,
+        };
+        let svg = StackedBars {
+            title: "t".into(),
+            subtitle: "s".into(),
+            value_label: "ns".into(),
+            segments: vec!["a".into(), "b".into()],
+            rows: vec![
+                row("one", vec![1.0, 2.0]),
+                row("two", vec![0.0, 3.0]),
+                row("negative", vec![-1.0, 4.0]),
+                row("zero", vec![0.0, 0.0]),
+            ],
+        }
+        .to_svg();
+        // One mark per drawn row, however many parts it has.
+        assert_eq!(count(&svg, "class=\"pt\""), 2);
+        assert!(svg.contains(
+            "2 points not drawn: a part is negative or not a finite number (1), every part is 0 (1)"
+        ));
+    }
 
     #[test]
     fn rows_stack_in_fixed_order_with_totals() {
