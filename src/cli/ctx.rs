@@ -158,7 +158,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
     } else {
         Mode::Process
     };
-    let machine = crate::machine::collect_without_pmu();
+    let machine = crate::machine::for_planning();
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
     for &n in &a.procs {

@@ -85,10 +85,34 @@ pub fn collect() -> Machine {
 /// scheduling hooks on for a second after (evidence::perf::HOOKS_LINGER_NS); a run probes
 /// after its figures' samples, not before them.
 pub fn collect_without_pmu() -> Machine {
+    let mut m = for_planning();
+    add_busy_sample(&mut m);
+    m
+}
+
+/// The facts a plan needs (CPUs, topology, caches): neither the PMU probe nor the 100 ms busy
+/// sample, which describe the run and are taken by cli::execute. Why: a command that planned
+/// with [`collect`] waited 100 ms for a load figure it never used, and opened counters.
+pub fn for_planning() -> Machine {
     std::panic::catch_unwind(collect_live).unwrap_or_else(|_| Machine {
         notes: vec!["machine facts could not be collected (internal error)".into()],
         ..Default::default()
     })
+}
+
+/// The per-CPU busy share over a 100 ms window, into `m.load`.
+fn add_busy_sample(m: &mut Machine) {
+    let src = Source::new(Path::new("/"));
+    let window = Duration::from_millis(100);
+    match load::sample_busy(&src, window) {
+        Some(b) => {
+            m.load.per_cpu = b;
+            m.load.window_ms = Some(window.as_millis() as u64);
+        }
+        None => m
+            .notes
+            .push("/proc/stat unreadable: per-CPU busy sample skipped".into()),
+    }
 }
 
 /// Probe which perf events this process may open, into `m.pmu`.
@@ -103,7 +127,6 @@ pub fn add_pmu(m: &mut Machine) {
 }
 
 fn collect_live() -> Machine {
-    let src = Source::new(Path::new("/"));
     let mut m = collect_from(Path::new("/"));
     let allowed = allowed_cpus();
     if allowed.is_empty() {
@@ -116,16 +139,6 @@ fn collect_live() -> Machine {
     if m.hypervisor.cpuinfo_flag {
         m.hypervisor.cpuid_vendor = hypervisor::cpuid_vendor();
         m.hypervisor.resolve();
-    }
-    let window = Duration::from_millis(100);
-    match load::sample_busy(&src, window) {
-        Some(b) => {
-            m.load.per_cpu = b;
-            m.load.window_ms = Some(window.as_millis() as u64);
-        }
-        None => m
-            .notes
-            .push("/proc/stat unreadable: per-CPU busy sample skipped".into()),
     }
     m
 }
