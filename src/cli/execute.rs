@@ -267,21 +267,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         bar.inc(1);
     }
     crate::machine::add_pmu(&mut machine);
-    let mut measurements = Vec::with_capacity(n);
-    for (i, mut slot) in slots.into_iter().enumerate() {
-        let pass = slot.item.evidence.take();
-        let label = slot.item.label.clone();
-        let mut ms = slot.conclude()?;
-        if let Some(mut pass) = pass {
-            bar.set_message(format!("{label} (evidence)"));
-            let t0 = std::time::Instant::now();
-            for m in &mut ms {
-                take_evidence(&mut pass, &ctx, m)?;
-            }
-            spent[i] += t0.elapsed();
-        }
-        measurements.extend(ms);
-    }
+    let measurements = conclude_with_evidence(slots, &ctx, &bar, &mut spent, n)?;
     let mut timings = crate::engine::estimate::Timings::default();
     for (e, t) in estimate.items.iter().zip(&spent) {
         timings.record(e, *t);
@@ -317,6 +303,33 @@ fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// Every item's measurements, each item's evidence pass taken after all the figures (in plan
+/// order; its time is added to the item's in `spent`).
+fn conclude_with_evidence(
+    slots: Vec<Slot>,
+    ctx: &Context,
+    bar: &ProgressBar,
+    spent: &mut [std::time::Duration],
+    n: usize,
+) -> Result<Vec<Measurement>> {
+    let mut measurements = Vec::with_capacity(n);
+    for (i, mut slot) in slots.into_iter().enumerate() {
+        let pass = slot.item.evidence.take();
+        let label = slot.item.label.clone();
+        let mut ms = slot.conclude()?;
+        if let Some(mut pass) = pass {
+            bar.set_message(format!("{label} (evidence)"));
+            let t0 = std::time::Instant::now();
+            for m in &mut ms {
+                take_evidence(&mut pass, ctx, m)?;
+            }
+            spent[i] += t0.elapsed();
+        }
+        measurements.extend(ms);
+    }
+    Ok(measurements)
 }
 
 /// One measurement's evidence pass: an interruption stops the run; any other failure keeps
