@@ -6,6 +6,10 @@ legend lists more than LIMIT entries, and the page logged no console error.
 With --cells (the DOM dumped from a copy carrying .ci/cell_probe.js): no table cell holding a
 figure is narrower than its content (no number wrapped or cut), and at least one was checked.
 
+With --tables (the same probe): no table is wider than its container or the page (its
+right edge cut), and no table row is taller than ROW_LINES text lines of its cells
+(--row-lines N, default 5): prose in a row belongs in a footnote or behind a <details>.
+
 With --labels (the DOM dumped from a copy carrying .ci/label_probe.js): no text label of a
 figure overlaps another, covers a data point or lies across a data curve, and at least one
 label was checked.
@@ -16,7 +20,8 @@ exactly given − omitted of them (its data marks, class "pt", that the browser 
 the figure; a histogram's bins hold many samples, so there at least one mark), and states
 every point it left out in a visible "N points not drawn: reason" line.
 
-usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells] [--labels] [--points]
+usage: check_report_dom.py PAGE.dom PAGE.log [--min-figures N] [--expect-legend TITLE=N] [--cells]
+       [--tables [--row-lines N]] [--labels] [--points]
 
 --expect-legend: the figure whose title starts with TITLE lists exactly N legend entries (the
 sweep: one line per ring size).
@@ -169,6 +174,25 @@ def main():
         else:
             for cell in verdict[1]:
                 errors.append(f"figure cell narrower than its content: {cell}")
+    if "--tables" in sys.argv:
+        bound = 5.0
+        if "--row-lines" in sys.argv:
+            bound = float(sys.argv[sys.argv.index("--row-lines") + 1])
+        verdict = probe_verdict(dom, "tables-checked", "wide-tables")
+        if verdict is None:
+            errors.append("the table probe did not run (no data-wide-tables)")
+        elif verdict[0] == 0:
+            errors.append("no table to check")
+        else:
+            for table in verdict[1]:
+                errors.append(f"table wider than its page: {table}")
+            rows = probe_verdict(dom, "tables-checked", "row-lines")[1]
+            # A quarter line of slack: a figure's interval line is smaller type.
+            for table, i, label, lines in rows:
+                if lines > bound + 0.25:
+                    errors.append(
+                        f"{table}: row {i} ({label}) is {lines} lines tall (bound {bound:g})"
+                    )
     if "--labels" in sys.argv:
         verdict = probe_verdict(dom, "labels-checked", "overlapping-labels")
         if verdict is None:

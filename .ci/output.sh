@@ -3,8 +3,9 @@
 # run, of a context-switch sweep, of a comparison and of a pipeline diagram (sim run
 # --pipeview-html), and the report of the recorded fault and rpc fixtures; each page is
 # screenshotted and its DOM checked: no empty figure, no legend over 12 entries, no console
-# error in the page's log, no table cell holding a figure narrower than its content, no figure
-# label over another label, a data point or a data curve.
+# error in the page's log, no table cell holding a figure narrower than its content, no table
+# wider than the page or row taller than 5 text lines at 1100 px, no figure label over another
+# label, a data point or a data curve.
 # Screenshots and DOM dumps stay in target/ci-output/ for a person to look at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,12 +36,21 @@ $bin sim run crates/rvsim/programs/elf/timer-rv32imc.elf --pipeview interrupt-4:
     --pipeview-html "$out/pipeview.html" --kanata "$out/pipeview.kanata" >/dev/null
 grep -q '^Kanata' "$out/pipeview.kanata"
 # The recorded fixtures: a fault run (cases told apart by their parameters), an rpc run, and
-# every other family recorded (their figures' point counts are checked like the others').
-fixtures=(fault rpc memlat sweep c2c ipc mmap timeslice)
-for f in "${fixtures[@]}"; do $bin report "tests/fixtures/runs/$f.json" -o "$out/$f.html" >/dev/null; done
+# every other family recorded (their figures' point counts are checked like the others'),
+# the recorded sweep as sweep-recorded (sweep is the one measured above).
+fixtures=(fault rpc memlat sweep-recorded c2c ipc mmap timeslice)
+for f in "${fixtures[@]}"; do
+    $bin report "tests/fixtures/runs/${f%-recorded}.json" -o "$out/$f.html" >/dev/null
+done
 # A page the table-cell check must refuse: a figure squeezed into a cell too narrow for it.
 printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px;overflow-wrap:anywhere">1938 ns/fault</td></tr></table></body></html>' \
     >"$out/narrow.html"
+
+# A page the table check must refuse: a table wider than the page, and a row made tall by
+# prose (what the reports' warnings and notes did before they became footnotes).
+prose=$(printf 'interval did not reach ±2%% before the time budget spent; %.0s' $(seq 40))
+printf '%s\n' "<!doctype html><html><body><table><tr><td class=\"num\" style=\"white-space:nowrap\">1938 ns/fault $(printf '%.0s 95%% CI 1900 – 1990 · n=18' $(seq 20))</td></tr><tr><td>fault.anon</td><td>$prose</td></tr></table></body></html>" \
+    >"$out/wide.html"
 
 # A page the label check must refuse: two labels of one figure drawn over each other, and a
 # third drawn across a data curve.
@@ -72,10 +82,11 @@ status=0
 for page in run sweep compare pipeview "${fixtures[@]}"; do
     url="file://$PWD/$out/$page.html"
     echo "== chromium: $page"
-    browse --window-size=1300,1800 --screenshot="$out/$page.png" "$url" 2>"$out/$page.log" >/dev/null
+    # 1100 px: a laptop's browser window; tables must fit it without a scroll bar.
+    browse --window-size=1100,1800 --screenshot="$out/$page.png" "$url" 2>"$out/$page.log" >/dev/null
     # The DOM comes from the copy with the cell probe: same page, plus the probe's verdict.
     with_cell_probe "$out/$page.html"
-    browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/$page.probe.html" \
+    browse --window-size=1100,1800 --dump-dom "file://$PWD/$out/$page.probe.html" \
         >"$out/$page.dom" 2>>"$out/$page.log"
     [ -s "$out/$page.png" ] || { echo "$page: no screenshot" >&2; status=1; }
     expect=()
@@ -83,32 +94,35 @@ for page in run sweep compare pipeview "${fixtures[@]}"; do
     [ "$page" = sweep ] && expect=(--expect-legend "Context switch cost=2")
     # Every page but the pipeline diagram has tables of figures and figures with labels.
     # ... and every figure of theirs counts its points: drawn = given − stated omissions.
-    [ "$page" = pipeview ] || expect+=(--cells --labels --points)
+    [ "$page" = pipeview ] || expect+=(--cells --tables --labels --points)
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
 
-echo "== the table-cell check refuses a squeezed figure"
-with_cell_probe "$out/narrow.html"
-browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/narrow.probe.html" >"$out/narrow.dom" 2>"$out/narrow.log"
-if python3 .ci/check_report_dom.py "$out/narrow.dom" "$out/narrow.log" --min-figures 0 --cells 2>"$out/narrow.err"; then
-    echo "narrow.html: the table-cell check passed a figure squeezed into a 1px cell" >&2
-    status=1
-elif ! grep -q "narrower than its content" "$out/narrow.err"; then
-    echo "narrow.html: refused, but not for the squeezed cell:" >&2
-    cat "$out/narrow.err" >&2
-    status=1
-fi
-echo "== the label check refuses overlapping labels"
-with_cell_probe "$out/overlap.html"
-browse --window-size=1300,1800 --dump-dom "file://$PWD/$out/overlap.probe.html" >"$out/overlap.dom" 2>"$out/overlap.log"
-if python3 .ci/check_report_dom.py "$out/overlap.dom" "$out/overlap.log" --min-figures 0 --labels 2>"$out/overlap.err"; then
-    echo "overlap.html: the label check passed two labels drawn over each other" >&2
-    status=1
-elif ! grep -q "'L3 32 MiB' over 'knee 48 KiB'" "$out/overlap.err" || ! grep -q "'≈ 43.8 ns' over a curve" "$out/overlap.err"; then
-    echo "overlap.html: refused, but not for both overlaps (label over label, label over curve):" >&2
-    cat "$out/overlap.err" >&2
-    status=1
-fi
+# refuses PAGE CHECK PATTERN...: the check (--cells, --tables, --labels) must refuse the page
+# out/PAGE.html, and its complaint must name every PATTERN (grep).
+refuses() {
+    local page=$1 check=$2
+    shift 2
+    echo "== the ${check#--} check refuses $page.html"
+    with_cell_probe "$out/$page.html"
+    browse --window-size=1100,1800 --dump-dom "file://$PWD/$out/$page.probe.html" \
+        >"$out/$page.dom" 2>"$out/$page.log"
+    if python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 0 "$check" \
+        2>"$out/$page.err"; then
+        echo "$page.html: the ${check#--} check passed a page it must refuse" >&2
+        return 1
+    fi
+    for pattern in "$@"; do
+        if ! grep -q -- "$pattern" "$out/$page.err"; then
+            echo "$page.html: refused, but not for '$pattern':" >&2
+            cat "$out/$page.err" >&2
+            return 1
+        fi
+    done
+}
+refuses narrow --cells "narrower than its content" || status=1
+refuses wide --tables "table wider than its page" "row 1 (fault.anon) is .* lines tall" || status=1
+refuses overlap --labels "'L3 32 MiB' over 'knee 48 KiB'" "'≈ 43.8 ns' over a curve" || status=1
 echo "== the point check refuses figures that drop points silently"
 cp tests/fixtures/html/points-broken.html "$out/points.html"
 with_cell_probe "$out/points.html"

@@ -322,6 +322,8 @@ pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
          <th>B</th><th>B/A [95% CI]</th><th>verdict</th><th>note</th></tr>\n",
     );
     let med = |v: Option<f64>, unit: &str| v.map(|v| fmt_with_unit(v, unit)).unwrap_or("—".into());
+    // A note (why a pair is not compared) is brief in its row, in full below the table.
+    let mut notes = crate::report::footnotes::Footnotes::new("compare");
     for p in &c.pairs {
         let ratio = match (p.ratio, p.ratio_ci95) {
             (Some(r), Some([lo, hi])) => {
@@ -332,17 +334,22 @@ pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
         };
         h.push_str(&format!(
             "<tr><td><code>{}</code> {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
+             <td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"notes\">{}</td></tr>\n",
             esc(&p.probe),
             esc(&p.params),
             esc(&med(p.a_median, &p.unit)),
             esc(&med(p.b_median, &p.unit)),
             esc(&ratio),
             esc(p.verdict.as_str()),
-            esc(&p.note)
+            notes.remark(
+                &format!("{} {}", p.probe, p.params),
+                &p.note,
+                crate::report::footnotes::Mark::Note
+            )
         ));
     }
     h.push_str("</table></div>\n");
+    h.push_str(&notes.list());
     for (name, list) in [("only in A", &c.only_in_a), ("only in B", &c.only_in_b)] {
         if !list.is_empty() {
             h.push_str(&format!(

@@ -11,6 +11,7 @@ use std::fmt::Write;
 
 use crate::report::family;
 use crate::report::figures::Size;
+use crate::report::footnotes::{Footnotes, Mark};
 
 use crate::machine::facts::key_facts;
 use crate::machine::{render_text, Machine};
@@ -42,25 +43,28 @@ section.kind>h2{font-size:1.7em;border-bottom-width:3px}h3{border-bottom:1px sol
 table{border-collapse:collapse;font-size:14px;margin:8px 0;width:100%}
 th,td{border:1px solid #ddd;padding:4px 8px;vertical-align:top;text-align:left;overflow-wrap:anywhere}
 th{background:#f4f4f4}
-td code{white-space:nowrap}td.params{min-width:8em;overflow-wrap:break-word}
-th{overflow-wrap:normal}th.num{white-space:nowrap}
+td code{white-space:nowrap}td.params{min-width:10em;overflow-wrap:break-word}
+th{overflow-wrap:normal}th.num{text-align:right}
 td.num,th.num,td.checks{width:1%}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;overflow-wrap:normal}
 td.num .why{white-space:normal;min-width:10em}
-td.checks{min-width:10em}.tally{white-space:nowrap}
-td.notes{min-width:16em;overflow-wrap:break-word}
+td.checks{min-width:4.5em}.tally{white-space:nowrap}
+td.notes{min-width:11em;width:26%;overflow-wrap:break-word;font-size:12px}
+td.params details{margin:0}td.verdict{overflow-wrap:normal;min-width:7em}
+ol.footnotes{font-size:13px;color:#333;margin:4px 0 12px;padding-left:2.2em}ol.footnotes ul{margin:2px 0;padding-left:1.1em}
+a.fn{text-decoration:none}a.fn sup{font-size:10px;padding-left:1px}
 table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
 .b-ok{background:#e3f4ea;color:#17643a}.b-invalid{background:#f8d7d3;color:#9b1c10}.b-below{background:#fdefc3;color:#7a5300}
-.ci{color:#666;font-size:12px;display:block}
+.ci{color:#666;font-size:12px;display:block}td.num .ci{white-space:normal}.nw{white-space:nowrap}
 ul.checks,ul.notes{margin:0;padding-left:1.1em;font-size:13px}
 li.fail,.fail{color:#9b1c10}li.pass,.pass{color:#17643a}
 ul.warn{background:#fff8e1;border-left:4px solid #e0a800;padding:8px 8px 8px 28px;margin:8px 0}
 figure{margin:12px 0}
 .small-multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:8px}
 svg{max-width:100%;height:auto;display:block}
-details{margin:6px 0}summary{cursor:pointer;color:#345}
+details{margin:6px 0}td details{margin:0}td.notes details{display:inline-block;vertical-align:top}summary{cursor:pointer;color:#345}
 pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
 "#;
 
@@ -380,46 +384,49 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
         }
         h.push_str("<th>checks, warnings and notes</th></tr>\n");
     }
+    let mut notes = Footnotes::new(&format!("{prefix}family-{family}"));
     for row in &rows {
         let class = row_class(row.per_run.iter().flatten().copied());
+        let label = format!("{} {}", row.probe, row.params);
         let _ = write!(
             h,
             "<tr class=\"{class}\"><td><code>{}</code></td><td class=\"params\">{}</td>",
             esc(&row.probe),
-            esc(&row.params)
+            params_cell(row, &rows)
         );
         if runs.len() == 1 {
             let m = row.per_run[0].expect("one run: every row has its measurement");
             let _ = writeln!(
                 h,
                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td class=\"notes\">{}</td></tr>",
-                value_cell(m),
+                value_cell(m, &mut notes, &label),
                 summary_cell(Some(&m.raw), &m.raw_unit),
                 summary_cell(m.baseline.as_ref(), &m.raw_unit),
                 checks_cell(m),
-                notes_cell(m)
+                notes.cell(&label, m)
             );
         } else {
-            let mut details = String::new();
+            let mut measured: Vec<(usize, String, &Measurement, String)> = Vec::new();
             for (i, m) in row.per_run.iter().enumerate() {
                 match m {
                     Some(m) => {
-                        let _ = write!(h, "<td class=\"num\">{}</td>", value_cell(m));
+                        let run_row = format!("{label} (run {})", i + 1);
                         let _ = write!(
-                            details,
-                            "<b>run {}</b>{}{}",
-                            i + 1,
-                            checks_cell(m),
-                            notes_cell(m)
+                            h,
+                            "<td class=\"num\">{}</td>",
+                            value_cell(m, &mut notes, &run_row)
                         );
+                        measured.push((i + 1, run_row, m, checks_cell(m)));
                     }
                     None => h.push_str("<td>not measured</td>"),
                 }
             }
-            let _ = writeln!(h, "<td>{details}</td></tr>");
+            let details = notes.runs_cell(&measured);
+            let _ = writeln!(h, "<td class=\"notes\">{details}</td></tr>");
         }
     }
     h.push_str("</table></div>\n");
+    h.push_str(&notes.list());
     distributions(h, runs, &rows);
     h.push_str("</section>\n");
 }
@@ -445,12 +452,19 @@ pub fn effective_status(m: &Measurement) -> Status {
     }
 }
 
-fn value_cell(m: &Measurement) -> String {
+/// The figure, or what stands in its place. Why a figure is invalid is brief here, in full
+/// in the table's footnotes (`notes`; `row` names the row there).
+fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
     match (effective_status(m), &m.value) {
-        (Status::Invalid, _) => format!(
-            "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}</span>",
-            esc(&m.invalid_reason())
-        ),
+        (Status::Invalid, _) => {
+            let reason = m.invalid_reason();
+            let n = notes.number(row, &reason, Mark::Invalid);
+            format!(
+                "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}{}</span>",
+                esc(&crate::report::footnotes::brief(&reason)),
+                notes.link(n)
+            )
+        }
         (Status::BelowResolution, _) => format!(
             "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
             esc(&m.unit)
@@ -472,16 +486,18 @@ fn value_cell(m: &Measurement) -> String {
             "<b>{}</b> {}<span class=\"ci\">{}</span>",
             short_number(v.median),
             esc(&m.unit),
-            esc(&ci_text(v))
+            ci_text(v)
         ),
     }
 }
 
+/// "95% CI 1.2k – 1.3k · n=18" as markup that may break only between the interval and
+/// the count, never inside a number: a narrower figure column leaves the page room.
 fn ci_text(s: &Summary) -> String {
     format!(
-        "95% CI {} – {} · n={}",
-        short_number(s.ci95[0]),
-        short_number(s.ci95[1]),
+        "<span class=\"nw\">95% CI {} – {}</span> · <span class=\"nw\">n={}</span>",
+        esc(&short_number(s.ci95[0])),
+        esc(&short_number(s.ci95[1])),
         s.n
     )
 }
@@ -493,75 +509,83 @@ fn summary_cell(s: Option<&Summary>, unit: &str) -> String {
             "{} {}<span class=\"ci\">{}</span>",
             short_number(s.median),
             esc(unit),
-            esc(&ci_text(s))
+            ci_text(s)
         ),
     }
 }
 
-/// The checks, compact: "✓ 5/5", or "✗ 4/5" naming the failed checks, with every check's
-/// reading behind a `<details>` so round-by-round prose never squeezes the figures.
+/// The checks, compact: "✓ 5/5" or "✗ 4/5", with every check's reading behind a
+/// `<details>`, the failed ones first, so round-by-round prose never squeezes the figures
+/// (why the figure is invalid is beside it, in the value cell).
 fn checks_cell(m: &Measurement) -> String {
     if m.checks.is_empty() {
         return String::new();
     }
     let passed = m.checks.iter().filter(|c| c.ok).count();
-    let failed: Vec<String> = m
-        .checks
-        .iter()
-        .filter(|c| !c.ok)
-        .map(|c| esc(&c.name))
-        .collect();
-    let tally = if failed.is_empty() {
-        format!(
-            "<span class=\"pass tally\">✓ {passed}/{}</span>",
-            m.checks.len()
-        )
+    let (class, sign) = if passed == m.checks.len() {
+        ("pass", "✓")
     } else {
-        format!(
-            "<span class=\"fail tally\">✗ {passed}/{}</span> <span class=\"fail\">failed: {}</span>",
-            m.checks.len(),
-            failed.join(", ")
-        )
+        ("fail", "✗")
     };
-    let mut s = format!("<details><summary>{tally}</summary><ul class=\"checks\">");
-    for c in &m.checks {
-        if c.ok {
-            let _ = write!(
-                s,
-                "<li class=\"pass\">✓ {}: {}</li>",
-                esc(&c.name),
-                esc(&c.observed)
-            );
-        } else {
-            let _ = write!(
-                s,
-                "<li class=\"fail\">✗ {}: expected {}, observed {}</li>",
-                esc(&c.name),
-                esc(&c.expected),
-                esc(&c.observed)
-            );
-        }
+    let mut s = format!(
+        "<details><summary><span class=\"{class} tally\">{sign} {passed}/{}</span></summary><ul class=\"checks\">",
+        m.checks.len()
+    );
+    for c in m.checks.iter().filter(|c| !c.ok) {
+        let _ = write!(
+            s,
+            "<li class=\"fail\">✗ {}: expected {}, observed {}</li>",
+            esc(&c.name),
+            esc(&c.expected),
+            esc(&c.observed)
+        );
+    }
+    for c in m.checks.iter().filter(|c| c.ok) {
+        let _ = write!(
+            s,
+            "<li class=\"pass\">✓ {}: {}</li>",
+            esc(&c.name),
+            esc(&c.observed)
+        );
     }
     s.push_str("</ul></details>");
     s
 }
 
-fn notes_cell(m: &Measurement) -> String {
-    if m.warnings.is_empty() && m.notes.is_empty() && m.stop_reason.is_empty() {
-        return String::new();
+/// The parameters cell: the whole list when it is short, otherwise the parameters that tell
+/// the row from the probe's other rows (or "parameters"), with the whole list behind a
+/// `<details>`: a fault case's nine parameters made its row five lines tall.
+fn params_cell(row: &Row, rows: &[Row]) -> String {
+    const SHORT: usize = 40;
+    // Long values ("slice_reported_ns=1000000,1000000") may break after a comma or an
+    // underscore, never inside a number.
+    let breakable = |t: &str| esc(t).replace(',', ",<wbr>").replace('_', "_<wbr>");
+    if row.params.chars().count() <= SHORT {
+        return breakable(&row.params);
     }
-    let mut s = String::from("<ul class=\"notes\">");
-    for w in &m.warnings {
-        let _ = write!(s, "<li>⚠ {}</li>", esc(w));
-    }
-    for n in &m.notes {
-        let _ = write!(s, "<li>{}</li>", esc(n));
-    }
-    if !m.stop_reason.is_empty() {
-        let _ = write!(s, "<li>sampling stopped: {}</li>", esc(&m.stop_reason));
-    }
-    s.push_str("</ul>");
-    s
+    let same_probe: Vec<&Measurement> = rows
+        .iter()
+        .filter(|x| x.probe == row.probe)
+        .filter_map(|x| x.per_run.iter().flatten().next().copied())
+        .collect();
+    let Some(m) = row.per_run.iter().flatten().next() else {
+        return breakable(&row.params);
+    };
+    let varying: BTreeMap<String, serde_json::Value> = varying_params(&same_probe)
+        .into_iter()
+        .filter(|k| !SAMPLING_PARAMS.contains(&k.as_str()))
+        .filter_map(|k| m.params.get(&k).map(|v| (k, v.clone())))
+        .collect();
+    let summary = if varying.is_empty() {
+        "parameters".to_string()
+    } else {
+        crate::model::params_label(&varying)
+    };
+    format!(
+        "<details><summary>{}</summary>{}</details>",
+        breakable(&summary),
+        breakable(&row.params)
+    )
 }
 
 /// How a probe's measurements vary: the parameters that take more than one value.
@@ -1017,6 +1041,55 @@ mod tests {
         );
     }
 
+    /// Warnings and notes are brief in their rows and in full once below the table: the
+    /// outlier warning of five fault rows is one footnote, every row's notes cell is a
+    /// line or two, and a definition's full text is in the list, not in a row.
+    #[test]
+    fn warnings_and_notes_are_footnotes_each_kind_once() {
+        let run = parse_run(
+            include_str!("../../tests/fixtures/runs/fault.json"),
+            "fault",
+        )
+        .unwrap();
+        let html = render(std::slice::from_ref(&run));
+        let at = html
+            .find("<ol class=\"footnotes\">")
+            .expect("a footnote list");
+        let (table, list) = html.split_at(at);
+        assert_eq!(
+            list.matches("samples are outliers (modified z &gt; 3.5)")
+                .count(),
+            1,
+            "{list}"
+        );
+        let evicted = "major faults that wait for the disk";
+        assert!(list.contains(evicted) && !table.contains(evicted));
+        let text = |cell: &str| {
+            let mut out = String::new();
+            let mut tag = false;
+            for c in cell.chars() {
+                match c {
+                    '<' => tag = true,
+                    '>' => tag = false,
+                    _ if !tag => out.push(c),
+                    _ => {}
+                }
+            }
+            out
+        };
+        let cells: Vec<&str> = table
+            .split("<td class=\"notes\">")
+            .skip(1)
+            .map(|c| &c[..c.find("</td>").unwrap()])
+            .collect();
+        assert_eq!(cells.len(), 6);
+        for cell in cells {
+            let t = text(cell);
+            assert!(t.chars().count() <= 120, "{t}");
+            assert!(t.contains("notes "), "{t}");
+        }
+    }
+
     #[test]
     fn checks_are_a_tally_with_the_readings_behind_details() {
         let mut m = fixture().measurements[0].clone();
@@ -1036,8 +1109,10 @@ mod tests {
         let cell = checks_cell(&m);
         let summary = &cell[..cell.find("</summary>").unwrap()];
         assert!(summary.contains("✗ 1/2"), "{summary}");
-        assert!(summary.contains("failed: run-queue wait"), "{summary}");
         assert!(!summary.contains("placement"), "{summary}");
+        // The failed check's reading comes first behind the tally.
+        let failed = cell.find("✗ run-queue wait: expected e").unwrap();
+        assert!(failed < cell.find("✓ placement").unwrap(), "{cell}");
     }
 
     /// Issue 21: a report of a c2c and a mem latency run showed "not measured" columns in

@@ -11,6 +11,7 @@ pub mod family;
 pub mod fault;
 pub mod figures;
 pub mod fleet;
+pub mod footnotes;
 pub mod html;
 pub mod ipc;
 pub mod lab;

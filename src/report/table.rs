@@ -621,7 +621,7 @@ fn kind_block(
 /// The remark in brief: its own brief form if it has one (the canary's "core slowed during
 /// some samples; …"), else the words before its first colon when they say what it is
 /// without a number ("samples are bimodal", "running in a virtual machine (KVM)").
-fn gist(remark: &str) -> Option<&str> {
+pub(crate) fn gist(remark: &str) -> Option<&str> {
     crate::engine::canary::brief(remark).or_else(|| {
         remark
             .split_once(": ")
@@ -684,7 +684,7 @@ fn pairs_of(
 }
 
 /// A warning with its numbers taken out: warnings of one kind share it.
-fn warning_kind(w: &str) -> String {
+pub(crate) fn warning_kind(w: &str) -> String {
     w.chars()
         .map(|c| {
             if c.is_ascii_digit() || c == '.' {
