@@ -267,6 +267,8 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         bar.inc(1);
     }
     crate::machine::add_pmu(&mut machine);
+    // The probe opened counters on this task: the kernel's perf hooks linger after them too.
+    crate::evidence::perf::note_closed_now();
     let measurements = conclude_with_evidence(slots, &ctx, &bar, &mut spent, n)?;
     let mut timings = crate::engine::estimate::Timings::default();
     for (e, t) in estimate.items.iter().zip(&spent) {

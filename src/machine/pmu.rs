@@ -156,9 +156,6 @@ pub fn probe_events(paranoid: Option<i32>, in_vm: bool) -> Pmu {
             s
         })
         .collect();
-    // The probe opened counters on this task: the kernel's perf hooks now linger as after any
-    // other counters (a figure that must not carry them waits, probes::ctx::tax).
-    crate::evidence::perf::note_closed_now();
     Pmu {
         probed: true,
         events,
