@@ -141,7 +141,7 @@ fn the_memory_latency_figure_states_the_sizes_it_has_no_figure_for() {
     let svg = oscost::report::memlat::svg(&a, "host").unwrap();
     let f = &assert_accounted(&svg)[0];
     assert_eq!((f.given, f.marks, f.omitted), (n, n - 3, 3), "{f:?}");
-    assert!(svg.contains("3 points not drawn: no valid, resolved figure"));
+    assert!(svg.contains("3 points not drawn: invalid<"));
 }
 
 #[test]
@@ -165,5 +165,39 @@ fn the_context_switch_sweep_states_the_points_without_a_value() {
     let svg = oscost::report::sweep::svg(&a, "host").unwrap();
     let f = &assert_accounted(&svg)[0];
     assert_eq!((f.marks, f.omitted), (drawable, without), "{f:?}");
-    assert!(svg.contains("not drawn: no value at N=2 process (the table says why)"));
+    assert!(svg.contains("not drawn: no value at N=2 process"));
+}
+
+/// The generic bar chart (one bar per row of a family): of n valid rows with k below
+/// resolution it draws n − k bars and says "not plotted" on each of the k rows.
+#[test]
+fn the_generic_bar_chart_draws_each_resolved_row_and_says_why_for_the_rest() {
+    let mut run = fixture("run-quick-a");
+    let calls: Vec<usize> = (0..run.measurements.len())
+        .filter(|&i| {
+            let m = &run.measurements[i];
+            m.probe.starts_with("syscall.") && m.unit == "ns/call" && m.value.is_some()
+        })
+        .collect();
+    let n = calls.len();
+    assert!(n >= 4, "{n}");
+    for &i in &calls {
+        let m = &mut run.measurements[i];
+        m.valid = true;
+        m.status = Status::Ok;
+        m.checks.iter_mut().for_each(|c| c.ok = true);
+    }
+    for &i in &calls[..2] {
+        run.measurements[i].status = Status::BelowResolution;
+    }
+    let html = oscost::report::html::render(&[run]);
+    let figs = assert_accounted(&html);
+    let bars = figs
+        .iter()
+        .find(|f| f.title == "syscall: ns/call")
+        .expect("the syscall bar chart");
+    assert_eq!((bars.given, bars.marks), (n - 2, n - 2), "{bars:?}");
+    let chart = &html[html.find("syscall: ns/call").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert_eq!(chart.matches("not plotted: below resolution").count(), 2);
 }

@@ -19,9 +19,10 @@ pub struct MemCurve {
     pub definition: String,
     /// (size, median ns/load, lo, hi) of valid points.
     pub points: Vec<(u64, f64, f64, f64)>,
-    /// Sizes measured without a valid, resolved figure (invalid, unstable, below
-    /// resolution): not points of the curve; the figure says how many, the table why.
-    pub without_value: usize,
+    /// Sizes measured without a valid, resolved figure, counted by status ("invalid",
+    /// "unstable", "below_resolution"): not points of the curve; the figure says how many
+    /// of each, the table why.
+    pub without_value: Vec<(String, usize)>,
     pub knees: Vec<Knee>,
     pub boundaries: Vec<(String, bool)>,
 }
@@ -38,6 +39,24 @@ pub fn order_of(m: &Measurement) -> String {
         o if o.is_empty() => "random".into(),
         o => o,
     }
+}
+
+/// The measurements of a curve that are not points of it, counted by status.
+fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for m in measured {
+        let status = match (m.valid, m.status, &m.value) {
+            (true, Status::Ok, Some(_)) => continue,
+            (false, _, _) => Status::Invalid,
+            (true, Status::Ok, None) => Status::BelowResolution,
+            (true, s, _) => s,
+        };
+        match out.iter_mut().find(|(s, _)| s == status.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => out.push((status.as_str().to_string(), 1)),
+        }
+    }
+    out
 }
 
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
@@ -109,7 +128,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 pages,
                 stride,
                 order,
-                without_value: measured.len() - points.len(),
+                without_value: without_value(&measured),
                 points,
                 knees: found,
                 boundaries,

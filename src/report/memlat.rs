@@ -132,11 +132,9 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
             }
         }
     }
-    let without_value = a.curves.iter().map(|c| c.without_value).sum();
-    plot.left_out.push((
-        without_value,
-        "no valid, resolved figure (the table says why)".into(),
-    ));
+    for (status, n) in a.curves.iter().flat_map(|c| &c.without_value) {
+        plot.left_out.push((*n, status.replace('_', " ")));
+    }
     plot.mark_caches(&a.caches, lo, hi);
     Ok(plot.to_svg())
 }

@@ -338,7 +338,7 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
         let name = format!("N={} {}", c.procs, c.mode);
         plot.left_out.push((
             c.rows.iter().filter(|r| r.per_switch.is_none()).count(),
-            format!("no value at {name} (the table says why)"),
+            format!("no value at {name}"),
         ));
         plot.series.push(Series {
             name: format!("{name}{direct}"),
