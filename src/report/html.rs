@@ -427,6 +427,14 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
     }
     h.push_str("</table></div>\n");
     h.push_str(&notes.list());
+    derived_lines(h, runs, family);
+    distributions(h, runs, &rows);
+    h.push_str("</section>\n");
+}
+
+/// What the family derives from each run's counts (an evicted file's major faults), one
+/// sentence each under the table: the same sentences the terminal and Markdown print.
+fn derived_lines(h: &mut String, runs: &[Run], family: &str) {
     for (i, run) in runs.iter().enumerate() {
         let lines = crate::report::derived(run, family);
         if lines.is_empty() {
@@ -447,8 +455,6 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
         }
         h.push_str("</ul>\n");
     }
-    distributions(h, runs, &rows);
-    h.push_str("</section>\n");
 }
 
 fn row_class<'a>(ms: impl Iterator<Item = &'a Measurement>) -> &'static str {
