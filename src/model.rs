@@ -598,18 +598,20 @@ impl Measurement {
 pub fn params_label(params: &BTreeMap<String, serde_json::Value>) -> String {
     params
         .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Array(a) => a
-                    .iter()
-                    .map(|x| x.to_string().trim_matches('"').to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                other => other.to_string(),
-            };
-            format!("{k}={v}")
-        })
+        .map(|(k, v)| format!("{k}={}", param_text(v)))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// One parameter's value as labels print it: a string bare, a list comma-joined.
+pub fn param_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|x| x.to_string().trim_matches('"').to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        other => other.to_string(),
+    }
 }

@@ -74,29 +74,15 @@ fn loop_timed(run: &Run) -> Vec<&Measurement> {
         .collect()
 }
 
-/// The parameters a case label may carry ([`case_label`]).
+/// The parameters a case label may carry ([`short_label`]).
 const CASE_KEYS: [&str; 5] = ["touch", "thp", "phase", "readahead", "order"];
 
-/// [`case_label`] with only the parameters that tell `m` from the other `cases` of its
+/// A case's label with only the parameters that tell `m` from the other `cases` of its
 /// probe ("fault.anon touch=write"; "fault.file-cached" when it is the only one): the
-/// common table above carries every parameter, and labels of every parameter split the
-/// fault table in two at 80 columns.
+/// common table above carries the rest, and labels of every parameter split the fault
+/// table in two at 80 columns.
 fn short_label(m: &Measurement, cases: &[&Measurement]) -> String {
-    let mut s = m.probe.clone();
-    for k in CASE_KEYS {
-        let Some(v) = m.params.get(k).and_then(|v| v.as_str()) else {
-            continue;
-        };
-        let differs = cases
-            .iter()
-            .filter(|c| c.probe == m.probe)
-            .filter_map(|c| c.params.get(k).and_then(|v| v.as_str()))
-            .any(|other| other != v);
-        if differs {
-            s += &format!(" {k}={v}");
-        }
-    }
-    s
+    super::params::distinguishing_label(m, cases, &CASE_KEYS)
 }
 
 /// What each evicted file's major faults cost, where the counts allow it, or why not

@@ -17,6 +17,7 @@ pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
+pub mod params;
 pub mod pipeview;
 pub mod plot;
 pub mod rpc;

@@ -3,6 +3,7 @@
 //! invalid or below resolution, and its warnings.
 
 use super::family::Evidence;
+use super::params::{self, Shared};
 use super::term::{paint, wrap, Term, Tone};
 use crate::model::{Measurement, Run, Status, Summary};
 use crate::units::{
@@ -161,7 +162,9 @@ struct Row {
     optional: [String; 2],
 }
 
-fn row(m: &Measurement) -> Row {
+/// `m`'s row; its probe cell names only the parameters `shared` leaves out (those the
+/// rows share are printed once above the table).
+fn row(m: &Measurement, shared: &Shared) -> Row {
     let tone = match (m.status, &m.value) {
         (Status::Invalid, _) => Some(Tone::Bad),
         (Status::BelowResolution | Status::Unstable, _) => Some(Tone::Caution),
@@ -170,7 +173,7 @@ fn row(m: &Measurement) -> Row {
     };
     let all_ok = m.checks.iter().all(|c| c.ok);
     Row {
-        probe: format!("{} {}", m.probe, m.params_label()),
+        probe: params::label(m, shared, &|_| true),
         value: (headline(m), tone),
         checks: (checks_cell(m), if all_ok { Tone::Good } else { Tone::Bad }),
         optional: [raw_baseline(m), evidence_cell(m)],
@@ -279,10 +282,15 @@ pub fn render_detail(run: &Run, term: &Term, verbose: bool) -> String {
         .iter()
         .filter(|m| super::shown_alone(m))
         .collect();
-    let rows: Vec<Row> = shown.iter().copied().map(row).collect();
+    let shared = params::shared(&shown);
+    let rows: Vec<Row> = shown.iter().map(|m| row(m, &shared)).collect();
     let (w_probe, n_opt) = layout(&rows, term);
     let mut lines = grid(&rows, w_probe, n_opt, term).into_iter();
     let mut out = String::new();
+    if let Some(line) = shared.line() {
+        out.push_str(&wrap(&line, term.width, "", INDENT));
+        out.push('\n');
+    }
     if let Some(h) = lines.next() {
         out.push_str(&h);
         out.push('\n');
@@ -295,7 +303,8 @@ pub fn render_detail(run: &Run, term: &Term, verbose: bool) -> String {
         }
         beneath(&mut out, r, m, n_opt, term, verbose);
     }
-    out.push_str(&warning_block(&shown, term, verbose));
+    let label = |m: &Measurement| params::label(m, &shared, &|_| true);
+    out.push_str(&warning_block_by(&shown, &label, term, verbose));
     out.push_str(&skipped(run, term, verbose));
     // The families' own sections (the cross-core matrices) under the table.
     out.push_str(&super::under_table(run, verbose));
@@ -378,7 +387,7 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
     }
     table.set_header(header.iter().take(3 + n_opt).copied());
     for r in rows {
-        let probe = wrap(&r.probe, w_probe, "", "  ");
+        let probe = r.probe_cell(w_probe);
         let mut value = comfy_table::Cell::new(&r.value.0);
         if let (true, Some(t)) = (term.color, r.value.1) {
             value = value.fg(t.cell_color());
@@ -692,9 +701,14 @@ pub(crate) fn warning_kind(w: &str) -> String {
 }
 
 impl Row {
+    /// The probe cell wrapped to `width`.
+    fn probe_cell(&self, width: usize) -> String {
+        super::term::wrap_label(&self.probe, width, "  ")
+    }
+
     /// Lines the probe cell takes once wrapped to `width` (the other cells are one line).
     fn probe_lines(&self, width: usize) -> usize {
-        wrap(&self.probe, width, "", "  ").lines().count().max(1)
+        self.probe_cell(width).lines().count().max(1)
     }
 }
 
@@ -859,14 +873,57 @@ mod tests {
         assert!(!definitions(&run).contains("run-to-run drift seen in"));
     }
 
+    /// The recorded fault run: six cases that all set cpus=1, pages=1024 and
+    /// size_bytes=4194304 (every row repeated them, wrapping each probe cell over 3–6
+    /// lines at 80 columns).
+    #[test]
+    fn parameters_every_row_shares_are_printed_once_above_the_table() {
+        let run = crate::input::parse_run(
+            include_str!("../../tests/fixtures/runs/fault.json"),
+            "fault",
+        )
+        .unwrap();
+        let out = render_for(&run, &Term::plain(80));
+        assert_eq!(out.matches("size_bytes=4194304").count(), 1, "{out}");
+        assert_eq!(out.matches("cpus=1").count(), 1, "{out}");
+        let shared = out.lines().find(|l| l.starts_with("all rows: ")).unwrap();
+        assert!(
+            shared.contains("cpus=1 pages=1024 size_bytes=4194304"),
+            "{out}"
+        );
+        let table: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("probe"))
+            .skip(1)
+            .take_while(|l| !l.starts_with('!'))
+            .collect();
+        // One line per case, each naming only what tells it apart; the evicted file's
+        // eviction method wraps after its '(' (it was cut as "posix_fadvise(DO" / "NTNEED)").
+        assert_eq!(table.len(), 8, "{out}");
+        assert!(table[0].starts_with("fault.anon touch=write "), "{out}");
+        assert!(table[1].starts_with("fault.anon touch=read "), "{out}");
+        assert!(table[5].starts_with("fault.file-evicted "), "{out}");
+        assert_eq!(table[6].trim(), "evict=fsync+posix_fadvise(", "{out}");
+        assert_eq!(table[7].trim(), "DONTNEED) touch=read", "{out}");
+        assert!(!out.contains("rounds="), "{out}");
+        // What varies only in how long a case was sampled is one range, not a column.
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("rounds 36–166 (each row's in the JSON)"),
+            "{out}"
+        );
+        assert!(widest(&out) <= 80, "{out}");
+    }
+
     #[test]
     fn wide_terminal_keeps_one_line_per_row() {
         let run = fixture();
         let out = render_for(&run, &Term::plain(300));
-        let header = out.lines().next().unwrap();
+        let mut lines = out.lines().skip_while(|l| !l.starts_with("probe"));
+        let header = lines.next().unwrap();
         assert!(header.contains("raw / baseline") && header.contains("evidence"));
         assert!(!out.lines().any(|l| l.starts_with("    raw ")));
-        let row = out.lines().nth(1).unwrap();
+        let row = lines.next().unwrap();
         assert!(
             row.contains("raw ") && row.contains('✓') || row.contains('✗'),
             "{row}"

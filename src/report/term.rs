@@ -107,6 +107,52 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     textwrap::fill(text, opts)
 }
 
+/// A label (`probe key=value …`) wrapped within `width`, continuation lines indented by
+/// `rest`: it breaks at spaces, and a token longer than a line just after '(', ',', '+',
+/// '/' or '-' ("evict=fsync+posix_fadvise(" / "DONTNEED)"), inside a word only when no such
+/// point is left. comfy-table cannot do this itself (it splits a token too long for its
+/// column at any character, with no hook for break points), so the probe cell reaches it
+/// already wrapped.
+pub fn wrap_label(text: &str, width: usize, rest: &str) -> String {
+    use textwrap::core::{break_words, Word};
+    let width = width.max(16);
+    let room = width.saturating_sub(rest.chars().count()).max(1);
+    let mut words: Vec<Word> = Vec::new();
+    for token in text.split_inclusive(' ') {
+        let word = Word::from(token);
+        if word.word.chars().count() <= room {
+            words.push(word);
+            continue;
+        }
+        let mut start = 0;
+        for (i, c) in token.char_indices() {
+            let end = i + c.len_utf8();
+            if "(,+/-".contains(c) && end < word.word.len() {
+                words.push(Word::from(&token[start..end]));
+                start = end;
+            }
+        }
+        words.push(Word::from(&token[start..]));
+    }
+    let words = break_words(words, room);
+    let widths = [width as f64, room as f64];
+    let lines = textwrap::wrap_algorithms::wrap_first_fit(&words, &widths);
+    let mut out = String::new();
+    for (n, line) in lines.iter().enumerate() {
+        if n > 0 {
+            out.push('\n');
+            out.push_str(rest);
+        }
+        for (i, w) in line.iter().enumerate() {
+            out.push_str(w.word);
+            if i + 1 < line.len() {
+                out.push_str(w.whitespace);
+            }
+        }
+    }
+    out
+}
+
 /// `text` with every line wider than `width` word-wrapped, its continuation indented two
 /// columns past the line's own indent: for prose built line by line (warnings, notes, facts),
 /// never for aligned tables (lay those out with [`grid`]).
@@ -265,6 +311,39 @@ fn grid_one<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_breaks_after_punctuation_never_inside_a_word() {
+        let label = "fault.file-evicted evict=fsync+posix_fadvise(DONTNEED) touch=read";
+        let text = wrap_label(label, 24, "  ");
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            [
+                "fault.file-evicted",
+                "  evict=fsync+",
+                "  posix_fadvise(",
+                "  DONTNEED) touch=read"
+            ],
+            "{text}"
+        );
+        // A token that fits a line is never cut, even at its punctuation.
+        let hog = wrap_label("mmap.lab pressure=hog 64 MiB (0% of 22 GiB)", 20, "  ");
+        assert_eq!(
+            hog.lines().collect::<Vec<_>>(),
+            ["mmap.lab", "  pressure=hog 64", "  MiB (0% of 22 GiB)"],
+            "{hog}"
+        );
+        // Joined back, nothing is lost or added.
+        let joined: String = text
+            .lines()
+            .map(|l| l.trim_start())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(joined.replace("+ ", "+").replace("( ", "("), label);
+        // The plain wrap splits the token inside a word at this width.
+        let plain = wrap(label, 24, "", "  ");
+        assert!(plain.contains("posix_fadv\n"), "{plain}");
+    }
 
     #[test]
     fn width_prefers_columns_then_terminal_then_default() {
