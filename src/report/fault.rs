@@ -89,21 +89,32 @@ fn short_label(m: &Measurement, cases: &[&Measurement]) -> String {
 /// ([`crate::analysis::faults`]), one wrapped line per case: [`major_fault_text`].
 pub fn major_fault_lines(run: &Run, term: &Term) -> String {
     let mut out = String::new();
-    for c in major_fault_costs(run) {
-        out.push_str(&super::term::wrap(
-            &major_fault_text(&c),
-            term.width,
-            "",
-            "    ",
-        ));
+    for line in major_fault_sentences(run) {
+        out.push_str(&super::term::wrap(&line, term.width, "", "    "));
         out.push('\n');
     }
     out
 }
 
+/// [`major_fault_text`] of every evicted-file case, each named by the parameters that tell
+/// it from the run's other fault cases.
+pub fn major_fault_sentences(run: &Run) -> Vec<String> {
+    let cases = loop_timed(run);
+    major_fault_costs(run)
+        .iter()
+        .map(|c| {
+            let label = cases
+                .iter()
+                .find(|m| m.probe == c.probe && m.params == c.params)
+                .map_or_else(|| c.probe.clone(), |m| short_label(m, &cases));
+            major_fault_text(c, &label)
+        })
+        .collect()
+}
+
 /// One evicted-file case's major-fault cost in a sentence that says how it was derived, or
 /// why there is none: the same text in the terminal, Markdown and HTML.
-pub fn major_fault_text(c: &MajorFaultCost) -> String {
+pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
     let n = crate::units::fmt_thousands;
     let per_major = match (c.per_major_fault_ns, c.derivation, c.minor_fault_ns) {
         (Some(v), Some(Derivation::ElapsedLessMinorAtCachedCost), Some(minor)) => format!(
@@ -141,7 +152,7 @@ pub fn major_fault_text(c: &MajorFaultCost) -> String {
     } else {
         " (elapsed estimated: the samples' mean per page × the pages the counts cover)"
     };
-    format!("{}: {per_major}{io}{how}", label_of(&c.probe, &c.params))
+    format!("{label}: {per_major}{io}{how}")
 }
 
 /// Major faults per page: "0", "0.125", or "10 in 65,536" when rare but present.
@@ -200,14 +211,9 @@ pub fn per_page_instead(m: &Measurement) -> Option<String> {
 
 /// "fault.anon touch=write thp=never order=seq", without size/cpu noise.
 pub fn case_label(m: &Measurement) -> String {
-    label_of(&m.probe, &m.params)
-}
-
-/// [`case_label`] of a probe and its parameters.
-fn label_of(probe: &str, params: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
-    let mut s = probe.to_string();
+    let mut s = m.probe.clone();
     for k in CASE_KEYS {
-        if let Some(v) = params.get(k).and_then(|v| v.as_str()) {
+        if let Some(v) = m.params.get(k).and_then(|v| v.as_str()) {
             s += &format!(" {k}={v}");
         }
     }
@@ -291,10 +297,7 @@ impl Family for Fault {
     }
 
     fn derived(&self, run: &Run) -> Vec<String> {
-        major_fault_costs(run)
-            .iter()
-            .map(major_fault_text)
-            .collect()
+        major_fault_sentences(run)
     }
 
     fn analysis(&self, run: &Run) -> Option<(&'static str, serde_json::Value)> {
