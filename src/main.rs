@@ -1,12 +1,6 @@
 //! oscost entry point: parse, dispatch, exit. Everything else lives in the library.
 
 fn main() {
-    // An exec'd ring member of the sweep's spawn experiment (probes::ctx::experiment), not
-    // the CLI: it runs its loop and exits before anything else is set up.
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(code) = oscost::probes::ctx::ring::member_main(&args) {
-        std::process::exit(code);
-    }
     // An unexpected internal error must not print a backtrace at the user; a closed stdout
     // (`oscost history list | head -1`) is not an error at all.
     std::panic::set_hook(Box::new(|info| {

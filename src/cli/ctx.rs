@@ -6,7 +6,7 @@ use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use super::probes::CtxArgs;
 use crate::error::{Error, Result};
 use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
-use crate::probes::ctx::sweep::{measure_point, Point};
+use crate::probes::ctx::sweep::{evidence_pass, measure_point, Point};
 use crate::probes::ctx::Mode;
 use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::probes::workset::Access;
@@ -158,13 +158,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
     } else {
         Mode::Process
     };
-    let experiment = crate::probes::ctx::experiment::Experiment::from_env()?;
-    if experiment.spawn == crate::probes::ctx::experiment::Spawn::Exec && a.threads {
-        return Err(crate::error::Error::usage(
-            "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
-        ));
-    }
-    let machine = crate::machine::collect();
+    let machine = crate::machine::for_planning();
     let caches = machine.data_cache_sizes(cpu);
     let mut plan = Plan::default();
     for &n in &a.procs {
@@ -177,14 +171,14 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
                 mode,
                 cpu,
                 policy: a.policy,
-                experiment,
             };
             let c = caches.clone();
             plan.push(
                 PlanItem::new(format!("ctx.sweep N={n} S={}", fmt_size(s)), move |ctx| {
                     measure_point(ctx, p, &c)
                 })
-                .with_cost(crate::probes::ctx::sweep::COST),
+                .with_cost(crate::probes::ctx::sweep::COST)
+                .with_evidence_pass(move |_, m| evidence_pass(p, m)),
             );
         }
     }

@@ -18,6 +18,10 @@ use std::io::IsTerminal;
 /// partners at each call), or once for an item that takes its rounds in one call.
 pub type Job = Box<dyn FnMut(&Context) -> Result<Vec<Measurement>>>;
 
+/// An item's evidence pass: run once per measurement after every item's figure samples (see
+/// [`PlanItem::with_evidence_pass`]), adding to the concluded measurement.
+pub type EvidencePass = Box<dyn FnMut(&Context, &mut Measurement) -> Result<()>>;
+
 /// One planned measurement, or a group whose variants must be interleaved with each other.
 pub struct PlanItem {
     pub label: String,
@@ -33,6 +37,9 @@ pub struct PlanItem {
     pub sampling: Option<crate::engine::sampler::SamplingConfig>,
     /// What its probe declares it takes beyond its samples, for its estimate.
     pub cost: crate::engine::estimate::Cost,
+    /// Work that opens perf counters, taken after every item's figure samples (None: the
+    /// item takes all its evidence in its calls).
+    pub evidence: Option<EvidencePass>,
 }
 
 impl PlanItem {
@@ -47,6 +54,7 @@ impl PlanItem {
             once: None,
             sampling: None,
             cost: crate::engine::estimate::Cost::UNKNOWN,
+            evidence: None,
         }
     }
 
@@ -70,6 +78,19 @@ impl PlanItem {
         self
     }
 
+    /// An evidence pass the run takes after every item's figure samples, once per
+    /// measurement (the item's calls get `Context::evidence_later` and leave it out). Why:
+    /// perf counters keep the kernel's perf scheduling hooks on at every context switch for a
+    /// second after they close, so a pass that opens them must not come just before samples
+    /// that are to be free of them (see [`schedule`]).
+    pub fn with_evidence_pass(
+        mut self,
+        pass: impl FnMut(&Context, &mut Measurement) -> Result<()> + 'static,
+    ) -> Self {
+        self.evidence = Some(Box::new(pass));
+        self
+    }
+
     /// This item's own duration estimate (see [`PlanItem::estimate`]).
     pub fn with_estimate(mut self, d: std::time::Duration) -> Self {
         self.estimate = Some(d);
@@ -88,6 +109,7 @@ impl PlanItem {
             once: None,
             sampling: None,
             cost: crate::engine::estimate::Cost::UNKNOWN,
+            evidence: None,
         }
     }
 }
@@ -181,7 +203,8 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     let sampling = opts.sampling();
     let n = plan.items.len();
     let show = !opts.quiet && std::io::stderr().is_terminal();
-    let machine = crate::machine::collect();
+    // The PMU probe opens counters: it runs after the figures' samples (see with_evidence_pass).
+    let mut machine = crate::machine::collect_without_pmu();
     let estimate = estimate_plan(&plan.items, &sampling, opts, &machine.host_key());
     if !opts.quiet {
         eprintln!("oscost: {}", estimate.line());
@@ -199,57 +222,57 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     let mut spent = vec![std::time::Duration::ZERO; slots.len()];
     let lock = || eta.lock().unwrap_or_else(|p| p.into_inner());
     let mut skipped = plan.skipped;
-    for pass in 0..rounds {
-        for (i, slot) in slots
-            .iter_mut()
-            .enumerate()
-            .filter(|(_, s)| pass < s.rounds)
-        {
-            bar.set_message(slot.item.label.clone());
-            let call = if slot.rounds == 1 {
-                ctx.clone()
-            } else {
-                ctx.in_round(pass as u32, slot.rounds as u32, &slot.scales)
-            };
-            let t0 = std::time::Instant::now();
-            lock().start(pass, i, t0);
-            let result = (slot.item.run)(&call);
-            spent[i] += t0.elapsed();
-            let whole = pass == 0
-                && slot.rounds > 1
-                && result
-                    .as_ref()
-                    .is_ok_and(|ms| !ms.iter().all(sampled_one_round));
-            lock().finish(t0.elapsed().as_secs_f64(), whole);
-            match result {
-                Ok(ms) => {
-                    if whole {
-                        bar.set_length(bar.length().unwrap_or(0) - slot.runs_alone());
-                    }
-                    slot.taken.push((pass as u32, ms));
-                }
-                Err(Error::Interrupted) => {
-                    bar.abandon_with_message("interrupted");
-                    return Err(Error::Interrupted);
-                }
-                Err(Error::Environment(reason)) => {
-                    let left = slot.stop_at(pass, reason, &mut skipped);
-                    bar.set_length(bar.length().unwrap_or(0) - left);
-                    lock().cancel_after(pass, i);
-                }
-                Err(e) => return Err(e),
-            }
-            crate::engine::interrupt::check()?;
-            bar.inc(1);
+    let hook_free: Vec<bool> = slots.iter().map(|s| s.item.cost.hook_free).collect();
+    for (pass, i) in schedule(&hook_free, rounds) {
+        let slot = &mut slots[i];
+        if pass >= slot.rounds {
+            continue;
         }
+        bar.set_message(slot.item.label.clone());
+        let mut call = if slot.rounds == 1 {
+            ctx.clone()
+        } else {
+            ctx.in_round(pass as u32, slot.rounds as u32, &slot.scales)
+        };
+        call.evidence_later = slot.item.evidence.is_some();
+        let t0 = std::time::Instant::now();
+        lock().start(pass, i, t0);
+        let result = (slot.item.run)(&call);
+        spent[i] += t0.elapsed();
+        let whole = pass == 0
+            && slot.rounds > 1
+            && result
+                .as_ref()
+                .is_ok_and(|ms| !ms.iter().all(sampled_one_round));
+        lock().finish(t0.elapsed().as_secs_f64(), whole);
+        match result {
+            Ok(ms) => {
+                if whole {
+                    bar.set_length(bar.length().unwrap_or(0) - slot.runs_alone());
+                }
+                slot.taken.push((pass as u32, ms));
+            }
+            Err(Error::Interrupted) => {
+                bar.abandon_with_message("interrupted");
+                return Err(Error::Interrupted);
+            }
+            Err(Error::Environment(reason)) => {
+                let left = slot.stop_at(pass, reason, &mut skipped);
+                bar.set_length(bar.length().unwrap_or(0) - left);
+                lock().cancel_after(pass, i);
+            }
+            Err(e) => return Err(e),
+        }
+        crate::engine::interrupt::check()?;
+        bar.inc(1);
     }
+    crate::machine::add_pmu(&mut machine);
+    // The probe opened counters on this task: the kernel's perf hooks linger after them too.
+    crate::evidence::perf::note_closed_now();
+    let measurements = conclude_with_evidence(slots, &ctx, &bar, &mut spent, n)?;
     let mut timings = crate::engine::estimate::Timings::default();
     for (e, t) in estimate.items.iter().zip(&spent) {
         timings.record(e, *t);
-    }
-    let mut measurements = Vec::with_capacity(n);
-    for slot in slots {
-        measurements.extend(slot.conclude()?);
     }
     bar.finish_and_clear();
     let taken = Taken {
@@ -261,6 +284,69 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         item_times: timings.into_vec(),
     };
     assemble(taken, opts)
+}
+
+/// The order of the calls, as (pass, item): items whose figures take no perf counters
+/// (`Cost::hook_free`) take all their rounds first, pass by pass, then the others pass by
+/// pass; evidence passes come after all of them. Why: perf counters keep the kernel's perf
+/// scheduling hooks on for a second after they close (evidence::perf::HOOKS_LINGER_NS), so
+/// a hook-free figure taken after an item with counters first waited for them (about 1.1 s
+/// at each of its calls in `oscost run`) or paid them. The rounds of a hook-free item are
+/// still a pass apart, among the other hook-free items.
+fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(hook_free.len() * rounds);
+    for group in [true, false] {
+        for pass in 0..rounds {
+            out.extend(
+                (0..hook_free.len())
+                    .filter(|&i| hook_free[i] == group)
+                    .map(|i| (pass, i)),
+            );
+        }
+    }
+    out
+}
+
+/// Every item's measurements, each item's evidence pass taken after all the figures (in plan
+/// order; its time is added to the item's in `spent`).
+fn conclude_with_evidence(
+    slots: Vec<Slot>,
+    ctx: &Context,
+    bar: &ProgressBar,
+    spent: &mut [std::time::Duration],
+    n: usize,
+) -> Result<Vec<Measurement>> {
+    let mut measurements = Vec::with_capacity(n);
+    for (i, mut slot) in slots.into_iter().enumerate() {
+        let pass = slot.item.evidence.take();
+        let label = slot.item.label.clone();
+        let mut ms = slot.conclude()?;
+        if let Some(mut pass) = pass {
+            bar.set_message(format!("{label} (evidence)"));
+            let t0 = std::time::Instant::now();
+            for m in &mut ms {
+                take_evidence(&mut pass, ctx, m)?;
+            }
+            spent[i] += t0.elapsed();
+        }
+        measurements.extend(ms);
+    }
+    Ok(measurements)
+}
+
+/// One measurement's evidence pass: an interruption stops the run; any other failure keeps
+/// the measurement, which says that its evidence pass was not taken and why.
+fn take_evidence(pass: &mut EvidencePass, ctx: &Context, m: &mut Measurement) -> Result<()> {
+    crate::engine::interrupt::check()?;
+    match pass(ctx, m) {
+        Ok(()) => Ok(()),
+        Err(Error::Interrupted) => Err(Error::Interrupted),
+        Err(e) => {
+            m.warnings
+                .push(format!("evidence pass after the samples not taken: {e}"));
+            Ok(())
+        }
+    }
 }
 
 /// What a plan's passes took, before it becomes a Run.
@@ -733,6 +819,35 @@ mod tests {
         tags.dedup();
         assert_eq!(tags, [0, 1, 2]);
         assert!(once.notes.iter().any(|n| n.ends_with("its own loop")));
+    }
+
+    #[test]
+    fn hook_free_items_take_all_their_rounds_before_items_with_counters() {
+        let order = schedule(&[false, true, false, true], 3);
+        assert_eq!(order.len(), 12);
+        // Items 1 and 3 (hook-free), pass by pass, then 0 and 2 pass by pass.
+        assert_eq!(
+            order,
+            vec![
+                (0, 1),
+                (0, 3),
+                (1, 1),
+                (1, 3),
+                (2, 1),
+                (2, 3),
+                (0, 0),
+                (0, 2),
+                (1, 0),
+                (1, 2),
+                (2, 0),
+                (2, 2)
+            ]
+        );
+        // None hook-free: the plain passes.
+        assert_eq!(
+            schedule(&[false, false], 2),
+            vec![(0, 0), (0, 1), (1, 0), (1, 1)]
+        );
     }
 
     #[test]

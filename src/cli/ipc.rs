@@ -107,7 +107,7 @@ pub fn plan_suite(plan: &mut Plan) {
         skip_cross_cpu(plan, "ipc.pipe / ipc.spin cross-CPU", &allowed);
         return;
     }
-    let machine = crate::machine::collect();
+    let machine = crate::machine::for_planning();
     let nearest = representatives(&machine, &allowed)
         .into_iter()
         .find(|p| p.class != Class::SameCpu);

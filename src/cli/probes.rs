@@ -4,8 +4,9 @@
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish, Plan, PlanItem};
 use crate::error::Result;
+use crate::probes::ctx::pipe::{measure_pipe, tax_pass};
 use crate::probes::ctx::yield_::{fifo_permitted, measure_yield, Policy};
-use crate::probes::ctx::{futex::measure_futex, pipe::measure_pipe, ClockMethod, Mech, Mode};
+use crate::probes::ctx::{futex::measure_futex, ClockMethod, Mech, Mode};
 use crate::probes::syscall::{measure_call, Syscall};
 
 #[derive(Debug, clap::Args)]
@@ -88,7 +89,8 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                                 format!("ctx.pipe {} {}", mode.as_str(), clock_name(clock)),
                                 move |ctx| measure_pipe(ctx, mode, cpu, clock),
                             )
-                            .with_cost(crate::probes::ctx::pipe::COST),
+                            .with_cost(crate::probes::ctx::pipe::COST)
+                            .with_evidence_pass(move |ctx, m| tax_pass(ctx, mode, cpu, m)),
                         );
                     }
                 }

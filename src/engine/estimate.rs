@@ -173,10 +173,10 @@ pub struct Cost {
     /// Correction of an item's own estimate (`PlanItem::with_estimate`), from what such
     /// items took against it.
     pub own_factor: f64,
-    /// Each call first waits for the kernel's perf hooks to switch off (up to
-    /// `HOOKS_LINGER_NS` after the last counters closed, capped at the call's share of the
-    /// budget).
-    pub waits_for_perf_hooks: bool,
+    /// Its figure's samples take no perf counters and must not carry the kernel's perf hooks:
+    /// the plan runs it before every item that opens counters (cli::execute::schedule), so
+    /// it finds the hooks off and does not wait for them.
+    pub hook_free: bool,
     /// Seconds the item's last call adds once (a pass after sampling).
     pub tail_s: f64,
 }
@@ -194,7 +194,7 @@ impl Cost {
             setup_s,
             setup_s_per_byte: 0.0,
             own_factor: 1.0,
-            waits_for_perf_hooks: false,
+            hook_free: false,
             tail_s: 0.0,
         }
     }
@@ -254,20 +254,7 @@ pub fn model_s(
     calls * (cost.setup_s + label_bytes(label) as f64 * cost.setup_s_per_byte)
         + lo
         + cost.share * looser(sampling) * (hi - lo)
-        + hooks_wait_s(cost, sampling, calls)
         + cost.tail_s
-}
-
-/// The time an item that waits for the perf hooks spends waiting: at each call, up to
-/// `HOOKS_LINGER_NS` (in a suite, the probe before it closed its counters just now), capped
-/// at the call's share of the budget.
-fn hooks_wait_s(cost: &Cost, sampling: &SamplingConfig, calls: f64) -> f64 {
-    if !cost.waits_for_perf_hooks {
-        return 0.0;
-    }
-    let share = sampling.budget_ns as f64 / 1e9 / calls.max(1.0);
-    let linger = crate::evidence::perf::HOOKS_LINGER_NS as f64 / 1e9;
-    calls * share.min(linger)
 }
 
 /// A looser interval target converges sooner: `run --quick` (±2%) took 53% of the span

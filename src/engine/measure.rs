@@ -25,6 +25,10 @@ pub struct Context {
     pub round: Option<RoundSlot>,
     /// The iteration counts of this item's earlier rounds (None: scale at every call).
     pub scales: Option<ScaleMemo>,
+    /// The plan runs this item's evidence pass (perf counters, an observer-tax pass) after
+    /// every item's figure samples (cli::execute, `PlanItem::with_evidence_pass`), so the
+    /// probe leaves it out of its calls. False: the probe takes it itself, after its samples.
+    pub evidence_later: bool,
 }
 
 impl Context {
@@ -34,6 +38,7 @@ impl Context {
             clock: clock::calibrate(),
             round: None,
             scales: None,
+            evidence_later: false,
         }
     }
 
@@ -117,6 +122,7 @@ pub fn measure(
     checker: impl FnOnce(&Evidence) -> Verdict,
 ) -> Result<Measurement> {
     let mut recorder = Recorder::new(participants, spec.events);
+    recorder.prime();
     let floor = min_sample_ns(&ctx.clock);
     let set = match ctx.round {
         None => sample(&ctx.sampling, floor, raw, baseline, &mut recorder)?,

@@ -241,7 +241,7 @@ pub fn sample(
             &mut taken,
         )?;
     }
-    if set.evidence.is_empty() {
+    if set.evidence.is_empty() && recorder.attaches_counters() {
         let iters = set.raw_iterations;
         evidence_sample(raw, iters, recorder, &mut set)?;
     }
@@ -290,7 +290,7 @@ pub fn sample_round(
     };
     let mut taken = 0usize;
     take_round(&bounds, raw, baseline, recorder, &mut set, &mut taken)?;
-    if set.evidence.is_empty() {
+    if set.evidence.is_empty() && recorder.attaches_counters() {
         let iters = set.raw_iterations;
         evidence_sample(raw, iters, recorder, &mut set)?;
     }
@@ -374,7 +374,7 @@ fn take_round(
     let stop = loop {
         crate::engine::interrupt::check()?;
         *taken += 1;
-        if *taken % b.evidence_every == 2 {
+        if *taken % b.evidence_every == 2 && recorder.attaches_counters() {
             evidence_sample(raw, raw_iters, recorder, set)?;
             continue;
         }
@@ -738,6 +738,27 @@ mod tests {
         // The second sample and every fourth after it carry perf counters and are kept apart.
         assert_eq!(set.evidence.len(), 3);
         assert_eq!(rec.iterations(), 12 * set.raw_iterations);
+    }
+
+    /// A figure that attaches no counters (`EventSet::None`) takes no evidence samples: they
+    /// would attach nothing and their time would be thrown away. Every window is still one.
+    #[test]
+    fn a_figure_without_counters_takes_every_sample_as_a_figure_sample() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000_000,
+            min_samples: 5,
+            max_samples: 50,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
+        };
+        let mut rec = Recorder::new(vec![], EventSet::None);
+        let mut raw = synthetic(100);
+        let set = sample(&cfg, 0.0, &mut raw, None, &mut rec).unwrap();
+        assert_eq!(set.raw.len(), 9);
+        assert!(set.evidence.is_empty());
+        assert_eq!(rec.iterations(), 9 * set.raw_iterations);
     }
 
     #[test]

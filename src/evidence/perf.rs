@@ -45,6 +45,16 @@ pub fn since_last_close_ns() -> Option<u64> {
     }
 }
 
+/// Record that this process closed per-task counters just now, for [`since_last_close_ns`]:
+/// every [`PerfSet`] does when it closes, and so must anything else that opens counters on a
+/// task (the machine facts' PMU probe), since the hooks linger after those too.
+pub fn note_closed_now() {
+    LAST_CLOSE_NS.store(
+        crate::evidence::clock::now_ns().max(1),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
 /// A named event and whether it is counted in the kernel (scheduler events only exist there).
 struct Spec {
     name: &'static str,
@@ -351,10 +361,7 @@ impl PerfSet {
             s.last.clear();
         }
         if any {
-            LAST_CLOSE_NS.store(
-                crate::evidence::clock::now_ns().max(1),
-                std::sync::atomic::Ordering::Relaxed,
-            );
+            note_closed_now();
         }
     }
 

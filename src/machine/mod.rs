@@ -75,14 +75,58 @@ pub struct Machine {
 /// Collects the facts of the running host. Never fails and never panics: what cannot be
 /// read becomes `None`/empty plus a note. Takes about 100 ms (the busy sample).
 pub fn collect() -> Machine {
+    let mut m = collect_without_pmu();
+    add_pmu(&mut m);
+    m
+}
+
+/// The host's facts without the PMU probe (`pmu.probed` false until [`add_pmu`]). Why: the
+/// probe opens a counter of every event on this process, which keeps the kernel's perf
+/// scheduling hooks on for a second after (evidence::perf::HOOKS_LINGER_NS); a run probes
+/// after its figures' samples, not before them.
+pub fn collect_without_pmu() -> Machine {
+    let mut m = for_planning();
+    add_busy_sample(&mut m);
+    m
+}
+
+/// The facts a plan needs (CPUs, topology, caches): neither the PMU probe nor the 100 ms busy
+/// sample, which describe the run and are taken by cli::execute. Why: a command that planned
+/// with [`collect`] waited 100 ms for a load figure it never used, and opened counters.
+pub fn for_planning() -> Machine {
     std::panic::catch_unwind(collect_live).unwrap_or_else(|_| Machine {
         notes: vec!["machine facts could not be collected (internal error)".into()],
         ..Default::default()
     })
 }
 
-fn collect_live() -> Machine {
+/// The per-CPU busy share over a 100 ms window, into `m.load`.
+fn add_busy_sample(m: &mut Machine) {
     let src = Source::new(Path::new("/"));
+    let window = Duration::from_millis(100);
+    match load::sample_busy(&src, window) {
+        Some(b) => {
+            m.load.per_cpu = b;
+            m.load.window_ms = Some(window.as_millis() as u64);
+        }
+        None => m
+            .notes
+            .push("/proc/stat unreadable: per-CPU busy sample skipped".into()),
+    }
+}
+
+/// Probe which perf events this process may open, into `m.pmu`.
+pub fn add_pmu(m: &mut Machine) {
+    let (paranoid, in_vm) = (m.kernel.perf_event_paranoid, m.hypervisor.detected);
+    match std::panic::catch_unwind(|| pmu::probe_events(paranoid, in_vm)) {
+        Ok(p) => m.pmu = p,
+        Err(_) => m
+            .notes
+            .push("perf events could not be probed (internal error)".into()),
+    }
+}
+
+fn collect_live() -> Machine {
     let mut m = collect_from(Path::new("/"));
     let allowed = allowed_cpus();
     if allowed.is_empty() {
@@ -95,17 +139,6 @@ fn collect_live() -> Machine {
     if m.hypervisor.cpuinfo_flag {
         m.hypervisor.cpuid_vendor = hypervisor::cpuid_vendor();
         m.hypervisor.resolve();
-    }
-    m.pmu = pmu::probe_events(m.kernel.perf_event_paranoid, m.hypervisor.detected);
-    let window = Duration::from_millis(100);
-    match load::sample_busy(&src, window) {
-        Some(b) => {
-            m.load.per_cpu = b;
-            m.load.window_ms = Some(window.as_millis() as u64);
-        }
-        None => m
-            .notes
-            .push("/proc/stat unreadable: per-CPU busy sample skipped".into()),
     }
     m
 }

@@ -1,7 +1,6 @@
 //! Same-core context switches: two partners pinned to one CPU pass control back and forth.
 //! Every mechanism states the switches it expects per round trip and checks them.
 
-pub mod experiment;
 pub mod futex;
 pub mod pipe;
 pub mod ring;

@@ -2,7 +2,7 @@
 //! lat_ctx with no working set, perf bench sched pipe). Per switch = (round trip − the same
 //! pipe writes and reads inside one thread) / 2, lat_ctx's definition.
 
-use super::tax::{measure_tax, note as tax_note, wait_for_hooks_off};
+use super::tax::{drop_counterless_evidence, measure_tax, note as tax_note, quiet_hooks};
 use super::{same_core_verdict, ClockMethod, Mode};
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::partner::{
@@ -55,60 +55,8 @@ pub fn measure_pipe_on(
     partner_cpu_req: usize,
     method: ClockMethod,
 ) -> Result<Measurement> {
-    let mut to_partner = Pipe::new()?;
-    let mut from_partner = Pipe::new()?;
-    let page = SharedPage::new()?;
-    let (pr, pw) = (to_partner.read, from_partner.write);
-    let (my_w, my_r) = (to_partner.write, from_partner.read);
     let _pin = AffinityGuard::pin_current(&[cpu])?;
-
-    // Keep the partner handle alive for the whole measurement; its Drop kills/joins it.
-    let mut child: Option<Child> = None;
-    let mut thread: Option<ThreadPartner> = None;
-    let (partner, partner_cpu) = match mode {
-        Mode::Process => {
-            let (c, started_on) = spawn_ready_child(
-                &page,
-                0,
-                partner_cpu_req,
-                // Close the parent's ends so that a dead parent reads as EOF here.
-                // SAFETY: closing descriptors this task owns and no longer uses.
-                || unsafe {
-                    libc::close(my_w);
-                    libc::close(my_r);
-                },
-                || echo(pr, pw),
-            )?;
-            let p = Participant::child(c.pid(), vec![partner_cpu_req]);
-            to_partner.close_read();
-            from_partner.close_write();
-            child = Some(c);
-            (p, started_on)
-        }
-        Mode::Thread => {
-            // The stop closure owns the write end the partner reads from: closing it makes the
-            // partner see EOF and return, then Drop joins it.
-            let stop_fd = my_w;
-            to_partner.write = -1;
-            let (t, tid, c) = ThreadPartner::spawn_ready(
-                partner_cpu_req,
-                move || {
-                    echo(pr, pw);
-                },
-                // SAFETY: closing descriptors this task owns and no longer uses.
-                move || unsafe {
-                    libc::close(stop_fd);
-                },
-            )?;
-            thread = Some(t);
-            (
-                Participant::thread("partner thread", tid, vec![partner_cpu_req]),
-                c,
-            )
-        }
-    };
-    let me = Participant::this_thread("measuring thread", vec![cpu]);
-    let participants = vec![me.clone(), partner.clone()];
+    let pair = Pair::start(mode, cpu, partner_cpu_req)?;
     let own = Pipe::new()?;
 
     // No perf counters in the figure's samples (not even in its evidence samples), and none
@@ -117,33 +65,108 @@ pub fn measure_pipe_on(
         .param("mode", mode.as_str())
         .param("cpus", vec![cpu])
         .events_set(EventSet::None);
-    // Wait at most this call's sampling budget: inside a suite every round follows other
-    // probes' counters, and a full second per round would dominate a short budget.
-    let share = ctx.sampling.budget_ns / ctx.round.map_or(1, |r| r.of.max(1)) as u64;
-    let (waited, left) = wait_for_hooks_off(share)?;
-    if waited > 0 || left > 0 {
-        spec = spec.note(hooks_note(waited, left));
+    if let Some(n) = quiet_hooks(ctx)? {
+        spec = spec.note(n);
     }
-    let ends = (my_w, my_r);
+    let people = [pair.me.clone(), pair.partner.clone()];
     let result = match method {
-        ClockMethod::Direct => measure_direct(ctx, spec, [me, partner], partner_cpu, ends, &own),
-        ClockMethod::Cputime => measure_cputime(ctx, spec, [me, partner], partner_cpu, ends),
+        ClockMethod::Direct => measure_direct(ctx, spec, people, pair.partner_cpu, pair.ends, &own),
+        ClockMethod::Cputime => measure_cputime(ctx, spec, people, pair.partner_cpu, pair.ends),
     };
-    // The observer's tax, in its own pass after the figure's samples (see tax.rs); once per
-    // measurement, in its last round.
-    let result = result.and_then(|m| add_tax(ctx, &participants, ends, m));
-    // The sampler's evidence samples attached nothing here (EventSet::None): they are not
-    // "with perf counters" samples, so they are dropped with the engine's note about them
-    // (which a merge of rounds would otherwise derive again from them).
-    let result = result.map(|mut m| {
-        m.evidence_samples.clear();
-        m.notes
-            .retain(|n| !n.starts_with("with perf counters attached"));
-        m
-    });
-    drop(thread);
-    drop(child);
-    result
+    let mut m = result?;
+    drop_counterless_evidence(&mut m);
+    // The observer's tax, in its own pass after the figure's samples (see tax.rs): here when
+    // the probe runs alone, else after every item's samples (the plan's evidence pass).
+    if !ctx.evidence_later && ctx.is_last_round() {
+        add_tax(ctx, &pair, &mut m)?;
+    }
+    Ok(m)
+}
+
+/// The evidence pass of a ctx.pipe measurement taken with `Context::evidence_later`: the
+/// observer-tax pass (tax.rs) with the partner started again, after every figure's samples.
+pub fn tax_pass(ctx: &Context, mode: Mode, cpu: usize, m: &mut Measurement) -> Result<()> {
+    let _pin = AffinityGuard::pin_current(&[cpu])?;
+    let pair = Pair::start(mode, cpu, cpu)?;
+    add_tax(ctx, &pair, m)
+}
+
+/// The measuring thread's partner, pinned and echoing, and the two pipe ends that reach it.
+/// Dropping it ends the partner (a thread sees EOF and is joined, a child is killed and
+/// reaped) before the pipes close.
+struct Pair {
+    /// Held for their Drop, which ends the partner.
+    _thread: Option<ThreadPartner>,
+    _child: Option<Child>,
+    me: Participant,
+    partner: Participant,
+    partner_cpu: Option<usize>,
+    /// (write to the partner, read its echo).
+    ends: (i32, i32),
+    _pipes: [Pipe; 2],
+}
+
+impl Pair {
+    fn start(mode: Mode, cpu: usize, partner_cpu_req: usize) -> Result<Pair> {
+        let mut to_partner = Pipe::new()?;
+        let mut from_partner = Pipe::new()?;
+        let page = SharedPage::new()?;
+        let (pr, pw) = (to_partner.read, from_partner.write);
+        let (my_w, my_r) = (to_partner.write, from_partner.read);
+        let mut child: Option<Child> = None;
+        let mut thread: Option<ThreadPartner> = None;
+        let (partner, partner_cpu) = match mode {
+            Mode::Process => {
+                let (c, started_on) = spawn_ready_child(
+                    &page,
+                    0,
+                    partner_cpu_req,
+                    // Close the parent's ends so that a dead parent reads as EOF here.
+                    // SAFETY: closing descriptors this task owns and no longer uses.
+                    || unsafe {
+                        libc::close(my_w);
+                        libc::close(my_r);
+                    },
+                    || echo(pr, pw),
+                )?;
+                let p = Participant::child(c.pid(), vec![partner_cpu_req]);
+                to_partner.close_read();
+                from_partner.close_write();
+                child = Some(c);
+                (p, started_on)
+            }
+            Mode::Thread => {
+                // The stop closure owns the write end the partner reads from: closing it makes
+                // the partner see EOF and return, then Drop joins it.
+                let stop_fd = my_w;
+                to_partner.write = -1;
+                let (t, tid, c) = ThreadPartner::spawn_ready(
+                    partner_cpu_req,
+                    move || {
+                        echo(pr, pw);
+                    },
+                    // SAFETY: closing descriptors this task owns and no longer uses.
+                    move || unsafe {
+                        libc::close(stop_fd);
+                    },
+                )?;
+                thread = Some(t);
+                (
+                    Participant::thread("partner thread", tid, vec![partner_cpu_req]),
+                    c,
+                )
+            }
+        };
+        Ok(Pair {
+            _thread: thread,
+            _child: child,
+            me: Participant::this_thread("measuring thread", vec![cpu]),
+            partner,
+            partner_cpu,
+            ends: (my_w, my_r),
+            _pipes: [to_partner, from_partner],
+        })
+    }
 }
 
 /// The direct method: round trips against the same two writes and reads in one thread.
@@ -223,24 +246,18 @@ fn measure_cputime(
     )
 }
 
-/// The observer's tax pass (tax.rs), added to the measurement of the last round only.
-fn add_tax(
-    ctx: &Context,
-    participants: &[Participant],
-    (my_w, my_r): (i32, i32),
-    mut m: Measurement,
-) -> Result<Measurement> {
-    if !ctx.is_last_round() {
-        return Ok(m);
-    }
+/// The observer's tax pass (tax.rs) on a running pair, added to `m`.
+fn add_tax(ctx: &Context, pair: &Pair, m: &mut Measurement) -> Result<()> {
+    let (my_w, my_r) = pair.ends;
     let mut rt = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
         round_trips(my_w, my_r, iters)?;
         Ok(now_ns() - t0)
     };
     let iters = auto_scale(&mut rt, TAX_SAMPLE_NS)?;
+    let participants = [pair.me.clone(), pair.partner.clone()];
     let pass = measure_tax(
-        participants,
+        &participants,
         &mut rt,
         iters,
         tax_rounds(ctx.sampling.budget_ns),
@@ -249,25 +266,7 @@ fn add_tax(
     if m.evidence.events.is_empty() {
         m.evidence.events = pass.perf_events;
     }
-    Ok(m)
-}
-
-/// What the wait for the perf hooks did, for the notes.
-fn hooks_note(waited: u64, left: u64) -> String {
-    let w = waited as f64 / 1e6;
-    if left == 0 {
-        format!(
-            "waited {w:.0} ms before sampling for the kernel's perf scheduling hooks to switch \
-             off (counters had closed less than 1 s earlier)"
-        )
-    } else {
-        format!(
-            "waited {w:.0} ms (this round's budget) for the kernel's perf scheduling hooks to \
-             switch off; they stayed on for about the first {:.0} ms of sampling (another \
-             probe's counters had just closed), adding a few % to those samples",
-            left as f64 / 1e6
-        )
-    }
+    Ok(())
 }
 
 /// Length of one timed sample of the tax pass, and the most rounds it takes: about 0.2 s in
@@ -287,10 +286,11 @@ fn tax_rounds(budget_ns: u64) -> usize {
 }
 
 /// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): its partner
-/// is set up at every call; it also waits for the perf hooks at every call and runs the
-/// observer-tax pass once (3–7 rounds × 5 timed runs of 5 ms, up to about 0.3 s with set-up).
+/// is set up at every call; its figure takes no perf counters (the plan runs it before items
+/// that do), and the observer-tax pass runs once after (3–7 rounds × 5 timed runs of 5 ms,
+/// up to about 0.3 s with the partner started again).
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    waits_for_perf_hooks: true,
+    hook_free: true,
     tail_s: 0.3,
     ..crate::engine::estimate::Cost::converging(0.7, 0.02)
 };
@@ -340,5 +340,18 @@ mod tests {
             .find(|c| c.name.starts_with("context switches"))
             .unwrap();
         assert!(c.observed.contains("rusage"), "{}", c.observed);
+
+        // In a plan the tax pass is left to the evidence pass after every figure: the call
+        // opens no counters, and the pass (partner started again) supplies them.
+        let later = Context {
+            evidence_later: true,
+            ..ctx.clone()
+        };
+        let mut m = measure_pipe(&later, Mode::Thread, cpu, ClockMethod::Direct).unwrap();
+        assert!(m.evidence.events.is_empty());
+        assert!(!m.notes.iter().any(|n| n.starts_with("observer tax")));
+        tax_pass(&later, Mode::Thread, cpu, &mut m).unwrap();
+        assert!(m.evidence.events.contains_key("context-switches"));
+        assert!(m.notes.iter().any(|n| n.starts_with("observer tax")));
     }
 }

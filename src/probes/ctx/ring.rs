@@ -7,7 +7,6 @@
 //! member blocks forever), and dropping the ring kills and reaps processes or, for threads,
 //! closes the head of the ring so the EOF cascades and every thread is joined.
 
-use super::experiment::Spawn;
 use super::Mode;
 use crate::engine::partner::{
     partner_error, read_byte, spawn_ready_child, write_byte, Child, Pipe, SharedPage, ThreadPartner,
@@ -94,69 +93,6 @@ pub struct RingSpec {
     pub mode: Mode,
     pub cpu: usize,
     pub policy: Policy,
-    /// How process members come to run (an experiment switch: probes::ctx::experiment).
-    pub spawn: Spawn,
-}
-
-/// The first argument that makes the binary a ring member instead of the CLI (see
-/// [`member_main`]): the exec'd members of `OSCOST_SWEEP_SPAWN=exec`.
-pub const MEMBER_ARG: &str = "__oscost-ring-member";
-
-/// The binary's entry as an exec'd ring member: `MEMBER_ARG rfd wfd size stride access`.
-/// Maps and fills its own working set, then reads, walks and passes the token on until the
-/// ring breaks. None when `args` are not a member's (the CLI runs).
-pub fn member_main(args: &[String]) -> Option<i32> {
-    if args.get(1).map(String::as_str) != Some(MEMBER_ARG) {
-        return None;
-    }
-    let num = |i: usize| args.get(i).and_then(|v| v.parse::<usize>().ok());
-    let (Some(rfd), Some(wfd), Some(size), Some(stride)) = (num(2), num(3), num(4), num(5)) else {
-        return Some(2);
-    };
-    let access = match args.get(6).map(String::as_str) {
-        Some("write") => Access::Write,
-        Some("read") => Access::Read,
-        _ => return Some(2),
-    };
-    let Ok(ws) = WorkingSet::map(size, None) else {
-        return Some(1);
-    };
-    ws.fill();
-    member_loop(
-        rfd as i32,
-        wfd as i32,
-        ws.as_ptr(),
-        ws.len(),
-        stride,
-        access,
-    );
-    Some(0)
-}
-
-/// The argument vector of an exec'd member, built before fork (nothing is allocated after).
-struct MemberExec {
-    path: std::ffi::CString,
-    args: Vec<std::ffi::CString>,
-}
-
-impl MemberExec {
-    fn new(rfd: i32, wfd: i32, size: usize, stride: usize, access: Access) -> Result<Self> {
-        let c = |s: String| {
-            std::ffi::CString::new(s).map_err(|_| Error::env("a ring member's argument holds NUL"))
-        };
-        Ok(MemberExec {
-            path: c("/proc/self/exe".into())?,
-            args: vec![
-                c("oscost".into())?,
-                c(MEMBER_ARG.into())?,
-                c(rfd.to_string())?,
-                c(wfd.to_string())?,
-                c(size.to_string())?,
-                c(stride.to_string())?,
-                c(access.as_str().into())?,
-            ],
-        })
-    }
 }
 
 /// A running ring. Dropping it leaves nothing behind.
@@ -257,26 +193,11 @@ impl Ring {
         let page = SharedPage::new()?;
         let all_fds: Vec<i32> = pipes.iter().flat_map(|p| [p.read, p.write]).collect();
         let (stride, access, cpu) = (self.spec.stride, self.spec.access, self.spec.cpu);
-        let exec = self.spec.spawn == Spawn::Exec;
         for i in 1..n {
             let (rfd, wfd) = (pipes[i - 1].read, pipes[i].write);
             let ws = &sets[i];
             let fds = &all_fds;
             let own = [self.own.read, self.own.write];
-            let member = if exec {
-                Some(MemberExec::new(rfd, wfd, ws.len(), stride, access)?)
-            } else {
-                None
-            };
-            let argv: Vec<*const libc::c_char> = match &member {
-                Some(m) => m
-                    .args
-                    .iter()
-                    .map(|a| a.as_ptr())
-                    .chain([std::ptr::null()])
-                    .collect(),
-                None => Vec::new(),
-            };
             let (c, started_on) = spawn_ready_child(
                 &page,
                 i,
@@ -288,23 +209,9 @@ impl Ring {
                             unsafe { libc::close(fd) };
                         }
                     }
-                    if exec {
-                        // The member's two ends must survive the exec (pipes are O_CLOEXEC).
-                        for fd in [rfd, wfd] {
-                            // SAFETY: clearing the flags of a descriptor this member owns.
-                            unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
-                        }
-                    } else {
-                        ws.fill();
-                    }
+                    ws.fill();
                 },
                 || {
-                    if let Some(m) = &member {
-                        // SAFETY: a NUL-terminated path and argument vector built before
-                        // fork; execv returns only on failure.
-                        unsafe { libc::execv(m.path.as_ptr(), argv.as_ptr()) };
-                        return 127;
-                    }
                     member_loop(rfd, wfd, ws.as_ptr(), ws.len(), stride, access);
                     0
                 },
@@ -431,7 +338,6 @@ mod tests {
 
     fn spec(members: usize, mode: Mode) -> RingSpec {
         RingSpec {
-            spawn: Spawn::Fork,
             members,
             size: 16 << 10,
             stride: 64,

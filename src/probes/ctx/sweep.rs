@@ -7,14 +7,15 @@
 //! indirect cost of refilling caches and TLB that the other members evicted (Li, Ding, Shen
 //! 2007), which is why each point is labelled with the cache level its working sets fit in.
 
-use super::experiment::{Experiment, Spawn};
 use super::ring::{Policy, Ring, RingSpec};
+use super::tax::{drop_counterless_evidence, quiet_hooks};
 use super::Mode;
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
+use crate::evidence::recorder::Recorder;
 use crate::machine::fits::label;
 use crate::model::{Evidence, Measurement};
 use crate::probes::workset::Access;
@@ -33,38 +34,20 @@ pub struct Point {
     pub mode: Mode,
     pub cpu: usize,
     pub policy: Policy,
-    /// The experiment switches (all default outside the issue-27 experiment).
-    pub experiment: Experiment,
 }
 
 /// Measure one point. `caches` are the CPU's data caches (label, bytes), smallest first.
 pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Result<Measurement> {
-    if p.experiment.spawn == Spawn::Exec && p.mode == Mode::Thread {
-        return Err(crate::error::Error::usage(
-            "OSCOST_SWEEP_SPAWN=exec applies to process members, not --threads",
-        ));
-    }
-    let ctx = &Context {
-        sampling: p.experiment.sampling(&ctx.sampling),
-        ..ctx.clone()
-    };
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
-    let mut ring = Ring::start(RingSpec {
-        spawn: p.experiment.spawn,
-        members: p.procs,
-        size: p.size as usize,
-        stride: p.stride,
-        access: p.access,
-        mode: p.mode,
-        cpu: p.cpu,
-        policy: p.policy,
-    })?;
-    let spec = point_spec(&p, caches);
+    let mut ring = Ring::start(ring_spec(&p))?;
+    let mut spec = point_spec(&p, caches);
+    // The figure's samples take no perf counters and start with the kernel's perf hooks off
+    // (tax.rs): the counters come from the evidence pass after every figure sample.
+    if let Some(n) = quiet_hooks(ctx)? {
+        spec = spec.note(n);
+    }
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
-    // The canary experiment: no reading between this point's samples (restored after).
-    let tagging = crate::engine::canary::tagging();
-    crate::engine::canary::set_tagging(tagging && p.experiment.canary);
     let ring_cell = std::cell::RefCell::new(&mut ring);
     let mut raw = |iters: u64| ring_cell.borrow_mut().laps(iters);
     let mut base = |iters: u64| ring_cell.borrow_mut().overhead(iters);
@@ -78,17 +61,70 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         Some(&mut base),
         |ev| sweep_verdict(ev, procs, policy),
     );
-    crate::engine::canary::set_tagging(tagging);
     std::hint::black_box(ring.sink);
-    // Read while the members live: after the drop their /proc entries are gone.
-    let note = match ring.member_pids().first() {
-        Some(&pid) if p.experiment.spawn == Spawn::Exec => Some(exec_note(pid)),
-        _ => None,
-    };
-    drop(ring);
     let mut m = m?;
-    m.notes.extend(note);
+    drop_counterless_evidence(&mut m);
+    if !ctx.evidence_later && ctx.is_last_round() {
+        take_evidence(&mut ring, &mut m)?;
+    }
     Ok(m)
+}
+
+/// The ring a point runs.
+fn ring_spec(p: &Point) -> RingSpec {
+    RingSpec {
+        members: p.procs,
+        size: p.size as usize,
+        stride: p.stride,
+        access: p.access,
+        mode: p.mode,
+        cpu: p.cpu,
+        policy: p.policy,
+    }
+}
+
+/// Samples of a point's evidence pass, with perf counters attached.
+const EVIDENCE_SAMPLES: usize = 4;
+
+/// The evidence pass of a point taken with `Context::evidence_later`: the ring started
+/// again, after every figure's samples (cli::execute runs it), for the perf counts.
+pub fn evidence_pass(p: Point, m: &mut Measurement) -> Result<()> {
+    let _pin = AffinityGuard::pin_current(&[p.cpu])?;
+    let mut ring = Ring::start(ring_spec(&p))?;
+    take_evidence(&mut ring, m)
+}
+
+/// Perf counters (the point's `WithCacheRefs` set) around [`EVIDENCE_SAMPLES`] samples of
+/// the figure's length on a running ring, after one untimed sample; their counts become the
+/// point's perf evidence. Why apart: counters make the kernel run its perf hooks at every
+/// context switch, and for a second after they close (tax.rs), which the figure's samples
+/// paid when they alternated with counter-attached ones (about a third of the sweep's gap to
+/// lat_ctx at S = 0, docs/SWEEP.md). The checks stay those of the figure's own windows
+/// (rusage, procfs, placement).
+fn take_evidence(ring: &mut Ring, m: &mut Measurement) -> Result<()> {
+    let iters = m.iterations_per_sample.max(1);
+    ring.laps(iters)?;
+    let mut rec = Recorder::new(ring.participants.clone(), EventSet::WithCacheRefs);
+    let mut per_lap = Vec::with_capacity(EVIDENCE_SAMPLES);
+    for _ in 0..EVIDENCE_SAMPLES {
+        crate::engine::interrupt::check()?;
+        rec.begin();
+        let t = ring.laps(iters)?;
+        rec.end(iters);
+        per_lap.push(t as f64 / iters as f64);
+    }
+    std::hint::black_box(ring.sink);
+    m.evidence.events = rec.finish(&ring.start_cpus).events;
+    per_lap.sort_by(f64::total_cmp);
+    let with = (per_lap[EVIDENCE_SAMPLES / 2 - 1] + per_lap[EVIDENCE_SAMPLES / 2]) / 2.0;
+    m.notes.push(format!(
+        "perf counts come from {EVIDENCE_SAMPLES} samples of {iters} laps with counters \
+         attached, taken after all the figure's samples with the ring started again (a lap \
+         took {:+.0}% there against the figure's raw median); the figure's samples attach \
+         none and its checks read rusage, procfs and placement in its own windows",
+        (with / m.raw.median - 1.0) * 100.0
+    ));
+    Ok(())
 }
 
 /// The point's spec: its parameters, its cache labels and the notes that say what it measures.
@@ -105,7 +141,7 @@ fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
         .param("policy", p.policy.as_str())
         .param("fits_per_process", l.per_process.clone())
         .param("fits_total", l.total.clone())
-        .events_set(EventSet::WithCacheRefs)
+        .events_set(EventSet::None)
         .note(format!(
             "ring of {} {} on CPU {} passing a token through pipes; each walks its own {} \
              ({}, one word per {} B) on every receive. Per switch = (lap − the same {} pipe \
@@ -142,36 +178,7 @@ fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
             p.access.as_str(),
             p.stride as u64,
         ));
-    if p.experiment.is_set() {
-        spec.param("experiment", p.experiment.label())
-    } else {
-        spec
-    }
-}
-
-/// The exec experiment's evidence that it took effect: member 1's command line and mapped
-/// size against this process's, read after sampling while the ring still runs (the member had
-/// exec'd by its first lap).
-fn exec_note(pid: i32) -> String {
-    let vm = |who: &str| {
-        std::fs::read_to_string(format!("/proc/{who}/status"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmSize:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            })
-    };
-    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default();
-    format!(
-        "experiment spawn=exec: members exec'd a fresh copy of the binary (member 1 runs \"{}\", \
-         VmSize {} kB; this process {} kB)",
-        cmd.trim(),
-        vm(&pid.to_string()).map_or("?".into(), |v| v.to_string()),
-        vm("self").map_or("?".into(), |v| v.to_string()),
-    )
+    spec
 }
 
 /// The sweep's expectations: switches per hop as the policy allows, no migrations, everyone
@@ -298,9 +305,13 @@ pub fn counters_per_switch(m: &Measurement) -> Vec<(String, f64)> {
 }
 
 /// What a point of the sweep takes beyond its samples (see [`crate::engine::estimate::Cost`]): each point
-/// spawns its ring and fills every member's working set (0.26 s of 0.42 s with --quick).
+/// spawns its ring and fills every member's working set (0.26 s of 0.42 s with --quick), once
+/// more for its evidence pass; its figure takes no perf counters (the plan runs it first).
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
     setup_s_per_byte: 4e-9,
+    hook_free: true,
+    // The evidence pass: the ring started again, one untimed and 4 timed samples.
+    tail_s: 0.1,
     ..crate::engine::estimate::Cost::converging(0.4, 0.03)
 };
 
@@ -449,7 +460,6 @@ mod tests {
             mode: Mode::Process,
             cpu,
             policy: Policy::Batch,
-            experiment: Experiment::default(),
         };
         let m = measure_point(&ctx, p, &caches).unwrap();
         assert_eq!(m.probe, PROBE);
@@ -460,6 +470,13 @@ mod tests {
         assert!(m.raw.median > 0.0);
         assert!(m.evidence.rusage.iterations > 0);
         assert_eq!(m.evidence.cpus.len(), 2);
+        // The figure attached no counters; the evidence pass after it did, and says so.
+        assert!(m.evidence_samples.is_empty());
+        assert!(m.evidence.events.contains_key("context-switches"));
+        assert!(m
+            .notes
+            .iter()
+            .any(|n| n.starts_with("perf counts come from")));
         let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
         assert!(names.contains(&"context switches per hop"));
         assert!(names.contains(&"minor faults per switch"));

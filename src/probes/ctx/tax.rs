@@ -15,12 +15,13 @@
 //! counters attached, each followed by a bare run while the hooks linger. Round r of each
 //! phase is compared with bare round r: the phases are tens of ms apart.
 
+use crate::engine::measure::Context;
 use crate::engine::sampler::Workload;
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
-use crate::model::EventReading;
+use crate::model::{EventReading, Measurement};
 use std::collections::BTreeMap;
 
 /// One kind of evidence collection around a timed sample.
@@ -192,6 +193,43 @@ pub fn wait_for_hooks_off(max_ns: u64) -> Result<(u64, u64)> {
         left -= step;
     }
     Ok((wait, needed - wait))
+}
+
+/// Before a hook-free figure's samples: wait until the kernel's perf hooks are off, at most
+/// this call's share of the sampling budget, and say what the wait did (None: they were
+/// off). The plan runs hook-free items before any that open counters, so inside a run only
+/// the first call can find them on, and only after a command's own counters.
+pub fn quiet_hooks(ctx: &Context) -> Result<Option<String>> {
+    let share = ctx.sampling.budget_ns / ctx.round.map_or(1, |r| r.of.max(1)) as u64;
+    let (waited, left) = wait_for_hooks_off(share)?;
+    Ok((waited > 0 || left > 0).then(|| hooks_note(waited, left)))
+}
+
+/// A figure taken with `EventSet::None`: the sampler's evidence samples attached nothing, so
+/// they are not "with perf counters" samples; dropped with the engine's note about them
+/// (which a merge of rounds would otherwise derive again from them).
+pub fn drop_counterless_evidence(m: &mut Measurement) {
+    m.evidence_samples.clear();
+    m.notes
+        .retain(|n| !n.starts_with("with perf counters attached"));
+}
+
+/// What the wait for the perf hooks did, for the notes.
+fn hooks_note(waited: u64, left: u64) -> String {
+    let w = waited as f64 / 1e6;
+    if left == 0 {
+        format!(
+            "waited {w:.0} ms before sampling for the kernel's perf scheduling hooks to switch \
+             off (counters had closed less than 1 s earlier)"
+        )
+    } else {
+        format!(
+            "waited {w:.0} ms (this round's budget) for the kernel's perf scheduling hooks to \
+             switch off; they stayed on for about the first {:.0} ms of sampling (another \
+             probe's counters had just closed), adding a few % to those samples",
+            left as f64 / 1e6
+        )
+    }
 }
 
 /// The note shown with `--explain` and kept in the JSON.
