@@ -50,9 +50,12 @@ pub fn run(a: ExportArgs) -> Result<i32> {
 
 /// Writes `run` in `format` to `output` (atomically) or to standard output.
 pub fn write_run(run: &Run, format: ExportFormat, output: Option<&Path>) -> Result<()> {
+    // What the families derive from the run's counts (an evicted file's major faults),
+    // as the measuring command's own JSON carries it.
+    let analysis = crate::report::analysis_of(run);
     let run = RunOut {
         run,
-        analysis: None,
+        analysis: analysis.as_ref(),
     };
     match output {
         Some(p) => Outputs::new().with(format.into(), Some(p)).write(&run),

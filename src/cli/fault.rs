@@ -3,7 +3,7 @@
 //! latency percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_after, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::probes::fault::{
@@ -301,6 +301,7 @@ fn finish_fault(
     let shown = Fault.shown(run, &ask)?;
     after.push_str(&shown.after);
     let files = Extras::in_dir(&shown, a.svg_dir.as_deref());
+    let analysis = shown.analysis;
     for (label, lines) in setup.maps.borrow().iter() {
         let _ = writeln!(
             after,
@@ -310,7 +311,16 @@ fn finish_fault(
             let _ = writeln!(after, "  {l}");
         }
     }
-    finish_after(run, &a.opts, after, files)
+    finish_with(
+        run,
+        &a.opts,
+        Extras {
+            after: Some(after),
+            analysis,
+            files,
+            ..Extras::default()
+        },
+    )
 }
 
 /// Seconds per byte of one round (map, first touch of every page, unmap) on the quiet 2-CPU

@@ -111,6 +111,19 @@ pub trait Family: Sync {
     }
 
     /// What its measuring command prints and writes after measuring.
+    /// Figures the family derives from a run's counts, a sentence each that says how,
+    /// shown under its table in the terminal, Markdown and HTML alike; their numbers are
+    /// the fields of [`Family::analysis`].
+    fn derived(&self, _run: &Run) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What the family derives from a run as fields of the JSON `analysis`: its key and
+    /// value (none by default).
+    fn analysis(&self, _run: &Run) -> Option<(&'static str, serde_json::Value)> {
+        None
+    }
+
     fn shown(&self, _run: &Run, _ask: &Ask) -> Result<Shown> {
         Ok(Shown::default())
     }

@@ -4,6 +4,7 @@
 
 use super::plot::Histogram;
 use super::term::{grid, Term};
+use crate::analysis::faults::{major_fault_costs, Derivation, MajorFaultCost};
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
 use crate::report::family::{Ask, Evidence, Family, Shown};
@@ -84,70 +85,74 @@ fn short_label(m: &Measurement, cases: &[&Measurement]) -> String {
     super::params::distinguishing_label(m, cases, &CASE_KEYS)
 }
 
-/// What a major fault of an evicted file costs, where the counts allow it: the touch loops'
-/// elapsed time less the minor faults' share (at the per-fault cost of the file-cached
-/// case of the same run, when it has one), divided by the major faults; and the share of
-/// that elapsed time spent off the CPU (1 − CPU time / elapsed: waiting for the disk).
-/// Each line says how it was derived.
+/// What each evicted file's major faults cost, where the counts allow it, or why not
+/// ([`crate::analysis::faults`]), one wrapped line per case: [`major_fault_text`].
 pub fn major_fault_lines(run: &Run, term: &Term) -> String {
-    let minor_cost = run
-        .measurements
-        .iter()
-        .find(|m| m.probe == "fault.file-cached" && m.valid && !m.is_unstable())
-        .and_then(|m| m.value.as_ref())
-        .map(|v| v.median);
-    let cases = loop_timed(run);
     let mut out = String::new();
-    for m in cases
-        .iter()
-        .filter(|m| m.probe == "fault.file-evicted" && m.valid)
-    {
-        let t = &m.evidence.rusage.total;
-        if t.majflt == 0 {
-            continue;
-        }
-        let (wall_s, exact) = super::timev::window_s(m);
-        let wall_ns = wall_s * 1e9;
-        let cpu_ns = (t.utime_us + t.stime_us) as f64 * 1e3;
-        let per_major = match minor_cost {
-            Some(c) if wall_ns > t.minflt as f64 * c => format!(
-                "{} per major fault = (elapsed {} − {} minor × {} per cached-file fault) / {} \
-                 major",
-                fmt_time((wall_ns - t.minflt as f64 * c) / t.majflt as f64),
-                fmt_time(wall_ns),
-                crate::units::fmt_thousands(t.minflt),
-                fmt_time(c),
-                crate::units::fmt_thousands(t.majflt)
-            ),
-            _ => format!(
-                "at most {} per major fault = elapsed {} / {} major (no cached-file cost per \
-                 fault in this run to take the {} minor faults out)",
-                fmt_time(wall_ns / t.majflt as f64),
-                fmt_time(wall_ns),
-                crate::units::fmt_thousands(t.majflt),
-                crate::units::fmt_thousands(t.minflt)
-            ),
-        };
-        // CPU time is accounted in ticks: a share over a short window means nothing.
-        let io = if wall_s >= 0.05 && cpu_ns <= wall_ns {
-            format!(
-                "; off the CPU (waiting for I/O) {:.0}% of elapsed = 1 − CPU {} / elapsed",
-                100.0 * (1.0 - cpu_ns / wall_ns),
-                fmt_time(cpu_ns)
-            )
-        } else {
-            "; no I/O share (elapsed under 50 ms, or CPU time beyond it)".into()
-        };
-        let how = if exact {
-            ""
-        } else {
-            " (elapsed estimated: the samples' mean per page × the pages the counts cover)"
-        };
-        let line = format!("{}: {per_major}{io}{how}", short_label(m, &cases));
+    for line in major_fault_sentences(run) {
         out.push_str(&super::term::wrap(&line, term.width, "", "    "));
         out.push('\n');
     }
     out
+}
+
+/// [`major_fault_text`] of every evicted-file case, each named by the parameters that tell
+/// it from the run's other fault cases.
+pub fn major_fault_sentences(run: &Run) -> Vec<String> {
+    let cases = loop_timed(run);
+    major_fault_costs(run)
+        .iter()
+        .map(|c| {
+            let label = cases
+                .iter()
+                .find(|m| m.probe == c.probe && m.params == c.params)
+                .map_or_else(|| c.probe.clone(), |m| short_label(m, &cases));
+            major_fault_text(c, &label)
+        })
+        .collect()
+}
+
+/// One evicted-file case's major-fault cost in a sentence that says how it was derived, or
+/// why there is none: the same text in the terminal, Markdown and HTML.
+pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
+    let n = crate::units::fmt_thousands;
+    let per_major = match (c.per_major_fault_ns, c.derivation, c.minor_fault_ns) {
+        (Some(v), Some(Derivation::ElapsedLessMinorAtCachedCost), Some(minor)) => format!(
+            "{} per major fault = (elapsed {} − {} minor × {} per cached-file fault) / {} major",
+            fmt_time(v),
+            fmt_time(c.elapsed_ns),
+            n(c.minor_faults),
+            fmt_time(minor),
+            n(c.major_faults)
+        ),
+        (Some(v), _, _) => format!(
+            "at most {} per major fault = elapsed {} / {} major (no cached-file cost per \
+             fault in this run to take the {} minor faults out)",
+            fmt_time(v),
+            fmt_time(c.elapsed_ns),
+            n(c.major_faults),
+            n(c.minor_faults)
+        ),
+        (None, _, _) => format!(
+            "no time per major fault: {}",
+            c.per_major_fault_missing.as_deref().unwrap_or("no figure")
+        ),
+    };
+    let io = match (c.io_share, &c.io_share_missing) {
+        (Some(share), _) => format!(
+            "; off the CPU (waiting for I/O) {:.0}% of elapsed = 1 − CPU {} / elapsed",
+            100.0 * share,
+            fmt_time(c.cpu_ns)
+        ),
+        (None, Some(why)) => format!("; no I/O share: {why}"),
+        (None, None) => String::new(),
+    };
+    let how = if c.elapsed_recorded || c.per_major_fault_ns.is_none() {
+        ""
+    } else {
+        " (elapsed estimated: the samples' mean per page × the pages the counts cover)"
+    };
+    format!("{label}: {per_major}{io}{how}")
 }
 
 /// Major faults per page: "0", "0.125", or "10 in 65,536" when rare but present.
@@ -291,6 +296,20 @@ impl Family for Fault {
         Evidence::Faults
     }
 
+    fn derived(&self, run: &Run) -> Vec<String> {
+        major_fault_sentences(run)
+    }
+
+    fn analysis(&self, run: &Run) -> Option<(&'static str, serde_json::Value)> {
+        let costs = major_fault_costs(run);
+        (!costs.is_empty()).then(|| {
+            (
+                "major_faults",
+                serde_json::to_value(costs).expect("the costs serialize"),
+            )
+        })
+    }
+
     fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
         use std::fmt::Write as _;
         let mut after = table(run);
@@ -309,6 +328,7 @@ impl Family for Fault {
         }
         Ok(Shown {
             after,
+            analysis: crate::report::analysis_of(run),
             figures: if ask.figures {
                 latency_svgs(run)
             } else {
@@ -411,6 +431,43 @@ mod tests {
             .retain(|m| m.probe != "fault.file-cached");
         let lines = major_fault_lines(&alone, &Term::plain(200));
         assert!(lines.contains("at most "), "{lines}");
+    }
+
+    /// One computation, several renderers: the JSON analysis carries the derived numbers as
+    /// fields, and the terminal, Markdown and HTML the same sentence built from them; a
+    /// case whose counts do not allow a figure says why in each.
+    #[test]
+    fn every_view_carries_the_same_major_fault_cost() {
+        let run = recorded();
+        let json = crate::report::analysis_of(&run).expect("an analysis");
+        let cost = &json["major_faults"][0];
+        let per_major = cost["per_major_fault_ns"].as_f64().unwrap();
+        let share = cost["io_share"].as_f64().unwrap();
+        assert_eq!(cost["derivation"], "elapsed_less_minor_at_cached_cost");
+        assert_eq!(cost["major_faults"], 36);
+        let figure = format!("{} per major fault", fmt_time(per_major));
+        let io = format!("off the CPU (waiting for I/O) {:.0}%", 100.0 * share);
+        let term = major_fault_lines(&run, &Term::plain(400));
+        let md = crate::report::markdown::run_to_markdown(&run);
+        let html = crate::report::html::render(std::slice::from_ref(&run));
+        for (view, text) in [("terminal", &term), ("markdown", &md), ("html", &html)] {
+            assert!(text.contains(&figure), "{view}: {figure}");
+            assert!(text.contains(&io), "{view}: {io}");
+        }
+        let mut none = run.clone();
+        for m in none
+            .measurements
+            .iter_mut()
+            .filter(|m| m.probe == "fault.file-evicted")
+        {
+            m.evidence.rusage.total.majflt = 0;
+        }
+        let json = crate::report::analysis_of(&none).unwrap();
+        assert!(json["major_faults"][0]["per_major_fault_ns"].is_null());
+        let why = "no time per major fault: no major faults were counted";
+        assert!(major_fault_lines(&none, &Term::plain(400)).contains(why));
+        assert!(crate::report::markdown::run_to_markdown(&none).contains(why));
+        assert!(crate::report::html::render(std::slice::from_ref(&none)).contains(why));
     }
 
     /// The ns/fault column follows the measurement's status: noise is "unstable", never a

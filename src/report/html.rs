@@ -52,7 +52,7 @@ td.checks{min-width:4.5em}.tally{white-space:nowrap}
 td.notes{min-width:11em;width:26%;overflow-wrap:break-word;font-size:12px}
 td.params details{margin:0}td.verdict{overflow-wrap:normal;min-width:7em}
 ol.footnotes{font-size:13px;color:#333;margin:4px 0 12px;padding-left:2.2em}ol.footnotes ul{margin:2px 0;padding-left:1.1em}
-a.fn{text-decoration:none}a.fn sup{font-size:10px;padding-left:1px}
+a.fn{text-decoration:none}ul.derived{font-size:14px;margin:4px 0 12px}p.derived{margin:8px 0 0}a.fn sup{font-size:10px;padding-left:1px}
 table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
@@ -427,8 +427,34 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
     }
     h.push_str("</table></div>\n");
     h.push_str(&notes.list());
+    derived_lines(h, runs, family);
     distributions(h, runs, &rows);
     h.push_str("</section>\n");
+}
+
+/// What the family derives from each run's counts (an evicted file's major faults), one
+/// sentence each under the table: the same sentences the terminal and Markdown print.
+fn derived_lines(h: &mut String, runs: &[Run], family: &str) {
+    for (i, run) in runs.iter().enumerate() {
+        let lines = crate::report::derived(run, family);
+        if lines.is_empty() {
+            continue;
+        }
+        let whose = if runs.len() > 1 {
+            format!(" ({})", run_label(runs, i))
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            h,
+            "<p class=\"derived\"><b>Derived from the counts{}</b></p>\n<ul class=\"derived\">",
+            esc(&whose)
+        );
+        for line in lines {
+            let _ = write!(h, "<li>{}</li>", esc(&line));
+        }
+        h.push_str("</ul>\n");
+    }
 }
 
 fn row_class<'a>(ms: impl Iterator<Item = &'a Measurement>) -> &'static str {

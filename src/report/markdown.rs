@@ -34,6 +34,16 @@ pub fn run_to_markdown(run: &Run) -> String {
             cell(&status)
         ));
     }
+    let derived: Vec<String> = super::FAMILIES
+        .iter()
+        .flat_map(|f| f.derived(run))
+        .collect();
+    if !derived.is_empty() {
+        o.push_str("\nDerived from the counts:\n\n");
+        for d in derived {
+            o.push_str(&format!("- {}\n", cell(&d)));
+        }
+    }
     o
 }
 

@@ -71,6 +71,27 @@ pub fn shown_alone(m: &Measurement) -> bool {
     family_of(&m.probe).is_none_or(|f| f.shown_alone(m))
 }
 
+/// The sentences every family of the HTML section `section` derives from `run`'s counts
+/// ([`Family::derived`]).
+pub fn derived(run: &Run, section: &str) -> Vec<String> {
+    FAMILIES
+        .iter()
+        .filter(|f| f.section() == section)
+        .flat_map(|f| f.derived(run))
+        .collect()
+}
+
+/// The run's JSON `analysis` of what the families derive from its counts, each under its
+/// key ([`Family::analysis`]); None when none derives anything.
+pub fn analysis_of(run: &Run) -> Option<serde_json::Value> {
+    let fields: serde_json::Map<String, serde_json::Value> = FAMILIES
+        .iter()
+        .filter_map(|f| f.analysis(run))
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    (!fields.is_empty()).then_some(serde_json::Value::Object(fields))
+}
+
 /// Every family's section under the terminal table, in [`FAMILIES`] order.
 pub fn under_table(run: &Run, verbose: bool) -> String {
     FAMILIES

@@ -6,21 +6,7 @@
 
 use crate::model::Measurement;
 
-/// The wall time the rusage deltas cover, in seconds, and whether it was recorded (the
-/// probe timed exactly that window) or is estimated (a run recorded before the window was
-/// kept: the samples' mean time per iteration × the iterations the deltas cover).
-pub fn window_s(m: &Measurement) -> (f64, bool) {
-    let r = &m.evidence.rusage;
-    if let Some(ns) = r.wall_ns {
-        return (ns as f64 / 1e9, true);
-    }
-    let mean = if m.samples.is_empty() {
-        0.0
-    } else {
-        m.samples.iter().sum::<f64>() / m.samples.len() as f64
-    };
-    (mean * r.iterations as f64 / 1e9, false)
-}
+pub use crate::analysis::faults::window_s;
 
 /// `m:ss.cc` as time(1) prints elapsed time.
 fn clock_style(s: f64) -> String {
