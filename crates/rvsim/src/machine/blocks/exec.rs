@@ -219,7 +219,7 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     let why = loop {
         let b = &bc.blocks[id as usize];
         if b.len > budget {
-            break if b.len == LEN_DEAD && id != NO_BLOCK {
+            break if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
                 Why::Lookup { from, way }
             } else {
                 Why::Step
@@ -257,14 +257,12 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
         pc = next;
         from = x;
         way = done.way as usize;
-        id = match done.way {
-            WAY_FALL => e.chain[0],
-            WAY_TAKEN => e.chain[1],
-            _ => bc.jump_target(next),
+        // An unknown successor is NO_BLOCK, a dead block: the test of the length above
+        // stops there.
+        id = match e.chain.get(way) {
+            Some(&id) => id,
+            None => bc.jump_target(next),
         };
-        if id == NO_BLOCK {
-            break Why::Lookup { from, way };
-        }
     };
     let retired = (*left - budget) as u64;
     let s = &mut *core.stats;
