@@ -574,7 +574,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
             StackedBars {
                 title: "rpc: where an RPC's time goes (kernel-traced parts, and with the observer's cost taken out)".into(),
                 subtitle: format!(
-                    "{} · means per RPC over the middle 80% of RPCs (they add up) · total [95% CI] · red tick = untraced RPC time",
+                    "{} · means per RPC over the middle 80% of RPCs (they add up) · total ± 95% CI · red tick = untraced RPC time",
                     run.machine.short_name()
                 ),
                 value_label: "ns/RPC".into(),

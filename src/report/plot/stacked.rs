@@ -17,7 +17,8 @@ use super::{color, label_width, no_data, render, short_number, DrawResult, FONT,
 pub struct StackedRow {
     pub label: String,
     pub segments: Vec<f64>,
-    /// `[total, lo, hi]`, written as "total [lo, hi]" after the bar.
+    /// `[total, lo, hi]`, written after the bar as the units module writes a figure with
+    /// its interval, in the chart's `value_label` unit.
     pub total: [f64; 3],
     /// Shown after the total (e.g. "untraced 48.2 µs").
     pub note: String,
@@ -97,7 +98,7 @@ impl StackedBars {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
         for (i, r) in rows.iter().enumerate() {
-            draw_row(&mut chart, (n - 1 - i) as f64, r)?;
+            draw_row(&mut chart, (n - 1 - i) as f64, r, &self.value_label)?;
         }
         Ok(())
     }
@@ -130,7 +131,7 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 
 /// One row at height `row`: its label, its segments end to end (or the reason it has none),
 /// the marker, and the total with its interval after the bar.
-fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow) -> DrawResult {
+fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, unit: &str) -> DrawResult {
     let mid = row + 0.5;
     chart.draw_series(std::iter::once(
         EmptyElement::at((0.0, mid))
@@ -182,11 +183,11 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow) -> DrawResult {
         )))?;
     }
     let [t, lo, hi] = r.total;
+    // The total and its interval by the units module's rule, as every view writes them
+    // ("18.4 ±<0.05 µs/RPC"), never "18.4k [18.4k, 18.4k]".
     let text = format!(
-        "{} [{}, {}]{}",
-        short_number(t),
-        short_number(lo),
-        short_number(hi),
+        "{}{}",
+        crate::units::interval::fmt_figure(t, lo, hi, unit),
         if r.note.is_empty() {
             String::new()
         } else {
@@ -279,11 +280,15 @@ mod tests {
             "wake-up",
             "server",
             "local pipe",
-            "3700 [3650, 3760]",
+            "3.70 ±0.06 µs/RPC",
             "untraced",
         ] {
             assert!(svg.contains(t), "{t} missing");
         }
+        assert!(
+            !svg.contains("[3650"),
+            "the total is written by the units rule"
+        );
         assert!(
             !svg.contains(">broken<"),
             "a row with a negative part is not drawn"
