@@ -517,15 +517,6 @@ fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
 /// precision for every view, never a half-width of 0 or a range of two equal numbers. Each
 /// part may not break inside, so a narrow column wraps only between them.
 fn estimate_cell(s: &Summary, unit: &str, bold: bool) -> String {
-    let [lo, hi] = s.ci95;
-    // Noise is not a number here either (the raw and baseline columns of an unstable row).
-    if crate::units::interval::is_unstable(s.median, lo, hi) {
-        return format!(
-            "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">spread \
-             {}</span>",
-            esc(&crate::units::fmt_spread_with_unit(s.median, lo, hi, unit))
-        );
-    }
     let (figure, spread, unit) =
         crate::units::interval::fmt_estimate_in(s.median, s.ci95[0], s.ci95[1], unit);
     let (b, end_b) = if bold { ("<b>", "</b>") } else { ("", "") };
@@ -1075,12 +1066,6 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("µs/switch") && t.contains("n=18"), "{t}");
-        // A raw or baseline interval wider than ±50% is "unstable", not a number.
-        let noisy = estimate_cell(&summary(55_000.0, 24_000.0, 86_000.0), "ns/RPC", false);
-        assert!(
-            noisy.contains("unstable") && !noisy.contains("55 "),
-            "{noisy}"
-        );
     }
 
     fn fixture() -> Run {
