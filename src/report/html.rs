@@ -508,24 +508,22 @@ fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
                 v.median, v.ci95[0], v.ci95[1], &m.unit
             ))
         ),
-        (Status::Ok, Some(v)) => estimate_cell(v, &m.unit, true),
+        (Status::Ok, Some(v)) => format!(
+            "<b>{}</b> {}<span class=\"ci\">{}</span>",
+            short_number(v.median),
+            esc(&m.unit),
+            ci_text(v)
+        ),
     }
 }
 
-/// A median with its 95% interval by the units module's rule, as the terminal writes it
-/// ("1.93 ±0.03 µs/switch", "0 ±<0.5 ns/RPC", "0.731 +0.13/−0.012"), the count below: one
-/// precision for every view, never a half-width of 0 or a range of two equal numbers. Each
-/// part may not break inside, so a narrow column wraps only between them.
-fn estimate_cell(s: &Summary, unit: &str, bold: bool) -> String {
-    let (figure, spread, unit) =
-        crate::units::interval::fmt_estimate_in(s.median, s.ci95[0], s.ci95[1], unit);
-    let (b, end_b) = if bold { ("<b>", "</b>") } else { ("", "") };
+/// "95% CI 1.2k – 1.3k · n=18" as markup that may break only between the interval and
+/// the count, never inside a number: a narrower figure column leaves the page room.
+fn ci_text(s: &Summary) -> String {
     format!(
-        "<span class=\"nw\">{b}{}{end_b} {}</span> <span class=\"nw\">{}</span>\
-         <span class=\"ci\">n={}</span>",
-        esc(&figure),
-        esc(&spread),
-        esc(&unit),
+        "<span class=\"nw\">95% CI {} – {}</span> · <span class=\"nw\">n={}</span>",
+        esc(&short_number(s.ci95[0])),
+        esc(&short_number(s.ci95[1])),
         s.n
     )
 }
@@ -533,7 +531,12 @@ fn estimate_cell(s: &Summary, unit: &str, bold: bool) -> String {
 fn summary_cell(s: Option<&Summary>, unit: &str) -> String {
     match s {
         None => "—".into(),
-        Some(s) => estimate_cell(s, unit, false),
+        Some(s) => format!(
+            "{} {}<span class=\"ci\">{}</span>",
+            short_number(s.median),
+            esc(unit),
+            ci_text(s)
+        ),
     }
 }
 
@@ -1031,42 +1034,6 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
 mod tests {
     use super::*;
     use crate::input::parse_run;
-
-    fn summary(median: f64, lo: f64, hi: f64) -> Summary {
-        Summary {
-            n: 18,
-            median,
-            ci95: [lo, hi],
-            mean: median,
-            min: lo,
-            max: hi,
-            p95: hi,
-            mad: 0.0,
-            outliers: vec![],
-            ci95_within_run: None,
-        }
-    }
-
-    #[test]
-    fn a_value_cell_writes_its_interval_by_the_units_rule() {
-        // A part that is 0 in every sample: a bound, never "±0" or "0 – 0".
-        let zero = estimate_cell(&summary(0.0, 0.0, 0.0), "ns/RPC", true);
-        assert!(
-            zero.contains("±&lt;0.5") && zero.contains("ns/RPC"),
-            "{zero}"
-        );
-        assert!(!zero.contains("±0<") && !zero.contains("0 – 0"), "{zero}");
-        // An asymmetric interval is written as one (README's old 0.731 ±0.073 for 0.719–0.865).
-        let skew = estimate_cell(&summary(0.731, 0.719, 0.865), "", true);
-        assert!(skew.contains("+0.13/−0.012"), "{skew}");
-        // Time units scale to the figure and the half-width has two significant digits.
-        let t = estimate_cell(&summary(1934.0, 1903.0, 1961.0), "ns/switch", false);
-        assert!(
-            t.contains("1.934 ±0.030") || t.contains("1.93 ±0.03"),
-            "{t}"
-        );
-        assert!(t.contains("µs/switch") && t.contains("n=18"), "{t}");
-    }
 
     fn fixture() -> Run {
         parse_run(

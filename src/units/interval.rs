@@ -133,17 +133,10 @@ pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &str) -> String {
     if is_unstable(v, lo, hi) {
         return fmt_unstable(v, lo, hi, unit);
     }
-    let (f, s, unit) = fmt_estimate_in(v, lo, hi, unit);
-    let space = if unit.is_empty() { "" } else { " " };
-    format!("{f} {s}{space}{unit}")
-}
-
-/// [`fmt_estimate`] in `unit` rescaled to the figure: ("1.93", "±0.03", "µs/switch"), for a
-/// view that sets the three apart (the HTML cell bolds the figure); [`fmt_figure`] joins them.
-pub fn fmt_estimate_in(v: f64, lo: f64, hi: f64, unit: &str) -> (String, String, String) {
     let (d, unit) = scaled_unit(v, unit);
+    let space = if unit.is_empty() { "" } else { " " };
     let (f, s) = fmt_estimate(v / d, lo / d, hi / d);
-    (f, s, unit)
+    format!("{f} {s}{space}{unit}")
 }
 
 /// The figure [`fmt_figure`] prints, without its interval, its time unit scaled to it:
