@@ -46,6 +46,19 @@ fn row(name: &str, reference: [f64; 5], oscost: [f64; 5]) -> Vec<(&str, &'static
     v
 }
 
+#[test]
+fn one_run_is_no_verdict_on_the_host_or_the_goal() {
+    // A 1-round sitting: a single run has no spread, so neither "steady" nor "met".
+    let t = table(&[
+        ("lat_ctx 2 procs S=0 (µs)", "ref", 1, 2.30),
+        ("lat_ctx 2 procs S=0 (µs)", "oscost", 1, 2.31),
+    ]);
+    let l = line(&t, "lat_ctx 2 procs S=0 (µs)");
+    assert!(l.contains("| – (fewer than two runs) |"), "{l}");
+    assert!(l.contains("– (fewer than two valid runs on a side"), "{l}");
+    assert!(!l.contains("steady (") && !l.contains("| met |"), "{l}");
+}
+
 /// The table line of a row.
 fn line<'a>(t: &'a str, name: &str) -> &'a str {
     t.lines()

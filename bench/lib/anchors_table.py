@@ -55,20 +55,24 @@ def load(lines):
     return rows, order
 
 
-def host_steady(ref_spread):
-    """True/False by the reference's own spread; None when the reference did not run."""
-    if ref_spread is None:
+def host_steady(ref):
+    """True/False by the reference's own spread; None with fewer than two reference runs
+    (one run has no spread: it says nothing about the host's steadiness)."""
+    if len(ref) < 2:
         return None
-    return round(ref_spread, 2) <= STEADY
+    return round(spread(ref), 2) <= STEADY
 
 
-def goal_verdict(row, ratio, ref_spread, os_spread):
-    """Issue 27's verdict for a sweep row: "met", "missed: ...", "not counted (...)" or "–"."""
+def goal_verdict(row, ref, osc):
+    """Issue 27's verdict for a sweep row from each side's valid runs: "met", "missed: ...",
+    "not counted (...)" or "–"."""
     if GOAL_ROWS not in row:
         return "–"
-    if ratio is None or ref_spread is None or os_spread is None:
-        return "– (a side has no valid run)"
-    if not host_steady(ref_spread):
+    if len(ref) < 2 or len(osc) < 2:
+        return "– (fewer than two valid runs on a side: no spread)"
+    ratio = statistics.median(osc) / statistics.median(ref)
+    ref_spread, os_spread = spread(ref), spread(osc)
+    if not host_steady(ref):
         return f"not counted (host not steady: reference spread {ref_spread:.2f} > {STEADY:.2f})"
     misses = []
     if abs(round(ratio, 2) - 1.0) > RATIO_TOLERANCE + 1e-9:
@@ -106,15 +110,15 @@ def table(rows, order, rounds):
         cell_paired = (
             f"{statistics.median(paired):.2f} ({len(paired)} rounds)" if paired else "–"
         )
-        steady = host_steady(rs)
+        steady = host_steady(ref)
         if steady is None:
-            cell_host = "–"
+            cell_host = "– (fewer than two runs)"
         elif steady:
             cell_host = f"steady ({rs:.2f})"
         else:
             cell_host = f"not steady ({rs:.2f} > {STEADY:.2f}): not counted"
             unsteady.append((row, rs))
-        verdict = goal_verdict(row, ratio, rs, ost)
+        verdict = goal_verdict(row, ref, osc)
         if GOAL_ROWS in row:
             verdicts.append((row, verdict))
         out.append(
