@@ -70,6 +70,8 @@ impl Footnotes {
         let mut parts = self.warnings(row, m, BRIEFS);
         let notes = self.note_numbers(row, m);
         parts.extend(self.note_refs(&notes));
+        // An empty part would be a stray separator (" ·  · ").
+        parts.retain(|p| !p.is_empty());
         parts.join(" · ")
     }
 
@@ -116,7 +118,9 @@ impl Footnotes {
     fn warnings(&mut self, row: &str, m: &Measurement, briefs: usize) -> Vec<String> {
         let mut parts: Vec<String> = Vec::new();
         let mut more: Vec<usize> = Vec::new();
-        for (i, w) in m.warnings.iter().enumerate() {
+        // A blank remark (a run file's "") says nothing: no brief, number or footnote.
+        let said = m.warnings.iter().filter(|w| !w.trim().is_empty());
+        for (i, w) in said.enumerate() {
             let n = self.number(row, w, Mark::Warning);
             if i < briefs {
                 parts.push(self.remark(row, w, Mark::Warning));
@@ -145,6 +149,9 @@ impl Footnotes {
         let stop =
             (!m.stop_reason.is_empty()).then(|| format!("sampling stopped: {}", m.stop_reason));
         for n in m.notes.iter().chain(stop.as_ref()) {
+            if n.trim().is_empty() {
+                continue;
+            }
             let k = self.number(row, n, Mark::Note);
             if !notes.contains(&k) {
                 notes.push(k);
@@ -415,6 +422,35 @@ mod tests {
             "{cell}"
         );
         assert_eq!(f.list().matches("<li id=").count(), 4);
+    }
+
+    /// A blank warning or note in a run file is no remark: no stray separator in the row
+    /// (" ·  · ", "notes ⁴, , ⁵") and no empty footnote below the table.
+    #[test]
+    fn blank_remarks_leave_no_empty_item() {
+        let mut f = Footnotes::new("t");
+        let m = measurement(
+            &["", "first one: a", " ", "second one: b"],
+            &["a note", "", "  ", "another note"],
+        );
+        let cell = f.cell("r", &m);
+        assert!(!cell.contains("·  ·") && !cell.starts_with(" ·"), "{cell}");
+        assert!(
+            cell.contains("⚠ first one") && cell.contains("⚠ second one"),
+            "{cell}"
+        );
+        assert!(!cell.contains("more"), "{cell}");
+        let refs = &cell[cell.find("notes ").expect("the notes' numbers")..];
+        assert_eq!(refs.matches("<a class=\"fn\"").count(), 2, "{refs}");
+        assert!(!refs.contains(", ,"), "{refs}");
+        let list = f.list();
+        assert_eq!(list.matches("<li id=").count(), 4, "{list}");
+        for empty in ["\"></li>", "⚠ </li>"] {
+            assert!(!list.contains(empty), "an empty footnote: {list}");
+        }
+        let mut f = Footnotes::new("t");
+        assert_eq!(f.cell("r", &measurement(&[""], &[" "])), "");
+        assert_eq!(f.list(), "");
     }
 
     #[test]
