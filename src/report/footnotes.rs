@@ -84,10 +84,16 @@ impl Footnotes {
         let n = self.number(row, text, mark);
         let sign = if mark == Mark::Warning { "⚠ " } else { "" };
         format!(
-            "<span class=\"remark\">{sign}{}{}</span>",
-            esc(&brief(text)),
-            self.link(n)
+            "<span class=\"remark\">{sign}{}</span>",
+            self.linked(&brief(text), n)
         )
+    }
+
+    /// `text` (escaped) with footnote `n`'s number after it, a word joiner between them: a
+    /// number that wraps alone to the next line (after a brief's "…") reads as the start of
+    /// the next remark ("³ · ⚠ +2 more ⁴ ⁵").
+    pub fn linked(&self, text: &str, n: usize) -> String {
+        format!("{}\u{2060}{}", esc(text), self.link(n))
     }
 
     /// A row of several runs: per run its checks' tally and its warnings as footnote numbers
@@ -451,6 +457,24 @@ mod tests {
         let mut f = Footnotes::new("t");
         assert_eq!(f.cell("r", &measurement(&[""], &[" "])), "");
         assert_eq!(f.list(), "");
+    }
+
+    /// A footnote's number never starts a line alone: it is kept with the brief's last
+    /// word, and a row's note numbers stay together.
+    #[test]
+    fn footnote_numbers_stay_with_their_words() {
+        let mut f = Footnotes::new("t");
+        let cell = f.cell(
+            "r",
+            &measurement(&["interval did not reach ±2%: x"], &["a", "b"]),
+        );
+        assert!(
+            cell.contains("⚠ interval did not reach ±2%\u{2060}<a class=\"fn\""),
+            "{cell}"
+        );
+        assert!(cell.contains("<span class=\"note-refs\">notes "), "{cell}");
+        let style = crate::report::html::page_head("t");
+        assert!(style.contains(".note-refs{white-space:nowrap}"), "{style}");
     }
 
     #[test]

@@ -52,7 +52,7 @@ td.checks{min-width:4.5em}.tally{white-space:nowrap}
 td.notes{min-width:11em;width:26%;overflow-wrap:break-word;font-size:12px}
 td.params details{margin:0}td.verdict{overflow-wrap:normal;min-width:7em}
 ol.footnotes{font-size:13px;color:#333;margin:4px 0 12px;padding-left:2.2em}ol.footnotes ul{margin:2px 0;padding-left:1.1em}
-a.fn{text-decoration:none}ul.derived{font-size:14px;margin:4px 0 12px}p.derived{margin:8px 0 0}a.fn sup{font-size:10px;padding-left:1px}
+a.fn{text-decoration:none}.note-refs{white-space:nowrap}ul.derived{font-size:14px;margin:4px 0 12px}p.derived{margin:8px 0 0}a.fn sup{font-size:10px;padding-left:1px}
 table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
@@ -486,9 +486,8 @@ fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
             let reason = m.invalid_reason();
             let n = notes.number(row, &reason, Mark::Invalid);
             format!(
-                "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}{}</span>",
-                esc(&crate::report::footnotes::brief(&reason)),
-                notes.link(n)
+                "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}</span>",
+                notes.linked(&crate::report::footnotes::brief(&reason), n)
             )
         }
         (Status::BelowResolution, _) => format!(
