@@ -42,8 +42,18 @@ impl BlockCache {
     #[inline(always)]
     pub(super) fn jump_target(&self, pc: u32) -> u32 {
         match self.jumps.get((pc >> 1) as usize & (JUMPS - 1)) {
-            Some(&id) if self.blocks[id as usize].pc == pc => id,
-            _ => NO_BLOCK,
+            Some(&id) => {
+                debug_assert!((id as usize) < self.blocks.len());
+                // SAFETY: the table holds ids of blocks in the arena (`follow` stores a block
+                // it just found, `clear` empties the table with the arena).
+                let b = unsafe { self.blocks.get_unchecked(id as usize) };
+                if b.pc == pc {
+                    id
+                } else {
+                    NO_BLOCK
+                }
+            }
+            None => NO_BLOCK,
         }
     }
 }

@@ -217,7 +217,12 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     // How the run reached `id`, for linking it when it has to be looked up.
     let (mut from, mut way) = (NO_EXIT, 2);
     let why = loop {
-        let b = &bc.blocks[id as usize];
+        debug_assert!((id as usize) < bc.blocks.len());
+        // SAFETY: every block id the run can hold is an index into `blocks`: it comes from
+        // `block_at`/`follow` (a slot, a chain, the jump table or a block just built) or from
+        // a chain or the jump table below, and the arena only grows except in
+        // `BlockCache::clear`, which empties every table and chain holding ids.
+        let b = unsafe { bc.blocks.get_unchecked(id as usize) };
         if b.len > budget {
             break if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
                 Why::Lookup { from, way }
@@ -237,15 +242,24 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             Err(cut) => break Why::Cut(cut),
         };
         let x = done.exit;
-        let e = &bc.exits[x as usize];
+        debug_assert!((x as usize) < bc.exits.len());
+        // SAFETY: a block that runs was built from at least one instruction, so it has exits
+        // `exits..=last_exit` in the arena, and `run_ops` reports one of them (a branch's
+        // exit index is set by `build::new_block` among its block's exits).
+        let e = unsafe { bc.exits.get_unchecked(x as usize) };
         budget -= e.len;
         compressed += e.compressed as u64;
         let next = done.next;
         let mut imiss = 0;
         if IC {
             if let Some(ic) = core.icache.as_deref_mut() {
-                imiss =
-                    ic.fetch_lines(&bc.lines[b.lines as usize..e.lines_end as usize], e.fetches);
+                let lines = b.lines as usize..e.lines_end as usize;
+                debug_assert!(lines.start <= lines.end && lines.end <= bc.lines.len());
+                // SAFETY: an exit's lines are a prefix of its block's, appended to `lines`
+                // when the block was built (`build::new_block`): `b.lines <= e.lines_end <=
+                // lines.len()`.
+                let lines = unsafe { bc.lines.get_unchecked(lines) };
+                imiss = ic.fetch_lines(lines, e.fetches);
             }
             straddles += e.straddles as u64;
         }
