@@ -9,29 +9,25 @@ use crate::evidence::Participant;
 use crate::model::Measurement;
 use std::hint::black_box;
 
-#[inline(never)]
-fn callee(x: u64) -> u64 {
-    black_box(x).wrapping_mul(3)
-}
-
 pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[cpu])?;
     let spec = Spec::new("call.function", "ns/call", "ns/iteration", 1.0)
         .param("cpus", vec![cpu])
-        .note("a call to a function the compiler may not inline, minus the same loop without it")
+        .note(if super::call_loop::FIXED_SHAPE {
+            "a call to a function, minus the same loop without it (both loops in assembly, so \
+             their shape does not vary by build)"
+        } else {
+            "a call to a function the compiler may not inline, minus the same loop without it"
+        })
         .events_set(EventSet::Standard);
     let mut raw = |iters: u64| {
         let t0 = now_ns();
-        for i in 0..iters {
-            black_box(callee(black_box(i)));
-        }
+        black_box(super::call_loop::raw(iters));
         Ok(now_ns() - t0)
     };
     let mut base = |iters: u64| {
         let t0 = now_ns();
-        for i in 0..iters {
-            black_box(black_box(i).wrapping_mul(3));
-        }
+        black_box(super::call_loop::base(iters));
         Ok(now_ns() - t0)
     };
     let me = Participant::this_thread("caller", vec![cpu]);

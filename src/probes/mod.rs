@@ -3,6 +3,7 @@
 
 pub mod c2c;
 pub mod call;
+mod call_loop;
 pub mod ctx;
 pub mod fault;
 pub mod ipc;
