@@ -5,6 +5,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::place::{self, Layout, Rect};
 use super::{color, finite_range, label_width, no_data, plottable, render, short_number};
 use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -250,59 +251,79 @@ impl LinePlot {
         Ok(())
     }
 
-    /// The cache markers (grey, labels staggered at the top), the knees (red, dashed, one per
-    /// size, labels staggered at the bottom) and the annotations.
+    /// The cache markers (grey, labelled at the top), the knees (red, dashed, one per size,
+    /// labelled at the bottom) and the annotations; each label where it is clear of the lines,
+    /// the data, the legend and the other labels ([`super::place`]).
     fn draw_marks<X, Y>(&self, chart: &mut Chart<'_, '_, X, Y>) -> DrawResult
     where
         X: Ranged<ValueType = f64> + ValueFormatter<f64>,
         Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
     {
         let (xr, yr) = (chart.x_range(), chart.y_range());
-        for (i, m) in self.markers.iter().enumerate() {
-            if !(plottable(m.x) && xr.contains(&m.x)) {
-                continue;
-            }
-            let grey = RGBColor(110, 110, 110);
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(m.x, yr.start), (m.x, yr.end)],
-                grey.stroke_width(1),
-            )))?;
-            // Stagger labels vertically so neighbouring markers do not overwrite each other.
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((m.x, yr.end))
-                    + Text::new(
-                        m.label.clone(),
-                        (4, 4 + 16 * (i as i32 % 3)),
-                        (FONT, LABEL_PT).into_font().color(&grey),
-                    ),
-            ))?;
-        }
+        let grey = RGBColor(110, 110, 110);
         let red = RGBColor(200, 40, 30);
+        let markers: Vec<&Marker> = self
+            .markers
+            .iter()
+            .filter(|m| plottable(m.x) && xr.contains(&m.x))
+            .collect();
         // Knees of several curves often fall on the same size: one line and one label each.
         let mut knees: Vec<&Marker> = Vec::new();
-        for k in &self.knees {
+        for k in self
+            .knees
+            .iter()
+            .filter(|k| plottable(k.x) && xr.contains(&k.x))
+        {
             if !knees.iter().any(|o| o.x == k.x) {
                 knees.push(k);
             }
         }
         knees.sort_by(|a, b| a.x.total_cmp(&b.x));
-        for (i, k) in knees.into_iter().enumerate() {
-            if !(plottable(k.x) && xr.contains(&k.x)) {
-                continue;
-            }
+        let mut layout = self.layout(chart, markers.iter().chain(&knees).map(|m| m.x));
+        for m in &markers {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(m.x, yr.start), (m.x, yr.end)],
+                grey.stroke_width(1),
+            )))?;
+        }
+        for k in &knees {
             chart.draw_series(DashedLineSeries::new(
                 vec![(k.x, yr.start), (k.x, yr.end)],
                 6,
                 4,
                 red.stroke_width(2),
             ))?;
-            // Knee labels sit at the bottom, staggered, away from the cache labels at the top.
+        }
+        // Cache labels in rows from the top, knee labels in rows from the bottom; each beside
+        // its line, right of it when that is clear, else left of it.
+        let area = layout.area;
+        for (m, top, colour) in markers
+            .iter()
+            .map(|m| (m, true, grey))
+            .chain(knees.iter().map(|k| (k, false, red)))
+        {
+            let anchor = chart.backend_coord(&(m.x, if top { yr.end } else { yr.start }));
+            let rows = if top { 3 } else { 4 };
+            let candidates: Vec<Rect> = (0..rows)
+                .flat_map(|row| {
+                    let y = if top {
+                        area.top + 4 + place::LINE_H * row
+                    } else {
+                        area.bottom - 4 - place::LINE_H * (row + 1)
+                    };
+                    let right = Rect::text(&m.label, anchor.0 + 4, y);
+                    [right, right.shifted(-right.width() - 8, 0)]
+                })
+                .collect();
+            let Some(at) = layout.place(&candidates) else {
+                continue;
+            };
             chart.draw_series(std::iter::once(
-                EmptyElement::at((k.x, yr.start))
+                EmptyElement::at((m.x, if top { yr.end } else { yr.start }))
                     + Text::new(
-                        k.label.clone(),
-                        (4, -20 - 16 * (i as i32 % 4)),
-                        (FONT, LABEL_PT).into_font().color(&red),
+                        m.label.clone(),
+                        (at.left - anchor.0, at.top - anchor.1),
+                        (FONT, LABEL_PT).into_font().color(&colour),
                     ),
             ))?;
         }
@@ -310,11 +331,21 @@ impl LinePlot {
             if !(a.x.is_finite() && a.y.is_finite() && xr.contains(&a.x) && yr.contains(&a.y)) {
                 continue;
             }
+            let p = chart.backend_coord(&(a.x, a.y));
+            // Above the point, then below it, then further up or down.
+            let above = Rect::text(&a.text, p.0 - 10, p.1 - 22);
+            let candidates: Vec<Rect> = [0, 28, -16, 44, -32]
+                .into_iter()
+                .flat_map(|dy| [above.shifted(0, dy), above.shifted(-above.width() / 2, dy)])
+                .collect();
+            let Some(at) = layout.place(&candidates) else {
+                continue;
+            };
             chart.draw_series(std::iter::once(
                 EmptyElement::at((a.x, a.y))
                     + Text::new(
                         a.text.clone(),
-                        (-10, -22),
+                        (at.left - p.0, at.top - p.1),
                         (FONT, LABEL_PT)
                             .into_font()
                             .style(FontStyle::Bold)
@@ -323,6 +354,60 @@ impl LinePlot {
             ))?;
         }
         Ok(())
+    }
+
+    /// What the labels must keep clear of, in pixels: the plot area, the vertical lines at
+    /// `verticals`, each series' line and points, and the legend's box.
+    fn layout<X, Y>(
+        &self,
+        chart: &Chart<'_, '_, X, Y>,
+        verticals: impl Iterator<Item = f64>,
+    ) -> Layout
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let (px, py) = chart.plotting_area().get_pixel_range();
+        let area = Rect::new(px.start, py.start, px.end - px.start, py.end - py.start);
+        let mut layout = Layout::new(area);
+        for x in verticals {
+            let (x, _) = chart.backend_coord(&(x, chart.y_range().start));
+            layout.lines.push(((x, area.top), (x, area.bottom)));
+        }
+        for s in &self.series {
+            let mut p: Vec<(i32, i32)> = self
+                .placed(&s.points)
+                .map(|q| chart.backend_coord(&(q.x, q.y)))
+                .collect();
+            p.sort();
+            layout.lines.extend(p.windows(2).map(|w| (w[0], w[1])));
+            layout
+                .taken
+                .extend(p.iter().map(|&(x, y)| Rect::new(x - 4, y - 4, 8, 8)));
+        }
+        // The legend, where draw_in puts it (plotters sizes it by its longest entry).
+        let named: Vec<&str> = self
+            .series
+            .iter()
+            .filter(|s| !s.name.is_empty())
+            .map(|s| s.name.as_str())
+            .take(MAX_LEGEND)
+            .collect();
+        if !named.is_empty() {
+            let (dx, dy) = if self.markers.is_empty() {
+                (5, 5)
+            } else {
+                (10, 58)
+            };
+            let longest = named.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+            layout.taken.push(Rect::new(
+                area.left + dx,
+                area.top + dy,
+                longest as i32 * super::CHAR_W as i32 + 32,
+                20 * named.len() as i32 + 14,
+            ));
+        }
+        layout
     }
 
     /// Each series: its band, its line and points, and its legend entry (at most
@@ -535,5 +620,49 @@ mod tests {
         let svg = p.to_svg();
         assert!(!svg.contains("no data"));
         assert_eq!(count(&svg, "<polygon"), 2);
+    }
+
+    /// The x of each `<text>` whose content is `label`, and of each line of `stroke`.
+    fn xs_of(svg: &str, what: &str) -> Vec<i32> {
+        svg.lines()
+            .zip(svg.lines().skip(1))
+            .filter_map(|(a, b)| {
+                let hit = if what.starts_with('#') {
+                    a.contains(&format!("stroke=\"{what}\"")) && a.starts_with("<polyline")
+                } else {
+                    a.starts_with("<text") && b.trim() == what
+                };
+                let key = if a.starts_with("<text") {
+                    " x=\""
+                } else {
+                    "points=\""
+                };
+                let from = a.find(key)? + key.len();
+                hit.then(|| a[from..].split([',', '"']).next()?.parse().ok())?
+            })
+            .collect()
+    }
+
+    /// Issue 21: "L1d 32 KiB" was drawn across the knee line at 48 KiB, just right of it.
+    #[test]
+    fn a_marker_label_is_placed_clear_of_the_other_lines() {
+        let mut p = sweep();
+        p.knees.push(Marker {
+            x: 49152.0,
+            label: "knee 48 KiB".into(),
+        });
+        let svg = p.to_svg();
+        let knee = xs_of(&svg, "#C8281E");
+        let label = xs_of(&svg, "L1d 32 KiB");
+        assert!(!knee.is_empty() && label.len() == 1, "{knee:?} {label:?}");
+        let (x, w) = (label[0], "L1d 32 KiB".len() as i32 * 8);
+        assert!(
+            knee.iter().all(|k| *k < x || *k > x + w),
+            "label at {x}..{} crosses a knee line at {knee:?}",
+            x + w
+        );
+        // The cache line it labels is beside it, not under it.
+        let cache = xs_of(&svg, "#6E6E6E");
+        assert!(cache.iter().all(|c| *c < x || *c > x + w), "{cache:?}");
     }
 }
