@@ -35,6 +35,17 @@ $bin compare "$out/run-a.json" "$out/run-b.json" --html "$out/compare.html" >/de
 $bin sim run crates/rvsim/programs/elf/timer-rv32imc.elf --pipeview interrupt-4:14 \
     --pipeview-html "$out/pipeview.html" --kanata "$out/pipeview.kanata" >/dev/null
 grep -q '^Kanata' "$out/pipeview.kanata"
+# The simulator's cache sweep (its SVG, put in a page as a report's figure is), when the
+# RISC-V cross compiler is here to build its program.
+pages=(run sweep compare pipeview)
+if command -v riscv64-unknown-elf-gcc >/dev/null; then
+    $bin sim sweep crates/rvsim/programs/c/loop.c --svg "$out/simsweep.svg" >/dev/null
+    { echo '<!doctype html><html><body><figure>'; cat "$out/simsweep.svg"; echo '</figure></body></html>'; } \
+        >"$out/simsweep.html"
+    pages+=(simsweep)
+else
+    echo "sim sweep: no riscv64-unknown-elf-gcc, its figure not checked" >&2
+fi
 # The recorded fixtures: a fault run (cases told apart by their parameters), an rpc run, and
 # every other family recorded (their figures' point counts are checked like the others'),
 # the recorded sweep as sweep-recorded (sweep is the one measured above).
@@ -80,7 +91,7 @@ browse() {
 }
 
 status=0
-for page in run sweep compare pipeview "${fixtures[@]}"; do
+for page in "${pages[@]}" "${fixtures[@]}"; do
     url="file://$PWD/$out/$page.html"
     echo "== chromium: $page"
     # 1100 px: a laptop's browser window; tables must fit it without a scroll bar.
@@ -104,7 +115,12 @@ for page in run sweep compare pipeview "${fixtures[@]}"; do
     fi
     # Every page but the pipeline diagram has tables of figures and figures with labels.
     # ... and every figure of theirs counts its points: drawn = given − stated omissions.
-    [ "$page" = pipeview ] || expect+=(--cells --tables --labels --points)
+    # The simulator's sweep is a figure alone: its labels and points.
+    case $page in
+    pipeview) ;;
+    simsweep) expect+=(--labels --points) ;;
+    *) expect+=(--cells --tables --labels --points) ;;
+    esac
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
 

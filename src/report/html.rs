@@ -753,16 +753,30 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
             .collect();
         let labels = case_labels(family, &rows);
         let title = format!("{family}: {unit}");
-        if runs.len() == 1 {
+        // Several runs without one value between them: grouped bars would be empty axes
+        // (three quick runs whose call.function was invalid in each showed "no data to
+        // plot"), so each run's row says why, as a single run's does.
+        let none_plotted = !rows
+            .iter()
+            .flat_map(|r| r.per_run.iter().flatten())
+            .any(|m| plotted(m).is_some());
+        if runs.len() == 1 || none_plotted {
             let bars = rows
                 .iter()
                 .zip(&labels)
-                .map(|(r, label)| {
-                    let m = r.per_run[0].expect("one run");
-                    match plotted(m) {
-                        Some([v, lo, hi]) => Bar::new(label.clone(), v, lo, hi),
-                        None => Bar::missing(label.clone(), missing_note(m)),
-                    }
+                .flat_map(|(r, label)| {
+                    r.per_run.iter().enumerate().filter_map(move |(i, m)| {
+                        let m = (*m)?;
+                        let label = if runs.len() == 1 {
+                            label.clone()
+                        } else {
+                            format!("{label} · run {}", i + 1)
+                        };
+                        Some(match plotted(m) {
+                            Some([v, lo, hi]) => Bar::new(label, v, lo, hi),
+                            None => Bar::missing(label, missing_note(m)),
+                        })
+                    })
                 })
                 .collect();
             out.push((

@@ -36,6 +36,7 @@ pub use histogram::Histogram;
 pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
 pub use ratio::{RatioPlot, RatioRow, Threshold};
 pub use stacked::{StackedBars, StackedRow};
+pub use tally::stack;
 pub use tally::Tally;
 pub(crate) use tally::{finish, mark_style};
 

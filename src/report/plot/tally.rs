@@ -183,15 +183,42 @@ fn add_statement(svg: &str, text: &str) -> String {
     )
 }
 
+/// Figures rendered by this module, one above the other, as one SVG document that counts
+/// their points together (each keeps its own count and statement too): for a file that
+/// holds two panels of one result.
+pub fn stack(figures: &[String]) -> String {
+    let mut body = String::new();
+    let (mut width, mut height) = (0, 0);
+    let mut tally = [0usize; 3];
+    for svg in figures {
+        let Some((w, h)) = root_size(svg) else {
+            continue;
+        };
+        for (i, key) in ["given", "drawn", "omitted"].into_iter().enumerate() {
+            tally[i] += attr(svg, &format!("data-points-{key}")).unwrap_or(0) as usize;
+        }
+        body.push_str(&svg.replacen("<svg ", &format!("<svg x=\"0\" y=\"{height}\" "), 1));
+        body.push('\n');
+        width = width.max(w);
+        height += h;
+    }
+    format!(
+        "<svg data-points-given=\"{}\" data-points-drawn=\"{}\" data-points-omitted=\"{}\" data-points-marks=\"each\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n{body}</svg>\n",
+        tally[0], tally[1], tally[2]
+    )
+}
+
 /// (width, height) of the root `<svg width=".." height="..">`.
 fn root_size(svg: &str) -> Option<(u32, u32)> {
+    Some((attr(svg, "width")?, attr(svg, "height")?))
+}
+
+/// A whole-number attribute `name` of the root `<svg>` element.
+fn attr(svg: &str, name: &str) -> Option<u32> {
     let head = &svg[..svg.find('>')?];
-    let attr = |name: &str| -> Option<u32> {
-        let key = format!("{name}=\"");
-        let from = head.find(&key)? + key.len();
-        head[from..].split('"').next()?.parse().ok()
-    };
-    Some((attr(" width")?, attr(" height")?))
+    let key = format!(" {name}=\"");
+    let from = head.find(&key)? + key.len();
+    head[from..].split('"').next()?.parse().ok()
 }
 
 #[cfg(test)]
