@@ -347,18 +347,22 @@ fn measuring(w: &mut Widths, width: usize) {
             w.check(&format!("{cmd} (explain: {explain})"), &text, width);
         }
     }
-    let rpc = read_run("rpc");
-    w.check(
-        "rpc",
-        &screen::measured(&rpc, &term, None, None, detail(false)),
-        width,
-    );
-    let rpc_detail = oscost::report::rpc::detail(&rpc);
-    w.check(
-        "rpc --explain",
-        &screen::measured(&rpc, &term, None, Some(&rpc_detail), detail(true)),
-        width,
-    );
+    // Two scenarios, nearly every row invalid; and a quick run of all four whose corrected
+    // breakdown failed its check in each traced scenario.
+    for name in ["rpc", "rpc-quick"] {
+        let rpc = read_run(name);
+        w.check(
+            name,
+            &screen::measured(&rpc, &term, None, None, detail(false)),
+            width,
+        );
+        let rpc_detail = oscost::report::rpc::detail(&rpc);
+        w.check(
+            &format!("{name} --explain"),
+            &screen::measured(&rpc, &term, None, Some(&rpc_detail), detail(true)),
+            width,
+        );
+    }
 }
 
 /// The default output, or everything (`--explain`, which implies `--verbose`).

@@ -111,20 +111,29 @@ fn sample_until(
 /// or twice the warm-up), then samples for its share of the budget, with its own evidence.
 pub fn spread_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
     // Only the first call scales (sampler::ScaleMemo): the later ones skip its sample's worth.
-    let rescaled = (ROUNDS - 1) as f64 * raw_s;
-    (
-        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, true) - rescaled,
-        ROUNDS as f64 * simulate_round(cfg, raw_s, baseline_s, false) - rescaled,
-    )
+    // They also warm up for a shorter floor (sampler::round_warmup).
+    let later = (ROUNDS - 1) as f64;
+    let span = |converges| {
+        simulate_round(cfg, raw_s, baseline_s, converges, false)
+            + later * (simulate_round(cfg, raw_s, baseline_s, converges, true) - raw_s)
+    };
+    (span(true), span(false))
 }
 
 /// One call of a spread measurement in simulated time (see [`spread_span`]).
-fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) -> f64 {
+fn simulate_round(
+    cfg: &SamplingConfig,
+    raw_s: f64,
+    baseline_s: f64,
+    converges: bool,
+    later: bool,
+) -> f64 {
     let batch = (raw_s + baseline_s).max(1e-6);
-    let share = cfg.budget_ns as f64 / 1e9 / ROUNDS as f64;
-    let warmup = cfg.warmup_ns as f64 / 1e9;
+    let share_ns = cfg.budget_ns / ROUNDS as u64;
+    let share = share_ns as f64 / 1e9;
+    let (floor, cap) = super::sampler::round_warmup(cfg, share_ns, later);
+    let (warmup, cap) = (floor as f64 / 1e9, cap as f64 / 1e9);
     let mut t = raw_s;
-    let cap = (share / 4.0).max(2.0 * warmup).max(warmup);
     let warm = warm_batch_s(batch);
     let first = if converges {
         (6.0 * warm).max(warmup).min(cap)
@@ -561,7 +570,12 @@ mod tests {
         // Each call samples for its share after its warm-up: more than back to back.
         // At most the budget plus, per call, scaling, a 0.2 s warm-up and one last sample.
         assert!(hi > bhi && hi < 2.0 + 3.0 * 0.26, "{hi} {bhi}");
-        assert!(lo > blo, "{lo} {blo}");
+        // Converging, a later call's warm-up (until steady, at least a quarter of the
+        // warm-up) is no shorter than the one between rounds back to back.
+        assert!(lo >= blo - 1e-9, "{lo} {blo}");
+        // ... and shorter than the first call's: three first calls would take longer.
+        let first = simulate_round(&std, 0.02, 0.0, true, false);
+        assert!(lo < 3.0 * first - 2.0 * 0.02 - 0.1, "{lo} {first}");
     }
 
     #[test]

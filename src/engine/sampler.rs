@@ -262,17 +262,19 @@ pub fn sample_round(
     recorder: &mut Recorder,
 ) -> Result<SampleSet> {
     let of = slot.of.max(1) as usize;
-    let mut set = match known {
+    let (mut set, later) = match known {
         // An earlier round of this measurement scaled it (see ScaleMemo).
-        Some((r, b)) if r > 0 && (b > 0) == baseline.is_some() => empty_set(r, b),
-        _ => scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?,
+        Some((r, b)) if r > 0 && (b > 0) == baseline.is_some() => (empty_set(r, b), true),
+        _ => (
+            scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?,
+            false,
+        ),
     };
     let share = cfg.budget_ns / of as u64;
-    // Warm up until steady, for at least the configured warm-up and at most a quarter of
-    // the share or twice the warm-up: every round pays for one, so it is kept short.
+    let (floor, cap) = round_warmup(cfg, share, later);
     warm_until_steady_capped(
-        cfg.warmup_ns,
-        (share / 4).max(cfg.warmup_ns.saturating_mul(2)),
+        floor,
+        cap,
         raw,
         baseline.as_deref_mut(),
         set.raw_iterations,
@@ -297,6 +299,25 @@ pub fn sample_round(
     Ok(set)
 }
 
+/// The warm-up of one spread round, (at least, at most) in ns: until steady, at most a
+/// quarter of the round's `share` or twice the warm-up (every round pays for one, so it is
+/// kept short). At least the configured warm-up in a measurement's first call (the core may
+/// just have left idle, the caches hold another item's data); at least a quarter of it in a
+/// `later` call, whose iteration counts an earlier round measured: it comes amid the plan's
+/// busy passes, with the core at speed, and what is fresh at every call (its partners, their
+/// pages, the caches) the steady test still waits for, as between rounds taken back to back
+/// ([`sample`]). The floor, not the steady test, was most of a later call's warm-up: 100 ms
+/// of a syscall round's ~340 ms.
+pub fn round_warmup(cfg: &SamplingConfig, share: u64, later: bool) -> (u64, u64) {
+    let cap = (share / 4).max(cfg.warmup_ns.saturating_mul(2));
+    let floor = if later {
+        cfg.warmup_ns / 4
+    } else {
+        cfg.warmup_ns
+    };
+    (floor, cap)
+}
+
 /// An empty sample set with auto-scaled iteration counts for raw and baseline.
 fn scaled_set(
     cfg: &SamplingConfig,
@@ -307,10 +328,33 @@ fn scaled_set(
     let target = (cfg.target_sample_ns as f64).max(min_sample_ns) as u64;
     let raw_iters = auto_scale(raw, target)?;
     let base_iters = match baseline {
-        Some(b) => auto_scale(b, target)?,
+        Some(b) => {
+            cheap_baseline_iterations(raw_iters, auto_scale(b, target)?, target, min_sample_ns)
+        }
         None => 0,
     };
     Ok(empty_set(raw_iters, base_iters))
+}
+
+/// A baseline iteration this much cheaper than a raw one (or more) is a negligible part of
+/// the figure: its samples are [`CHEAP_BASELINE_SHARE`] of a sample long.
+const CHEAP_BASELINE_RATIO: u64 = 32;
+/// The length of a cheap baseline's sample, as a share of the sample target.
+const CHEAP_BASELINE_SHARE: u64 = 4;
+
+/// The baseline's iterations per sample, given both counts auto-scaled to `target_ns`: the
+/// same, unless a baseline iteration costs under 1/[`CHEAP_BASELINE_RATIO`] of a raw one
+/// (a system call's empty loop: 0.4 ns beside 200 ns and more), then a quarter of them (at
+/// least `min_sample_ns` of work). Why: every figure sample is followed by its baseline
+/// sample, so a full-length one doubled such an item's sampling time for a part of the figure
+/// under 3%; the raw samples, and the figure's interval, are unchanged, and the stop rule
+/// still waits for the baseline's own interval (a noisier one can only take more samples).
+fn cheap_baseline_iterations(raw: u64, base: u64, target_ns: u64, min_sample_ns: f64) -> u64 {
+    if base / CHEAP_BASELINE_RATIO < raw.max(1) {
+        return base;
+    }
+    let floor = (base as f64 * min_sample_ns / target_ns.max(1) as f64).ceil() as u64;
+    (base / CHEAP_BASELINE_SHARE).max(floor).max(1)
 }
 
 /// An empty sample set with these iteration counts.
@@ -564,10 +608,24 @@ fn evidence_sample(
     Ok(())
 }
 
+/// Whether a round's samples are precise enough to stop: the raw samples' interval within
+/// `target` of their median, and the baseline's within `target` of its own median or, paired
+/// with the raw samples, the difference's (the figure's) within `target` of its median. Why
+/// the second way: a baseline far cheaper than the figure (a system call's 0.4 ns empty loop
+/// beside its 200 ns) rarely reads within 1.6% of itself, and on the quiet VM kept a third of
+/// the syscall rounds sampling to their deadline although their figure was long at target.
+/// Every round that stopped before still stops at the same sample; a round stops earlier only
+/// with both the raw and the figure's interval at target.
 fn converged(raw: &[f64], baseline: &[f64], target: f64) -> bool {
-    let ok =
-        |v: &[f64]| v.is_empty() || summarize(v).is_some_and(|s| relative_half_width(&s) <= target);
-    ok(raw) && ok(baseline)
+    let ok = |v: &[f64]| summarize(v).is_some_and(|s| relative_half_width(&s) <= target);
+    if !ok(raw) {
+        return false;
+    }
+    if baseline.is_empty() || ok(baseline) {
+        return true;
+    }
+    let difference: Vec<f64> = raw.iter().zip(baseline).map(|(r, b)| r - b).collect();
+    ok(&difference)
 }
 
 #[cfg(test)]
@@ -581,6 +639,72 @@ mod tests {
     fn synthetic(ns_per_iter: u64) -> impl FnMut(u64) -> Result<u64> {
         crate::engine::canary::set_tagging(false);
         move |iters| Ok(iters * ns_per_iter)
+    }
+
+    #[test]
+    fn only_a_baseline_far_cheaper_than_the_figure_takes_shorter_samples() {
+        // syscall.null: 23k raw iterations and 14M baseline ones fill a sample.
+        assert_eq!(
+            cheap_baseline_iterations(23_064, 14_351_856, 20_000_000, 30_000.0),
+            14_351_856 / 4
+        );
+        // call.function: the baseline is a third of the raw iteration, kept whole.
+        assert_eq!(
+            cheap_baseline_iterations(2_372_901, 7_176_340, 20_000_000, 30_000.0),
+            7_176_340
+        );
+        // Just under the ratio: kept; at it: shortened.
+        assert_eq!(
+            cheap_baseline_iterations(1000, 31_999, 20_000_000, 1.0),
+            31_999
+        );
+        assert_eq!(
+            cheap_baseline_iterations(1000, 32_000, 20_000_000, 1.0),
+            8000
+        );
+        // Never below what the clock resolves: a quarter of 4 ms is under a 2 ms minimum.
+        assert_eq!(
+            cheap_baseline_iterations(10, 40_000, 4_000_000, 2_000_000.0),
+            20_000
+        );
+        // No raw iteration count (cannot happen) does not divide by zero.
+        assert_eq!(cheap_baseline_iterations(0, 64, 1000, 1.0), 16);
+    }
+
+    #[test]
+    fn a_round_stops_when_the_figure_is_at_target_though_its_cheap_baseline_is_not() {
+        // syscall.null: raw within ±0.2%, a 0.36 ns baseline spread ±8% of itself.
+        let raw = [200.0, 200.4, 199.6, 200.2, 199.8];
+        let base = [0.36, 0.39, 0.33, 0.37, 0.35];
+        assert!(converged(&raw, &base, 0.0156));
+        // The raw samples still have to be at target themselves.
+        let loose = [200.0, 212.0, 188.0, 206.0, 194.0];
+        assert!(!converged(&loose, &base, 0.0156));
+        // A baseline as large as the figure, spread ±8%: the difference is not at target.
+        let big = [100.0, 108.0, 92.0, 104.0, 96.0];
+        assert!(!converged(&raw, &big, 0.0156));
+        // A baseline at target on its own stops the round as before.
+        let steady = [100.0, 100.5, 99.5, 100.2, 99.8];
+        assert!(converged(&raw, &steady, 0.0156));
+        // No baseline: the raw samples alone.
+        assert!(converged(&raw, &[], 0.0156));
+        assert!(!converged(&[], &[], 0.0156));
+    }
+
+    #[test]
+    fn a_later_round_warms_up_for_a_quarter_of_the_first_rounds_floor() {
+        let std = SamplingConfig::standard();
+        let share = std.budget_ns / ROUNDS as u64;
+        assert_eq!(
+            round_warmup(&std, share, false),
+            (100_000_000, 2 * 100_000_000)
+        );
+        assert_eq!(round_warmup(&std, share, true), (25_000_000, 200_000_000));
+        // The cap (a quarter of a long share) is the same for both calls.
+        assert_eq!(round_warmup(&std, 4_000_000_000, true).1, 1_000_000_000);
+        let quick = SamplingConfig::quick();
+        let (floor, cap) = round_warmup(&quick, quick.budget_ns / ROUNDS as u64, true);
+        assert_eq!((floor, cap), (5_000_000, 40_000_000));
     }
 
     #[test]

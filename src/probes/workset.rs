@@ -188,28 +188,48 @@ impl Drop for WorkingSet {
 /// Share of a mapping backed by huge pages, from /proc/self/smaps (AnonHugePages of the
 /// mapping containing `addr`). None when smaps cannot tell.
 pub fn huge_page_share(addr: *const u8, len: usize) -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
-    let a = addr as usize;
-    let mut inside = false;
     let mut huge_kb = 0u64;
-    for line in text.lines() {
-        if let Some((range, _)) = line.split_once(' ') {
-            if let Some((lo, hi)) = range.split_once('-') {
-                if let (Ok(lo), Ok(hi)) =
-                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-                {
-                    inside = lo <= a && a < hi;
-                    continue;
-                }
-            }
-        }
-        if inside {
-            if let Some(v) = line.strip_prefix("AnonHugePages:") {
-                huge_kb += v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?;
-            }
+    for line in smaps_entry(addr as usize)? {
+        if let Some(v) = line.strip_prefix("AnonHugePages:") {
+            huge_kb += v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?;
         }
     }
     (len > 0).then(|| (huge_kb as f64 * 1024.0 / len as f64).min(1.0))
+}
+
+/// The VmFlags of the mapping containing `addr` (e.g. "nh" after MADV_NOHUGEPAGE, "hg" after
+/// MADV_HUGEPAGE), from /proc/self/smaps; None when smaps cannot tell.
+pub fn vm_flags(addr: *const u8) -> Option<Vec<String>> {
+    smaps_entry(addr as usize)?.iter().find_map(|l| {
+        l.strip_prefix("VmFlags:")
+            .map(|f| f.split_whitespace().map(String::from).collect())
+    })
+}
+
+/// The lines of /proc/self/smaps describing the mapping that holds `addr` (after its range
+/// line); None when smaps cannot be read or no mapping holds it.
+fn smaps_entry(addr: usize) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut entry: Option<Vec<String>> = None;
+    for line in text.lines() {
+        let range = line.split_once(' ').map_or("", |(r, _)| r);
+        if let Some((lo, hi)) = range.split_once('-') {
+            if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+            {
+                if entry.is_some() {
+                    break;
+                }
+                if lo <= addr && addr < hi {
+                    entry = Some(Vec::new());
+                }
+                continue;
+            }
+        }
+        if let Some(e) = entry.as_mut() {
+            e.push(line.to_string());
+        }
+    }
+    entry
 }
 
 #[cfg(test)]
@@ -228,6 +248,21 @@ mod tests {
         assert_eq!(ws.walk(64, Access::Read), expected + 64);
         let empty = WorkingSet::map(0, None).unwrap();
         assert_eq!(empty.walk(64, Access::Read), 0);
+    }
+
+    #[test]
+    fn page_advice_shows_in_the_mappings_flags() {
+        let has = |ws: &WorkingSet, f: &str| vm_flags(ws.as_ptr()).unwrap().iter().any(|x| x == f);
+        let small = WorkingSet::map(1 << 20, Some(Pages::Small)).unwrap();
+        assert!(has(&small, "nh") && !has(&small, "hg"));
+        let thp = WorkingSet::map(1 << 20, Some(Pages::Thp)).unwrap();
+        assert!(has(&thp, "hg") && !has(&thp, "nh"));
+        let plain = WorkingSet::map(1 << 20, None).unwrap();
+        assert!(!has(&plain, "hg") && !has(&plain, "nh"));
+        assert!(
+            vm_flags(std::ptr::null()).is_none(),
+            "no mapping holds address 0"
+        );
     }
 
     #[test]

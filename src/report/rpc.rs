@@ -167,7 +167,8 @@ fn cell(m: Option<&Measurement>) -> String {
     match m {
         None => "—".into(),
         Some(x) if x.status == Status::Invalid => "INVALID".into(),
-        Some(x) if x.is_unstable() => super::table::headline(x),
+        // Its spread is in the table above ("unstable (±29 µs/RPC)"), as in the ipc matrix.
+        Some(x) if x.is_unstable() => "unstable".into(),
         // The figure as the common table prints it ("45 µs" beside its "45 ±19 µs/RPC").
         Some(x) => x
             .value
@@ -190,6 +191,11 @@ fn short(s: Scenario) -> &'static str {
 /// and corrected, the per-event costs (with `verbose`: --verbose), and the lines that say
 /// what is invalid.
 pub fn text(run: &Run, verbose: bool) -> String {
+    text_within(run, verbose, &super::term::Term::stdout())
+}
+
+/// [`text`], its lines of prose wrapped to `term`'s width (its tables read stdout's).
+fn text_within(run: &Run, verbose: bool, term: &super::term::Term) -> String {
     let cs = cases(run);
     if cs.is_empty() {
         return String::new();
@@ -223,19 +229,7 @@ pub fn text(run: &Run, verbose: bool) -> String {
             out.push_str(&table(&cost_rows(chunk)));
         }
     }
-    for c in &traced {
-        if let Some(f) = c.corrected_failure() {
-            let line = format!(
-                "✗ {} corrected: {}: {}, expected {}",
-                c.label(),
-                f.name,
-                f.observed,
-                f.expected
-            );
-            out.push_str(&super::term::wrap(&line, 80, "", "    "));
-            out.push('\n');
-        }
-    }
+    out.push_str(&corrected_failures(&cs, term, verbose));
     if traced
         .iter()
         .any(|c| c.parts.iter().flatten().any(|m| modes(m).is_some()))
@@ -243,6 +237,38 @@ pub fn text(run: &Run, verbose: bool) -> String {
         out.push_str("* two modes: both, with their shares, with --explain\n");
     }
     out
+}
+
+/// The corrected breakdowns' failed checks, once per kind with the cases they concern
+/// ("✗ corrected parts vs untraced rpc.total (in 3: local, r-excl, r-shared; each with
+/// --verbose)"), as the table's warnings are (report::table::remark_block); a case alone
+/// in its kind, and every case with `verbose`, in full. Each case stands as its summary
+/// row (its traced measurement, or its total), so "every row" means every scenario row.
+fn corrected_failures(cs: &[Case], term: &super::term::Term, verbose: bool) -> String {
+    let rows: Vec<&Measurement> = cs.iter().filter_map(|c| c.traced.or(c.total)).collect();
+    let case_of = |m: &Measurement| {
+        cs.iter()
+            .find(|c| c.traced.or(c.total).is_some_and(|r| std::ptr::eq(r, m)))
+    };
+    let label = |m: &Measurement| {
+        case_of(m).map_or_else(String::new, |c| format!("{} corrected", c.label()))
+    };
+    let failed = |m: &Measurement| {
+        let mut texts: Vec<String> = Vec::new();
+        for x in case_of(m)
+            .into_iter()
+            .flat_map(|c| c.corrected.iter().flatten())
+        {
+            for f in x.failed_checks() {
+                let t = format!("{}: {}, expected {}", f.name, f.observed, f.expected);
+                if !texts.contains(&t) {
+                    texts.push(t);
+                }
+            }
+        }
+        texts
+    };
+    super::table::remark_block(&rows, &label, &failed, "✗", term, verbose)
 }
 
 /// The summary table: untraced, traced, tracing adds, corrected sum (vs untraced).
@@ -767,7 +793,7 @@ mod tests {
                 ok: false,
             });
         }
-        let t = text(&run, true);
+        let t = text_within(&run, true, &crate::report::term::Term::plain(80));
         assert!(t.contains("INVALID (4.20 µs)"), "{t}");
         let joined = t.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(joined.contains("4.20 µs vs 2.00 µs (+110.0%)"), "{t}");

@@ -520,6 +520,20 @@ pub fn warning_block_by(
     out
 }
 
+/// Remarks other than the rows' warnings (a family's failed checks, each row's `of` it),
+/// once per kind as [`warning_block`] writes the warnings: one line per kind with the rows
+/// it concerns, each row's in full with `verbose`; each line marked `mark`.
+pub fn remark_block(
+    shown: &[&Measurement],
+    label: &dyn Fn(&Measurement) -> String,
+    of: &dyn Fn(&Measurement) -> Vec<String>,
+    mark: &str,
+    term: &Term,
+    verbose: bool,
+) -> String {
+    kind_block(&Labelled { shown, label }, of, mark, term, verbose)
+}
+
 /// Rows and how they are named.
 struct Labelled<'a> {
     shown: &'a [&'a Measurement],

@@ -802,6 +802,104 @@ fn self_modifying_code_counts_the_same_and_runs_the_new_instructions() {
     }
 }
 
+/// Every pair the block engine fuses into one op (an ALU op, a load immediate, a move or a
+/// load, then a conditional branch), each branch taken in some rounds and not in others and
+/// skipping one instruction, after a branch that jumps into the second half of one of them
+/// in odd rounds. x8 points to data (the loads read the round number stored there), x20
+/// counts the rounds down.
+fn fused_pairs() -> Vec<u32> {
+    let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
+    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
+    let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
+    let lbu = |rd, rs1, imm| i(imm, rs1, 4, rd, 0x03);
+    let firsts = [
+        addi(10, 0, 5),  // li
+        addi(10, 20, 0), // mv
+        add(10, 20, 21),
+        addi(10, 20, -7),
+        andi(10, 20, 3),
+        srli(10, 20, 2),
+        lw(10, 8, 0),
+        lh(10, 8, 0),
+        lbu(10, 8, 0),
+    ];
+    let mut pairs = Vec::new();
+    for first in firsts {
+        // beq, bne, bltu, bgeu on x10 and x21 (the round number's low three bits)
+        for f3 in [0, 1, 6, 7] {
+            pairs.extend([first, b(8, 21, 10, f3), addi(11, 11, 1)]);
+        }
+    }
+    // Into the second half of the fifth pair: the branch after its first half.
+    let into = 4 * (4 + 3 * 4 + 1);
+    let mut body = vec![
+        sw(20, 8, 0),
+        andi(21, 20, 7),
+        andi(12, 20, 1),
+        bne(12, 0, into),
+    ];
+    body.extend(pairs);
+    body
+}
+
+#[test]
+fn fused_pairs_count_the_same_with_interrupts_at_every_offset() {
+    for interval in 1..=30 {
+        for rearm in [12, 23] {
+            let program = looped(&fused_pairs(), true, rearm);
+            for (label, cfg) in checked_configs() {
+                let cfg = Config {
+                    timer_interval: Some(interval),
+                    max_instructions: 100_000,
+                    ..cfg
+                };
+                let out = check(
+                    &format!("fused pairs, interval {interval}, re-arm {rearm}"),
+                    label,
+                    &program,
+                    &cfg,
+                );
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                assert!(out.machine.stats().interrupts > 10);
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
+    // A fused pair whose first half traps (a load outside memory: the handler skips it and
+    // returns into the second half) or reads the timer device (the block engine hands it
+    // over), and a trap right after a pair's branch.
+    let faults: [&[u32]; 3] = [
+        &[lw(19, 0, 16), bne(19, 0, 8), addi(11, 11, 1)],
+        &[lw(19, 7, -8), beq(19, 0, 8), addi(11, 11, 1)],
+        &[ILLEGAL],
+    ];
+    for fault in faults {
+        let body = fused_pairs();
+        let mut trapped = 0;
+        for at in 0..=body.len() {
+            let mut body = body.clone();
+            body.splice(at..at, fault.iter().copied());
+            let program = looped(&body, false, 1);
+            for (label, cfg) in checked_configs() {
+                let out = check(&format!("{:08x} at {at}", fault[0]), label, &program, &cfg);
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                // Some places are skipped in some rounds or in all (taken branches).
+                let exceptions = out.machine.stats().exceptions;
+                assert!(exceptions <= 40, "{exceptions}");
+                trapped += exceptions;
+            }
+        }
+        if fault[0] == lw(19, 7, -8) {
+            assert_eq!(trapped, 0);
+        } else {
+            assert!(trapped > 20 * body.len() as u64, "{trapped}");
+        }
+    }
+}
+
 /// Builds CoreMark with the port for `march` into `dir` (the runtime files written there).
 fn build_coremark(dir: &std::path::Path, march: &str, iterations: u32) -> Program {
     use rvsim::{coremark, runtime};

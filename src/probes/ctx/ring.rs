@@ -14,7 +14,7 @@ use crate::engine::partner::{
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::Participant;
-use crate::probes::workset::{walk_raw, Access, WorkingSet};
+use crate::probes::workset::{walk_raw, Access, Pages, WorkingSet};
 
 /// The most members a ring may have (perf evidence opens about a dozen counters per member).
 pub const MAX_MEMBERS: usize = 256;
@@ -152,9 +152,14 @@ impl Ring {
         for _ in 0..n {
             pipes.push(Pipe::new()?);
         }
+        // 4 KiB pages on every host (MADV_NOHUGEPAGE), as lat_ctx's malloc'd arrays get in
+        // practice: the kernel places an anonymous mapping whose length is a multiple of 2 MiB
+        // on a 2 MiB boundary, so with THP "always" a 2m working set here would be one huge
+        // page (one TLB entry), while malloc's 2 MiB + 4 KiB mapping mostly is not
+        // (docs/SWEEP.md, "Pages").
         let mut sets = Vec::with_capacity(n);
         for _ in 0..n {
-            sets.push(WorkingSet::map(spec.size, None)?);
+            sets.push(WorkingSet::map(spec.size, Some(Pages::Small))?);
         }
         sets[0].fill();
         let policy = PolicyGuard::set(spec.policy)?;
@@ -407,6 +412,20 @@ mod tests {
         // Joined threads no longer appear under /proc/self/task.
         for t in tids {
             assert!(!std::path::Path::new(&format!("/proc/self/task/{t}")).exists());
+        }
+    }
+
+    #[test]
+    fn working_sets_are_advised_to_small_pages_whatever_the_hosts_thp_setting() {
+        // 2 MiB: the size the kernel aligns to a huge-page boundary, where THP "always"
+        // would otherwise back the set with one huge page.
+        let mut s = spec(2, Mode::Thread);
+        s.size = 2 << 20;
+        let _pin = AffinityGuard::pin_current(&[s.cpu]).unwrap();
+        let ring = Ring::start(s).unwrap();
+        for set in &ring.sets {
+            let flags = crate::probes::workset::vm_flags(set.as_ptr()).unwrap();
+            assert!(flags.iter().any(|f| f == "nh"), "{flags:?}");
         }
     }
 

@@ -217,7 +217,12 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     // How the run reached `id`, for linking it when it has to be looked up.
     let (mut from, mut way) = (NO_EXIT, 2);
     let why = loop {
-        let b = &bc.blocks[id as usize];
+        debug_assert!((id as usize) < bc.blocks.len());
+        // SAFETY: every block id the run can hold is an index into `blocks`: it comes from
+        // `block_at`/`follow` (a slot, a chain, the jump table or a block just built) or from
+        // a chain or the jump table below, and the arena only grows except in
+        // `BlockCache::clear`, which empties every table and chain holding ids.
+        let b = unsafe { bc.blocks.get_unchecked(id as usize) };
         if b.len > budget {
             break if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
                 Why::Lookup { from, way }
@@ -237,15 +242,24 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             Err(cut) => break Why::Cut(cut),
         };
         let x = done.exit;
-        let e = &bc.exits[x as usize];
+        debug_assert!((x as usize) < bc.exits.len());
+        // SAFETY: a block that runs was built from at least one instruction, so it has exits
+        // `exits..=last_exit` in the arena, and `run_ops` reports one of them (a branch's
+        // exit index is set by `build::new_block` among its block's exits).
+        let e = unsafe { bc.exits.get_unchecked(x as usize) };
         budget -= e.len;
         compressed += e.compressed as u64;
         let next = done.next;
         let mut imiss = 0;
         if IC {
             if let Some(ic) = core.icache.as_deref_mut() {
-                imiss =
-                    ic.fetch_lines(&bc.lines[b.lines as usize..e.lines_end as usize], e.fetches);
+                let lines = b.lines as usize..e.lines_end as usize;
+                debug_assert!(lines.start <= lines.end && lines.end <= bc.lines.len());
+                // SAFETY: an exit's lines are a prefix of its block's, appended to `lines`
+                // when the block was built (`build::new_block`): `b.lines <= e.lines_end <=
+                // lines.len()`.
+                let lines = unsafe { bc.lines.get_unchecked(lines) };
+                imiss = ic.fetch_lines(lines, e.fetches);
             }
             straddles += e.straddles as u64;
         }
@@ -293,6 +307,9 @@ fn run_ops<const DC: bool>(
     mut dcache: Option<&mut Cache>,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
+    // The index among the block's ops of the op running, advanced at the end of each op's
+    // own code (so the compiler keeps one index, not the op's and the next op's).
+    let mut at = 0;
     let base = plain.base;
     let (first, fall) = (block.ops as usize, block.fall);
     // SAFETY (every use): the register fields of an op are masked to 0..32 when it is built
@@ -353,10 +370,10 @@ fn run_ops<const DC: bool>(
             }
         };
     }
-    // A branch: taken, the block leaves by the branch's exit; not taken, it goes on, or ends
-    // if the branch is its last instruction.
+    // A branch: taken, the block leaves by the branch's exit; not taken, it goes on `$step`
+    // ops further (past the branch), or ends if the branch is its last instruction.
     macro_rules! branch {
-        ($op:expr, $taken:expr) => {{
+        ($op:expr, $taken:expr, $step:expr) => {{
             if $taken {
                 let exit = if $op.rd == LAST_EXIT {
                     block.last_exit
@@ -373,18 +390,17 @@ fn run_ops<const DC: bool>(
             if $op.rd == LAST_EXIT {
                 return Ok(done!(fall, WAY_FALL));
             }
+            at += $step;
             continue;
         }};
     }
-    let mut following = 0;
+    // SAFETY: `first` is the index of a block's first op in the arena.
+    let ops = unsafe { ops.get_unchecked(first..) };
     loop {
-        let k = following;
-        following += 1;
-        debug_assert!(first + k < ops.len());
-        // SAFETY: `first` is the index of a block's first op in the arena, and every block's
-        // ops end with a terminator (a branch, a jump or `End`: see `build::new_block`),
-        // which returns from this loop before `first + k` passes it.
-        let op = unsafe { *ops.get_unchecked(first + k) };
+        debug_assert!(at < ops.len());
+        // SAFETY: every block's ops end with a terminator (a branch, a jump or `End`: see
+        // `build::new_block`), which returns from this loop before `at` passes it.
+        let op = unsafe { *ops.get_unchecked(at) };
         let imm = op.imm;
         macro_rules! rs1 {
             () => {
@@ -396,8 +412,28 @@ fn run_ops<const DC: bool>(
                 r!(op.rs2)
             };
         }
+        // A fused pair (see `Kind::LiBeq`): writes the first half's `$value`, then runs the
+        // branch in the next slot, comparing its registers unsigned with `$cmp`.
+        macro_rules! fused {
+            ($value:expr, $cmp:tt) => {{
+                let value = $value;
+                r!(op.rd) = value;
+                // SAFETY: a fused op is always followed by its branch in the same block
+                // (`build::new_block` fuses an op only when it pushes a branch after it).
+                at += 1;
+                let branch = unsafe { *ops.get_unchecked(at) };
+                branch!(branch, r!(branch.rs1) $cmp r!(branch.rs2), 1)
+            }};
+        }
+        // On to the next op, for an op that writes no register.
+        macro_rules! next {
+            () => {{
+                at += 1;
+                continue;
+            }};
+        }
         let value = match op.kind {
-            Kind::Nop => continue,
+            Kind::Nop => next!(),
             Kind::Li => imm,
             Kind::Mv => rs1!(),
             Kind::Addi => rs1!().wrapping_add(imm),
@@ -439,37 +475,37 @@ fn run_ops<const DC: bool>(
                 }
             }
             Kind::Remu => rs1!().checked_rem(rs2!()).unwrap_or(rs1!()),
-            Kind::Lb => load!(k, op, 1)[0] as i8 as i32 as u32,
-            Kind::Lbu => load!(k, op, 1)[0] as u32,
-            Kind::Lh => i16::from_le_bytes(load!(k, op, 2)) as i32 as u32,
-            Kind::Lhu => u16::from_le_bytes(load!(k, op, 2)) as u32,
-            Kind::Lw => u32::from_le_bytes(load!(k, op, 4)),
+            Kind::Lb => load!(at, op, 1)[0] as i8 as i32 as u32,
+            Kind::Lbu => load!(at, op, 1)[0] as u32,
+            Kind::Lh => i16::from_le_bytes(load!(at, op, 2)) as i32 as u32,
+            Kind::Lhu => u16::from_le_bytes(load!(at, op, 2)) as u32,
+            Kind::Lw => u32::from_le_bytes(load!(at, op, 4)),
             Kind::LoadX0 => {
                 match op.rd {
-                    1 => drop(load!(k, op, 1)),
-                    2 => drop(load!(k, op, 2)),
-                    _ => drop(load!(k, op, 4)),
+                    1 => drop(load!(at, op, 1)),
+                    2 => drop(load!(at, op, 2)),
+                    _ => drop(load!(at, op, 4)),
                 }
-                continue;
+                next!();
             }
             Kind::Sb => {
-                store!(k, op, 1);
-                continue;
+                store!(at, op, 1);
+                next!();
             }
             Kind::Sh => {
-                store!(k, op, 2);
-                continue;
+                store!(at, op, 2);
+                next!();
             }
             Kind::Sw => {
-                store!(k, op, 4);
-                continue;
+                store!(at, op, 4);
+                next!();
             }
-            Kind::Beq => branch!(op, rs1!() == rs2!()),
-            Kind::Bne => branch!(op, rs1!() != rs2!()),
-            Kind::Blt => branch!(op, (rs1!() as i32) < (rs2!() as i32)),
-            Kind::Bge => branch!(op, (rs1!() as i32) >= (rs2!() as i32)),
-            Kind::Bltu => branch!(op, rs1!() < rs2!()),
-            Kind::Bgeu => branch!(op, rs1!() >= rs2!()),
+            Kind::Beq => branch!(op, rs1!() == rs2!(), 1),
+            Kind::Bne => branch!(op, rs1!() != rs2!(), 1),
+            Kind::Blt => branch!(op, (rs1!() as i32) < (rs2!() as i32), 1),
+            Kind::Bge => branch!(op, (rs1!() as i32) >= (rs2!() as i32), 1),
+            Kind::Bltu => branch!(op, rs1!() < rs2!(), 1),
+            Kind::Bgeu => branch!(op, rs1!() >= rs2!(), 1),
             Kind::Jal => {
                 r!(op.rd) = fall;
                 return Ok(done!(imm, WAY_TAKEN));
@@ -478,7 +514,7 @@ fn run_ops<const DC: bool>(
             Kind::Jalr | Kind::Jr => {
                 let target = rs1!().wrapping_add(imm) & !1;
                 if target & plain.align_mask != 0 {
-                    cut!(k)
+                    cut!(at)
                 }
                 if op.kind == Kind::Jalr {
                     r!(op.rd) = fall;
@@ -486,7 +522,28 @@ fn run_ops<const DC: bool>(
                 return Ok(done!(target, WAY_INDIRECT));
             }
             Kind::End => return Ok(done!(fall, WAY_FALL)),
+            Kind::LiBeq => fused!(imm, ==),
+            Kind::LiBne => fused!(imm, !=),
+            Kind::LiBltu => fused!(imm, <),
+            Kind::LiBgeu => fused!(imm, >=),
+            Kind::MvBeq => fused!(rs1!(), ==),
+            Kind::MvBne => fused!(rs1!(), !=),
+            Kind::AddBeq => fused!(rs1!().wrapping_add(rs2!()), ==),
+            Kind::AddBne => fused!(rs1!().wrapping_add(rs2!()), !=),
+            Kind::AddiBeq => fused!(rs1!().wrapping_add(imm), ==),
+            Kind::AddiBne => fused!(rs1!().wrapping_add(imm), !=),
+            Kind::AndiBeq => fused!(rs1!() & imm, ==),
+            Kind::AndiBne => fused!(rs1!() & imm, !=),
+            Kind::SrliBeq => fused!(rs1!() >> (imm & 31), ==),
+            Kind::SrliBne => fused!(rs1!() >> (imm & 31), !=),
+            Kind::LwBeq => fused!(u32::from_le_bytes(load!(at, op, 4)), ==),
+            Kind::LwBne => fused!(u32::from_le_bytes(load!(at, op, 4)), !=),
+            Kind::LhBeq => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, ==),
+            Kind::LhBne => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, !=),
+            Kind::LbuBeq => fused!(load!(at, op, 1)[0] as u32, ==),
+            Kind::LbuBne => fused!(load!(at, op, 1)[0] as u32, !=),
         };
         r!(op.rd) = value;
+        at += 1;
     }
 }

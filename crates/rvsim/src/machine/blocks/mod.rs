@@ -131,6 +131,32 @@ pub(super) enum Kind {
     Jr,
     /// Not an instruction: the block continues at its fall-through address.
     End,
+    // Fused pairs (macro-op fusion): this op's own instruction, then the conditional branch
+    // right after it in the block, run as one op (one dispatch instead of two). The branch
+    // keeps its own op in the next slot, where the fused op reads it: op indices stay
+    // instruction indices, so a cut, the exits and the accounting of a block stopped early
+    // are unchanged. Only the first half can stop the block (a load), before it does
+    // anything. A jump to the branch itself enters another block, which starts there.
+    LiBeq,
+    LiBne,
+    LiBltu,
+    LiBgeu,
+    MvBeq,
+    MvBne,
+    AddBeq,
+    AddBne,
+    AddiBeq,
+    AddiBne,
+    AndiBeq,
+    AndiBne,
+    SrliBeq,
+    SrliBne,
+    LwBeq,
+    LwBne,
+    LhBeq,
+    LhBne,
+    LbuBeq,
+    LbuBne,
 }
 
 /// One pre-decoded op: 8 bytes.

@@ -1,0 +1,173 @@
+//! bench/anchors.sh's table (bench/lib/anchors_table.py) on recorded runs: the host's
+//! steadiness is judged per row by that row's reference alone, issue 27's goals fail when a
+//! ratio or a spread misses them, and the paired ratio pairs the two sides round by round.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const TABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/lib/anchors_table.py");
+
+/// The table for `runs` (row, side, round, value), every run valid.
+fn table(runs: &[(&str, &str, u32, f64)]) -> String {
+    let mut tsv = String::new();
+    for (row, side, round, v) in runs {
+        tsv.push_str(&format!("{row}\t{side}\t{round}\t{v}\tvalid\n"));
+    }
+    let mut child = Command::new("python3")
+        .arg(TABLE)
+        .args(["-", "5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs bench/lib/anchors_table.py");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(tsv.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Five runs per side of one row.
+fn row(name: &str, reference: [f64; 5], oscost: [f64; 5]) -> Vec<(&str, &'static str, u32, f64)> {
+    let mut v = Vec::new();
+    for (i, (r, o)) in reference.into_iter().zip(oscost).enumerate() {
+        v.push((name, "ref", i as u32 + 1, r));
+        v.push((name, "oscost", i as u32 + 1, o));
+    }
+    v
+}
+
+#[test]
+fn one_run_is_no_verdict_on_the_host_or_the_goal() {
+    // A 1-round sitting: a single run has no spread, so neither "steady" nor "met".
+    let t = table(&[
+        ("lat_ctx 2 procs S=0 (µs)", "ref", 1, 2.30),
+        ("lat_ctx 2 procs S=0 (µs)", "oscost", 1, 2.31),
+    ]);
+    let l = line(&t, "lat_ctx 2 procs S=0 (µs)");
+    assert!(l.contains("| – (fewer than two runs) |"), "{l}");
+    assert!(l.contains("– (fewer than two valid runs on a side"), "{l}");
+    assert!(!l.contains("steady (") && !l.contains("| met |"), "{l}");
+}
+
+/// The table line of a row.
+fn line<'a>(t: &'a str, name: &str) -> &'a str {
+    t.lines()
+        .find(|l| l.starts_with(&format!("| {name} |")))
+        .unwrap_or_else(|| panic!("no row {name} in\n{t}"))
+}
+
+#[test]
+fn a_steady_row_within_both_goals_is_met() {
+    // 2026-11-26 08:57, S=0: reference 2.28 µs (1.01), oscost 2.28 µs (1.01).
+    let t = table(&row(
+        "lat_ctx 2 procs S=0 (µs)",
+        [2.27, 2.28, 2.29, 2.28, 2.28],
+        [2.28, 2.27, 2.29, 2.28, 2.29],
+    ));
+    let l = line(&t, "lat_ctx 2 procs S=0 (µs)");
+    assert!(l.contains("steady (1.01)") && l.ends_with("| met |"), "{l}");
+    assert!(t.contains("met in 1 of 1 sweep rows"), "{t}");
+}
+
+#[test]
+fn a_ratio_beyond_ten_percent_misses_the_goal() {
+    // 2026-11-26 05:36, S=1m: reference 3.89 µs (1.07), oscost 4.77 µs, ratio 1.23.
+    let t = table(&row(
+        "lat_ctx 2 procs S=1m (µs)",
+        [3.80, 3.89, 4.05, 3.85, 3.95],
+        [4.70, 4.77, 4.80, 4.75, 4.79],
+    ));
+    let l = line(&t, "lat_ctx 2 procs S=1m (µs)");
+    assert!(l.contains("missed: ratio 1.23 outside 1 ± 0.10"), "{l}");
+    assert!(
+        !l.contains("spread 1.0"),
+        "the spread was within its goal: {l}"
+    );
+    assert!(t.contains("met in 0 of 1"), "{t}");
+}
+
+#[test]
+fn a_spread_beyond_the_references_plus_three_hundredths_misses_the_goal() {
+    // 2026-11-25, S=64k: reference 2.32 µs (1.01), oscost spread 1.13 at a good ratio.
+    let t = table(&row(
+        "lat_ctx 2 procs S=64k (µs)",
+        [2.31, 2.32, 2.33, 2.32, 2.32],
+        [2.30, 2.40, 2.60, 2.35, 2.38],
+    ));
+    let l = line(&t, "lat_ctx 2 procs S=64k (µs)");
+    assert!(
+        l.contains("missed: spread 1.13 > reference 1.01 + 0.03"),
+        "{l}"
+    );
+    // Exactly at the allowance is still met (compared as printed).
+    let t = table(&row(
+        "lat_ctx 2 procs S=64k (µs)",
+        [2.00, 2.01, 2.02, 2.01, 2.02],
+        [2.00, 2.04, 2.08, 2.05, 2.06],
+    ));
+    assert!(
+        line(&t, "lat_ctx 2 procs S=64k (µs)").ends_with("| met |"),
+        "{t}"
+    );
+}
+
+#[test]
+fn an_unsteady_reference_marks_only_its_own_row_as_not_counted() {
+    // 2026-11-26 02:37: the references spread 1.01 at 64k but 1.17 at 2m.
+    let mut runs = row(
+        "lat_ctx 2 procs S=64k (µs)",
+        [2.31, 2.32, 2.33, 2.32, 2.32],
+        [2.33, 2.34, 2.35, 2.33, 2.34],
+    );
+    runs.extend(row(
+        "lat_ctx 2 procs S=2m (µs)",
+        [3.50, 4.10, 3.60, 3.70, 3.65],
+        [8.84, 8.80, 8.90, 8.70, 8.85],
+    ));
+    let t = table(&runs);
+    let steady = line(&t, "lat_ctx 2 procs S=64k (µs)");
+    assert!(
+        steady.contains("steady (1.01)") && steady.ends_with("| met |"),
+        "{steady}"
+    );
+    let l = line(&t, "lat_ctx 2 procs S=2m (µs)");
+    assert!(l.contains("not steady (1.17 > 1.10): not counted"), "{l}");
+    // A ratio of 2.4 on an unsteady host is no evidence either way: not "missed".
+    assert!(
+        l.contains("| not counted (host not steady") && !l.contains("missed"),
+        "{l}"
+    );
+    assert!(
+        t.contains("Host not steady for 1 row(s)") && t.contains("S=2m (µs) 1.17"),
+        "{t}"
+    );
+    assert!(t.contains("met in 1 of 2"), "{t}");
+}
+
+#[test]
+fn the_paired_ratio_pairs_each_round_with_its_own_reference() {
+    // The host halves its speed for oscost from round 3 and for the reference from round 4:
+    // the medians' ratio is 220/100 = 2.2, but four of the five rounds' own pairs read 1.1.
+    let t = table(&row(
+        "null syscall (ns)",
+        [100.0, 100.0, 100.0, 200.0, 200.0],
+        [110.0, 110.0, 220.0, 220.0, 220.0],
+    ));
+    let l = line(&t, "null syscall (ns)");
+    assert!(l.contains("| 1.10 (5 rounds) |"), "{l}");
+    // Not a sweep row: no issue 27 verdict, but the host verdict still applies.
+    assert!(
+        l.ends_with("| – |") && l.contains("not steady (2.00"),
+        "{l}"
+    );
+}
