@@ -110,7 +110,7 @@ impl Layout {
         r.within(&self.area)
             && !self.taken.iter().any(|t| t.overlaps(r))
             && !crosses(&self.lines)
-            && !(of_data && on_data())
+            && (!of_data || !on_data())
     }
 
     /// The first box of `first`, else of `second`, that is clear of everything, taken;
