@@ -295,7 +295,8 @@ impl LinePlot {
             ))?;
         }
         // Cache labels in rows from the top, knee labels in rows from the bottom; each beside
-        // its line, right of it when that is clear, else left of it.
+        // its line, right of it when that is clear, else left of it; written upwards along
+        // it where lines stand closer than a label is long.
         let area = layout.area;
         for (m, top, colour) in markers
             .iter()
@@ -303,28 +304,68 @@ impl LinePlot {
             .chain(knees.iter().map(|k| (k, false, red)))
         {
             let anchor = chart.backend_coord(&(m.x, if top { yr.end } else { yr.start }));
-            let rows = if top { 3 } else { 4 };
-            let candidates: Vec<Rect> = (0..rows)
+            // Every row of the plot area, nearest its end first: a row there usually has
+            // room, and a label further along its line is still beside it.
+            let rows = (area.height() - 8) / place::LINE_H;
+            // Where the whole label finds no clear place, its short form does ("N=2 knee",
+            // the part before its parenthesis; the table names the cache).
+            let short = m.label.split(" (").next().unwrap_or(&m.label);
+            let row_y = |row: i32, height: i32| {
+                if top {
+                    area.top + 4 + place::LINE_H * row
+                } else {
+                    area.bottom - 4 - place::LINE_H * row - height
+                }
+            };
+            let across = |label: &str| -> Vec<Rect> {
+                (0..rows)
+                    .flat_map(|row| {
+                        let right = Rect::text(label, anchor.0 + 4, row_y(row, place::LINE_H));
+                        [right, right.shifted(-right.width() - 8, 0)]
+                    })
+                    .collect()
+            };
+            let along: Vec<Rect> = (0..rows)
                 .flat_map(|row| {
-                    let y = if top {
-                        area.top + 4 + place::LINE_H * row
-                    } else {
-                        area.bottom - 4 - place::LINE_H * (row + 1)
-                    };
-                    let right = Rect::text(&m.label, anchor.0 + 4, y);
-                    [right, right.shifted(-right.width() - 8, 0)]
+                    let text = Rect::text(&m.label, 0, 0);
+                    let right = Rect::new(
+                        anchor.0 + 3,
+                        row_y(row, text.width()),
+                        text.height(),
+                        text.width(),
+                    );
+                    [right, right.shifted(-right.width() - 6, 0)]
                 })
                 .collect();
-            let Some(at) = layout.place(&candidates) else {
-                continue;
+            let (whole, brief) = (across(&m.label), across(short));
+            let (label, (at, upwards)) = match layout.place_clear(&whole, &along) {
+                Some(placed) => (m.label.as_str(), placed),
+                None => match layout.place_clear(&brief, &[]) {
+                    Some(placed) => (short, placed),
+                    None => match layout.place_either(&whole, &along) {
+                        Some(placed) => (m.label.as_str(), placed),
+                        None => continue,
+                    },
+                },
+            };
+            let (font, offset) = if upwards {
+                // Rotated about its anchor, the text runs up from it and its lines stack to
+                // the right: the anchor is the box's bottom-left corner.
+                (
+                    (FONT, LABEL_PT)
+                        .into_font()
+                        .transform(FontTransform::Rotate270),
+                    (at.left - anchor.0, at.bottom - anchor.1),
+                )
+            } else {
+                (
+                    (FONT, LABEL_PT).into_font(),
+                    (at.left - anchor.0, at.top - anchor.1),
+                )
             };
             chart.draw_series(std::iter::once(
                 EmptyElement::at((m.x, if top { yr.end } else { yr.start }))
-                    + Text::new(
-                        m.label.clone(),
-                        (at.left - anchor.0, at.top - anchor.1),
-                        (FONT, LABEL_PT).into_font().color(&colour),
-                    ),
+                    + Text::new(label.to_string(), offset, font.color(&colour)),
             ))?;
         }
         for a in &self.annotations {
@@ -380,9 +421,9 @@ impl LinePlot {
                 .map(|q| chart.backend_coord(&(q.x, q.y)))
                 .collect();
             p.sort();
-            layout.lines.extend(p.windows(2).map(|w| (w[0], w[1])));
+            layout.curves.extend(p.windows(2).map(|w| (w[0], w[1])));
             layout
-                .taken
+                .points
                 .extend(p.iter().map(|&(x, y)| Rect::new(x - 4, y - 4, 8, 8)));
         }
         // The legend, where draw_in puts it (plotters sizes it by its longest entry).
@@ -664,5 +705,62 @@ mod tests {
         // The cache line it labels is beside it, not under it.
         let cache = xs_of(&svg, "#6E6E6E");
         assert!(cache.iter().all(|c| *c < x || *c > x + w), "{cache:?}");
+    }
+
+    /// Issue 21: a live ctx sweep drew knee labels over each other and across the next knee's
+    /// line, where knees stood closer than their labels are long.
+    #[test]
+    fn knee_labels_closer_than_their_length_cross_no_line_and_no_other_label() {
+        let mut p = sweep();
+        for (x, n) in [(131072.0, 2), (262144.0, 4), (524288.0, 8)] {
+            p.knees.push(Marker {
+                x,
+                label: format!("N={n} knee (L2 total (1m/{n}))"),
+            });
+        }
+        let svg = p.to_svg();
+        let lines: Vec<i32> = xs_of(&svg, "#C8281E")
+            .into_iter()
+            .chain(xs_of(&svg, "#6E6E6E"))
+            .collect();
+        // Each knee label, whole or in its short form, as a box (x, y, width, height).
+        let mut boxes = Vec::new();
+        let mut head = "";
+        for line in svg.lines() {
+            let text = line.trim();
+            if text.starts_with("N=") && head.contains("fill=\"#C8281E\"") {
+                let num = |key: &str| -> i32 {
+                    head.split(key)
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                };
+                let len = text.chars().count() as i32 * 8;
+                boxes.push(if head.contains("rotate(270") {
+                    (num(" x=\""), num(" y=\"") - len, 16, len)
+                } else {
+                    (num(" x=\""), num(" y=\""), len, 16)
+                });
+            }
+            head = line;
+        }
+        assert_eq!(boxes.len(), 3, "{svg}");
+        for (i, &(x, y, w, h)) in boxes.iter().enumerate() {
+            for l in &lines {
+                assert!(
+                    *l < x || *l > x + w,
+                    "knee label {i} at {x}..{} crosses {l}",
+                    x + w
+                );
+            }
+            for &(x2, y2, w2, h2) in &boxes[i + 1..] {
+                let apart = x + w <= x2 || x2 + w2 <= x || y + h <= y2 || y2 + h2 <= y;
+                assert!(apart, "knee labels overlap: {:?}", boxes);
+            }
+        }
     }
 }

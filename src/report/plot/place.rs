@@ -71,15 +71,21 @@ impl Rect {
     }
 }
 
+/// A line segment in pixels.
+pub(crate) type Segment = ((i32, i32), (i32, i32));
+
 /// What a figure's labels must keep clear of, and the labels placed so far.
 #[derive(Debug, Clone)]
 pub(crate) struct Layout {
     /// The plot area: a label stays inside it.
     pub area: Rect,
-    /// Lines drawn on the figure (data curves, marker lines), in pixels.
-    pub lines: Vec<((i32, i32), (i32, i32))>,
-    /// Boxes already taken: data points, the legend, labels placed before.
+    /// Marker lines (cache sizes, knees): a label never crosses one.
+    pub lines: Vec<Segment>,
+    /// Boxes already taken: the legend, labels placed before; a label never covers one.
     pub taken: Vec<Rect>,
+    /// The data, curves and points: kept clear of wherever a candidate position allows.
+    pub curves: Vec<Segment>,
+    pub points: Vec<Rect>,
 }
 
 /// Pixels kept between a label and a line.
@@ -91,28 +97,65 @@ impl Layout {
             area,
             lines: Vec::new(),
             taken: Vec::new(),
+            curves: Vec::new(),
+            points: Vec::new(),
         }
     }
 
-    /// Whether `r` lies in the area, clear of every line and every taken box.
-    pub fn free(&self, r: &Rect) -> bool {
+    /// Whether `r` lies in the area, clear of every marker line and every taken box, and
+    /// (with `of_data`) of the curves and points too.
+    pub fn free(&self, r: &Rect, of_data: bool) -> bool {
+        let crosses = |lines: &[Segment]| lines.iter().any(|(a, b)| r.crossed_by(*a, *b, LINE_PAD));
+        let on_data = || crosses(&self.curves) || self.points.iter().any(|p| p.overlaps(r));
         r.within(&self.area)
             && !self.taken.iter().any(|t| t.overlaps(r))
-            && !self
-                .lines
-                .iter()
-                .any(|(a, b)| r.crossed_by(*a, *b, LINE_PAD))
+            && !crosses(&self.lines)
+            && (!of_data || !on_data())
     }
 
-    /// The first free box of `candidates`, taken from now on; when none is free, the first
-    /// candidate (a label is never dropped: the browser check reports the overlap).
+    /// The first box of `first`, else of `second`, that is clear of everything, taken;
+    /// None when there is none (true: the box is one of `second`'s).
+    pub fn place_clear(&mut self, first: &[Rect], second: &[Rect]) -> Option<(Rect, bool)> {
+        let clear = |c: &[Rect]| c.iter().find(|r| self.free(r, true)).copied();
+        let chosen = clear(first)
+            .map(|r| (r, false))
+            .or_else(|| clear(second).map(|r| (r, true)))?;
+        self.taken.push(chosen.0);
+        Some(chosen)
+    }
+
+    /// How much of the data `r` covers: the curve segments through it and the points in it.
+    fn data_under(&self, r: &Rect) -> usize {
+        let segments = self.curves.iter();
+        segments
+            .filter(|(a, b)| r.crossed_by(*a, *b, LINE_PAD))
+            .count()
+            + self.points.iter().filter(|p| p.overlaps(r)).count()
+    }
+
+    /// The first box of `candidates` clear of everything; else the one clear of the lines
+    /// and the other labels that covers least of the data; else the first candidate (a label is never dropped: the browser check reports the overlap).
+    /// Taken from now on.
     pub fn place(&mut self, candidates: &[Rect]) -> Option<Rect> {
-        let chosen = candidates
-            .iter()
-            .find(|r| self.free(r))
-            .or(candidates.first())
-            .copied()?;
-        self.taken.push(chosen);
+        self.place_either(candidates, &[]).map(|(r, _)| r)
+    }
+
+    /// As [`Layout::place`], from `first` or else `second` at each step (a label written
+    /// across, else one written along its line); true when the box is one of `second`'s.
+    pub fn place_either(&mut self, first: &[Rect], second: &[Rect]) -> Option<(Rect, bool)> {
+        if let Some(placed) = self.place_clear(first, second) {
+            return Some(placed);
+        }
+        // Over the data, the box that covers least of it (the first of equals).
+        let least = || {
+            let tagged = first.iter().map(|r| (*r, false));
+            let tagged = tagged.chain(second.iter().map(|r| (*r, true)));
+            tagged
+                .filter(|(r, _)| self.free(r, false))
+                .min_by_key(|(r, _)| self.data_under(r))
+        };
+        let chosen = least().or_else(|| first.first().map(|r| (*r, false)))?;
+        self.taken.push(chosen.0);
         Some(chosen)
     }
 }
@@ -135,7 +178,7 @@ mod tests {
         // "L1d 32 KiB" right of x = 100 runs across the line at 140; left of it is free.
         let right = Rect::text("L1d 32 KiB", 104, 4);
         let left = right.shifted(-right.width() - 8, 0);
-        assert!(!l.free(&right));
+        assert!(!l.free(&right, false));
         assert_eq!(l.place(&[right, left]), Some(left));
         // The same box is now taken: a second label there moves on too.
         let below = left.shifted(0, LINE_H);
@@ -146,7 +189,7 @@ mod tests {
     fn a_label_stays_inside_the_area_and_falls_back_to_its_first_place() {
         let mut l = layout();
         let outside = Rect::text("far", 390, 4);
-        assert!(!l.free(&outside));
+        assert!(!l.free(&outside, false));
         let blocked = Rect::text("over", 90, 4);
         assert_eq!(l.place(&[blocked, outside]), Some(blocked));
         assert_eq!(l.place(&[]), None);
@@ -155,8 +198,34 @@ mod tests {
     #[test]
     fn a_sloping_curve_blocks_the_boxes_it_passes_through() {
         let mut l = Layout::new(Rect::new(0, 0, 400, 200));
-        l.lines.push(((0, 200), (400, 0)));
-        assert!(!l.free(&Rect::new(190, 90, 20, 20)));
-        assert!(l.free(&Rect::new(10, 10, 40, 16)));
+        l.curves.push(((0, 200), (400, 0)));
+        assert!(!l.free(&Rect::new(190, 90, 20, 20), true));
+        assert!(l.free(&Rect::new(190, 90, 20, 20), false));
+        assert!(l.free(&Rect::new(10, 10, 40, 16), true));
+    }
+
+    /// A live ctx sweep drew its knee labels over each other: every bottom row crossed a
+    /// curve, and each label fell back to the same first place.
+    #[test]
+    fn where_the_data_leaves_no_room_labels_still_keep_clear_of_each_other() {
+        let mut l = Layout::new(Rect::new(0, 0, 400, 40));
+        l.curves.push(((0, 20), (400, 20)));
+        let a = Rect::text("N=8 knee", 10, 4);
+        let candidates = [a, a.shifted(0, 18)];
+        let first = l.place(&candidates).unwrap();
+        let second = l.place(&candidates).unwrap();
+        assert!(!first.overlaps(&second), "{first:?} {second:?}");
+    }
+
+    #[test]
+    fn a_label_with_no_room_across_is_written_along_its_line() {
+        let mut l = layout();
+        // 40 px between the lines: "N=2 knee (L2 total)" fits neither right nor left of 100
+        // (the other side runs into 60 and beyond), but upright between them it does.
+        l.lines.push(((60, 0), (60, 200)));
+        let across = Rect::text("N=2 knee (L2 total)", 104, 180);
+        let across = [across, across.shifted(-across.width() - 8, 0)];
+        let along = [Rect::new(103, 20, 16, 152)];
+        assert_eq!(l.place_either(&across, &along), Some((along[0], true)));
     }
 }
