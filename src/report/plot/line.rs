@@ -294,86 +294,118 @@ impl LinePlot {
                 red.stroke_width(2),
             ))?;
         }
-        // Cache labels in rows from the top, knee labels in rows from the bottom; each beside
-        // its line, right of it when that is clear, else left of it; written upwards along
-        // it where lines stand closer than a label is long.
-        let area = layout.area;
+        // Cache labels in rows from the top, knee labels in rows from the bottom.
         for (m, top, colour) in markers
             .iter()
             .map(|m| (m, true, grey))
             .chain(knees.iter().map(|k| (k, false, red)))
         {
-            let anchor = chart.backend_coord(&(m.x, if top { yr.end } else { yr.start }));
-            // Every row of the plot area, nearest its end first: a row there usually has
-            // room, and a label further along its line is still beside it.
-            let rows = (area.height() - 8) / place::LINE_H;
-            // Where the whole label finds no clear place, its short form does ("N=2 knee",
-            // the part before its parenthesis; the table names the cache).
-            let short = m.label.split(" (").next().unwrap_or(&m.label);
-            let row_y = |row: i32, height: i32| {
-                if top {
-                    area.top + 4 + place::LINE_H * row
-                } else {
-                    area.bottom - 4 - place::LINE_H * row - height
-                }
-            };
-            let across = |label: &str| -> Vec<Rect> {
-                (0..rows)
-                    .flat_map(|row| {
-                        let right = Rect::text(label, anchor.0 + 4, row_y(row, place::LINE_H));
-                        [right, right.shifted(-right.width() - 8, 0)]
-                    })
-                    .collect()
-            };
-            let along: Vec<Rect> = (0..rows)
-                .flat_map(|row| {
-                    let text = Rect::text(&m.label, 0, 0);
-                    let right = Rect::new(
-                        anchor.0 + 3,
-                        row_y(row, text.width()),
-                        text.height(),
-                        text.width(),
-                    );
-                    [right, right.shifted(-right.width() - 6, 0)]
-                })
-                .collect();
-            let (whole, brief) = (across(&m.label), across(short));
-            let (label, (at, upwards)) = match layout.place_clear(&whole, &along) {
-                Some(placed) => (m.label.as_str(), placed),
-                None => match layout.place_clear(&brief, &[]) {
-                    Some(placed) => (short, placed),
-                    None => match layout.place_either(&whole, &along) {
-                        Some(placed) => (m.label.as_str(), placed),
-                        None => continue,
-                    },
-                },
-            };
-            let (font, offset) = if upwards {
-                // Rotated about its anchor, the text runs up from it and its lines stack to
-                // the right: the anchor is the box's bottom-left corner.
-                (
-                    (FONT, LABEL_PT)
-                        .into_font()
-                        .transform(FontTransform::Rotate270),
-                    (at.left - anchor.0, at.bottom - anchor.1),
-                )
-            } else {
-                (
-                    (FONT, LABEL_PT).into_font(),
-                    (at.left - anchor.0, at.top - anchor.1),
-                )
-            };
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((m.x, if top { yr.end } else { yr.start }))
-                    + Text::new(label.to_string(), offset, font.color(&colour)),
-            ))?;
+            Self::label_line(chart, &mut layout, m, top, colour)?;
         }
+        self.draw_annotations(chart, &mut layout)
+    }
+
+    /// The label of the marker line `m`, beside it: right of it when that is clear, else
+    /// left of it; written upwards along it where lines stand closer than a label is long;
+    /// in its short form where neither finds room ([`Layout::place_clear`]). From the top
+    /// of the plot area down when `top`, else from the bottom up.
+    fn label_line<X, Y>(
+        chart: &mut Chart<'_, '_, X, Y>,
+        layout: &mut Layout,
+        m: &Marker,
+        top: bool,
+        colour: RGBColor,
+    ) -> DrawResult
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let yr = chart.y_range();
+        let area = layout.area;
+        let anchor = chart.backend_coord(&(m.x, if top { yr.end } else { yr.start }));
+        // Every row of the plot area, nearest its end first: a row there usually has
+        // room, and a label further along its line is still beside it.
+        let rows = (area.height() - 8) / place::LINE_H;
+        // Where the whole label finds no clear place, its short form does ("N=2 knee",
+        // the part before its parenthesis; the table names the cache).
+        let short = m.label.split(" (").next().unwrap_or(&m.label);
+        let row_y = |row: i32, height: i32| {
+            if top {
+                area.top + 4 + place::LINE_H * row
+            } else {
+                area.bottom - 4 - place::LINE_H * row - height
+            }
+        };
+        let across = |label: &str| -> Vec<Rect> {
+            (0..rows)
+                .flat_map(|row| {
+                    let right = Rect::text(label, anchor.0 + 4, row_y(row, place::LINE_H));
+                    [right, right.shifted(-right.width() - 8, 0)]
+                })
+                .collect()
+        };
+        let along: Vec<Rect> = (0..rows)
+            .flat_map(|row| {
+                let text = Rect::text(&m.label, 0, 0);
+                let right = Rect::new(
+                    anchor.0 + 3,
+                    row_y(row, text.width()),
+                    text.height(),
+                    text.width(),
+                );
+                [right, right.shifted(-right.width() - 6, 0)]
+            })
+            .collect();
+        let (whole, brief) = (across(&m.label), across(short));
+        let (label, (at, upwards)) = match layout.place_clear(&whole, &along) {
+            Some(placed) => (m.label.as_str(), placed),
+            None => match layout.place_clear(&brief, &[]) {
+                Some(placed) => (short, placed),
+                None => match layout.place_either(&whole, &along) {
+                    Some(placed) => (m.label.as_str(), placed),
+                    None => return Ok(()),
+                },
+            },
+        };
+        let (font, offset) = if upwards {
+            // Rotated about its anchor, the text runs up from it and its lines stack to
+            // the right: the anchor is the box's bottom-left corner.
+            (
+                (FONT, LABEL_PT)
+                    .into_font()
+                    .transform(FontTransform::Rotate270),
+                (at.left - anchor.0, at.bottom - anchor.1),
+            )
+        } else {
+            (
+                (FONT, LABEL_PT).into_font(),
+                (at.left - anchor.0, at.top - anchor.1),
+            )
+        };
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((m.x, if top { yr.end } else { yr.start }))
+                + Text::new(label.to_string(), offset, font.color(&colour)),
+        ))?;
+        Ok(())
+    }
+
+    /// The annotations (plateau levels): above their point, else below it, else further up
+    /// or down, where that is clear.
+    fn draw_annotations<X, Y>(
+        &self,
+        chart: &mut Chart<'_, '_, X, Y>,
+        layout: &mut Layout,
+    ) -> DrawResult
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let (xr, yr) = (chart.x_range(), chart.y_range());
         for a in &self.annotations {
             if !(a.x.is_finite() && a.y.is_finite() && xr.contains(&a.x) && yr.contains(&a.y)) {
                 continue;
             }
             let p = chart.backend_coord(&(a.x, a.y));
-            // Above the point, then below it, then further up or down.
             let above = Rect::text(&a.text, p.0 - 10, p.1 - 22);
             let candidates: Vec<Rect> = [0, 28, -16, 44, -32]
                 .into_iter()
