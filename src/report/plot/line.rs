@@ -232,17 +232,13 @@ impl LinePlot {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
 
-        self.draw_marks(&mut chart)?;
+        let legend = self.draw_marks(&mut chart)?;
         self.draw_lines(&mut chart)?;
-        if self.series.iter().any(|s| !s.name.is_empty()) {
+        if let Some((dx, dy)) = legend {
             chart
                 .configure_series_labels()
-                // Below the staggered cache labels at the top, so neither hides the other.
-                .position(if self.markers.is_empty() {
-                    SeriesLabelPosition::UpperLeft
-                } else {
-                    SeriesLabelPosition::Coordinate(10, 58)
-                })
+                // Where draw_marks kept room for it, clear of the labels.
+                .position(SeriesLabelPosition::Coordinate(dx, dy))
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(180, 180, 180))
                 .label_font((FONT, LABEL_PT))
@@ -253,8 +249,12 @@ impl LinePlot {
 
     /// The cache markers (grey, labelled at the top), the knees (red, dashed, one per size,
     /// labelled at the bottom) and the annotations; each label where it is clear of the lines,
-    /// the data, the legend and the other labels ([`super::place`]).
-    fn draw_marks<X, Y>(&self, chart: &mut Chart<'_, '_, X, Y>) -> DrawResult
+    /// the data, the legend and the other labels ([`super::place`]). Returns where the legend
+    /// goes.
+    fn draw_marks<X, Y>(
+        &self,
+        chart: &mut Chart<'_, '_, X, Y>,
+    ) -> Result<Option<(i32, i32)>, Box<dyn std::error::Error>>
     where
         X: Ranged<ValueType = f64> + ValueFormatter<f64>,
         Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -279,7 +279,7 @@ impl LinePlot {
             }
         }
         knees.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let mut layout = self.layout(chart, markers.iter().chain(&knees).map(|m| m.x));
+        let (mut layout, legend) = self.layout(chart, markers.iter().chain(&knees).map(|m| m.x));
         for m in &markers {
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(m.x, yr.start), (m.x, yr.end)],
@@ -302,7 +302,8 @@ impl LinePlot {
         {
             Self::label_line(chart, &mut layout, m, top, colour)?;
         }
-        self.draw_annotations(chart, &mut layout)
+        self.draw_annotations(chart, &mut layout)?;
+        Ok(legend)
     }
 
     /// The label of the marker line `m`, beside it: right of it when that is clear, else
@@ -430,12 +431,13 @@ impl LinePlot {
     }
 
     /// What the labels must keep clear of, in pixels: the plot area, the vertical lines at
-    /// `verticals`, each series' line and points, and the legend's box.
+    /// `verticals`, each series' line and points, and the legend's box; with where the
+    /// legend goes (its offset in the plot area), when there is one.
     fn layout<X, Y>(
         &self,
         chart: &Chart<'_, '_, X, Y>,
         verticals: impl Iterator<Item = f64>,
-    ) -> Layout
+    ) -> (Layout, Option<(i32, i32)>)
     where
         X: Ranged<ValueType = f64> + ValueFormatter<f64>,
         Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -466,21 +468,29 @@ impl LinePlot {
             .map(|s| s.name.as_str())
             .take(MAX_LEGEND)
             .collect();
+        let mut legend = None;
         if !named.is_empty() {
-            let (dx, dy) = if self.markers.is_empty() {
-                (5, 5)
-            } else {
-                (10, 58)
-            };
+            // Below the cache labels at the top when there are markers; in the corner that
+            // covers least of the data (the first of equals).
+            let top = if self.markers.is_empty() { 5 } else { 58 };
             let longest = named.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-            layout.taken.push(Rect::new(
-                area.left + dx,
-                area.top + dy,
+            let (w, h) = (
                 longest as i32 * super::CHAR_W as i32 + 32,
                 20 * named.len() as i32 + 14,
-            ));
+            );
+            let (right, bottom) = (area.width() - w - 10, area.height() - h - 10);
+            let corner = [(10, top), (right, top), (10, bottom), (right, bottom)]
+                .into_iter()
+                .min_by_key(|&(dx, dy)| {
+                    layout.data_under(&Rect::new(area.left + dx, area.top + dy, w, h))
+                })
+                .unwrap_or((10, top));
+            layout
+                .taken
+                .push(Rect::new(area.left + corner.0, area.top + corner.1, w, h));
+            legend = Some(corner);
         }
-        layout
+        (layout, legend)
     }
 
     /// Each series: its band, its line and points, and its legend entry (at most
@@ -794,5 +804,45 @@ mod tests {
                 assert!(apart, "knee labels overlap: {:?}", boxes);
             }
         }
+    }
+
+    /// The simulator's sweep drew its legend over its points in the upper left corner: the
+    /// legend goes to the corner with the least data under it.
+    #[test]
+    fn the_legend_goes_where_the_data_is_not() {
+        let falling: Vec<Point> = (10..=24)
+            .map(|e| {
+                let y = 100.0 - 6.0 * f64::from(e - 10);
+                Point::new(f64::from(1u32 << e), y, y, y)
+            })
+            .collect();
+        let svg = LinePlot {
+            title: "t".into(),
+            subtitle: "s".into(),
+            log_x: true,
+            series: vec![Series {
+                name: "rv32im".into(),
+                points: falling,
+            }],
+            ..Default::default()
+        }
+        .to_svg();
+        let legend = svg
+            .lines()
+            .find(|l| l.contains("stroke=\"#B4B4B4\""))
+            .expect("legend box");
+        let x: i32 = legend
+            .split(" x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            x > 450,
+            "legend at x = {x}, over the falling curve's upper left"
+        );
     }
 }

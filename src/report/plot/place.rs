@@ -125,7 +125,7 @@ impl Layout {
     }
 
     /// How much of the data `r` covers: the curve segments through it and the points in it.
-    fn data_under(&self, r: &Rect) -> usize {
+    pub fn data_under(&self, r: &Rect) -> usize {
         let segments = self.curves.iter();
         segments
             .filter(|(a, b)| r.crossed_by(*a, *b, LINE_PAD))
