@@ -70,6 +70,8 @@ impl Footnotes {
         let mut parts = self.warnings(row, m, BRIEFS);
         let notes = self.note_numbers(row, m);
         parts.extend(self.note_refs(&notes));
+        // An empty part would be a stray separator (" ·  · ").
+        parts.retain(|p| !p.is_empty());
         parts.join(" · ")
     }
 
@@ -82,10 +84,16 @@ impl Footnotes {
         let n = self.number(row, text, mark);
         let sign = if mark == Mark::Warning { "⚠ " } else { "" };
         format!(
-            "<span class=\"remark\">{sign}{}{}</span>",
-            esc(&brief(text)),
-            self.link(n)
+            "<span class=\"remark\">{sign}{}</span>",
+            self.linked(&brief(text), n)
         )
+    }
+
+    /// `text` (escaped) with footnote `n`'s number after it, a word joiner between them: a
+    /// number that wraps alone to the next line (after a brief's "…") reads as the start of
+    /// the next remark ("³ · ⚠ +2 more ⁴ ⁵").
+    pub fn linked(&self, text: &str, n: usize) -> String {
+        format!("{}\u{2060}{}", esc(text), self.link(n))
     }
 
     /// A row of several runs: per run its checks' tally and its warnings as footnote numbers
@@ -116,7 +124,9 @@ impl Footnotes {
     fn warnings(&mut self, row: &str, m: &Measurement, briefs: usize) -> Vec<String> {
         let mut parts: Vec<String> = Vec::new();
         let mut more: Vec<usize> = Vec::new();
-        for (i, w) in m.warnings.iter().enumerate() {
+        // A blank remark (a run file's "") says nothing: no brief, number or footnote.
+        let said = m.warnings.iter().filter(|w| !w.trim().is_empty());
+        for (i, w) in said.enumerate() {
             let n = self.number(row, w, Mark::Warning);
             if i < briefs {
                 parts.push(self.remark(row, w, Mark::Warning));
@@ -145,6 +155,9 @@ impl Footnotes {
         let stop =
             (!m.stop_reason.is_empty()).then(|| format!("sampling stopped: {}", m.stop_reason));
         for n in m.notes.iter().chain(stop.as_ref()) {
+            if n.trim().is_empty() {
+                continue;
+            }
             let k = self.number(row, n, Mark::Note);
             if !notes.contains(&k) {
                 notes.push(k);
@@ -415,6 +428,53 @@ mod tests {
             "{cell}"
         );
         assert_eq!(f.list().matches("<li id=").count(), 4);
+    }
+
+    /// A blank warning or note in a run file is no remark: no stray separator in the row
+    /// (" ·  · ", "notes ⁴, , ⁵") and no empty footnote below the table.
+    #[test]
+    fn blank_remarks_leave_no_empty_item() {
+        let mut f = Footnotes::new("t");
+        let m = measurement(
+            &["", "first one: a", " ", "second one: b"],
+            &["a note", "", "  ", "another note"],
+        );
+        let cell = f.cell("r", &m);
+        assert!(!cell.contains("·  ·") && !cell.starts_with(" ·"), "{cell}");
+        assert!(
+            cell.contains("⚠ first one") && cell.contains("⚠ second one"),
+            "{cell}"
+        );
+        assert!(!cell.contains("more"), "{cell}");
+        let refs = &cell[cell.find("notes ").expect("the notes' numbers")..];
+        assert_eq!(refs.matches("<a class=\"fn\"").count(), 2, "{refs}");
+        assert!(!refs.contains(", ,"), "{refs}");
+        let list = f.list();
+        assert_eq!(list.matches("<li id=").count(), 4, "{list}");
+        for empty in ["\"></li>", "⚠ </li>"] {
+            assert!(!list.contains(empty), "an empty footnote: {list}");
+        }
+        let mut f = Footnotes::new("t");
+        assert_eq!(f.cell("r", &measurement(&[""], &[" "])), "");
+        assert_eq!(f.list(), "");
+    }
+
+    /// A footnote's number never starts a line alone: it is kept with the brief's last
+    /// word, and a row's note numbers stay together.
+    #[test]
+    fn footnote_numbers_stay_with_their_words() {
+        let mut f = Footnotes::new("t");
+        let cell = f.cell(
+            "r",
+            &measurement(&["interval did not reach ±2%: x"], &["a", "b"]),
+        );
+        assert!(
+            cell.contains("⚠ interval did not reach ±2%\u{2060}<a class=\"fn\""),
+            "{cell}"
+        );
+        assert!(cell.contains("<span class=\"note-refs\">notes "), "{cell}");
+        let style = crate::report::html::page_head("t");
+        assert!(style.contains(".note-refs{white-space:nowrap}"), "{style}");
     }
 
     #[test]

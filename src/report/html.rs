@@ -52,7 +52,7 @@ td.checks{min-width:4.5em}.tally{white-space:nowrap}
 td.notes{min-width:11em;width:26%;overflow-wrap:break-word;font-size:12px}
 td.params details{margin:0}td.verdict{overflow-wrap:normal;min-width:7em}
 ol.footnotes{font-size:13px;color:#333;margin:4px 0 12px;padding-left:2.2em}ol.footnotes ul{margin:2px 0;padding-left:1.1em}
-a.fn{text-decoration:none}ul.derived{font-size:14px;margin:4px 0 12px}p.derived{margin:8px 0 0}a.fn sup{font-size:10px;padding-left:1px}
+a.fn{text-decoration:none}.note-refs{white-space:nowrap}ul.derived{font-size:14px;margin:4px 0 12px}p.derived{margin:8px 0 0}a.fn sup{font-size:10px;padding-left:1px}
 table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
@@ -400,8 +400,8 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
                 h,
                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td class=\"notes\">{}</td></tr>",
                 value_cell(m, &mut notes, &label),
-                summary_cell(Some(&m.raw), &m.raw_unit),
-                summary_cell(m.baseline.as_ref(), &m.raw_unit),
+                summary_cell(Some(&m.raw), &m.raw_unit, value_count(m)),
+                summary_cell(m.baseline.as_ref(), &m.raw_unit, value_count(m)),
                 checks_cell(m),
                 notes.cell(&label, m)
             );
@@ -486,9 +486,8 @@ fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
             let reason = m.invalid_reason();
             let n = notes.number(row, &reason, Mark::Invalid);
             format!(
-                "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}{}</span>",
-                esc(&crate::report::footnotes::brief(&reason)),
-                notes.link(n)
+                "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}</span>",
+                notes.linked(&crate::report::footnotes::brief(&reason), n)
             )
         }
         (Status::BelowResolution, _) => format!(
@@ -501,42 +500,76 @@ fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
             esc(&super::instead_of_value(m))
         ),
         // The badge says "unstable"; the text beside it gives the spread (once each).
-        (Status::Unstable, Some(v)) => format!(
-            "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">spread \
-             {}</span>",
-            esc(&crate::units::fmt_spread_with_unit(
-                v.median, v.ci95[0], v.ci95[1], &m.unit
-            ))
-        ),
-        (Status::Ok, Some(v)) => format!(
-            "<b>{}</b> {}<span class=\"ci\">{}</span>",
-            short_number(v.median),
-            esc(&m.unit),
-            ci_text(v)
-        ),
+        (Status::Unstable, Some(v)) => unstable_cell(v, &m.unit),
+        (Status::Ok, Some(v)) => estimate_cell(v, &m.unit, Emphasis::Value, None),
     }
 }
 
-/// "95% CI 1.2k – 1.3k · n=18" as markup that may break only between the interval and
-/// the count, never inside a number: a narrower figure column leaves the page room.
-fn ci_text(s: &Summary) -> String {
+/// Whether a cell is the row's figure (bold) or one of the summaries it comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Emphasis {
+    Value,
+    Summary,
+}
+
+/// A median and its 95% interval by the units module's one rule, as the terminal writes
+/// them: the median and its unit on the first line ("<b>2.25</b> µs/switch"), the interval
+/// and the count small below ("±0.33 · n=9", "+0.02/−<0.005", "±<0.5" for a part that was 0
+/// in every sample): never a half-width of 0, a range of two equal numbers or a rounded
+/// "22.3k". Two short lines keep the three figure columns narrow enough for the page;
+/// neither line breaks inside a number. The count is left out when it is `shown_n`, the
+/// count the row's value cell already gives. An interval wider than ±50% is noise:
+/// [`unstable_cell`].
+fn estimate_cell(s: &Summary, unit: &str, emphasis: Emphasis, shown_n: Option<usize>) -> String {
+    let [lo, hi] = s.ci95;
+    if crate::units::interval::is_unstable(s.median, lo, hi) {
+        return unstable_cell(s, unit);
+    }
+    let (figure, spread, unit) = crate::units::interval::fmt_estimate_in(s.median, lo, hi, unit);
+    let figure = match emphasis {
+        Emphasis::Value => format!("<b>{}</b>", esc(&figure)),
+        Emphasis::Summary => esc(&figure),
+    };
+    let count = if shown_n == Some(s.n) {
+        String::new()
+    } else {
+        format!(" · <span class=\"nw\">n={}</span>", s.n)
+    };
     format!(
-        "<span class=\"nw\">95% CI {} – {}</span> · <span class=\"nw\">n={}</span>",
-        esc(&short_number(s.ci95[0])),
-        esc(&short_number(s.ci95[1])),
-        s.n
+        "<span class=\"nw\">{figure} {}</span><span class=\"ci\"><span class=\"nw\">{}</span>{count}</span>",
+        esc(&unit),
+        esc(&spread)
     )
 }
 
-fn summary_cell(s: Option<&Summary>, unit: &str) -> String {
+/// Noise as what it is, never a number: the "unstable" badge and the spread beside it.
+fn unstable_cell(s: &Summary, unit: &str) -> String {
+    format!(
+        "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">spread \
+         <span class=\"nw\">{}</span></span>",
+        esc(&crate::units::fmt_spread_with_unit(
+            s.median, s.ci95[0], s.ci95[1], unit
+        ))
+    )
+}
+
+/// A raw or baseline summary; `shown_n` is the count the row's value cell gives.
+fn summary_cell(s: Option<&Summary>, unit: &str, shown_n: Option<usize>) -> String {
     match s {
         None => "—".into(),
-        Some(s) => format!(
-            "{} {}<span class=\"ci\">{}</span>",
-            short_number(s.median),
-            esc(unit),
-            ci_text(s)
-        ),
+        Some(s) => estimate_cell(s, unit, Emphasis::Summary, shown_n),
+    }
+}
+
+/// The count a value cell prints ([`value_cell`]): its summary's, when it shows a figure.
+fn value_count(m: &Measurement) -> Option<usize> {
+    match (effective_status(m), &m.value) {
+        (Status::Ok, Some(v))
+            if !crate::units::interval::is_unstable(v.median, v.ci95[0], v.ci95[1]) =>
+        {
+            Some(v.n)
+        }
+        _ => None,
     }
 }
 
@@ -1020,6 +1053,113 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
 mod tests {
     use super::*;
     use crate::input::parse_run;
+
+    fn summary(n: usize, median: f64, lo: f64, hi: f64) -> Summary {
+        Summary {
+            n,
+            median,
+            ci95: [lo, hi],
+            mean: median,
+            min: lo,
+            max: hi,
+            p95: hi,
+            mad: 0.0,
+            outliers: vec![],
+            ci95_within_run: None,
+        }
+    }
+
+    #[test]
+    fn figure_cells_write_the_interval_by_the_units_rule() {
+        // A part that was 0 in every sample: a bound, never "±0" or "95% CI 0 – 0".
+        let zero = estimate_cell(&summary(18, 0.0, 0.0, 0.0), "ns/RPC", Emphasis::Value, None);
+        assert!(
+            zero.contains("<b>0</b> ns/RPC") && zero.contains("±&lt;0.5"),
+            "{zero}"
+        );
+        assert!(!zero.contains("0 – 0") && !zero.contains("CI"), "{zero}");
+        // The unit scales to the figure, the half-width has two significant digits and the
+        // count is below: "22.3k" and "95% CI 22.3k – 22.3k" said nothing.
+        let rpc = estimate_cell(
+            &summary(2200, 18_700.0, 18_690.0, 18_710.0),
+            "ns/RPC",
+            Emphasis::Value,
+            None,
+        );
+        assert!(
+            rpc.contains("<b>18.7</b> µs/RPC") && rpc.contains("±&lt;0.05"),
+            "{rpc}"
+        );
+        assert!(rpc.contains("n=2200") && !rpc.contains('k'), "{rpc}");
+        // Asymmetric: +a/−b (README's old "0.731 ±0.073" for 0.719–0.865).
+        let skew = estimate_cell(
+            &summary(9, 0.731, 0.719, 0.865),
+            "",
+            Emphasis::Summary,
+            None,
+        );
+        assert!(
+            skew.contains("+0.13/−0.012") && !skew.contains("<b>"),
+            "{skew}"
+        );
+        // A raw or baseline cell leaves out the count its value cell already gives.
+        let raw = summary_cell(
+            Some(&summary(9, 6560.0, 6000.0, 7120.0)),
+            "ns/round trip",
+            Some(9),
+        );
+        assert!(
+            raw.contains("6.56 µs/round trip") && raw.contains("±0.56"),
+            "{raw}"
+        );
+        assert!(!raw.contains("n="), "{raw}");
+        let raw = summary_cell(
+            Some(&summary(12, 6560.0, 6000.0, 7120.0)),
+            "ns/round trip",
+            Some(9),
+        );
+        assert!(raw.contains("n=12"), "{raw}");
+        // Neither line breaks inside a number: the figure with its unit, the interval.
+        assert!(
+            raw.starts_with("<span class=\"nw\">6.56 µs/round trip</span>"),
+            "{raw}"
+        );
+    }
+
+    #[test]
+    fn noisy_raw_and_baseline_cells_say_unstable_not_a_number() {
+        // An rpc row's raw 55 µs in [24, 86] µs printed "55 ±31 µs/RPC".
+        let noisy = summary_cell(
+            Some(&summary(30, 55_000.0, 24_000.0, 86_000.0)),
+            "ns/RPC",
+            None,
+        );
+        assert!(
+            noisy.contains(">unstable<") && noisy.contains("±31 µs/RPC"),
+            "{noisy}"
+        );
+        assert!(!noisy.contains("55"), "{noisy}");
+        // A baseline whose interval crosses zero (0.667 in [−0.016, 1.41] ns).
+        let base = summary_cell(
+            Some(&summary(16, 0.667, -0.016, 1.41)),
+            "ns/iteration",
+            None,
+        );
+        assert!(
+            base.contains(">unstable<") && !base.contains("0.667"),
+            "{base}"
+        );
+        // The row's whole table: no raw or baseline number for a noisy summary.
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        m.raw = summary(30, 55_000.0, 24_000.0, 86_000.0);
+        m.raw_unit = "ns/RPC".into();
+        let html = render(std::slice::from_ref(&run));
+        assert!(
+            html.contains("spread <span class=\"nw\">±31 µs/RPC</span>"),
+            "the noisy raw cell is not unstable"
+        );
+    }
 
     fn fixture() -> Run {
         parse_run(

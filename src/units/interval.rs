@@ -96,8 +96,17 @@ pub fn fmt_estimate(v: f64, lo: f64, hi: f64) -> (String, String) {
     let spread = if symmetric {
         format!("±{}", side(large, d))
     } else {
-        // Each side to its own two significant digits, never past the figure's decimals.
-        let at = |h: f64| side(h, decimals_for(h, 2).min(d));
+        // Each side to its own two significant digits, never past the figure's decimals; a
+        // side of zero is a bound at the figure's last digit ("1.13 +<0.005/−0.01", not the
+        // "+<0.5" a zero's own digits would give).
+        let at = |h: f64| {
+            let own = if h > 0.0 {
+                decimals_for(h, 2).min(d)
+            } else {
+                d
+            };
+            side(h, own)
+        };
         let (a, b) = (at(up), at(down));
         // Sides that read the same once rounded are one ± ("+3/−3" says nothing more).
         if a == b {
@@ -133,10 +142,17 @@ pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &str) -> String {
     if is_unstable(v, lo, hi) {
         return fmt_unstable(v, lo, hi, unit);
     }
-    let (d, unit) = scaled_unit(v, unit);
+    let (f, s, unit) = fmt_estimate_in(v, lo, hi, unit);
     let space = if unit.is_empty() { "" } else { " " };
-    let (f, s) = fmt_estimate(v / d, lo / d, hi / d);
     format!("{f} {s}{space}{unit}")
+}
+
+/// [`fmt_estimate`] in `unit` rescaled to the figure: ("1.93", "±0.03", "µs/switch"), for a
+/// view that sets the three apart (the HTML cell bolds the figure); [`fmt_figure`] joins them.
+pub fn fmt_estimate_in(v: f64, lo: f64, hi: f64, unit: &str) -> (String, String, String) {
+    let (d, unit) = scaled_unit(v, unit);
+    let (f, s) = fmt_estimate(v / d, lo / d, hi / d);
+    (f, s, unit)
 }
 
 /// The figure [`fmt_figure`] prints, without its interval, its time unit scaled to it:
@@ -263,6 +279,14 @@ mod tests {
         assert_eq!(format!("{f} {s}"), "2.25 ±0.33");
         let (f, s) = fmt_estimate(1.41, 1.37, 1.43);
         assert_eq!(format!("{f} {s}"), "1.41 +0.02/−0.04");
+        // A side of zero (the median is the interval's top) is a bound at the figure's last
+        // digit: an rpc part read "1.13 +<0.5/−0.01 µs".
+        let (f, s) = fmt_estimate(1.13, 1.12, 1.13);
+        assert_eq!(format!("{f} {s}"), "1.13 +<0.005/−0.01");
+        let (f, s) = fmt_estimate(341.0, 340.0, 350.0);
+        assert_eq!(format!("{f} {s}"), "341 +9/−1");
+        let (f, s) = fmt_estimate(341.0, 341.0, 350.0);
+        assert_eq!(format!("{f} {s}"), "341 +9/−<0.5");
     }
 
     #[test]
