@@ -14,7 +14,9 @@
 # which lmbench definition it reproduces).
 #
 # usage: bench/anchors.sh [--rounds N (5)] [--cpu C (1, or the last allowed)] [--out FILE
-#        (docs/FIDELITY.md)] [--no-install] [--skip-memwall]
+#        (docs/FIDELITY.md)] [--no-install] [--skip-memwall] [--ctx-only]
+# --ctx-only runs only the lat_ctx rows (the sweep against lat_ctx's definition, about a third
+# of the sitting's time), for a short quiet window; it implies --skip-memwall.
 # Runs in about 5–8 minutes on a quiet 2-CPU machine with the default 5 rounds (the
 # memory-latency wall time is taken in the first two rounds only).
 # Env: OSCOST (binary; default: cargo build --release, target/release/oscost).
@@ -26,6 +28,7 @@ CPU=""
 OUTFILE=docs/FIDELITY.md
 INSTALL=1
 MEMWALL=1
+CTX_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
     --out) OUTFILE=$2; shift 2 ;;
     --no-install) INSTALL=0; shift ;;
     --skip-memwall) MEMWALL=0; shift ;;
+    --ctx-only) CTX_ONLY=1; MEMWALL=0; shift ;;
     *) echo "anchors.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -78,11 +82,14 @@ PICK() { python3 bench/lib/pick.py "$@" 2>/dev/null || echo "nan missing"; }
 RES=$WORK/results.tsv
 : >"$RES"
 rec() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-nan}" "${5:-missing}" >>"$RES"; } # row side round value validity
-dd if=/dev/zero of="$WORK/pf.dat" bs=1M count=256 status=none conv=fsync
-# One discarded lat_pagefault pass: the first process to map a freshly written file reads
-# 1.5-3x slower per page than later ones (same pages per fault; see bench/ref/lat_pagefault.c),
-# and oscost's figure is the median of many passes over its own file.
-$PIN "$WORK/lat_pagefault" "$WORK/pf.dat" 3 >/dev/null
+if [ "$CTX_ONLY" = 0 ]; then
+  dd if=/dev/zero of="$WORK/pf.dat" bs=1M count=256 status=none conv=fsync
+  # One discarded lat_pagefault pass: the first process to map a freshly written file reads
+  # 1.5-3x slower per page than later ones (same pages per fault; see
+  # bench/ref/lat_pagefault.c), and oscost's figure is the median of many passes over its own
+  # file.
+  $PIN "$WORK/lat_pagefault" "$WORK/pf.dat" 3 >/dev/null
+fi
 
 SIZES="0 16k 64k 256k 1m 2m"
 bytes() { case $1 in *k) echo $(( ${1%k} * 1024 ));; *m) echo $(( ${1%m} * 1048576 ));; *) echo "$1";; esac; }
@@ -95,18 +102,20 @@ for r in $(seq 1 "$ROUNDS"); do
   pair() { # row-function: ref_cmd oscost_cmd
     if [ "$first_ref" = 1 ]; then "$1"; "$2"; else "$2"; "$1"; fi
   }
-  # null system call
-  ref_sys() { rec "null syscall (ns)" ref "$r" "$($PIN "$WORK/lat_syscall" 300000)" valid; }
-  os_sys() { OS syscall --which null --json "$WORK/sys.json"; rec "null syscall (ns)" oscost "$r" $(PICK "$WORK/sys.json" value); }
-  pair ref_sys os_sys
-  # pipe round trips
-  if [ -n "$PERF" ]; then
-    ref_pp() { rec "pipe round trip, processes (µs)" ref "$r" "$($PIN "$PERF" bench sched pipe -l 100000 2>/dev/null | awk '/usecs\/op/ {print $1}')" valid; }
-    os_pp() { OS ctx --mech pipe --mode process --clock direct --json "$WORK/pp.json"; rec "pipe round trip, processes (µs)" oscost "$r" $(PICK "$WORK/pp.json" raw/1000); }
-    pair ref_pp os_pp
-    ref_pt() { rec "pipe round trip, threads (µs)" ref "$r" "$($PIN "$PERF" bench sched pipe -T -l 100000 2>/dev/null | awk '/usecs\/op/ {print $1}')" valid; }
-    os_pt() { OS ctx --mech pipe --mode thread --clock direct --json "$WORK/pt.json"; rec "pipe round trip, threads (µs)" oscost "$r" $(PICK "$WORK/pt.json" raw/1000); }
-    pair ref_pt os_pt
+  if [ "$CTX_ONLY" = 0 ]; then
+    # null system call
+    ref_sys() { rec "null syscall (ns)" ref "$r" "$($PIN "$WORK/lat_syscall" 300000)" valid; }
+    os_sys() { OS syscall --which null --json "$WORK/sys.json"; rec "null syscall (ns)" oscost "$r" $(PICK "$WORK/sys.json" value); }
+    pair ref_sys os_sys
+    # pipe round trips
+    if [ -n "$PERF" ]; then
+      ref_pp() { rec "pipe round trip, processes (µs)" ref "$r" "$($PIN "$PERF" bench sched pipe -l 100000 2>/dev/null | awk '/usecs\/op/ {print $1}')" valid; }
+      os_pp() { OS ctx --mech pipe --mode process --clock direct --json "$WORK/pp.json"; rec "pipe round trip, processes (µs)" oscost "$r" $(PICK "$WORK/pp.json" raw/1000); }
+      pair ref_pp os_pp
+      ref_pt() { rec "pipe round trip, threads (µs)" ref "$r" "$($PIN "$PERF" bench sched pipe -T -l 100000 2>/dev/null | awk '/usecs\/op/ {print $1}')" valid; }
+      os_pt() { OS ctx --mech pipe --mode thread --clock direct --json "$WORK/pt.json"; rec "pipe round trip, threads (µs)" oscost "$r" $(PICK "$WORK/pt.json" raw/1000); }
+      pair ref_pt os_pt
+    fi
   fi
   # lat_ctx, 2 processes, sizes 0..2m (the sweep's defaults are lat_ctx's definition). Each
   # size is its own pair, reference and oscost back to back: at 256k-2m a row reads the
@@ -120,22 +129,24 @@ for r in $(seq 1 "$ROUNDS"); do
     }
     pair ref_ctx os_ctx
   done
-  # file-cached page faults, per page, random order (lat_pagefault's definition)
-  ref_pf() {
-    local out; out=$($PIN "$WORK/lat_pagefault" "$WORK/pf.dat" 11)
-    rec "file-cached fault 256m, random order (ns/page)" ref "$r" "$(echo "$out" | head -1)" valid
-    rec "pages per fault" ref "$r" "$(echo "$out" | awk '/pages_per_fault/ {print $2}')" valid
-  }
-  os_pf() {
-    OS fault --kind file-cached --size 256m --order random --json "$WORK/pf.json"
-    rec "file-cached fault 256m, random order (ns/page)" oscost "$r" $(PICK "$WORK/pf.json" raw)
-    rec "pages per fault" oscost "$r" $(PICK "$WORK/pf.json" pages_per_fault)
-  }
-  pair ref_pf os_pf
-  # memory latency at 64 MB, lat_mem_rd's forward strided walk (stride 64)
-  ref_ml() { rec "memory latency 64m, strided walk (ns/load)" ref "$r" "$($PIN "$WORK/lat_mem_rd" 64 64 | awk '$1 == "64.00000" {print $2}')" valid; }
-  os_ml() { OS mem latency --min 64m --max 64m --order strided --pages 4k --strides 64 --json "$WORK/ml.json"; rec "memory latency 64m, strided walk (ns/load)" oscost "$r" $(PICK "$WORK/ml.json" value); }
-  pair ref_ml os_ml
+  if [ "$CTX_ONLY" = 0 ]; then
+    # file-cached page faults, per page, random order (lat_pagefault's definition)
+    ref_pf() {
+      local out; out=$($PIN "$WORK/lat_pagefault" "$WORK/pf.dat" 11)
+      rec "file-cached fault 256m, random order (ns/page)" ref "$r" "$(echo "$out" | head -1)" valid
+      rec "pages per fault" ref "$r" "$(echo "$out" | awk '/pages_per_fault/ {print $2}')" valid
+    }
+    os_pf() {
+      OS fault --kind file-cached --size 256m --order random --json "$WORK/pf.json"
+      rec "file-cached fault 256m, random order (ns/page)" oscost "$r" $(PICK "$WORK/pf.json" raw)
+      rec "pages per fault" oscost "$r" $(PICK "$WORK/pf.json" pages_per_fault)
+    }
+    pair ref_pf os_pf
+    # memory latency at 64 MB, lat_mem_rd's forward strided walk (stride 64)
+    ref_ml() { rec "memory latency 64m, strided walk (ns/load)" ref "$r" "$($PIN "$WORK/lat_mem_rd" 64 64 | awk '$1 == "64.00000" {print $2}')" valid; }
+    os_ml() { OS mem latency --min 64m --max 64m --order strided --pages 4k --strides 64 --json "$WORK/ml.json"; rec "memory latency 64m, strided walk (ns/load)" oscost "$r" $(PICK "$WORK/ml.json" value); }
+    pair ref_ml os_ml
+  fi
   # wall time of the default memory-latency curve to 64 MB (target ≤ 25 s; no reference run:
   # lmbench's own lat_mem_rd took 19.9 s in the issue, the C re-implementation is not it)
   # Two rounds are enough for a wall time and keep the script under 10 minutes.
@@ -161,7 +172,7 @@ cat >"$OUTFILE" <<EOF
 # Fidelity: oscost against the reference tools
 
 Last run: $(date -u '+%Y-%m-%d %H:%M UTC') on ${MACHINE}, CPU $CPU, $ROUNDS rounds,
-\`bench/anchors.sh --rounds $ROUNDS --cpu $CPU\` (oscost $("$OSCOST" --version 2>/dev/null | awk '{print $2}'), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')).
+\`bench/anchors.sh --rounds $ROUNDS --cpu $CPU$([ "$CTX_ONLY" = 1 ] && echo ' --ctx-only')\` (oscost $("$OSCOST" --version 2>/dev/null | awk '{print $2}'), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')).
 Each reference and the matching oscost probe ran interleaved in one sitting (the side that
 goes first alternates by round), pinned to CPU $CPU; a cell is the median of the runs and, in
 parentheses, the spread (max/min over the runs). Invalid oscost runs are left out and counted.

@@ -152,6 +152,22 @@ fn an_unsteady_reference_marks_only_its_own_row_as_not_counted() {
         "{t}"
     );
     assert!(t.contains("met in 1 of 2"), "{t}");
+    // lat_ctx prints a negative figure when the host moves the overhead above the lap: that
+    // run is the host's noise, never a steady spread.
+    let t = table(&row(
+        "lat_ctx 2 procs S=1m (µs)",
+        [3.9, -5.6, 4.0, 3.9, 3.95],
+        [4.0, 4.0, 4.1, 4.0, 4.05],
+    ));
+    let l = line(&t, "lat_ctx 2 procs S=1m (µs)");
+    assert!(
+        l.contains("not steady (a run read ≤ 0): not counted"),
+        "{l}"
+    );
+    assert!(
+        l.contains("not counted (host not steady: a reference run read ≤ 0)"),
+        "{l}"
+    );
 }
 
 #[test]

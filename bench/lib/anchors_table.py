@@ -73,7 +73,12 @@ def goal_verdict(row, ref, osc):
     ratio = statistics.median(osc) / statistics.median(ref)
     ref_spread, os_spread = spread(ref), spread(osc)
     if not host_steady(ref):
-        return f"not counted (host not steady: reference spread {ref_spread:.2f} > {STEADY:.2f})"
+        why = (
+            "a reference run read ≤ 0"
+            if math.isinf(ref_spread)
+            else f"reference spread {ref_spread:.2f} > {STEADY:.2f}"
+        )
+        return f"not counted (host not steady: {why})"
     misses = []
     if abs(round(ratio, 2) - 1.0) > RATIO_TOLERANCE + 1e-9:
         misses.append(f"ratio {ratio:.2f} outside 1 ± {RATIO_TOLERANCE:.2f}")
@@ -115,6 +120,10 @@ def table(rows, order, rounds):
             cell_host = "– (fewer than two runs)"
         elif steady:
             cell_host = f"steady ({rs:.2f})"
+        elif math.isinf(rs):
+            # lat_ctx prints lap/N − overhead even when it is negative: a noisy host.
+            cell_host = "not steady (a run read ≤ 0): not counted"
+            unsteady.append((row, rs))
         else:
             cell_host = f"not steady ({rs:.2f} > {STEADY:.2f}): not counted"
             unsteady.append((row, rs))

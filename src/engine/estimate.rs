@@ -79,7 +79,7 @@ fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) 
 }
 
 /// Take one round's samples in simulated time from `t`: every `every`th is an
-/// evidence sample (raw only); stop at the minimum when converging, at the maximum, or past
+/// evidence sample (raw only, at most sampler::EVIDENCE_PER_ROUND); stop at the minimum when converging, at the maximum, or past
 /// `deadline` once at least three are taken. Returns the time at the end.
 fn sample_until(
     mut t: f64,
@@ -90,10 +90,11 @@ fn sample_until(
     (min_r, max_r, every): (usize, usize, usize),
     converges: bool,
 ) -> f64 {
-    let mut n = 0usize;
+    let (mut n, mut evidence) = (0usize, 0usize);
     loop {
         *taken += 1;
-        if *taken % every.max(3) == 2 {
+        if *taken % every.max(3) == 2 && evidence < super::sampler::EVIDENCE_PER_ROUND {
+            evidence += 1;
             t += raw_s;
             continue;
         }

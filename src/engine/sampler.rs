@@ -85,6 +85,13 @@ impl StopReason {
 /// kept apart: counters cost the measured tasks time at every context switch.
 pub const EVIDENCE_EVERY: usize = 4;
 
+/// The most evidence samples one round takes. Why a cap: the checks read the counters' rates
+/// (per iteration), which two windows of a sample's length give to well under a percent, and
+/// the quiet windows around every figure sample still record placement, CPU time and faults;
+/// beyond two, each evidence sample was a sample's time (a sixth of a long round) taken for
+/// evidence already in hand.
+pub const EVIDENCE_PER_ROUND: usize = 2;
+
 /// The iteration counts a measurement's first round scaled to, kept for its later rounds
 /// when the run spreads them across the plan (cli::execute keeps one per plan item).
 ///
@@ -414,11 +421,15 @@ fn take_round(
 ) -> Result<()> {
     let (raw_iters, base_iters) = (set.raw_iterations, set.baseline_iterations);
     let first = set.raw.len();
+    let first_evidence = set.evidence.len();
     let mut tagger = super::canary::Tagger::default();
     let stop = loop {
         crate::engine::interrupt::check()?;
         *taken += 1;
-        if *taken % b.evidence_every == 2 && recorder.attaches_counters() {
+        if *taken % b.evidence_every == 2
+            && set.evidence.len() - first_evidence < EVIDENCE_PER_ROUND
+            && recorder.attaches_counters()
+        {
             evidence_sample(raw, raw_iters, recorder, set)?;
             continue;
         }
@@ -906,6 +917,27 @@ mod tests {
         assert_eq!(set.stop, StopReason::Converged);
         // Every round has evidence of its own: it is checked on its own.
         assert_eq!(set.evidence.len(), 1);
+    }
+
+    #[test]
+    fn a_long_round_takes_at_most_its_share_of_evidence_samples() {
+        let cfg = SamplingConfig {
+            warmup_ns: 0,
+            target_sample_ns: 1_000_000,
+            min_samples: 60,
+            max_samples: 300,
+            rel_ci_target: 0.01,
+            budget_ns: 10_000_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
+        };
+        let mut rec = Recorder::new(vec![], EventSet::Software);
+        let mut raw = synthetic(100);
+        let slot = RoundSlot { index: 0, of: 3 };
+        let set = sample_round(&cfg, 0.0, slot, None, &mut raw, None, &mut rec).unwrap();
+        // 20 figure samples (60 / 3): every fourth would have made 6 evidence samples.
+        assert_eq!(set.raw.len(), 20);
+        assert_eq!(set.evidence.len(), EVIDENCE_PER_ROUND);
+        assert_eq!(rec.iterations(), 22 * set.raw_iterations);
     }
 
     #[test]
