@@ -1,7 +1,8 @@
 // Injected by output.sh into a copy of a report before chromium dumps its DOM (the reports
 // themselves carry no script). In every figure it takes the laid-out box of each text label,
-// of each data point (an SVG circle) and the segments of each data curve, and records the
-// labels that overlap each other, cover a point or lie across a curve.
+// of each data point (an SVG circle) and the segments of each data curve and of each marker
+// line (cache sizes, knees), and records the labels that overlap each other, cover a point,
+// lie across a curve or a marker line, or run past the figure's edge.
 // Boxes that touch by less than 1.5 px either way are not counted (antialiased edges).
 // The result goes into <body data-labels-checked data-overlapping-labels> for
 // check_report_dom.py --labels.
@@ -15,6 +16,7 @@
   };
   document.querySelectorAll("figure svg").forEach(function (svg, f) {
     var title = (svg.querySelector("text") || {}).textContent || "";
+    var edge = svg.getBoundingClientRect();
     var labels = [];
     svg.querySelectorAll("text").forEach(function (t) {
       var s = t.textContent.trim();
@@ -26,13 +28,16 @@
       var b = c.getBoundingClientRect();
       if (b.width > 0) points.push(b);
     });
-    // Data curves: the series' lines, drawn 2 px wide in the palette's colours (cache and
-    // knee markers are grey and red, grid lines 1 px), as segments in page coordinates.
+    // Data curves: the series' lines, drawn 2 px wide in the palette's colours; marker
+    // lines: the cache sizes (grey, 1 px) and the knees (red, dashed, 2 px). Grid lines
+    // (light grey) and axes (black, 1 px) are neither. As segments in page coordinates.
     var palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+    var markers = ["#6E6E6E", "#C8281E"];
     var segments = [];
     svg.querySelectorAll("polyline").forEach(function (l) {
-      if (parseFloat(l.getAttribute("stroke-width") || "1") < 2) return;
-      if (palette.indexOf((l.getAttribute("stroke") || "").toUpperCase()) < 0) return;
+      var stroke = (l.getAttribute("stroke") || "").toUpperCase();
+      var curve = palette.indexOf(stroke) >= 0 && parseFloat(l.getAttribute("stroke-width") || "1") >= 2;
+      if (!curve && markers.indexOf(stroke) < 0) return;
       var m = l.getScreenCTM();
       var pts = (l.getAttribute("points") || "").trim().split(/\s+/).map(function (p) {
         var xy = p.split(",");
@@ -41,10 +46,11 @@
         q.y = parseFloat(xy[1]);
         return q.matrixTransform(m);
       });
-      for (var i = 1; i < pts.length; i++) segments.push([pts[i - 1], pts[i]]);
+      for (var i = 1; i < pts.length; i++) segments.push({ a: pts[i - 1], b: pts[i], curve: curve });
     });
     // Whether a segment passes through a box (shrunk by 1.5 px): sampled every pixel.
-    var crosses = function (b, s) {
+    var crosses = function (b, seg) {
+      var s = [seg.a, seg.b];
       var dx = s[1].x - s[0].x, dy = s[1].y - s[0].y;
       var n = Math.max(1, Math.ceil(Math.sqrt(dx * dx + dy * dy)));
       for (var i = 0; i <= n; i++) {
@@ -63,9 +69,14 @@
       }
       for (var c = 0; c < segments.length; c++) {
         if (crosses(labels[i].b, segments[c])) {
-          overlaps.push(name + ": '" + labels[i].s.slice(0, 40) + "' over a curve");
+          var what = segments[c].curve ? "a curve" : "a marker line";
+          overlaps.push(name + ": '" + labels[i].s.slice(0, 40) + "' over " + what);
           break;
         }
+      }
+      var b = labels[i].b;
+      if (b.left < edge.left - 1.5 || b.right > edge.right + 1.5 || b.top < edge.top - 1.5 || b.bottom > edge.bottom + 1.5) {
+        overlaps.push(name + ": '" + labels[i].s.slice(0, 40) + "' cut off at the figure's edge");
       }
       for (var k = 0; k < points.length; k++) {
         if (cut(labels[i].b, points[k])) {

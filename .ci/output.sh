@@ -35,6 +35,17 @@ $bin compare "$out/run-a.json" "$out/run-b.json" --html "$out/compare.html" >/de
 $bin sim run crates/rvsim/programs/elf/timer-rv32imc.elf --pipeview interrupt-4:14 \
     --pipeview-html "$out/pipeview.html" --kanata "$out/pipeview.kanata" >/dev/null
 grep -q '^Kanata' "$out/pipeview.kanata"
+# The simulator's cache sweep (its SVG, put in a page as a report's figure is), when the
+# RISC-V cross compiler is here to build its program.
+pages=(run sweep compare pipeview)
+if command -v riscv64-unknown-elf-gcc >/dev/null; then
+    $bin sim sweep crates/rvsim/programs/c/loop.c --svg "$out/simsweep.svg" >/dev/null
+    { echo '<!doctype html><html><body><figure>'; cat "$out/simsweep.svg"; echo '</figure></body></html>'; } \
+        >"$out/simsweep.html"
+    pages+=(simsweep)
+else
+    echo "sim sweep: no riscv64-unknown-elf-gcc, its figure not checked" >&2
+fi
 # The recorded fixtures: a fault run (cases told apart by their parameters), an rpc run, and
 # every other family recorded (their figures' point counts are checked like the others'),
 # the recorded sweep as sweep-recorded (sweep is the one measured above).
@@ -52,9 +63,10 @@ prose=$(printf 'interval did not reach ±2%% before the time budget spent; %.0s'
 printf '%s\n' "<!doctype html><html><body><table><tr><td class=\"num\" style=\"white-space:nowrap\">1938 ns/fault $(printf '%.0s 95%% CI 1900 – 1990 · n=18' $(seq 20))</td></tr><tr><td>fault.anon</td><td>$prose</td></tr></table></body></html>" \
     >"$out/wide.html"
 
-# A page the label check must refuse: two labels of one figure drawn over each other, and a
-# third drawn across a data curve.
-printf '%s\n' '<!doctype html><html><body><figure><svg width="300" height="100"><text x="10" y="30">L3 32 MiB</text><text x="20" y="32">knee 48 KiB</text><polyline fill="none" stroke="#0072B2" stroke-width="2" points="0,75 300,75"/><text x="150" y="80">≈ 43.8 ns</text></svg></figure></body></html>' \
+# A page the label check must refuse: two labels of one figure drawn over each other, a
+# third drawn across a data curve, a fourth across a cache marker's line, a fifth running
+# off the figure's left edge.
+printf '%s\n' '<!doctype html><html><body><figure><svg width="300" height="100"><text x="10" y="30">L3 32 MiB</text><text x="20" y="32">knee 48 KiB</text><polyline fill="none" stroke="#0072B2" stroke-width="2" points="0,75 300,75"/><text x="150" y="80">≈ 43.8 ns</text><polyline fill="none" stroke="#6E6E6E" stroke-width="1" points="260,0 260,100"/><text x="230" y="50">L1d 32 KiB</text><text x="-40" y="95" font-size="10">timeslice slice=1ms</text></svg></figure></body></html>' \
     >"$out/overlap.html"
 
 # with_cell_probe PAGE: a copy of PAGE carrying .ci/cell_probe.js, .ci/label_probe.js and
@@ -79,7 +91,7 @@ browse() {
 }
 
 status=0
-for page in run sweep compare pipeview "${fixtures[@]}"; do
+for page in "${pages[@]}" "${fixtures[@]}"; do
     url="file://$PWD/$out/$page.html"
     echo "== chromium: $page"
     # 1100 px: a laptop's browser window; tables must fit it without a scroll bar.
@@ -103,7 +115,12 @@ for page in run sweep compare pipeview "${fixtures[@]}"; do
     fi
     # Every page but the pipeline diagram has tables of figures and figures with labels.
     # ... and every figure of theirs counts its points: drawn = given − stated omissions.
-    [ "$page" = pipeview ] || expect+=(--cells --tables --labels --points)
+    # The simulator's sweep is a figure alone: its labels and points.
+    case $page in
+    pipeview) ;;
+    simsweep) expect+=(--labels --points) ;;
+    *) expect+=(--cells --tables --labels --points) ;;
+    esac
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
 
@@ -131,7 +148,8 @@ refuses() {
 }
 refuses narrow --cells "narrower than its content" || status=1
 refuses wide --tables "table wider than its page" "row 1 (fault.anon) is .* lines tall" || status=1
-refuses overlap --labels "'L3 32 MiB' over 'knee 48 KiB'" "'≈ 43.8 ns' over a curve" || status=1
+refuses overlap --labels "'L3 32 MiB' over 'knee 48 KiB'" "'≈ 43.8 ns' over a curve" \
+    "'L1d 32 KiB' over a marker line" "'timeslice slice=1ms' cut off at the figure's edge" || status=1
 echo "== the point check refuses figures that drop points silently"
 cp tests/fixtures/html/points-broken.html "$out/points.html"
 with_cell_probe "$out/points.html"

@@ -107,3 +107,34 @@ fn several_runs_are_side_by_side() {
     assert!(html.contains("run 1 (") && html.contains("run 2 ("));
     assert_eq!(sections(&html).len(), sections(&render(&[fixture()])).len());
 }
+
+/// Issue 21: a report of three quick runs showed an empty figure for the call family, whose
+/// one row was invalid in every run: each run's row now says why it is not plotted.
+#[test]
+fn several_runs_without_a_value_between_them_say_why_per_run() {
+    let runs: Vec<Run> = (0..3)
+        .map(|_| {
+            let mut r = fixture();
+            for m in r
+                .measurements
+                .iter_mut()
+                .filter(|m| m.probe == "call.function")
+            {
+                m.valid = false;
+                m.status = Status::Invalid;
+            }
+            r
+        })
+        .collect();
+    let html = render(&runs);
+    let call = &html[html.find("id=\"family-call\"").unwrap()..];
+    let call = &call[..call.find("</section>").unwrap()];
+    assert!(!call.contains("no data to plot"), "{call}");
+    for i in 1..=3 {
+        assert!(
+            call.contains(&format!("function · run {i}")),
+            "run {i} missing"
+        );
+    }
+    assert_eq!(call.matches("not plotted: invalid").count(), 3);
+}

@@ -141,8 +141,9 @@ impl Footnotes {
             } else {
                 format!("+{} more ", more.len())
             };
+            // On one line: a number wrapped alone reads as the start of the next item.
             parts.push(format!(
-                "<span class=\"remark\">⚠ {count}{}</span>",
+                "<span class=\"remark nw\">⚠ {count}{}</span>",
                 links.join(" ")
             ));
         }
@@ -473,6 +474,14 @@ mod tests {
             "{cell}"
         );
         assert!(cell.contains("<span class=\"note-refs\">notes "), "{cell}");
+        let more = f.cell(
+            "s",
+            &measurement(&["a one: x", "b two: y", "c three: z"], &[]),
+        );
+        assert!(
+            more.contains("<span class=\"remark nw\">⚠ +1 more <a"),
+            "{more}"
+        );
         let style = crate::report::html::page_head("t");
         assert!(style.contains(".note-refs{white-space:nowrap}"), "{style}");
     }

@@ -6,12 +6,12 @@
 //! numbers; values below resolution say so.
 
 use crate::units::size::{fmt_bytes, ByteStyle};
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::report::family;
 use crate::report::figures::Size;
 use crate::report::footnotes::{Footnotes, Mark};
+use crate::report::params;
 
 use crate::machine::facts::key_facts;
 use crate::machine::{render_text, Machine};
@@ -630,38 +630,15 @@ fn params_cell(row: &Row, rows: &[Row]) -> String {
     let Some(m) = row.per_run.iter().flatten().next() else {
         return breakable(&row.params);
     };
-    let varying: BTreeMap<String, serde_json::Value> = varying_params(&same_probe)
-        .into_iter()
-        .filter(|k| !SAMPLING_PARAMS.contains(&k.as_str()))
-        .filter_map(|k| m.params.get(&k).map(|v| (k, v.clone())))
-        .collect();
-    let summary = if varying.is_empty() {
-        "parameters".to_string()
-    } else {
-        crate::model::params_label(&varying)
+    let summary = match params::distinguishing(m, &same_probe) {
+        d if d.is_empty() => "parameters".to_string(),
+        d => d,
     };
     format!(
         "<details><summary>{}</summary>{}</details>",
         breakable(&summary),
         breakable(&row.params)
     )
-}
-
-/// How a probe's measurements vary: the parameters that take more than one value.
-fn varying_params(ms: &[&Measurement]) -> Vec<String> {
-    let mut seen: BTreeMap<&str, Vec<&serde_json::Value>> = BTreeMap::new();
-    for m in ms {
-        for (k, v) in &m.params {
-            let e = seen.entry(k.as_str()).or_default();
-            if !e.contains(&v) {
-                e.push(v);
-            }
-        }
-    }
-    seen.into_iter()
-        .filter(|(_, v)| v.len() > 1)
-        .map(|(k, _)| k.to_string())
-        .collect()
 }
 
 /// A parameter that looks like a size in bytes, so the axis is labelled in KiB/MiB and cache
@@ -751,7 +728,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
             .flat_map(|r| &r.measurements)
             .filter(|m| m.probe == probe)
             .collect();
-        let varying = varying_params(&all);
+        let varying = params::varying(&all);
         let numeric = |k: &String| all.iter().all(|m| m.param_f64(k).is_some());
         let distinct = |k: &String| {
             let mut v: Vec<f64> = all.iter().filter_map(|m| m.param_f64(k)).collect();
@@ -809,16 +786,30 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
             .collect();
         let labels = case_labels(family, &rows);
         let title = format!("{family}: {unit}");
-        if runs.len() == 1 {
+        // Several runs without one value between them: grouped bars would be empty axes
+        // (three quick runs whose call.function was invalid in each showed "no data to
+        // plot"), so each run's row says why, as a single run's does.
+        let none_plotted = !rows
+            .iter()
+            .flat_map(|r| r.per_run.iter().flatten())
+            .any(|m| plotted(m).is_some());
+        if runs.len() == 1 || none_plotted {
             let bars = rows
                 .iter()
                 .zip(&labels)
-                .map(|(r, label)| {
-                    let m = r.per_run[0].expect("one run");
-                    match plotted(m) {
-                        Some([v, lo, hi]) => Bar::new(label.clone(), v, lo, hi),
-                        None => Bar::missing(label.clone(), missing_note(m)),
-                    }
+                .flat_map(|(r, label)| {
+                    r.per_run.iter().enumerate().filter_map(move |(i, m)| {
+                        let m = (*m)?;
+                        let label = if runs.len() == 1 {
+                            label.clone()
+                        } else {
+                            format!("{label} · run {}", i + 1)
+                        };
+                        Some(match plotted(m) {
+                            Some([v, lo, hi]) => Bar::new(label, v, lo, hi),
+                            None => Bar::missing(label, missing_note(m)),
+                        })
+                    })
                 })
                 .collect();
             out.push((
@@ -859,14 +850,10 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
     out
 }
 
-/// Parameters that record how a case was sampled rather than which case it is (the
-/// adaptive sampler's round count differs between otherwise equal cases), so they never
-/// tell cases apart in a label.
-const SAMPLING_PARAMS: &[&str] = &["rounds"];
-
 /// Short labels for the cases of one figure: the probe without its family prefix, plus only
 /// the parameters that differ between the cases of that probe drawn here (e.g. "anon
-/// touch=write"). Full parameter lists do not fit beside a bar; the table carries them.
+/// touch=write", "timeslice slice=1ms"). Full parameter lists do not fit beside a bar; the
+/// table carries them.
 fn case_labels(family: &str, rows: &[&&Row]) -> Vec<String> {
     rows.iter()
         .map(|r| {
@@ -883,16 +870,9 @@ fn case_labels(family: &str, rows: &[&&Row]) -> Vec<String> {
             let Some(m) = r.per_run.iter().flatten().next() else {
                 return short.to_string();
             };
-            let varying: BTreeMap<String, serde_json::Value> = varying_params(&same_probe)
-                .into_iter()
-                .filter(|k| !SAMPLING_PARAMS.contains(&k.as_str()))
-                .filter_map(|k| m.params.get(&k).map(|v| (k, v.clone())))
-                .collect();
-            if varying.is_empty() {
-                short.to_string()
-            } else {
-                format!("{short} {}", crate::model::params_label(&varying))
-            }
+            format!("{short} {}", params::distinguishing(m, &same_probe))
+                .trim_end()
+                .to_string()
         })
         .collect()
 }
@@ -928,7 +908,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             let rest: Vec<String> = m
                 .params
                 .iter()
-                .filter(|(k, _)| k.as_str() != key && varying_params(&ms).contains(k))
+                .filter(|(k, _)| k.as_str() != key && params::varying(&ms).contains(k))
                 .map(|(k, v)| {
                     format!(
                         "{k}={}",
@@ -1042,7 +1022,13 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
             if m.samples.len() < 10 {
                 continue;
             }
-            let what = format!("{} {}", row.probe, row.params);
+            // The probe and what tells the case from the others: the table above has all.
+            let peers: Vec<&Measurement> = rows
+                .iter()
+                .filter(|r| r.probe == row.probe)
+                .filter_map(|r| r.per_run[i])
+                .collect();
+            let what = format!("{} {}", row.probe, params::distinguishing(m, &peers));
             body.push_str(&inline(
                 Histogram {
                     title: format!("{}: raw samples", what.trim()),

@@ -26,13 +26,7 @@ pub fn shared(rows: &[&Measurement]) -> Shared {
     if rows.len() < 2 {
         return out;
     }
-    let mut values: BTreeMap<&str, Vec<&serde_json::Value>> = BTreeMap::new();
-    for m in rows {
-        for (k, v) in &m.params {
-            values.entry(k).or_default().push(v);
-        }
-    }
-    for (k, vs) in values {
+    for (k, vs) in values(rows) {
         if vs.iter().any(|v| *v != vs[0]) {
             let counts: Option<Vec<u64>> = vs.iter().map(|v| v.as_u64()).collect();
             if let (ParamKind::Budget, Some(counts)) = (param_kind(k), counts) {
@@ -60,14 +54,85 @@ pub fn shared(rows: &[&Measurement]) -> Shared {
     out
 }
 
+/// Every value each parameter takes in `rows`, one entry per row that sets it.
+fn values<'a>(rows: &[&'a Measurement]) -> BTreeMap<&'a str, Vec<&'a serde_json::Value>> {
+    let mut out: BTreeMap<&str, Vec<&serde_json::Value>> = BTreeMap::new();
+    for m in rows {
+        for (k, v) in &m.params {
+            out.entry(k.as_str()).or_default().push(v);
+        }
+    }
+    out
+}
+
+/// The parameters that take more than one value in `rows` (rows that do not set one are
+/// not counted): what a figure can sweep over or split into lines.
+pub fn varying(rows: &[&Measurement]) -> Vec<String> {
+    values(rows)
+        .into_iter()
+        .filter(|(_, vs)| vs.iter().any(|v| *v != vs[0]))
+        .map(|(k, _)| k.to_string())
+        .collect()
+}
+
+/// Parameters recorded twice, once as the input and once rendered for people: (the input,
+/// its rendering, the name views show them under). Views show the rendering once ("size=4k",
+/// not "size=4096 size_label=4k"); the JSON and CSV keep both.
+const RENDERINGS: [(&str, &str, &str); 3] = [
+    ("size", "size_label", "size"),
+    ("slice_ns", "slice", "slice"),
+    ("work_set", "work_set_label", "work_set"),
+];
+
+/// `params` as views show them, (name, text) in key order: an input that has its rendering
+/// beside it is left out, and the rendering takes the input's shown name. Only the
+/// parameters whose key `keep` accepts (the rendering's key for a pair).
+fn shown<'a>(
+    params: &'a BTreeMap<String, serde_json::Value>,
+    keep: &dyn Fn(&str) -> bool,
+) -> Vec<(&'a str, String)> {
+    let pairs: Vec<(&str, &str)> = RENDERINGS
+        .iter()
+        .filter(|(input, rendering, _)| {
+            params.contains_key(*input) && params.contains_key(*rendering)
+        })
+        .map(|(input, _, name)| (*input, *name))
+        .collect();
+    params
+        .iter()
+        .filter(|(k, _)| !pairs.iter().any(|(input, _)| input == k) && keep(k))
+        .map(|(k, v)| {
+            let name = RENDERINGS
+                .iter()
+                .find(|(input, rendering, _)| {
+                    rendering == k && pairs.iter().any(|(i, _)| i == input)
+                })
+                .map_or(k.as_str(), |(_, _, name)| name);
+            (name, param_text(v))
+        })
+        .collect()
+}
+
 impl Shared {
     /// The line printed once above the table ("all rows: cpus=1 pages=1024; rows that set
     /// them: order=seq; rounds 36–166 (each row's in the JSON)"), or None when the rows
     /// share nothing.
     pub fn line(&self) -> Option<String> {
+        // A shared input and its shared rendering are printed once, as `shown` does.
         let text = |set: &BTreeMap<String, String>| {
             set.iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .filter(|(k, _)| {
+                    !RENDERINGS
+                        .iter()
+                        .any(|(input, rendering, _)| input == k && set.contains_key(*rendering))
+                })
+                .map(|(k, v)| {
+                    let name = RENDERINGS
+                        .iter()
+                        .find(|(input, rendering, _)| rendering == k && set.contains_key(*input))
+                        .map_or(k.as_str(), |(_, _, name)| name);
+                    format!("{name}={v}")
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         };
@@ -103,10 +168,8 @@ impl Shared {
 /// "fault.anon rounds=44 touch=write".
 pub fn label(m: &Measurement, shared: &Shared, keep: &dyn Fn(&str) -> bool) -> String {
     let mut s = m.probe.clone();
-    for (k, v) in &m.params {
-        if !shared.has(k) && keep(k) {
-            s += &format!(" {k}={}", param_text(v));
-        }
+    for (name, text) in shown(&m.params, &|k| !shared.has(k) && keep(k)) {
+        s += &format!(" {name}={text}");
     }
     s
 }
@@ -115,15 +178,31 @@ pub fn label(m: &Measurement, shared: &Shared, keep: &dyn Fn(&str) -> bool) -> S
 /// probe sets to another value ("fault.anon touch=write"; "fault.file-cached" when no other
 /// case of its probe differs in them).
 pub fn distinguishing_label(m: &Measurement, peers: &[&Measurement], keys: &[&str]) -> String {
-    let differs = |k: &str| {
-        let mine = m.params.get(k);
-        peers
-            .iter()
-            .filter(|c| c.probe == m.probe)
-            .filter_map(|c| c.params.get(k))
-            .any(|other| Some(other) != mine)
-    };
-    label(m, &Shared::default(), &|k| keys.contains(&k) && differs(k))
+    label(m, &Shared::default(), &|k| {
+        keys.contains(&k) && differs_from_peers(m, peers, k)
+    })
+}
+
+/// `m`'s inputs (with their renderings; no budget or observed fact) that another of `peers`
+/// of the same probe sets to another value, as views show them ("touch=write", "slice=1ms";
+/// empty when none differs): what tells a case apart in a figure's label or a table cell.
+pub fn distinguishing(m: &Measurement, peers: &[&Measurement]) -> String {
+    let case = |k: &str| matches!(param_kind(k), ParamKind::Input | ParamKind::Label);
+    shown(&m.params, &|k| case(k) && differs_from_peers(m, peers, k))
+        .into_iter()
+        .map(|(name, text)| format!("{name}={text}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether another of `peers` of `m`'s probe sets `k` to another value than `m` does.
+fn differs_from_peers(m: &Measurement, peers: &[&Measurement], k: &str) -> bool {
+    let mine = m.params.get(k);
+    peers
+        .iter()
+        .filter(|c| c.probe == m.probe)
+        .filter_map(|c| c.params.get(k))
+        .any(|other| Some(other) != mine)
 }
 
 #[cfg(test)]
@@ -204,5 +283,55 @@ mod tests {
             "fault.anon touch=write"
         );
         assert_eq!(distinguishing_label(&c, &peers, &keys), "fault.file-cached");
+    }
+
+    /// Issue 21: mem latency rows showed "size=4096 size_label=4k", the same thing twice,
+    /// and a timeslice case "slice=1ms slice_ns=1000000".
+    #[test]
+    fn an_input_and_its_rendering_are_shown_once() {
+        let a = case(
+            "mem.latency",
+            json!({"size": 4096, "size_label": "4k", "fits": "L1d", "rounds": 9}),
+        );
+        let b = case(
+            "mem.latency",
+            json!({"size": 8192, "size_label": "8k", "fits": "L1d", "rounds": 12}),
+        );
+        let all = |_: &str| true;
+        assert_eq!(
+            label(&a, &Shared::default(), &all),
+            "mem.latency fits=L1d rounds=9 size=4k"
+        );
+        // Shared, the pair is printed once too.
+        let s = shared(&[&a, &a.clone()]);
+        assert_eq!(
+            s.line().as_deref(),
+            Some("all rows: fits=L1d rounds=9 size=4k")
+        );
+        // A rendering without its input is shown under its own name.
+        let c = case("ctx.timeslice", json!({"slice": "1ms"}));
+        assert_eq!(
+            label(&c, &Shared::default(), &all),
+            "ctx.timeslice slice=1ms"
+        );
+        // What tells cases apart: inputs only, the rendering once, no budget or observed fact.
+        assert_eq!(distinguishing(&a, &[&a, &b]), "size=4k");
+        let t = |ns: u64, slice: &str, reported: u64| {
+            case(
+                "ctx.timeslice",
+                json!({"slice_ns": ns, "slice": slice, "slice_reported_ns": [reported], "cpus": [1]}),
+            )
+        };
+        let (t1, t4) = (t(1_000_000, "1ms", 999), t(4_000_000, "4ms", 3999));
+        assert_eq!(distinguishing(&t1, &[&t1, &t4]), "slice=1ms");
+        assert_eq!(distinguishing(&t1, &[&t1]), "");
+    }
+
+    #[test]
+    fn varying_names_the_parameters_with_more_than_one_value() {
+        let a = case("p", json!({"size": 1, "mode": "x", "only_a": 1}));
+        let b = case("p", json!({"size": 2, "mode": "x"}));
+        assert_eq!(varying(&[&a, &b]), vec!["size".to_string()]);
+        assert!(varying(&[&a]).is_empty());
     }
 }

@@ -1,12 +1,12 @@
 //! `oscost sim sweep`: the same program, several builds, a range of I-cache sizes; a table and
 //! an optional SVG plot of hit rate and cycles against cache size.
 
-use plotters::prelude::*;
 use rvsim::CacheConfig;
 
 use super::{compile, parse_size, report, simulate, SweepArgs};
 use crate::cli::outputs::{Format, Outputs, SimOut};
 use crate::error::{Error, Result};
+use crate::report::plot::{stack, LinePlot, Point as PlotPoint, Series};
 
 struct Point {
     size: u64,
@@ -70,12 +70,11 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     }
     let mut header = vec!["icache_bytes"];
     header.extend(report::CSV_HEADER);
-    let svg = match &a.svg {
-        Some(path) => {
-            Some(plot(&series, &a).map_err(|e| Error::env(format!("{}: {e}", path.display())))?)
-        }
-        None => None,
-    };
+    let geometry = format!("{}-way, {} words/line, {}", a.ways, a.words, a.repl);
+    let svg = a
+        .svg
+        .as_ref()
+        .map(|_| figure(&series, &geometry, a.machine.miss_penalty));
     outputs.write(&SimOut {
         json: serde_json::json!({"schema": 1, "points": runs}),
         table: Some((header, rows)),
@@ -132,144 +131,112 @@ fn sizes_and_caches(a: &SweepArgs) -> Result<(Vec<u64>, Vec<CacheConfig>)> {
     Ok((sizes, caches))
 }
 
-/// The figure: hit rate and cycles against the I-cache size, one line per build, as SVG.
-fn plot(
-    series: &[(String, Vec<Point>)],
-    a: &SweepArgs,
-) -> std::result::Result<String, Box<dyn std::error::Error>> {
-    let mut svg = String::new();
-    draw(&mut svg, series, a)?;
-    Ok(svg)
-}
-
-fn draw(
-    svg: &mut String,
-    series: &[(String, Vec<Point>)],
-    a: &SweepArgs,
-) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(svg, (1000, 450)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(500);
-    let sizes: Vec<u64> = series
+/// The figure: hit rate and, when the builds ran the 5-stage model, cycles against the
+/// I-cache size, one line per build, drawn by the plot module (so it counts its points and
+/// states any it leaves out, as every figure of a report does), one panel above the other.
+fn figure(series: &[(String, Vec<Point>)], geometry: &str, miss_penalty: u32) -> String {
+    let line = |name: &str, points: Vec<PlotPoint>| Series {
+        name: name.to_string(),
+        points,
+    };
+    let panel = |title: String, y_label: &str| LinePlot {
+        title,
+        subtitle: format!("rvsim, I-cache {geometry}"),
+        x_label: "I-cache size (bytes)".into(),
+        y_label: y_label.into(),
+        log_x: true,
+        x_bytes: true,
+        ..Default::default()
+    };
+    let mut hits = panel("I-cache hit rate vs size".into(), "hit rate (%)");
+    hits.series = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.size))
-        .collect();
-    let (lo, hi) = (
-        *sizes.iter().min().unwrap_or(&1) as f64,
-        *sizes.iter().max().unwrap_or(&2) as f64,
-    );
-    let x_range = (lo * 0.9)..(hi * 1.1).max(lo + 1.0);
-    draw_hit_rates(&left, series, x_range.clone(), a)?;
-    draw_cycles(&right, series, x_range, a)?;
-    root.present()?;
-    Ok(())
-}
-
-/// Line colours, one per build, in series order.
-const COLORS: [RGBColor; 6] = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
-
-/// The left panel: hit rate against the cache size (log scale), one line per build.
-fn draw_hit_rates(
-    left: &Area<'_>,
-    series: &[(String, Vec<Point>)],
-    x_range: std::ops::Range<f64>,
-    a: &SweepArgs,
-) -> DrawResult {
-    let min_rate = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.hit_rate))
-        .fold(100.0f64, f64::min);
-    let title = format!("I-cache {}-way, {} words/line, {}", a.ways, a.words, a.repl);
-
-    let mut chart = ChartBuilder::on(left)
-        .caption(format!("hit rate ({title})"), ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(55)
-        .build_cartesian_2d(
-            x_range.clone().log_scale(),
-            (min_rate.floor() - 1.0).max(0.0)..100.0,
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("cache size (bytes)")
-        .y_desc("hit rate (%)")
-        .x_labels(6)
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(WHITE)
-        .draw()?;
-    for (i, (name, points)) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let data: Vec<(f64, f64)> = points.iter().map(|p| (p.size as f64, p.hit_rate)).collect();
-        chart
-            .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart.draw_series(data.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE)
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()?;
-    Ok(())
-}
-
-/// The right panel: cycles of the 5-stage model against the cache size, when the builds
-/// ran with the pipeline (nothing drawn otherwise).
-fn draw_cycles(
-    right: &Area<'_>,
-    series: &[(String, Vec<Point>)],
-    x_range: std::ops::Range<f64>,
-    a: &SweepArgs,
-) -> DrawResult {
-    let cycles: Vec<u64> = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().filter_map(|p| p.cycles))
-        .collect();
-    if let (Some(&min_cycles), Some(&max_cycles)) = (cycles.iter().min(), cycles.iter().max()) {
-        let pad = ((max_cycles - min_cycles) as f64 * 0.1).max(1.0);
-        let mut chart = ChartBuilder::on(right)
-            .caption(
-                format!("cycles (5-stage, miss penalty {})", a.machine.miss_penalty),
-                ("sans-serif", 16),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(
-                x_range.log_scale(),
-                (min_cycles as f64 - pad).max(0.0)..max_cycles as f64 + pad,
-            )?;
-        chart
-            .configure_mesh()
-            .x_desc("cache size (bytes)")
-            .y_desc("cycles")
-            .x_labels(6)
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(WHITE)
-            .draw()?;
-        for (i, (name, points)) in series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let data: Vec<(f64, f64)> = points
+        .map(|(name, ps)| {
+            let points = ps
                 .iter()
-                .filter_map(|p| p.cycles.map(|c| (p.size as f64, c as f64)))
+                .map(|p| exact(p.size as f64, p.hit_rate))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(data, color.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            line(name, points)
+        })
+        .collect();
+    let mut panels = vec![hits.to_svg()];
+    if series
+        .iter()
+        .flat_map(|(_, ps)| ps)
+        .any(|p| p.cycles.is_some())
+    {
+        let mut cycles = panel(
+            format!("cycles vs I-cache size (5-stage, miss penalty {miss_penalty})"),
+            "cycles",
+        );
+        let without = series
+            .iter()
+            .flat_map(|(_, ps)| ps)
+            .filter(|p| p.cycles.is_none())
+            .count();
+        if without > 0 {
+            cycles
+                .left_out
+                .push((without, "ran without the pipeline (no cycles)".into()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE)
-            .border_style(BLACK)
-            .draw()?;
+        cycles.series = series
+            .iter()
+            .map(|(name, ps)| {
+                let points = ps
+                    .iter()
+                    .filter_map(|p| Some(exact(p.size as f64, p.cycles? as f64)))
+                    .collect();
+                line(name, points)
+            })
+            .collect();
+        panels.push(cycles.to_svg());
     }
-    Ok(())
+    stack(&panels)
+}
+
+/// A simulated figure: exact, so its interval is the point itself.
+fn exact(x: f64, y: f64) -> PlotPoint {
+    PlotPoint::new(x, y, y, y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(sizes: &[u64], cycles: bool) -> Vec<Point> {
+        sizes
+            .iter()
+            .map(|&size| Point {
+                size,
+                hit_rate: 90.0 + size as f64 / 1000.0,
+                cycles: cycles.then_some(10_000 - size),
+            })
+            .collect()
+    }
+
+    /// Issue 21: the sweep's SVG was drawn outside the plot module, without the point count
+    /// every other figure carries.
+    #[test]
+    fn the_sweep_figure_counts_every_point_of_both_panels() {
+        let sizes = [64, 128, 256, 512, 1024, 2048];
+        let series = vec![
+            ("rv32im".to_string(), points(&sizes, true)),
+            ("rv32imc".to_string(), points(&sizes, true)),
+        ];
+        let svg = figure(&series, "1-way, 2 words/line, lru", 8);
+        assert!(svg.starts_with("<svg data-points-given=\"24\" data-points-drawn=\"24\""));
+        // Each panel counts its own, and draws one mark per point.
+        assert_eq!(svg.matches("data-points-given=\"12\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"pt\"").count(), 24);
+        assert!(svg.contains("I-cache hit rate vs size") && svg.contains("miss penalty 8"));
+        assert!(svg.trim_end().ends_with("</svg>"));
+    }
+
+    #[test]
+    fn without_the_pipeline_the_figure_is_the_hit_rates_alone() {
+        let series = vec![("rv32im".to_string(), points(&[64, 128, 256], false))];
+        let svg = figure(&series, "1-way", 8);
+        assert!(svg.starts_with("<svg data-points-given=\"3\" data-points-drawn=\"3\""));
+        assert!(!svg.contains("cycles vs"));
+    }
 }

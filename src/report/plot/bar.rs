@@ -42,6 +42,16 @@ impl Bar {
     }
 }
 
+/// The widest label area, in pixels: the bars keep most of the figure.
+const MAX_LABEL_W: u32 = 420;
+
+/// `label` cut to what the label area holds, with "…" where it was cut: a longer label
+/// would run off the figure's left edge (the table gives every row's full label).
+fn fitted(label: &str) -> String {
+    // label_width's reckoning backwards: 14 px of padding, CHAR_W per character.
+    super::fit(label, MAX_LABEL_W - 14, super::CHAR_W)
+}
+
 /// A bar chart. Fill it and call [`BarChart::to_svg`].
 #[derive(Debug, Clone, Default)]
 pub struct BarChart {
@@ -58,7 +68,7 @@ pub struct BarChart {
 impl BarChart {
     pub fn to_svg(&self) -> String {
         let n = self.bars.len().max(1) as u32;
-        let labels = label_width(self.bars.iter().map(|b| b.label.as_str())).min(420);
+        let labels = label_width(self.bars.iter().map(|b| b.label.as_str())).min(MAX_LABEL_W);
         let size = (
             if self.width == 0 {
                 (labels + 640).clamp(760, 1100)
@@ -110,7 +120,7 @@ impl BarChart {
             .margin(12)
             .margin_right(30)
             .x_label_area_size(48)
-            .y_label_area_size(label_width(labels.iter().copied()).min(420))
+            .y_label_area_size(label_width(labels.iter().copied()).min(MAX_LABEL_W))
             .build_cartesian_2d(min..max, 0.0..n as f64)?;
         let x_fmt = |v: &f64| short_number(*v);
         chart
@@ -129,7 +139,7 @@ impl BarChart {
             chart.draw_series(std::iter::once(
                 EmptyElement::at((min, mid))
                     + Text::new(
-                        bar.label.clone(),
+                        fitted(&bar.label),
                         (-8, 0),
                         (FONT, LABEL_PT)
                             .into_font()
@@ -230,6 +240,34 @@ mod tests {
         assert!(svg.contains("data-points-given=\"3\" data-points-drawn=\"2\""));
         assert!(has_text(&svg, "1 point not drawn: not a finite number"));
         assert!(svg.contains("not plotted: below resolution"));
+    }
+
+    /// Issue 21: the timeslice figure's labels ran off its left edge.
+    #[test]
+    fn a_long_label_is_cut_to_the_label_area_not_off_the_figure() {
+        let long = format!(
+            "timeslice {}",
+            "slice_reported_ns=1000000,1000000 ".repeat(3)
+        );
+        let svg = BarChart {
+            title: "t".into(),
+            subtitle: "s".into(),
+            bars: vec![
+                Bar::new(long.as_str(), 1.0, 0.9, 1.1),
+                Bar::new("short", 2.0, 1.9, 2.1),
+            ],
+            ..Default::default()
+        }
+        .to_svg();
+        let texts = super::super::test_support::texts(&svg);
+        let cut = texts
+            .iter()
+            .find(|t| t.starts_with("timeslice"))
+            .expect("label drawn");
+        assert!(cut.ends_with('…'), "{cut}");
+        assert!(label_width([cut.as_str()]) <= MAX_LABEL_W, "{cut}");
+        assert!(long.starts_with(cut.trim_end_matches('…')));
+        assert!(has_text(&svg, "short"));
     }
 
     #[test]

@@ -83,7 +83,7 @@ impl GroupedBars {
         let mut chart = ChartBuilder::on(area)
             .margin(12)
             .margin_right(20)
-            .x_label_area_size(if longest > 14 { 70 } else { 48 })
+            .x_label_area_size(if longest > 14 { 88 } else { 48 })
             .y_label_area_size(80)
             .build_cartesian_2d(0.0..ng as f64, bottom..top)?;
         let x_fmt = |v: &f64| {
@@ -109,12 +109,24 @@ impl GroupedBars {
             .axis_desc_style((FONT, DESC_PT))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
+        // Labels wider than their group alternate between two rows, each fitted to two
+        // groups' width: side by side they ran into each other ("pipe clock=direct
+        // mode=process" over "pipe clock=cputime mode=process").
+        let (px, _) = chart.plotting_area().get_pixel_range();
+        let group_px = ((px.end - px.start) / ng.max(1) as i32).max(1) as u32;
+        let stagger = longest as u32 * super::CHAR_W > group_px;
         for (g, name) in self.groups.iter().enumerate() {
+            let (text, dy) = if stagger {
+                let row = if g % 2 == 0 { 8 } else { 26 };
+                (super::fit(name, 2 * group_px - 8, super::CHAR_W), row)
+            } else {
+                (name.clone(), 8)
+            };
             chart.draw_series(std::iter::once(
                 EmptyElement::at((g as f64 + 0.5, bottom))
                     + Text::new(
-                        name.clone(),
-                        (0, 8),
+                        text,
+                        (0, dy),
                         (FONT, LABEL_PT)
                             .into_font()
                             .color(&BLACK)
@@ -214,6 +226,64 @@ mod tests {
         .to_svg();
         assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 1);
         assert!(svg.contains("1 point not drawn: no group to draw it in"));
+    }
+
+    /// Issue 21: a report of three runs drew the ctx group labels over each other.
+    #[test]
+    fn long_group_labels_alternate_rows_and_fit_their_room() {
+        let groups: Vec<String> = [
+            "direct mode=process",
+            "cputime mode=process",
+            "direct mode=thread",
+        ]
+        .iter()
+        .cycle()
+        .take(8)
+        .map(|g| format!("pipe clock={g}"))
+        .collect();
+        let svg = GroupedBars {
+            title: "ctx: ns/switch".into(),
+            subtitle: "s".into(),
+            series: (0..3)
+                .map(|i| GroupedSeries {
+                    name: format!("run {i}"),
+                    values: vec![Some([1.0, 0.9, 1.1]); 8],
+                })
+                .collect(),
+            groups,
+            ..Default::default()
+        }
+        .to_svg();
+        // (x, y, text) of the group labels: centred at x, 2 groups' width apart per row.
+        let mut labels = Vec::new();
+        let mut head = "";
+        for line in svg.lines() {
+            if line.trim().starts_with("pipe clock=") {
+                let num = |k: &str| -> i32 {
+                    head.split(k)
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                };
+                labels.push((
+                    num(" x=\""),
+                    num(" y=\""),
+                    line.trim().chars().count() as i32 * 8,
+                ));
+            }
+            head = line;
+        }
+        assert_eq!(labels.len(), 8);
+        for (i, a) in labels.iter().enumerate() {
+            for b in &labels[i + 1..] {
+                let apart = a.1 != b.1 || (a.0 - b.0).abs() * 2 >= a.2 + b.2;
+                assert!(apart, "labels overlap: {a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::place::{self, Layout, Rect};
 use super::{color, finite_range, label_width, no_data, plottable, render, short_number};
 use super::{DrawResult, DESC_PT, FONT, LABEL_PT};
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -231,17 +232,13 @@ impl LinePlot {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
 
-        self.draw_marks(&mut chart)?;
+        let legend = self.draw_marks(&mut chart)?;
         self.draw_lines(&mut chart)?;
-        if self.series.iter().any(|s| !s.name.is_empty()) {
+        if let Some((dx, dy)) = legend {
             chart
                 .configure_series_labels()
-                // Below the staggered cache labels at the top, so neither hides the other.
-                .position(if self.markers.is_empty() {
-                    SeriesLabelPosition::UpperLeft
-                } else {
-                    SeriesLabelPosition::Coordinate(10, 58)
-                })
+                // Where draw_marks kept room for it, clear of the labels.
+                .position(SeriesLabelPosition::Coordinate(dx, dy))
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(180, 180, 180))
                 .label_font((FONT, LABEL_PT))
@@ -250,71 +247,179 @@ impl LinePlot {
         Ok(())
     }
 
-    /// The cache markers (grey, labels staggered at the top), the knees (red, dashed, one per
-    /// size, labels staggered at the bottom) and the annotations.
-    fn draw_marks<X, Y>(&self, chart: &mut Chart<'_, '_, X, Y>) -> DrawResult
+    /// The cache markers (grey, labelled at the top), the knees (red, dashed, one per size,
+    /// labelled at the bottom) and the annotations; each label where it is clear of the lines,
+    /// the data, the legend and the other labels ([`super::place`]). Returns where the legend
+    /// goes.
+    fn draw_marks<X, Y>(
+        &self,
+        chart: &mut Chart<'_, '_, X, Y>,
+    ) -> Result<Option<(i32, i32)>, Box<dyn std::error::Error>>
     where
         X: Ranged<ValueType = f64> + ValueFormatter<f64>,
         Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
     {
         let (xr, yr) = (chart.x_range(), chart.y_range());
-        for (i, m) in self.markers.iter().enumerate() {
-            if !(plottable(m.x) && xr.contains(&m.x)) {
-                continue;
-            }
-            let grey = RGBColor(110, 110, 110);
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(m.x, yr.start), (m.x, yr.end)],
-                grey.stroke_width(1),
-            )))?;
-            // Stagger labels vertically so neighbouring markers do not overwrite each other.
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((m.x, yr.end))
-                    + Text::new(
-                        m.label.clone(),
-                        (4, 4 + 16 * (i as i32 % 3)),
-                        (FONT, LABEL_PT).into_font().color(&grey),
-                    ),
-            ))?;
-        }
+        let grey = RGBColor(110, 110, 110);
         let red = RGBColor(200, 40, 30);
+        let markers: Vec<&Marker> = self
+            .markers
+            .iter()
+            .filter(|m| plottable(m.x) && xr.contains(&m.x))
+            .collect();
         // Knees of several curves often fall on the same size: one line and one label each.
         let mut knees: Vec<&Marker> = Vec::new();
-        for k in &self.knees {
+        for k in self
+            .knees
+            .iter()
+            .filter(|k| plottable(k.x) && xr.contains(&k.x))
+        {
             if !knees.iter().any(|o| o.x == k.x) {
                 knees.push(k);
             }
         }
         knees.sort_by(|a, b| a.x.total_cmp(&b.x));
-        for (i, k) in knees.into_iter().enumerate() {
-            if !(plottable(k.x) && xr.contains(&k.x)) {
-                continue;
-            }
+        let (mut layout, legend) = self.layout(chart, markers.iter().chain(&knees).map(|m| m.x));
+        for m in &markers {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(m.x, yr.start), (m.x, yr.end)],
+                grey.stroke_width(1),
+            )))?;
+        }
+        for k in &knees {
             chart.draw_series(DashedLineSeries::new(
                 vec![(k.x, yr.start), (k.x, yr.end)],
                 6,
                 4,
                 red.stroke_width(2),
             ))?;
-            // Knee labels sit at the bottom, staggered, away from the cache labels at the top.
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((k.x, yr.start))
-                    + Text::new(
-                        k.label.clone(),
-                        (4, -20 - 16 * (i as i32 % 4)),
-                        (FONT, LABEL_PT).into_font().color(&red),
-                    ),
-            ))?;
         }
+        // Cache labels in rows from the top, knee labels in rows from the bottom.
+        for (m, top, colour) in markers
+            .iter()
+            .map(|m| (m, true, grey))
+            .chain(knees.iter().map(|k| (k, false, red)))
+        {
+            Self::label_line(chart, &mut layout, m, top, colour)?;
+        }
+        self.draw_annotations(chart, &mut layout)?;
+        Ok(legend)
+    }
+
+    /// The label of the marker line `m`, beside it: right of it when that is clear, else
+    /// left of it; written upwards along it where lines stand closer than a label is long;
+    /// in its short form where neither finds room ([`Layout::place_clear`]). From the top
+    /// of the plot area down when `top`, else from the bottom up.
+    fn label_line<X, Y>(
+        chart: &mut Chart<'_, '_, X, Y>,
+        layout: &mut Layout,
+        m: &Marker,
+        top: bool,
+        colour: RGBColor,
+    ) -> DrawResult
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let yr = chart.y_range();
+        let area = layout.area;
+        let anchor = chart.backend_coord(&(m.x, if top { yr.end } else { yr.start }));
+        // Every row of the plot area, nearest its end first: a row there usually has
+        // room, and a label further along its line is still beside it.
+        let rows = (area.height() - 8) / place::LINE_H;
+        // Where the whole label finds no clear place, its short form does ("N=2 knee",
+        // the part before its parenthesis; the table names the cache).
+        let short = m.label.split(" (").next().unwrap_or(&m.label);
+        let row_y = |row: i32, height: i32| {
+            if top {
+                area.top + 4 + place::LINE_H * row
+            } else {
+                area.bottom - 4 - place::LINE_H * row - height
+            }
+        };
+        let across = |label: &str| -> Vec<Rect> {
+            (0..rows)
+                .flat_map(|row| {
+                    let right = Rect::text(label, anchor.0 + 4, row_y(row, place::LINE_H));
+                    [right, right.shifted(-right.width() - 8, 0)]
+                })
+                .collect()
+        };
+        let along: Vec<Rect> = (0..rows)
+            .flat_map(|row| {
+                let text = Rect::text(&m.label, 0, 0);
+                let right = Rect::new(
+                    anchor.0 + 3,
+                    row_y(row, text.width()),
+                    text.height(),
+                    text.width(),
+                );
+                [right, right.shifted(-right.width() - 6, 0)]
+            })
+            .collect();
+        let (whole, brief) = (across(&m.label), across(short));
+        let (label, (at, upwards)) = match layout.place_clear(&whole, &along) {
+            Some(placed) => (m.label.as_str(), placed),
+            None => match layout.place_clear(&brief, &[]) {
+                Some(placed) => (short, placed),
+                None => match layout.place_either(&whole, &along) {
+                    Some(placed) => (m.label.as_str(), placed),
+                    None => return Ok(()),
+                },
+            },
+        };
+        let (font, offset) = if upwards {
+            // Rotated about its anchor, the text runs up from it and its lines stack to
+            // the right: the anchor is the box's bottom-left corner.
+            (
+                (FONT, LABEL_PT)
+                    .into_font()
+                    .transform(FontTransform::Rotate270),
+                (at.left - anchor.0, at.bottom - anchor.1),
+            )
+        } else {
+            (
+                (FONT, LABEL_PT).into_font(),
+                (at.left - anchor.0, at.top - anchor.1),
+            )
+        };
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((m.x, if top { yr.end } else { yr.start }))
+                + Text::new(label.to_string(), offset, font.color(&colour)),
+        ))?;
+        Ok(())
+    }
+
+    /// The annotations (plateau levels): above their point, else below it, else further up
+    /// or down, where that is clear.
+    fn draw_annotations<X, Y>(
+        &self,
+        chart: &mut Chart<'_, '_, X, Y>,
+        layout: &mut Layout,
+    ) -> DrawResult
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let (xr, yr) = (chart.x_range(), chart.y_range());
         for a in &self.annotations {
             if !(a.x.is_finite() && a.y.is_finite() && xr.contains(&a.x) && yr.contains(&a.y)) {
                 continue;
             }
+            let p = chart.backend_coord(&(a.x, a.y));
+            let above = Rect::text(&a.text, p.0 - 10, p.1 - 22);
+            let candidates: Vec<Rect> = [0, 28, -16, 44, -32]
+                .into_iter()
+                .flat_map(|dy| [above.shifted(0, dy), above.shifted(-above.width() / 2, dy)])
+                .collect();
+            let Some(at) = layout.place(&candidates) else {
+                continue;
+            };
             chart.draw_series(std::iter::once(
                 EmptyElement::at((a.x, a.y))
                     + Text::new(
                         a.text.clone(),
-                        (-10, -22),
+                        (at.left - p.0, at.top - p.1),
                         (FONT, LABEL_PT)
                             .into_font()
                             .style(FontStyle::Bold)
@@ -323,6 +428,69 @@ impl LinePlot {
             ))?;
         }
         Ok(())
+    }
+
+    /// What the labels must keep clear of, in pixels: the plot area, the vertical lines at
+    /// `verticals`, each series' line and points, and the legend's box; with where the
+    /// legend goes (its offset in the plot area), when there is one.
+    fn layout<X, Y>(
+        &self,
+        chart: &Chart<'_, '_, X, Y>,
+        verticals: impl Iterator<Item = f64>,
+    ) -> (Layout, Option<(i32, i32)>)
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let (px, py) = chart.plotting_area().get_pixel_range();
+        let area = Rect::new(px.start, py.start, px.end - px.start, py.end - py.start);
+        let mut layout = Layout::new(area);
+        for x in verticals {
+            let (x, _) = chart.backend_coord(&(x, chart.y_range().start));
+            layout.lines.push(((x, area.top), (x, area.bottom)));
+        }
+        for s in &self.series {
+            let mut p: Vec<(i32, i32)> = self
+                .placed(&s.points)
+                .map(|q| chart.backend_coord(&(q.x, q.y)))
+                .collect();
+            p.sort();
+            layout.curves.extend(p.windows(2).map(|w| (w[0], w[1])));
+            layout
+                .points
+                .extend(p.iter().map(|&(x, y)| Rect::new(x - 4, y - 4, 8, 8)));
+        }
+        // The legend, where draw_in puts it (plotters sizes it by its longest entry).
+        let named: Vec<&str> = self
+            .series
+            .iter()
+            .filter(|s| !s.name.is_empty())
+            .map(|s| s.name.as_str())
+            .take(MAX_LEGEND)
+            .collect();
+        let mut legend = None;
+        if !named.is_empty() {
+            // Below the cache labels at the top when there are markers; in the corner that
+            // covers least of the data (the first of equals).
+            let top = if self.markers.is_empty() { 5 } else { 58 };
+            let longest = named.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+            let (w, h) = (
+                longest as i32 * super::CHAR_W as i32 + 32,
+                20 * named.len() as i32 + 14,
+            );
+            let (right, bottom) = (area.width() - w - 10, area.height() - h - 10);
+            let corner = [(10, top), (right, top), (10, bottom), (right, bottom)]
+                .into_iter()
+                .min_by_key(|&(dx, dy)| {
+                    layout.data_under(&Rect::new(area.left + dx, area.top + dy, w, h))
+                })
+                .unwrap_or((10, top));
+            layout
+                .taken
+                .push(Rect::new(area.left + corner.0, area.top + corner.1, w, h));
+            legend = Some(corner);
+        }
+        (layout, legend)
     }
 
     /// Each series: its band, its line and points, and its legend entry (at most
@@ -535,5 +703,146 @@ mod tests {
         let svg = p.to_svg();
         assert!(!svg.contains("no data"));
         assert_eq!(count(&svg, "<polygon"), 2);
+    }
+
+    /// The x of each `<text>` whose content is `label`, and of each line of `stroke`.
+    fn xs_of(svg: &str, what: &str) -> Vec<i32> {
+        svg.lines()
+            .zip(svg.lines().skip(1))
+            .filter_map(|(a, b)| {
+                let hit = if what.starts_with('#') {
+                    a.contains(&format!("stroke=\"{what}\"")) && a.starts_with("<polyline")
+                } else {
+                    a.starts_with("<text") && b.trim() == what
+                };
+                let key = if a.starts_with("<text") {
+                    " x=\""
+                } else {
+                    "points=\""
+                };
+                let from = a.find(key)? + key.len();
+                hit.then(|| a[from..].split([',', '"']).next()?.parse().ok())?
+            })
+            .collect()
+    }
+
+    /// Issue 21: "L1d 32 KiB" was drawn across the knee line at 48 KiB, just right of it.
+    #[test]
+    fn a_marker_label_is_placed_clear_of_the_other_lines() {
+        let mut p = sweep();
+        p.knees.push(Marker {
+            x: 49152.0,
+            label: "knee 48 KiB".into(),
+        });
+        let svg = p.to_svg();
+        let knee = xs_of(&svg, "#C8281E");
+        let label = xs_of(&svg, "L1d 32 KiB");
+        assert!(!knee.is_empty() && label.len() == 1, "{knee:?} {label:?}");
+        let (x, w) = (label[0], "L1d 32 KiB".len() as i32 * 8);
+        assert!(
+            knee.iter().all(|k| *k < x || *k > x + w),
+            "label at {x}..{} crosses a knee line at {knee:?}",
+            x + w
+        );
+        // The cache line it labels is beside it, not under it.
+        let cache = xs_of(&svg, "#6E6E6E");
+        assert!(cache.iter().all(|c| *c < x || *c > x + w), "{cache:?}");
+    }
+
+    /// Issue 21: a live ctx sweep drew knee labels over each other and across the next knee's
+    /// line, where knees stood closer than their labels are long.
+    #[test]
+    fn knee_labels_closer_than_their_length_cross_no_line_and_no_other_label() {
+        let mut p = sweep();
+        for (x, n) in [(131072.0, 2), (262144.0, 4), (524288.0, 8)] {
+            p.knees.push(Marker {
+                x,
+                label: format!("N={n} knee (L2 total (1m/{n}))"),
+            });
+        }
+        let svg = p.to_svg();
+        let lines: Vec<i32> = xs_of(&svg, "#C8281E")
+            .into_iter()
+            .chain(xs_of(&svg, "#6E6E6E"))
+            .collect();
+        // Each knee label, whole or in its short form, as a box (x, y, width, height).
+        let mut boxes = Vec::new();
+        let mut head = "";
+        for line in svg.lines() {
+            let text = line.trim();
+            if text.starts_with("N=") && head.contains("fill=\"#C8281E\"") {
+                let num = |key: &str| -> i32 {
+                    head.split(key)
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                };
+                let len = text.chars().count() as i32 * 8;
+                boxes.push(if head.contains("rotate(270") {
+                    (num(" x=\""), num(" y=\"") - len, 16, len)
+                } else {
+                    (num(" x=\""), num(" y=\""), len, 16)
+                });
+            }
+            head = line;
+        }
+        assert_eq!(boxes.len(), 3, "{svg}");
+        for (i, &(x, y, w, h)) in boxes.iter().enumerate() {
+            for l in &lines {
+                assert!(
+                    *l < x || *l > x + w,
+                    "knee label {i} at {x}..{} crosses {l}",
+                    x + w
+                );
+            }
+            for &(x2, y2, w2, h2) in &boxes[i + 1..] {
+                let apart = x + w <= x2 || x2 + w2 <= x || y + h <= y2 || y2 + h2 <= y;
+                assert!(apart, "knee labels overlap: {:?}", boxes);
+            }
+        }
+    }
+
+    /// The simulator's sweep drew its legend over its points in the upper left corner: the
+    /// legend goes to the corner with the least data under it.
+    #[test]
+    fn the_legend_goes_where_the_data_is_not() {
+        let falling: Vec<Point> = (10..=24)
+            .map(|e| {
+                let y = 100.0 - 6.0 * f64::from(e - 10);
+                Point::new(f64::from(1u32 << e), y, y, y)
+            })
+            .collect();
+        let svg = LinePlot {
+            title: "t".into(),
+            subtitle: "s".into(),
+            log_x: true,
+            series: vec![Series {
+                name: "rv32im".into(),
+                points: falling,
+            }],
+            ..Default::default()
+        }
+        .to_svg();
+        let legend = svg
+            .lines()
+            .find(|l| l.contains("stroke=\"#B4B4B4\""))
+            .expect("legend box");
+        let x: i32 = legend
+            .split(" x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            x > 450,
+            "legend at x = {x}, over the falling curve's upper left"
+        );
     }
 }

@@ -24,6 +24,7 @@ mod grouped;
 mod heatmap;
 mod histogram;
 mod line;
+mod place;
 mod ratio;
 mod stacked;
 mod tally;
@@ -35,6 +36,7 @@ pub use histogram::Histogram;
 pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
 pub use ratio::{RatioPlot, RatioRow, Threshold};
 pub use stacked::{StackedBars, StackedRow};
+pub use tally::stack;
 pub use tally::Tally;
 pub(crate) use tally::{finish, mark_style};
 
@@ -70,6 +72,10 @@ pub(crate) const LABEL_PT: u32 = 16;
 pub(crate) const DESC_PT: u32 = 17;
 /// Approximate width of one character of 13 px sans-serif text, used to size label areas.
 pub(crate) const CHAR_W: u32 = 8;
+/// Widths of one character of the bold 18 px title and of the 12 px subtitle, a little over
+/// the average (the browser check measures the real ones).
+const TITLE_CHAR_W: u32 = 10;
+const SUBTITLE_CHAR_W: u32 = 6;
 /// Height taken by the title and subtitle above the chart.
 const HEADER_H: u32 = 48;
 
@@ -99,8 +105,9 @@ fn draw_page(
     body: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
 ) -> DrawResult {
     root.fill(&WHITE)?;
+    let room = root.dim_in_pixel().0.saturating_sub(24);
     root.draw(&Text::new(
-        title.to_string(),
+        fit(title, room, TITLE_CHAR_W),
         (12, 8),
         (FONT, TITLE_PT)
             .into_font()
@@ -108,12 +115,23 @@ fn draw_page(
             .color(&BLACK),
     ))?;
     root.draw(&Text::new(
-        subtitle.to_string(),
+        fit(subtitle, room, SUBTITLE_CHAR_W),
         (12, 32),
         (FONT, SUBTITLE_PT).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
     let (_, plot) = root.split_vertically(HEADER_H);
     body(&plot)
+}
+
+/// `text` cut with "…" to at most `px` pixels at `char_w` pixels a character: a title longer
+/// than its figure would run past the right edge.
+pub(crate) fn fit(text: &str, px: u32, char_w: u32) -> String {
+    let room = (px / char_w.max(1)).max(2) as usize;
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(room - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 /// A standalone SVG carrying only a title, a subtitle and a message ("no data", an error).
@@ -268,6 +286,24 @@ mod tests {
         assert_eq!(short_number(0.1234), "0.123");
         assert_eq!(short_number(25_000.0), "25k");
         assert_eq!(short_number(3_500_000.0), "3.5M");
+    }
+
+    #[test]
+    fn a_title_wider_than_its_figure_is_cut_with_an_ellipsis() {
+        assert_eq!(fit("short", 100, 10), "short");
+        assert_eq!(fit("0123456789abc", 100, 10), "012345678…");
+        let svg = LinePlot {
+            title: "mem.latency cpus=1 fits=L1d huge_page_share=0.0 order=random ".repeat(3),
+            subtitle: "host".into(),
+            width: 400,
+            ..Default::default()
+        }
+        .to_svg();
+        let title = &test_support::texts(&svg)[0];
+        assert!(
+            title.ends_with('…') && title.chars().count() <= 376 / 10,
+            "{title}"
+        );
     }
 
     #[test]

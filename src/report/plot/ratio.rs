@@ -123,12 +123,18 @@ impl RatioPlot {
                 4,
                 grey.stroke_width(1),
             ))?;
+            // Right of its line, or left of it where the figure ends before the label does
+            // ("+2% (minimum effect)" near the right edge ran past it).
+            let x = chart.backend_coord(&(t.at, top)).0;
+            let width = t.label.chars().count() as i32 * super::CHAR_W as i32;
+            let edge = chart.plotting_area().get_pixel_range().0.end + 24;
+            let dx = if x + 4 + width > edge { -4 - width } else { 4 };
             chart.draw_series(std::iter::once(
                 EmptyElement::at((t.at, top))
                     + Text::new(
                         t.label.clone(),
                         // Above the plotting area, staggered: never over a row.
-                        (4, -16 * (i as i32 + 1)),
+                        (dx, -16 * (i as i32 + 1)),
                         (FONT, LABEL_PT).into_font().color(&grey),
                     ),
             ))?;
@@ -287,6 +293,57 @@ mod tests {
         assert!(svg.contains("not compared: no finite ratio"));
         assert_eq!(count(&svg, "<circle"), 2);
         assert!(has_text(&svg, "1.20×"));
+    }
+
+    /// Issue 21: "+2% (minimum effect)" ran past the compare figure's right edge.
+    #[test]
+    fn a_threshold_label_near_the_right_edge_stays_on_the_figure() {
+        let label = "+60% (minimum effect)";
+        let svg = RatioPlot {
+            title: "compare".into(),
+            subtitle: "a vs b".into(),
+            rows: vec![RatioRow {
+                label: "ctx.pipe".into(),
+                ratio: Some([1.5, 1.45, 1.55]),
+                slower: Some(true),
+                note: String::new(),
+            }],
+            thresholds: vec![Threshold {
+                at: 1.6,
+                label: label.into(),
+            }],
+            ..Default::default()
+        }
+        .to_svg();
+        let width: i32 = svg
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let line = svg
+            .lines()
+            .zip(svg.lines().skip(1))
+            .find(|(_, t)| t.trim() == label)
+            .unwrap()
+            .0;
+        let x: i32 = line
+            .split(" x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // 7 px a character: the browser's width of this text, a little generous.
+        assert!(
+            x + label.len() as i32 * 7 <= width,
+            "label at x = {x}, figure {width} wide"
+        );
     }
 
     #[test]

@@ -160,12 +160,18 @@ fn nudged(v: f64) -> Option<f64> {
     ((intended - v - MARK_NUDGE).abs() < 1e-12).then_some(intended)
 }
 
-/// The figure made `STATEMENT_H` taller, with `text` written in its new bottom strip.
+/// The figure made `STATEMENT_H` taller for each line of `text`, wrapped to its width (a
+/// long list of reasons ran past the figure's right edge), written in its new bottom strip.
 fn add_statement(svg: &str, text: &str) -> String {
     let Some((w, h)) = root_size(svg) else {
         return svg.to_string();
     };
-    let grown = h + STATEMENT_H;
+    let lines = wrap(
+        text,
+        (w.saturating_sub(24) / super::CHAR_W).max(20) as usize,
+    );
+    let strip = STATEMENT_H + (lines.len() as u32 - 1) * (STATEMENT_H - 8);
+    let grown = h + strip;
     let svg = svg.replacen(
         &format!("width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\""),
         &format!("width=\"{w}\" height=\"{grown}\" viewBox=\"0 0 {w} {grown}\""),
@@ -174,24 +180,75 @@ fn add_statement(svg: &str, text: &str) -> String {
     let Some(end) = svg.rfind("</svg>") else {
         return svg;
     };
+    let texts: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            format!(
+                "<text x=\"12\" y=\"{}\" font-family=\"sans-serif\" font-size=\"13\" fill=\"#AA2828\">{}</text>\n",
+                h + 18 + i as u32 * (STATEMENT_H - 8),
+                crate::escape::xml(line)
+            )
+        })
+        .collect();
     format!(
-        "{}<rect x=\"0\" y=\"{h}\" width=\"{w}\" height=\"{STATEMENT_H}\" fill=\"#FFFFFF\"/>\n<text x=\"12\" y=\"{}\" font-family=\"sans-serif\" font-size=\"13\" fill=\"#AA2828\">{}</text>\n{}",
+        "{}<rect x=\"0\" y=\"{h}\" width=\"{w}\" height=\"{strip}\" fill=\"#FFFFFF\"/>\n{texts}{}",
         &svg[..end],
-        h + 18,
-        crate::escape::xml(text),
         &svg[end..]
+    )
+}
+
+/// `text` in lines of at most `width` characters, broken between words.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Figures rendered by this module, one above the other, as one SVG document that counts
+/// their points together (each keeps its own count and statement too): for a file that
+/// holds two panels of one result.
+pub fn stack(figures: &[String]) -> String {
+    let mut body = String::new();
+    let (mut width, mut height) = (0, 0);
+    let mut tally = [0usize; 3];
+    for svg in figures {
+        let Some((w, h)) = root_size(svg) else {
+            continue;
+        };
+        for (i, key) in ["given", "drawn", "omitted"].into_iter().enumerate() {
+            tally[i] += attr(svg, &format!("data-points-{key}")).unwrap_or(0) as usize;
+        }
+        body.push_str(&svg.replacen("<svg ", &format!("<svg x=\"0\" y=\"{height}\" "), 1));
+        body.push('\n');
+        width = width.max(w);
+        height += h;
+    }
+    format!(
+        "<svg data-points-given=\"{}\" data-points-drawn=\"{}\" data-points-omitted=\"{}\" data-points-marks=\"each\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n{body}</svg>\n",
+        tally[0], tally[1], tally[2]
     )
 }
 
 /// (width, height) of the root `<svg width=".." height="..">`.
 fn root_size(svg: &str) -> Option<(u32, u32)> {
+    Some((attr(svg, "width")?, attr(svg, "height")?))
+}
+
+/// A whole-number attribute `name` of the root `<svg>` element.
+fn attr(svg: &str, name: &str) -> Option<u32> {
     let head = &svg[..svg.find('>')?];
-    let attr = |name: &str| -> Option<u32> {
-        let key = format!("{name}=\"");
-        let from = head.find(&key)? + key.len();
-        head[from..].split('"').next()?.parse().ok()
-    };
-    Some((attr(" width")?, attr(" height")?))
+    let key = format!(" {name}=\"");
+    let from = head.find(&key)? + key.len();
+    head[from..].split('"').next()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -218,7 +275,7 @@ mod tests {
 
     #[test]
     fn finish_marks_nudged_opacities_only_and_states_omissions() {
-        let svg = "<svg width=\"100\" height=\"50\" viewBox=\"0 0 100 50\">\n\
+        let svg = "<svg width=\"400\" height=\"50\" viewBox=\"0 0 400 50\">\n\
                    <circle cx=\"1\" cy=\"1\" r=\"3\" opacity=\"0.999999999\" fill=\"#000000\"/>\n\
                    <rect x=\"0\" y=\"0\" width=\"1\" height=\"1\" opacity=\"0.749999999\"/>\n\
                    <rect x=\"0\" y=\"0\" width=\"1\" height=\"1\" opacity=\"0.75\"/>\n</svg>\n";
@@ -233,8 +290,33 @@ mod tests {
         assert!(out.contains("opacity=\"0.75\"/>"));
         assert!(out
             .contains("data-points-given=\"3\" data-points-drawn=\"2\" data-points-omitted=\"1\""));
-        assert!(out.contains("height=\"76\" viewBox=\"0 0 100 76\""));
+        assert!(out.contains("height=\"76\" viewBox=\"0 0 400 76\""));
         assert!(out.contains(">1 point not drawn: a &lt;reason&gt;</text>"));
+    }
+
+    /// A sweep's statement of three reasons ran past its figure's right edge.
+    #[test]
+    fn a_long_statement_is_wrapped_to_the_figure() {
+        let svg = "<svg width=\"300\" height=\"50\" viewBox=\"0 0 300 50\">\n</svg>\n";
+        let mut t = Tally::new("point");
+        t.count(Some(
+            "S = 0 has no place on the log axis (each line's legend gives its cost)",
+        ));
+        t.count(Some("no value at N=2 process"));
+        let out = finish(svg.to_string(), &t);
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("<text"))
+            .map(|l| &l[l.find('>').unwrap() + 1..l.find("</text>").unwrap()])
+            .collect();
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert!(lines[0].starts_with("2 points not drawn:"));
+        let len = |l: &str| l.replace("&#39;", "'").chars().count();
+        assert!(lines.iter().all(|l| len(l) * 8 <= 276), "{lines:?}");
+        assert!(
+            out.contains("height=\"112\" viewBox=\"0 0 300 112\"") || lines.len() != 3,
+            "{out}"
+        );
     }
 
     #[test]
