@@ -580,11 +580,21 @@ fn kind_block(
             *kinds_of_gist.entry(g).or_default() += 1;
         }
     }
+    // A remark of one row that would take more than two lines says its gist by default
+    // ("samples are bimodal (in 1: rpc.total; in full with --verbose)"): its numbers and
+    // the causes it lists are details, and five lines of them crowded rpc's summary.
+    let long = |k: &(String, Vec<String>, Vec<String>)| {
+        let line = format!("{}: {}", k.2[0], k.1.join("; "));
+        wrap(&line, term.width, &format!("{mark} "), "  ")
+            .lines()
+            .count()
+            > 2
+    };
     let shared: Vec<bool> = kinds
         .iter()
         .map(|k| {
             let brief = crate::engine::canary::brief(&k.1[0]).is_some();
-            !verbose && gist(&k.1[0]).is_some_and(|g| brief || kinds_of_gist[g] > 1)
+            !verbose && gist(&k.1[0]).is_some_and(|g| brief || kinds_of_gist[g] > 1 || long(k))
         })
         .collect();
     let mut lines: Vec<String> = Vec::new();
@@ -1110,5 +1120,34 @@ mod tests {
         let out = render_detail(&run, &Term::plain(200), true);
         assert!(out.contains("10 majflt in 1,000,000 ops"), "{out}");
         assert!(!out.contains("0.0000"), "{out}");
+    }
+
+    /// rpc's quick run printed a bimodal warning of one row over five lines at 80 columns,
+    /// its causes and both modes in full: by default its gist, in full with --verbose.
+    #[test]
+    fn a_long_remark_of_one_row_says_its_gist_unless_verbose() {
+        let mut run = fixture();
+        let m = &mut run.measurements[0];
+        m.warnings = vec![crate::engine::modes::warning(
+            &crate::engine::modes::Modes {
+                low: 36_300.0,
+                low_n: 3,
+                high: 51_500.0,
+                high_n: 6,
+                in_sequence: true,
+            },
+            "ns/RPC",
+        )];
+        let shown = [&run.measurements[0]];
+        let brief = warning_block(&shown, &Term::plain(80), false);
+        assert_eq!(brief.lines().count(), 1, "{brief}");
+        assert!(brief.contains("samples are bimodal (in 1: "), "{brief}");
+        assert!(brief.contains("in full with --verbose"), "{brief}");
+        let full = warning_block(&shown, &Term::plain(80), true);
+        assert!(full.contains("3 near 36.3 µs"), "{full}");
+        assert!(full.lines().count() > 2, "{full}");
+        // A short remark of one row stays whole: nothing is gained by hiding it.
+        let wide = warning_block(&shown, &Term::plain(400), false);
+        assert!(wide.contains("3 near 36.3 µs"), "{wide}");
     }
 }
