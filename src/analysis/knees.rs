@@ -49,12 +49,18 @@ pub struct Knee {
 }
 
 impl Knee {
-    /// " (L2 total (1m/4))" — the first cache boundary this knee matches, for its label on a
-    /// figure; empty when it matches none.
+    /// " (L2 total, 1m/4)" — the first cache boundary this knee matches, for its label on a
+    /// figure; empty when it matches none. The boundary's own parenthesis becomes a comma:
+    /// "knee 48 KiB (L1d (32k))" read as a typo.
     pub fn match_suffix(&self) -> String {
         self.matches
             .first()
-            .map(|m| format!(" ({m})"))
+            .map(
+                |m| match m.strip_suffix(')').and_then(|m| m.rsplit_once(" (")) {
+                    Some((level, size)) => format!(" ({level}, {size})"),
+                    None => format!(" ({m})"),
+                },
+            )
             .unwrap_or_default()
     }
 
@@ -368,7 +374,7 @@ mod tests {
                 "L2 per process (2m)".to_string()
             ]
         );
-        assert_eq!(knees[0].match_suffix(), " (L2 total (2m/4))");
+        assert_eq!(knees[0].match_suffix(), " (L2 total, 2m/4)");
         // A rise that starts a little before the cache (associativity) still names it.
         let mut early = detect(&staircase(), &KneeParams::default());
         let l2 = vec![("L2".to_string(), 2.0 * M)];
