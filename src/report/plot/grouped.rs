@@ -259,16 +259,7 @@ mod tests {
         let mut head = "";
         for line in svg.lines() {
             if line.trim().starts_with("pipe clock=") {
-                let num = |k: &str| -> i32 {
-                    head.split(k)
-                        .nth(1)
-                        .unwrap()
-                        .split('"')
-                        .next()
-                        .unwrap()
-                        .parse()
-                        .unwrap()
-                };
+                let num = |k: &str| super::super::test_support::int_after(head, k);
                 labels.push((
                     num(" x=\""),
                     num(" y=\""),

@@ -771,16 +771,7 @@ mod tests {
         for line in svg.lines() {
             let text = line.trim();
             if text.starts_with("N=") && head.contains("fill=\"#C8281E\"") {
-                let num = |key: &str| -> i32 {
-                    head.split(key)
-                        .nth(1)
-                        .unwrap()
-                        .split('"')
-                        .next()
-                        .unwrap()
-                        .parse()
-                        .unwrap()
-                };
+                let num = |key: &str| super::super::test_support::int_after(head, key);
                 let len = text.chars().count() as i32 * 8;
                 boxes.push(if head.contains("rotate(270") {
                     (num(" x=\""), num(" y=\"") - len, 16, len)
@@ -831,15 +822,7 @@ mod tests {
             .lines()
             .find(|l| l.contains("stroke=\"#B4B4B4\""))
             .expect("legend box");
-        let x: i32 = legend
-            .split(" x=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let x = super::super::test_support::int_after(legend, " x=\"");
         assert!(
             x > 450,
             "legend at x = {x}, over the falling curve's upper left"

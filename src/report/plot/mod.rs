@@ -241,6 +241,16 @@ pub(crate) fn label_width<'a>(labels: impl IntoIterator<Item = &'a str>) -> u32 
 
 #[cfg(test)]
 pub(crate) mod test_support {
+    /// The whole number after `key` (which ends in `="`) in `text`: the first `x`, `y` or
+    /// `width` of an SVG element line, for tests that check where a mark landed.
+    pub fn int_after(text: &str, key: &str) -> i32 {
+        let from = text
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key} in {text}"))
+            + key.len();
+        text[from..].split('"').next().unwrap().parse().unwrap()
+    }
+
     /// Checks what every oscost plot must contain to be readable on its own.
     pub fn assert_standalone(svg: &str, title: &str, subtitle: &str) {
         assert!(

@@ -315,30 +315,14 @@ mod tests {
             ..Default::default()
         }
         .to_svg();
-        let width: i32 = svg
-            .split("width=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let width = super::super::test_support::int_after(&svg, "width=\"");
         let line = svg
             .lines()
             .zip(svg.lines().skip(1))
             .find(|(_, t)| t.trim() == label)
             .unwrap()
             .0;
-        let x: i32 = line
-            .split(" x=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let x = super::super::test_support::int_after(line, " x=\"");
         // 7 px a character: the browser's width of this text, a little generous.
         assert!(
             x + label.len() as i32 * 7 <= width,
