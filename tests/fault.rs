@@ -48,7 +48,9 @@ fn check<'a>(m: &'a Value, name_part: &str) -> &'a Value {
 }
 
 /// Valid, unless other tasks held the CPU (this machine is shared with other builds): then
-/// only the occupancy checks may fail, and they must.
+/// only the occupancy checks may fail, and they must. A window whose CPU time overran its
+/// wall time counts as contention only beside a failed run-queue check: a thread that waits
+/// many times its run time in the queue can be preempted between the edge readings.
 fn assert_valid_unless_contested(m: &Value) {
     let failed: Vec<&str> = m["checks"]
         .as_array()
@@ -57,10 +59,11 @@ fn assert_valid_unless_contested(m: &Value) {
         .filter(|c| c["ok"] == false)
         .map(|c| c["name"].as_str().unwrap())
         .collect();
+    let queued = failed.contains(&"run-queue wait");
     assert!(
-        failed
-            .iter()
-            .all(|n| *n == "CPU held by participants" || *n == "run-queue wait"),
+        failed.iter().all(|n| *n == "CPU held by participants"
+            || *n == "run-queue wait"
+            || (queued && *n == "CPU time within the window")),
         "{failed:?} in {m}"
     );
     assert_eq!(m["valid"], failed.is_empty(), "{m}");
