@@ -422,10 +422,11 @@ impl Cache {
     /// of a direct-mapped cache: this runs on every change of line.
     #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
-        self.repeat = (NO_LINE, 0);
         if self.ways == 2 {
+            // (`repeat` is only ever set in a direct-mapped cache.)
             return self.access_two_ways(line, write);
         }
+        self.repeat = (NO_LINE, 0);
         let set = (line & self.set_mask) as usize;
         let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.
