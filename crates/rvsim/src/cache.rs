@@ -367,10 +367,11 @@ impl Cache {
                 misses += self.read_miss_direct_mapped(line, set, index) as u32;
             } else {
                 self.shadow.touch(index, true);
-                self.last_dirty = slot.dirty;
             }
         }
         self.last_line = last;
+        // (Only the last line's dirt matters: read once, not per hit.)
+        self.last_dirty = self.lines[(last & self.set_mask) as usize].dirty;
         // Consecutive lines fall in distinct sets when there are at most as many as sets.
         self.repeat = if count <= self.cfg.sets {
             (first, count)
