@@ -400,7 +400,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
                 h,
                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td class=\"notes\">{}</td></tr>",
                 value_cell(m, &mut notes, &label),
-                summary_cell(Some(&m.raw), &m.raw_unit, value_count(m)),
+                raw_cell(m),
                 summary_cell(m.baseline.as_ref(), &m.raw_unit, value_count(m)),
                 checks_cell(m),
                 notes.cell(&label, m)
@@ -559,6 +559,17 @@ fn summary_cell(s: Option<&Summary>, unit: &str, shown_n: Option<usize>) -> Stri
         None => "—".into(),
         Some(s) => estimate_cell(s, unit, Emphasis::Summary, shown_n),
     }
+}
+
+/// The raw summary, or "—" when the raw reading is the figure itself: nothing subtracted, so
+/// no second number beside it ([`super::raw_is_the_figure`]; rpc parts showed their figure
+/// twice, as if the raw column were a separate reading).
+fn raw_cell(m: &Measurement) -> String {
+    if super::raw_is_the_figure(m) {
+        return "<span title=\"the figure is the raw reading: no baseline subtracted\">—</span>"
+            .into();
+    }
+    summary_cell(Some(&m.raw), &m.raw_unit, value_count(m))
 }
 
 /// The count a value cell prints ([`value_cell`]): its summary's, when it shows a figure.
@@ -1159,6 +1170,28 @@ mod tests {
             html.contains("spread <span class=\"nw\">±31 µs/RPC</span>"),
             "the noisy raw cell is not unstable"
         );
+    }
+
+    /// rpc parts have no baseline: their raw column repeated the figure ("2.65 µs/RPC" twice
+    /// in one row) as if it were a second reading. A row with a baseline keeps its raw number.
+    #[test]
+    fn a_raw_reading_that_is_the_figure_is_not_repeated() {
+        let rpc = parse_run(include_str!("../../tests/fixtures/runs/rpc.json"), "rpc").unwrap();
+        let part = rpc
+            .measurements
+            .iter()
+            .find(|m| m.probe == "rpc.part")
+            .unwrap();
+        assert!(raw_cell(part).contains(">—<"), "{}", raw_cell(part));
+        let run = fixture();
+        let with_baseline = run
+            .measurements
+            .iter()
+            .find(|m| m.baseline.is_some())
+            .unwrap();
+        assert!(!raw_cell(with_baseline).contains('—'));
+        let html = render(std::slice::from_ref(&rpc));
+        assert!(html.contains("no baseline subtracted"));
     }
 
     fn fixture() -> Run {
