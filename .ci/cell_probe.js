@@ -2,7 +2,7 @@
 // themselves carry no script). It records:
 // - every table cell holding a figure (td.num) that is narrower than its content: a text
 //   node of a figure laid out on more than one line (a number wrapped mid-digit or split
-//   from its unit), or content wider than the cell. Prose inside a figure cell (.why: an
+//   from its unit, an interval line split from its count), or content wider than the cell. Prose inside a figure cell (.why: an
 //   invalid measurement's reason) may wrap;
 // - every table wider than its container or than the page (its right edge cut, or a
 //   scroll bar to read it);
@@ -27,6 +27,17 @@
       });
       if (tops.size > 1) bad = true;
     }
+    // A figure's interval line ("+0.02/−0.04 · n=9") reads as one: split after its "·",
+    // the count stood alone under it.
+    td.querySelectorAll(".ci:not(.why)").forEach(function (ci) {
+      var r = document.createRange();
+      r.selectNodeContents(ci);
+      var tops = new Set();
+      Array.prototype.forEach.call(r.getClientRects(), function (b) {
+        if (b.width > 0) tops.add(Math.round(b.top));
+      });
+      if (tops.size > 1) bad = true;
+    });
     if (bad) narrow.push(i + ": " + td.textContent.trim().slice(0, 60));
   });
   document.body.setAttribute("data-cells-checked", String(cells.length));

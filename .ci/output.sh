@@ -71,6 +71,9 @@ pages+=(kinds)
 # A page the table-cell check must refuse: a figure squeezed into a cell too narrow for it.
 printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px;overflow-wrap:anywhere">1938 ns/fault</td></tr></table></body></html>' \
     >"$out/narrow.html"
+# ... and a figure whose interval line wraps, leaving its count alone on the next line.
+printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px"><span class="nw">1.41 ns/load</span><span class="ci" style="display:block"><span class="nw">+0.02/−0.04</span> · <span class="nw">n=9</span></span></td><td>prose</td></tr></table></body></html>' \
+    >"$out/narrow-ci.html"
 
 # A page the table check must refuse: a table wider than the page, and a row made tall by
 # prose (what the reports' warnings and notes did before they became footnotes).
@@ -181,6 +184,7 @@ refuses() {
     done
 }
 refuses narrow --cells "narrower than its content" || status=1
+refuses narrow-ci --cells "narrower than its content: 0: 1.41 ns/load" || status=1
 refuses wide --tables "table wider than its page" "row 1 (fault.anon) is .* lines tall" || status=1
 refuses overlap --labels "'L3 32 MiB' over 'knee 48 KiB'" "'≈ 43.8 ns' over a curve" \
     "'L1d 32 KiB' over a marker line" "'timeslice slice=1ms' cut off at the figure's edge" || status=1

@@ -57,7 +57,7 @@ table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
 .b-ok{background:#e3f4ea;color:#17643a}.b-invalid{background:#f8d7d3;color:#9b1c10}.b-below{background:#fdefc3;color:#7a5300}
-.ci{color:#666;font-size:12px;display:block}td.num .ci{white-space:normal}.nw{white-space:nowrap}
+.ci{color:#666;font-size:12px;display:block}td.num .ci{white-space:nowrap}td.num .ci.why{white-space:normal}.nw{white-space:nowrap}
 ul.checks,ul.notes{margin:0;padding-left:1.1em;font-size:13px}
 li.fail,.fail{color:#9b1c10}li.pass,.pass{color:#17643a}
 ul.warn{background:#fff8e1;border-left:4px solid #e0a800;padding:8px 8px 8px 28px;margin:8px 0}
