@@ -316,8 +316,12 @@ mod tests {
         panic!("no text {start:?} in {svg}")
     }
 
-    /// The x of a tick's `points="x,y x,y"`.
-    fn tick_x(line: &str) -> i32 {
+    /// The x of the marker tick's `points="x,y x,y"` (the one 3-pixel line).
+    fn tick_x(svg: &str) -> i32 {
+        let line = svg
+            .lines()
+            .find(|l| l.contains("stroke-width=\"3\""))
+            .unwrap();
         let from = line.find("points=\"").unwrap() + 8;
         line[from..].split(',').next().unwrap().parse().unwrap()
     }
@@ -357,11 +361,7 @@ mod tests {
                     moved between the two measurements) (8.08 µs against 25.9 µs, ±15% allowed)";
         let svg = two_rows(25_900.0, long);
         let width = super::super::test_support::int_after(&svg, "width=\"");
-        let tick = svg
-            .lines()
-            .find(|l| l.contains("stroke-width=\"3\""))
-            .unwrap();
-        let tick_at = tick_x(tick);
+        let tick_at = tick_x(&svg);
         let (x, chars) = text_at(&svg, "21.2 ±0.1 µs/RPC");
         assert!(
             x > tick_at,
@@ -378,11 +378,7 @@ mod tests {
         );
         // A marker well beyond the text leaves the text at the bar's end.
         let svg = two_rows(90_000.0, "invalid");
-        let tick = svg
-            .lines()
-            .find(|l| l.contains("stroke-width=\"3\""))
-            .unwrap();
-        let tick_at = tick_x(tick);
+        let tick_at = tick_x(&svg);
         let (x, chars) = text_at(&svg, "21.2 ±0.1 µs/RPC");
         assert!(
             x < tick_at && x + chars * 8 < tick_at,
