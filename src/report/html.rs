@@ -366,19 +366,9 @@ fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
     rows
 }
 
-/// One family's figures and table; `heading` is its heading's level (2, or 3 inside a
-/// kind's section) and the prefix that keeps its id unique on the page.
-fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str)) {
-    let (level, prefix) = heading;
-    let rows = rows(runs, family);
-    let _ = writeln!(
-        h,
-        "<section class=\"family\" id=\"{}family-{1}\">\n<h{level}>{1}</h{level}>",
-        esc(prefix),
-        esc(family)
-    );
-    // Figures first: they are what a reader looks at; the table holds the details.
-    let mut figures = family_plots(runs, family, &rows);
+/// A family's figures: the wide ones one under another, the small ones side by side.
+fn family_figures(h: &mut String, runs: &[Run], family: &str, rows: &[Row]) {
+    let mut figures = family_plots(runs, family, rows);
     figures.extend(
         crate::report::section_figures(runs, family)
             .into_iter()
@@ -395,6 +385,21 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
         }
         h.push_str("</div>\n");
     }
+}
+
+/// One family's figures and table; `heading` is its heading's level (2, or 3 inside a
+/// kind's section) and the prefix that keeps its id unique on the page.
+fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str)) {
+    let (level, prefix) = heading;
+    let rows = rows(runs, family);
+    let _ = writeln!(
+        h,
+        "<section class=\"family\" id=\"{}family-{1}\">\n<h{level}>{1}</h{level}>",
+        esc(prefix),
+        esc(family)
+    );
+    // Figures first: they are what a reader looks at; the table holds the details.
+    family_figures(h, runs, family, &rows);
     h.push_str(
         "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>parameters</th>",
     );
