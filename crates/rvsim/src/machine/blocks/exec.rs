@@ -80,17 +80,16 @@ enum Why {
     /// The block at `pc` is not known from where the run came (exit `from`, by `way`: see
     /// [`Machine::follow`]), or is dead.
     Lookup { from: u32, way: usize },
-    /// Block `id` cannot run now: it is longer than the steps left, or an entry for the
-    /// reference engine, or there is no block at `pc`.
+    /// The block at `pc` cannot run now: it is longer than the steps left, or an entry for
+    /// the reference engine, or there is no block at `pc`.
     Step,
-    /// Block `id` stopped before one of its ops.
-    Cut(Cut),
+    /// The block at `pc`, block `id`, stopped before one of its ops.
+    Cut { id: u32, cut: Cut },
 }
 
-/// Where the chained loop stopped: the pc, the block there, and why.
+/// Where the chained loop stopped: the pc of the block it could not run or finish, and why.
 struct Leave {
     pc: u32,
-    id: u32,
     why: Why,
 }
 
@@ -124,8 +123,8 @@ impl Machine {
                         continue;
                     }
                     Why::Step => {}
-                    Why::Cut(cut) => {
-                        pc = self.retire_prefix::<IC, PIPE>(leave.id, cut);
+                    Why::Cut { id, cut } => {
+                        pc = self.retire_prefix::<IC, PIPE>(id, cut);
                         self.pc = pc;
                         left -= cut.op;
                     }
@@ -207,76 +206,73 @@ impl Machine {
 fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     core: &mut Core,
     bc: &BlockCache,
-    mut pc: u32,
-    mut id: u32,
+    pc: u32,
+    id: u32,
     left: &mut u32,
 ) -> Leave {
     let mut budget = *left;
     let mut compressed = 0u64;
     let mut straddles = 0u64;
-    // How the run reached `id`, for linking it when it has to be looked up.
-    let (mut from, mut way) = (NO_EXIT, 2);
-    let why = loop {
-        debug_assert!((id as usize) < bc.blocks.len());
-        // SAFETY: every block id the run can hold is an index into `blocks`: it comes from
-        // `block_at`/`follow` (a slot, a chain, the jump table or a block just built) or from
-        // a chain or the jump table below, and the arena only grows except in
-        // `BlockCache::clear`, which empties every table and chain holding ids.
-        let b = unsafe { bc.blocks.get_unchecked(id as usize) };
-        if b.len > budget {
-            break if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
-                Why::Lookup { from, way }
-            } else {
-                Why::Step
+    // The pc is not carried from block to block: a block that runs knows its own (`b.pc`),
+    // and the address of a successor that cannot run is at hand where that is found.
+    let mut b = bc.block(id);
+    let (pc, why) = if b.len > budget {
+        (pc, stuck(b, id, NO_EXIT, WAY_INDIRECT as usize))
+    } else {
+        loop {
+            let done = match run_ops::<DC>(
+                core.regs,
+                core.ram,
+                &bc.ops,
+                b,
+                &core.plain,
+                core.dcache.as_deref_mut(),
+            ) {
+                Ok(done) => done,
+                Err(cut) => {
+                    let id = bc.id_of(b);
+                    break (b.pc, Why::Cut { id, cut });
+                }
             };
-        }
-        let done = match run_ops::<DC>(
-            core.regs,
-            core.ram,
-            &bc.ops,
-            b,
-            &core.plain,
-            core.dcache.as_deref_mut(),
-        ) {
-            Ok(done) => done,
-            Err(cut) => break Why::Cut(cut),
-        };
-        let x = done.exit;
-        debug_assert!((x as usize) < bc.exits.len());
-        // SAFETY: a block that runs was built from at least one instruction, so it has exits
-        // `exits..=last_exit` in the arena, and `run_ops` reports one of them (a branch's
-        // exit index is set by `build::new_block` among its block's exits).
-        let e = unsafe { bc.exits.get_unchecked(x as usize) };
-        budget -= e.len;
-        compressed += e.compressed as u64;
-        let next = done.next;
-        let mut imiss = 0;
-        if IC {
-            if let Some(ic) = core.icache.as_deref_mut() {
-                let lines = b.lines as usize..e.lines_end as usize;
-                debug_assert!(lines.start <= lines.end && lines.end <= bc.lines.len());
-                // SAFETY: an exit's lines are a prefix of its block's, appended to `lines`
-                // when the block was built (`build::new_block`): `b.lines <= e.lines_end <=
-                // lines.len()`.
-                let lines = unsafe { bc.lines.get_unchecked(lines) };
-                imiss = ic.fetch_lines(lines, e.fetches);
+            let x = done.exit;
+            debug_assert!((x as usize) < bc.exits.len());
+            // SAFETY: a block that runs was built from at least one instruction, so it has
+            // exits `exits..=last_exit` in the arena, and `run_ops` reports one of them (a
+            // branch's exit index is set by `build::new_block` among its block's exits).
+            let e = unsafe { bc.exits.get_unchecked(x as usize) };
+            budget -= e.len;
+            compressed += e.compressed as u64;
+            let next = done.next;
+            let mut imiss = 0;
+            if IC {
+                if let Some(ic) = core.icache.as_deref_mut() {
+                    let lines = b.lines as usize..e.lines_end as usize;
+                    debug_assert!(lines.start <= lines.end && lines.end <= bc.lines.len());
+                    // SAFETY: an exit's lines are a prefix of its block's, appended to
+                    // `lines` when the block was built (`build::new_block`): `b.lines <=
+                    // e.lines_end <= lines.len()`.
+                    let lines = unsafe { bc.lines.get_unchecked(lines) };
+                    imiss = ic.fetch_lines(lines, e.fetches);
+                }
+                straddles += e.straddles as u64;
             }
-            straddles += e.straddles as u64;
-        }
-        if PIPE {
-            if let Some(p) = core.pipeline.as_deref_mut() {
-                p.retire_block(&e.timing, next != e.fall, imiss, done.dmiss);
+            if PIPE {
+                if let Some(p) = core.pipeline.as_deref_mut() {
+                    p.retire_block(&e.timing, next != e.fall, imiss, done.dmiss);
+                }
+            }
+            let way = done.way as usize;
+            // An unknown successor is NO_BLOCK, a dead block: the test of the length below
+            // stops there.
+            let id = match e.chain.get(way) {
+                Some(&id) => id,
+                None => bc.jump_target(next),
+            };
+            b = bc.block(id);
+            if b.len > budget {
+                break (next, stuck(b, id, x, way));
             }
         }
-        pc = next;
-        from = x;
-        way = done.way as usize;
-        // An unknown successor is NO_BLOCK, a dead block: the test of the length above
-        // stops there.
-        id = match e.chain.get(way) {
-            Some(&id) => id,
-            None => bc.jump_target(next),
-        };
     };
     let retired = (*left - budget) as u64;
     let s = &mut *core.stats;
@@ -285,7 +281,39 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     s.compressed_retired += compressed;
     s.straddling_fetches += straddles;
     *left = budget;
-    Leave { pc, id, why }
+    Leave { pc, why }
+}
+
+/// Why block `b` (`id`), reached from exit `from` by `way`, cannot run in the steps left:
+/// it is dead and can be looked up (and linked), or it must be stepped.
+#[inline(always)]
+fn stuck(b: &Block, id: u32, from: u32, way: usize) -> Why {
+    if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
+        Why::Lookup { from, way }
+    } else {
+        Why::Step
+    }
+}
+
+impl BlockCache {
+    /// The id of block `b`, one of `blocks` (found from its address, so that the chained loop
+    /// need not keep the id of the block running).
+    #[cold]
+    fn id_of(&self, b: &Block) -> u32 {
+        let at = b as *const Block as usize - self.blocks.as_ptr() as usize;
+        (at / std::mem::size_of::<Block>()) as u32
+    }
+
+    /// Block `id`, unchecked.
+    #[inline(always)]
+    fn block(&self, id: u32) -> &Block {
+        debug_assert!((id as usize) < self.blocks.len());
+        // SAFETY: every block id the run can hold is an index into `blocks`: it comes from
+        // `block_at`/`follow` (a slot, a chain, the jump table or a block just built) or from
+        // a chain or the jump table in `run_chain`, and the arena only grows except in
+        // `BlockCache::clear`, which empties every table and chain holding ids.
+        unsafe { self.blocks.get_unchecked(id as usize) }
+    }
 }
 
 /// `N` bytes of memory at `off`, if they are all inside it.
