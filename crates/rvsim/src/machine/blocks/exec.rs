@@ -539,13 +539,20 @@ fn run_ops<const DC: bool>(
                 return Ok(done!(imm, WAY_TAKEN));
             }
             Kind::J => return Ok(done!(imm, WAY_TAKEN)),
-            Kind::Jalr | Kind::Jr => {
+            // Two arms, not one testing the kind: the kind then need not stay in a register
+            // past the dispatch of every op.
+            Kind::Jalr => {
                 let target = rs1!().wrapping_add(imm) & !1;
                 if target & plain.align_mask != 0 {
                     cut!(at)
                 }
-                if op.kind == Kind::Jalr {
-                    r!(op.rd) = fall;
+                r!(op.rd) = fall;
+                return Ok(done!(target, WAY_INDIRECT));
+            }
+            Kind::Jr => {
+                let target = rs1!().wrapping_add(imm) & !1;
+                if target & plain.align_mask != 0 {
+                    cut!(at)
                 }
                 return Ok(done!(target, WAY_INDIRECT));
             }
