@@ -383,7 +383,7 @@ fn run_ops<const DC: bool>(
                     dmiss += dc.access_bytes(addr, $n, true);
                 }
             }
-            let value = r!($op.rs2).to_le_bytes();
+            let value = rs2!().to_le_bytes();
             ram[off..off + $n].copy_from_slice(&value[..$n]);
         }};
     }
@@ -435,9 +435,12 @@ fn run_ops<const DC: bool>(
                 r!(op.rs1)
             };
         }
+        // Read from the op in memory where it is used, not with the others before the
+        // dispatch: most ops have no second source register.
+        // SAFETY: as for `op` above.
         macro_rules! rs2 {
             () => {
-                r!(op.rs2)
+                r!(unsafe { ops.get_unchecked(at) }.rs2)
             };
         }
         // A fused pair (see `Kind::LiBeq`): writes the first half's `$value`, then runs the
