@@ -437,11 +437,12 @@ fn run_ops<const DC: bool>(
         }
         // Read from the op in memory where it is used, not with the others before the
         // dispatch: most ops have no second source register.
-        // SAFETY: as for `op` above.
         macro_rules! rs2 {
-            () => {
-                r!(unsafe { ops.get_unchecked(at) }.rs2)
-            };
+            () => {{
+                // SAFETY: as for `op` above.
+                let rs2 = unsafe { ops.get_unchecked(at) }.rs2;
+                r!(rs2)
+            }};
         }
         // A fused pair (see `Kind::LiBeq`): writes the first half's `$value`, then runs the
         // branch in the next slot, comparing its registers unsigned with `$cmp`.
