@@ -457,6 +457,24 @@ fn run_ops<const DC: bool>(
                 branch!(branch, r!(branch.rs1) $cmp r!(branch.rs2), 1)
             }};
         }
+        // A fused pair of ops that are not branches (see `Kind::AddiAdd`): the first half
+        // writes `$value` (if it writes a register), then the second half runs `$second` with
+        // its op as `$n` and `at` its index, and writes the value that gives (if any).
+        macro_rules! pair {
+            ($value:expr, |$n:ident| $second:expr) => {{
+                r!(op.rd) = $value;
+                pair!(|$n| $second)
+            }};
+            (|$n:ident| $second:expr) => {{
+                // SAFETY: a fused op is always followed by its second half in the same block
+                // (`build::new_block` fuses an op only with the op it pushes after it).
+                at += 1;
+                let $n = unsafe { *ops.get_unchecked(at) };
+                r!($n.rd) = $second;
+                at += 1;
+                continue;
+            }};
+        }
         // On to the next op, for an op that writes no register.
         macro_rules! next {
             () => {{
@@ -581,6 +599,36 @@ fn run_ops<const DC: bool>(
             Kind::LhBne => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, !=),
             Kind::LbuBeq => fused!(load!(at, op, 1)[0] as u32, ==),
             Kind::LbuBne => fused!(load!(at, op, 1)[0] as u32, !=),
+            Kind::AddiAdd => pair!(rs1!().wrapping_add(imm), |n| r!(n.rs1)
+                .wrapping_add(r!(n.rs2))),
+            Kind::AndiAndi => pair!(rs1!() & imm, |n| r!(n.rs1) & n.imm),
+            Kind::AndiLi => pair!(rs1!() & imm, |n| n.imm),
+            Kind::SrliAndi => pair!(rs1!() >> (imm & 31), |n| r!(n.rs1) & n.imm),
+            Kind::MulAdd => pair!(rs1!().wrapping_mul(rs2!()), |n| r!(n.rs1)
+                .wrapping_add(r!(n.rs2))),
+            Kind::AddMul => pair!(rs1!().wrapping_add(rs2!()), |n| r!(n.rs1)
+                .wrapping_mul(r!(n.rs2))),
+            Kind::MvLw => pair!(rs1!(), |n| u32::from_le_bytes(load!(at, n, 4))),
+            Kind::LwSw => {
+                r!(op.rd) = u32::from_le_bytes(load!(at, op, 4));
+                at += 1;
+                // SAFETY: as in `pair!`.
+                let n = unsafe { *ops.get_unchecked(at) };
+                store!(at, n, 4);
+                at += 1;
+                continue;
+            }
+            Kind::LhAddi => pair!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, |n| r!(
+                n.rs1
+            )
+            .wrapping_add(n.imm)),
+            Kind::LhLh => pair!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, |n| {
+                i16::from_le_bytes(load!(at, n, 2)) as i32 as u32
+            }),
+            Kind::SwMv => {
+                store!(at, op, 4);
+                pair!(|n| r!(n.rs1))
+            }
         };
         r!(op.rd) = value;
         at += 1;
