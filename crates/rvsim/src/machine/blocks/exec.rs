@@ -213,6 +213,8 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     let mut budget = *left;
     let mut compressed = 0u64;
     let mut straddles = 0u64;
+    // The cache misses of the blocks run, for the pipeline's stalls (added once at the end).
+    let (mut imisses, mut dmisses) = (0u64, 0u64);
     // The pc is not carried from block to block: a block that runs knows its own (`b.pc`),
     // and the address of a successor that cannot run is at hand where that is found.
     let mut b = bc.block(id);
@@ -258,7 +260,9 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             }
             if PIPE {
                 if let Some(p) = core.pipeline.as_deref_mut() {
-                    p.retire_block(&e.timing, next != e.fall, imiss, done.dmiss);
+                    p.retire_block(&e.timing, next != e.fall);
+                    imisses += imiss as u64;
+                    dmisses += done.dmiss as u64;
                 }
             }
             let way = done.way as usize;
@@ -280,6 +284,11 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     s.instret += retired;
     s.compressed_retired += compressed;
     s.straddling_fetches += straddles;
+    if PIPE {
+        if let Some(p) = core.pipeline.as_deref_mut() {
+            p.retire_blocks(retired, imisses, dmisses);
+        }
+    }
     *left = budget;
     Leave { pc, why }
 }
