@@ -802,6 +802,58 @@ fn self_modifying_code_counts_the_same_and_runs_the_new_instructions() {
     }
 }
 
+#[test]
+fn stores_into_code_from_a_page_without_code_count_the_same_and_run_the_new_code() {
+    // Two stores from pages without code that change code: a word store that crosses into
+    // the first instruction of the next page (the routine at 0x3000 then sets x11 to x10 + 1
+    // instead of incrementing x10), and a halfword store to the first halfword of a page that holds only the
+    // end of an instruction straddling into it (the `jal` at 0x4ffe then skips the increment
+    // of x16). The block engine's plain-store test must send both to the reference engine.
+    let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
+    let sh = |rs2, rs1, imm| s(imm, rs2, rs1, 1);
+    let jalr_ra = i(0, 1, 0, 0, 0x67);
+    let (routine, straddler, lp) = (0x3000u32, 0x4ffeu32, 0x40u32);
+    let new_jal = jal(0, (lp + 12) as i32 - straddler as i32);
+    let mut w = vec![
+        lui(8, (BASE + routine) >> 12),
+        lui(12, (addi(11, 10, 1) & 0xffff) << 4),
+        lui(14, (BASE + straddler + 2) >> 12),
+    ];
+    w.extend(li(13, new_jal));
+    w.push(srli(13, 13, 16));
+    w.push(addi(20, 0, 40));
+    w.resize(lp as usize / 4, addi(0, 0, 0));
+    w.extend([
+        jal(1, routine as i32 - lp as i32),
+        jal(1, straddler as i32 - (lp + 4) as i32),
+        addi(16, 16, 1),
+        sw(12, 8, -2),
+        sh(13, 14, 0),
+        addi(20, 20, -1),
+        bne(20, 0, -24),
+    ]);
+    w.extend(EXIT);
+    let mut bytes = code(&w);
+    bytes.resize(routine as usize, 0);
+    bytes.extend(code(&[addi(10, 10, 1), jalr_ra]));
+    bytes.resize(straddler as usize, 0);
+    bytes.extend(code(&[jal(0, (lp + 8) as i32 - straddler as i32)]));
+    let program = Program::from_code(BASE, &bytes);
+    for (label, cfg) in checked_configs() {
+        let out = check(
+            "stores into code from pages without it",
+            label,
+            &program,
+            &cfg,
+        );
+        if cfg.compressed {
+            assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+            let r = &out.machine.regs;
+            assert_eq!((r[10], r[11], r[16]), (1, 2, 1), "{label}");
+        }
+    }
+}
+
 /// Every pair the block engine fuses into one op (an ALU op, a load immediate, a move or a
 /// load, then a conditional branch), each branch taken in some rounds and not in others and
 /// skipping one instruction, after a branch that jumps into the second half of one of them

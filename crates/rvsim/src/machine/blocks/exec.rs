@@ -54,12 +54,13 @@ impl Plain<'_> {
     #[inline(always)]
     fn offset(&self, addr: u32, size: u32) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
-        let last = off + size as usize - 1;
+        // Its offset in the page from 2 to the page size less `size`, in one comparison (an
+        // offset below 2 wraps around).
+        let in_page = off & ((1 << PAGE_SHIFT) - 1);
+        let inside = in_page.wrapping_sub(2) <= (1 << PAGE_SHIFT) - 2 - size as usize;
         let page = off >> PAGE_SHIFT;
-        let plain = last >> PAGE_SHIFT == page
-            && off & ((1 << PAGE_SHIFT) - 2) != 0
-            && self.page_table.get(page) == Some(&NO_PAGE)
-            && addr & !3 != self.tohost;
+        let plain =
+            inside && self.page_table.get(page) == Some(&NO_PAGE) && addr & !3 != self.tohost;
         plain.then_some(off)
     }
 }
