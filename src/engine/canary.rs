@@ -239,6 +239,22 @@ fn slow_rounds_whole(fast: &mut [bool], rounds: &[u32]) {
     }
 }
 
+/// Whether one round's measurement ran on a slowed core through: the canary speaks for it
+/// ([`applies`]) and fewer than [`MIN_FAST_SHARE`] of its samples were tagged fast against
+/// `best`, so the figure will leave the round out whole ([`split_in_rounds`]).
+pub fn round_slowed(m: &crate::model::Measurement, best: f64) -> bool {
+    let n = m.samples.len();
+    if !applies(&m.params) || n == 0 || m.sample_canary.len() != n {
+        return false;
+    }
+    let fast = m
+        .sample_canary
+        .iter()
+        .filter(|&&t| !slowed(t, best))
+        .count();
+    (fast as f64) < MIN_FAST_SHARE * n as f64
+}
+
 /// The warning for a split: what share ran slowed, what it read, and what the figure is.
 pub fn warning_for(s: &Split, unit: &str) -> String {
     let n = s.fast.len();
