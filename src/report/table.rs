@@ -709,19 +709,7 @@ fn pairs_of(
 
 /// A warning with its numbers taken out: warnings of one kind share it.
 pub(crate) fn warning_kind(w: &str) -> String {
-    w.chars()
-        .map(|c| {
-            if c.is_ascii_digit() || c == '.' {
-                '#'
-            } else {
-                c
-            }
-        })
-        .collect::<String>()
-        .split('#')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("#")
+    crate::engine::merge::shape(w).0
 }
 
 impl Row {
