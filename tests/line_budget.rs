@@ -401,3 +401,52 @@ fn a_moved_untraced_rpc_is_said_once_for_every_scenario_it_concerns() {
         "{verbose}"
     );
 }
+
+/// mem latency on a busy machine: every point failed the same check, and each point's
+/// readings of every round under it made `mem latency --quick` 416 lines at 80 columns. By
+/// default the curve's failed checks follow its table once per kind, with the sizes they
+/// concern and the range of their readings; with --verbose each is under its point.
+#[test]
+fn a_curve_whose_points_fail_one_check_says_it_once() {
+    use oscost::model::{Check, Status};
+    let mut run = read_run("memlat");
+    let mut failed = 0;
+    for (i, m) in run.measurements.iter_mut().enumerate().take(3) {
+        m.status = Status::Invalid;
+        m.checks.push(Check {
+            name: "CPU held by participants".into(),
+            expected: "≥ 95% of wall time".into(),
+            observed: format!("round 1: {}.0%; round 2: 4{i}.5%", 30 + i),
+            ok: false,
+        });
+        failed += 1;
+    }
+    assert_eq!(failed, 3);
+    std::env::set_var("COLUMNS", "80");
+    let caches = run.machine.data_cache_sizes(1);
+    let a = oscost::analysis::memlat::analyze(&run, &caches);
+    let quiet = oscost::report::memlat::render(&a, &run, false);
+    assert_eq!(
+        quiet.matches("CPU held by participants").count(),
+        1,
+        "{quiet}"
+    );
+    let flat = quiet.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "✗ CPU held by participants: expected ≥ 95% of wall time, observed 30.0–42.5% (in 3: "
+        ),
+        "{quiet}"
+    );
+    assert!(!quiet.contains("round 1"), "{quiet}");
+    let verbose = oscost::report::memlat::render(&a, &run, true);
+    assert_eq!(
+        verbose.matches("    ✗ CPU held by participants").count(),
+        3,
+        "{verbose}"
+    );
+    assert!(
+        verbose.contains("round 1: 30.0%; round 2: 40.5%"),
+        "{verbose}"
+    );
+}

@@ -491,7 +491,7 @@ fn readings(observed: &str) -> String {
 /// time, observed 41.4–58.4% (…) (in 14: call.function, …)". On a loaded machine every
 /// row fails the same checks, and a reading under each row (two lines a check) made a quick
 /// run 90 lines long. Each row's reading in every round is under it with --verbose.
-fn failed_block(
+pub(crate) fn failed_block(
     shown: &[&Measurement],
     label: &dyn Fn(&Measurement) -> String,
     term: &Term,
