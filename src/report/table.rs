@@ -582,6 +582,7 @@ fn kind_block(
     verbose: bool,
 ) -> String {
     let shown = rows.shown;
+    let all: Vec<String> = shown.iter().map(|m| (rows.label)(m)).collect();
     let mut kinds: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
     let mut kind_at: HashMap<String, usize> = HashMap::new();
     for m in shown {
@@ -639,7 +640,7 @@ fn kind_block(
         if probes.len() == 1 && !shared {
             lines.push(format!("{}: {text}", probes[0]));
         } else if !shared && ranges(&text) <= ranges(&texts[0]) + 2 {
-            lines.push(format!("{text} ({})", concerns(&probes, shown.len())));
+            lines.push(format!("{text} ({})", concerns(&probes, &all)));
         } else if let (false, Some(g)) = (verbose, gist(&texts[0])) {
             match gist_at.get(g) {
                 Some(&i) => {
@@ -662,10 +663,7 @@ fn kind_block(
     }
     for (g, probes, at) in gists {
         let each = if probes.len() == 1 { "in full" } else { "each" };
-        lines[at] = format!(
-            "{g} ({}; {each} with --verbose)",
-            concerns(&probes, shown.len())
-        );
+        lines[at] = format!("{g} ({}; {each} with --verbose)", concerns(&probes, &all));
     }
     let mut out = String::new();
     for line in lines {
@@ -688,13 +686,29 @@ pub(crate) fn gist(remark: &str) -> Option<&str> {
 }
 
 /// The rows a remark concerns: "in 3: syscall.read, ctx.pipe ×2", or "in every row" when
-/// it concerns all `rows` of the table (a list of every probe says nothing).
-fn concerns(probes: &[String], rows: usize) -> String {
+/// it concerns all rows of the table (`all`, each row's label; a list of every probe says
+/// nothing), or "in every row but ipc.pipe class=same-llc cpus=1,0" when that is shorter:
+/// a busy machine fails most rows, and the list of 15 of 17 took four lines per remark.
+fn concerns(probes: &[String], all: &[String]) -> String {
+    let rows = all.len();
     if probes.len() == rows && rows > 3 {
-        "in every row".into()
-    } else {
-        format!("in {}: {}", probes.len(), compact(probes))
+        return "in every row".into();
     }
+    let listed = format!("in {}: {}", probes.len(), compact(probes));
+    // Rows told apart by their labels only: a label two rows share cannot say which is left.
+    let distinct = all.iter().collect::<std::collections::HashSet<_>>().len() == rows;
+    if rows > 3 && distinct {
+        let missing: Vec<&str> = all
+            .iter()
+            .filter(|l| !probes.contains(l))
+            .map(String::as_str)
+            .collect();
+        let but = format!("in every row but {}", missing.join(", "));
+        if but.chars().count() < listed.chars().count() {
+            return but;
+        }
+    }
+    listed
 }
 
 /// Probe labels ("ctx.pipe mode=thread") as their probe names, each once with how many of
@@ -833,6 +847,41 @@ pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each 
 mod tests {
     use super::*;
 
+    /// A remark of most rows names the rows it leaves out when that is shorter; of every
+    /// row, "in every row"; of few, their names; never "but" where two rows share a label.
+    #[test]
+    fn a_remark_of_most_rows_names_the_rows_it_leaves_out() {
+        let labels = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = labels(&[
+            "call.function",
+            "syscall.null",
+            "syscall.read",
+            "syscall.write",
+            "ctx.pipe mode=process",
+            "ctx.pipe mode=thread",
+        ]);
+        assert_eq!(concerns(&all, &all), "in every row");
+        let most = labels(&[
+            "call.function",
+            "syscall.null",
+            "syscall.read",
+            "syscall.write",
+            "ctx.pipe mode=process",
+        ]);
+        assert_eq!(
+            concerns(&most, &all),
+            "in every row but ctx.pipe mode=thread"
+        );
+        let few = labels(&["syscall.null", "ctx.pipe mode=thread"]);
+        assert_eq!(concerns(&few, &all), "in 2: syscall.null, ctx.pipe");
+        let mut twice = all.clone();
+        twice[5] = "ctx.pipe mode=process".into();
+        assert_eq!(
+            concerns(&most, &twice),
+            "in 5: call.function, syscall.null, syscall.read, syscall.write, ctx.pipe"
+        );
+    }
+
     #[test]
     fn one_sample_has_no_interval() {
         let s = crate::engine::stats::summarize(&[1500.0]).unwrap();
@@ -910,10 +959,13 @@ mod tests {
             .iter()
             .filter(|m| m.notes.iter().any(|n| is_drift(n)))
             .count();
-        assert!(
-            flat.contains(&format!("(in {widened}: call.function")),
-            "{quiet}"
-        );
+        // Most rows widened: the note names the ones it leaves out, when that is shorter.
+        let shown = run
+            .measurements
+            .iter()
+            .filter(|m| super::super::shown_alone(m));
+        assert!(widened * 2 > shown.count(), "{quiet}");
+        assert!(flat.contains("(in every row but "), "{quiet}");
         assert!(widest(&quiet) <= 80, "{quiet}");
         assert!(!definitions(&run).contains("run-to-run drift seen in"));
     }
