@@ -24,7 +24,16 @@ def figure(m, filtered):
     values = [r - b for r, b in zip(raw, base)] if len(base) == len(raw) else list(raw)
     tags, fastest = m.get("sample_canary", []), m.get("canary_fastest")
     if filtered and fastest and len(tags) == len(values):
-        fast = [v for v, t in zip(values, tags) if t <= fastest * SLOWED]
+        keep = [t <= fastest * SLOWED for t in tags]
+        rounds = m.get("sample_rounds") or []
+        if len(rounds) == len(values):
+            # engine::canary::split_in_rounds: a round under a quarter fast is slowed whole.
+            for r in set(rounds):
+                idx = [i for i, x in enumerate(rounds) if x == r]
+                if sum(keep[i] for i in idx) < MIN_FAST_SHARE * len(idx):
+                    for i in idx:
+                        keep[i] = False
+        fast = [v for v, k in zip(values, keep) if k]
         if len(fast) < len(values) and len(fast) >= 3 and len(fast) >= MIN_FAST_SHARE * len(values):
             values = fast
     return statistics.median(values) / m.get("units_per_iteration", 1.0)

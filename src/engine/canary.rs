@@ -155,7 +155,8 @@ pub const SPANS_CPUS: &str = "core-speed canary: does not apply (the probe spans
 /// How a measurement's samples split by their canary tags.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Split {
-    /// Per sample: on a fast core.
+    /// Per sample: on a fast core (tagged fast, and not in a round slowed whole:
+    /// [`split_in_rounds`]).
     pub fast: Vec<bool>,
     pub slowed: usize,
     /// The slowest tag over the fastest reading.
@@ -175,11 +176,26 @@ pub struct Split {
 /// Split samples by their tags (`tags[i]` for `samples[i]`); None when the tags do not cover
 /// the samples one to one or none is slowed.
 pub fn split(tags: &[f64], samples: &[f64], best: f64) -> Option<Split> {
+    split_in_rounds(tags, samples, &[], best)
+}
+
+/// [`split`], where a round (`rounds[i]` is sample i's round; a list that does not pair one
+/// to one is not read) in which fewer than [`MIN_FAST_SHARE`] of the samples were tagged fast
+/// counts as slowed whole. Why: such a round is a slowed stretch, and its few samples tagged
+/// fast are its edges. A tag is read before its raw sample, and the paired baseline sample
+/// runs after it: in a recorded run (ctx.yield fifo, 2026-11-26 12:22) a round's first sample
+/// was tagged fast, its baseline ran slowed (1447 ns against 1150–1185) and its difference
+/// read 1628 ns against the other rounds' 2450–2500; alone for its round, it set that round's
+/// median, and the t interval on the rounds' medians read ±50% (test below).
+pub fn split_in_rounds(tags: &[f64], samples: &[f64], rounds: &[u32], best: f64) -> Option<Split> {
     let n_samples = samples.len();
     if tags.len() != n_samples || n_samples == 0 || best.is_nan() || best <= 0.0 {
         return None;
     }
-    let fast: Vec<bool> = tags.iter().map(|&t| !slowed(t, best)).collect();
+    let mut fast: Vec<bool> = tags.iter().map(|&t| !slowed(t, best)).collect();
+    if rounds.len() == n_samples {
+        slow_rounds_whole(&mut fast, rounds);
+    }
     let slowed = fast.iter().filter(|f| !**f).count();
     if slowed == 0 {
         return None;
@@ -206,6 +222,37 @@ pub fn split(tags: &[f64], samples: &[f64], best: f64) -> Option<Split> {
         slowed_median,
         fast_median,
     })
+}
+
+/// Mark every sample of a round as slowed when fewer than [`MIN_FAST_SHARE`] of the round's
+/// samples are fast (`rounds[i]` is the round of `fast[i]`).
+fn slow_rounds_whole(fast: &mut [bool], rounds: &[u32]) {
+    let mut ids: Vec<u32> = rounds.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let members: Vec<usize> = (0..rounds.len()).filter(|&i| rounds[i] == id).collect();
+        let n_fast = members.iter().filter(|&&i| fast[i]).count();
+        if (n_fast as f64) < MIN_FAST_SHARE * members.len() as f64 {
+            members.iter().for_each(|&i| fast[i] = false);
+        }
+    }
+}
+
+/// Whether one round's measurement ran on a slowed core through: the canary speaks for it
+/// ([`applies`]) and fewer than [`MIN_FAST_SHARE`] of its samples were tagged fast against
+/// `best`, so the figure will leave the round out whole ([`split_in_rounds`]).
+pub fn round_slowed(m: &crate::model::Measurement, best: f64) -> bool {
+    let n = m.samples.len();
+    if !applies(&m.params) || n == 0 || m.sample_canary.len() != n {
+        return false;
+    }
+    let fast = m
+        .sample_canary
+        .iter()
+        .filter(|&&t| !slowed(t, best))
+        .count();
+    (fast as f64) < MIN_FAST_SHARE * n as f64
 }
 
 /// The warning for a split: what share ran slowed, what it read, and what the figure is.
@@ -304,7 +351,7 @@ pub fn rewarn(m: &mut crate::model::Measurement) {
     let Some(s) = m
         .canary_fastest
         .filter(|_| applies(&m.params))
-        .and_then(|best| split(&m.sample_canary, &m.samples, best))
+        .and_then(|best| split_in_rounds(&m.sample_canary, &m.samples, &m.sample_rounds, best))
     else {
         return;
     };
@@ -321,7 +368,8 @@ fn figure_split(m: &crate::model::Measurement) -> Option<Split> {
     if !applies(&m.params) {
         return None;
     }
-    split(&m.sample_canary, &m.samples, m.canary_fastest?).filter(|s| s.leave_out)
+    let best = m.canary_fastest?;
+    split_in_rounds(&m.sample_canary, &m.samples, &m.sample_rounds, best).filter(|s| s.leave_out)
 }
 
 /// `m` with only the samples its figure comes from (raw, paired baseline, rounds): what a
@@ -438,6 +486,27 @@ mod tests {
             w.contains("10 of 12 samples") && w.contains("figure from all"),
             "{w}"
         );
+    }
+
+    #[test]
+    fn a_round_with_under_a_quarter_of_its_samples_fast_counts_as_slowed_whole() {
+        let tags = [
+            0.82, 0.82, 0.82, 0.82, // round 0: fast
+            0.82, 1.3, 1.3, 1.3, 1.3, // round 1: one of five fast (20%)
+            0.82, 1.3, 1.3, 1.3, // round 2: one of four fast (25%)
+        ];
+        let samples = [1.0; 13];
+        let rounds = [0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2];
+        let s = split_in_rounds(&tags, &samples, &rounds, 0.82).unwrap();
+        let mut want = vec![true; 4];
+        want.extend([false; 5]);
+        want.extend([true, false, false, false]);
+        assert_eq!(s.fast, want);
+        assert_eq!(s.slowed, 8);
+        // Rounds that do not pair one to one with the samples: the tags alone.
+        let t = split_in_rounds(&tags, &samples, &rounds[1..], 0.82).unwrap();
+        assert_eq!(t, split(&tags, &samples, 0.82).unwrap());
+        assert_eq!(t.slowed, 7);
     }
 
     #[test]

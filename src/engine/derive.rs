@@ -130,7 +130,7 @@ pub fn derive_judged(
     units_per_iteration: f64,
     raw_unit: &str,
 ) -> Option<Judged> {
-    let split = fastest.and_then(|b| canary::split(tags, raw, b));
+    let split = fastest.and_then(|b| canary::split_in_rounds(tags, raw, rounds, b));
     let warning = split.as_ref().map(|s| canary::warning_for(s, raw_unit));
     let (raw, baseline, rounds) = match split.filter(|s| s.leave_out) {
         Some(s) => canary::keep_fast(&s, raw, baseline, rounds),
@@ -186,6 +186,45 @@ mod tests {
         let base = [100.0; 8];
         let j = derive_judged(&raw, &base, &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
         assert_eq!(j.derived.difference.unwrap().median, 75.0);
+    }
+
+    #[test]
+    fn a_round_mostly_slowed_is_left_out_whole_with_its_edge_sample() {
+        // ctx.yield fifo as recorded in `oscost run` (base build, 2026-11-26 12:22): round 3
+        // ran slowed but for its first sample, whose baseline ran slowed (1447 ns).
+        let raw = [
+            3405.4, 3638.2, 3623.6, 3615.2, 3633.7, 3632.1, 3638.5, 3626.4, 3631.0, 3426.0, 3661.1,
+            3661.7, 3641.1, 3645.3, 3664.4, 3658.1, 3660.5, 3691.4, 3075.8, 4522.0, 4801.0, 4581.6,
+            4526.8, 4605.0, 4562.5, 4551.7, 4674.5,
+        ];
+        let base = [
+            1184.7, 1183.8, 1185.1, 1183.9, 1184.7, 1185.6, 1186.6, 1185.2, 1180.2, 1180.1, 1154.4,
+            1155.3, 1148.7, 1151.4, 1148.8, 1153.1, 1173.0, 1158.0, 1447.3, 1443.5, 1476.2, 1469.4,
+            1455.9, 1462.3, 1451.4, 1466.9, 1455.7,
+        ];
+        let rounds: Vec<u32> = (0..27).map(|i| i / 9).collect();
+        let mut tags = vec![1.5112; 27];
+        tags[19..].copy_from_slice(&[
+            2.7858, 2.944, 2.5177, 2.0848, 2.1291, 2.8422, 2.8382, 2.8158,
+        ]);
+        let best = 1.5102;
+        let rel = |s: &Summary| (s.ci95[1] - s.ci95[0]) / 2.0 / s.median;
+        let j = derive_judged(&raw, &base, &rounds, &tags, Some(best), 2.0, "ns").unwrap();
+        assert_eq!(j.raw.len(), 18);
+        let v = j.derived.value.unwrap();
+        assert!(rel(&v) < 0.2 && (v.median - 1240.0).abs() < 20.0, "{v:?}");
+        assert!(j.warning.unwrap().contains("slowed for 9 of 27 samples"));
+        // By the tags alone the edge sample stays, stands for its round, and the rounds' t
+        // interval is ±50%.
+        let fast: Vec<bool> = tags.iter().map(|&t| !canary::slowed(t, best)).collect();
+        let d = derive_in_rounds(
+            &canary::select(&raw, &fast, true),
+            &canary::select(&base, &fast, true),
+            &canary::select(&rounds, &fast, true),
+            2.0,
+        )
+        .unwrap();
+        assert!(rel(&d.value.unwrap()) > 0.4);
     }
 
     #[test]

@@ -110,29 +110,48 @@ fn sample_until(
 /// (cli::execute runs it in passes, one call per round: engine::sampler::sample_round). Every
 /// call scales, warms up (at least the warm-up, until steady, at most a quarter of its share
 /// or twice the warm-up), then samples for its share of the budget, with its own evidence.
-pub fn spread_span(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64) -> (f64, f64) {
-    // Only the first call scales (sampler::ScaleMemo): the later ones skip its sample's worth.
-    // They also warm up for a shorter floor (sampler::round_warmup).
-    let later = (ROUNDS - 1) as f64;
-    let span = |converges| {
-        simulate_round(cfg, raw_s, baseline_s, converges, false)
-            + later * (simulate_round(cfg, raw_s, baseline_s, converges, true) - raw_s)
-    };
-    (span(true), span(false))
-}
-
-/// One call of a spread measurement in simulated time (see [`spread_span`]).
-fn simulate_round(
+pub fn spread_span(
     cfg: &SamplingConfig,
     raw_s: f64,
     baseline_s: f64,
+    partners: bool,
+) -> (f64, f64) {
+    // Only the first call scales (sampler::ScaleMemo): the later ones skip its sample's worth.
+    // Without partners they also warm up for a shorter floor (sampler::round_warmup).
+    let later = (ROUNDS - 1) as f64;
+    let round = |converges, later| {
+        let shape = RoundShape {
+            converges,
+            later,
+            partners,
+        };
+        simulate_round(cfg, raw_s, baseline_s, shape)
+    };
+    let span = |converges| round(converges, false) + later * (round(converges, true) - raw_s);
+    (span(true), span(false))
+}
+
+/// Which call of a spread measurement [`simulate_round`] models: one that converges at the
+/// minimum samples (or spends its share), a later call (not the first), of a measurement
+/// with partners (sampler::round_warmup).
+#[derive(Debug, Clone, Copy)]
+struct RoundShape {
     converges: bool,
     later: bool,
-) -> f64 {
+    partners: bool,
+}
+
+/// One call of a spread measurement in simulated time (see [`spread_span`]).
+fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, shape: RoundShape) -> f64 {
+    let RoundShape {
+        converges,
+        later,
+        partners,
+    } = shape;
     let batch = (raw_s + baseline_s).max(1e-6);
     let share_ns = cfg.budget_ns / ROUNDS as u64;
     let share = share_ns as f64 / 1e9;
-    let (floor, cap) = super::sampler::round_warmup(cfg, share_ns, later);
+    let (floor, cap) = super::sampler::round_warmup(cfg, share_ns, later, partners);
     let (warmup, cap) = (floor as f64 / 1e9, cap as f64 / 1e9);
     let mut t = raw_s;
     let warm = warm_batch_s(batch);
@@ -189,6 +208,9 @@ pub struct Cost {
     pub hook_free: bool,
     /// Seconds the item's last call adds once (a pass after sampling).
     pub tail_s: f64,
+    /// Its calls start partner tasks (a child, another thread), so every round warms up for
+    /// the whole warm-up floor (sampler::round_warmup), not only the first.
+    pub partners: bool,
 }
 
 impl Cost {
@@ -206,6 +228,15 @@ impl Cost {
             own_factor: 1.0,
             hook_free: false,
             tail_s: 0.0,
+            partners: false,
+        }
+    }
+
+    /// [`Cost::converging`] for an item whose calls start partner tasks.
+    pub const fn with_partners(share: f64, setup_s: f64) -> Cost {
+        Cost {
+            partners: true,
+            ..Cost::converging(share, setup_s)
         }
     }
 }
@@ -258,7 +289,10 @@ pub fn model_s(
     }
     let sample_s = sampling.target_sample_ns as f64 / 1e9;
     let (calls, (lo, hi)) = match mode {
-        Mode::Spread => (ROUNDS as f64, spread_span(sampling, sample_s, 0.0)),
+        Mode::Spread => (
+            ROUNDS as f64,
+            spread_span(sampling, sample_s, 0.0, cost.partners),
+        ),
         Mode::Once => (1.0, sampler_span(sampling, sample_s, 0.0)),
     };
     calls * (cost.setup_s + label_bytes(label) as f64 * cost.setup_s_per_byte)
@@ -566,7 +600,7 @@ mod tests {
     #[test]
     fn spread_rounds_pay_scaling_and_warm_up_at_every_call() {
         let std = SamplingConfig::standard();
-        let (lo, hi) = spread_span(&std, 0.02, 0.0);
+        let (lo, hi) = spread_span(&std, 0.02, 0.0, false);
         let (blo, bhi) = sampler_span(&std, 0.02, 0.0);
         // Each call samples for its share after its warm-up: more than back to back.
         // At most the budget plus, per call, scaling, a 0.2 s warm-up and one last sample.
@@ -575,8 +609,33 @@ mod tests {
         // warm-up) is no shorter than the one between rounds back to back.
         assert!(lo >= blo - 1e-9, "{lo} {blo}");
         // ... and shorter than the first call's: three first calls would take longer.
-        let first = simulate_round(&std, 0.02, 0.0, true, false);
+        let shape = RoundShape {
+            converges: true,
+            later: false,
+            partners: false,
+        };
+        let first = simulate_round(&std, 0.02, 0.0, shape);
         assert!(lo < 3.0 * first - 2.0 * 0.02 - 0.1, "{lo} {first}");
+        // With partners every call warms up for the whole floor: a later call is a first
+        // call without its scaling.
+        let (plo, _) = spread_span(&std, 0.02, 0.0, true);
+        let later = simulate_round(
+            &std,
+            0.02,
+            0.0,
+            RoundShape {
+                later: true,
+                partners: true,
+                ..shape
+            },
+        );
+        assert!((later - first).abs() < 1e-9, "{later} {first}");
+        assert!(
+            (plo - (3.0 * first - 2.0 * 0.02)).abs() < 1e-9,
+            "{plo} {first}"
+        );
+        // Two later floors' difference (2 × 75 ms), since these converge at their floor.
+        assert!((plo - lo - 0.15).abs() < 0.011, "{plo} {lo}");
     }
 
     #[test]
@@ -595,7 +654,7 @@ mod tests {
     fn kinds_that_converge_early_expect_less_than_the_budget() {
         let q = SamplingConfig::quick();
         let s = Mode::Spread;
-        let (_, upper) = spread_span(&q, q.target_sample_ns as f64 / 1e9, 0.0);
+        let (_, upper) = spread_span(&q, q.target_sample_ns as f64 / 1e9, 0.0, false);
         // The pointer chase declares its own sampling (probes::mem::latency).
         let chase = crate::probes::mem::latency::chase_sampling(&q);
         let chase_cost = &crate::probes::mem::latency::COST;

@@ -29,6 +29,10 @@ pub struct Context {
     /// every item's figure samples (cli::execute, `PlanItem::with_evidence_pass`), so the
     /// probe leaves it out of its calls. False: the probe takes it itself, after its samples.
     pub evidence_later: bool,
+    /// This call takes a round again, after the planned ones, for one the core ran slowed
+    /// through (cli::execute's make-up rounds): never the measurement's last round, so work
+    /// a probe does once per measurement is not done twice.
+    pub make_up: bool,
 }
 
 impl Context {
@@ -39,6 +43,7 @@ impl Context {
             round: None,
             scales: None,
             evidence_later: false,
+            make_up: false,
         }
     }
 
@@ -49,14 +54,24 @@ impl Context {
         Context {
             round: Some(RoundSlot { index, of }),
             scales: Some(scales.clone()),
+            make_up: false,
             ..self.clone()
+        }
+    }
+
+    /// [`Context::in_round`] for a make-up round: round `index` (≥ `of`) sampled on the share
+    /// of one of `of` rounds.
+    pub fn in_make_up_round(&self, index: u32, of: u32, scales: &ScaleMemo) -> Context {
+        Context {
+            make_up: true,
+            ..self.in_round(index, of, scales)
         }
     }
 
     /// Whether this call takes the measurement's last round (or all of them): where a probe
     /// does work once per measurement, not once per round (e.g. an observer-tax pass).
     pub fn is_last_round(&self) -> bool {
-        self.round.is_none_or(|r| r.index + 1 >= r.of)
+        !self.make_up && self.round.is_none_or(|r| r.index + 1 >= r.of)
     }
 }
 

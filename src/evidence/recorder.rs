@@ -165,6 +165,14 @@ impl Recorder {
         }
     }
 
+    /// Whether the measurement has partners: a participant other than the calling thread (a
+    /// child, another thread), which a spread measurement starts afresh at every call. Why
+    /// the sampler asks: fresh partners settle for longer than a later round's short warm-up
+    /// (engine::sampler::round_warmup).
+    pub fn has_partners(&self) -> bool {
+        self.whose.iter().any(|w| *w != Whose::Caller)
+    }
+
     /// Whether an evidence window attaches perf counters (not `EventSet::None`). Why: the
     /// sampler takes no evidence samples for a figure without them (ctx.pipe, ctx.sweep),
     /// whose time it would otherwise throw away (a quarter of the samples).

@@ -342,7 +342,9 @@ impl Cache {
             last = line;
             let set = (line & self.set_mask) as usize;
             let index = line.wrapping_sub(self.base_line);
-            let slot = self.lines[set];
+            debug_assert!(set < self.lines.len());
+            // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
+            let slot = *unsafe { self.lines.get_unchecked(set) };
             if slot.line != line {
                 misses += self.read_miss_direct_mapped(line, set, index) as u32;
             } else {
@@ -360,14 +362,20 @@ impl Cache {
         self.access_line(addr >> self.line_shift, write)
     }
 
-    /// A data access of `size` bytes at `addr`: one access per line the bytes touch (a
-    /// misaligned access may touch two). Returns misses.
+    /// A data access of `size` bytes (1, 2 or 4) at `addr`: one access per line the bytes
+    /// touch (a misaligned access may touch two). Returns misses.
     #[inline]
     pub fn access_bytes(&mut self, addr: u32, size: u32, write: bool) -> u32 {
+        debug_assert!(matches!(size, 1 | 2 | 4));
         let mut misses = self.access(addr, write) as u32;
-        let last = addr.wrapping_add(size - 1);
-        if last >> self.line_shift != addr >> self.line_shift {
-            misses += self.access(last, write) as u32;
+        // An aligned access stays in its line (a line is at least 4 bytes): only a
+        // misaligned one needs the second line's test (`size` is a constant where this is
+        // inlined, so a byte access has no test at all).
+        if addr & (size - 1) != 0 {
+            let last = addr.wrapping_add(size - 1);
+            if last >> self.line_shift != addr >> self.line_shift {
+                misses += self.access(last, write) as u32;
+            }
         }
         misses
     }
@@ -390,21 +398,13 @@ impl Cache {
     /// of a direct-mapped cache: this runs on every change of line.
     #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
+        if self.ways == 2 {
+            return self.access_two_ways(line, write);
+        }
         let set = (line & self.set_mask) as usize;
         let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.
             (set, self.lines[set].line == line)
-        } else if self.ways == 2 {
-            // Two ways (the usual D-cache): two slots, without a loop.
-            let first = 2 * set;
-            let pair = &self.lines[first..first + 2];
-            if pair[0].line == line {
-                (first, true)
-            } else if pair[1].line == line {
-                (first + 1, true)
-            } else {
-                (first, false)
-            }
         } else {
             let first = set * self.ways;
             match self.lines[first..first + self.ways]
@@ -437,18 +437,58 @@ impl Cache {
         false
     }
 
+    /// [`Cache::access_slow`] of a two-way cache (the usual D-cache): its two slots compared
+    /// without a loop or bounds checks, and a hit's state changed in place.
+    #[inline(always)]
+    fn access_two_ways(&mut self, line: u32, write: bool) -> bool {
+        let set = (line & self.set_mask) as usize;
+        let first = 2 * set;
+        debug_assert!(first + 2 <= self.lines.len() && first + 2 <= self.stamp.len());
+        // SAFETY: `set <= set_mask < sets`, and a two-way cache has `2 * sets` slots (and
+        // as many stamps).
+        let pair = unsafe { self.lines.get_unchecked_mut(first..first + 2) };
+        let way = if pair[0].line == line {
+            0
+        } else if pair[1].line == line {
+            1
+        } else {
+            return self.miss(line, set, line.wrapping_sub(self.base_line), write);
+        };
+        let slot = &mut pair[way];
+        if write {
+            if self.cfg.write_policy == WritePolicy::WriteBack {
+                slot.dirty = true;
+            } else {
+                self.counts.memory_writes += 1;
+            }
+        }
+        self.last_line = line;
+        self.last_dirty = slot.dirty;
+        if self.cfg.replacement == Replacement::Lru {
+            self.clock += 1;
+            // SAFETY: as above, `first + way < 2 * sets == stamp.len()`.
+            *unsafe { self.stamp.get_unchecked_mut(first + way) } = self.clock;
+        }
+        // A line the real cache holds is kept in the shadow too, whatever the write policy.
+        self.shadow.touch(line.wrapping_sub(self.base_line), true);
+        false
+    }
+
     /// [`Cache::miss`] for a read of a direct-mapped cache (every I-cache miss of the usual
-    /// geometries): no victim to choose, the line always allocated, never dirty.
-    #[inline(never)]
+    /// geometries): no victim to choose, the line always allocated, never dirty. Inline in
+    /// [`Cache::line_changes`], whose registers are already saved.
+    #[inline(always)]
     fn read_miss_direct_mapped(&mut self, line: u32, set: usize, index: u32) -> bool {
         let in_shadow = self.shadow.touch_missed(index, true);
         self.classify_miss(index, in_shadow);
+        debug_assert!(set < self.lines.len());
+        // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
+        let slot = unsafe { self.lines.get_unchecked_mut(set) };
         // An empty slot is never dirty.
-        if self.lines[set].dirty {
+        if slot.dirty {
             self.counts.writebacks += 1;
-            self.lines[set].dirty = false;
         }
-        self.lines[set].line = line;
+        *slot = Slot { line, dirty: false };
         self.last_line = line;
         self.last_dirty = false;
         true

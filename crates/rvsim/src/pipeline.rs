@@ -101,14 +101,14 @@ impl Pipeline {
     }
 
     /// Accounts for a whole block of instructions retired in order, as [`Pipeline::retire`]
-    /// on each would: the stalls inside the block were counted when it was built, so only the
-    /// hazard across its first instruction and the flush at its end are decided here.
-    /// `redirected`: fetch did not continue after the block's last instruction. `imiss` and
-    /// `dmiss`: the cache misses of all its instructions.
+    /// on each would, except for what [`Pipeline::retire_blocks`] adds for a run of blocks at
+    /// once (the instructions and the miss stalls): the stalls inside the block were counted
+    /// when it was built, so only the hazard across its first instruction and the flush at
+    /// its end are decided here. `redirected`: fetch did not continue after the block's last
+    /// instruction.
     #[inline]
-    pub fn retire_block(&mut self, t: &BlockTiming, redirected: bool, imiss: u32, dmiss: u32) {
+    pub fn retire_block(&mut self, t: &BlockTiming, redirected: bool) {
         let s = &mut self.stats;
-        s.retired += t.instructions as u64;
         s.load_use_stalls +=
             t.inner_stalls as u64 + load_use(self.load_rd, t.first_rs1, t.first_rs2) as u64;
         self.load_rd = t.last_load_rd;
@@ -117,8 +117,17 @@ impl Pipeline {
             BlockEnd::Branch if redirected => s.branch_flushes += BRANCH_PENALTY,
             _ => {}
         }
-        s.icache_miss_stalls += imiss as u64 * self.miss_penalty;
-        s.dcache_miss_stalls += dmiss as u64 * self.miss_penalty;
+    }
+
+    /// The rest of [`Pipeline::retire_block`] for a run of blocks: `instructions` retired in
+    /// them, with `imiss` and `dmiss` cache misses (the sums over the blocks, so the block
+    /// loop adds two numbers per block, not a product per miss kind).
+    #[inline]
+    pub fn retire_blocks(&mut self, instructions: u64, imiss: u64, dmiss: u64) {
+        let s = &mut self.stats;
+        s.retired += instructions;
+        s.icache_miss_stalls += imiss * self.miss_penalty;
+        s.dcache_miss_stalls += dmiss * self.miss_penalty;
     }
 
     /// Accounts for an instruction that raised an exception (it does not retire).

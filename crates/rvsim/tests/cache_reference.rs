@@ -145,3 +145,40 @@ fn cache_counts_equal_a_naive_reference_model() {
     }
     assert_eq!(cases, 240);
 }
+
+/// `access_bytes` (the D-cache's access for a load or store) counts one access per line the
+/// bytes touch: aligned accesses (which skip the second line's test) and misaligned ones
+/// (which may cross into the next line) of every size, against the reference accessing each
+/// line the bytes touch.
+#[test]
+fn byte_accesses_count_every_line_they_touch() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for words in [1, 2, 8] {
+        for ways in [1, 2] {
+            let spec = format!("sets=4,ways={ways},words={words}");
+            let cfg = CacheConfig::parse(&spec).unwrap();
+            let mut model = Cache::new(cfg, BASE, SPAN).unwrap();
+            let mut reference = Reference::new(cfg);
+            let line = cfg.line_bytes();
+            let (mut crossing, mut misses) = (0, 0);
+            for _ in 0..5000 {
+                let r = rng.next();
+                let size = [1, 2, 4][(r % 3) as usize];
+                // Mostly near the end of a line, where a misaligned access crosses it.
+                let line_start = BASE + ((r >> 8) % 24) as u32 * line;
+                let addr = line_start + line - 1 - ((r >> 20) % 6) as u32 % line;
+                let write = (r >> 40).is_multiple_of(3);
+                misses += model.access_bytes(addr, size, write) as u64;
+                reference.access(addr, write);
+                let last = addr + size - 1;
+                if last / line != addr / line {
+                    reference.access(last, write);
+                    crossing += 1;
+                }
+            }
+            assert_eq!(model.stats(), reference.s, "{spec}");
+            assert_eq!(misses, reference.s.misses, "{spec}");
+            assert!(crossing > 500, "{spec}: {crossing} accesses crossed a line");
+        }
+    }
+}

@@ -131,4 +131,4 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
 /// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): like every
 /// same-core ping-pong, 1.8 s of a 2.2 s budget and its partner at every call.
 pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::converging(0.7, 0.02);
+    crate::engine::estimate::Cost::with_partners(0.7, 0.02);

@@ -292,7 +292,7 @@ fn tax_rounds(budget_ns: u64) -> usize {
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
     hook_free: true,
     tail_s: 0.3,
-    ..crate::engine::estimate::Cost::converging(0.7, 0.02)
+    ..crate::engine::estimate::Cost::with_partners(0.7, 0.02)
 };
 
 #[cfg(test)]

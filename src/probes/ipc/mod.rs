@@ -216,7 +216,7 @@ fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measureme
 /// What a cell takes beyond its samples (see [`crate::engine::estimate::Cost`]): 1.9 s of a 2.2 s budget, its
 /// partner at every call.
 pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::converging(0.65, 0.02);
+    crate::engine::estimate::Cost::with_partners(0.65, 0.02);
 
 #[cfg(test)]
 mod tests {

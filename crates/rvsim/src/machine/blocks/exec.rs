@@ -214,6 +214,8 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     let mut budget = *left;
     let mut compressed = 0u64;
     let mut straddles = 0u64;
+    // The cache misses of the blocks run, for the pipeline's stalls (added once at the end).
+    let (mut imisses, mut dmisses) = (0u64, 0u64);
     // How the run reached `id`, for linking it when it has to be looked up.
     let (mut from, mut way) = (NO_EXIT, 2);
     let why = loop {
@@ -265,7 +267,9 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
         }
         if PIPE {
             if let Some(p) = core.pipeline.as_deref_mut() {
-                p.retire_block(&e.timing, next != e.fall, imiss, done.dmiss);
+                p.retire_block(&e.timing, next != e.fall);
+                imisses += imiss as u64;
+                dmisses += done.dmiss as u64;
             }
         }
         pc = next;
@@ -284,6 +288,11 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     s.instret += retired;
     s.compressed_retired += compressed;
     s.straddling_fetches += straddles;
+    if PIPE {
+        if let Some(p) = core.pipeline.as_deref_mut() {
+            p.retire_blocks(retired, imisses, dmisses);
+        }
+    }
     *left = budget;
     Leave { pc, id, why }
 }
