@@ -450,3 +450,28 @@ fn a_curve_whose_points_fail_one_check_says_it_once() {
         "{verbose}"
     );
 }
+
+/// The sweep's legend is one paragraph wrapped to the terminal: broken by hand for 100
+/// columns, it was broken again at 80 into ragged halves ("… / N," then "all N" alone).
+#[test]
+fn the_sweep_legend_wraps_as_one_paragraph_at_80_columns() {
+    let run = read_run("sweep");
+    std::env::set_var("COLUMNS", "80");
+    let a = oscost::analysis::sweep::analyze(&run, &run.machine.data_cache_sizes(1), &[]);
+    let text = oscost::report::sweep::render(&a, &run, false);
+    let start = text.find("  lap = ").expect("the legend");
+    let legend: Vec<&str> = text[start..]
+        .lines()
+        .take_while(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .collect();
+    let end = legend
+        .iter()
+        .position(|l| l.ends_with("(direct) cost"))
+        .unwrap_or_else(|| panic!("{text}"));
+    for l in &legend[..end] {
+        assert!(
+            l.chars().count() > 60 && l.chars().count() <= 80,
+            "ragged: {l:?}\n{text}"
+        );
+    }
+}

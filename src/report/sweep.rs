@@ -54,12 +54,17 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
             points.push(m);
         }
         out.push_str(&indented_grid(&header, &rows));
-        out.push_str(
-            "  lap = the token once round all N members (N hops); per switch = \
-             (lap − overhead) / N,\n  lat_ctx's figure; fits = smallest cache holding one \
-             process's working set / all N\n  together; indirect = per switch − the S=0 \
-             (direct) cost\n",
-        );
+        // One paragraph wrapped to the terminal: lines broken by hand at 100 columns were
+        // broken again at 80 into ragged halves ("… / N,", "all N").
+        out.push_str(&crate::report::term::wrap(
+            "lap = the token once round all N members (N hops); per switch = (lap − \
+             overhead) / N, lat_ctx's figure; fits = smallest cache holding one process's \
+             working set / all N together; indirect = per switch − the S=0 (direct) cost",
+            crate::report::term::Term::stdout().width,
+            "  ",
+            "  ",
+        ));
+        out.push('\n');
         if rows
             .iter()
             .any(|r| r.get(5).is_some_and(|c| c.starts_with("faster")))
