@@ -802,6 +802,58 @@ fn self_modifying_code_counts_the_same_and_runs_the_new_instructions() {
     }
 }
 
+#[test]
+fn stores_into_code_from_a_page_without_code_count_the_same_and_run_the_new_code() {
+    // Two stores from pages without code that change code: a word store that crosses into
+    // the first instruction of the next page (the routine at 0x3000 then sets x11 to x10 + 1
+    // instead of incrementing x10), and a halfword store to the first halfword of a page that holds only the
+    // end of an instruction straddling into it (the `jal` at 0x4ffe then skips the increment
+    // of x16). The block engine's plain-store test must send both to the reference engine.
+    let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
+    let sh = |rs2, rs1, imm| s(imm, rs2, rs1, 1);
+    let jalr_ra = i(0, 1, 0, 0, 0x67);
+    let (routine, straddler, lp) = (0x3000u32, 0x4ffeu32, 0x40u32);
+    let new_jal = jal(0, (lp + 12) as i32 - straddler as i32);
+    let mut w = vec![
+        lui(8, (BASE + routine) >> 12),
+        lui(12, (addi(11, 10, 1) & 0xffff) << 4),
+        lui(14, (BASE + straddler + 2) >> 12),
+    ];
+    w.extend(li(13, new_jal));
+    w.push(srli(13, 13, 16));
+    w.push(addi(20, 0, 40));
+    w.resize(lp as usize / 4, addi(0, 0, 0));
+    w.extend([
+        jal(1, routine as i32 - lp as i32),
+        jal(1, straddler as i32 - (lp + 4) as i32),
+        addi(16, 16, 1),
+        sw(12, 8, -2),
+        sh(13, 14, 0),
+        addi(20, 20, -1),
+        bne(20, 0, -24),
+    ]);
+    w.extend(EXIT);
+    let mut bytes = code(&w);
+    bytes.resize(routine as usize, 0);
+    bytes.extend(code(&[addi(10, 10, 1), jalr_ra]));
+    bytes.resize(straddler as usize, 0);
+    bytes.extend(code(&[jal(0, (lp + 8) as i32 - straddler as i32)]));
+    let program = Program::from_code(BASE, &bytes);
+    for (label, cfg) in checked_configs() {
+        let out = check(
+            "stores into code from pages without it",
+            label,
+            &program,
+            &cfg,
+        );
+        if cfg.compressed {
+            assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+            let r = &out.machine.regs;
+            assert_eq!((r[10], r[11], r[16]), (1, 2, 1), "{label}");
+        }
+    }
+}
+
 /// Every pair the block engine fuses into one op (an ALU op, a load immediate, a move or a
 /// load, then a conditional branch), each branch taken in some rounds and not in others and
 /// skipping one instruction, after a branch that jumps into the second half of one of them
@@ -839,7 +891,47 @@ fn fused_pairs() -> Vec<u32> {
         bne(12, 0, into),
     ];
     body.extend(pairs);
+    // Every fused pair of two ops that are not branches, each result feeding the next, and
+    // in rounds with bit 1 set a jump into the second half of the fourth (srli+andi).
+    let op_pairs = op_pairs();
+    body.extend([andi(12, 20, 2), bne(12, 0, 4 * (1 + 7))]);
+    body.extend(op_pairs);
     body
+}
+
+/// The pairs of ops other than branches the block engine fuses, in order: addi+add,
+/// andi+andi (the second andi also fuses with the andi after it), andi+li, srli+andi,
+/// mul+add, add+mul, mv+lw, lw+sw, lh+addi, lh+lh, sw+mv. Uses x13..x19, x22, x8 (data) and
+/// x20, x21 (the round).
+fn op_pairs() -> Vec<u32> {
+    let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
+    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
+    let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
+    let mul = |rd, rs1, rs2| r(1, rs2, rs1, 0, rd, 0x33);
+    vec![
+        addi(13, 20, 3),
+        add(14, 13, 21),
+        andi(15, 14, 0x7f),
+        andi(16, 15, 0x3c),
+        andi(17, 16, 12),
+        addi(18, 0, 9),
+        srli(13, 14, 1),
+        andi(15, 13, 0x55),
+        mul(16, 13, 15),
+        add(17, 16, 14),
+        add(13, 16, 17),
+        mul(14, 13, 15),
+        addi(22, 8, 0),
+        lw(15, 22, 0),
+        lw(16, 8, 0),
+        sw(16, 8, 8),
+        lh(17, 8, 8),
+        addi(18, 17, 5),
+        lh(13, 8, 0),
+        lh(14, 8, 2),
+        sw(14, 8, 12),
+        addi(19, 14, 0),
+    ]
 }
 
 #[test]
@@ -876,8 +968,31 @@ fn fused_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
         &[lw(19, 7, -8), beq(19, 0, 8), addi(11, 11, 1)],
         &[ILLEGAL],
     ];
-    for fault in faults {
-        let body = fused_pairs();
+    check_faults_at_every_offset(&faults, fused_pairs(), |fault| fault[0] == lw(19, 7, -8));
+}
+
+#[test]
+fn op_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
+    // Pairs of ops other than branches (mv+lw, lw+sw, lh+lh, sw+mv) whose first or second
+    // half traps (an access outside memory: the handler skips it) or reads the timer device
+    // (handed over to the reference engine), spliced in at every offset of the other pairs.
+    let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
+    let faults: [&[u32]; 7] = [
+        &[add(19, 0, 0), lw(19, 19, 16)],
+        &[addi(19, 7, 0), lw(19, 19, -8)],
+        &[lw(19, 0, 16), sw(19, 8, 4)],
+        &[lw(19, 8, 0), sw(19, 0, 16)],
+        &[lh(19, 0, 16), lh(18, 8, 0)],
+        &[lh(19, 8, 0), lh(18, 0, 16)],
+        &[sw(20, 0, 16), addi(19, 20, 0)],
+    ];
+    check_faults_at_every_offset(&faults, op_pairs(), |fault| fault[0] == addi(19, 7, 0));
+}
+
+/// Runs `body` with each of `faults` spliced in at every offset on both engines; a fault
+/// for which `untrapped` holds must take no exception, the others must trap in most places.
+fn check_faults_at_every_offset(faults: &[&[u32]], body: Vec<u32>, untrapped: fn(&[u32]) -> bool) {
+    for &fault in faults {
         let mut trapped = 0;
         for at in 0..=body.len() {
             let mut body = body.clone();
@@ -892,7 +1007,7 @@ fn fused_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
                 trapped += exceptions;
             }
         }
-        if fault[0] == lw(19, 7, -8) {
+        if untrapped(fault) {
             assert_eq!(trapped, 0);
         } else {
             assert!(trapped > 20 * body.len() as u64, "{trapped}");

@@ -54,12 +54,13 @@ impl Plain<'_> {
     #[inline(always)]
     fn offset(&self, addr: u32, size: u32) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
-        let last = off + size as usize - 1;
+        // Its offset in the page from 2 to the page size less `size`, in one comparison (an
+        // offset below 2 wraps around).
+        let in_page = off & ((1 << PAGE_SHIFT) - 1);
+        let inside = in_page.wrapping_sub(2) <= (1 << PAGE_SHIFT) - 2 - size as usize;
         let page = off >> PAGE_SHIFT;
-        let plain = last >> PAGE_SHIFT == page
-            && off & ((1 << PAGE_SHIFT) - 2) != 0
-            && self.page_table.get(page) == Some(&NO_PAGE)
-            && addr & !3 != self.tohost;
+        let plain =
+            inside && self.page_table.get(page) == Some(&NO_PAGE) && addr & !3 != self.tohost;
         plain.then_some(off)
     }
 }
@@ -80,17 +81,16 @@ enum Why {
     /// The block at `pc` is not known from where the run came (exit `from`, by `way`: see
     /// [`Machine::follow`]), or is dead.
     Lookup { from: u32, way: usize },
-    /// Block `id` cannot run now: it is longer than the steps left, or an entry for the
-    /// reference engine, or there is no block at `pc`.
+    /// The block at `pc` cannot run now: it is longer than the steps left, or an entry for
+    /// the reference engine, or there is no block at `pc`.
     Step,
-    /// Block `id` stopped before one of its ops.
-    Cut(Cut),
+    /// The block at `pc`, block `id`, stopped before one of its ops.
+    Cut { id: u32, cut: Cut },
 }
 
-/// Where the chained loop stopped: the pc, the block there, and why.
+/// Where the chained loop stopped: the pc of the block it could not run or finish, and why.
 struct Leave {
     pc: u32,
-    id: u32,
     why: Why,
 }
 
@@ -124,8 +124,8 @@ impl Machine {
                         continue;
                     }
                     Why::Step => {}
-                    Why::Cut(cut) => {
-                        pc = self.retire_prefix::<IC, PIPE>(leave.id, cut);
+                    Why::Cut { id, cut } => {
+                        pc = self.retire_prefix::<IC, PIPE>(id, cut);
                         self.pc = pc;
                         left -= cut.op;
                     }
@@ -207,8 +207,8 @@ impl Machine {
 fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     core: &mut Core,
     bc: &BlockCache,
-    mut pc: u32,
-    mut id: u32,
+    pc: u32,
+    id: u32,
     left: &mut u32,
 ) -> Leave {
     let mut budget = *left;
@@ -216,71 +216,68 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     let mut straddles = 0u64;
     // The cache misses of the blocks run, for the pipeline's stalls (added once at the end).
     let (mut imisses, mut dmisses) = (0u64, 0u64);
-    // How the run reached `id`, for linking it when it has to be looked up.
-    let (mut from, mut way) = (NO_EXIT, 2);
-    let why = loop {
-        debug_assert!((id as usize) < bc.blocks.len());
-        // SAFETY: every block id the run can hold is an index into `blocks`: it comes from
-        // `block_at`/`follow` (a slot, a chain, the jump table or a block just built) or from
-        // a chain or the jump table below, and the arena only grows except in
-        // `BlockCache::clear`, which empties every table and chain holding ids.
-        let b = unsafe { bc.blocks.get_unchecked(id as usize) };
-        if b.len > budget {
-            break if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
-                Why::Lookup { from, way }
-            } else {
-                Why::Step
+    // The pc is not carried from block to block: a block that runs knows its own (`b.pc`),
+    // and the address of a successor that cannot run is at hand where that is found.
+    let mut b = bc.block(id);
+    let (pc, why) = if b.len > budget {
+        (pc, stuck(b, id, NO_EXIT, WAY_INDIRECT as usize))
+    } else {
+        loop {
+            let done = match run_ops::<DC>(
+                core.regs,
+                core.ram,
+                &bc.ops,
+                b,
+                &core.plain,
+                core.dcache.as_deref_mut(),
+            ) {
+                Ok(done) => done,
+                Err(cut) => {
+                    let id = bc.id_of(b);
+                    break (b.pc, Why::Cut { id, cut });
+                }
             };
-        }
-        let done = match run_ops::<DC>(
-            core.regs,
-            core.ram,
-            &bc.ops,
-            b,
-            &core.plain,
-            core.dcache.as_deref_mut(),
-        ) {
-            Ok(done) => done,
-            Err(cut) => break Why::Cut(cut),
-        };
-        let x = done.exit;
-        debug_assert!((x as usize) < bc.exits.len());
-        // SAFETY: a block that runs was built from at least one instruction, so it has exits
-        // `exits..=last_exit` in the arena, and `run_ops` reports one of them (a branch's
-        // exit index is set by `build::new_block` among its block's exits).
-        let e = unsafe { bc.exits.get_unchecked(x as usize) };
-        budget -= e.len;
-        compressed += e.compressed as u64;
-        let next = done.next;
-        let mut imiss = 0;
-        if IC {
-            if let Some(ic) = core.icache.as_deref_mut() {
-                let lines = b.lines as usize..e.lines_end as usize;
-                debug_assert!(lines.start <= lines.end && lines.end <= bc.lines.len());
-                // SAFETY: an exit's lines are a prefix of its block's, appended to `lines`
-                // when the block was built (`build::new_block`): `b.lines <= e.lines_end <=
-                // lines.len()`.
-                let lines = unsafe { bc.lines.get_unchecked(lines) };
-                imiss = ic.fetch_lines(lines, e.fetches);
+            let x = done.exit;
+            debug_assert!((x as usize) < bc.exits.len());
+            // SAFETY: a block that runs was built from at least one instruction, so it has
+            // exits `exits..=last_exit` in the arena, and `run_ops` reports one of them (a
+            // branch's exit index is set by `build::new_block` among its block's exits).
+            let e = unsafe { bc.exits.get_unchecked(x as usize) };
+            budget -= e.len;
+            compressed += e.compressed as u64;
+            let next = done.next;
+            let mut imiss = 0;
+            if IC {
+                if let Some(ic) = core.icache.as_deref_mut() {
+                    let lines = b.lines as usize..e.lines_end as usize;
+                    debug_assert!(lines.start <= lines.end && lines.end <= bc.lines.len());
+                    // SAFETY: an exit's lines are a prefix of its block's, appended to
+                    // `lines` when the block was built (`build::new_block`): `b.lines <=
+                    // e.lines_end <= lines.len()`.
+                    let lines = unsafe { bc.lines.get_unchecked(lines) };
+                    imiss = ic.fetch_lines(lines, e.fetches);
+                }
+                straddles += e.straddles as u64;
             }
-            straddles += e.straddles as u64;
-        }
-        if PIPE {
-            if let Some(p) = core.pipeline.as_deref_mut() {
-                p.retire_block(&e.timing, next != e.fall);
-                imisses += imiss as u64;
-                dmisses += done.dmiss as u64;
+            if PIPE {
+                if let Some(p) = core.pipeline.as_deref_mut() {
+                    p.retire_block(&e.timing, next != e.fall);
+                    imisses += imiss as u64;
+                    dmisses += done.dmiss as u64;
+                }
+            }
+            let way = done.way as usize;
+            // An unknown successor is NO_BLOCK, a dead block: the test of the length below
+            // stops there.
+            let id = match e.chain.get(way) {
+                Some(&id) => id,
+                None => bc.jump_target(next),
+            };
+            b = bc.block(id);
+            if b.len > budget {
+                break (next, stuck(b, id, x, way));
             }
         }
-        pc = next;
-        from = x;
-        way = done.way as usize;
-        // An unknown successor is NO_BLOCK, a dead block: the test of the length above
-        // stops there.
-        id = match e.chain.get(way) {
-            Some(&id) => id,
-            None => bc.jump_target(next),
-        };
     };
     let retired = (*left - budget) as u64;
     let s = &mut *core.stats;
@@ -294,7 +291,39 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
         }
     }
     *left = budget;
-    Leave { pc, id, why }
+    Leave { pc, why }
+}
+
+/// Why block `b` (`id`), reached from exit `from` by `way`, cannot run in the steps left:
+/// it is dead and can be looked up (and linked), or it must be stepped.
+#[inline(always)]
+fn stuck(b: &Block, id: u32, from: u32, way: usize) -> Why {
+    if b.len == LEN_DEAD && (id != NO_BLOCK || from != NO_EXIT) {
+        Why::Lookup { from, way }
+    } else {
+        Why::Step
+    }
+}
+
+impl BlockCache {
+    /// The id of block `b`, one of `blocks` (found from its address, so that the chained loop
+    /// need not keep the id of the block running).
+    #[cold]
+    fn id_of(&self, b: &Block) -> u32 {
+        let at = b as *const Block as usize - self.blocks.as_ptr() as usize;
+        (at / std::mem::size_of::<Block>()) as u32
+    }
+
+    /// Block `id`, unchecked.
+    #[inline(always)]
+    fn block(&self, id: u32) -> &Block {
+        debug_assert!((id as usize) < self.blocks.len());
+        // SAFETY: every block id the run can hold is an index into `blocks`: it comes from
+        // `block_at`/`follow` (a slot, a chain, the jump table or a block just built) or from
+        // a chain or the jump table in `run_chain`, and the arena only grows except in
+        // `BlockCache::clear`, which empties every table and chain holding ids.
+        unsafe { self.blocks.get_unchecked(id as usize) }
+    }
 }
 
 /// `N` bytes of memory at `off`, if they are all inside it.
@@ -364,7 +393,7 @@ fn run_ops<const DC: bool>(
                     dmiss += dc.access_bytes(addr, $n, true);
                 }
             }
-            let value = r!($op.rs2).to_le_bytes();
+            let value = rs2!().to_le_bytes();
             ram[off..off + $n].copy_from_slice(&value[..$n]);
         }};
     }
@@ -416,10 +445,14 @@ fn run_ops<const DC: bool>(
                 r!(op.rs1)
             };
         }
+        // Read from the op in memory where it is used, not with the others before the
+        // dispatch: most ops have no second source register.
         macro_rules! rs2 {
-            () => {
-                r!(op.rs2)
-            };
+            () => {{
+                // SAFETY: as for `op` above.
+                let rs2 = unsafe { ops.get_unchecked(at) }.rs2;
+                r!(rs2)
+            }};
         }
         // A fused pair (see `Kind::LiBeq`): writes the first half's `$value`, then runs the
         // branch in the next slot, comparing its registers unsigned with `$cmp`.
@@ -432,6 +465,24 @@ fn run_ops<const DC: bool>(
                 at += 1;
                 let branch = unsafe { *ops.get_unchecked(at) };
                 branch!(branch, r!(branch.rs1) $cmp r!(branch.rs2), 1)
+            }};
+        }
+        // A fused pair of ops that are not branches (see `Kind::AddiAdd`): the first half
+        // writes `$value` (if it writes a register), then the second half runs `$second` with
+        // its op as `$n` and `at` its index, and writes the value that gives (if any).
+        macro_rules! pair {
+            ($value:expr, |$n:ident| $second:expr) => {{
+                r!(op.rd) = $value;
+                pair!(|$n| $second)
+            }};
+            (|$n:ident| $second:expr) => {{
+                // SAFETY: a fused op is always followed by its second half in the same block
+                // (`build::new_block` fuses an op only with the op it pushes after it).
+                at += 1;
+                let $n = unsafe { *ops.get_unchecked(at) };
+                r!($n.rd) = $second;
+                at += 1;
+                continue;
             }};
         }
         // On to the next op, for an op that writes no register.
@@ -520,13 +571,20 @@ fn run_ops<const DC: bool>(
                 return Ok(done!(imm, WAY_TAKEN));
             }
             Kind::J => return Ok(done!(imm, WAY_TAKEN)),
-            Kind::Jalr | Kind::Jr => {
+            // Two arms, not one testing the kind: the kind then need not stay in a register
+            // past the dispatch of every op.
+            Kind::Jalr => {
                 let target = rs1!().wrapping_add(imm) & !1;
                 if target & plain.align_mask != 0 {
                     cut!(at)
                 }
-                if op.kind == Kind::Jalr {
-                    r!(op.rd) = fall;
+                r!(op.rd) = fall;
+                return Ok(done!(target, WAY_INDIRECT));
+            }
+            Kind::Jr => {
+                let target = rs1!().wrapping_add(imm) & !1;
+                if target & plain.align_mask != 0 {
+                    cut!(at)
                 }
                 return Ok(done!(target, WAY_INDIRECT));
             }
@@ -551,6 +609,36 @@ fn run_ops<const DC: bool>(
             Kind::LhBne => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, !=),
             Kind::LbuBeq => fused!(load!(at, op, 1)[0] as u32, ==),
             Kind::LbuBne => fused!(load!(at, op, 1)[0] as u32, !=),
+            Kind::AddiAdd => pair!(rs1!().wrapping_add(imm), |n| r!(n.rs1)
+                .wrapping_add(r!(n.rs2))),
+            Kind::AndiAndi => pair!(rs1!() & imm, |n| r!(n.rs1) & n.imm),
+            Kind::AndiLi => pair!(rs1!() & imm, |n| n.imm),
+            Kind::SrliAndi => pair!(rs1!() >> (imm & 31), |n| r!(n.rs1) & n.imm),
+            Kind::MulAdd => pair!(rs1!().wrapping_mul(rs2!()), |n| r!(n.rs1)
+                .wrapping_add(r!(n.rs2))),
+            Kind::AddMul => pair!(rs1!().wrapping_add(rs2!()), |n| r!(n.rs1)
+                .wrapping_mul(r!(n.rs2))),
+            Kind::MvLw => pair!(rs1!(), |n| u32::from_le_bytes(load!(at, n, 4))),
+            Kind::LwSw => {
+                r!(op.rd) = u32::from_le_bytes(load!(at, op, 4));
+                at += 1;
+                // SAFETY: as in `pair!`.
+                let n = unsafe { *ops.get_unchecked(at) };
+                store!(at, n, 4);
+                at += 1;
+                continue;
+            }
+            Kind::LhAddi => pair!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, |n| r!(
+                n.rs1
+            )
+            .wrapping_add(n.imm)),
+            Kind::LhLh => pair!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, |n| {
+                i16::from_le_bytes(load!(at, n, 2)) as i32 as u32
+            }),
+            Kind::SwMv => {
+                store!(at, op, 4);
+                pair!(|n| r!(n.rs1))
+            }
         };
         r!(op.rd) = value;
         at += 1;

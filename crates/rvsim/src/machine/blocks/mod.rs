@@ -157,6 +157,22 @@ pub(super) enum Kind {
     LhBne,
     LbuBeq,
     LbuBne,
+    // Fused pairs of two ops that are not branches: this op's own instruction, then the one
+    // right after it in the block, as one op. As with the pairs above, the second keeps its
+    // op in the next slot (read there by this one), so op indices stay instruction indices;
+    // either half can stop the block before it does anything (a load or a store), the
+    // second after the first is done, as the reference engine would have left it.
+    AddiAdd,
+    AndiAndi,
+    AndiLi,
+    SrliAndi,
+    MulAdd,
+    AddMul,
+    MvLw,
+    LwSw,
+    LhAddi,
+    LhLh,
+    SwMv,
 }
 
 /// One pre-decoded op: 8 bytes.
@@ -169,8 +185,10 @@ pub(super) struct BlockOp {
     pub imm: u32,
 }
 
-/// A block: where its ops are and its exits.
+/// A block: where its ops are and its exits. 32 bytes (aligned so): finding a block by its id
+/// is a shift, not a multiplication.
 #[derive(Clone, Debug)]
+#[repr(align(32))]
 pub(super) struct Block {
     /// Instructions, or [`LEN_DEAD`], or [`LEN_REFERENCE`].
     pub len: u32,
