@@ -2,7 +2,7 @@
 // themselves carry no script). It records:
 // - every table cell holding a figure (td.num) that is narrower than its content: a text
 //   node of a figure laid out on more than one line (a number wrapped mid-digit or split
-//   from its unit), or content wider than the cell. Prose inside a figure cell (.why: an
+//   from its unit, an interval line split from its count), or content wider than the cell. Prose inside a figure cell (.why: an
 //   invalid measurement's reason) may wrap;
 // - every table wider than its container or than the page (its right edge cut, or a
 //   scroll bar to read it);
@@ -12,6 +12,16 @@
 // The results go into <body data-cells-checked data-narrow-cells data-tables-checked
 // data-wide-tables data-row-lines> for check_report_dom.py.
 (function () {
+  // How many text lines the contents of a node are laid out on.
+  var linesOf = function (node) {
+    var r = document.createRange();
+    r.selectNodeContents(node);
+    var tops = new Set();
+    Array.prototype.forEach.call(r.getClientRects(), function (b) {
+      if (b.width > 0) tops.add(Math.round(b.top));
+    });
+    return tops.size;
+  };
   var narrow = [];
   var cells = document.querySelectorAll("td.num");
   cells.forEach(function (td, i) {
@@ -19,14 +29,13 @@
     var walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
     for (var n = walker.nextNode(); n && !bad; n = walker.nextNode()) {
       if (!n.data.trim() || (n.parentElement && n.parentElement.closest(".why"))) continue;
-      var r = document.createRange();
-      r.selectNodeContents(n);
-      var tops = new Set();
-      Array.prototype.forEach.call(r.getClientRects(), function (b) {
-        if (b.width > 0) tops.add(Math.round(b.top));
-      });
-      if (tops.size > 1) bad = true;
+      if (linesOf(n) > 1) bad = true;
     }
+    // A figure's interval line ("+0.02/−0.04 · n=9") reads as one: split after its "·",
+    // the count stood alone under it.
+    td.querySelectorAll(".ci:not(.why)").forEach(function (ci) {
+      if (linesOf(ci) > 1) bad = true;
+    });
     if (bad) narrow.push(i + ": " + td.textContent.trim().slice(0, 60));
   });
   document.body.setAttribute("data-cells-checked", String(cells.length));

@@ -29,7 +29,8 @@
       if (b.width > 0) points.push(b);
     });
     // Data curves: the series' lines, drawn 2 px wide in the palette's colours; marker
-    // lines: the cache sizes (grey, 1 px) and the knees (red, dashed, 2 px). Grid lines
+    // lines: the cache sizes (grey, 1 px), the knees (red, dashed, 2 px) and an RPC row's untraced
+    // time (the same red, 3 px; plot::MARKER_RED). Grid lines
     // (light grey) and axes (black, 1 px) are neither. As segments in page coordinates.
     var palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
     var markers = ["#6E6E6E", "#C8281E"];

@@ -53,9 +53,27 @@ fixtures=(fault rpc memlat sweep-recorded c2c ipc mmap timeslice)
 for f in "${fixtures[@]}"; do
     $bin report "tests/fixtures/runs/${f%-recorded}.json" -o "$out/$f.html" >/dev/null
 done
+# A report of runs of several kinds, recorded on one machine, one of them under load (as
+# if other work ran when it started): grouped by kind, its figures and tables checked as the
+# others are, and the machine's facts shown once (below), the load under its run's label.
+python3 - tests/fixtures/runs/memlat.json "$out/memlat-busy.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1], encoding="utf-8"))
+run["machine"]["load"]["loadavg"] = [7.6, 5.0, 3.0]
+for cpu in run["machine"]["load"]["per_cpu"]:
+    cpu["busy"] = 1.0
+json.dump(run, open(sys.argv[2], "w", encoding="utf-8"))
+PY
+$bin report tests/fixtures/runs/c2c.json "$out/memlat-busy.json" \
+    tests/fixtures/runs/fault.json -o "$out/kinds.html" >/dev/null
+pages+=(kinds)
+
 # A page the table-cell check must refuse: a figure squeezed into a cell too narrow for it.
 printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px;overflow-wrap:anywhere">1938 ns/fault</td></tr></table></body></html>' \
     >"$out/narrow.html"
+# ... and a figure whose interval line wraps, leaving its count alone on the next line.
+printf '%s\n' '<!doctype html><html><body><table><tr><td class="num" style="width:1px"><span class="nw">1.41 ns/load</span><span class="ci" style="display:block"><span class="nw">+0.02/−0.04</span> · <span class="nw">n=9</span></span></td><td>prose</td></tr></table></body></html>' \
+    >"$out/narrow-ci.html"
 
 # A page the table check must refuse: a table wider than the page, and a row made tall by
 # prose (what the reports' warnings and notes did before they became footnotes).
@@ -125,6 +143,24 @@ for page in "${pages[@]}" "${fixtures[@]}"; do
     python3 .ci/check_report_dom.py "$out/$page.dom" "$out/$page.log" --min-figures 1 "${expect[@]}" || status=1
 done
 
+echo "== kinds: grouped by kind, the machine once"
+python3 - "$out/kinds.html" <<'PY' || status=1
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+machine = page[page.index('<section id="machine">'):]
+machine = machine[: machine.index("</section>")]
+kinds = page.count('<section class="kind"')
+header = machine[machine.index('<table class="facts">'):]
+columns = header[: header.index("</tr>")].count("<th>") - 1  # beside "fact"
+vm = machine.count("running in a virtual machine")
+load = machine.count("load average 7.60")
+if kinds != 3 or columns != 1 or vm > 2 or load < 1:
+    sys.exit(f"kinds.html: {kinds} kind sections (3 expected), {columns} machine columns (1), "
+             f"the VM warning {vm} times (at most 2: its list and the full facts), "
+             f"the busy run's load {load} times (at least 1)")
+print(f"kinds: {kinds} kinds, one machine column, the VM warning {vm} times")
+PY
+
 # refuses PAGE CHECK PATTERN...: the check (--cells, --tables, --labels) must refuse the page
 # out/PAGE.html, and its complaint must name every PATTERN (grep).
 refuses() {
@@ -148,6 +184,7 @@ refuses() {
     done
 }
 refuses narrow --cells "narrower than its content" || status=1
+refuses narrow-ci --cells "narrower than its content: 0: 1.41 ns/load" || status=1
 refuses wide --tables "table wider than its page" "row 1 (fault.anon) is .* lines tall" || status=1
 refuses overlap --labels "'L3 32 MiB' over 'knee 48 KiB'" "'≈ 43.8 ns' over a curve" \
     "'L1d 32 KiB' over a marker line" "'timeslice slice=1ms' cut off at the figure's edge" || status=1

@@ -57,7 +57,7 @@ table.single{table-layout:fixed}
 tr.invalid td{background:#fdecea}tr.below td{background:#fff8e1}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600}
 .b-ok{background:#e3f4ea;color:#17643a}.b-invalid{background:#f8d7d3;color:#9b1c10}.b-below{background:#fdefc3;color:#7a5300}
-.ci{color:#666;font-size:12px;display:block}td.num .ci{white-space:normal}.nw{white-space:nowrap}
+.ci{color:#666;font-size:12px;display:block}td.num .ci{white-space:nowrap}td.num .ci.why{white-space:normal}.nw{white-space:nowrap}
 ul.checks,ul.notes{margin:0;padding-left:1.1em;font-size:13px}
 li.fail,.fail{color:#9b1c10}li.pass,.pass{color:#17643a}
 ul.warn{background:#fff8e1;border-left:4px solid #e0a800;padding:8px 8px 8px 28px;margin:8px 0}
@@ -223,21 +223,44 @@ fn machine_section(h: &mut String, runs: &[Run]) {
                 .join(", ")
         }
     };
-    for group in &machines {
-        let w = runs[group[0]].machine.warnings();
+    // A machine's warnings that every run on it shares, once; the rest (the load sampled at
+    // each run's start: "other work is running … load average 7.60") are that run's own.
+    let shared: Vec<Vec<String>> = machines
+        .iter()
+        .map(|g| {
+            let all: Vec<Vec<String>> = g.iter().map(|&i| runs[i].machine.warnings()).collect();
+            all[0]
+                .iter()
+                .filter(|w| all.iter().all(|ws| ws.contains(w)))
+                .cloned()
+                .collect()
+        })
+        .collect();
+    for (group, w) in machines.iter().zip(&shared) {
         if !w.is_empty() {
             if machines.len() > 1 {
                 let _ = writeln!(h, "<p><b>{}</b></p>", esc(&name(group)));
             }
-            warning_list(h, &w);
+            warning_list(h, w);
         }
     }
     for (i, r) in runs.iter().enumerate() {
-        if !r.warnings.is_empty() {
+        let common = machines
+            .iter()
+            .position(|g| g.contains(&i))
+            .map_or(&[][..], |g| &shared[g][..]);
+        let own: Vec<String> = r
+            .machine
+            .warnings()
+            .into_iter()
+            .filter(|w| !common.contains(w))
+            .chain(r.warnings.iter().cloned())
+            .collect();
+        if !own.is_empty() {
             if runs.len() > 1 {
                 let _ = writeln!(h, "<p><b>{}</b></p>", esc(&run_label(runs, i)));
             }
-            warning_list(h, &r.warnings);
+            warning_list(h, &own);
         }
     }
     h.push_str("<div class=\"scroll\"><table class=\"facts\">\n<tr><th>fact</th>");
@@ -263,10 +286,11 @@ fn machine_section(h: &mut String, runs: &[Run]) {
         let _ = writeln!(
             h,
             "<details><summary>all machine facts{}</summary><pre>{}</pre></details>",
-            if machines.len() > 1 {
-                format!(": {}", esc(&name(group)))
-            } else {
-                String::new()
+            // Several runs share the facts but not the load each sampled: say whose it is.
+            match (machines.len() > 1, group.len() > 1) {
+                (true, false) => format!(": {}", esc(&name(group))),
+                (_, true) => format!(", as {} recorded them", esc(&run_label(runs, group[0]))),
+                (false, false) => String::new(),
             },
             esc(&render_text(&runs[group[0]].machine))
         );
@@ -282,14 +306,12 @@ fn warning_list(h: &mut String, warnings: &[String]) {
     h.push_str("</ul>\n");
 }
 
-/// Indices of the runs grouped by machine: runs whose key facts and warnings are the same
-/// are one machine.
+/// Indices of the runs grouped by machine: runs whose key facts are the same are one
+/// machine (their warnings may differ by the load each run started under: those are shown
+/// per run, in [`machine_section`]).
 fn distinct_machines(runs: &[Run]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
-    let same = |a: &Run, b: &Run| {
-        key_facts(&a.machine) == key_facts(&b.machine)
-            && a.machine.warnings() == b.machine.warnings()
-    };
+    let same = |a: &Run, b: &Run| key_facts(&a.machine) == key_facts(&b.machine);
     for (i, r) in runs.iter().enumerate() {
         match out.iter_mut().find(|g| same(&runs[g[0]], r)) {
             Some(g) => g.push(i),
@@ -344,19 +366,9 @@ fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
     rows
 }
 
-/// One family's figures and table; `heading` is its heading's level (2, or 3 inside a
-/// kind's section) and the prefix that keeps its id unique on the page.
-fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str)) {
-    let (level, prefix) = heading;
-    let rows = rows(runs, family);
-    let _ = writeln!(
-        h,
-        "<section class=\"family\" id=\"{}family-{1}\">\n<h{level}>{1}</h{level}>",
-        esc(prefix),
-        esc(family)
-    );
-    // Figures first: they are what a reader looks at; the table holds the details.
-    let mut figures = family_plots(runs, family, &rows);
+/// A family's figures: the wide ones one under another, the small ones side by side.
+fn family_figures(h: &mut String, runs: &[Run], family: &str, rows: &[Row]) {
+    let mut figures = family_plots(runs, family, rows);
     figures.extend(
         crate::report::section_figures(runs, family)
             .into_iter()
@@ -373,11 +385,38 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
         }
         h.push_str("</div>\n");
     }
+}
+
+/// One family's figures and table; `heading` is its heading's level (2, or 3 inside a
+/// kind's section) and the prefix that keeps its id unique on the page.
+fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str)) {
+    let (level, prefix) = heading;
+    let rows = rows(runs, family);
+    let _ = writeln!(
+        h,
+        "<section class=\"family\" id=\"{}family-{1}\">\n<h{level}>{1}</h{level}>",
+        esc(prefix),
+        esc(family)
+    );
+    // Figures first: they are what a reader looks at; the table holds the details.
+    family_figures(h, runs, family, &rows);
     h.push_str(
         "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>parameters</th>",
     );
+    // The raw and baseline columns only where a row of this family has one to show: an rpc
+    // or mem latency table was two columns of "—" beside the figures it squeezed.
+    let ones = || rows.iter().filter_map(|r| r.per_run[0]);
+    let raw_column = ones().any(|m| !super::raw_is_the_figure(m));
+    let baseline_column = ones().any(|m| m.baseline.is_some());
     if runs.len() == 1 {
-        h.push_str("<th class=\"num\">value (median, 95% CI)</th><th class=\"num\">raw</th><th class=\"num\">baseline</th><th>checks</th><th>warnings and notes</th></tr>\n");
+        h.push_str("<th class=\"num\">value (median, 95% CI)</th>");
+        if raw_column {
+            h.push_str("<th class=\"num\">raw</th>");
+        }
+        if baseline_column {
+            h.push_str("<th class=\"num\">baseline</th>");
+        }
+        h.push_str("<th>checks</th><th>warnings and notes</th></tr>\n");
     } else {
         for i in 0..runs.len() {
             let _ = write!(h, "<th class=\"num\">{}</th>", esc(&run_label(runs, i)));
@@ -396,12 +435,24 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
         );
         if runs.len() == 1 {
             let m = row.per_run[0].expect("one run: every row has its measurement");
+            let _ = write!(
+                h,
+                "<td class=\"num\">{}</td>",
+                value_cell(m, &mut notes, &label)
+            );
+            if raw_column {
+                let _ = write!(h, "<td class=\"num\">{}</td>", raw_cell(m));
+            }
+            if baseline_column {
+                let _ = write!(
+                    h,
+                    "<td class=\"num\">{}</td>",
+                    summary_cell(m.baseline.as_ref(), &m.raw_unit, value_count(m))
+                );
+            }
             let _ = writeln!(
                 h,
-                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"checks\">{}</td><td class=\"notes\">{}</td></tr>",
-                value_cell(m, &mut notes, &label),
-                summary_cell(Some(&m.raw), &m.raw_unit, value_count(m)),
-                summary_cell(m.baseline.as_ref(), &m.raw_unit, value_count(m)),
+                "<td class=\"checks\">{}</td><td class=\"notes\">{}</td></tr>",
                 checks_cell(m),
                 notes.cell(&label, m)
             );
@@ -559,6 +610,17 @@ fn summary_cell(s: Option<&Summary>, unit: &str, shown_n: Option<usize>) -> Stri
         None => "—".into(),
         Some(s) => estimate_cell(s, unit, Emphasis::Summary, shown_n),
     }
+}
+
+/// The raw summary, or "—" when the raw reading is the figure itself: nothing subtracted, so
+/// no second number beside it ([`super::raw_is_the_figure`]; rpc parts showed their figure
+/// twice, as if the raw column were a separate reading).
+fn raw_cell(m: &Measurement) -> String {
+    if super::raw_is_the_figure(m) {
+        return "<span title=\"the figure is the raw reading: no baseline subtracted\">—</span>"
+            .into();
+    }
+    summary_cell(Some(&m.raw), &m.raw_unit, value_count(m))
 }
 
 /// The count a value cell prints ([`value_cell`]): its summary's, when it shows a figure.
@@ -1161,6 +1223,45 @@ mod tests {
         );
     }
 
+    /// rpc parts have no baseline: their raw column repeated the figure ("2.65 µs/RPC" twice
+    /// in one row) as if it were a second reading. A row with a baseline keeps its raw number.
+    #[test]
+    fn a_raw_reading_that_is_the_figure_is_not_repeated() {
+        let rpc = parse_run(include_str!("../../tests/fixtures/runs/rpc.json"), "rpc").unwrap();
+        let part = rpc
+            .measurements
+            .iter()
+            .find(|m| m.probe == "rpc.part")
+            .unwrap();
+        assert!(raw_cell(part).contains(">—<"), "{}", raw_cell(part));
+        let run = fixture();
+        let with_baseline = run
+            .measurements
+            .iter()
+            .find(|m| m.baseline.is_some())
+            .unwrap();
+        assert!(!raw_cell(with_baseline).contains('—'));
+        let html = render(std::slice::from_ref(&rpc));
+        assert!(html.contains("no baseline subtracted"));
+        // No rpc row has a baseline: the rpc table has no baseline column; the run's table
+        // of probes with baselines keeps both columns.
+        let rpc_table = &html[html.find("id=\"family-rpc\"").unwrap()..];
+        assert!(rpc_table.contains("<th class=\"num\">raw</th>"));
+        assert!(!rpc_table.contains("<th class=\"num\">baseline</th>"));
+        let memlat = parse_run(
+            include_str!("../../tests/fixtures/runs/memlat.json"),
+            "memlat",
+        )
+        .unwrap();
+        let html = render(std::slice::from_ref(&memlat));
+        assert!(
+            !html.contains("<th class=\"num\">raw</th>"),
+            "every raw is the figure"
+        );
+        let html = render(std::slice::from_ref(&run));
+        assert!(html.contains("<th class=\"num\">raw</th><th class=\"num\">baseline</th>"));
+    }
+
     fn fixture() -> Run {
         parse_run(
             include_str!("../../tests/fixtures/run-quick.json"),
@@ -1305,6 +1406,39 @@ mod tests {
         assert!(!mem.contains("<b>run 3 ("));
         // One kind: no kind sections, the page as before.
         assert!(!one.contains("class=\"kind\""));
+    }
+
+    /// Three runs of one machine, each started under a different load: the machine's facts
+    /// and standing warnings were shown three times (the load warning differed, so the runs
+    /// counted as three machines). Now: one facts column, the VM warning once, each run's
+    /// load under its own label.
+    #[test]
+    fn runs_on_one_machine_under_different_loads_show_the_machine_once() {
+        let load = |t: &str| parse_run(t, "fixture").expect("fixture parses");
+        let c2c = load(include_str!("../../tests/fixtures/runs/c2c.json"));
+        let mut memlat = load(include_str!("../../tests/fixtures/runs/memlat.json"));
+        memlat.machine = c2c.machine.clone();
+        let busy = |r: &mut Run, avg: f64| {
+            r.machine.load.loadavg = Some([avg, avg, avg]);
+            for c in &mut r.machine.load.per_cpu {
+                c.busy = 1.0;
+            }
+        };
+        let mut a = c2c.clone();
+        busy(&mut a, 7.6);
+        busy(&mut memlat, 8.6);
+        let html = render(&[a.clone(), memlat]);
+        let machine = &html[..html.find("</section>").unwrap()];
+        assert!(machine.contains("(all 2 runs)"), "{machine}");
+        assert_eq!(machine.matches("<th>host</th>").count(), 1);
+        // The VM warning as often as in one run's report (its list and its facts' text).
+        let vm = esc(&a.machine.warnings()[0]);
+        let one = render(std::slice::from_ref(&a));
+        assert_eq!(machine.matches(&*vm).count(), one.matches(&*vm).count());
+        // Each run's load under its label, and in the full facts of the run they come from.
+        assert_eq!(machine.matches("other work is running").count(), 3);
+        assert!(machine.contains("all machine facts, as run 1 ("));
+        assert!(machine.contains("load average 7.60") && machine.contains("load average 8.60"));
     }
 
     #[test]

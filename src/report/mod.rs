@@ -28,7 +28,7 @@ pub mod term;
 pub mod timev;
 pub mod untrusted;
 
-use crate::model::{Measurement, Run};
+use crate::model::{Measurement, Run, Status};
 use family::{Evidence, Family};
 
 /// Every family, the ones that own single probes before the ones that own a whole section
@@ -57,6 +57,20 @@ pub fn instead_of_value(m: &Measurement) -> String {
     family_of(&m.probe)
         .and_then(|f| f.instead_of_value(m))
         .unwrap_or_else(|| "no value".into())
+}
+
+/// Whether a measurement's raw reading is its figure, shown in the value cell: nothing
+/// subtracted (no baseline), the same unit and the same summary (rpc parts, memory latency),
+/// and a figure (or its "unstable" spread) standing in the value cell. Every view then leaves
+/// the raw cell as "—" rather than repeat the figure as if it were a second reading. An
+/// invalid row keeps its raw reading: it is the only place the rejected number is shown. The
+/// JSON and the CSV's `raw_median` column keep the number, as data.
+pub fn raw_is_the_figure(m: &Measurement) -> bool {
+    m.valid
+        && matches!(m.status, Status::Ok | Status::Unstable)
+        && m.baseline.is_none()
+        && m.raw_unit == m.unit
+        && m.value.as_ref() == Some(&m.raw)
 }
 
 /// The evidence column for a measurement (the kernel share of CPU time when no family

@@ -35,8 +35,12 @@ pub fn headline(m: &Measurement) -> String {
     }
 }
 
-/// "raw 4.3 µs/round trip, baseline 0.5 µs" (or just raw).
+/// "raw 4.3 µs/round trip, baseline 0.5 µs" (or just raw), or "—" when the raw reading is
+/// the figure itself ([`super::raw_is_the_figure`]).
 pub fn raw_baseline(m: &Measurement) -> String {
+    if super::raw_is_the_figure(m) {
+        return "—".into();
+    }
     let raw = fmt_plain(&m.raw, &m.raw_unit);
     match &m.baseline {
         Some(b) => format!("raw {raw}, baseline {}", fmt_plain(b, "ns")),
@@ -416,9 +420,14 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
 /// optional cells that did not fit, the history-drift line and every round's reading of
 /// each failed check (by default the failed checks follow the table: [`failed_block`]).
 fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term, verbose: bool) {
-    let moved = &r.optional[n_opt..];
+    // A raw cell of "—" (the raw reading is the figure) says nothing on a line of its own.
+    let moved: Vec<&String> = r.optional[n_opt..].iter().filter(|t| *t != "—").collect();
     if verbose && !moved.is_empty() {
-        let joined = moved.join(" · ");
+        let joined = moved
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" · ");
         if INDENT.len() + joined.chars().count() <= term.width {
             out.push_str(&format!("{INDENT}{joined}\n"));
         } else {
@@ -891,6 +900,26 @@ mod tests {
         );
         let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();
         assert!(fmt_value(&s, "ns/op").contains('±'));
+    }
+
+    /// The terminal and Markdown views follow the HTML's rule: an rpc part's raw reading is
+    /// its figure (no baseline), so its raw cell is "—", not the figure again; a probe with a
+    /// baseline keeps "raw …, baseline …".
+    #[test]
+    fn raw_column_is_a_dash_when_the_raw_reading_is_the_figure() {
+        let rpc =
+            crate::input::parse_run(include_str!("../../tests/fixtures/runs/rpc.json"), "rpc")
+                .unwrap();
+        let part = rpc.measurements.iter().find(|m| m.probe == "rpc.part");
+        assert_eq!(raw_baseline(part.unwrap()), "—");
+        assert!(crate::report::markdown::run_to_markdown(&rpc).contains("| — |"));
+        // An invalid row keeps its raw reading: the rejected number is shown nowhere else.
+        let mut invalid = part.unwrap().clone();
+        invalid.valid = false;
+        assert!(raw_baseline(&invalid).starts_with("raw "));
+        let run = fixture();
+        let with_baseline = run.measurements.iter().find(|m| m.baseline.is_some());
+        assert!(raw_baseline(with_baseline.unwrap()).contains("baseline"));
     }
 
     fn fixture() -> Run {

@@ -146,7 +146,8 @@ impl GroupedBars {
     }
 
     /// Each series' bar in each group, with its 95% interval, or "n/a" where it has no value;
-    /// a series is listed in the legend with its first bar.
+    /// a series is listed in the legend with its first bar, or as "NAME (no value)" when it
+    /// has none: every series up to [`super::MAX_LEGEND`] has exactly one entry.
     fn draw_bars(
         &self,
         chart: &mut ChartContext<
@@ -201,6 +202,17 @@ impl GroupedBars {
                     }
                 }
             }
+            // A series without a single bar keeps its legend entry and says why, as a line
+            // figure's ring size "(no valid point)" does: its "n/a" marks need a name, and
+            // the entry count on the root element then matches the entries drawn.
+            if first && si < super::MAX_LEGEND {
+                chart
+                    .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+                    .label(format!("{} (no value)", s.name))
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.mix(0.8).stroke_width(1))
+                    });
+            }
         }
         Ok(())
     }
@@ -226,6 +238,32 @@ mod tests {
         .to_svg();
         assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 1);
         assert!(svg.contains("1 point not drawn: no group to draw it in"));
+    }
+
+    /// A series without a bar was counted in `data-legend-entries` but had no entry: the
+    /// count on the root element must match the entries drawn, and the empty series says why.
+    #[test]
+    fn a_series_without_bars_has_a_legend_entry_saying_so() {
+        let svg = GroupedBars {
+            title: "t".into(),
+            subtitle: "s".into(),
+            groups: vec!["a".into(), "b".into()],
+            series: vec![
+                GroupedSeries {
+                    name: "run 1".into(),
+                    values: vec![Some([1.0, 0.9, 1.1]), Some([2.0, 1.9, 2.1])],
+                },
+                GroupedSeries {
+                    name: "run 2".into(),
+                    values: vec![None, None],
+                },
+            ],
+            ..Default::default()
+        }
+        .to_svg();
+        assert!(svg.contains("data-legend-entries=\"2\""));
+        assert!(has_text(&svg, "run 1"));
+        assert!(has_text(&svg, "run 2 (no value)"), "{svg}");
     }
 
     /// Issue 21: a report of three runs drew the ctx group labels over each other.

@@ -261,7 +261,7 @@ impl LinePlot {
     {
         let (xr, yr) = (chart.x_range(), chart.y_range());
         let grey = RGBColor(110, 110, 110);
-        let red = RGBColor(200, 40, 30);
+        let red = super::MARKER_RED;
         let markers: Vec<&Marker> = self
             .markers
             .iter()

@@ -72,6 +72,10 @@ pub(crate) const LABEL_PT: u32 = 16;
 pub(crate) const DESC_PT: u32 = 17;
 /// Approximate width of one character of 13 px sans-serif text, used to size label areas.
 pub(crate) const CHAR_W: u32 = 8;
+/// The red of a reference drawn across the data (a knee, the untraced time of an RPC): the
+/// browser's label check (.ci/label_probe.js) knows marker lines by this colour, so a label
+/// drawn across one is refused.
+pub(crate) const MARKER_RED: RGBColor = RGBColor(200, 40, 30);
 /// Widths of one character of the bold 18 px title and of the 12 px subtitle, a little over
 /// the average (the browser check measures the real ones).
 const TITLE_CHAR_W: u32 = 10;

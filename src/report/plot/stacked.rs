@@ -77,16 +77,23 @@ impl StackedBars {
                     .max(r.marker.unwrap_or(0.0))
             })
             .fold(0.0f64, f64::max);
-        // Room for the total text after the longest bar.
-        let max = if max > 0.0 { max * 1.45 } else { 1.0 };
         let (legend, plot) = area.split_vertically(34);
         self.draw_legend(&legend)?;
+        let y_labels = label_width(rows.iter().map(|r| r.label.as_str())).min(420);
+        // The plotting area's width: the area less the margins (12 left, 30 right) and the
+        // row labels, as the chart below is built.
+        let plot_px = (plot.dim_in_pixel().0 as f64 - 42.0 - y_labels as f64).max(100.0);
+        let range = if max > 0.0 {
+            x_range(&rows, max, plot_px, &self.value_label)
+        } else {
+            1.0
+        };
         let mut chart = ChartBuilder::on(&plot)
             .margin(12)
             .margin_right(30)
             .x_label_area_size(48)
-            .y_label_area_size(label_width(rows.iter().map(|r| r.label.as_str())).min(420))
-            .build_cartesian_2d(0.0..max, 0.0..n as f64)?;
+            .y_label_area_size(y_labels)
+            .build_cartesian_2d(0.0..range, 0.0..n as f64)?;
         let x_fmt = |v: &f64| short_number(*v);
         chart
             .configure_mesh()
@@ -98,7 +105,8 @@ impl StackedBars {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
         for (i, r) in rows.iter().enumerate() {
-            draw_row(&mut chart, (n - 1 - i) as f64, r, &self.value_label)?;
+            let row = (n - 1 - i) as f64;
+            draw_row(&mut chart, row, r, &self.value_label, range, plot_px)?;
         }
         Ok(())
     }
@@ -122,6 +130,56 @@ impl StackedBars {
     }
 }
 
+/// Pixels from a text's anchor to its end (plus its 8-pixel offset from the anchor).
+fn text_px(text: &str) -> f64 {
+    (text.chars().count() as u32 * super::CHAR_W + 8) as f64
+}
+
+/// Where a row's total text starts on an axis of `range` units over `plot_px` pixels: after
+/// its bar (or its interval), or after its marker when the text would run across the
+/// marker's tick ("21.2 ±0.1 µs/RPC untraced 25.9 µs" was struck through by the tick at
+/// 25.9 µs).
+fn text_anchor(r: &StackedRow, unit: &str, range: f64, plot_px: f64) -> f64 {
+    let end = r.segments.iter().sum::<f64>().max(r.total[2]);
+    let width = text_px(&total_text(r, unit)) * range / plot_px;
+    match r.marker.filter(|v| v.is_finite()) {
+        Some(m) if m >= end && m <= end + width => m,
+        _ => end,
+    }
+}
+
+/// The x axis's extent: every bar and marker, and every total text after its bar or marker
+/// inside the plotting area (a text anchored at `a` ends at `a + px·range/plot_px`, so the
+/// range must be at least `a / (1 − px/plot_px)`).
+fn x_range(rows: &[&StackedRow], max: f64, plot_px: f64, unit: &str) -> f64 {
+    let fits = |range: f64| {
+        rows.iter()
+            .filter(|r| !r.segments.is_empty())
+            .map(|r| {
+                let room = (1.0 - text_px(&total_text(r, unit)) / plot_px).max(0.2);
+                text_anchor(r, unit, range, plot_px) / room
+            })
+            .fold(range, f64::max)
+    };
+    // Widening the axis shrinks each text in axis units, so a second pass settles it.
+    fits(fits(max * 1.05))
+}
+
+/// A row's total with its interval by the units module's rule, as every view writes them
+/// ("18.4 ±<0.05 µs/RPC"), never "18.4k [18.4k, 18.4k]", then its note.
+fn total_text(r: &StackedRow, unit: &str) -> String {
+    let [t, lo, hi] = r.total;
+    format!(
+        "{}{}",
+        crate::units::interval::fmt_figure(t, lo, hi, unit),
+        if r.note.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", r.note)
+        }
+    )
+}
+
 /// Whether a row's parts can be stacked: all finite and non-negative.
 fn drawable(r: &StackedRow) -> bool {
     r.segments.iter().all(|v| v.is_finite() && *v >= 0.0)
@@ -131,7 +189,14 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 
 /// One row at height `row`: its label, its segments end to end (or the reason it has none),
 /// the marker, and the total with its interval after the bar.
-fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, unit: &str) -> DrawResult {
+fn draw_row(
+    chart: &mut Chart<'_, '_>,
+    row: f64,
+    r: &StackedRow,
+    unit: &str,
+    range: f64,
+    plot_px: f64,
+) -> DrawResult {
     let mid = row + 0.5;
     chart.draw_series(std::iter::once(
         EmptyElement::at((0.0, mid))
@@ -145,10 +210,16 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, unit: &str) -> 
             ),
     ))?;
     if r.segments.is_empty() {
+        // Cut to the plotting area (it ran off the figure's edge); the table says it in full.
+        let reason = super::fit(
+            &format!("not plotted: {}", r.note),
+            plot_px as u32 - 12,
+            super::CHAR_W,
+        );
         chart.draw_series(std::iter::once(
             EmptyElement::at((0.0, mid))
                 + Text::new(
-                    format!("not plotted: {}", r.note),
+                    reason,
                     (6, 0),
                     (FONT, LABEL_PT)
                         .into_font()
@@ -179,25 +250,13 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, unit: &str) -> 
     if let Some(v) = r.marker.filter(|v| v.is_finite()) {
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(v, row + 0.08), (v, row + 0.92)],
-            RGBColor(200, 0, 0).stroke_width(3),
+            super::MARKER_RED.stroke_width(3),
         )))?;
     }
-    let [t, lo, hi] = r.total;
-    // The total and its interval by the units module's rule, as every view writes them
-    // ("18.4 ±<0.05 µs/RPC"), never "18.4k [18.4k, 18.4k]".
-    let text = format!(
-        "{}{}",
-        crate::units::interval::fmt_figure(t, lo, hi, unit),
-        if r.note.is_empty() {
-            String::new()
-        } else {
-            format!("  {}", r.note)
-        }
-    );
     chart.draw_series(std::iter::once(
-        EmptyElement::at((at.max(hi), mid))
+        EmptyElement::at((text_anchor(r, unit, range, plot_px), mid))
             + Text::new(
-                text,
+                total_text(r, unit),
                 (8, 0),
                 (FONT, LABEL_PT)
                     .into_font()
@@ -240,6 +299,91 @@ mod tests {
         assert!(svg.contains(
             "2 points not drawn: a part is negative or not a finite number (1), every part is 0 (1)"
         ));
+    }
+
+    /// The x of the `<text>` element whose content starts with `start`, and its length.
+    fn text_at(svg: &str, start: &str) -> (i32, i32) {
+        let mut head = "";
+        for line in svg.lines() {
+            if line.trim().starts_with(start) {
+                return (
+                    super::super::test_support::int_after(head, " x=\""),
+                    line.trim().chars().count() as i32,
+                );
+            }
+            head = line;
+        }
+        panic!("no text {start:?} in {svg}")
+    }
+
+    /// The x of the marker tick's `points="x,y x,y"` (the one 3-pixel line).
+    fn tick_x(svg: &str) -> i32 {
+        let line = svg
+            .lines()
+            .find(|l| l.contains("stroke-width=\"3\""))
+            .unwrap();
+        let from = line.find("points=\"").unwrap() + 8;
+        line[from..].split(',').next().unwrap().parse().unwrap()
+    }
+
+    fn two_rows(marker: f64, note: &str) -> String {
+        StackedBars {
+            title: "t".into(),
+            subtitle: "s".into(),
+            value_label: "ns/RPC".into(),
+            segments: vec!["a".into(), "b".into()],
+            rows: vec![
+                StackedRow {
+                    label: "traced".into(),
+                    segments: vec![10_000.0, 11_200.0],
+                    total: [21_200.0, 21_100.0, 21_300.0],
+                    note: "untraced 25.9 µs".into(),
+                    marker: Some(marker),
+                },
+                StackedRow {
+                    label: "corrected".into(),
+                    segments: vec![],
+                    total: [f64::NAN; 3],
+                    note: note.into(),
+                    marker: None,
+                },
+            ],
+        }
+        .to_svg()
+    }
+
+    /// An rpc report: the untraced tick at 25.9 µs struck through "21.2 ±0.1 µs/RPC
+    /// untraced 25.9 µs", written from the bar's end at 21.2 µs; and a long reason ran off
+    /// the figure's right edge.
+    #[test]
+    fn the_total_text_clears_its_marker_and_every_text_stays_in_the_figure() {
+        let long = "invalid: corrected parts vs untraced rpc.total (the untraced RPC itself \
+                    moved between the two measurements) (8.08 µs against 25.9 µs, ±15% allowed)";
+        let svg = two_rows(25_900.0, long);
+        let width = super::super::test_support::int_after(&svg, "width=\"");
+        let tick_at = tick_x(&svg);
+        let (x, chars) = text_at(&svg, "21.2 ±0.1 µs/RPC");
+        assert!(
+            x > tick_at,
+            "the total at {x} starts before the tick at {tick_at}"
+        );
+        assert!(
+            x + chars * 8 <= width,
+            "the total runs off the figure: {x}+{chars}"
+        );
+        let (x, chars) = text_at(&svg, "not plotted: invalid");
+        assert!(
+            x + chars * 8 <= width,
+            "the reason runs off the figure: {x}+{chars}"
+        );
+        // A marker well beyond the text leaves the text at the bar's end.
+        let svg = two_rows(90_000.0, "invalid");
+        let tick_at = tick_x(&svg);
+        let (x, chars) = text_at(&svg, "21.2 ±0.1 µs/RPC");
+        assert!(
+            x < tick_at && x + chars * 8 < tick_at,
+            "{x}+{chars} vs tick {tick_at}"
+        );
     }
 
     #[test]
