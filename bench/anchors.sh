@@ -16,7 +16,9 @@
 # usage: bench/anchors.sh [--rounds N (5)] [--cpu C (1, or the last allowed)] [--out FILE
 #        (docs/FIDELITY.md)] [--no-install] [--skip-memwall] [--ctx-only]
 # --ctx-only runs only the lat_ctx rows (the sweep against lat_ctx's definition, about a third
-# of the sitting's time), for a short quiet window; it implies --skip-memwall.
+# of the sitting's time) and the reference's strided 64 MB walk (the memory system's witness,
+# no oscost side), for a short quiet window; it implies --skip-memwall. About 4 minutes with 5
+# rounds on the 2-vCPU VM (51 s for one round on a loaded host).
 # Runs in about 5–8 minutes on a quiet 2-CPU machine with the default 5 rounds (the
 # memory-latency wall time is taken in the first two rounds only).
 # Env: OSCOST (binary; default: cargo build --release, target/release/oscost).
@@ -95,6 +97,9 @@ SIZES="0 16k 64k 256k 1m 2m"
 bytes() { case $1 in *k) echo $(( ${1%k} * 1024 ));; *m) echo $(( ${1%m} * 1048576 ));; *) echo "$1";; esac; }
 laps_for() { local b; b=$(bytes "$1"); echo $(( 20000 * 16384 / (b + 16384) + 50 )); }
 
+ref_ml() { rec "memory latency 64m, strided walk (ns/load)" ref "$r" "$($PIN "$WORK/lat_mem_rd" 64 64 | awk '$1 == "64.00000" {print $2}')" valid; }
+os_ml() { OS mem latency --min 64m --max 64m --order strided --pages 4k --strides 64 --json "$WORK/ml.json"; rec "memory latency 64m, strided walk (ns/load)" oscost "$r" $(PICK "$WORK/ml.json" value); }
+
 # --- the sitting: every round runs each pair, the side that goes first alternating -------
 for r in $(seq 1 "$ROUNDS"); do
   say "round $r/$ROUNDS"
@@ -143,9 +148,14 @@ for r in $(seq 1 "$ROUNDS"); do
     }
     pair ref_pf os_pf
     # memory latency at 64 MB, lat_mem_rd's forward strided walk (stride 64)
-    ref_ml() { rec "memory latency 64m, strided walk (ns/load)" ref "$r" "$($PIN "$WORK/lat_mem_rd" 64 64 | awk '$1 == "64.00000" {print $2}')" valid; }
-    os_ml() { OS mem latency --min 64m --max 64m --order strided --pages 4k --strides 64 --json "$WORK/ml.json"; rec "memory latency 64m, strided walk (ns/load)" oscost "$r" $(PICK "$WORK/ml.json" value); }
     pair ref_ml os_ml
+  else
+    # --ctx-only: the reference's strided walk alone, as the memory system's witness. At
+    # 256k-2m a lat_ctx figure is what is left of a hop after subtracting a 50-110 µs walk, so
+    # a 1% drift of the walk moves it 12-25%; when those rows read "not steady", this row says
+    # whether the memory system moved in the same sitting (it did in every recorded sitting
+    # where they spread above 1.10: docs/SWEEP.md).
+    ref_ml
   fi
   # wall time of the default memory-latency curve to 64 MB (target ≤ 25 s; no reference run:
   # lmbench's own lat_mem_rd took 19.9 s in the issue, the C re-implementation is not it)

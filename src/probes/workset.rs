@@ -208,7 +208,7 @@ pub fn vm_flags(addr: *const u8) -> Option<Vec<String>> {
 
 /// The lines of /proc/self/smaps describing the mapping that holds `addr` (after its range
 /// line); None when smaps cannot be read or no mapping holds it.
-fn smaps_entry(addr: usize) -> Option<Vec<String>> {
+pub(crate) fn smaps_entry(addr: usize) -> Option<Vec<String>> {
     let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
     let mut entry: Option<Vec<String>> = None;
     for line in text.lines() {

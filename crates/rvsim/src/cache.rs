@@ -236,6 +236,13 @@ pub struct Cache {
     /// Whether `last_line` is dirty: a repeated write to it is then also a hit that changes
     /// no state (the common case of a run of stores to one line of a write-back cache).
     last_dirty: bool,
+    /// The line list [`Cache::line_changes`] of a direct-mapped cache counted last, as its
+    /// first line and length (its lines are consecutive), if nothing has changed the cache's
+    /// state since and they are at most one per set; `(NO_LINE, 0)` otherwise. The same list
+    /// again (a loop that is one block) then changes no state: every line is resident (each
+    /// was read last in its set) and the shadow's order stays the same (the lines were
+    /// already its most recent ones, in that order).
+    repeat: (u32, u32),
     shadow: Shadow,
     /// Reads and writes (every access), misses and what follows from them; hits are the
     /// accesses that did not miss (derived by [`Cache::stats`], so a hit counts nothing).
@@ -262,6 +269,7 @@ impl Cache {
             rng: cfg.seed.max(1),
             last_line: NO_LINE,
             last_dirty: false,
+            repeat: (NO_LINE, 0),
             shadow: Shadow::new(capacity, lines_in_memory),
             counts: CacheStats::default(),
         })
@@ -303,7 +311,9 @@ impl Cache {
     /// `fetches` instruction fetches whose lines (line numbers, `pc >> line_shift()`) are
     /// `lines` in order, consecutive fetches from one line given once: counted as that many
     /// [`Cache::fetch`] accesses would be, since a fetch from the line just read is a hit
-    /// that changes no state. Returns misses.
+    /// that changes no state. Returns misses. The lines must be consecutive and increasing
+    /// (those of sequential fetches): a repeat of the list just counted is recognised by its
+    /// first line and length.
     #[inline(always)]
     pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) -> u32 {
         self.counts.reads += fetches as u64;
@@ -312,6 +322,10 @@ impl Cache {
             if *line == self.last_line {
                 return 0;
             }
+        }
+        // Nor does the list just counted, again (see `repeat`).
+        if lines.first() == Some(&self.repeat.0) && lines.len() as u32 == self.repeat.1 {
+            return 0;
         }
         self.line_changes(lines)
     }
@@ -333,6 +347,10 @@ impl Cache {
         // Direct-mapped: one slot to look at, the last line kept in a register. A hit
         // changes only the shadow's order (a line the cache holds is touched there too,
         // whatever it held).
+        let (Some(&first), count) = (lines.first(), lines.len() as u32) else {
+            return 0;
+        };
+        debug_assert!(lines.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
         let mut misses = 0;
         let mut last = self.last_line;
         for &line in lines {
@@ -349,10 +367,17 @@ impl Cache {
                 misses += self.read_miss_direct_mapped(line, set, index) as u32;
             } else {
                 self.shadow.touch(index, true);
-                self.last_dirty = slot.dirty;
             }
         }
         self.last_line = last;
+        // (Only the last line's dirt matters: read once, not per hit.)
+        self.last_dirty = self.lines[(last & self.set_mask) as usize].dirty;
+        // Consecutive lines fall in distinct sets when there are at most as many as sets.
+        self.repeat = if count <= self.cfg.sets {
+            (first, count)
+        } else {
+            (NO_LINE, 0)
+        };
         misses
     }
 
@@ -399,8 +424,10 @@ impl Cache {
     #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
         if self.ways == 2 {
+            // (`repeat` is only ever set in a direct-mapped cache.)
             return self.access_two_ways(line, write);
         }
+        self.repeat = (NO_LINE, 0);
         let set = (line & self.set_mask) as usize;
         let (slot, hit) = if self.ways == 1 {
             // Direct-mapped: one slot to look at.

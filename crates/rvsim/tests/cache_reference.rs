@@ -182,3 +182,44 @@ fn byte_accesses_count_every_line_they_touch() {
         }
     }
 }
+
+/// `fetch_lines` (a block's instruction fetches, counted at once) against the reference
+/// fetching line by line: runs of consecutive lines as blocks make them, each often
+/// repeated at once as a loop that is one block does (which the model counts without a
+/// change of state when the run fits in the cache), shorter and longer than the number of
+/// sets, with data accesses in between that may evict a line of the run.
+#[test]
+fn block_fetches_count_as_fetches_line_by_line() {
+    let mut rng = Rng(0x6a09_e667_f3bc_c908);
+    for spec in [
+        "sets=8,ways=1,words=2",
+        "sets=4,ways=1,words=1",
+        "sets=4,ways=2,words=2",
+    ] {
+        let cfg = CacheConfig::parse(spec).unwrap();
+        let mut model = Cache::new(cfg, BASE, SPAN).unwrap();
+        let mut reference = Reference::new(cfg);
+        let line_bytes = cfg.line_bytes();
+        let mut misses = 0;
+        for _ in 0..3000 {
+            let r = rng.next();
+            let first = BASE / line_bytes + (r % 40) as u32;
+            let count = 1 + ((r >> 8) % (2 * cfg.sets as u64 + 2)) as u32;
+            let lines: Vec<u32> = (first..first + count).collect();
+            for _ in 0..1 + (r >> 16) % 4 {
+                misses += model.fetch_lines(&lines, count) as u64;
+                for &line in &lines {
+                    reference.access(line * line_bytes, false);
+                }
+            }
+            if (r >> 24).is_multiple_of(3) {
+                let addr = BASE + ((r >> 32) % 40) as u32 * line_bytes;
+                let write = (r >> 48).is_multiple_of(2);
+                misses += model.access(addr, write) as u64;
+                reference.access(addr, write);
+            }
+        }
+        assert_eq!(model.stats(), reference.s, "{spec}");
+        assert_eq!(misses, reference.s.misses, "{spec}");
+    }
+}

@@ -102,8 +102,8 @@ pub struct Ring {
     tail_r: i32,
     children: Vec<Child>,
     threads: Vec<ThreadPartner>,
-    /// Index 0 is the measuring thread's; in process mode the others are untouched here
-    /// (each child filled its own copy-on-write-free pages after fork).
+    /// Index 0 is the measuring thread's (filled after the members are spawned); in process
+    /// mode the others are untouched here (each child filled its own pages after fork).
     sets: Vec<WorkingSet>,
     /// A private pipe for the no-switch overhead loop.
     own: Pipe,
@@ -161,7 +161,6 @@ impl Ring {
         for _ in 0..n {
             sets.push(WorkingSet::map(spec.size, Some(Pages::Small))?);
         }
-        sets[0].fill();
         let policy = PolicyGuard::set(spec.policy)?;
         let mut ring = Ring {
             spec,
@@ -183,6 +182,12 @@ impl Ring {
             Mode::Process => ring.spawn_processes(&mut pipes, &sets)?,
             Mode::Thread => ring.spawn_threads(&mut pipes, &sets)?,
         }
+        // Member 0's set is filled after the members exist, as lat_ctx allocates its own
+        // array after forking: filled before the fork, its pages were copy-on-write shared
+        // with every forked member (a write walk's first pass then copied each one to a page
+        // allocated mid-warm-up), and the members' fills took their pages after it from the
+        // same allocator, the opposite order to lat_ctx's.
+        sets[0].fill();
         ring.sets = sets;
         // The measuring thread keeps the head's write end and the tail's read end.
         ring.head_w = std::mem::replace(&mut pipes[0].write, -1);
@@ -427,6 +432,28 @@ mod tests {
             let flags = crate::probes::workset::vm_flags(set.as_ptr()).unwrap();
             assert!(flags.iter().any(|f| f == "nh"), "{flags:?}");
         }
+    }
+
+    #[test]
+    fn the_measuring_threads_pages_are_its_own_not_shared_with_a_forked_member() {
+        // lat_ctx allocates its array after forking: none of its pages is mapped by a member.
+        // Filled before the fork, all 64 pages of this set were shared with the member
+        // (Shared_Dirty 256 kB in smaps).
+        let mut s = spec(2, Mode::Process);
+        s.size = 256 << 10;
+        let _pin = AffinityGuard::pin_current(&[s.cpu]).unwrap();
+        let ring = Ring::start(s).unwrap();
+        let kb = |field: &str| -> u64 {
+            let entry = crate::probes::workset::smaps_entry(ring.sets[0].as_ptr() as usize)
+                .expect("the set's mapping is in smaps");
+            entry
+                .iter()
+                .find_map(|l| l.strip_prefix(field))
+                .map(|v| v.trim().trim_end_matches("kB").trim().parse().unwrap())
+                .unwrap()
+        };
+        assert!(kb("Private_Dirty:") >= 256, "the set is filled");
+        assert_eq!(kb("Shared_Dirty:") + kb("Shared_Clean:"), 0);
     }
 
     #[test]

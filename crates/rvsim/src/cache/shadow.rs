@@ -114,10 +114,12 @@ impl Shadow {
     #[inline(always)]
     fn access<const LRU_INLINE: bool>(&mut self, i: u32, allocate: bool) -> bool {
         // First, as it renumbers the stamps.
-        if self.clock >= self.next_check {
+        let mut clock = self.clock;
+        if clock >= self.next_check {
             self.maintain();
+            clock = self.clock;
         }
-        let (lru, clock) = (self.lru, self.clock + 1);
+        let (lru, clock) = (self.lru, clock + 1);
         let stamp = &mut self.stamp[i as usize];
         let s = *stamp;
         // Stamps of lines never accessed (or not since the wind-back) are 0 < lru.
