@@ -218,16 +218,20 @@ fn rpc_local_totals_and_traced_breakdown() {
             .map(|m| m["params"]["part"].as_str().unwrap())
             .collect();
         let traced = ms.iter().find(|m| m["probe"] == "rpc.traced").unwrap();
-        // On one CPU no wake-up sends an IPI: the IPI parts are left out and one line under
-        // rpc.traced says so, instead of two parts that read 0.
+        // On one CPU no wake-up sends an IPI: the IPI parts are left out and a note on
+        // rpc.traced says so (nothing is wrong: not a warning), instead of two parts that
+        // read 0.
         assert_eq!(parts.len(), 6, "{parts:?}");
         assert!(!parts.iter().any(|p| p.contains("IPI")), "{parts:?}");
-        assert!(
-            traced["warnings"]
+        let says_one_cpu = |key: &str| {
+            traced[key]
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|w| w.as_str().unwrap().starts_with("one CPU")),
+                .any(|w| w.as_str().unwrap().starts_with("one CPU"))
+        };
+        assert!(
+            says_one_cpu("notes") && !says_one_cpu("warnings"),
             "{traced}"
         );
         let names = check_names(traced);
@@ -260,8 +264,12 @@ fn rpc_local_totals_and_traced_breakdown() {
         assert_eq!(corrected.len(), 6);
         for m in &corrected {
             let names = check_names(m);
+            // The check is renamed when the untraced RPC itself moved between the two
+            // measurements (" (the untraced RPC itself moved …)"): a busy machine's case.
             assert!(
-                names.contains(&"corrected parts vs untraced rpc.total"),
+                names
+                    .iter()
+                    .any(|n| n.starts_with("corrected parts vs untraced rpc.total")),
                 "{names:?}"
             );
             assert!(m["additive"]["mean"]["value"].is_number(), "{m}");

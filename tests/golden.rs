@@ -327,7 +327,7 @@ fn command_sections(g: &mut Goldens) {
     let a = oscost::analysis::memlat::analyze(&mem, &caches);
     g.check(
         "sections/memlat.txt",
-        report::memlat::render(&a, &mem).as_bytes(),
+        report::memlat::render(&a, &mem, false).as_bytes(),
     );
     let svg = report::memlat::svg(&a, &mem.machine.short_name()).unwrap();
     g.check("sections/memlat.svg", svg.as_bytes());

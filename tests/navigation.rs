@@ -128,3 +128,24 @@ fn compare_last_two_without_a_pair_names_the_runs_and_exits_2() {
     assert!(err.contains("`oscost history list`") && err.contains("`oscost compare ID ID`"));
     assert!(o.stdout.is_empty());
 }
+
+/// `compare A B` of two kinds says where to find runs of one kind, in one line.
+#[test]
+fn compare_of_two_kinds_points_to_the_history_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    import(&db, &[fixture("c2c"), fixture("memlat")]);
+    let o = oscost(&db, &["compare", "1", "2"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("A is `oscost c2c`, B is `oscost mem latency`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`oscost history list`") && err.contains("`oscost compare --last 2`"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}

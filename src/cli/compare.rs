@@ -191,7 +191,9 @@ pub fn run(a: CompareArgs) -> Result<i32> {
     if let (Some(ka), Some(kb)) = (kind(&ra), kind(&rb)) {
         if ka != kb {
             return Err(Error::usage(format!(
-                "runs of different kinds cannot be compared: A is `oscost {ka}`, B is `oscost {kb}`"
+                "runs of different kinds cannot be compared: A is `oscost {ka}`, B is \
+                 `oscost {kb}`; `oscost history list` shows each run's kind, and \
+                 `oscost compare --last 2` picks the newest two of one kind"
             )));
         }
     }

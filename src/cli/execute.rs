@@ -752,7 +752,7 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
     if invalid > 0 && !opts.quiet {
-        eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons under them");
+        eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons above");
     }
     // Each failure on its line; the last is the command's error (exit 2).
     if let Some(last) = failed.pop() {

@@ -256,29 +256,33 @@ pub fn round_slowed(m: &crate::model::Measurement, best: f64) -> bool {
 }
 
 /// The warning for a split: what share ran slowed, what it read, and what the figure is.
+/// When the slowed and the fast samples' medians print as the same figure, the warning says
+/// they read the same rather than quoting one number twice as if it were a difference.
 pub fn warning_for(s: &Split, unit: &str) -> String {
     let n = s.fast.len();
+    let n_fast = n - s.slowed;
     let head = format!(
         "{WARNING_HEAD}{} of {n} samples (canary up to {:.2}× its best: SMT sibling, host \
-         or clock); they read {}",
-        s.slowed,
-        s.worst,
-        fmt_with_unit(s.slowed_median, unit),
+         or clock)",
+        s.slowed, s.worst,
     );
-    let rest = || {
-        format!(
-            "the {} on a fast core {}",
-            n - s.slowed,
-            fmt_with_unit(s.fast_median, unit)
-        )
-    };
-    if s.leave_out {
-        format!("{head}, {}{LEFT_OUT}", rest())
-    } else if !s.enough_fast {
-        format!("{head}{TOO_FEW_FAST}")
-    } else {
-        format!("{head}, {}{FAST_NOT_EXPLAINED}", rest())
+    let (slowed, fast) = (
+        fmt_with_unit(s.slowed_median, unit),
+        fmt_with_unit(s.fast_median, unit),
+    );
+    if !s.enough_fast {
+        return format!("{head}; they read {slowed}{TOO_FEW_FAST}");
     }
+    if slowed == fast {
+        let ending = if s.leave_out { LEFT_OUT } else { SAME_ALL };
+        return format!("{head}; they read {slowed}, as the {n_fast} on a fast core did{ending}");
+    }
+    let ending = if s.leave_out {
+        LEFT_OUT
+    } else {
+        FAST_NOT_EXPLAINED
+    };
+    format!("{head}; they read {slowed}, the {n_fast} on a fast core {fast}{ending}")
 }
 
 /// How [`warning_for`] ends when the figure comes from the samples on a fast core.
@@ -288,6 +292,9 @@ const TOO_FEW_FAST: &str = ": too few on a fast core, figure from all";
 /// How [`warning_for`] ends when the slowed samples read faster than the others.
 const FAST_NOT_EXPLAINED: &str =
     ": they read faster, so the slowed core does not explain them; figure from all";
+/// How [`warning_for`] ends when the slowed samples read no slower, to the figure's digits,
+/// and the figure keeps them.
+const SAME_ALL: &str = ": figure from all";
 
 /// The canary's warning in brief: the same words for every probe whatever its numbers and
 /// units, so that probes slowed during a run share one line of the default output (each
@@ -640,6 +647,36 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("240 ns"), "{w}");
+    }
+
+    /// The quick run's call footnote read "they read 2.08 ns/iteration, the 4 on a fast core
+    /// 2.08 ns/iteration": two medians that print as one figure are not a difference.
+    #[test]
+    fn medians_that_print_alike_are_not_quoted_as_a_difference() {
+        let tags = [0.83, 1.2, 0.84, 0.83, 1.3, 0.83];
+        let left_out = split(&tags, &[2.080, 2.082, 2.079, 2.080, 2.083, 2.080], 0.83).unwrap();
+        assert!(left_out.leave_out, "{left_out:?}");
+        let w = warning_for(&left_out, "ns/iteration");
+        assert_eq!(w.matches("2.08 ns/iteration").count(), 1, "{w}");
+        assert!(
+            w.contains("they read 2.08 ns/iteration, as the 4 on a fast core did"),
+            "{w}"
+        );
+        assert!(w.ends_with(": figure from those"), "{w}");
+        assert_eq!(
+            brief(&w),
+            Some("core slowed during some samples; figures from the fast ones")
+        );
+        // Slowed a hair faster, printed alike: not "they read faster", and the figure keeps all.
+        let kept = split(&tags, &[2.080, 2.078, 2.081, 2.080, 2.079, 2.080], 0.83).unwrap();
+        assert!(!kept.leave_out, "{kept:?}");
+        let w = warning_for(&kept, "ns/iteration");
+        assert!(
+            !w.contains("faster") && w.ends_with(": figure from all"),
+            "{w}"
+        );
+        assert_eq!(w.matches("2.08 ns/iteration").count(), 1, "{w}");
+        assert!(brief(&w).unwrap().ends_with("no slower; figures from all"));
     }
 
     /// Each of the three endings has its own brief form, true of it: a brief that said

@@ -152,27 +152,44 @@ fn push_unique(to: &mut Vec<String>, from: &[String]) {
     }
 }
 
-/// Split a remark into its text and its numbers: ("other tasks ran # of the time", [56]).
-/// A number is digits with at most one decimal point between digits.
-fn shape(text: &str) -> (String, Vec<(f64, String)>) {
+/// One number of a remark as written, with its value: ("12.5", 12.5).
+type Number = (f64, String);
+
+/// Split a remark into its text and its numbers: ("other tasks ran # of the time",
+/// [(56, 56)]). A number is digits with at most one decimal point between digits; a range
+/// already folded ("43–51") is one number with its two ends, so that remarks folded once
+/// (a measurement's rounds) fold again with single readings (the rows of a table) into one
+/// range, never a range of ranges ("29–56–51–80%").
+pub(crate) fn shape(text: &str) -> (String, Vec<(Number, Number)>) {
     let mut skeleton = String::new();
     let mut numbers = Vec::new();
     let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i].is_ascii_digit() {
-            let start = i;
+    let number_at = |mut i: usize| -> (Number, usize) {
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+            i += 1;
             while i < chars.len() && chars[i].is_ascii_digit() {
                 i += 1;
             }
-            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
-                i += 1;
-                while i < chars.len() && chars[i].is_ascii_digit() {
-                    i += 1;
-                }
+        }
+        let token: String = chars[start..i].iter().collect();
+        ((token.parse().unwrap_or(0.0), token), i)
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let (lo, next) = number_at(i);
+            i = next;
+            let mut hi = lo.clone();
+            if i + 1 < chars.len() && chars[i] == '–' && chars[i + 1].is_ascii_digit() {
+                let (end, next) = number_at(i + 1);
+                i = next;
+                hi = end;
             }
-            let token: String = chars[start..i].iter().collect();
-            numbers.push((token.parse().unwrap_or(0.0), token));
+            numbers.push((lo, hi));
             skeleton.push('#');
         } else {
             skeleton.push(chars[i]);
@@ -185,8 +202,9 @@ fn shape(text: &str) -> (String, Vec<(f64, String)>) {
 /// Remarks that each round made with its own numbers ("other tasks ran in the participants'
 /// place 56% / 55% / 48% of the time") become one remark with the range of each number
 /// ("48–56%"), in first-seen order; remarks without a same-shaped sibling stay as they are.
+/// A number that is already a range widens the range ("43–51%" and "29–56%": "29–56%").
 pub fn fold_round_variants(remarks: &[String]) -> Vec<String> {
-    let shapes: Vec<(String, Vec<(f64, String)>)> = remarks.iter().map(|r| shape(r)).collect();
+    let shapes: Vec<_> = remarks.iter().map(|r| shape(r)).collect();
     let mut out = Vec::new();
     let mut done = vec![false; remarks.len()];
     for i in 0..remarks.len() {
@@ -207,8 +225,15 @@ pub fn fold_round_variants(remarks: &[String]) -> Vec<String> {
         for (k, piece) in shapes[i].0.split('#').enumerate() {
             if k > 0 {
                 let values = group.iter().map(|&j| &shapes[j].1[k - 1]);
-                let lo = values.clone().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
-                let hi = values.max_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
+                let lo = values
+                    .clone()
+                    .map(|(lo, _)| lo)
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .unwrap();
+                let hi = values
+                    .map(|(_, hi)| hi)
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .unwrap();
                 if lo.0 == hi.0 {
                     text.push_str(&lo.1);
                 } else {
@@ -759,5 +784,16 @@ mod tests {
             fold_round_variants(&decimals),
             vec!["near 1.50–2.25 µs".to_string()]
         );
+    }
+
+    /// A table folds its rows' remarks, each already folded over its rounds: the ranges
+    /// widen ("29–80%"), never chain ("29–56–51–80%", seen on a busy machine), and a row
+    /// with one reading ("51%") folds with the rows that have a range.
+    #[test]
+    fn remarks_already_folded_into_ranges_fold_again_into_one_range() {
+        let w = |p: &str| format!("other tasks ran in the participants' place {p}% of the time");
+        let folded = fold_round_variants(&[w("43–51"), w("29–56"), w("51"), w("48–80")]);
+        assert_eq!(folded, vec![w("29–80")]);
+        assert_eq!(shape(&w("43–51")).0, shape(&w("51")).0);
     }
 }

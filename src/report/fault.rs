@@ -34,7 +34,11 @@ pub fn table_for(run: &Run, term: &Term) -> String {
                 Some(v) => fmt_num(v.median),
                 None => "none".into(),
             };
-            let per_page = if m.raw.is_unstable() {
+            // The per-page figure comes from the samples whose checks failed: an invalid
+            // case's reads "INVALID" in both columns, as the common table's row does.
+            let per_page = if m.status == crate::model::Status::Invalid {
+                "INVALID".into()
+            } else if m.raw.is_unstable() {
                 "unstable".into()
             } else {
                 fmt_num(m.raw.median)
@@ -43,7 +47,7 @@ pub fn table_for(run: &Run, term: &Term) -> String {
                 label(m),
                 per_page,
                 per_fault,
-                fmt_num((t.minflt + t.majflt) as f64 / touched as f64),
+                per_page_of(t.minflt + t.majflt, touched),
                 per_page_of(t.majflt, touched),
             ]
         })
@@ -155,7 +159,8 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
     format!("{label}: {per_major}{io}{how}")
 }
 
-/// Major faults per page: "0", "0.125", or "10 in 65,536" when rare but present.
+/// Faults per page: "0", "0.125", or "10 in 65,536" when rare but present (a rate of
+/// "0.00482 faults/page" is a count: issue 21).
 fn per_page_of(majflt: u64, pages: u64) -> String {
     let r = majflt as f64 / pages.max(1) as f64;
     if majflt == 0 || r >= 0.01 {
@@ -490,6 +495,46 @@ mod tests {
             .find(|l| l.starts_with("fault.anon touch=write"))
             .unwrap();
         assert!(row.contains("unstable"), "{row}");
+    }
+
+    /// A busy machine's fault --quick printed "fault.anon touch=read  2290  INVALID": the
+    /// per-page figure of a case whose checks failed is no more trustworthy than its
+    /// per-fault one. Faults rarer than one in a hundred pages are counts, never
+    /// "0.00482" (file-cached, 207 pages per fault).
+    #[test]
+    fn an_invalid_case_has_no_figure_per_page_and_rare_faults_are_counts() {
+        let mut run = recorded();
+        let m = run
+            .measurements
+            .iter_mut()
+            .find(|m| m.probe == "fault.anon")
+            .unwrap();
+        m.status = crate::model::Status::Invalid;
+        let t = &mut m.evidence.rusage;
+        t.iterations = 16_384;
+        t.total.minflt = 79;
+        t.total.majflt = 0;
+        let table = table_for(&run, &Term::plain(120));
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("fault.anon touch=write"))
+            .unwrap();
+        let cells: Vec<&str> = row
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "fault.anon touch=write",
+                "INVALID",
+                "INVALID",
+                "79 in 16,384",
+                "0"
+            ],
+            "{row}"
+        );
     }
 
     #[test]

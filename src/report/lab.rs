@@ -187,6 +187,9 @@ pub fn table(run: &Run) -> String {
         " ",
     ));
     out.push('\n');
+    // Counters no variant could read, once per reason: "L1-dcache-loads, dTLB-loads, …: not
+    // supported: …" (eight lines of the same reason on a machine without a PMU).
+    let mut missing: Vec<(String, Vec<&str>)> = Vec::new();
     for x in ms
         .iter()
         .filter(|x| x.unit == "events/walk" && !x.key.ends_with("faults"))
@@ -194,7 +197,10 @@ pub fn table(run: &Run) -> String {
         let cells: Vec<Result<f64, String>> = rows.iter().map(|m| (x.get)(m)).collect();
         if let Some(Err(reason)) = cells.iter().find(|c| c.is_err()) {
             if cells.iter().all(|c| c.is_err()) {
-                out.push_str(&format!("{}: {reason}\n", x.key));
+                match missing.iter_mut().find(|(r, _)| r == reason) {
+                    Some((_, keys)) => keys.push(x.key),
+                    None => missing.push((reason.clone(), vec![x.key])),
+                }
                 continue;
             }
         }
@@ -206,6 +212,16 @@ pub fn table(run: &Run) -> String {
             };
             out.push_str(&format!("  {}={v}", row_label(m)));
         }
+        out.push('\n');
+    }
+    for (reason, keys) in missing {
+        let text = format!("{}: {reason}", keys.join(", "));
+        out.push_str(&super::term::wrap(
+            &text,
+            super::term::Term::stdout().width,
+            "",
+            "  ",
+        ));
         out.push('\n');
     }
     out

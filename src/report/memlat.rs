@@ -9,9 +9,17 @@ use crate::report::family::{measured_cpu, Ask, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 
-pub fn render(a: &MemAnalysis, run: &Run) -> String {
+/// The curves' tables within the terminal's width: a point's failed checks follow its
+/// curve's table once per kind with the sizes they concern and the range of their readings
+/// (a busy machine failed the same two checks at every one of 54 points, and every round's
+/// reading under each point made `mem latency --quick` 416 lines long at 80 columns);
+/// `verbose` prints each point's readings, every round, under it.
+pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
+    let term = super::term::Term::stdout();
+    let size = |m: &crate::model::Measurement| fmt_size(m.param_u64("size").unwrap_or(0));
     let mut out = String::new();
     for c in &a.curves {
+        let mut points = Vec::new();
         out.push_str(&format!(
             "\nmem.latency {} pages, stride {} B, {} order\n  ({})\n  {:>8}  {:>7}  {:>18}  {:>10}  {:>10}  {:>6}\n",
             c.pages, c.stride, c.order, c.definition, "size", "fits", "ns/load ±95%", "L1Dmiss/ld", "dTLBmiss/ld", "huge"
@@ -54,12 +62,16 @@ pub fn render(a: &MemAnalysis, run: &Run) -> String {
                 per("dTLB-load-misses"),
                 huge
             ));
-            for f in m.failed_checks() {
+            for f in m.failed_checks().filter(|_| verbose) {
                 out.push_str(&format!(
                     "    ✗ {}: expected {}, observed {}\n",
                     f.name, f.expected, f.observed
                 ));
             }
+            points.push(m);
+        }
+        if !verbose {
+            out.push_str(&super::table::failed_block(&points, &size, &term));
         }
         if c.knees.is_empty() {
             out.push_str(
@@ -178,7 +190,7 @@ impl Family for MemLatency {
         Ok(Shown {
             text: Some(super::table::with_run_notes(
                 run,
-                render(&analysis, run),
+                render(&analysis, run, ask.verbose),
                 ask.verbose,
             )),
             analysis: Some(serde_json::to_value(&analysis).expect("analysis serializes")),

@@ -47,22 +47,24 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
         ];
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut notes = Vec::new();
+        let mut points = Vec::new();
         for r in &c.rows {
-            rows.push(row_cells(
-                c,
-                r,
-                measurement_of(run, c, r),
-                &mut notes,
-                verbose,
-            ));
+            let m = measurement_of(run, c, r);
+            rows.push(row_cells(c, r, m, &mut notes, verbose));
+            points.push(m);
         }
         out.push_str(&indented_grid(&header, &rows));
-        out.push_str(
-            "  lap = the token once round all N members (N hops); per switch = \
-             (lap − overhead) / N,\n  lat_ctx's figure; fits = smallest cache holding one \
-             process's working set / all N\n  together; indirect = per switch − the S=0 \
-             (direct) cost\n",
-        );
+        // One paragraph wrapped to the terminal: lines broken by hand at 100 columns were
+        // broken again at 80 into ragged halves ("… / N,", "all N").
+        out.push_str(&crate::report::term::wrap(
+            "lap = the token once round all N members (N hops); per switch = (lap − \
+             overhead) / N, lat_ctx's figure; fits = smallest cache holding one process's \
+             working set / all N together; indirect = per switch − the S=0 (direct) cost",
+            crate::report::term::Term::stdout().width,
+            "  ",
+            "  ",
+        ));
+        out.push('\n');
         if rows
             .iter()
             .any(|r| r.get(5).is_some_and(|c| c.starts_with("faster")))
@@ -74,6 +76,12 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
         for n in notes {
             out.push_str(&n);
             out.push('\n');
+        }
+        if !verbose {
+            // Why sizes are invalid: each failed check once with the sizes it concerns.
+            let size = |m: &Measurement| fmt_size(m.param_u64("size").unwrap_or(0));
+            let term = crate::report::term::Term::stdout();
+            out.push_str(&super::table::failed_block(&points, &size, &term));
         }
         out.push_str(&knee_lines(c));
     }
@@ -176,7 +184,11 @@ fn row_cells(
             ns(v.median / per_hop_sw)
         ));
     }
-    if let Some(why) = &r.reason {
+    // An invalid size's failed checks, every round's reading, with --verbose; by default
+    // once per kind after the curve's table (report::table::failed_block): on a busy machine
+    // every size failed the same check and its three rounds' readings took 4 lines a size.
+    let failed_checks = m.status == Status::Invalid && m.failed_checks().next().is_some();
+    if let Some(why) = r.reason.as_ref().filter(|_| verbose || !failed_checks) {
         notes.push(format!("  {}: {why}", fmt_size(r.size)));
     }
     // Each size's warnings with --verbose; by default once per kind after the curves.

@@ -272,11 +272,12 @@ pub fn render_for(run: &Run, term: &Term) -> String {
 
 /// The table within `term.width` columns: probe, value and checks always share the row (the
 /// checks cell, "✓ 5/5", is each figure's evidence in brief); raw/baseline and evidence join
-/// it only when they fit. Under a row: why a figure is invalid (each failed check, one
-/// line) or below resolution. Warnings and history-drift notes follow as one block, each
+/// it only when they fit. Under a row: why a figure is below resolution. After the table:
+/// why figures are invalid (each failed check once per kind with the rows it concerns and
+/// the range of its readings), then warnings and history-drift notes as one block, each
 /// kind once. `verbose` (--verbose) adds what the default leaves out (issue 21: quiet by
 /// default, complete on request): the cells that did not fit, on lines beneath their row,
-/// every round's reading of a failed check, each drift note under its row, each warning of
+/// every round's reading of each failed check under its row, each drift note under its row, each warning of
 /// a kind whose numbers differ too much to fold, and why each skipped probe was skipped.
 /// The JSON keeps all of it. Measurements a family shows in its own section instead are
 /// left out (report::shown_alone).
@@ -308,6 +309,9 @@ pub fn render_detail(run: &Run, term: &Term, verbose: bool) -> String {
         beneath(&mut out, r, m, n_opt, term, verbose);
     }
     let label = |m: &Measurement| params::label(m, &shared, &|_| true);
+    if !verbose {
+        out.push_str(&failed_block(&shown, &label, term));
+    }
     out.push_str(&warning_block_by(&shown, &label, term, verbose));
     out.push_str(&skipped(run, term, verbose));
     // The families' own sections (the cross-core matrices) under the table.
@@ -412,10 +416,9 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
     table.lines().map(|l| l.trim_end().to_string()).collect()
 }
 
-/// What goes under a row: why a figure is invalid (each failed check) or below resolution;
-/// with `verbose` also the optional cells that did not fit, the history-drift line and
-/// every round's reading of a failed check (by default the first failing round's, and how
-/// many more failed).
+/// What goes under a row: why a figure is below resolution; with `verbose` also the
+/// optional cells that did not fit, the history-drift line and every round's reading of
+/// each failed check (by default the failed checks follow the table: [`failed_block`]).
 fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term, verbose: bool) {
     // A raw cell of "—" (the raw reading is the figure) says nothing on a line of its own.
     let moved: Vec<&String> = r.optional[n_opt..].iter().filter(|t| *t != "—").collect();
@@ -440,13 +443,11 @@ fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term
         out.push_str(&wrap(n, term.width, INDENT, "      "));
         out.push('\n');
     }
-    for c in m.failed_checks() {
-        let observed = if verbose {
-            c.observed.clone()
-        } else {
-            first_round(&c.observed)
-        };
-        let text = format!("{}: expected {}, observed {observed}", c.name, c.expected);
+    for c in m.failed_checks().filter(|_| verbose) {
+        let text = format!(
+            "{}: expected {}, observed {}",
+            c.name, c.expected, c.observed
+        );
         let mark = paint("✗", Tone::Bad, term.color);
         out.push_str(&wrap(
             &text,
@@ -475,23 +476,52 @@ fn is_drift(note: &str) -> bool {
     note.starts_with(crate::compare::interval::DRIFT_LINE)
 }
 
-/// A failed check's reading in its first failing round, and how many more rounds failed:
-/// "round 2: 47.2% (+1 more round)". Readings merged over rounds are "round N: …" joined by
-/// "; " (engine::merge); a single reading is kept whole.
-fn first_round(observed: &str) -> String {
-    if !observed.starts_with("round ") {
+/// A failed check's readings without their rounds, folded into one with the range of each
+/// number: "round 1: 57.0% (…); round 3: 41.4% (…)" reads "41.4–57.0% (…)". Readings
+/// merged over rounds are "round N: …" joined by "; " (engine::merge); a single reading is
+/// kept whole.
+fn readings(observed: &str) -> String {
+    let Some(rest) = observed.strip_prefix("round ") else {
         return observed.to_string();
-    }
-    let rounds: Vec<&str> = observed.split("; round ").collect();
-    match rounds.len() {
-        0 | 1 => observed.to_string(),
-        n => format!(
-            "{} (+{} more {})",
-            rounds[0],
-            n - 1,
-            if n == 2 { "round" } else { "rounds" }
-        ),
-    }
+    };
+    let each: Vec<String> = rest
+        .split("; round ")
+        .map(|r| {
+            r.split_once(": ")
+                .map_or(r, |(_, reading)| reading)
+                .to_string()
+        })
+        .collect();
+    crate::engine::merge::fold_round_variants(&each).join("; ")
+}
+
+/// The rows' failed checks after the table, once per kind with the rows they concern, as
+/// the warnings are ([`kind_block`]): "✗ CPU held by participants: expected ≥ 95% of wall
+/// time, observed 41.4–58.4% (…) (in 14: call.function, …)". On a loaded machine every
+/// row fails the same checks, and a reading under each row (two lines a check) made a quick
+/// run 90 lines long. Each row's reading in every round is under it with --verbose.
+pub(crate) fn failed_block(
+    shown: &[&Measurement],
+    label: &dyn Fn(&Measurement) -> String,
+    term: &Term,
+) -> String {
+    let failed = |m: &Measurement| {
+        m.failed_checks()
+            .map(|c| {
+                format!(
+                    "{}: expected {}, observed {}",
+                    c.name,
+                    c.expected,
+                    readings(&c.observed)
+                )
+            })
+            .collect()
+    };
+    let mark = paint("✗", Tone::Bad, term.color);
+    // Written as --verbose writes remarks: a failed check is why a figure is invalid, so it
+    // is never cut to its name ("✗ kernel share of CPU time (in 1: …)" would hide "use a
+    // longer --budget"); readings that do not fold into one line are one line per row.
+    remark_block(shown, label, &failed, &mark, term, true)
 }
 
 /// The rows' warnings once per kind, after the table: warnings that differ only in their
@@ -561,6 +591,7 @@ fn kind_block(
     verbose: bool,
 ) -> String {
     let shown = rows.shown;
+    let all: Vec<String> = shown.iter().map(|m| (rows.label)(m)).collect();
     let mut kinds: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
     let mut kind_at: HashMap<String, usize> = HashMap::new();
     for m in shown {
@@ -593,6 +624,9 @@ fn kind_block(
     // ("samples are bimodal (in 1: rpc.total; in full with --verbose)"): its numbers and
     // the causes it lists are details, and five lines of them crowded rpc's summary.
     let long = |k: &(String, Vec<String>, Vec<String>)| {
+        if k.2.len() > 1 {
+            return false;
+        }
         let line = format!("{}: {}", k.2[0], k.1.join("; "));
         wrap(&line, term.width, &format!("{mark} "), "  ")
             .lines()
@@ -615,7 +649,7 @@ fn kind_block(
         if probes.len() == 1 && !shared {
             lines.push(format!("{}: {text}", probes[0]));
         } else if !shared && ranges(&text) <= ranges(&texts[0]) + 2 {
-            lines.push(format!("{text} ({})", concerns(&probes, shown.len())));
+            lines.push(format!("{text} ({})", concerns(&probes, &all)));
         } else if let (false, Some(g)) = (verbose, gist(&texts[0])) {
             match gist_at.get(g) {
                 Some(&i) => {
@@ -638,10 +672,7 @@ fn kind_block(
     }
     for (g, probes, at) in gists {
         let each = if probes.len() == 1 { "in full" } else { "each" };
-        lines[at] = format!(
-            "{g} ({}; {each} with --verbose)",
-            concerns(&probes, shown.len())
-        );
+        lines[at] = format!("{g} ({}; {each} with --verbose)", concerns(&probes, &all));
     }
     let mut out = String::new();
     for line in lines {
@@ -664,13 +695,29 @@ pub(crate) fn gist(remark: &str) -> Option<&str> {
 }
 
 /// The rows a remark concerns: "in 3: syscall.read, ctx.pipe ×2", or "in every row" when
-/// it concerns all `rows` of the table (a list of every probe says nothing).
-fn concerns(probes: &[String], rows: usize) -> String {
+/// it concerns all rows of the table (`all`, each row's label; a list of every probe says
+/// nothing), or "in every row but ipc.pipe class=same-llc cpus=1,0" when that is shorter:
+/// a busy machine fails most rows, and the list of 15 of 17 took four lines per remark.
+fn concerns(probes: &[String], all: &[String]) -> String {
+    let rows = all.len();
     if probes.len() == rows && rows > 3 {
-        "in every row".into()
-    } else {
-        format!("in {}: {}", probes.len(), compact(probes))
+        return "in every row".into();
     }
+    let listed = format!("in {}: {}", probes.len(), compact(probes));
+    // Rows told apart by their labels only: a label two rows share cannot say which is left.
+    let distinct = all.iter().collect::<std::collections::HashSet<_>>().len() == rows;
+    if rows > 3 && distinct {
+        let missing: Vec<&str> = all
+            .iter()
+            .filter(|l| !probes.contains(l))
+            .map(String::as_str)
+            .collect();
+        let but = format!("in every row but {}", missing.join(", "));
+        if but.chars().count() < listed.chars().count() {
+            return but;
+        }
+    }
+    listed
 }
 
 /// Probe labels ("ctx.pipe mode=thread") as their probe names, each once with how many of
@@ -718,19 +765,7 @@ fn pairs_of(
 
 /// A warning with its numbers taken out: warnings of one kind share it.
 pub(crate) fn warning_kind(w: &str) -> String {
-    w.chars()
-        .map(|c| {
-            if c.is_ascii_digit() || c == '.' {
-                '#'
-            } else {
-                c
-            }
-        })
-        .collect::<String>()
-        .split('#')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("#")
+    crate::engine::merge::shape(w).0
 }
 
 impl Row {
@@ -820,6 +855,41 @@ pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A remark of most rows names the rows it leaves out when that is shorter; of every
+    /// row, "in every row"; of few, their names; never "but" where two rows share a label.
+    #[test]
+    fn a_remark_of_most_rows_names_the_rows_it_leaves_out() {
+        let labels = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = labels(&[
+            "call.function",
+            "syscall.null",
+            "syscall.read",
+            "syscall.write",
+            "ctx.pipe mode=process",
+            "ctx.pipe mode=thread",
+        ]);
+        assert_eq!(concerns(&all, &all), "in every row");
+        let most = labels(&[
+            "call.function",
+            "syscall.null",
+            "syscall.read",
+            "syscall.write",
+            "ctx.pipe mode=process",
+        ]);
+        assert_eq!(
+            concerns(&most, &all),
+            "in every row but ctx.pipe mode=thread"
+        );
+        let few = labels(&["syscall.null", "ctx.pipe mode=thread"]);
+        assert_eq!(concerns(&few, &all), "in 2: syscall.null, ctx.pipe");
+        let mut twice = all.clone();
+        twice[5] = "ctx.pipe mode=process".into();
+        assert_eq!(
+            concerns(&most, &twice),
+            "in 5: call.function, syscall.null, syscall.read, syscall.write, ctx.pipe"
+        );
+    }
 
     #[test]
     fn one_sample_has_no_interval() {
@@ -918,10 +988,13 @@ mod tests {
             .iter()
             .filter(|m| m.notes.iter().any(|n| is_drift(n)))
             .count();
-        assert!(
-            flat.contains(&format!("(in {widened}: call.function")),
-            "{quiet}"
-        );
+        // Most rows widened: the note names the ones it leaves out, when that is shorter.
+        let shown = run
+            .measurements
+            .iter()
+            .filter(|m| super::super::shown_alone(m));
+        assert!(widened * 2 > shown.count(), "{quiet}");
+        assert!(flat.contains("(in every row but "), "{quiet}");
         assert!(widest(&quiet) <= 80, "{quiet}");
         assert!(!definitions(&run).contains("run-to-run drift seen in"));
     }

@@ -148,8 +148,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         out.push_str(&table(w, &timings, &qemu));
         json_workloads.push(workload_json(w, &timings, &qemu));
     }
+    // Notes are prose, word-wrapped to the terminal ("CoreMark not built: …" is 140
+    // characters).
+    let width = crate::report::term::Term::stdout().width;
     for note in &notes {
-        out.push_str(note);
+        out.push_str(&crate::report::term::wrap(note, width, "", "  "));
         out.push('\n');
     }
     print!("{out}");

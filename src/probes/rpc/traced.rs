@@ -197,7 +197,7 @@ pub fn ipi_left_out(
         ));
     }
     if !remote {
-        return both("one CPU: a wake-up there needs no IPI, so there are no IPI parts".into());
+        return both(ONE_CPU_NO_IPI.into());
     }
     let mut out = Vec::new();
     for (k, &i) in IPI_PARTS.iter().enumerate() {
@@ -422,6 +422,11 @@ fn correct(rpcs: &[Rpc], paths: &[PathEvents], batches: &[Batch]) -> Option<Corr
 
 /// The traced measurement's warnings, each once: parts left out (and why), a participant
 /// filter the kernel refused, and a calibration that could not be made.
+/// Why a scenario on one CPU has no IPI parts: a note (JSON, HTML), not a warning; nothing is
+/// wrong with the measurement, and the parts table already shows "—" for them. As a warning
+/// it took two lines of every `rpc` run's output.
+pub const ONE_CPU_NO_IPI: &str = "one CPU: a wake-up there needs no IPI, so there are no IPI parts";
+
 fn traced_warnings(
     left_out: &[(usize, String)],
     unfiltered: &[String],
@@ -429,7 +434,7 @@ fn traced_warnings(
     a: &Analysis,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    for (_, why) in left_out {
+    for (_, why) in left_out.iter().filter(|(_, why)| why != ONE_CPU_NO_IPI) {
         if !warnings.contains(why) {
             warnings.push(why.clone());
         }
@@ -654,7 +659,7 @@ pub fn measure_traced(
             .param("cpus", vec![s.client_cpu, s.server_cpu])
             .events_set(EventSet::Software)
     };
-    let traced = traced_measurement(
+    let mut traced = traced_measurement(
         &r,
         traced_mean,
         correction.as_ref(),
@@ -662,6 +667,9 @@ pub fn measure_traced(
         (checks.clone(), warnings),
         &base,
     )?;
+    if left_out.iter().any(|(_, why)| why == ONE_CPU_NO_IPI) {
+        traced.notes.push(ONE_CPU_NO_IPI.into());
+    }
     let mut out = vec![traced];
     let shown: Vec<usize> = (0..PARTS.len())
         .filter(|i| !a.rpcs.is_empty() && !left_out.iter().any(|(k, _)| k == i))
@@ -832,10 +840,12 @@ mod tests {
         ];
         assert_eq!(ipi_left_out(&both, &a.rpcs, 0, true).len(), 2);
         assert!(ipi_left_out(&both[..1], &a.rpcs, 0, true).is_empty());
-        // One CPU.
-        assert!(ipi_left_out(&[], &a.rpcs, 0, false)[0]
-            .1
-            .starts_with("one CPU"));
+        // One CPU: both IPI parts left out, and that is a note, not a warning.
+        let one_cpu = ipi_left_out(&[], &a.rpcs, 0, false);
+        assert_eq!(parts(&one_cpu), [1, 5]);
+        assert!(one_cpu[0].1.starts_with("one CPU"));
+        assert!(traced_warnings(&one_cpu, &[], true, &a).is_empty());
+        assert_eq!(traced_warnings(&lacks, &[], true, &a).len(), 1);
         // Replies' IPIs sent but never seen arriving: only the reply IPI goes, and says so.
         let mut unseen = a.rpcs.clone();
         for r in &mut unseen {
