@@ -159,11 +159,11 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
     format!("{label}: {per_major}{io}{how}")
 }
 
-/// Faults per page: "0", "0.125", or "10 in 65,536" when rare but present (a rate of
-/// "0.00482 faults/page" is a count: issue 21).
+/// Faults per page: "0", "1.00", or "10 in 65,536" when fewer than one per page (a rate of
+/// "0.00482 faults/page" or "0.0268" is a count: issue 21).
 fn per_page_of(majflt: u64, pages: u64) -> String {
     let r = majflt as f64 / pages.max(1) as f64;
-    if majflt == 0 || r >= 0.01 {
+    if majflt == 0 || r >= 1.0 {
         fmt_num(r)
     } else {
         let n = crate::units::fmt_thousands;
@@ -542,5 +542,9 @@ mod tests {
         assert_eq!(per_page_of(0, 65536), "0");
         assert_eq!(per_page_of(10, 65536), "10 in 65,536");
         assert_eq!(per_page_of(65536, 65536), "1.00");
+        // Below one per page but above one in a hundred: still a count, never "0.0268"
+        // (an evicted file's 8,339 faults over 311,296 pages).
+        assert_eq!(per_page_of(8_339, 311_296), "8,339 in 311,296");
+        assert_eq!(per_page_of(65_535, 65_536), "65,535 in 65,536");
     }
 }
