@@ -865,8 +865,17 @@ mod tests {
         plan.push(job("lost", 300, &log, Some((1, Error::env("gone")))));
         plan.push(job("once", 200, &log, None).once("its own loop"));
         let run = execute(plan, &opts).unwrap();
+        // A make-up round (index 3 and on) runs only when the real core-speed canary found a
+        // planned round slowed through: the host decides that, so the planned calls are
+        // compared here (make_up's own tests cover the make-up rounds).
+        let planned: Vec<_> = log
+            .borrow()
+            .iter()
+            .copied()
+            .filter(|(_, round)| round.is_none_or(|r| r < 3))
+            .collect();
         assert_eq!(
-            *log.borrow(),
+            planned,
             [
                 ("a", Some(0)),
                 ("skipped", Some(0)),
@@ -882,14 +891,23 @@ mod tests {
         assert_eq!(run.measurements.len(), 3);
         let a = &run.measurements[0];
         assert_eq!(a.probe, "a");
+        let made_up = |label: &str| {
+            log.borrow()
+                .iter()
+                .any(|(l, round)| *l == label && round.is_some_and(|r| r >= 3))
+        };
         let mut tags = a.sample_rounds.clone();
         tags.dedup();
-        assert_eq!(tags, [0, 1, 2]);
+        if !made_up("a") {
+            assert_eq!(tags, [0, 1, 2]);
+        }
         assert_eq!(a.value.as_ref().unwrap().median, 100.0);
         assert!(a.valid);
         // A round lost after the first: the rounds taken stand, and it says why.
         let lost = &run.measurements[1];
-        assert!(lost.sample_rounds.iter().all(|&r| r == 0));
+        if !made_up("lost") {
+            assert!(lost.sample_rounds.iter().all(|&r| r == 0));
+        }
         assert!(
             lost.warnings
                 .iter()
