@@ -131,6 +131,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             });
         }
     }
+    let width = crate::report::term::Term::stdout().width;
     let mut out = String::new();
     let mut json_workloads = Vec::new();
     for w in &workloads {
@@ -145,12 +146,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
                 .clone()
                 .and_then(|elf| time_qemu(w, &elf, a.repeat))
         };
-        out.push_str(&table(w, &timings, &qemu));
+        out.push_str(&table(w, &timings, &qemu, width));
         json_workloads.push(workload_json(w, &timings, &qemu));
     }
     // Notes are prose, word-wrapped to the terminal ("CoreMark not built: …" is 140
     // characters).
-    let width = crate::report::term::Term::stdout().width;
     for note in &notes {
         out.push_str(&crate::report::term::wrap(note, width, "", "  "));
         out.push('\n');
@@ -303,9 +303,18 @@ fn time_qemu(w: &Workload, elf: &Path, repeat: u32) -> std::result::Result<Timin
     Ok(t)
 }
 
-/// The table of one workload.
-fn table(w: &Workload, timings: &[Timing], qemu: &std::result::Result<Timing, String>) -> String {
-    let mut s = format!("{}: {}\n", w.name, w.about);
+/// The table of one workload, its prose lines (a given ELF's path, reasons, the validation)
+/// word-wrapped to `width` (the rows are 76 columns at most).
+fn table(
+    w: &Workload,
+    timings: &[Timing],
+    qemu: &std::result::Result<Timing, String>,
+    width: usize,
+) -> String {
+    let prose = |text: String, first: &str, rest: &str| {
+        crate::report::term::wrap(&text, width, first, rest) + "\n"
+    };
+    let mut s = prose(format!("{}: {}", w.name, w.about), "", "  ");
     let cm = if w.coremark.is_some() {
         "CoreMark/s"
     } else {
@@ -338,7 +347,7 @@ fn table(w: &Workload, timings: &[Timing], qemu: &std::result::Result<Timing, St
         s += line.trim_end();
         s.push('\n');
         if let Some(why) = &t.invalid {
-            s += &format!("    INVALID: {why}\n");
+            s += &prose(format!("INVALID: {why}"), "    ", "      ");
         }
     };
     for t in timings {
@@ -347,18 +356,27 @@ fn table(w: &Workload, timings: &[Timing], qemu: &std::result::Result<Timing, St
     match qemu {
         Ok(t) => {
             row(t);
-            s += "  (qemu-riscv32: Linux user mode, wall clock including its start-up, no cache model)\n";
+            s += &prose(
+                "(qemu-riscv32: Linux user mode, wall clock including its start-up, no cache model)"
+                    .into(),
+                "  ",
+                "   ",
+            );
         }
-        Err(why) => s += &format!("  qemu-riscv32 not timed: {why}\n"),
+        Err(why) => s += &prose(format!("qemu-riscv32 not timed: {why}"), "  ", "    "),
     }
     if let (Some(n), Some(t)) = (w.coremark, timings.first()) {
         if t.invalid.is_none() {
-            s += &format!(
-                "  validated on every run: {n} iterations, seedcrc 0x{:04x}, crclist 0x{:04x}, crcmatrix 0x{:04x}, crcstate 0x{:04x}\n",
-                coremark::SEEDCRC,
-                coremark::CRCLIST,
-                coremark::CRCMATRIX,
-                coremark::CRCSTATE
+            s += &prose(
+                format!(
+                    "validated on every run: {n} iterations, seedcrc 0x{:04x}, crclist 0x{:04x}, crcmatrix 0x{:04x}, crcstate 0x{:04x}",
+                    coremark::SEEDCRC,
+                    coremark::CRCLIST,
+                    coremark::CRCMATRIX,
+                    coremark::CRCSTATE
+                ),
+                "  ",
+                "    ",
             );
         }
     }
@@ -411,6 +429,44 @@ Correct operation validated. See README.md for run and reporting rules.
 Timed cycles     : 61629127
 Timed instret    : 61629131
 ";
+
+    /// Every line of a CoreMark table fits 80 columns: the validation line, a long reason and
+    /// a given ELF's long path wrap (the validation line alone was 107 columns).
+    #[test]
+    fn a_workload_table_fits_80_columns() {
+        let w = Workload {
+            name: "coremark-rv32imc".into(),
+            about: format!("/home/someone/{}/coremark.elf", "deep-directory/".repeat(6)),
+            program: Program::from_elf(BENCH_ELF).unwrap(),
+            coremark: Some(200),
+            qemu_elf: Err(String::new()),
+        };
+        let t = |label: &str, invalid: Option<String>| Timing {
+            label: label.into(),
+            instructions: 61_682_467,
+            seconds: vec![0.151, 0.149, 0.160],
+            invalid,
+        };
+        let timings = [
+            t("functional only", None),
+            t(
+                "I+D-cache + 5-stage",
+                Some("CoreMark ended with exit code 1 ".repeat(4)),
+            ),
+        ];
+        let qemu = Err("qemu-riscv32 is not installed: apt-get install qemu-user ".repeat(2));
+        let text = table(&w, &timings, &qemu, 80);
+        assert!(text.contains("validated on every run"), "{text}");
+        assert!(text.contains("crcstate 0x8e3a"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{} columns: {line}", line.len());
+        }
+        let with_qemu = table(&w, &timings[..1], &Ok(t("qemu-riscv32", None)), 80);
+        assert!(
+            with_qemu.lines().all(|l| l.chars().count() <= 80),
+            "{with_qemu}"
+        );
+    }
 
     #[test]
     fn a_run_counts_only_when_it_ends_as_it_should() {
