@@ -367,6 +367,14 @@ mod tests {
         .unwrap()
     }
 
+    /// The recorded run's first fault.anon case (touch=write), to change in place.
+    fn first_anon(run: &mut Run) -> &mut Measurement {
+        run.measurements
+            .iter_mut()
+            .find(|m| m.probe == "fault.anon")
+            .unwrap()
+    }
+
     fn case<'a>(run: &'a Run, probe: &str, phase: Option<&str>) -> &'a Measurement {
         run.measurements
             .iter()
@@ -480,11 +488,7 @@ mod tests {
     #[test]
     fn an_unstable_figure_per_fault_is_not_a_number() {
         let mut run = recorded();
-        let m = run
-            .measurements
-            .iter_mut()
-            .find(|m| m.probe == "fault.anon")
-            .unwrap();
+        let m = first_anon(&mut run);
         let v = m.value.as_mut().unwrap();
         v.ci95 = [v.median * 0.2, v.median * 3.0];
         m.settle_status();
@@ -499,16 +503,12 @@ mod tests {
 
     /// A busy machine's fault --quick printed "fault.anon touch=read  2290  INVALID": the
     /// per-page figure of a case whose checks failed is no more trustworthy than its
-    /// per-fault one. Faults rarer than one in a hundred pages are counts, never
+    /// per-fault one. Faults fewer than one per page are counts, never
     /// "0.00482" (file-cached, 207 pages per fault).
     #[test]
     fn an_invalid_case_has_no_figure_per_page_and_rare_faults_are_counts() {
         let mut run = recorded();
-        let m = run
-            .measurements
-            .iter_mut()
-            .find(|m| m.probe == "fault.anon")
-            .unwrap();
+        let m = first_anon(&mut run);
         m.status = crate::model::Status::Invalid;
         let t = &mut m.evidence.rusage;
         t.iterations = 16_384;
