@@ -7,6 +7,7 @@
 //! at most one of them (where it widens the interval, engine::merge) instead of all.
 
 use super::common::MeasureOpts;
+use crate::engine::estimate::MAKE_UP_SHARE;
 use crate::engine::measure::Context;
 use crate::error::{Error, Result};
 use crate::model::{Measurement, Run, Skipped, SCHEMA_VERSION};
@@ -229,9 +230,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         if pass == rounds {
             let allowance = passes_started.elapsed().saturating_sub(made_up) / MAKE_UP_SHARE;
             let best = fastest_so_far(&slots);
-            let before = made_up;
             make_up(&mut slots[i], &ctx, best, allowance, &mut made_up, &bar)?;
-            spent[i] += made_up - before;
             continue;
         }
         let slot = &mut slots[i];
@@ -276,6 +275,7 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         crate::engine::interrupt::check()?;
         bar.inc(1);
     }
+    lock().make_up_over(made_up.as_secs_f64());
     crate::machine::add_pmu(&mut machine);
     // The probe opened counters on this task: the kernel's perf hooks linger after them too.
     crate::evidence::perf::note_closed_now();
@@ -284,6 +284,9 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     for (e, t) in estimate.items.iter().zip(&spent) {
         timings.record(e, *t);
     }
+    // Their own entry: an item's history is its own rounds' time, the make-up rounds' is
+    // what the estimate's make-up share learns from (engine::estimate::make_up_estimate).
+    timings.record(&estimate.make_up, made_up);
     bar.finish_and_clear();
     let taken = Taken {
         started_at,
@@ -322,9 +325,6 @@ fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
     }
     out
 }
-
-/// Make-up rounds take at most 1/this of the time the passes took so far.
-const MAKE_UP_SHARE: u32 = 10;
 
 /// The item's make-up rounds: one more call for each of its planned rounds that ran on a
 /// slowed core through (engine::canary::round_slowed, against the run's fastest reading so
@@ -967,6 +967,17 @@ mod tests {
         let mut tags = kept.sample_rounds.clone();
         tags.dedup();
         assert_eq!(tags, [0, 2, 3]);
+        // The make-up round's time is its own entry in the item times, after the items'.
+        let labels: Vec<&str> = run.item_times.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "slowed",
+                "steady",
+                "once",
+                crate::engine::estimate::MAKE_UP_LABEL
+            ]
+        );
     }
 
     #[test]
