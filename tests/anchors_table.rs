@@ -286,7 +286,10 @@ fn an_oscost_run_without_a_figure_is_counted_and_misses_the_goal_on_a_steady_hos
         tsv.push_str(&format!("{name}\tref\t{}\t{r}\tvalid\n", i + 1));
         match o {
             Some(v) => tsv.push_str(&format!("{name}\toscost\t{}\t{v}\tvalid\n", i + 1)),
-            None => tsv.push_str(&format!("{name}\toscost\t{}\tnan\tbelow_resolution\n", i + 1)),
+            None => tsv.push_str(&format!(
+                "{name}\toscost\t{}\tnan\tbelow_resolution\n",
+                i + 1
+            )),
         }
     }
     let t = table_of(&tsv);
@@ -315,14 +318,19 @@ fn an_oscost_run_without_a_figure_is_counted_and_misses_the_goal_on_a_steady_hos
     }
     let l = line(&table_of(&tsv), name).to_string();
     assert!(
-        l.ends_with("| missed: 4 of 5 oscost runs gave no figure (2 unstable, 1 invalid, 1 missing) |"),
+        l.ends_with(
+            "| missed: 4 of 5 oscost runs gave no figure (2 unstable, 1 invalid, 1 missing) |"
+        ),
         "{l}"
     );
     // On an unsteady host the lost runs are no evidence either: not counted.
     let mut tsv = String::new();
     for (i, r) in [3.0, 3.95, 3.92, 3.93, 4.5].iter().enumerate() {
         tsv.push_str(&format!("{name}\tref\t{}\t{r}\tvalid\n", i + 1));
-        tsv.push_str(&format!("{name}\toscost\t{}\tnan\tbelow_resolution\n", i + 1));
+        tsv.push_str(&format!(
+            "{name}\toscost\t{}\tnan\tbelow_resolution\n",
+            i + 1
+        ));
     }
     let l = line(&table_of(&tsv), name).to_string();
     assert!(l.contains("| not counted (host not steady"), "{l}");
