@@ -112,6 +112,7 @@ impl Pipeline {
         s.load_use_stalls +=
             t.inner_stalls as u64 + load_use(self.load_rd, t.first_rs1, t.first_rs2) as u64;
         self.load_rd = t.last_load_rd;
+        s.jump_flushes += t.inner_jump_flushes as u64;
         match t.end {
             BlockEnd::Jump => s.jump_flushes += BRANCH_PENALTY,
             BlockEnd::Branch if redirected => s.branch_flushes += BRANCH_PENALTY,
@@ -186,6 +187,9 @@ pub struct BlockTiming {
     /// Destination of the last instruction if it is a load, else 0.
     pub last_load_rd: u8,
     pub end: BlockEnd,
+    /// Flush cycles of the jumps inside the block (a superblock goes on through a jal at
+    /// its target): every jump but a last one.
+    pub inner_jump_flushes: u32,
 }
 
 impl BlockTiming {
@@ -194,6 +198,7 @@ impl BlockTiming {
     pub fn of(block: impl IntoIterator<Item = Decoded>) -> BlockTiming {
         let mut t = BlockTiming::default();
         let mut load_rd = 0;
+        let mut jumps = 0;
         for (i, d) in block.into_iter().enumerate() {
             t.instructions += 1;
             if i == 0 {
@@ -204,12 +209,17 @@ impl BlockTiming {
             load_rd = load_destination(d);
             debug_assert!(!matches!(d.op, Op::Mret | Op::Ecall));
             t.end = match d.op {
-                Op::Jal | Op::Jalr => BlockEnd::Jump,
+                Op::Jal | Op::Jalr => {
+                    jumps += 1;
+                    BlockEnd::Jump
+                }
                 op if op.is_branch() => BlockEnd::Branch,
                 _ => BlockEnd::Sequential,
             };
         }
         t.last_load_rd = load_rd;
+        let inner_jumps = jumps - (t.end == BlockEnd::Jump) as u32;
+        t.inner_jump_flushes = inner_jumps * BRANCH_PENALTY as u32;
         t
     }
 }
