@@ -9,7 +9,7 @@
 mod shadow;
 
 use crate::error::SimError;
-use shadow::Shadow;
+use shadow::{Prior, Shadow};
 
 /// Which line of a full set is evicted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,8 +244,9 @@ pub struct Cache {
     /// already its most recent ones, in that order).
     repeat: (u32, u32),
     shadow: Shadow,
-    /// Reads and writes (every access), misses and what follows from them; hits are the
-    /// accesses that did not miss (derived by [`Cache::stats`], so a hit counts nothing).
+    /// Reads and writes (every access), misses by kind and what follows from them; misses are
+    /// the sum of the kinds and hits the accesses that did not miss (both derived by
+    /// [`Cache::stats`], so a hit counts nothing and a miss one thing).
     counts: CacheStats,
 }
 
@@ -279,6 +280,7 @@ impl Cache {
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
         s.accesses = s.reads + s.writes;
+        s.misses = s.compulsory + s.capacity + s.conflict;
         s.hits = s.accesses - s.misses;
         s
     }
@@ -506,8 +508,8 @@ impl Cache {
     /// [`Cache::line_changes`], whose registers are already saved.
     #[inline(always)]
     fn read_miss_direct_mapped(&mut self, line: u32, set: usize, index: u32) -> bool {
-        let in_shadow = self.shadow.touch_missed(index, true);
-        self.classify_miss(index, in_shadow);
+        let prior = self.shadow.touch_missed(index, true);
+        self.classify_miss(prior);
         debug_assert!(set < self.lines.len());
         // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
         let slot = unsafe { self.lines.get_unchecked_mut(set) };
@@ -521,17 +523,13 @@ impl Cache {
         true
     }
 
-    /// Counts a miss on line `index` (from the start of memory), which the shadow held or not.
+    /// Counts a miss by what the shadow held of its line (misses are the sum of the three).
     #[inline(always)]
-    fn classify_miss(&mut self, index: u32, in_shadow: bool) {
-        self.counts.misses += 1;
-        // (A line that hits was referenced before: only a miss can be a first reference.)
-        if self.shadow.first_reference(index) {
-            self.counts.compulsory += 1;
-        } else if !in_shadow {
-            self.counts.capacity += 1;
-        } else {
-            self.counts.conflict += 1;
+    fn classify_miss(&mut self, prior: Prior) {
+        match prior {
+            Prior::Never => self.counts.compulsory += 1,
+            Prior::Evicted => self.counts.capacity += 1,
+            Prior::Resident => self.counts.conflict += 1,
         }
     }
 
@@ -540,8 +538,8 @@ impl Cache {
     #[inline(never)]
     fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
         let allocate = !write || self.cfg.write_allocate;
-        let in_shadow = self.shadow.touch_missed(index, allocate);
-        self.classify_miss(index, in_shadow);
+        let prior = self.shadow.touch_missed(index, allocate);
+        self.classify_miss(prior);
         if !allocate {
             self.counts.memory_writes += 1;
             self.last_line = NO_LINE;
