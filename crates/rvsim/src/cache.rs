@@ -250,6 +250,16 @@ pub struct Cache {
     counts: CacheStats,
 }
 
+/// Counts a miss by what the 3C shadow held of its line (misses are the sum of the three).
+#[inline(always)]
+fn classify_miss(counts: &mut CacheStats, prior: Prior) {
+    match prior {
+        Prior::Never => counts.compulsory += 1,
+        Prior::Evicted => counts.capacity += 1,
+        Prior::Resident => counts.conflict += 1,
+    }
+}
+
 impl Cache {
     /// A cache in front of the memory `[base, base + span)`.
     pub fn new(cfg: CacheConfig, base: u32, span: u32) -> Result<Cache, SimError> {
@@ -346,13 +356,17 @@ impl Cache {
             }
             return misses;
         }
-        // Direct-mapped: one slot to look at, the last line kept in a register. A hit
-        // changes only the shadow's order (a line the cache holds is touched there too,
-        // whatever it held).
+        // Direct-mapped: one slot to look at, the last line and the cache's geometry kept in
+        // registers. A hit changes only the shadow's order (a line
+        // the cache holds is touched there too, whatever it held).
         let (Some(&first), count) = (lines.first(), lines.len() as u32) else {
             return 0;
         };
         debug_assert!(lines.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
+        let (set_mask, base_line) = (self.set_mask, self.base_line);
+        let slots = &mut self.lines[..];
+        let counts = &mut self.counts;
+        let shadow = &mut self.shadow;
         let mut misses = 0;
         let mut last = self.last_line;
         for &line in lines {
@@ -360,20 +374,27 @@ impl Cache {
                 continue;
             }
             last = line;
-            let set = (line & self.set_mask) as usize;
-            let index = line.wrapping_sub(self.base_line);
-            debug_assert!(set < self.lines.len());
+            let set = (line & set_mask) as usize;
+            let index = line.wrapping_sub(base_line);
+            debug_assert!(set < slots.len());
             // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
-            let slot = *unsafe { self.lines.get_unchecked(set) };
-            if slot.line != line {
-                misses += self.read_miss_direct_mapped(line, set, index) as u32;
-            } else {
-                self.shadow.touch(index, true);
+            let slot = unsafe { slots.get_unchecked_mut(set) };
+            if slot.line == line {
+                shadow.touch(index, true);
+                continue;
             }
+            // A read miss: no victim to choose, the line always allocated, never dirty.
+            misses += 1;
+            classify_miss(counts, shadow.touch_missed(index, true));
+            // An empty slot is never dirty.
+            if slot.dirty {
+                counts.writebacks += 1;
+            }
+            *slot = Slot { line, dirty: false };
         }
         self.last_line = last;
-        // (Only the last line's dirt matters: read once, not per hit.)
-        self.last_dirty = self.lines[(last & self.set_mask) as usize].dirty;
+        // (Only the last line's dirt matters: read once, not per access.)
+        self.last_dirty = slots[(last & set_mask) as usize].dirty;
         // Consecutive lines fall in distinct sets when there are at most as many as sets.
         self.repeat = if count <= self.cfg.sets {
             (first, count)
@@ -503,43 +524,12 @@ impl Cache {
         false
     }
 
-    /// [`Cache::miss`] for a read of a direct-mapped cache (every I-cache miss of the usual
-    /// geometries): no victim to choose, the line always allocated, never dirty. Inline in
-    /// [`Cache::line_changes`], whose registers are already saved.
-    #[inline(always)]
-    fn read_miss_direct_mapped(&mut self, line: u32, set: usize, index: u32) -> bool {
-        let prior = self.shadow.touch_missed(index, true);
-        self.classify_miss(prior);
-        debug_assert!(set < self.lines.len());
-        // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
-        let slot = unsafe { self.lines.get_unchecked_mut(set) };
-        // An empty slot is never dirty.
-        if slot.dirty {
-            self.counts.writebacks += 1;
-        }
-        *slot = Slot { line, dirty: false };
-        self.last_line = line;
-        self.last_dirty = false;
-        true
-    }
-
-    /// Counts a miss by what the shadow held of its line (misses are the sum of the three).
-    #[inline(always)]
-    fn classify_miss(&mut self, prior: Prior) {
-        match prior {
-            Prior::Never => self.counts.compulsory += 1,
-            Prior::Evicted => self.counts.capacity += 1,
-            Prior::Resident => self.counts.conflict += 1,
-        }
-    }
-
     /// A miss on `line` (in `set`; `index` its number from the start of memory): classified,
     /// and filled unless it is a store that does not allocate.
     #[inline(never)]
     fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
         let allocate = !write || self.cfg.write_allocate;
-        let prior = self.shadow.touch_missed(index, allocate);
-        self.classify_miss(prior);
+        classify_miss(&mut self.counts, self.shadow.touch_missed(index, allocate));
         if !allocate {
             self.counts.memory_writes += 1;
             self.last_line = NO_LINE;
