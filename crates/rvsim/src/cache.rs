@@ -438,6 +438,15 @@ impl Cache {
         if line == self.last_line && (!write || self.last_dirty) {
             return false;
         }
+        // A two-way cache (the usual D-cache) in a function of its own for reads and one for
+        // writes, each with only the registers its own path needs.
+        if self.ways == 2 {
+            return if write {
+                self.access_two_ways::<true>(line)
+            } else {
+                self.access_two_ways::<false>(line)
+            };
+        }
         self.access_slow(line, write)
     }
 
@@ -447,8 +456,7 @@ impl Cache {
     #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
         if self.ways == 2 {
-            // (`repeat` is only ever set in a direct-mapped cache.)
-            return self.access_two_ways(line, write);
+            return self.access_two_ways_any(line, write);
         }
         self.repeat = (NO_LINE, 0);
         let set = (line & self.set_mask) as usize;
@@ -487,10 +495,21 @@ impl Cache {
         false
     }
 
+    /// [`Cache::access_two_ways`] for a `write` known only when running.
+    fn access_two_ways_any(&mut self, line: u32, write: bool) -> bool {
+        if write {
+            self.access_two_ways::<true>(line)
+        } else {
+            self.access_two_ways::<false>(line)
+        }
+    }
+
     /// [`Cache::access_slow`] of a two-way cache (the usual D-cache): its two slots compared
-    /// without a loop or bounds checks, and a hit's state changed in place.
-    #[inline(always)]
-    fn access_two_ways(&mut self, line: u32, write: bool) -> bool {
+    /// without a loop or bounds checks, and a hit's state changed in place. (`repeat` is only
+    /// ever set in a direct-mapped cache.)
+    #[inline(never)]
+    fn access_two_ways<const WRITE: bool>(&mut self, line: u32) -> bool {
+        let write = WRITE;
         let set = (line & self.set_mask) as usize;
         let first = 2 * set;
         debug_assert!(first + 2 <= self.lines.len() && first + 2 <= self.stamp.len());
