@@ -185,7 +185,9 @@ Last run: $(date -u '+%Y-%m-%d %H:%M UTC') on ${MACHINE}, CPU $CPU, $ROUNDS roun
 \`bench/anchors.sh --rounds $ROUNDS --cpu $CPU$([ "$CTX_ONLY" = 1 ] && echo ' --ctx-only')\` (oscost $("$OSCOST" --version 2>/dev/null | awk '{print $2}'), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')).
 Each reference and the matching oscost probe ran interleaved in one sitting (the side that
 goes first alternates by round), pinned to CPU $CPU; a cell is the median of the runs and, in
-parentheses, the spread (max/min over the runs). Invalid oscost runs are left out and counted.
+parentheses, the spread (max/min over the runs). oscost runs that gave no figure (invalid,
+below resolution, unstable, or no run file) are left out of the cells and counted by reason
+in them; on a steady host a sweep row with any such run misses issue 27's goal.
 
 $TABLE
 

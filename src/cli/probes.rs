@@ -5,7 +5,9 @@ use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish, Plan, PlanItem};
 use crate::error::Result;
 use crate::probes::ctx::pipe::{measure_pipe, tax_pass};
-use crate::probes::ctx::yield_::{fifo_permitted, measure_yield, Policy};
+use crate::probes::ctx::yield_::{
+    evidence_pass as yield_evidence_pass, fifo_permitted, measure_yield, Policy,
+};
 use crate::probes::ctx::{futex::measure_futex, ClockMethod, Mech, Mode};
 use crate::probes::syscall::{measure_call, Syscall};
 
@@ -98,14 +100,20 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                     PlanItem::new(format!("ctx.futex {}", mode.as_str()), move |ctx| {
                         measure_futex(ctx, mode, cpu)
                     })
-                    .with_cost(crate::probes::ctx::futex::COST),
+                    .with_cost(crate::probes::ctx::futex::COST)
+                    .with_evidence_pass(move |_, m| {
+                        crate::probes::ctx::futex::evidence_pass(mode, cpu, m)
+                    }),
                 ),
                 Mech::Yield if mode == Mode::Thread => {
                     plan.push(
                         PlanItem::new("ctx.yield thread", move |ctx| {
                             measure_yield(ctx, cpu, Policy::Normal, true)
                         })
-                        .with_cost(crate::probes::ctx::yield_::COST),
+                        .with_cost(crate::probes::ctx::yield_::COST)
+                        .with_evidence_pass(move |_, m| {
+                            yield_evidence_pass(cpu, Policy::Normal, m)
+                        }),
                     );
                     if a.fifo {
                         match fifo_permitted() {
@@ -113,7 +121,10 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                                 PlanItem::new("ctx.yield fifo", move |ctx| {
                                     measure_yield(ctx, cpu, Policy::Fifo, true)
                                 })
-                                .with_cost(crate::probes::ctx::yield_::COST),
+                                .with_cost(crate::probes::ctx::yield_::COST)
+                                .with_evidence_pass(
+                                    move |_, m| yield_evidence_pass(cpu, Policy::Fifo, m),
+                                ),
                             ),
                             Err(why) => plan.skip("ctx.yield fifo", why),
                         }

@@ -174,6 +174,53 @@ pub fn measure_tax(
     })
 }
 
+/// Samples of a counts pass ([`counts_pass`]), with perf counters attached.
+pub const COUNTED_SAMPLES: usize = 4;
+
+/// The perf counts of a hook-free figure: the standard counters attached to `participants`
+/// around [`COUNTED_SAMPLES`] samples of `work` at the figure's sample length, after one
+/// untimed sample, taken after all the figure's samples (the figure attaches none, see the
+/// module doc). Their counts become `m`'s perf evidence, and a note says how much longer an
+/// iteration took there than in the figure's samples; the checks stay those of the figure's
+/// own windows (rusage, procfs, placement).
+pub fn counts_pass(
+    participants: &[Participant],
+    start_cpus: &[Option<usize>],
+    work: &mut Workload<'_>,
+    m: &mut Measurement,
+) -> Result<()> {
+    let iters = m.iterations_per_sample.max(1);
+    work(iters)?;
+    let mut rec = Recorder::new(participants.to_vec(), EventSet::Standard);
+    let mut per_iter = Vec::with_capacity(COUNTED_SAMPLES);
+    for _ in 0..COUNTED_SAMPLES {
+        crate::engine::interrupt::check()?;
+        rec.begin();
+        let t = work(iters)?;
+        rec.end(iters);
+        per_iter.push(t as f64 / iters as f64);
+    }
+    m.evidence.events = rec.finish(start_cpus).events;
+    per_iter.sort_by(f64::total_cmp);
+    let with = (per_iter[COUNTED_SAMPLES / 2 - 1] + per_iter[COUNTED_SAMPLES / 2]) / 2.0;
+    m.notes
+        .push(counts_note(iters, with / m.raw.median - 1.0, &m.raw_unit));
+    Ok(())
+}
+
+/// The note of a counts pass: its samples, and how much longer an iteration took there
+/// (`slower`, a fraction) than the figure's raw median.
+fn counts_note(iters: u64, slower: f64, raw_unit: &str) -> String {
+    let what = raw_unit.split('/').nth(1).unwrap_or("iteration");
+    format!(
+        "perf counts come from {COUNTED_SAMPLES} samples of {iters} {what}s with counters \
+         attached, taken after all the figure's samples with the partner started again (a \
+         {what} took {:+.0}% there against the figure's raw median); the figure's samples \
+         attach none and its checks read rusage, procfs and placement in its own windows",
+        slower * 100.0
+    )
+}
+
 /// Wait until the kernel's perf scheduling hooks are off, i.e. until `HOOKS_LINGER_NS` after
 /// this process last closed counters, but at most `max_ns`. Returns (ns waited, ns the hooks
 /// still had to go when the wait ended): (0, 0) when they were already off or counters were
