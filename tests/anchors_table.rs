@@ -13,6 +13,12 @@ fn table(runs: &[(&str, &str, u32, f64)]) -> String {
     for (row, side, round, v) in runs {
         tsv.push_str(&format!("{row}\t{side}\t{round}\t{v}\tvalid\n"));
     }
+    table_of(&tsv)
+}
+
+/// The table for recorded lines as bench/anchors.sh writes them (row, side, round, value,
+/// validity).
+fn table_of(tsv: &str) -> String {
     let mut child = Command::new("python3")
         .arg(TABLE)
         .args(["-", "5"])
@@ -264,4 +270,110 @@ fn the_large_sizes_are_judged_by_their_own_reference_like_every_row() {
         l.contains("steady (1.10)") && l.contains("missed: ratio 1.47"),
         "{l}"
     );
+}
+
+#[test]
+fn an_oscost_run_without_a_figure_is_counted_and_misses_the_goal_on_a_steady_host() {
+    // 2026-11-26 16:25, S=1m: two of five oscost runs were "below resolution" (the
+    // difference's interval reached zero) and the table showed the other three alone, with
+    // their spread and a paired ratio of 1.15 over 3 rounds, as if nothing was lost. Here the
+    // three with a figure are within both goals: the two lost runs alone must miss it.
+    let name = "lat_ctx 2 procs S=1m (µs)";
+    let mut tsv = String::new();
+    let reference = [3.90, 3.95, 3.92, 3.93, 3.91];
+    let oscost = [Some(4.00), None, Some(4.02), None, Some(4.01)];
+    for (i, (r, o)) in reference.iter().zip(oscost).enumerate() {
+        tsv.push_str(&format!("{name}\tref\t{}\t{r}\tvalid\n", i + 1));
+        match o {
+            Some(v) => tsv.push_str(&format!("{name}\toscost\t{}\t{v}\tvalid\n", i + 1)),
+            None => tsv.push_str(&format!(
+                "{name}\toscost\t{}\tnan\tbelow_resolution\n",
+                i + 1
+            )),
+        }
+    }
+    let t = table_of(&tsv);
+    let l = line(&t, name);
+    assert!(
+        l.contains("(2 run(s) without a figure: 2 below_resolution)"),
+        "{l}"
+    );
+    assert!(
+        l.ends_with("| missed: 2 of 5 oscost runs gave no figure (2 below_resolution) |"),
+        "{l}"
+    );
+    assert!(l.contains("| 1.03 (3 rounds) |"), "{l}");
+    // A run whose figure is unstable, or whose JSON holds none, is lost the same way; with
+    // fewer than two figures left the row is still judged, not "no spread".
+    let mut tsv = String::new();
+    for (i, r) in reference.iter().enumerate() {
+        tsv.push_str(&format!("{name}\tref\t{}\t{r}\tvalid\n", i + 1));
+        let (v, why) = match i {
+            0 => ("4.0", "valid"),
+            1 | 2 => ("nan", "unstable"),
+            3 => ("nan", "valid"),
+            _ => ("nan", "invalid"),
+        };
+        tsv.push_str(&format!("{name}\toscost\t{}\t{v}\t{why}\n", i + 1));
+    }
+    let l = line(&table_of(&tsv), name).to_string();
+    assert!(
+        l.ends_with(
+            "| missed: 4 of 5 oscost runs gave no figure (2 unstable, 1 invalid, 1 missing) |"
+        ),
+        "{l}"
+    );
+    // On an unsteady host the lost runs are no evidence either: not counted.
+    let mut tsv = String::new();
+    for (i, r) in [3.0, 3.95, 3.92, 3.93, 4.5].iter().enumerate() {
+        tsv.push_str(&format!("{name}\tref\t{}\t{r}\tvalid\n", i + 1));
+        tsv.push_str(&format!(
+            "{name}\toscost\t{}\tnan\tbelow_resolution\n",
+            i + 1
+        ));
+    }
+    let l = line(&table_of(&tsv), name).to_string();
+    assert!(l.contains("| not counted (host not steady"), "{l}");
+}
+
+/// What bench/lib/pick.py prints for `run` (a run file's JSON, given on its stdin).
+fn pick(run: &str, field: &str) -> String {
+    let pick = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/lib/pick.py");
+    let mut child = Command::new("python3")
+        .args([pick, "/dev/stdin", field])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs bench/lib/pick.py");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(run.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_run_without_a_figure_is_picked_with_its_status_never_as_a_number() {
+    let m = |status: &str, value: &str| {
+        format!(
+            r#"{{"measurements": [{{"params": {{}}, "valid": true, "status": "{status}",
+            "raw": {{"median": 9000.0}}, "value": {value}}}]}}"#
+        )
+    };
+    let summary = r#"{"median": 4000.0}"#;
+    assert_eq!(pick(&m("ok", summary), "value/1000"), "4 valid");
+    // Below resolution: no value. It was "nan valid", which the table dropped unseen.
+    assert_eq!(
+        pick(&m("below_resolution", "null"), "value/1000"),
+        "nan below_resolution"
+    );
+    // Unstable keeps its summary (the JSON's spread), but its median is noise, not a figure.
+    assert_eq!(pick(&m("unstable", summary), "value/1000"), "nan unstable");
+    // The raw median of an unstable measurement is still what it is.
+    assert_eq!(pick(&m("unstable", summary), "raw/1000"), "9 valid");
 }

@@ -40,21 +40,27 @@ def spread(values):
 
 
 def load(lines):
-    """Rows in first-seen order: {row: {"ref": {round: v}, "oscost": {round: v}, "invalid": n}}."""
+    """Rows in first-seen order: {row: {"ref": {round: v}, "oscost": {round: v}, "lost":
+    {reason: n}}}. `lost` counts the oscost runs that gave no figure, by the validity column's
+    word: invalid, missing (no run file or no such measurement), below_resolution or
+    unstable (bench/lib/pick.py). Why counted by reason: a run that gave no figure is lost to
+    the comparison, and a table built from the rest alone flatters it (fewer runs spread
+    less; at S = 1m and 2m the runs that resolve are those whose difference read high)."""
     rows, order = {}, []
     for line in lines:
         if not line.strip():
             continue
         row, side, rnd, val, validity = (line.rstrip("\n").split("\t") + ["", "", "", ""])[:5]
         if row not in rows:
-            rows[row] = {"ref": {}, "oscost": {}, "invalid": 0}
+            rows[row] = {"ref": {}, "oscost": {}, "lost": {}}
             order.append(row)
         try:
             v = float(val)
         except ValueError:
             v = float("nan")
-        if validity != "valid":
-            rows[row]["invalid"] += side == "oscost"
+        if side == "oscost" and (validity != "valid" or math.isnan(v)):
+            why = validity if validity != "valid" else "missing"
+            rows[row]["lost"][why] = rows[row]["lost"].get(why, 0) + 1
         if not math.isnan(v) and validity == "valid" and side in ("ref", "oscost"):
             rows[row][side][rnd] = v
     return rows, order
@@ -68,15 +74,22 @@ def host_steady(ref):
     return round(spread(ref), 2) <= STEADY
 
 
-def goal_verdict(row, ref, osc):
-    """Issue 27's verdict for a sweep row from each side's valid runs: "met", "missed: ...",
-    "not counted (...)" or "–"."""
+def lost_words(lost):
+    """"2 below_resolution, 1 invalid": the lost runs by reason, most first."""
+    return ", ".join(f"{n} {why}" for why, n in sorted(lost.items(), key=lambda x: (-x[1], x[0])))
+
+
+def goal_verdict(row, ref, osc, lost=None):
+    """Issue 27's verdict for a sweep row from each side's runs with a figure and oscost's
+    `lost` runs ({reason: n}): "met", "missed: ...", "not counted (...)" or "–". On a steady
+    host every oscost run must give a figure: one that gave none is a miss, not a gap."""
     if GOAL_ROWS not in row:
         return "–"
-    if len(ref) < 2 or len(osc) < 2:
+    lost = lost or {}
+    n_lost = sum(lost.values())
+    if len(ref) < 2 or (len(osc) < 2 and not n_lost):
         return "– (fewer than two valid runs on a side: no spread)"
-    ratio = statistics.median(osc) / statistics.median(ref)
-    ref_spread, os_spread = spread(ref), spread(osc)
+    ref_spread = spread(ref)
     if not host_steady(ref):
         why = (
             "a reference run read ≤ 0"
@@ -85,6 +98,14 @@ def goal_verdict(row, ref, osc):
         )
         return f"not counted (host not steady: {why})"
     misses = []
+    if n_lost:
+        misses.append(
+            f"{n_lost} of {n_lost + len(osc)} oscost runs gave no figure ({lost_words(lost)})"
+        )
+    if len(osc) < 2:
+        return "missed: " + "; ".join(misses)
+    ratio = statistics.median(osc) / statistics.median(ref)
+    os_spread = spread(osc)
     if abs(round(ratio, 2) - 1.0) > RATIO_TOLERANCE + 1e-9:
         misses.append(f"ratio {ratio:.2f} outside 1 ± {RATIO_TOLERANCE:.2f}")
     # Compared as printed (two decimals), so the verdict agrees with the cells a reader sees.
@@ -110,8 +131,8 @@ def table(rows, order, rounds):
         rs, ost = spread(ref), spread(osc)
         cell_ref = f"{statistics.median(ref):.4g} ({rs:.2f})" if ref else "–"
         cell_os = f"{statistics.median(osc):.4g} ({ost:.2f})" if osc else "–"
-        if r["invalid"]:
-            cell_os += f" ({r['invalid']} invalid run(s) left out)"
+        if r["lost"]:
+            cell_os += f" ({sum(r['lost'].values())} run(s) without a figure: {lost_words(r['lost'])})"
         ratio = statistics.median(osc) / statistics.median(ref) if ref and osc else None
         cell_ratio = (
             f"{ratio:.2f} ({min(osc) / min(ref):.2f})" if ratio is not None else "–"
@@ -132,7 +153,7 @@ def table(rows, order, rounds):
         else:
             cell_host = f"not steady ({rs:.2f} > {STEADY:.2f}): not counted"
             unsteady.append((row, rs))
-        verdict = goal_verdict(row, ref, osc)
+        verdict = goal_verdict(row, ref, osc, r["lost"])
         if GOAL_ROWS in row:
             verdicts.append((row, verdict))
         out.append(

@@ -5,7 +5,12 @@ usage: pick.py FILE FIELD [param=value ...]
 FIELD is value (the derived median), raw (the raw median) or pages_per_fault, optionally
 divided: raw/1000 gives µs from ns; the
 measurement is the first whose params match every param=value (values compared as text).
-Prints "<number> <valid|invalid>" or "nan missing" when nothing matches."""
+Prints "<number> <valid|invalid>", "nan <status>" for a valid measurement that gives no
+figure (status below_resolution: the difference's interval reaches zero; unstable: its
+interval is wider than half of it, noise rather than a number), or "nan missing" when
+nothing matches. Why the status: a run without a figure is a run the comparison must count
+as lost, never a silent gap (the 2026-11-26 16:25 sitting's S=2m row lost all five oscost
+runs and its S=1m row two of five, and the table showed neither)."""
 import json
 import sys
 
@@ -31,6 +36,10 @@ def main():
             print(f"{pages:.1f} {'valid' if m['valid'] else 'invalid'}")
             return
         s = m.get(field)
+        status = m.get("status", "ok")
+        if field == "value" and m["valid"] and status in ("below_resolution", "unstable"):
+            print(f"nan {status}")
+            return
         if not s:
             print(f"nan {'valid' if m['valid'] else 'invalid'}")
             return

@@ -9,7 +9,7 @@
 mod shadow;
 
 use crate::error::SimError;
-use shadow::Shadow;
+use shadow::{Prior, Shadow};
 
 /// Which line of a full set is evicted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,9 +244,20 @@ pub struct Cache {
     /// already its most recent ones, in that order).
     repeat: (u32, u32),
     shadow: Shadow,
-    /// Reads and writes (every access), misses and what follows from them; hits are the
-    /// accesses that did not miss (derived by [`Cache::stats`], so a hit counts nothing).
+    /// Reads and writes (every access), misses by kind and what follows from them; misses are
+    /// the sum of the kinds and hits the accesses that did not miss (both derived by
+    /// [`Cache::stats`], so a hit counts nothing and a miss one thing).
     counts: CacheStats,
+}
+
+/// Counts a miss by what the 3C shadow held of its line (misses are the sum of the three).
+#[inline(always)]
+fn classify_miss(counts: &mut CacheStats, prior: Prior) {
+    match prior {
+        Prior::Never => counts.compulsory += 1,
+        Prior::Evicted => counts.capacity += 1,
+        Prior::Resident => counts.conflict += 1,
+    }
 }
 
 impl Cache {
@@ -279,6 +290,7 @@ impl Cache {
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
         s.accesses = s.reads + s.writes;
+        s.misses = s.compulsory + s.capacity + s.conflict;
         s.hits = s.accesses - s.misses;
         s
     }
@@ -344,13 +356,17 @@ impl Cache {
             }
             return misses;
         }
-        // Direct-mapped: one slot to look at, the last line kept in a register. A hit
-        // changes only the shadow's order (a line the cache holds is touched there too,
-        // whatever it held).
+        // Direct-mapped: one slot to look at, the last line and the cache's geometry kept in
+        // registers. A hit changes only the shadow's order (a line
+        // the cache holds is touched there too, whatever it held).
         let (Some(&first), count) = (lines.first(), lines.len() as u32) else {
             return 0;
         };
         debug_assert!(lines.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
+        let (set_mask, base_line) = (self.set_mask, self.base_line);
+        let slots = &mut self.lines[..];
+        let counts = &mut self.counts;
+        let shadow = &mut self.shadow;
         let mut misses = 0;
         let mut last = self.last_line;
         for &line in lines {
@@ -358,20 +374,27 @@ impl Cache {
                 continue;
             }
             last = line;
-            let set = (line & self.set_mask) as usize;
-            let index = line.wrapping_sub(self.base_line);
-            debug_assert!(set < self.lines.len());
+            let set = (line & set_mask) as usize;
+            let index = line.wrapping_sub(base_line);
+            debug_assert!(set < slots.len());
             // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
-            let slot = *unsafe { self.lines.get_unchecked(set) };
-            if slot.line != line {
-                misses += self.read_miss_direct_mapped(line, set, index) as u32;
-            } else {
-                self.shadow.touch(index, true);
+            let slot = unsafe { slots.get_unchecked_mut(set) };
+            if slot.line == line {
+                shadow.touch(index, true);
+                continue;
             }
+            // A read miss: no victim to choose, the line always allocated, never dirty.
+            misses += 1;
+            classify_miss(counts, shadow.touch_missed(index, true));
+            // An empty slot is never dirty.
+            if slot.dirty {
+                counts.writebacks += 1;
+            }
+            *slot = Slot { line, dirty: false };
         }
         self.last_line = last;
-        // (Only the last line's dirt matters: read once, not per hit.)
-        self.last_dirty = self.lines[(last & self.set_mask) as usize].dirty;
+        // (Only the last line's dirt matters: read once, not per access.)
+        self.last_dirty = slots[(last & set_mask) as usize].dirty;
         // Consecutive lines fall in distinct sets when there are at most as many as sets.
         self.repeat = if count <= self.cfg.sets {
             (first, count)
@@ -415,6 +438,15 @@ impl Cache {
         if line == self.last_line && (!write || self.last_dirty) {
             return false;
         }
+        // A two-way cache (the usual D-cache) in a function of its own for reads and one for
+        // writes, each with only the registers its own path needs.
+        if self.ways == 2 {
+            return if write {
+                self.access_two_ways::<true>(line)
+            } else {
+                self.access_two_ways::<false>(line)
+            };
+        }
         self.access_slow(line, write)
     }
 
@@ -424,8 +456,7 @@ impl Cache {
     #[inline(never)]
     fn access_slow(&mut self, line: u32, write: bool) -> bool {
         if self.ways == 2 {
-            // (`repeat` is only ever set in a direct-mapped cache.)
-            return self.access_two_ways(line, write);
+            return self.access_two_ways_any(line, write);
         }
         self.repeat = (NO_LINE, 0);
         let set = (line & self.set_mask) as usize;
@@ -464,10 +495,21 @@ impl Cache {
         false
     }
 
+    /// [`Cache::access_two_ways`] for a `write` known only when running.
+    fn access_two_ways_any(&mut self, line: u32, write: bool) -> bool {
+        if write {
+            self.access_two_ways::<true>(line)
+        } else {
+            self.access_two_ways::<false>(line)
+        }
+    }
+
     /// [`Cache::access_slow`] of a two-way cache (the usual D-cache): its two slots compared
-    /// without a loop or bounds checks, and a hit's state changed in place.
-    #[inline(always)]
-    fn access_two_ways(&mut self, line: u32, write: bool) -> bool {
+    /// without a loop or bounds checks, and a hit's state changed in place. (`repeat` is only
+    /// ever set in a direct-mapped cache.)
+    #[inline(never)]
+    fn access_two_ways<const WRITE: bool>(&mut self, line: u32) -> bool {
+        let write = WRITE;
         let set = (line & self.set_mask) as usize;
         let first = 2 * set;
         debug_assert!(first + 2 <= self.lines.len() && first + 2 <= self.stamp.len());
@@ -501,47 +543,12 @@ impl Cache {
         false
     }
 
-    /// [`Cache::miss`] for a read of a direct-mapped cache (every I-cache miss of the usual
-    /// geometries): no victim to choose, the line always allocated, never dirty. Inline in
-    /// [`Cache::line_changes`], whose registers are already saved.
-    #[inline(always)]
-    fn read_miss_direct_mapped(&mut self, line: u32, set: usize, index: u32) -> bool {
-        let in_shadow = self.shadow.touch_missed(index, true);
-        self.classify_miss(index, in_shadow);
-        debug_assert!(set < self.lines.len());
-        // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
-        let slot = unsafe { self.lines.get_unchecked_mut(set) };
-        // An empty slot is never dirty.
-        if slot.dirty {
-            self.counts.writebacks += 1;
-        }
-        *slot = Slot { line, dirty: false };
-        self.last_line = line;
-        self.last_dirty = false;
-        true
-    }
-
-    /// Counts a miss on line `index` (from the start of memory), which the shadow held or not.
-    #[inline(always)]
-    fn classify_miss(&mut self, index: u32, in_shadow: bool) {
-        self.counts.misses += 1;
-        // (A line that hits was referenced before: only a miss can be a first reference.)
-        if self.shadow.first_reference(index) {
-            self.counts.compulsory += 1;
-        } else if !in_shadow {
-            self.counts.capacity += 1;
-        } else {
-            self.counts.conflict += 1;
-        }
-    }
-
     /// A miss on `line` (in `set`; `index` its number from the start of memory): classified,
     /// and filled unless it is a store that does not allocate.
     #[inline(never)]
     fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
         let allocate = !write || self.cfg.write_allocate;
-        let in_shadow = self.shadow.touch_missed(index, allocate);
-        self.classify_miss(index, in_shadow);
+        classify_miss(&mut self.counts, self.shadow.touch_missed(index, allocate));
         if !allocate {
             self.counts.memory_writes += 1;
             self.last_line = NO_LINE;

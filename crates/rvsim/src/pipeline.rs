@@ -69,8 +69,9 @@ pub const TRAP_PENALTY: u64 = 3;
 #[derive(Clone, Debug, Default)]
 pub struct Pipeline {
     pub miss_penalty: u64,
-    /// Destination of the previous instruction if it was a load, else 0.
-    load_rd: u8,
+    /// The previous instruction's destination if it was a load, as a register mask
+    /// ([`load_mask`]; 0 if it was not a load or wrote x0).
+    load_mask: u32,
     pub stats: PipelineStats,
 }
 
@@ -88,8 +89,8 @@ impl Pipeline {
     pub fn retire(&mut self, d: Decoded, redirected: bool, imiss: u32, dmiss: u32) {
         let s = &mut self.stats;
         s.retired += 1;
-        s.load_use_stalls += load_use(self.load_rd, d.rs1, d.rs2) as u64;
-        self.load_rd = load_destination(d);
+        s.load_use_stalls += (self.load_mask & reads(d.rs1, d.rs2) != 0) as u64;
+        self.load_mask = load_mask(d);
         match d.op {
             Op::Jal | Op::Jalr | Op::Mret => s.jump_flushes += BRANCH_PENALTY,
             Op::Ecall => s.trap_flushes += BRANCH_PENALTY,
@@ -109,9 +110,8 @@ impl Pipeline {
     #[inline]
     pub fn retire_block(&mut self, t: &BlockTiming, redirected: bool) {
         let s = &mut self.stats;
-        s.load_use_stalls +=
-            t.inner_stalls as u64 + load_use(self.load_rd, t.first_rs1, t.first_rs2) as u64;
-        self.load_rd = t.last_load_rd;
+        s.load_use_stalls += t.inner_stalls as u64 + (self.load_mask & t.first_reads != 0) as u64;
+        self.load_mask = t.last_load;
         s.jump_flushes += t.inner_jump_flushes as u64;
         match t.end {
             BlockEnd::Jump => s.jump_flushes += BRANCH_PENALTY,
@@ -136,28 +136,30 @@ impl Pipeline {
         self.stats.trap_flushes += TRAP_PENALTY;
         self.stats.icache_miss_stalls += imiss as u64 * self.miss_penalty;
         self.stats.dcache_miss_stalls += dmiss as u64 * self.miss_penalty;
-        self.load_rd = 0;
+        self.load_mask = 0;
     }
 
     /// Accounts for a taken interrupt.
     pub fn interrupt(&mut self) {
         self.stats.interrupt_flushes += TRAP_PENALTY;
-        self.load_rd = 0;
+        self.load_mask = 0;
     }
 }
 
-/// Whether an instruction reading `rs1` and `rs2` waits for a load just before it that writes
-/// `load_rd` (0: the instruction before was not a load; x0 is never a hazard).
+/// The registers an instruction reading `rs1` and `rs2` reads, as a mask (bit r for xr). An
+/// instruction waits for a load just before it when this meets that load's [`load_mask`].
 #[inline]
-fn load_use(load_rd: u8, rs1: u8, rs2: u8) -> bool {
-    load_rd != 0 && (rs1 == load_rd || rs2 == load_rd)
+fn reads(rs1: u8, rs2: u8) -> u32 {
+    (1u32 << (rs1 & 31)) | (1u32 << (rs2 & 31))
 }
 
-/// The register a load-use hazard can wait on after `d`: its destination if it is a load.
+/// The register a load-use hazard can wait on after `d`, as a mask: its destination if it is a
+/// load, none if not or if that is x0 (never a hazard: bit 0 is never set, so a read of x0
+/// never meets it).
 #[inline]
-fn load_destination(d: Decoded) -> u8 {
+fn load_mask(d: Decoded) -> u32 {
     if d.op.is_load() {
-        d.rd
+        (1u32 << (d.rd & 31)) & !1
     } else {
         0
     }
@@ -178,14 +180,13 @@ pub enum BlockEnd {
 /// What [`Pipeline::retire_block`] needs of a block, computed once when it is built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlockTiming {
-    pub instructions: u32,
+    /// The registers the first instruction reads, as a mask (the hazard across the block
+    /// boundary is one test of it against the load before).
+    pub first_reads: u32,
+    /// The last instruction's [`load_mask`].
+    pub last_load: u32,
     /// Load-use stalls between the block's own instructions.
     pub inner_stalls: u32,
-    /// Source registers of the first instruction (the hazard across the block boundary).
-    pub first_rs1: u8,
-    pub first_rs2: u8,
-    /// Destination of the last instruction if it is a load, else 0.
-    pub last_load_rd: u8,
     pub end: BlockEnd,
     /// Flush cycles of the jumps inside the block (a superblock goes on through a jal at
     /// its target): every jump but a last one.
@@ -197,16 +198,15 @@ impl BlockTiming {
     /// [`Pipeline::retire`]. `block` must not contain mret or ecall (they end blocks).
     pub fn of(block: impl IntoIterator<Item = Decoded>) -> BlockTiming {
         let mut t = BlockTiming::default();
-        let mut load_rd = 0;
+        let mut load = 0;
         let mut jumps = 0;
         for (i, d) in block.into_iter().enumerate() {
-            t.instructions += 1;
             if i == 0 {
-                (t.first_rs1, t.first_rs2) = (d.rs1, d.rs2);
+                t.first_reads = reads(d.rs1, d.rs2);
             } else {
-                t.inner_stalls += load_use(load_rd, d.rs1, d.rs2) as u32;
+                t.inner_stalls += (load & reads(d.rs1, d.rs2) != 0) as u32;
             }
-            load_rd = load_destination(d);
+            load = load_mask(d);
             debug_assert!(!matches!(d.op, Op::Mret | Op::Ecall));
             t.end = match d.op {
                 Op::Jal | Op::Jalr => {
@@ -217,7 +217,7 @@ impl BlockTiming {
                 _ => BlockEnd::Sequential,
             };
         }
-        t.last_load_rd = load_rd;
+        t.last_load = load;
         let inner_jumps = jumps - (t.end == BlockEnd::Jump) as u32;
         t.inner_jump_flushes = inner_jumps * BRANCH_PENALTY as u32;
         t

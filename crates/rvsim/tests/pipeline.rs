@@ -57,6 +57,10 @@ fn load_use_costs_one_stall_and_an_independent_instruction_hides_it() {
     // A store of the loaded value into memory also reads it (rs2).
     let store = [lw(3, sp, 0), sw(3, sp, 4), EXIT[0], EXIT[1]];
     assert_eq!(pipe(&store, &timed()).load_use_stalls, 1);
+
+    // A load into x0 is no hazard, also for an instruction that reads x0.
+    let discarded = [sw(0, sp, 0), lw(0, sp, 0), add(4, 0, 0), EXIT[0], EXIT[1]];
+    assert_eq!(pipe(&discarded, &timed()).load_use_stalls, 0);
 }
 
 #[test]

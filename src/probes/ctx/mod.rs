@@ -2,6 +2,7 @@
 //! Every mechanism states the switches it expects per round trip and checks them.
 
 pub mod futex;
+pub mod interleave;
 pub mod pipe;
 pub mod ring;
 pub mod sweep;

@@ -1,17 +1,19 @@
 //! `ctx.sweep`: lmbench lat_ctx done with evidence. A ring of N members on one CPU passes a
 //! token; each member walks its own S-byte working set on every receive. The overhead (the
-//! same N pipe writes+reads and N walks inside one thread, caches hot) is sampled
-//! interleaved with the ring, so drift cancels, and per switch = (lap − overhead) / N.
+//! same N pipe writes+reads and N walks inside one thread, caches hot) runs interleaved with
+//! the ring inside every sample (interleave.rs), so drift cancels, and per switch = (lap −
+//! overhead) / N.
 //!
 //! At S = 0 this is the direct cost of a switch; as S grows the difference also holds the
 //! indirect cost of refilling caches and TLB that the other members evicted (Li, Ding, Shen
 //! 2007), which is why each point is labelled with the cache level its working sets fit in.
 
+use super::interleave::{self, Halves, Part};
 use super::ring::{Policy, Ring, RingSpec};
 use super::tax::{drop_counterless_evidence, quiet_hooks};
 use super::Mode;
 use crate::engine::checks;
-use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::measure::{measure, Context, Spec, Verdict, BASELINE_NOTE};
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
@@ -23,6 +25,13 @@ use crate::units::size::fmt_size;
 
 /// The probe id.
 pub const PROBE: &str = "ctx.sweep";
+
+/// What the sweep's baseline samples are, in place of the engine's BASELINE_NOTE.
+pub const INTERLEAVED_NOTE: &str = "overhead samples are the overhead halves of the figure's \
+     samples: in each, the ring's laps and the overhead's alternate in chunks (ring, overhead, \
+     overhead, ring, …), so a drift of the host during the sample adds the same to both; the \
+     overhead's laps make no switch and no fault, so the switches and faults counted in the \
+     sample's window are the ring's";
 
 /// One point of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,8 +58,19 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
     let ring_cell = std::cell::RefCell::new(&mut ring);
-    let mut raw = |iters: u64| ring_cell.borrow_mut().laps(iters);
-    let mut base = |iters: u64| ring_cell.borrow_mut().overhead(iters);
+    // Each raw sample runs the ring's laps and the overhead's interleaved (interleave.rs);
+    // the baseline sample after it is that sample's overhead half.
+    let halves = Halves::default();
+    let mut raw = |iters: u64| {
+        halves.ring(iters, |n| {
+            let mut ring = ring_cell.borrow_mut();
+            interleave::run(n, |part, k| match part {
+                Part::Ring => ring.laps(k),
+                Part::Overhead => ring.overhead(k),
+            })
+        })
+    };
+    let mut base = |iters: u64| halves.overhead(iters, |n| ring_cell.borrow_mut().overhead(n));
     let (procs, policy) = (p.procs, p.policy);
     let m = measure(
         ctx,
@@ -63,6 +83,10 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     );
     std::hint::black_box(ring.sink);
     let mut m = m?;
+    // The engine's note on baselines says they run between the evidence windows; here the
+    // overhead's laps run inside each raw sample's window.
+    m.notes.retain(|n| n != BASELINE_NOTE);
+    m.notes.push(INTERLEAVED_NOTE.into());
     drop_counterless_evidence(&mut m);
     if !ctx.evidence_later && ctx.is_last_round() {
         take_evidence(&mut ring, &mut m)?;
@@ -145,7 +169,8 @@ fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
         .note(format!(
             "ring of {} {} on CPU {} passing a token through pipes; each walks its own {} \
              ({}, one word per {} B) on every receive. Per switch = (lap − the same {} pipe \
-             writes+reads and walks in one thread, sampled interleaved) / {} switches: \
+             writes+reads and walks in one thread, their laps interleaved with the ring's in \
+             every sample) / {} switches: \
              lmbench lat_ctx's definition. Working sets fit in {} per process, {} in total.",
             p.procs,
             match p.mode {
@@ -477,6 +502,10 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.starts_with("perf counts come from")));
+        // The overhead ran inside the figure's samples, and the notes say that, not the
+        // engine's "between the evidence windows".
+        assert!(m.notes.iter().any(|n| n == INTERLEAVED_NOTE));
+        assert!(!m.notes.iter().any(|n| n == BASELINE_NOTE));
         let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
         assert!(names.contains(&"context switches per hop"));
         assert!(names.contains(&"minor faults per switch"));

@@ -1,6 +1,6 @@
 //! The 3C shadow: a fully-associative LRU cache of the real cache's capacity (in lines),
-//! which tells a capacity miss (the shadow misses too) from a conflict miss (it hits), plus
-//! the set of lines ever referenced (a first reference is a compulsory miss).
+//! which tells a capacity miss (the shadow misses too) from a conflict miss (it hits), and
+//! which lines were ever referenced (a first reference is a compulsory miss).
 //!
 //! It sees every access that reaches the cache's slow path (every change of line), so its
 //! common case must be a few instructions without a chain of dependent memory operations.
@@ -21,8 +21,13 @@
 //!   in the same order with new stamps: a rare step, and short where it matters (found from
 //!   both ends of that span at once).
 //!
-//! Stamps are 32-bit; before the clock runs out every stamp is cleared and the resident
-//! lines are stamped again from 1 (reading the table only writes where a stamp is set, so
+//! A line's stamp also says whether it was ever referenced: 0 never, 1 referenced but not
+//! since the clock was wound back (below every resident stamp, as `lru` is at least 2), so a
+//! miss learns whether it is a first reference from the stamp it reads anyway, not from a
+//! table of its own.
+//!
+//! Stamps are 32-bit; before the clock runs out every stamp set is made 1 and the resident
+//! lines are stamped again from 2 (reading the table only writes where a stamp is set, so
 //! pages of the table that were never used stay unallocated).
 
 /// Entries of the log for small shadows: compaction then happens at most once per this
@@ -35,18 +40,18 @@ const MIN_RING: usize = 1 << 14;
 const CLOCK_LIMIT: u32 = u32::MAX - (1 << 24);
 
 pub(super) struct Shadow {
-    /// Lines referenced before: one bit per line of memory.
-    seen: Vec<u64>,
     capacity: u32,
     /// Resident lines (at most `capacity`).
     resident: u32,
-    /// Per line of memory: the time of its latest access (0: none since the last wind-back).
+    /// Per line of memory: the time of its latest access (0: never accessed; 1: accessed,
+    /// but not since the last wind-back, or only by accesses that did not allocate it).
     stamp: Vec<u32>,
     /// Per time modulo its length: the line accessed then.
     log: Vec<u32>,
     /// The time of the latest access.
     clock: u32,
-    /// The stamp of the least recently used resident line (1 before any access).
+    /// The stamp of the least recently used resident line (the next access's time while
+    /// nothing is resident; at least 2, above the stamps 0 and 1 of lines not resident).
     lru: u32,
     /// When the clock reaches this, the log is about to lose the entry at `lru` or the clock
     /// is near its end: see [`Shadow::maintain`].
@@ -57,6 +62,17 @@ pub(super) struct Shadow {
     /// recent ones in reverse order on the way).
     scratch: Vec<u32>,
     newer: Vec<u32>,
+}
+
+/// What the shadow held of a line before an access to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Prior {
+    /// Resident: among the `capacity` most recently used lines.
+    Resident,
+    /// Referenced before, but evicted since (or never allocated).
+    Evicted,
+    /// Never referenced.
+    Never,
 }
 
 impl Shadow {
@@ -71,13 +87,12 @@ impl Shadow {
     fn with_limits(capacity: u32, lines: usize, ring: usize, clock_limit: u32) -> Shadow {
         assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize);
         let mut s = Shadow {
-            seen: vec![0; lines.div_ceil(64)],
             capacity,
             resident: 0,
             stamp: vec![0; lines],
             log: vec![0; ring],
-            clock: 0,
-            lru: 1,
+            clock: 1,
+            lru: 2,
             next_check: 0,
             clock_limit,
             scratch: Vec::new(),
@@ -87,32 +102,23 @@ impl Shadow {
         s
     }
 
-    /// Whether line `i` is referenced for the first time (and from now on it is not).
-    #[inline]
-    pub(super) fn first_reference(&mut self, i: u32) -> bool {
-        let word = &mut self.seen[i as usize / 64];
-        let bit = 1u64 << (i % 64);
-        let first = *word & bit == 0;
-        *word |= bit;
-        first
-    }
-
     /// An access to line `i`: returns whether it was resident and makes it the most recently
     /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
     #[inline(always)]
     pub(super) fn touch(&mut self, i: u32, allocate: bool) -> bool {
-        self.access::<false>(i, allocate)
+        self.access::<false>(i, allocate) == Prior::Resident
     }
 
     /// [`Shadow::touch`] for an access the real cache missed, where the LRU line usually
-    /// changes (a line comes in): that step is inline here, out of line in `touch`.
+    /// changes (a line comes in): that step is inline here, out of line in `touch`. Says
+    /// also whether the line was ever referenced before.
     #[inline(always)]
-    pub(super) fn touch_missed(&mut self, i: u32, allocate: bool) -> bool {
+    pub(super) fn touch_missed(&mut self, i: u32, allocate: bool) -> Prior {
         self.access::<true>(i, allocate)
     }
 
     #[inline(always)]
-    fn access<const LRU_INLINE: bool>(&mut self, i: u32, allocate: bool) -> bool {
+    fn access<const LRU_INLINE: bool>(&mut self, i: u32, allocate: bool) -> Prior {
         // First, as it renumbers the stamps.
         let mut clock = self.clock;
         if clock >= self.next_check {
@@ -122,10 +128,22 @@ impl Shadow {
         let (lru, clock) = (self.lru, clock + 1);
         let stamp = &mut self.stamp[i as usize];
         let s = *stamp;
-        // Stamps of lines never accessed (or not since the wind-back) are 0 < lru.
+        // Stamps of lines not resident are below lru (0 or 1 if not accessed since the
+        // wind-back).
         let hit = s >= lru;
+        let prior = if hit {
+            Prior::Resident
+        } else if s == 0 {
+            Prior::Never
+        } else {
+            Prior::Evicted
+        };
         if !hit && !allocate {
-            return false;
+            // Referenced now, still not resident.
+            if s == 0 {
+                *stamp = 1;
+            }
+            return prior;
         }
         *stamp = clock;
         self.clock = clock;
@@ -141,7 +159,7 @@ impl Shadow {
                 self.lru_changes(hit);
             }
         }
-        hit
+        prior
     }
 
     /// [`Shadow::move_lru`] out of line: the rare part of [`Shadow::touch`].
@@ -188,12 +206,13 @@ impl Shadow {
     fn maintain(&mut self) {
         self.gather_resident();
         if self.clock >= self.clock_limit {
+            // Every line referenced stays so (1); the resident ones are stamped again below.
             for s in self.stamp.iter_mut() {
-                if *s != 0 {
-                    *s = 0;
+                if *s > 1 {
+                    *s = 1;
                 }
             }
-            self.clock = 0;
+            self.clock = 1;
         }
         let mask = self.log.len() - 1;
         let first = self.clock + 1;
@@ -245,10 +264,12 @@ mod tests {
     struct Naive {
         lines: Vec<u32>,
         capacity: usize,
+        /// Every line referenced so far.
+        seen: Vec<u32>,
     }
 
     impl Naive {
-        fn touch(&mut self, i: u32, allocate: bool) -> bool {
+        fn touch(&mut self, i: u32, allocate: bool) -> Prior {
             let pos = self.lines.iter().position(|&l| l == i);
             if let Some(p) = pos {
                 self.lines.remove(p);
@@ -257,7 +278,15 @@ mod tests {
                 self.lines.insert(0, i);
                 self.lines.truncate(self.capacity);
             }
-            pos.is_some()
+            let first = !self.seen.contains(&i);
+            if first {
+                self.seen.push(i);
+            }
+            match (pos, first) {
+                (Some(_), _) => Prior::Resident,
+                (None, true) => Prior::Never,
+                (None, false) => Prior::Evicted,
+            }
         }
     }
 
@@ -270,21 +299,24 @@ mod tests {
     }
 
     /// Every access of random sequences (long loops over a few lines, scans, random lines,
-    /// no-allocate accesses) agrees with the plain list, with a log and a clock small enough
-    /// that compaction and wind-back happen many times.
+    /// no-allocate accesses) agrees with the plain list, and with the set of lines referenced
+    /// (whether a line was ever referenced, kept in its stamp), with a log and a clock small
+    /// enough that compaction and wind-back happen many times.
     #[test]
     fn shadow_agrees_with_an_lru_list_through_compaction_and_wind_back() {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         for capacity in [1u32, 2, 3, 8, 13, 64] {
             for (ring, limit) in [(2 * capacity as usize, 5_000), (256, 3_000), (1024, 700)] {
                 let ring = ring.next_power_of_two();
-                let lines = 4 * capacity as usize + 10;
+                // Enough lines that first references keep coming after wind-backs.
+                let lines = 64 * capacity as usize + 400;
                 let mut shadow = Shadow::with_limits(capacity, lines, ring, limit);
                 let mut naive = Naive {
                     lines: Vec::new(),
                     capacity: capacity as usize,
+                    seen: Vec::new(),
                 };
-                let (mut hits, mut misses) = (0, 0);
+                let (mut hits, mut misses, mut firsts) = (0, 0, 0);
                 let mut i = 0u32;
                 for n in 0..20_000 {
                     let r = next(&mut rng);
@@ -296,18 +328,31 @@ mod tests {
                     };
                     let allocate = r >> 60 != 0;
                     let expected = naive.touch(i, allocate);
+                    // Both entry points, which differ in where the LRU step is compiled.
+                    let got = if r & 1 == 0 {
+                        shadow.touch_missed(i, allocate)
+                    } else if shadow.touch(i, allocate) {
+                        Prior::Resident
+                    } else if expected == Prior::Never {
+                        // (`touch` does not say; what it recorded is checked later.)
+                        Prior::Never
+                    } else {
+                        Prior::Evicted
+                    };
                     assert_eq!(
-                        shadow.touch(i, allocate),
-                        expected,
+                        got, expected,
                         "capacity {capacity}, ring {ring}, limit {limit}, access {n}"
                     );
-                    if expected {
-                        hits += 1;
-                    } else {
-                        misses += 1;
+                    match expected {
+                        Prior::Resident => hits += 1,
+                        Prior::Evicted => misses += 1,
+                        Prior::Never => firsts += 1,
                     }
                 }
-                assert!(hits > 1000 && misses > 1000, "{hits} hits, {misses} misses");
+                assert!(
+                    hits > 1000 && misses > 1000 && firsts > 100,
+                    "{hits} hits, {misses} misses, {firsts} first references"
+                );
             }
         }
     }
