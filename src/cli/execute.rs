@@ -280,13 +280,6 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     // The probe opened counters on this task: the kernel's perf hooks linger after them too.
     crate::evidence::perf::note_closed_now();
     let measurements = conclude_with_evidence(slots, &ctx, &bar, &mut spent, n)?;
-    let mut timings = crate::engine::estimate::Timings::default();
-    for (e, t) in estimate.items.iter().zip(&spent) {
-        timings.record(e, *t);
-    }
-    // Their own entry: an item's history is its own rounds' time, the make-up rounds' is
-    // what the estimate's make-up share learns from (engine::estimate::make_up_estimate).
-    timings.record(&estimate.make_up, made_up);
     bar.finish_and_clear();
     let taken = Taken {
         started_at,
@@ -294,9 +287,25 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         clock: ctx.clock.clone(),
         measurements,
         skipped,
-        item_times: timings.into_vec(),
+        item_times: item_times(&estimate, &spent, made_up),
     };
     assemble(taken, opts)
+}
+
+/// The run's item times: each item's own calls against its model, then the make-up rounds'
+/// as their own entry (an item's history is its own rounds' time; the make-up rounds' is what
+/// the estimate's make-up share learns from, engine::estimate::make_up_estimate).
+fn item_times(
+    estimate: &crate::engine::estimate::PlanEstimate,
+    spent: &[std::time::Duration],
+    made_up: std::time::Duration,
+) -> Vec<crate::model::ItemTime> {
+    let mut timings = crate::engine::estimate::Timings::default();
+    for (e, t) in estimate.items.iter().zip(spent) {
+        timings.record(e, *t);
+    }
+    timings.record(&estimate.make_up, made_up);
+    timings.into_vec()
 }
 
 /// The order of the calls, as (pass, item): items whose figures take no perf counters
