@@ -244,20 +244,19 @@ pub struct Cache {
     /// already its most recent ones, in that order).
     repeat: (u32, u32),
     shadow: Shadow,
-    /// Reads and writes (every access), misses by kind and what follows from them; misses are
-    /// the sum of the kinds and hits the accesses that did not miss (both derived by
-    /// [`Cache::stats`], so a hit counts nothing and a miss one thing).
+    /// Reads and writes (every access) and what follows from misses; misses by kind are
+    /// `kinds`, misses the sum of the kinds and hits the accesses that did not miss (all
+    /// derived by [`Cache::stats`], so a hit counts nothing and a miss one thing).
     counts: CacheStats,
+    /// Misses by kind: compulsory, capacity, conflict ([`Prior`] as an index).
+    kinds: [u64; 3],
 }
 
-/// Counts a miss by what the 3C shadow held of its line (misses are the sum of the three).
+/// Counts a miss by what the 3C shadow held of its line, in `kinds` (compulsory, capacity,
+/// conflict: indexed by [`Prior`], so counting is one addition and no branch).
 #[inline(always)]
-fn classify_miss(counts: &mut CacheStats, prior: Prior) {
-    match prior {
-        Prior::Never => counts.compulsory += 1,
-        Prior::Evicted => counts.capacity += 1,
-        Prior::Resident => counts.conflict += 1,
-    }
+fn classify_miss(kinds: &mut [u64; 3], prior: Prior) {
+    kinds[prior as usize] += 1;
 }
 
 impl Cache {
@@ -283,6 +282,7 @@ impl Cache {
             repeat: (NO_LINE, 0),
             shadow: Shadow::new(capacity, lines_in_memory),
             counts: CacheStats::default(),
+            kinds: [0; 3],
         })
     }
 
@@ -290,6 +290,7 @@ impl Cache {
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
         s.accesses = s.reads + s.writes;
+        [s.compulsory, s.capacity, s.conflict] = self.kinds;
         s.misses = s.compulsory + s.capacity + s.conflict;
         s.hits = s.accesses - s.misses;
         s
@@ -366,8 +367,10 @@ impl Cache {
         let (set_mask, base_line) = (self.set_mask, self.base_line);
         let slots = &mut self.lines[..];
         let counts = &mut self.counts;
+        let kinds = &mut self.kinds;
         let shadow = &mut self.shadow;
-        let mut misses = 0;
+        // (Misses counted as the growth of `kinds`: no counter of its own in the loop.)
+        let before: u64 = kinds.iter().sum();
         let mut last = self.last_line;
         for &line in lines {
             if line == last {
@@ -384,14 +387,14 @@ impl Cache {
                 continue;
             }
             // A read miss: no victim to choose, the line always allocated, never dirty.
-            misses += 1;
-            classify_miss(counts, shadow.touch_missed(index, true));
+            classify_miss(kinds, shadow.touch_missed(index, true));
             // An empty slot is never dirty.
             if slot.dirty {
                 counts.writebacks += 1;
             }
             *slot = Slot { line, dirty: false };
         }
+        let misses = (kinds.iter().sum::<u64>() - before) as u32;
         self.last_line = last;
         // (Only the last line's dirt matters: read once, not per access.)
         self.last_dirty = slots[(last & set_mask) as usize].dirty;
@@ -548,7 +551,7 @@ impl Cache {
     #[inline(never)]
     fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
         let allocate = !write || self.cfg.write_allocate;
-        classify_miss(&mut self.counts, self.shadow.touch_missed(index, allocate));
+        classify_miss(&mut self.kinds, self.shadow.touch_missed(index, allocate));
         if !allocate {
             self.counts.memory_writes += 1;
             self.last_line = NO_LINE;

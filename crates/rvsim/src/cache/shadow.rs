@@ -64,15 +64,16 @@ pub(super) struct Shadow {
     newer: Vec<u32>,
 }
 
-/// What the shadow held of a line before an access to it.
+/// What the shadow held of a line before an access to it (as an index: that of the miss's
+/// kind, compulsory, capacity or conflict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Prior {
-    /// Resident: among the `capacity` most recently used lines.
-    Resident,
-    /// Referenced before, but evicted since (or never allocated).
-    Evicted,
     /// Never referenced.
-    Never,
+    Never = 0,
+    /// Referenced before, but evicted since (or never allocated).
+    Evicted = 1,
+    /// Resident: among the `capacity` most recently used lines.
+    Resident = 2,
 }
 
 impl Shadow {
@@ -85,7 +86,7 @@ impl Shadow {
     /// [`Shadow::new`] with the log's length (a power of two above twice the capacity) and
     /// the clock's limit given, so tests can make compaction and wind-back frequent.
     fn with_limits(capacity: u32, lines: usize, ring: usize, clock_limit: u32) -> Shadow {
-        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize);
+        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize && lines > 0);
         let mut s = Shadow {
             capacity,
             resident: 0,
@@ -131,12 +132,11 @@ impl Shadow {
         // Stamps of lines not resident are below lru (0 or 1 if not accessed since the
         // wind-back).
         let hit = s >= lru;
-        let prior = if hit {
-            Prior::Resident
-        } else if s == 0 {
-            Prior::Never
-        } else {
-            Prior::Evicted
+        // Without a branch: a resident line's stamp is not 0 either.
+        let prior = match (s != 0) as u8 + hit as u8 {
+            0 => Prior::Never,
+            1 => Prior::Evicted,
+            _ => Prior::Resident,
         };
         if !hit && !allocate {
             // Referenced now, still not resident.
@@ -183,9 +183,12 @@ impl Shadow {
         }
         let mask = self.log.len() - 1;
         let mut t = self.lru + 1;
+        let (log, stamp) = (&self.log, &self.stamp);
         // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
-        // into it.
-        while self.stamp[*unsafe { self.log.get_unchecked(t as usize & mask) } as usize] != t {
+        // into it; every entry of the log is an index into `stamp`: the first zeros (`stamp`
+        // is not empty: `with_limits`), the lines of accesses (which index `stamp` first,
+        // with a check) and those copied from the log by `maintain`.
+        while *unsafe { stamp.get_unchecked(*log.get_unchecked(t as usize & mask) as usize) } != t {
             t += 1;
         }
         self.lru = t;
