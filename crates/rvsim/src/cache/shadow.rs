@@ -48,6 +48,8 @@ pub(super) struct Shadow {
     stamp: Vec<u32>,
     /// Per time modulo its length: the line accessed then.
     log: Vec<u32>,
+    /// The log's length less one (a power of two less one: `t & log_mask` is `t`'s entry).
+    log_mask: usize,
     /// The time of the latest access.
     clock: u32,
     /// The stamp of the least recently used resident line (the next access's time while
@@ -92,6 +94,7 @@ impl Shadow {
             resident: 0,
             stamp: vec![0; lines],
             log: vec![0; ring],
+            log_mask: ring - 1,
             clock: 1,
             lru: 2,
             next_check: 0,
@@ -147,9 +150,9 @@ impl Shadow {
         }
         *stamp = clock;
         self.clock = clock;
-        let mask = self.log.len() - 1;
-        // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
-        // into it.
+        let mask = self.log_mask;
+        // SAFETY: `log_mask` is the log's length less one, a power of two less one
+        // (`with_limits`), so `& mask` is an index into it.
         *unsafe { self.log.get_unchecked_mut(clock as usize & mask) } = i;
         // The LRU line itself (`s == lru`), or a line coming in.
         if s <= lru {
@@ -181,13 +184,14 @@ impl Shadow {
             }
             return;
         }
-        let mask = self.log.len() - 1;
+        let mask = self.log_mask;
         let mut t = self.lru + 1;
         let (log, stamp) = (&self.log, &self.stamp);
-        // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
-        // into it; every entry of the log is an index into `stamp`: the first zeros (`stamp`
-        // is not empty: `with_limits`), the lines of accesses (which index `stamp` first,
-        // with a check) and those copied from the log by `maintain`.
+        // SAFETY: `log_mask` is the log's length less one, a power of two less one
+        // (`with_limits`), so `& mask` is an index into it; every entry of the log is an
+        // index into `stamp`: the first zeros (`stamp` is not empty: `with_limits`), the
+        // lines of accesses (which index `stamp` first, with a check) and those copied from
+        // the log by `maintain`.
         while *unsafe { stamp.get_unchecked(*log.get_unchecked(t as usize & mask) as usize) } != t {
             t += 1;
         }
@@ -197,7 +201,7 @@ impl Shadow {
 
     fn set_next_check(&mut self) {
         // The access at `lru + ring` would overwrite the entry at `lru`.
-        let keep = self.lru + self.log.len() as u32 - 1;
+        let keep = self.lru + self.log_mask as u32;
         self.next_check = keep.min(self.clock_limit);
     }
 
