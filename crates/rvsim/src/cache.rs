@@ -256,7 +256,7 @@ pub struct Cache {
 /// conflict: indexed by [`Prior`], so counting is one addition and no branch).
 #[inline(always)]
 fn classify_miss(kinds: &mut [u64; 3], prior: Prior) {
-    kinds[prior as usize] += 1;
+    kinds[prior.index()] += 1;
 }
 
 impl Cache {
@@ -290,7 +290,9 @@ impl Cache {
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
         s.accesses = s.reads + s.writes;
-        [s.compulsory, s.capacity, s.conflict] = self.kinds;
+        s.compulsory = self.kinds[Prior::NEVER.index()];
+        s.capacity = self.kinds[Prior::EVICTED.index()];
+        s.conflict = self.kinds[Prior::RESIDENT.index()];
         s.misses = s.compulsory + s.capacity + s.conflict;
         s.hits = s.accesses - s.misses;
         s

@@ -66,16 +66,25 @@ pub(super) struct Shadow {
     newer: Vec<u32>,
 }
 
-/// What the shadow held of a line before an access to it (as an index: that of the miss's
-/// kind, compulsory, capacity or conflict).
+/// What the shadow held of a line before an access to it: one of the constants below, which
+/// are also the index of the kind of a miss (compulsory, capacity, conflict). A number rather
+/// than an enum so it is computed without a branch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Prior {
+pub(super) struct Prior(u8);
+
+impl Prior {
     /// Never referenced.
-    Never = 0,
+    pub(super) const NEVER: Prior = Prior(0);
     /// Referenced before, but evicted since (or never allocated).
-    Evicted = 1,
+    pub(super) const EVICTED: Prior = Prior(1);
     /// Resident: among the `capacity` most recently used lines.
-    Resident = 2,
+    pub(super) const RESIDENT: Prior = Prior(2);
+
+    /// Its index among the kinds of misses.
+    #[inline(always)]
+    pub(super) fn index(self) -> usize {
+        self.0 as usize
+    }
 }
 
 impl Shadow {
@@ -110,7 +119,7 @@ impl Shadow {
     /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
     #[inline(always)]
     pub(super) fn touch(&mut self, i: u32, allocate: bool) -> bool {
-        self.access::<false>(i, allocate) == Prior::Resident
+        self.access::<false>(i, allocate) == Prior::RESIDENT
     }
 
     /// [`Shadow::touch`] for an access the real cache missed, where the LRU line usually
@@ -135,12 +144,8 @@ impl Shadow {
         // Stamps of lines not resident are below lru (0 or 1 if not accessed since the
         // wind-back).
         let hit = s >= lru;
-        // Without a branch: a resident line's stamp is not 0 either.
-        let prior = match (s != 0) as u8 + hit as u8 {
-            0 => Prior::Never,
-            1 => Prior::Evicted,
-            _ => Prior::Resident,
-        };
+        // A resident line's stamp is not 0 either: 0, 1 or 2 as the constants say.
+        let prior = Prior((s != 0) as u8 + hit as u8);
         if !hit && !allocate {
             // Referenced now, still not resident.
             if s == 0 {
@@ -290,9 +295,9 @@ mod tests {
                 self.seen.push(i);
             }
             match (pos, first) {
-                (Some(_), _) => Prior::Resident,
-                (None, true) => Prior::Never,
-                (None, false) => Prior::Evicted,
+                (Some(_), _) => Prior::RESIDENT,
+                (None, true) => Prior::NEVER,
+                (None, false) => Prior::EVICTED,
             }
         }
     }
@@ -339,22 +344,18 @@ mod tests {
                     let got = if r & 1 == 0 {
                         shadow.touch_missed(i, allocate)
                     } else if shadow.touch(i, allocate) {
-                        Prior::Resident
-                    } else if expected == Prior::Never {
+                        Prior::RESIDENT
+                    } else if expected == Prior::NEVER {
                         // (`touch` does not say; what it recorded is checked later.)
-                        Prior::Never
+                        Prior::NEVER
                     } else {
-                        Prior::Evicted
+                        Prior::EVICTED
                     };
                     assert_eq!(
                         got, expected,
                         "capacity {capacity}, ring {ring}, limit {limit}, access {n}"
                     );
-                    match expected {
-                        Prior::Resident => hits += 1,
-                        Prior::Evicted => misses += 1,
-                        Prior::Never => firsts += 1,
-                    }
+                    *[&mut firsts, &mut misses, &mut hits][expected.index()] += 1;
                 }
                 assert!(
                     hits > 1000 && misses > 1000 && firsts > 100,
