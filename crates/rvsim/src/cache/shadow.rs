@@ -55,8 +55,9 @@ pub(super) struct Shadow {
     /// The stamp of the least recently used resident line (the next access's time while
     /// nothing is resident; at least 2, above the stamps 0 and 1 of lines not resident).
     lru: u32,
-    /// When the clock reaches this, the log is about to lose the entry at `lru` or the clock
-    /// is near its end: see [`Shadow::maintain`].
+    /// When the clock reaches this, the log may be about to lose the entry at `lru`, or the
+    /// clock is near its end: see [`Shadow::maintain`]. Set from `lru` when it is checked,
+    /// not each time `lru` moves: `lru` only grows, so an older value is only earlier.
     next_check: u32,
     /// Where the clock is wound back (a parameter only for tests).
     clock_limit: u32,
@@ -185,7 +186,6 @@ impl Shadow {
             self.resident += 1;
             if self.resident == 1 {
                 self.lru = self.clock;
-                self.set_next_check();
             }
             return;
         }
@@ -201,7 +201,6 @@ impl Shadow {
             t += 1;
         }
         self.lru = t;
-        self.set_next_check();
     }
 
     fn set_next_check(&mut self) {
@@ -212,10 +211,15 @@ impl Shadow {
 
     /// Before the log loses the entry at `lru`, or the clock its range: the resident lines
     /// get new stamps after the clock in the same order (compaction), or, near the clock's
-    /// limit, every stamp is cleared and they get stamps from 1 (wind-back).
+    /// limit, every stamp is cleared and they get stamps from 1 (wind-back). Only the next
+    /// time to check is set if `lru` has moved on far enough since it was last set.
     #[cold]
     #[inline(never)]
     fn maintain(&mut self) {
+        self.set_next_check();
+        if self.clock < self.next_check {
+            return;
+        }
         self.gather_resident();
         if self.clock >= self.clock_limit {
             // Every line referenced stays so (1); the resident ones are stamped again below.
