@@ -112,6 +112,7 @@ impl Pipeline {
         let s = &mut self.stats;
         s.load_use_stalls += t.inner_stalls as u64 + (self.load_mask & t.first_reads != 0) as u64;
         self.load_mask = t.last_load;
+        s.jump_flushes += t.inner_jump_flushes as u64;
         match t.end {
             BlockEnd::Jump => s.jump_flushes += BRANCH_PENALTY,
             BlockEnd::Branch if redirected => s.branch_flushes += BRANCH_PENALTY,
@@ -187,6 +188,9 @@ pub struct BlockTiming {
     /// Load-use stalls between the block's own instructions.
     pub inner_stalls: u32,
     pub end: BlockEnd,
+    /// Flush cycles of the jumps inside the block (a superblock goes on through a jal at
+    /// its target): every jump but a last one.
+    pub inner_jump_flushes: u32,
 }
 
 impl BlockTiming {
@@ -195,6 +199,7 @@ impl BlockTiming {
     pub fn of(block: impl IntoIterator<Item = Decoded>) -> BlockTiming {
         let mut t = BlockTiming::default();
         let mut load = 0;
+        let mut jumps = 0;
         for (i, d) in block.into_iter().enumerate() {
             if i == 0 {
                 t.first_reads = reads(d.rs1, d.rs2);
@@ -204,12 +209,17 @@ impl BlockTiming {
             load = load_mask(d);
             debug_assert!(!matches!(d.op, Op::Mret | Op::Ecall));
             t.end = match d.op {
-                Op::Jal | Op::Jalr => BlockEnd::Jump,
+                Op::Jal | Op::Jalr => {
+                    jumps += 1;
+                    BlockEnd::Jump
+                }
                 op if op.is_branch() => BlockEnd::Branch,
                 _ => BlockEnd::Sequential,
             };
         }
         t.last_load = load;
+        let inner_jumps = jumps - (t.end == BlockEnd::Jump) as u32;
+        t.inner_jump_flushes = inner_jumps * BRANCH_PENALTY as u32;
         t
     }
 }

@@ -1071,3 +1071,164 @@ fn coremark_counts_the_same_on_both_engines_and_validates() {
         }
     }
 }
+
+/// An instruction of [`superblock_body`]: a word, or a jump or branch to a label.
+#[derive(Clone, Copy)]
+enum Asm {
+    W(u32),
+    Label(&'static str),
+    Jal(u32, &'static str),
+    Bne(u32, u32, &'static str),
+}
+
+/// A body for [`looped`] whose blocks go on through direct jumps (superblocks): a `jal` into
+/// the middle of a block that a branch enters at its start in every other pass (with the
+/// link used after the jump), a load right before a `j` that skips one instruction and its
+/// result read right after (by the rules, no load-use stall across the jump), and a `jal` to
+/// the next instruction. The two short jumps stay in line order, so a block goes on through
+/// them with an I-cache too (where its lines allow). `fault`, if any, is inserted before
+/// instruction `at` (labels keep their meaning).
+fn superblock_body(fault: Option<(usize, &[u32])>) -> Vec<u32> {
+    use Asm::*;
+    let xori = |rd, rs1, imm| i(imm, rs1, 4, rd, 0x13);
+    let mut items = vec![
+        W(addi(10, 10, 3)),
+        W(lw(11, 8, 0)),
+        Jal(1, "middle"),
+        Label("start"),
+        W(addi(21, 21, 1)),
+        W(lw(12, 8, 4)),
+        Label("middle"),
+        W(add(23, 23, 1)),
+        W(lw(13, 8, 8)),
+        W(add(14, 13, 1)),
+        W(xori(25, 25, 1)),
+        Bne(25, 0, "start"),
+        W(lw(15, 8, 12)),
+        Jal(0, "skipped"),
+        W(addi(26, 26, 1)),
+        Label("skipped"),
+        W(add(16, 15, 10)),
+        Jal(1, "next"),
+        Label("next"),
+        W(sw(16, 8, 0)),
+        W(add(17, 1, 16)),
+    ];
+    if let Some((at, fault)) = fault {
+        // `at` counts instructions, not labels.
+        let index = items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| !matches!(it, Label(_)))
+            .map(|(k, _)| k)
+            .nth(at)
+            .unwrap_or(items.len());
+        items.splice(index..index, fault.iter().map(|&w| W(w)));
+    }
+    let mut labels = std::collections::HashMap::new();
+    let mut n = 0;
+    for it in &items {
+        match it {
+            Label(l) => {
+                labels.insert(*l, n);
+            }
+            _ => n += 1,
+        }
+    }
+    let mut words = Vec::new();
+    for it in &items {
+        let off = |l: &str| 4 * (labels[l] - words.len() as i32);
+        match *it {
+            W(w) => words.push(w),
+            Label(_) => {}
+            Jal(rd, l) => words.push(jal(rd, off(l))),
+            Bne(rs1, rs2, l) => words.push(bne(rs1, rs2, off(l))),
+        }
+    }
+    words
+}
+
+#[test]
+fn superblocks_count_the_same_with_interrupts_at_every_offset() {
+    for interval in 1..=30 {
+        for rearm in [12, 17, 23, 41] {
+            let program = looped(&superblock_body(None), true, rearm);
+            for (label, cfg) in checked_configs() {
+                let cfg = Config {
+                    timer_interval: Some(interval),
+                    max_instructions: 100_000,
+                    ..cfg
+                };
+                let out = check(
+                    &format!("superblocks, interval {interval}, re-arm {rearm}"),
+                    label,
+                    &program,
+                    &cfg,
+                );
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                assert!(out.machine.stats().interrupts > 10);
+            }
+        }
+    }
+}
+
+#[test]
+fn superblocks_count_the_same_with_a_trap_at_every_offset() {
+    let faults: [&[u32]; 4] = [&[lw(19, 0, 16)], &[ILLEGAL], &[ECALL], &[lw(19, 7, -8)]];
+    let len = superblock_body(None).len();
+    for fault in faults {
+        let mut trapped = 0;
+        for at in 0..=len {
+            let program = looped(&superblock_body(Some((at, fault))), false, 1);
+            for (label, cfg) in checked_configs() {
+                let out = check(
+                    &format!("superblocks, {:08x} at {at}", fault[0]),
+                    label,
+                    &program,
+                    &cfg,
+                );
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                trapped += out.machine.stats().exceptions;
+            }
+        }
+        if fault[0] == lw(19, 7, -8) {
+            assert_eq!(trapped, 0);
+        } else {
+            assert!(trapped > 20 * len as u64, "{trapped}");
+        }
+    }
+}
+
+#[test]
+fn a_superblock_dies_when_the_code_it_jumped_to_in_another_page_changes() {
+    // The loop calls a routine in another page (`jal` into it: the loop's block goes on
+    // there up to its `ret`), then overwrites the routine's first instruction, an increment
+    // of x10 by 1, with an increment by the round's counter x20 (40 down to 1). The block
+    // that went on into the routine's page must die with that page's code: the round with
+    // counter k adds k + 1 (the first adds 1), 820 in all.
+    let jalr_ra = i(0, 1, 0, 0, 0x67);
+    let (routine, lp) = (0x3000u32, 0x40u32);
+    let mut w = vec![lui(8, (BASE + routine) >> 12)];
+    w.extend(li(12, addi(10, 10, 0)));
+    w.push(addi(20, 0, 40));
+    w.resize(lp as usize / 4, addi(0, 0, 0));
+    w.extend([
+        addi(11, 11, 1),
+        jal(1, routine as i32 - (lp + 4) as i32),
+        i(20, 20, 1, 14, 0x13), // slli x14, x20, 20
+        add(14, 14, 12),
+        sw(14, 8, 0),
+        addi(20, 20, -1),
+        bne(20, 0, -24),
+    ]);
+    w.extend(EXIT);
+    let mut bytes = code(&w);
+    bytes.resize(routine as usize, 0);
+    bytes.extend(code(&[addi(10, 10, 1), addi(13, 13, 1), jalr_ra]));
+    let program = Program::from_code(BASE, &bytes);
+    for (label, cfg) in checked_configs() {
+        let out = check("a superblock into a changed page", label, &program, &cfg);
+        assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+        assert_eq!(out.machine.regs[10], 820, "{label}");
+    }
+}

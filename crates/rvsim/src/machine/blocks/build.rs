@@ -109,7 +109,8 @@ impl Machine {
         {
             self.blocks.clear();
         }
-        let page_end = (pc as u64 | ((1 << PAGE_SHIFT) - 1)) + 1;
+        let line_shift = self.icache.as_ref().map(|c| c.line_shift());
+        let mut page_end = page_end_of(pc);
         let mut code = [(0u32, Decoded::UNDECODED); MAX_BLOCK_LEN];
         let mut n = 0;
         let mut at = pc;
@@ -125,19 +126,46 @@ impl Machine {
             }
             code[n] = (at, d);
             n += 1;
-            at = at.wrapping_add(d.len as u32);
-            if d.op == Op::Jal || d.op == Op::Jalr {
+            let next = at.wrapping_add(d.len as u32);
+            if d.op == Op::Jal {
+                // A superblock: the block goes on at the jump's target (its first instruction
+                // there is checked as any other; if it cannot join, the jump ends the block).
+                let target = at.wrapping_add(d.imm as u32);
+                if !follows_in_fetch_order(line_shift, next, target) {
+                    break;
+                }
+                at = target;
+                page_end = page_end_of(target);
+                continue;
+            }
+            at = next;
+            if d.op == Op::Jalr {
                 break;
+            }
+        }
+        let code = &code[..n];
+        // The address after the last instruction (a jump's link when it ends the block).
+        let fall = code
+            .last()
+            .map_or(pc, |&(a, d)| a.wrapping_add(d.len as u32));
+        self.blocks.cover(self.decoded.len());
+        let id = self.blocks.blocks.len() as u32;
+        let block = self.new_block(code, pc, fall);
+        self.blocks.blocks.push(block);
+        // Every page the block's instructions are in (each one decoded, so each page has a
+        // predecode table): a change to any of them kills the block.
+        let mut tables = [u32::MAX; MAX_BLOCK_LEN];
+        let mut spanned = 0;
+        for &(a, _) in code.iter() {
+            let table = self.page_table[((a - self.base) >> PAGE_SHIFT) as usize];
+            if !tables[..spanned].contains(&table) {
+                tables[spanned] = table;
+                spanned += 1;
+                self.blocks.table_blocks[table as usize].push(id);
             }
         }
         // The first instruction decoded, so its page has a predecode table.
         let table = self.page_table[((pc - self.base) >> PAGE_SHIFT) as usize] as usize;
-        self.blocks.cover(self.decoded.len());
-        let code = &code[..n];
-        let id = self.blocks.blocks.len() as u32;
-        let block = self.new_block(code, pc, at);
-        self.blocks.blocks.push(block);
-        self.blocks.table_blocks[table].push(id);
         let slot = table * SLOTS_PER_PAGE + ((pc >> 1) as usize & (SLOTS_PER_PAGE - 1));
         self.blocks.slots[slot] = id;
         id
@@ -169,7 +197,11 @@ impl Machine {
         let mut straddles = 0;
         for (i, &(at, d)) in code.iter().enumerate() {
             let last = i + 1 == code.len();
-            let mut op = op_for(d, at);
+            let mut op = if last {
+                op_for(d, at)
+            } else {
+                inner_op_for(d, at)
+            };
             compressed += (d.len == 2) as u32;
             if let Some(shift) = line_shift {
                 let first = at >> shift;
@@ -249,6 +281,42 @@ impl Machine {
             }
             _ => true,
         }
+    }
+}
+
+/// The end of the 4 KiB page holding `pc` (an instruction of a block may not cross it).
+fn page_end_of(pc: u32) -> u64 {
+    (pc as u64 | ((1 << PAGE_SHIFT) - 1)) + 1
+}
+
+/// Whether a block may go on at a jump's `target` after fetching up to `next`: always
+/// without an I-cache; with one, when the block's I-cache lines stay consecutive and
+/// increasing (the target in the line of the jump's last byte or the line after it), which
+/// [`crate::cache::Cache::fetch_lines`] requires of a list of lines.
+fn follows_in_fetch_order(line_shift: Option<u32>, next: u32, target: u32) -> bool {
+    match line_shift {
+        None => true,
+        Some(shift) => {
+            let last = next.wrapping_sub(1) >> shift;
+            let to = target >> shift;
+            to == last || to == last.wrapping_add(1)
+        }
+    }
+}
+
+/// The op of instruction `d` at `pc` when it is not its block's last: a jal there is one the
+/// block went on through (a superblock), so it only writes its link value, known at decode
+/// (its flush is in the exits' [`BlockTiming`]).
+fn inner_op_for(d: Decoded, pc: u32) -> BlockOp {
+    if d.op != Op::Jal {
+        return op_for(d, pc);
+    }
+    BlockOp {
+        kind: if d.rd == 0 { Kind::Nop } else { Kind::Li },
+        rd: d.rd & 31,
+        rs1: 0,
+        rs2: 0,
+        imm: pc.wrapping_add(d.len as u32),
     }
 }
 

@@ -195,7 +195,10 @@ impl Machine {
             } else {
                 0
             };
-            self.retire::<PIPE>(d, pc, pc.wrapping_add(d.len as u32), imiss);
+            // The next op's address: the instruction after, or a jump's target inside a
+            // superblock.
+            let next = self.blocks.sources[i + 1].0;
+            self.retire::<PIPE>(d, pc, next, imiss);
         }
         self.blocks.sources[first + cut.op as usize].0
     }

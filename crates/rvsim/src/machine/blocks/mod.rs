@@ -2,10 +2,15 @@
 //! per-instruction engine (`Machine::run_with`, kept as the reference).
 //!
 //! Code is decoded once into *blocks* of pre-decoded ops. A block runs on through conditional
-//! branches that are not taken and ends at a jump, before an instruction the block engine
+//! branches that are not taken and through direct jumps (`jal`, `j`: it goes on at their
+//! target, a *superblock*; with an I-cache only where its lines stay consecutive, see
+//! `build::follows_in_fetch_order`), and ends at an indirect jump, before an instruction the block engine
 //! leaves to the reference engine (CSR access, `ecall`, `ebreak`, `mret`, `fence.i`, AMO,
-//! illegal, a jump to a misaligned target), at the end of its 4 KiB page, or at
-//! [`MAX_BLOCK_LEN`] instructions. Each branch is one of the block's *exits* (taken, the run
+//! illegal, a jump to a misaligned target), at the end of a 4 KiB page, or at
+//! [`MAX_BLOCK_LEN`] instructions. A jump the block goes on through is an op that writes its
+//! link value (known at decode) or does nothing; its flush is in the timing of the exits
+//! after it, and a block is registered with every page its instructions are in, so a change
+//! to any of them kills it. Each branch is one of the block's *exits* (taken, the run
 //! leaves the block there), and so is its last instruction. Decoding resolves what only
 //! depends on the instruction's address (AUIPC values, jump and branch targets, link values)
 //! and specialises common forms (load immediate, register move, writes to x0 as no-ops), so
