@@ -298,6 +298,12 @@ impl Cache {
         s
     }
 
+    /// Misses so far (cheaper than [`Cache::stats`]).
+    #[inline]
+    pub fn misses(&self) -> u64 {
+        self.kinds.iter().sum()
+    }
+
     pub fn config(&self) -> &CacheConfig {
         &self.cfg
     }
@@ -326,21 +332,22 @@ impl Cache {
     /// `fetches` instruction fetches whose lines (line numbers, `pc >> line_shift()`) are
     /// `lines` in order, consecutive fetches from one line given once: counted as that many
     /// [`Cache::fetch`] accesses would be, since a fetch from the line just read is a hit
-    /// that changes no state. Returns misses. The lines must be consecutive and increasing
+    /// that changes no state. (The misses are the growth of [`Cache::misses`]: not returned, so
+    /// a run without a pipeline adds nothing up.) The lines must be consecutive and increasing
     /// (those of sequential fetches): a repeat of the list just counted is recognised by its
     /// first line and length.
     #[inline(always)]
-    pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) -> u32 {
+    pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) {
         self.counts.reads += fetches as u64;
         // A block whose fetches all come from the line read last changes no state.
         if let [line] = lines {
             if *line == self.last_line {
-                return 0;
+                return;
             }
         }
         // Nor does the list just counted, again (see `repeat`).
         if lines.first() == Some(&self.repeat.0) && lines.len() as u32 == self.repeat.1 {
-            return 0;
+            return;
         }
         self.line_changes(lines)
     }
@@ -349,21 +356,20 @@ impl Cache {
     /// it is called from keeps its registers, and the cache's own fields stay in registers
     /// across one block's line changes.
     #[inline(never)]
-    fn line_changes(&mut self, lines: &[u32]) -> u32 {
+    fn line_changes(&mut self, lines: &[u32]) {
         if self.ways != 1 {
-            let mut misses = 0;
             for &line in lines {
                 if line != self.last_line {
-                    misses += self.access_slow(line, false) as u32;
+                    self.access_slow(line, false);
                 }
             }
-            return misses;
+            return;
         }
         // Direct-mapped: one slot to look at, the last line and the cache's geometry kept in
         // registers. A hit changes only the shadow's order (a line
         // the cache holds is touched there too, whatever it held).
         let (Some(&first), count) = (lines.first(), lines.len() as u32) else {
-            return 0;
+            return;
         };
         debug_assert!(lines.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
         let (set_mask, base_line) = (self.set_mask, self.base_line);
@@ -371,8 +377,6 @@ impl Cache {
         let counts = &mut self.counts;
         let kinds = &mut self.kinds;
         let shadow = &mut self.shadow;
-        // (Misses counted as the growth of `kinds`: no counter of its own in the loop.)
-        let before: u64 = kinds.iter().sum();
         let mut last = self.last_line;
         for &line in lines {
             if line == last {
@@ -396,7 +400,6 @@ impl Cache {
             }
             *slot = Slot { line, dirty: false };
         }
-        let misses = (kinds.iter().sum::<u64>() - before) as u32;
         self.last_line = last;
         // (Only the last line's dirt matters: read once, not per access.)
         self.last_dirty = slots[(last & set_mask) as usize].dirty;
@@ -406,7 +409,6 @@ impl Cache {
         } else {
             (NO_LINE, 0)
         };
-        misses
     }
 
     /// A data access to the line holding `addr`. Returns true on a miss.
