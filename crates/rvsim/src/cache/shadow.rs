@@ -39,12 +39,16 @@ const MIN_RING: usize = 1 << 14;
 /// Where the clock is wound back (well below `u32::MAX`, so no stamp arithmetic wraps).
 const CLOCK_LIMIT: u32 = u32::MAX - (1 << 24);
 
+/// The shadow starts full: of `capacity` placeholder lines (numbered after the lines of
+/// memory, so never accessed), which the first lines to come in evict, least recently used
+/// first, as they would fill empty places. So every line that comes in evicts one, and an
+/// access needs no count of the lines resident.
 pub(super) struct Shadow {
+    /// Resident lines: always this many, placeholders included.
     capacity: u32,
-    /// Resident lines (at most `capacity`).
-    resident: u32,
-    /// Per line of memory: the time of its latest access (0: never accessed; 1: accessed,
-    /// but not since the last wind-back, or only by accesses that did not allocate it).
+    /// Per line of memory, then per placeholder: the time of its latest access (0: never
+    /// accessed; 1: accessed, but not since the last wind-back, or only by accesses that did
+    /// not allocate it).
     stamp: Vec<u32>,
     /// Per time modulo its length: the line accessed then.
     log: Vec<u32>,
@@ -52,8 +56,8 @@ pub(super) struct Shadow {
     log_mask: usize,
     /// The time of the latest access.
     clock: u32,
-    /// The stamp of the least recently used resident line (the next access's time while
-    /// nothing is resident; at least 2, above the stamps 0 and 1 of lines not resident).
+    /// The stamp of the least recently used resident line (at least 2, above the stamps 0
+    /// and 1 of lines not resident).
     lru: u32,
     /// When the clock reaches this, the log may be about to lose the entry at `lru`, or the
     /// clock is near its end: see [`Shadow::maintain`]. Set from `lru` when it is checked,
@@ -98,11 +102,10 @@ impl Shadow {
     /// [`Shadow::new`] with the log's length (a power of two above twice the capacity) and
     /// the clock's limit given, so tests can make compaction and wind-back frequent.
     fn with_limits(capacity: u32, lines: usize, ring: usize, clock_limit: u32) -> Shadow {
-        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize && lines > 0);
+        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize && capacity > 0);
         let mut s = Shadow {
             capacity,
-            resident: 0,
-            stamp: vec![0; lines],
+            stamp: vec![0; lines + capacity as usize],
             log: vec![0; ring],
             log_mask: ring - 1,
             clock: 1,
@@ -112,6 +115,13 @@ impl Shadow {
             scratch: Vec::new(),
             newer: Vec::new(),
         };
+        // The placeholders, accessed at times 2 and on (`lru` is the first).
+        for k in 0..capacity {
+            let line = lines as u32 + k;
+            s.clock += 1;
+            s.stamp[line as usize] = s.clock;
+            s.log[s.clock as usize & s.log_mask] = line;
+        }
         s.set_next_check();
         s
     }
@@ -163,9 +173,9 @@ impl Shadow {
         // The LRU line itself (`s == lru`), or a line coming in.
         if s <= lru {
             if LRU_INLINE {
-                self.move_lru(hit);
+                self.move_lru();
             } else {
-                self.lru_changes(hit);
+                self.lru_changes();
             }
         }
         prior
@@ -174,27 +184,20 @@ impl Shadow {
     /// [`Shadow::move_lru`] out of line: the rare part of [`Shadow::touch`].
     #[cold]
     #[inline(never)]
-    fn lru_changes(&mut self, hit: bool) {
-        self.move_lru(hit);
+    fn lru_changes(&mut self) {
+        self.move_lru();
     }
 
-    /// The LRU line was accessed (`hit`), or a line came in, evicting the LRU line if the
-    /// shadow was full. `lru` moves to the next resident line in time.
+    /// The LRU line was accessed, or a line came in, evicting the LRU line. `lru` moves to
+    /// the next resident line in time.
     #[inline(always)]
-    fn move_lru(&mut self, hit: bool) {
-        if !hit && self.resident < self.capacity {
-            self.resident += 1;
-            if self.resident == 1 {
-                self.lru = self.clock;
-            }
-            return;
-        }
+    fn move_lru(&mut self) {
         let mask = self.log_mask;
         let mut t = self.lru + 1;
         let (log, stamp) = (&self.log, &self.stamp);
         // SAFETY: `log_mask` is the log's length less one, a power of two less one
         // (`with_limits`), so `& mask` is an index into it; every entry of the log is an
-        // index into `stamp`: the first zeros (`stamp` is not empty: `with_limits`), the
+        // index into `stamp`: the first zeros and the placeholders (`with_limits`), the
         // lines of accesses (which index `stamp` first, with a check) and those copied from
         // the log by `maintain`.
         while *unsafe { stamp.get_unchecked(*log.get_unchecked(t as usize & mask) as usize) } != t {
@@ -258,7 +261,7 @@ impl Shadow {
         older.clear();
         newer.clear();
         let (mut lo, mut hi) = (self.lru, self.clock);
-        let want = self.resident as usize;
+        let want = self.capacity as usize;
         while older.len() + newer.len() < want && lo <= hi {
             older.extend(latest(lo));
             lo += 1;
