@@ -1232,3 +1232,51 @@ fn a_superblock_dies_when_the_code_it_jumped_to_in_another_page_changes() {
         assert_eq!(out.machine.regs[10], 820, "{label}");
     }
 }
+
+#[test]
+fn a_block_that_branches_to_its_own_start_counts_the_same_at_every_offset() {
+    // The block at the body's start branches back to itself from its third instruction
+    // (taken three times in four) and again from its end (the loop of `looped`): the op
+    // interpreter goes round again in place while the steps left hold the whole block, so
+    // timer interrupts and instruction limits at every offset test where it must stop.
+    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
+    let mut body = vec![
+        addi(21, 21, 1),
+        andi(22, 21, 3),
+        bne(22, 0, -8),
+        addi(23, 23, 1),
+    ];
+    body.extend(straight_line());
+    for interval in 1..=30 {
+        for rearm in [12, 17, 23, 41] {
+            let program = looped(&body, true, rearm);
+            for (label, cfg) in checked_configs() {
+                let cfg = Config {
+                    timer_interval: Some(interval),
+                    max_instructions: 100_000,
+                    ..cfg
+                };
+                let name = format!("a loop in one block, interval {interval}, re-arm {rearm}");
+                let out = check(&name, label, &program, &cfg);
+                assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+                assert!(out.machine.stats().interrupts > 10);
+            }
+        }
+    }
+    let program = looped(&body, false, 1);
+    for limit in 1..=120 {
+        for (label, cfg) in checked_configs() {
+            let cfg = Config {
+                max_instructions: limit,
+                ..cfg
+            };
+            let out = check(
+                &format!("a loop in one block, limit {limit}"),
+                label,
+                &program,
+                &cfg,
+            );
+            assert!(matches!(out.stop, Stop::Limit { .. }), "{:?}", out.stop);
+        }
+    }
+}

@@ -1,7 +1,9 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{Block, BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
+use super::{
+    Block, BlockCache, BlockOp, Exit, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT,
+};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
@@ -231,13 +233,18 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
         (pc, stuck(b, id, NO_EXIT, WAY_INDIRECT as usize))
     } else {
         loop {
-            let done = match run_ops::<DC>(
+            let done = match run_ops::<DC, IC, PIPE>(
                 core.regs,
                 core.ram,
                 &bc.ops,
                 b,
                 &core.plain,
                 core.dcache.as_deref_mut(),
+                Loop {
+                    exits: &bc.exits,
+                    budget: &mut budget,
+                    compressed: &mut compressed,
+                },
             ) {
                 Ok(done) => done,
                 Err(cut) => {
@@ -343,16 +350,30 @@ fn read<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
         .map(|b| b.try_into().unwrap_or([0; N]))
 }
 
+/// What a block that branches back to its own start needs to go round again without leaving
+/// the op interpreter: its exits' counts, and the chained loop's steps left and compressed
+/// count, which it adds them to.
+struct Loop<'a> {
+    exits: &'a [Exit],
+    budget: &'a mut u32,
+    compressed: &'a mut u64,
+}
+
 /// The op interpreter. Free of `self` so the compiler knows the registers, the memory and the
-/// ops do not overlap, and keeps their addresses in registers.
+/// ops do not overlap, and keeps their addresses in registers. Without the I-cache and the
+/// pipeline (the D-cache counts its accesses op by op), a taken branch to the block's own
+/// start adds its exit's counts and goes round again, while the steps left hold another whole
+/// pass: a loop that is one block then never leaves it through the chain.
 #[inline(always)]
-fn run_ops<const DC: bool>(
+#[allow(clippy::too_many_arguments)]
+fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
     regs: &mut [u32; 32],
     ram: &mut [u8],
     ops: &[BlockOp],
     block: &Block,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
+    lp: Loop,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
     // The index among the block's ops of the op running, advanced at the end of each op's
@@ -428,6 +449,21 @@ fn run_ops<const DC: bool>(
                 } else {
                     block.exits + $op.rd as u32
                 };
+                if !IC && !PIPE && $op.imm == block.pc {
+                    debug_assert!((exit as usize) < lp.exits.len());
+                    // SAFETY: as for the exit `run_chain` reads after a block: a branch's
+                    // exit index is one of its block's exits (`build::new_block`).
+                    let e = unsafe { lp.exits.get_unchecked(exit as usize) };
+                    // The block fitted in the steps left when it started: `e.len` of them
+                    // are there to take.
+                    let left = *lp.budget - e.len;
+                    if left >= block.len {
+                        *lp.budget = left;
+                        *lp.compressed += e.compressed as u64;
+                        at = 0;
+                        continue;
+                    }
+                }
                 return Ok(Done {
                     next: $op.imm,
                     exit,
