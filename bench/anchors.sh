@@ -126,11 +126,20 @@ for r in $(seq 1 "$ROUNDS"); do
   # size is its own pair, reference and oscost back to back: at 256k-2m a row reads the
   # host's state of that moment (a slow phase can hold for minutes), so both sides of a row
   # must see the same one; the table's paired ratio compares them round by round.
+  # Each side's subtracted overhead per hop gets its own row ("ring overhead", lat_ctx's
+  # `ovr=`; oscost's baseline per lap / 2): at 256k-2m the figure is a few % of a walk, so
+  # whether a difference between the sides is in the ring's lap or in the overhead it
+  # subtracts is the first thing to know about it (issue 27).
   for s in $SIZES; do
-    ref_ctx() { rec "lat_ctx 2 procs S=$s (µs)" ref "$r" "$($PIN "$WORK/lat_ctx" "$(bytes "$s")" 2 "$(laps_for "$s")" | tail -1 | awk '{print $2}')" valid; }
+    ref_ctx() {
+      local out; out=$($PIN "$WORK/lat_ctx" "$(bytes "$s")" 2 "$(laps_for "$s")")
+      rec "lat_ctx 2 procs S=$s (µs)" ref "$r" "$(echo "$out" | tail -1 | awk '{print $2}')" valid
+      rec "ring overhead per hop S=$s (µs)" ref "$r" "$(echo "$out" | sed -n 's/.*ovr=//p')" valid
+    }
     os_ctx() {
       OS ctx sweep --procs 2 --sizes "$s" --json "$WORK/ctx.json"
       rec "lat_ctx 2 procs S=$s (µs)" oscost "$r" $(PICK "$WORK/ctx.json" value/1000 size="$(bytes "$s")")
+      rec "ring overhead per hop S=$s (µs)" oscost "$r" $(PICK "$WORK/ctx.json" baseline/2000 size="$(bytes "$s")")
     }
     pair ref_ctx os_ctx
   done
@@ -201,6 +210,12 @@ What each row compares (same definition on both sides):
 - **lat_ctx 2 procs**: \`bench/ref/lat_ctx.c\` (lmbench lat_ctx: ring of pipes, every int of
   each process's array summed per receive, SCHED_OTHER, per switch = lap/N − overhead) vs
   \`oscost ctx sweep --procs 2\` with its defaults (normal scheduling, every word read).
+- **ring overhead per hop**: what each side subtracts from a hop: lat_ctx's \`ovr=\` (one
+  pipe write+read on its own pipe and one walk of its own array, per hop, in batches before
+  each ring batch) vs the median of oscost's overhead samples per hop (the same loop, its laps
+  alternating with the ring's in chunks inside every sample). The figure is the hop minus
+  this, so at 256k–2m, where it is a few % of a walk, this row says whether a gap between the
+  sides is in the overhead or in the ring's lap.
 - **file-cached fault**: \`bench/ref/lat_pagefault.c\` (lmbench lat_pagefault: map a cached
   file, read one word per page in a random permutation, per page) vs the raw ns/page of
   \`oscost fault --kind file-cached --order random\`; oscost's own value is per counted fault
