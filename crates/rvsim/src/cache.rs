@@ -244,20 +244,19 @@ pub struct Cache {
     /// already its most recent ones, in that order).
     repeat: (u32, u32),
     shadow: Shadow,
-    /// Reads and writes (every access), misses by kind and what follows from them; misses are
-    /// the sum of the kinds and hits the accesses that did not miss (both derived by
-    /// [`Cache::stats`], so a hit counts nothing and a miss one thing).
+    /// Reads and writes (every access) and what follows from misses; misses by kind are
+    /// `kinds`, misses the sum of the kinds and hits the accesses that did not miss (all
+    /// derived by [`Cache::stats`], so a hit counts nothing and a miss one thing).
     counts: CacheStats,
+    /// Misses by kind: compulsory, capacity, conflict ([`Prior`] as an index).
+    kinds: [u64; 3],
 }
 
-/// Counts a miss by what the 3C shadow held of its line (misses are the sum of the three).
+/// Counts a miss by what the 3C shadow held of its line, in `kinds` (compulsory, capacity,
+/// conflict: indexed by [`Prior`], so counting is one addition and no branch).
 #[inline(always)]
-fn classify_miss(counts: &mut CacheStats, prior: Prior) {
-    match prior {
-        Prior::Never => counts.compulsory += 1,
-        Prior::Evicted => counts.capacity += 1,
-        Prior::Resident => counts.conflict += 1,
-    }
+fn classify_miss(kinds: &mut [u64; 3], prior: Prior) {
+    kinds[prior.index()] += 1;
 }
 
 impl Cache {
@@ -283,6 +282,7 @@ impl Cache {
             repeat: (NO_LINE, 0),
             shadow: Shadow::new(capacity, lines_in_memory),
             counts: CacheStats::default(),
+            kinds: [0; 3],
         })
     }
 
@@ -290,9 +290,18 @@ impl Cache {
     pub fn stats(&self) -> CacheStats {
         let mut s = self.counts;
         s.accesses = s.reads + s.writes;
+        s.compulsory = self.kinds[Prior::NEVER.index()];
+        s.capacity = self.kinds[Prior::EVICTED.index()];
+        s.conflict = self.kinds[Prior::RESIDENT.index()];
         s.misses = s.compulsory + s.capacity + s.conflict;
         s.hits = s.accesses - s.misses;
         s
+    }
+
+    /// Misses so far (cheaper than [`Cache::stats`]).
+    #[inline]
+    pub fn misses(&self) -> u64 {
+        self.kinds.iter().sum()
     }
 
     pub fn config(&self) -> &CacheConfig {
@@ -323,21 +332,22 @@ impl Cache {
     /// `fetches` instruction fetches whose lines (line numbers, `pc >> line_shift()`) are
     /// `lines` in order, consecutive fetches from one line given once: counted as that many
     /// [`Cache::fetch`] accesses would be, since a fetch from the line just read is a hit
-    /// that changes no state. Returns misses. The lines must be consecutive and increasing
+    /// that changes no state. (The misses are the growth of [`Cache::misses`]: not returned, so
+    /// a run without a pipeline adds nothing up.) The lines must be consecutive and increasing
     /// (those of sequential fetches): a repeat of the list just counted is recognised by its
     /// first line and length.
     #[inline(always)]
-    pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) -> u32 {
+    pub fn fetch_lines(&mut self, lines: &[u32], fetches: u32) {
         self.counts.reads += fetches as u64;
         // A block whose fetches all come from the line read last changes no state.
         if let [line] = lines {
             if *line == self.last_line {
-                return 0;
+                return;
             }
         }
         // Nor does the list just counted, again (see `repeat`).
         if lines.first() == Some(&self.repeat.0) && lines.len() as u32 == self.repeat.1 {
-            return 0;
+            return;
         }
         self.line_changes(lines)
     }
@@ -346,28 +356,27 @@ impl Cache {
     /// it is called from keeps its registers, and the cache's own fields stay in registers
     /// across one block's line changes.
     #[inline(never)]
-    fn line_changes(&mut self, lines: &[u32]) -> u32 {
+    fn line_changes(&mut self, lines: &[u32]) {
         if self.ways != 1 {
-            let mut misses = 0;
             for &line in lines {
                 if line != self.last_line {
-                    misses += self.access_slow(line, false) as u32;
+                    self.access_slow(line, false);
                 }
             }
-            return misses;
+            return;
         }
         // Direct-mapped: one slot to look at, the last line and the cache's geometry kept in
         // registers. A hit changes only the shadow's order (a line
         // the cache holds is touched there too, whatever it held).
         let (Some(&first), count) = (lines.first(), lines.len() as u32) else {
-            return 0;
+            return;
         };
         debug_assert!(lines.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
         let (set_mask, base_line) = (self.set_mask, self.base_line);
         let slots = &mut self.lines[..];
         let counts = &mut self.counts;
+        let kinds = &mut self.kinds;
         let shadow = &mut self.shadow;
-        let mut misses = 0;
         let mut last = self.last_line;
         for &line in lines {
             if line == last {
@@ -384,8 +393,7 @@ impl Cache {
                 continue;
             }
             // A read miss: no victim to choose, the line always allocated, never dirty.
-            misses += 1;
-            classify_miss(counts, shadow.touch_missed(index, true));
+            classify_miss(kinds, shadow.touch_missed(index, true));
             // An empty slot is never dirty.
             if slot.dirty {
                 counts.writebacks += 1;
@@ -401,7 +409,6 @@ impl Cache {
         } else {
             (NO_LINE, 0)
         };
-        misses
     }
 
     /// A data access to the line holding `addr`. Returns true on a miss.
@@ -548,7 +555,7 @@ impl Cache {
     #[inline(never)]
     fn miss(&mut self, line: u32, set: usize, index: u32, write: bool) -> bool {
         let allocate = !write || self.cfg.write_allocate;
-        classify_miss(&mut self.counts, self.shadow.touch_missed(index, allocate));
+        classify_miss(&mut self.kinds, self.shadow.touch_missed(index, allocate));
         if !allocate {
             self.counts.memory_writes += 1;
             self.last_line = NO_LINE;

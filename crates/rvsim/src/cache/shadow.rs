@@ -39,22 +39,29 @@ const MIN_RING: usize = 1 << 14;
 /// Where the clock is wound back (well below `u32::MAX`, so no stamp arithmetic wraps).
 const CLOCK_LIMIT: u32 = u32::MAX - (1 << 24);
 
+/// The shadow starts full: of `capacity` placeholder lines (numbered after the lines of
+/// memory, so never accessed), which the first lines to come in evict, least recently used
+/// first, as they would fill empty places. So every line that comes in evicts one, and an
+/// access needs no count of the lines resident.
 pub(super) struct Shadow {
+    /// Resident lines: always this many, placeholders included.
     capacity: u32,
-    /// Resident lines (at most `capacity`).
-    resident: u32,
-    /// Per line of memory: the time of its latest access (0: never accessed; 1: accessed,
-    /// but not since the last wind-back, or only by accesses that did not allocate it).
+    /// Per line of memory, then per placeholder: the time of its latest access (0: never
+    /// accessed; 1: accessed, but not since the last wind-back, or only by accesses that did
+    /// not allocate it).
     stamp: Vec<u32>,
     /// Per time modulo its length: the line accessed then.
     log: Vec<u32>,
+    /// The log's length less one (a power of two less one: `t & log_mask` is `t`'s entry).
+    log_mask: usize,
     /// The time of the latest access.
     clock: u32,
-    /// The stamp of the least recently used resident line (the next access's time while
-    /// nothing is resident; at least 2, above the stamps 0 and 1 of lines not resident).
+    /// The stamp of the least recently used resident line (at least 2, above the stamps 0
+    /// and 1 of lines not resident).
     lru: u32,
-    /// When the clock reaches this, the log is about to lose the entry at `lru` or the clock
-    /// is near its end: see [`Shadow::maintain`].
+    /// When the clock reaches this, the log may be about to lose the entry at `lru`, or the
+    /// clock is near its end: see [`Shadow::maintain`]. Set from `lru` when it is checked,
+    /// not each time `lru` moves: `lru` only grows, so an older value is only earlier.
     next_check: u32,
     /// Where the clock is wound back (a parameter only for tests).
     clock_limit: u32,
@@ -64,15 +71,25 @@ pub(super) struct Shadow {
     newer: Vec<u32>,
 }
 
-/// What the shadow held of a line before an access to it.
+/// What the shadow held of a line before an access to it: one of the constants below, which
+/// are also the index of the kind of a miss (compulsory, capacity, conflict). A number rather
+/// than an enum so it is computed without a branch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Prior {
-    /// Resident: among the `capacity` most recently used lines.
-    Resident,
-    /// Referenced before, but evicted since (or never allocated).
-    Evicted,
+pub(super) struct Prior(u8);
+
+impl Prior {
     /// Never referenced.
-    Never,
+    pub(super) const NEVER: Prior = Prior(0);
+    /// Referenced before, but evicted since (or never allocated).
+    pub(super) const EVICTED: Prior = Prior(1);
+    /// Resident: among the `capacity` most recently used lines.
+    pub(super) const RESIDENT: Prior = Prior(2);
+
+    /// Its index among the kinds of misses.
+    #[inline(always)]
+    pub(super) fn index(self) -> usize {
+        self.0 as usize
+    }
 }
 
 impl Shadow {
@@ -85,12 +102,12 @@ impl Shadow {
     /// [`Shadow::new`] with the log's length (a power of two above twice the capacity) and
     /// the clock's limit given, so tests can make compaction and wind-back frequent.
     fn with_limits(capacity: u32, lines: usize, ring: usize, clock_limit: u32) -> Shadow {
-        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize);
+        assert!(ring.is_power_of_two() && ring >= 2 * capacity as usize && capacity > 0);
         let mut s = Shadow {
             capacity,
-            resident: 0,
-            stamp: vec![0; lines],
+            stamp: vec![0; lines + capacity as usize],
             log: vec![0; ring],
+            log_mask: ring - 1,
             clock: 1,
             lru: 2,
             next_check: 0,
@@ -98,6 +115,13 @@ impl Shadow {
             scratch: Vec::new(),
             newer: Vec::new(),
         };
+        // The placeholders, accessed at times 2 and on (`lru` is the first).
+        for k in 0..capacity {
+            let line = lines as u32 + k;
+            s.clock += 1;
+            s.stamp[line as usize] = s.clock;
+            s.log[s.clock as usize & s.log_mask] = line;
+        }
         s.set_next_check();
         s
     }
@@ -106,7 +130,7 @@ impl Shadow {
     /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
     #[inline(always)]
     pub(super) fn touch(&mut self, i: u32, allocate: bool) -> bool {
-        self.access::<false>(i, allocate) == Prior::Resident
+        self.access::<false>(i, allocate) == Prior::RESIDENT
     }
 
     /// [`Shadow::touch`] for an access the real cache missed, where the LRU line usually
@@ -131,13 +155,8 @@ impl Shadow {
         // Stamps of lines not resident are below lru (0 or 1 if not accessed since the
         // wind-back).
         let hit = s >= lru;
-        let prior = if hit {
-            Prior::Resident
-        } else if s == 0 {
-            Prior::Never
-        } else {
-            Prior::Evicted
-        };
+        // A resident line's stamp is not 0 either: 0, 1 or 2 as the constants say.
+        let prior = Prior((s != 0) as u8 + hit as u8);
         if !hit && !allocate {
             // Referenced now, still not resident.
             if s == 0 {
@@ -147,16 +166,16 @@ impl Shadow {
         }
         *stamp = clock;
         self.clock = clock;
-        let mask = self.log.len() - 1;
-        // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
-        // into it.
+        let mask = self.log_mask;
+        // SAFETY: `log_mask` is the log's length less one, a power of two less one
+        // (`with_limits`), so `& mask` is an index into it.
         *unsafe { self.log.get_unchecked_mut(clock as usize & mask) } = i;
         // The LRU line itself (`s == lru`), or a line coming in.
         if s <= lru {
             if LRU_INLINE {
-                self.move_lru(hit);
+                self.move_lru();
             } else {
-                self.lru_changes(hit);
+                self.lru_changes();
             }
         }
         prior
@@ -165,45 +184,45 @@ impl Shadow {
     /// [`Shadow::move_lru`] out of line: the rare part of [`Shadow::touch`].
     #[cold]
     #[inline(never)]
-    fn lru_changes(&mut self, hit: bool) {
-        self.move_lru(hit);
+    fn lru_changes(&mut self) {
+        self.move_lru();
     }
 
-    /// The LRU line was accessed (`hit`), or a line came in, evicting the LRU line if the
-    /// shadow was full. `lru` moves to the next resident line in time.
+    /// The LRU line was accessed, or a line came in, evicting the LRU line. `lru` moves to
+    /// the next resident line in time.
     #[inline(always)]
-    fn move_lru(&mut self, hit: bool) {
-        if !hit && self.resident < self.capacity {
-            self.resident += 1;
-            if self.resident == 1 {
-                self.lru = self.clock;
-                self.set_next_check();
-            }
-            return;
-        }
-        let mask = self.log.len() - 1;
+    fn move_lru(&mut self) {
+        let mask = self.log_mask;
         let mut t = self.lru + 1;
-        // SAFETY: the log's length is a power of two (`with_limits`), so `& mask` is an index
-        // into it.
-        while self.stamp[*unsafe { self.log.get_unchecked(t as usize & mask) } as usize] != t {
+        let (log, stamp) = (&self.log, &self.stamp);
+        // SAFETY: `log_mask` is the log's length less one, a power of two less one
+        // (`with_limits`), so `& mask` is an index into it; every entry of the log is an
+        // index into `stamp`: the first zeros and the placeholders (`with_limits`), the
+        // lines of accesses (which index `stamp` first, with a check) and those copied from
+        // the log by `maintain`.
+        while *unsafe { stamp.get_unchecked(*log.get_unchecked(t as usize & mask) as usize) } != t {
             t += 1;
         }
         self.lru = t;
-        self.set_next_check();
     }
 
     fn set_next_check(&mut self) {
         // The access at `lru + ring` would overwrite the entry at `lru`.
-        let keep = self.lru + self.log.len() as u32 - 1;
+        let keep = self.lru + self.log_mask as u32;
         self.next_check = keep.min(self.clock_limit);
     }
 
     /// Before the log loses the entry at `lru`, or the clock its range: the resident lines
     /// get new stamps after the clock in the same order (compaction), or, near the clock's
-    /// limit, every stamp is cleared and they get stamps from 1 (wind-back).
+    /// limit, every stamp is cleared and they get stamps from 1 (wind-back). Only the next
+    /// time to check is set if `lru` has moved on far enough since it was last set.
     #[cold]
     #[inline(never)]
     fn maintain(&mut self) {
+        self.set_next_check();
+        if self.clock < self.next_check {
+            return;
+        }
         self.gather_resident();
         if self.clock >= self.clock_limit {
             // Every line referenced stays so (1); the resident ones are stamped again below.
@@ -242,7 +261,7 @@ impl Shadow {
         older.clear();
         newer.clear();
         let (mut lo, mut hi) = (self.lru, self.clock);
-        let want = self.resident as usize;
+        let want = self.capacity as usize;
         while older.len() + newer.len() < want && lo <= hi {
             older.extend(latest(lo));
             lo += 1;
@@ -283,9 +302,9 @@ mod tests {
                 self.seen.push(i);
             }
             match (pos, first) {
-                (Some(_), _) => Prior::Resident,
-                (None, true) => Prior::Never,
-                (None, false) => Prior::Evicted,
+                (Some(_), _) => Prior::RESIDENT,
+                (None, true) => Prior::NEVER,
+                (None, false) => Prior::EVICTED,
             }
         }
     }
@@ -332,22 +351,18 @@ mod tests {
                     let got = if r & 1 == 0 {
                         shadow.touch_missed(i, allocate)
                     } else if shadow.touch(i, allocate) {
-                        Prior::Resident
-                    } else if expected == Prior::Never {
+                        Prior::RESIDENT
+                    } else if expected == Prior::NEVER {
                         // (`touch` does not say; what it recorded is checked later.)
-                        Prior::Never
+                        Prior::NEVER
                     } else {
-                        Prior::Evicted
+                        Prior::EVICTED
                     };
                     assert_eq!(
                         got, expected,
                         "capacity {capacity}, ring {ring}, limit {limit}, access {n}"
                     );
-                    match expected {
-                        Prior::Resident => hits += 1,
-                        Prior::Evicted => misses += 1,
-                        Prior::Never => firsts += 1,
-                    }
+                    *[&mut firsts, &mut misses, &mut hits][expected.index()] += 1;
                 }
                 assert!(
                     hits > 1000 && misses > 1000 && firsts > 100,

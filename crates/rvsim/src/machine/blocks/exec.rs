@@ -219,8 +219,13 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     let mut budget = *left;
     let mut compressed = 0u64;
     let mut straddles = 0u64;
-    // The cache misses of the blocks run, for the pipeline's stalls (added once at the end).
-    let (mut imisses, mut dmisses) = (0u64, 0u64);
+    // The cache misses of the blocks run, for the pipeline's stalls (added once at the end):
+    // the D-cache's summed, the I-cache's as the growth of its count of misses.
+    let mut dmisses = 0u64;
+    let imisses_before = match core.icache.as_deref() {
+        Some(ic) if IC && PIPE => ic.misses(),
+        _ => 0,
+    };
     // The pc is not carried from block to block: a block that runs knows its own (`b.pc`),
     // and the address of a successor that cannot run is at hand where that is found.
     let mut b = bc.block(id);
@@ -256,7 +261,6 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             budget -= e.len;
             compressed += e.compressed as u64;
             let next = done.next;
-            let mut imiss = 0;
             if IC {
                 if let Some(ic) = core.icache.as_deref_mut() {
                     let lines = b.lines as usize..e.lines_end as usize;
@@ -265,14 +269,13 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
                     // `lines` when the block was built (`build::new_block`): `b.lines <=
                     // e.lines_end <= lines.len()`.
                     let lines = unsafe { bc.lines.get_unchecked(lines) };
-                    imiss = ic.fetch_lines(lines, e.fetches);
+                    ic.fetch_lines(lines, e.fetches);
                 }
                 straddles += e.straddles as u64;
             }
             if PIPE {
                 if let Some(p) = core.pipeline.as_deref_mut() {
                     p.retire_block(&e.timing, next != e.fall);
-                    imisses += imiss as u64;
                     dmisses += done.dmiss as u64;
                 }
             }
@@ -297,6 +300,10 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
     s.straddling_fetches += straddles;
     if PIPE {
         if let Some(p) = core.pipeline.as_deref_mut() {
+            let imisses = match core.icache.as_deref() {
+                Some(ic) if IC => ic.misses() - imisses_before,
+                _ => 0,
+            };
             p.retire_blocks(retired, imisses, dmisses);
         }
     }
