@@ -197,12 +197,42 @@ impl RatioPlot {
                 5,
                 super::mark_style(c, 1.0),
             )))?;
+            let text = x_fmt(&v);
+            let (at, offset) = value_label_place(chart, [v, l, h], mid, &text);
             chart.draw_series(std::iter::once(
-                EmptyElement::at((h, mid))
-                    + Text::new(x_fmt(&v), (8, -7), (FONT, LABEL_PT).into_font().color(&c)),
+                EmptyElement::at((at, mid))
+                    + Text::new(text, offset, (FONT, LABEL_PT).into_font().color(&c)),
             ))?;
         }
         Ok(())
+    }
+}
+
+/// Where a row's value label goes: right of its interval; left of it where the figure ends
+/// before the label does (a ratio whose interval reaches the axis' right end had its label
+/// cut off at the figure's edge, "0.835×" in a CI run); above the point where the interval
+/// spans the whole axis. Returns the anchor's ratio and the text's offset from it in pixels.
+fn value_label_place<X>(
+    chart: &ChartContext<SVGBackend, Cartesian2d<X, RangedCoordf64>>,
+    [v, l, h]: [f64; 3],
+    mid: f64,
+    text: &str,
+) -> (f64, (i32, i32))
+where
+    X: Ranged<ValueType = f64>,
+{
+    let width = text.chars().count() as i32 * super::CHAR_W as i32;
+    let (left, right) = {
+        let r = chart.plotting_area().get_pixel_range().0;
+        (r.start, r.end + 24)
+    };
+    let x_of = |ratio: f64| chart.backend_coord(&(ratio, mid)).0;
+    if x_of(h) + 8 + width <= right {
+        (h, (8, -7))
+    } else if x_of(l) - 8 - width >= left {
+        (l, (-8 - width, -7))
+    } else {
+        (v, (-width / 2, -22))
     }
 }
 
@@ -328,6 +358,50 @@ mod tests {
             x + label.len() as i32 * 7 <= width,
             "label at x = {x}, figure {width} wide"
         );
+    }
+
+    /// The x at which `text` is drawn (the line before its text line holds it).
+    fn text_x(svg: &str, text: &str) -> i32 {
+        let line = svg
+            .lines()
+            .zip(svg.lines().skip(1))
+            .find(|(_, t)| t.trim() == text)
+            .unwrap_or_else(|| panic!("no text {text}"))
+            .0;
+        super::super::test_support::int_after(line, " x=\"")
+    }
+
+    /// A CI run's compare figure cut off "0.835×": the row with the widest interval reaches
+    /// the axis' right end, so its value label, right of the interval, ran past the figure.
+    #[test]
+    fn a_value_label_at_the_right_end_stays_on_the_figure() {
+        let row = |label: &str, ratio| RatioRow {
+            label: label.into(),
+            ratio: Some(ratio),
+            slower: None,
+            note: String::new(),
+        };
+        let svg = RatioPlot {
+            title: "compare".into(),
+            subtitle: "a vs b".into(),
+            rows: vec![
+                row("wide", [0.835, 0.7, 3.0]),
+                row("narrow", [1.0, 0.98, 1.02]),
+                row("all of it", [1.2, 0.05, 3.0]),
+            ],
+            ..Default::default()
+        }
+        .to_svg();
+        let width = super::super::test_support::int_after(&svg, "width=\"");
+        for label in ["0.835×", "1.00×", "1.20×"] {
+            let x = text_x(&svg, label);
+            assert!(
+                x >= 0 && x + label.chars().count() as i32 * 8 <= width,
+                "{label} at x = {x}, figure {width} wide"
+            );
+        }
+        // The narrow row's label keeps its place right of its interval.
+        assert!(text_x(&svg, "1.00×") > text_x(&svg, "0.835×"));
     }
 
     #[test]
