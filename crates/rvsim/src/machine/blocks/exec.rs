@@ -376,11 +376,24 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
     lp: Loop,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
-    // The index among the block's ops of the op running, advanced at the end of each op's
-    // own code (so the compiler keeps one index, not the op's and the next op's).
-    let mut at = 0;
     let base = plain.base;
     let (first, fall) = (block.ops as usize, block.fall);
+    debug_assert!(first < ops.len());
+    // SAFETY: `first` is the index of a block's first op in the arena.
+    let start = unsafe { ops.as_ptr().add(first) };
+    // The op running, as a pointer advanced at the end of each op's own code (so the
+    // compiler keeps one pointer, not the op's and the next op's; an index cost an address
+    // computation per dispatch). Its index in the block, for a cut, is its distance from
+    // `start`. Every `at.add(k)` below stays inside the block's ops: an op reads its fused
+    // second half or steps past itself only when the block goes on after it (every block's
+    // ops end with a terminator, which returns or restarts the block, see `build::new_block`).
+    let mut at: *const BlockOp = start;
+    macro_rules! step {
+        ($k:expr) => {
+            // SAFETY: see `at`.
+            at = unsafe { at.add($k) }
+        };
+    }
     // SAFETY (every use): the register fields of an op are masked to 0..32 when it is built
     // (`build::op_for`, `build::load_x0`), and `regs` has 32 entries.
     macro_rules! r {
@@ -391,7 +404,8 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
     macro_rules! cut {
         ($k:expr) => {
             return Err(Cut {
-                op: $k as u32,
+                // SAFETY: `at` and `start` point into the same block's ops (see `at`).
+                op: unsafe { $k.offset_from(start) } as u32,
                 dmiss,
             })
         };
@@ -460,7 +474,7 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
                     if left >= block.len {
                         *lp.budget = left;
                         *lp.compressed += e.compressed as u64;
-                        at = 0;
+                        at = start;
                         continue;
                     }
                 }
@@ -474,17 +488,16 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             if $op.rd == LAST_EXIT {
                 return Ok(done!(fall, WAY_FALL));
             }
-            at += $step;
+            step!($step);
             continue;
         }};
     }
-    // SAFETY: `first` is the index of a block's first op in the arena.
-    let ops = unsafe { ops.get_unchecked(first..) };
     loop {
-        debug_assert!(at < ops.len());
+        // SAFETY: `at` points into `ops` (see `at`).
+        debug_assert!(unsafe { at.offset_from(ops.as_ptr()) } < ops.len() as isize);
         // SAFETY: every block's ops end with a terminator (a branch, a jump or `End`: see
         // `build::new_block`), which returns from this loop before `at` passes it.
-        let op = unsafe { *ops.get_unchecked(at) };
+        let op = unsafe { *at };
         let imm = op.imm;
         macro_rules! rs1 {
             () => {
@@ -496,7 +509,7 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
         macro_rules! rs2 {
             () => {{
                 // SAFETY: as for `op` above.
-                let rs2 = unsafe { ops.get_unchecked(at) }.rs2;
+                let rs2 = unsafe { (*at).rs2 };
                 r!(rs2)
             }};
         }
@@ -508,8 +521,8 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
                 r!(op.rd) = value;
                 // SAFETY: a fused op is always followed by its branch in the same block
                 // (`build::new_block` fuses an op only when it pushes a branch after it).
-                at += 1;
-                let branch = unsafe { *ops.get_unchecked(at) };
+                step!(1);
+                let branch = unsafe { *at };
                 branch!(branch, r!(branch.rs1) $cmp r!(branch.rs2), 1)
             }};
         }
@@ -524,17 +537,17 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             (|$n:ident| $second:expr) => {{
                 // SAFETY: a fused op is always followed by its second half in the same block
                 // (`build::new_block` fuses an op only with the op it pushes after it).
-                at += 1;
-                let $n = unsafe { *ops.get_unchecked(at) };
+                step!(1);
+                let $n = unsafe { *at };
                 r!($n.rd) = $second;
-                at += 1;
+                step!(1);
                 continue;
             }};
         }
         // On to the next op, for an op that writes no register.
         macro_rules! next {
             () => {{
-                at += 1;
+                step!(1);
                 continue;
             }};
         }
@@ -667,11 +680,11 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::MvLw => pair!(rs1!(), |n| u32::from_le_bytes(load!(at, n, 4))),
             Kind::LwSw => {
                 r!(op.rd) = u32::from_le_bytes(load!(at, op, 4));
-                at += 1;
+                step!(1);
                 // SAFETY: as in `pair!`.
-                let n = unsafe { *ops.get_unchecked(at) };
+                let n = unsafe { *at };
                 store!(at, n, 4);
-                at += 1;
+                step!(1);
                 continue;
             }
             Kind::LhAddi => pair!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, |n| r!(
@@ -687,6 +700,6 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             }
         };
         r!(op.rd) = value;
-        at += 1;
+        step!(1);
     }
 }

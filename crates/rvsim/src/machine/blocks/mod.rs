@@ -180,13 +180,16 @@ pub(super) enum Kind {
     SwMv,
 }
 
-/// One pre-decoded op: 8 bytes.
+/// One pre-decoded op: 8 bytes. The second source register first: the op loop reads it
+/// where it is used, through the pointer to the op (at its offset 0 the compiler keeps no
+/// second pointer to the field).
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub(super) struct BlockOp {
+    pub rs2: u8,
     pub kind: Kind,
     pub rd: u8,
     pub rs1: u8,
-    pub rs2: u8,
     pub imm: u32,
 }
 
