@@ -1247,35 +1247,58 @@ fn a_block_that_branches_to_its_own_start_counts_the_same_at_every_offset() {
         addi(23, 23, 1),
     ];
     body.extend(straight_line());
+    check_loop_at_every_offset("a loop in one block", &body);
+}
+
+#[test]
+fn blocks_that_branch_to_each_other_count_the_same_at_every_offset() {
+    // Block A (the body's start) branches forward over one instruction into the middle of
+    // itself (taken three times in four), where block B starts; B's end branches back to A
+    // (the loop of `looped`). Both taken branches lead to another block, chained once the
+    // run has followed them: the op interpreter goes on there in place while the steps left
+    // hold that whole block, so timer interrupts and instruction limits at every offset test
+    // where it must stop and what it adds.
+    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
+    let mut body = vec![
+        addi(21, 21, 1),
+        andi(22, 21, 3),
+        bne(22, 0, 8),
+        addi(24, 24, 1),
+        addi(23, 23, 1),
+    ];
+    // Short blocks (11 and 7 instructions with the loop's end), so that limits up to 120
+    // and the timer's intervals leave room for many chained passes.
+    body.extend(&straight_line()[..4]);
+    check_loop_at_every_offset("two blocks branching to each other", &body);
+}
+
+/// Runs `body` in `looped` with timer interrupts at every interval from 1 to 30 (four
+/// re-arm delays) and with instruction limits 1 to 120, on both engines.
+fn check_loop_at_every_offset(what: &str, body: &[u32]) {
     for interval in 1..=30 {
         for rearm in [12, 17, 23, 41] {
-            let program = looped(&body, true, rearm);
+            let program = looped(body, true, rearm);
             for (label, cfg) in checked_configs() {
                 let cfg = Config {
                     timer_interval: Some(interval),
                     max_instructions: 100_000,
                     ..cfg
                 };
-                let name = format!("a loop in one block, interval {interval}, re-arm {rearm}");
+                let name = format!("{what}, interval {interval}, re-arm {rearm}");
                 let out = check(&name, label, &program, &cfg);
                 assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
                 assert!(out.machine.stats().interrupts > 10);
             }
         }
     }
-    let program = looped(&body, false, 1);
+    let program = looped(body, false, 1);
     for limit in 1..=120 {
         for (label, cfg) in checked_configs() {
             let cfg = Config {
                 max_instructions: limit,
                 ..cfg
             };
-            let out = check(
-                &format!("a loop in one block, limit {limit}"),
-                label,
-                &program,
-                &cfg,
-            );
+            let out = check(&format!("{what}, limit {limit}"), label, &program, &cfg);
             assert!(matches!(out.stop, Stop::Limit { .. }), "{:?}", out.stop);
         }
     }

@@ -1,9 +1,7 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{
-    Block, BlockCache, BlockOp, Exit, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT,
-};
+use super::{Block, BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
@@ -237,11 +235,11 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
                 core.regs,
                 core.ram,
                 &bc.ops,
-                b,
+                &mut b,
                 &core.plain,
                 core.dcache.as_deref_mut(),
                 Loop {
-                    exits: &bc.exits,
+                    bc,
                     budget: &mut budget,
                     compressed: &mut compressed,
                 },
@@ -350,11 +348,11 @@ fn read<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
         .map(|b| b.try_into().unwrap_or([0; N]))
 }
 
-/// What a block that branches back to its own start needs to go round again without leaving
-/// the op interpreter: its exits' counts, and the chained loop's steps left and compressed
-/// count, which it adds them to.
-struct Loop<'a> {
-    exits: &'a [Exit],
+/// What a taken branch needs to go on at its target without leaving the op interpreter (to
+/// its own block's start, or to the block chained to it): the blocks, their exits' counts,
+/// and the chained loop's steps left and compressed count, which it adds them to.
+struct Loop<'a, 'b> {
+    bc: &'b BlockCache,
     budget: &'a mut u32,
     compressed: &'a mut u64,
 }
@@ -362,25 +360,29 @@ struct Loop<'a> {
 /// The op interpreter. Free of `self` so the compiler knows the registers, the memory and the
 /// ops do not overlap, and keeps their addresses in registers. Without the I-cache and the
 /// pipeline (the D-cache counts its accesses op by op), a taken branch to the block's own
-/// start adds its exit's counts and goes round again, while the steps left hold another whole
-/// pass: a loop that is one block then never leaves it through the chain.
+/// start, or to the block chained to its exit, adds its exit's counts and goes on there,
+/// while the steps left hold that whole block (as the chained loop would: the same test of
+/// its length, a dead or missing block failing it); `block` is then the block running, for
+/// the caller's accounting of the exit or the cut it ends with. A loop that is one block or a
+/// few never leaves the op interpreter.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
+fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
     regs: &mut [u32; 32],
     ram: &mut [u8],
     ops: &[BlockOp],
-    block: &Block,
+    running: &mut &'b Block,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
-    lp: Loop,
+    lp: Loop<'_, 'b>,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
     let base = plain.base;
-    let (first, fall) = (block.ops as usize, block.fall);
-    debug_assert!(first < ops.len());
-    // SAFETY: `first` is the index of a block's first op in the arena.
-    let start = unsafe { ops.as_ptr().add(first) };
+    let mut block: &Block = running;
+    let mut fall = block.fall;
+    debug_assert!((block.ops as usize) < ops.len());
+    // SAFETY: `block.ops` is the index of a block's first op in the arena.
+    let mut start = unsafe { ops.as_ptr().add(block.ops as usize) };
     // The op running, as a pointer advanced at the end of each op's own code (so the
     // compiler keeps one pointer, not the op's and the next op's; an index cost an address
     // computation per dispatch). Its index in the block, for a cut, is its distance from
@@ -463,19 +465,38 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
                 } else {
                     block.exits + $op.rd as u32
                 };
-                if !IC && !PIPE && $op.imm == block.pc {
-                    debug_assert!((exit as usize) < lp.exits.len());
+                if !IC && !PIPE {
+                    debug_assert!((exit as usize) < lp.bc.exits.len());
                     // SAFETY: as for the exit `run_chain` reads after a block: a branch's
                     // exit index is one of its block's exits (`build::new_block`).
-                    let e = unsafe { lp.exits.get_unchecked(exit as usize) };
+                    let e = unsafe { lp.bc.exits.get_unchecked(exit as usize) };
                     // The block fitted in the steps left when it started: `e.len` of them
                     // are there to take.
                     let left = *lp.budget - e.len;
-                    if left >= block.len {
-                        *lp.budget = left;
-                        *lp.compressed += e.compressed as u64;
-                        at = start;
-                        continue;
+                    if $op.imm == block.pc {
+                        if left >= block.len {
+                            *lp.budget = left;
+                            *lp.compressed += e.compressed as u64;
+                            at = start;
+                            continue;
+                        }
+                    } else {
+                        // A successor not known yet is NO_BLOCK, a dead block, which fails
+                        // the test of its length.
+                        let next = lp.bc.block(e.chain[WAY_TAKEN as usize]);
+                        if left >= next.len {
+                            *lp.budget = left;
+                            *lp.compressed += e.compressed as u64;
+                            block = next;
+                            *running = next;
+                            fall = next.fall;
+                            debug_assert!((next.ops as usize) < ops.len());
+                            // SAFETY: `next.ops` is the index of a block's first op in the
+                            // arena.
+                            start = unsafe { ops.as_ptr().add(next.ops as usize) };
+                            at = start;
+                            continue;
+                        }
                     }
                 }
                 return Ok(Done {
