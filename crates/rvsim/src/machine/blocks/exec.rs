@@ -689,6 +689,8 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::LhBne => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, !=),
             Kind::LbuBeq => fused!(load!(at, op, 1)[0] as u32, ==),
             Kind::LbuBne => fused!(load!(at, op, 1)[0] as u32, !=),
+            Kind::XorBne => fused!(rs1!() ^ rs2!(), !=),
+            Kind::AddBltu => fused!(rs1!().wrapping_add(rs2!()), <),
             Kind::AddiAdd => pair!(rs1!().wrapping_add(imm), |n| r!(n.rs1)
                 .wrapping_add(r!(n.rs2))),
             Kind::AndiAndi => pair!(rs1!() & imm, |n| r!(n.rs1) & n.imm),
@@ -718,6 +720,12 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::SwMv => {
                 store!(at, op, 4);
                 pair!(|n| r!(n.rs1))
+            }
+            Kind::AndiSub => pair!(rs1!() & imm, |n| r!(n.rs1).wrapping_sub(r!(n.rs2))),
+            Kind::SrliAnd => pair!(rs1!() >> (imm & 31), |n| r!(n.rs1) & r!(n.rs2)),
+            Kind::SbAdd => {
+                store!(at, op, 1);
+                pair!(|n| r!(n.rs1).wrapping_add(r!(n.rs2)))
             }
         };
         r!(op.rd) = value;
