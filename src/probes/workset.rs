@@ -191,8 +191,8 @@ pub unsafe fn walk_raw(ptr: *mut u8, len: usize, stride: usize, access: Access) 
 /// loop: its stride is a register (`add reg,reg`, not `add $8,reg`). Measured on the Intel
 /// host of 2026-11-26 (hot 1 MiB array, a pipe write+read between walks, thread CPU time,
 /// medians of 11 rounds): the generic loop 0.327 ns per word, this one 0.258; the same
-/// instructions with the inner loop straddling a 32-byte boundary, where gcc had put the
-/// reference's, 0.307 (docs/SWEEP.md). Rust cannot say "do not unroll" (LLVM unrolls this
+/// instructions with the inner loop straddling a 64-byte boundary, where gcc had put the
+/// reference's, 0.316 (docs/SWEEP.md). Rust cannot say "do not unroll" (LLVM unrolls this
 /// loop written in Rust by 8), so asm fixes the instructions; elsewhere the same structure
 /// in Rust.
 ///
