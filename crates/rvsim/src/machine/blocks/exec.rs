@@ -43,14 +43,18 @@ struct Plain<'a> {
     align_mask: u32,
     /// The reference's page table: a page with a predecode table may hold code.
     page_table: &'a [u32],
+    /// Pages wholly inside memory (at most `page_table.len()`): a store into one of them
+    /// needs no test against the end of memory. A memory whose size is not a whole number
+    /// of pages leaves its last, partial page to the reference engine.
+    full_pages: usize,
     tohost: u32,
 }
 
 impl Plain<'_> {
     /// The memory offset of a `size`-byte store at `addr` when nothing but the store itself
-    /// has to happen: inside memory, in a page without code, away from the page's first
-    /// halfword (where an instruction of the page before may end) and its end, and not to
-    /// `tohost`.
+    /// has to happen: inside a page wholly in memory (so all `size` bytes are in memory), in
+    /// a page without code, away from the page's first halfword (where an instruction of the
+    /// page before may end) and its end, and not to `tohost`.
     #[inline(always)]
     fn offset(&self, addr: u32, size: u32) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
@@ -59,8 +63,13 @@ impl Plain<'_> {
         let in_page = off & ((1 << PAGE_SHIFT) - 1);
         let inside = in_page.wrapping_sub(2) <= (1 << PAGE_SHIFT) - 2 - size as usize;
         let page = off >> PAGE_SHIFT;
-        let plain =
-            inside && self.page_table.get(page) == Some(&NO_PAGE) && addr & !3 != self.tohost;
+        debug_assert!(self.full_pages <= self.page_table.len());
+        // SAFETY: `page < full_pages <= page_table.len()` (`run_chained` sets `full_pages`
+        // from the memory's size, which the page table covers).
+        let plain = inside
+            && page < self.full_pages
+            && *unsafe { self.page_table.get_unchecked(page) } == NO_PAGE
+            && addr & !3 != self.tohost;
         plain.then_some(off)
     }
 }
@@ -162,6 +171,7 @@ impl Machine {
         id: u32,
         left: &mut u32,
     ) -> Leave {
+        let full_pages = (self.ram.len() >> PAGE_SHIFT).min(self.page_table.len());
         let mut core = Core {
             regs: &mut self.regs,
             ram: &mut self.ram,
@@ -169,6 +179,7 @@ impl Machine {
                 base: self.base,
                 align_mask: self.align_mask,
                 page_table: &self.page_table,
+                full_pages,
                 tohost: self.tohost,
             },
             icache: self.icache.as_mut(),
@@ -432,16 +443,16 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             let Some(off) = plain.offset(addr, $n) else {
                 cut!($k)
             };
-            if off + $n > ram.len() {
-                cut!($k)
-            }
             if DC {
                 if let Some(dc) = dcache.as_deref_mut() {
                     dmiss += dc.access_bytes(addr, $n, true);
                 }
             }
             let value = rs2!().to_le_bytes();
-            ram[off..off + $n].copy_from_slice(&value[..$n]);
+            debug_assert!(ram.get(off..off + $n).is_some());
+            // SAFETY: `Plain::offset` gives only offsets whose `$n` bytes lie in a page wholly
+            // inside memory.
+            unsafe { ram.get_unchecked_mut(off..off + $n) }.copy_from_slice(&value[..$n]);
         }};
     }
     // A block's end: the last exit.
@@ -689,6 +700,8 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::LhBne => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, !=),
             Kind::LbuBeq => fused!(load!(at, op, 1)[0] as u32, ==),
             Kind::LbuBne => fused!(load!(at, op, 1)[0] as u32, !=),
+            Kind::XorBne => fused!(rs1!() ^ rs2!(), !=),
+            Kind::AddBltu => fused!(rs1!().wrapping_add(rs2!()), <),
             Kind::AddiAdd => pair!(rs1!().wrapping_add(imm), |n| r!(n.rs1)
                 .wrapping_add(r!(n.rs2))),
             Kind::AndiAndi => pair!(rs1!() & imm, |n| r!(n.rs1) & n.imm),
@@ -718,6 +731,12 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::SwMv => {
                 store!(at, op, 4);
                 pair!(|n| r!(n.rs1))
+            }
+            Kind::AndiSub => pair!(rs1!() & imm, |n| r!(n.rs1).wrapping_sub(r!(n.rs2))),
+            Kind::SrliAnd => pair!(rs1!() >> (imm & 31), |n| r!(n.rs1) & r!(n.rs2)),
+            Kind::SbAdd => {
+                store!(at, op, 1);
+                pair!(|n| r!(n.rs1).wrapping_add(r!(n.rs2)))
             }
         };
         r!(op.rd) = value;
