@@ -372,6 +372,29 @@ impl Cache {
             return;
         };
         debug_assert!(lines.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
+        // The shadow's test for maintenance once for the whole list when it has room for
+        // every access (almost always), not once per line change.
+        let last = if self.shadow.room_for(count) {
+            self.direct_mapped_lines::<false>(lines)
+        } else {
+            self.direct_mapped_lines::<true>(lines)
+        };
+        self.last_line = last;
+        // (Only the last line's dirt matters: read once, not per access.)
+        self.last_dirty = self.lines[(last & self.set_mask) as usize].dirty;
+        // Consecutive lines fall in distinct sets when there are at most as many as sets.
+        self.repeat = if count <= self.cfg.sets {
+            (first, count)
+        } else {
+            (NO_LINE, 0)
+        };
+    }
+
+    /// The line loop of [`Cache::line_changes`] in a direct-mapped cache (`lines` not empty);
+    /// returns the last line. `CHECK`: whether the shadow must test for maintenance at each
+    /// access (false only when [`Shadow::room_for`] said it has room for them all).
+    #[inline(always)]
+    fn direct_mapped_lines<const CHECK: bool>(&mut self, lines: &[u32]) -> u32 {
         let (set_mask, base_line) = (self.set_mask, self.base_line);
         let slots = &mut self.lines[..];
         let counts = &mut self.counts;
@@ -389,26 +412,18 @@ impl Cache {
             // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
             let slot = unsafe { slots.get_unchecked_mut(set) };
             if slot.line == line {
-                shadow.touch(index, true);
+                shadow.touch_read::<false, CHECK>(index);
                 continue;
             }
             // A read miss: no victim to choose, the line always allocated, never dirty.
-            classify_miss(kinds, shadow.touch_missed(index, true));
+            classify_miss(kinds, shadow.touch_read::<true, CHECK>(index));
             // An empty slot is never dirty.
             if slot.dirty {
                 counts.writebacks += 1;
             }
             *slot = Slot { line, dirty: false };
         }
-        self.last_line = last;
-        // (Only the last line's dirt matters: read once, not per access.)
-        self.last_dirty = slots[(last & set_mask) as usize].dirty;
-        // Consecutive lines fall in distinct sets when there are at most as many as sets.
-        self.repeat = if count <= self.cfg.sets {
-            (first, count)
-        } else {
-            (NO_LINE, 0)
-        };
+        last
     }
 
     /// A data access to the line holding `addr`. Returns true on a miss.

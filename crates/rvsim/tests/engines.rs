@@ -854,6 +854,39 @@ fn stores_into_code_from_a_page_without_code_count_the_same_and_run_the_new_code
     }
 }
 
+#[test]
+fn stores_near_the_end_of_a_memory_that_ends_inside_a_page_count_the_same() {
+    // Memory ends half-way into its last page. Stores to the last word of the last whole
+    // page (the block engine's own path), to the last word of memory (in the partial page:
+    // left to the reference engine) and just past it (a store access fault the handler
+    // skips), each round; the values read back are summed in x23.
+    let end = BASE + MEMORY + 0x800;
+    let mut body = Vec::new();
+    body.extend(li(22, end - 4));
+    body.extend(li(25, BASE + MEMORY - 4));
+    body.extend([
+        sw(20, 25, 0),
+        lw(24, 25, 0),
+        add(23, 23, 24),
+        sw(20, 22, 0),
+        lw(24, 22, 0),
+        add(23, 23, 24),
+        sw(20, 22, 8),
+        addi(26, 26, 1),
+    ]);
+    let program = looped(&body, false, 1);
+    for (label, cfg) in checked_configs() {
+        let cfg = Config {
+            memory: Some(MEMORY + 0x800),
+            ..cfg
+        };
+        let out = check("stores near a partial page's end", label, &program, &cfg);
+        assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+        assert_eq!(out.machine.stats().exceptions, 40, "{label}");
+        assert_eq!(out.machine.regs[23], 2 * (1..=40).sum::<u32>(), "{label}");
+    }
+}
+
 /// Every pair the block engine fuses into one op (an ALU op, a load immediate, a move or a
 /// load, then a conditional branch), each branch taken in some rounds and not in others and
 /// skipping one instruction, after a branch that jumps into the second half of one of them
@@ -874,6 +907,7 @@ fn fused_pairs() -> Vec<u32> {
         lw(10, 8, 0),
         lh(10, 8, 0),
         lbu(10, 8, 0),
+        r(0, 21, 20, 4, 10, 0x33), // xor
     ];
     let mut pairs = Vec::new();
     for first in firsts {
@@ -901,8 +935,8 @@ fn fused_pairs() -> Vec<u32> {
 
 /// The pairs of ops other than branches the block engine fuses, in order: addi+add,
 /// andi+andi (the second andi also fuses with the andi after it), andi+li, srli+andi,
-/// mul+add, add+mul, mv+lw, lw+sw, lh+addi, lh+lh, sw+mv. Uses x13..x19, x22, x8 (data) and
-/// x20, x21 (the round).
+/// mul+add, add+mul, mv+lw, lw+sw, lh+addi, lh+lh, sw+mv, andi+sub (a negation), srli+and,
+/// sb+add. Uses x13..x19, x22, x23, x8 (data) and x20, x21 (the round).
 fn op_pairs() -> Vec<u32> {
     let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
     let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
@@ -931,6 +965,15 @@ fn op_pairs() -> Vec<u32> {
         lh(14, 8, 2),
         sw(14, 8, 12),
         addi(19, 14, 0),
+        // From the round, summed in x23: only the last round's values would reach the
+        // registers compared at the end, and they can hide a wrong result.
+        andi(13, 20, 1),
+        r(0x20, 13, 0, 0, 14, 0x33), // neg
+        srli(15, 20, 1),
+        r(0, 14, 15, 7, 16, 0x33), // and
+        s(13, 16, 8, 0),           // sb
+        add(17, 16, 13),
+        add(23, 23, 17),
     ]
 }
 
@@ -973,11 +1016,11 @@ fn fused_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
 
 #[test]
 fn op_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
-    // Pairs of ops other than branches (mv+lw, lw+sw, lh+lh, sw+mv) whose first or second
+    // Pairs of ops other than branches (mv+lw, lw+sw, lh+lh, sw+mv, sb+add) whose first or second
     // half traps (an access outside memory: the handler skips it) or reads the timer device
     // (handed over to the reference engine), spliced in at every offset of the other pairs.
     let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
-    let faults: [&[u32]; 7] = [
+    let faults: [&[u32]; 8] = [
         &[add(19, 0, 0), lw(19, 19, 16)],
         &[addi(19, 7, 0), lw(19, 19, -8)],
         &[lw(19, 0, 16), sw(19, 8, 4)],
@@ -985,6 +1028,7 @@ fn op_pairs_count_the_same_with_a_trap_in_either_half_at_every_offset() {
         &[lh(19, 0, 16), lh(18, 8, 0)],
         &[lh(19, 8, 0), lh(18, 0, 16)],
         &[sw(20, 0, 16), addi(19, 20, 0)],
+        &[s(16, 20, 0, 0), add(19, 20, 21)],
     ];
     check_faults_at_every_offset(&faults, op_pairs(), |fault| fault[0] == addi(19, 7, 0));
 }
@@ -1247,35 +1291,58 @@ fn a_block_that_branches_to_its_own_start_counts_the_same_at_every_offset() {
         addi(23, 23, 1),
     ];
     body.extend(straight_line());
+    check_loop_at_every_offset("a loop in one block", &body);
+}
+
+#[test]
+fn blocks_that_branch_to_each_other_count_the_same_at_every_offset() {
+    // Block A (the body's start) branches forward over one instruction into the middle of
+    // itself (taken three times in four), where block B starts; B's end branches back to A
+    // (the loop of `looped`). Both taken branches lead to another block, chained once the
+    // run has followed them: the op interpreter goes on there in place while the steps left
+    // hold that whole block, so timer interrupts and instruction limits at every offset test
+    // where it must stop and what it adds.
+    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
+    let mut body = vec![
+        addi(21, 21, 1),
+        andi(22, 21, 3),
+        bne(22, 0, 8),
+        addi(24, 24, 1),
+        addi(23, 23, 1),
+    ];
+    // Short blocks (11 and 7 instructions with the loop's end), so that limits up to 120
+    // and the timer's intervals leave room for many chained passes.
+    body.extend(&straight_line()[..4]);
+    check_loop_at_every_offset("two blocks branching to each other", &body);
+}
+
+/// Runs `body` in `looped` with timer interrupts at every interval from 1 to 30 (four
+/// re-arm delays) and with instruction limits 1 to 120, on both engines.
+fn check_loop_at_every_offset(what: &str, body: &[u32]) {
     for interval in 1..=30 {
         for rearm in [12, 17, 23, 41] {
-            let program = looped(&body, true, rearm);
+            let program = looped(body, true, rearm);
             for (label, cfg) in checked_configs() {
                 let cfg = Config {
                     timer_interval: Some(interval),
                     max_instructions: 100_000,
                     ..cfg
                 };
-                let name = format!("a loop in one block, interval {interval}, re-arm {rearm}");
+                let name = format!("{what}, interval {interval}, re-arm {rearm}");
                 let out = check(&name, label, &program, &cfg);
                 assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
                 assert!(out.machine.stats().interrupts > 10);
             }
         }
     }
-    let program = looped(&body, false, 1);
+    let program = looped(body, false, 1);
     for limit in 1..=120 {
         for (label, cfg) in checked_configs() {
             let cfg = Config {
                 max_instructions: limit,
                 ..cfg
             };
-            let out = check(
-                &format!("a loop in one block, limit {limit}"),
-                label,
-                &program,
-                &cfg,
-            );
+            let out = check(&format!("{what}, limit {limit}"), label, &program, &cfg);
             assert!(matches!(out.stop, Stop::Limit { .. }), "{:?}", out.stop);
         }
     }

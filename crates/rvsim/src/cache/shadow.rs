@@ -130,7 +130,25 @@ impl Shadow {
     /// used; `allocate == false` leaves a non-resident line out (a no-allocate store miss).
     #[inline(always)]
     pub(super) fn touch(&mut self, i: u32, allocate: bool) -> bool {
-        self.access::<false>(i, allocate) == Prior::RESIDENT
+        self.access::<false, true>(i, allocate) == Prior::RESIDENT
+    }
+
+    /// Whether the next `n` accesses need no [`Shadow::maintain`] (each advances the clock
+    /// by at most one, and only `maintain` moves `next_check`, so the last of them starts at
+    /// a clock of at most `clock + n - 1`): a caller with `n` accesses at hand then makes
+    /// them with `CHECK == false` in [`Shadow::touch_read`], without the test per access.
+    #[inline(always)]
+    pub(super) fn room_for(&self, n: u32) -> bool {
+        self.clock as u64 + n as u64 <= self.next_check as u64
+    }
+
+    /// An allocating access (a read) to line `i` that the real cache hit (`MISSED == false`:
+    /// the LRU step out of line) or missed (inline), as [`Shadow::touch`] and
+    /// [`Shadow::touch_missed`]; the test for maintenance made only if `CHECK` (without it,
+    /// only within the accesses [`Shadow::room_for`] allowed).
+    #[inline(always)]
+    pub(super) fn touch_read<const MISSED: bool, const CHECK: bool>(&mut self, i: u32) -> Prior {
+        self.access::<MISSED, CHECK>(i, true)
     }
 
     /// [`Shadow::touch`] for an access the real cache missed, where the LRU line usually
@@ -138,14 +156,19 @@ impl Shadow {
     /// also whether the line was ever referenced before.
     #[inline(always)]
     pub(super) fn touch_missed(&mut self, i: u32, allocate: bool) -> Prior {
-        self.access::<true>(i, allocate)
+        self.access::<true, true>(i, allocate)
     }
 
     #[inline(always)]
-    fn access<const LRU_INLINE: bool>(&mut self, i: u32, allocate: bool) -> Prior {
+    fn access<const LRU_INLINE: bool, const CHECK: bool>(
+        &mut self,
+        i: u32,
+        allocate: bool,
+    ) -> Prior {
         // First, as it renumbers the stamps.
         let mut clock = self.clock;
-        if clock >= self.next_check {
+        debug_assert!(CHECK || clock < self.next_check);
+        if CHECK && clock >= self.next_check {
             self.maintain();
             clock = self.clock;
         }
@@ -370,5 +393,63 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Reads in runs of 1 to 12, each run without the per-access test for maintenance when
+    /// [`Shadow::room_for`] allows it (as the I-cache's line loop makes them), agree with the
+    /// plain list through compaction and wind-back. A `room_for` that allows one access too
+    /// many fails it (the debug assertion in `access`: tests build with it); runs that end
+    /// exactly at a maintenance time are checked to occur.
+    #[test]
+    fn reads_without_the_per_access_check_agree_with_an_lru_list() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let (mut unchecked, mut checked, mut at_edge) = (0, 0, 0);
+        for capacity in [1u32, 2, 8, 13] {
+            for (ring, limit) in [(2 * capacity as usize, 5_000), (64, 3_000), (1024, 700)] {
+                let ring = ring.next_power_of_two();
+                let lines = 64 * capacity as usize + 400;
+                let mut shadow = Shadow::with_limits(capacity, lines, ring, limit);
+                let mut naive = Naive {
+                    lines: Vec::new(),
+                    capacity: capacity as usize,
+                    seen: Vec::new(),
+                };
+                let mut i = 0u32;
+                for run in 0..3_000 {
+                    let r = next(&mut rng);
+                    let n = 1 + (r % 12) as u32;
+                    let room = shadow.room_for(n);
+                    if room {
+                        unchecked += 1;
+                        // A run that uses the last access allowed before maintenance.
+                        if shadow.clock + n == shadow.next_check {
+                            at_edge += 1;
+                        }
+                    } else {
+                        checked += 1;
+                    }
+                    for k in 0..n {
+                        i = match (run / 300) % 3 {
+                            0 => (i + 1) % (capacity + 2),
+                            1 => (i + 1) % lines as u32,
+                            _ => (next(&mut rng) % lines as u64) as u32,
+                        };
+                        let expected = naive.touch(i, true);
+                        let missed = (r >> (8 + k)) & 1 == 0;
+                        let got = match (room, missed) {
+                            (true, true) => shadow.touch_read::<true, false>(i),
+                            (true, false) => shadow.touch_read::<false, false>(i),
+                            (false, true) => shadow.touch_read::<true, true>(i),
+                            (false, false) => shadow.touch_read::<false, true>(i),
+                        };
+                        assert_eq!(got, expected, "capacity {capacity}, ring {ring}, run {run}");
+                    }
+                }
+            }
+        }
+        assert!(
+            unchecked > 10_000 && checked > 1_000 && at_edge > 100,
+            "{unchecked} unchecked runs, {checked} checked, {at_edge} at the edge"
+        );
     }
 }

@@ -1,9 +1,7 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{
-    Block, BlockCache, BlockOp, Exit, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT,
-};
+use super::{Block, BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
@@ -45,14 +43,18 @@ struct Plain<'a> {
     align_mask: u32,
     /// The reference's page table: a page with a predecode table may hold code.
     page_table: &'a [u32],
+    /// Pages wholly inside memory (at most `page_table.len()`): a store into one of them
+    /// needs no test against the end of memory. A memory whose size is not a whole number
+    /// of pages leaves its last, partial page to the reference engine.
+    full_pages: usize,
     tohost: u32,
 }
 
 impl Plain<'_> {
     /// The memory offset of a `size`-byte store at `addr` when nothing but the store itself
-    /// has to happen: inside memory, in a page without code, away from the page's first
-    /// halfword (where an instruction of the page before may end) and its end, and not to
-    /// `tohost`.
+    /// has to happen: inside a page wholly in memory (so all `size` bytes are in memory), in
+    /// a page without code, away from the page's first halfword (where an instruction of the
+    /// page before may end) and its end, and not to `tohost`.
     #[inline(always)]
     fn offset(&self, addr: u32, size: u32) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
@@ -61,8 +63,13 @@ impl Plain<'_> {
         let in_page = off & ((1 << PAGE_SHIFT) - 1);
         let inside = in_page.wrapping_sub(2) <= (1 << PAGE_SHIFT) - 2 - size as usize;
         let page = off >> PAGE_SHIFT;
-        let plain =
-            inside && self.page_table.get(page) == Some(&NO_PAGE) && addr & !3 != self.tohost;
+        debug_assert!(self.full_pages <= self.page_table.len());
+        // SAFETY: `page < full_pages <= page_table.len()` (`run_chained` sets `full_pages`
+        // from the memory's size, which the page table covers).
+        let plain = inside
+            && page < self.full_pages
+            && *unsafe { self.page_table.get_unchecked(page) } == NO_PAGE
+            && addr & !3 != self.tohost;
         plain.then_some(off)
     }
 }
@@ -164,6 +171,7 @@ impl Machine {
         id: u32,
         left: &mut u32,
     ) -> Leave {
+        let full_pages = (self.ram.len() >> PAGE_SHIFT).min(self.page_table.len());
         let mut core = Core {
             regs: &mut self.regs,
             ram: &mut self.ram,
@@ -171,6 +179,7 @@ impl Machine {
                 base: self.base,
                 align_mask: self.align_mask,
                 page_table: &self.page_table,
+                full_pages,
                 tohost: self.tohost,
             },
             icache: self.icache.as_mut(),
@@ -237,11 +246,11 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
                 core.regs,
                 core.ram,
                 &bc.ops,
-                b,
+                &mut b,
                 &core.plain,
                 core.dcache.as_deref_mut(),
                 Loop {
-                    exits: &bc.exits,
+                    bc,
                     budget: &mut budget,
                     compressed: &mut compressed,
                 },
@@ -350,11 +359,11 @@ fn read<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
         .map(|b| b.try_into().unwrap_or([0; N]))
 }
 
-/// What a block that branches back to its own start needs to go round again without leaving
-/// the op interpreter: its exits' counts, and the chained loop's steps left and compressed
-/// count, which it adds them to.
-struct Loop<'a> {
-    exits: &'a [Exit],
+/// What a taken branch needs to go on at its target without leaving the op interpreter (to
+/// its own block's start, or to the block chained to it): the blocks, their exits' counts,
+/// and the chained loop's steps left and compressed count, which it adds them to.
+struct Loop<'a, 'b> {
+    bc: &'b BlockCache,
     budget: &'a mut u32,
     compressed: &'a mut u64,
 }
@@ -362,25 +371,29 @@ struct Loop<'a> {
 /// The op interpreter. Free of `self` so the compiler knows the registers, the memory and the
 /// ops do not overlap, and keeps their addresses in registers. Without the I-cache and the
 /// pipeline (the D-cache counts its accesses op by op), a taken branch to the block's own
-/// start adds its exit's counts and goes round again, while the steps left hold another whole
-/// pass: a loop that is one block then never leaves it through the chain.
+/// start, or to the block chained to its exit, adds its exit's counts and goes on there,
+/// while the steps left hold that whole block (as the chained loop would: the same test of
+/// its length, a dead or missing block failing it); `block` is then the block running, for
+/// the caller's accounting of the exit or the cut it ends with. A loop that is one block or a
+/// few never leaves the op interpreter.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
+fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
     regs: &mut [u32; 32],
     ram: &mut [u8],
     ops: &[BlockOp],
-    block: &Block,
+    running: &mut &'b Block,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
-    lp: Loop,
+    lp: Loop<'_, 'b>,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
     let base = plain.base;
-    let (first, fall) = (block.ops as usize, block.fall);
-    debug_assert!(first < ops.len());
-    // SAFETY: `first` is the index of a block's first op in the arena.
-    let start = unsafe { ops.as_ptr().add(first) };
+    let mut block: &Block = running;
+    let mut fall = block.fall;
+    debug_assert!((block.ops as usize) < ops.len());
+    // SAFETY: `block.ops` is the index of a block's first op in the arena.
+    let mut start = unsafe { ops.as_ptr().add(block.ops as usize) };
     // The op running, as a pointer advanced at the end of each op's own code (so the
     // compiler keeps one pointer, not the op's and the next op's; an index cost an address
     // computation per dispatch). Its index in the block, for a cut, is its distance from
@@ -430,16 +443,16 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             let Some(off) = plain.offset(addr, $n) else {
                 cut!($k)
             };
-            if off + $n > ram.len() {
-                cut!($k)
-            }
             if DC {
                 if let Some(dc) = dcache.as_deref_mut() {
                     dmiss += dc.access_bytes(addr, $n, true);
                 }
             }
             let value = rs2!().to_le_bytes();
-            ram[off..off + $n].copy_from_slice(&value[..$n]);
+            debug_assert!(ram.get(off..off + $n).is_some());
+            // SAFETY: `Plain::offset` gives only offsets whose `$n` bytes lie in a page wholly
+            // inside memory.
+            unsafe { ram.get_unchecked_mut(off..off + $n) }.copy_from_slice(&value[..$n]);
         }};
     }
     // A block's end: the last exit.
@@ -463,19 +476,38 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
                 } else {
                     block.exits + $op.rd as u32
                 };
-                if !IC && !PIPE && $op.imm == block.pc {
-                    debug_assert!((exit as usize) < lp.exits.len());
+                if !IC && !PIPE {
+                    debug_assert!((exit as usize) < lp.bc.exits.len());
                     // SAFETY: as for the exit `run_chain` reads after a block: a branch's
                     // exit index is one of its block's exits (`build::new_block`).
-                    let e = unsafe { lp.exits.get_unchecked(exit as usize) };
+                    let e = unsafe { lp.bc.exits.get_unchecked(exit as usize) };
                     // The block fitted in the steps left when it started: `e.len` of them
                     // are there to take.
                     let left = *lp.budget - e.len;
-                    if left >= block.len {
-                        *lp.budget = left;
-                        *lp.compressed += e.compressed as u64;
-                        at = start;
-                        continue;
+                    if $op.imm == block.pc {
+                        if left >= block.len {
+                            *lp.budget = left;
+                            *lp.compressed += e.compressed as u64;
+                            at = start;
+                            continue;
+                        }
+                    } else {
+                        // A successor not known yet is NO_BLOCK, a dead block, which fails
+                        // the test of its length.
+                        let next = lp.bc.block(e.chain[WAY_TAKEN as usize]);
+                        if left >= next.len {
+                            *lp.budget = left;
+                            *lp.compressed += e.compressed as u64;
+                            block = next;
+                            *running = next;
+                            fall = next.fall;
+                            debug_assert!((next.ops as usize) < ops.len());
+                            // SAFETY: `next.ops` is the index of a block's first op in the
+                            // arena.
+                            start = unsafe { ops.as_ptr().add(next.ops as usize) };
+                            at = start;
+                            continue;
+                        }
                     }
                 }
                 return Ok(Done {
@@ -668,6 +700,8 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::LhBne => fused!(i16::from_le_bytes(load!(at, op, 2)) as i32 as u32, !=),
             Kind::LbuBeq => fused!(load!(at, op, 1)[0] as u32, ==),
             Kind::LbuBne => fused!(load!(at, op, 1)[0] as u32, !=),
+            Kind::XorBne => fused!(rs1!() ^ rs2!(), !=),
+            Kind::AddBltu => fused!(rs1!().wrapping_add(rs2!()), <),
             Kind::AddiAdd => pair!(rs1!().wrapping_add(imm), |n| r!(n.rs1)
                 .wrapping_add(r!(n.rs2))),
             Kind::AndiAndi => pair!(rs1!() & imm, |n| r!(n.rs1) & n.imm),
@@ -697,6 +731,12 @@ fn run_ops<const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::SwMv => {
                 store!(at, op, 4);
                 pair!(|n| r!(n.rs1))
+            }
+            Kind::AndiSub => pair!(rs1!() & imm, |n| r!(n.rs1).wrapping_sub(r!(n.rs2))),
+            Kind::SrliAnd => pair!(rs1!() >> (imm & 31), |n| r!(n.rs1) & r!(n.rs2)),
+            Kind::SbAdd => {
+                store!(at, op, 1);
+                pair!(|n| r!(n.rs1).wrapping_add(r!(n.rs2)))
             }
         };
         r!(op.rd) = value;

@@ -162,6 +162,8 @@ pub(super) enum Kind {
     LhBne,
     LbuBeq,
     LbuBne,
+    XorBne,
+    AddBltu,
     // Fused pairs of two ops that are not branches: this op's own instruction, then the one
     // right after it in the block, as one op. As with the pairs above, the second keeps its
     // op in the next slot (read there by this one), so op indices stay instruction indices;
@@ -178,6 +180,9 @@ pub(super) enum Kind {
     LhAddi,
     LhLh,
     SwMv,
+    AndiSub,
+    SrliAnd,
+    SbAdd,
 }
 
 /// One pre-decoded op: 8 bytes. The second source register first: the op loop reads it
