@@ -854,6 +854,39 @@ fn stores_into_code_from_a_page_without_code_count_the_same_and_run_the_new_code
     }
 }
 
+#[test]
+fn stores_near_the_end_of_a_memory_that_ends_inside_a_page_count_the_same() {
+    // Memory ends half-way into its last page. Stores to the last word of the last whole
+    // page (the block engine's own path), to the last word of memory (in the partial page:
+    // left to the reference engine) and just past it (a store access fault the handler
+    // skips), each round; the values read back are summed in x23.
+    let end = BASE + MEMORY + 0x800;
+    let mut body = Vec::new();
+    body.extend(li(22, end - 4));
+    body.extend(li(25, BASE + MEMORY - 4));
+    body.extend([
+        sw(20, 25, 0),
+        lw(24, 25, 0),
+        add(23, 23, 24),
+        sw(20, 22, 0),
+        lw(24, 22, 0),
+        add(23, 23, 24),
+        sw(20, 22, 8),
+        addi(26, 26, 1),
+    ]);
+    let program = looped(&body, false, 1);
+    for (label, cfg) in checked_configs() {
+        let cfg = Config {
+            memory: Some(MEMORY + 0x800),
+            ..cfg
+        };
+        let out = check("stores near a partial page's end", label, &program, &cfg);
+        assert!(matches!(out.stop, Stop::Exit(_)), "{:?}", out.stop);
+        assert_eq!(out.machine.stats().exceptions, 40, "{label}");
+        assert_eq!(out.machine.regs[23], 2 * (1..=40).sum::<u32>(), "{label}");
+    }
+}
+
 /// Every pair the block engine fuses into one op (an ALU op, a load immediate, a move or a
 /// load, then a conditional branch), each branch taken in some rounds and not in others and
 /// skipping one instruction, after a branch that jumps into the second half of one of them

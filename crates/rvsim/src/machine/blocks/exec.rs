@@ -1,7 +1,7 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{Block, BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
+use super::{Block, BlockCache, BlockOp, Kind, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
@@ -43,14 +43,18 @@ struct Plain<'a> {
     align_mask: u32,
     /// The reference's page table: a page with a predecode table may hold code.
     page_table: &'a [u32],
+    /// Pages wholly inside memory (at most `page_table.len()`): a store into one of them
+    /// needs no test against the end of memory. A memory whose size is not a whole number
+    /// of pages leaves its last, partial page to the reference engine.
+    full_pages: usize,
     tohost: u32,
 }
 
 impl Plain<'_> {
     /// The memory offset of a `size`-byte store at `addr` when nothing but the store itself
-    /// has to happen: inside memory, in a page without code, away from the page's first
-    /// halfword (where an instruction of the page before may end) and its end, and not to
-    /// `tohost`.
+    /// has to happen: inside a page wholly in memory (so all `size` bytes are in memory), in
+    /// a page without code, away from the page's first halfword (where an instruction of the
+    /// page before may end) and its end, and not to `tohost`.
     #[inline(always)]
     fn offset(&self, addr: u32, size: u32) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
@@ -59,8 +63,13 @@ impl Plain<'_> {
         let in_page = off & ((1 << PAGE_SHIFT) - 1);
         let inside = in_page.wrapping_sub(2) <= (1 << PAGE_SHIFT) - 2 - size as usize;
         let page = off >> PAGE_SHIFT;
-        let plain =
-            inside && self.page_table.get(page) == Some(&NO_PAGE) && addr & !3 != self.tohost;
+        debug_assert!(self.full_pages <= self.page_table.len());
+        // SAFETY: `page < full_pages <= page_table.len()` (`run_chained` sets `full_pages`
+        // from the memory's size, which the page table covers).
+        let plain = inside
+            && page < self.full_pages
+            && *unsafe { self.page_table.get_unchecked(page) } == NO_PAGE
+            && addr & !3 != self.tohost;
         plain.then_some(off)
     }
 }
@@ -162,6 +171,7 @@ impl Machine {
         id: u32,
         left: &mut u32,
     ) -> Leave {
+        let full_pages = (self.ram.len() >> PAGE_SHIFT).min(self.page_table.len());
         let mut core = Core {
             regs: &mut self.regs,
             ram: &mut self.ram,
@@ -169,6 +179,7 @@ impl Machine {
                 base: self.base,
                 align_mask: self.align_mask,
                 page_table: &self.page_table,
+                full_pages,
                 tohost: self.tohost,
             },
             icache: self.icache.as_mut(),
@@ -444,16 +455,16 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             let Some(off) = plain.offset(addr, $n) else {
                 cut!($k)
             };
-            if off + $n > ram.len() {
-                cut!($k)
-            }
             if DC {
                 if let Some(dc) = dcache.as_deref_mut() {
                     dmiss += dc.access_bytes(addr, $n, true);
                 }
             }
             let value = rs2!().to_le_bytes();
-            ram[off..off + $n].copy_from_slice(&value[..$n]);
+            debug_assert!(ram.get(off..off + $n).is_some());
+            // SAFETY: `Plain::offset` gives only offsets whose `$n` bytes lie in a page wholly
+            // inside memory.
+            unsafe { ram.get_unchecked_mut(off..off + $n) }.copy_from_slice(&value[..$n]);
         }};
     }
     // A block's end: the last exit.
@@ -468,15 +479,11 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
         };
     }
     // A branch: taken, the block leaves by the branch's exit; not taken, it goes on `$step`
-    // ops further (past the branch), or ends if the branch is its last instruction.
+    // ops further (past the branch; after a block's last instruction that is its `End`).
     macro_rules! branch {
         ($op:expr, $taken:expr, $step:expr) => {{
             if $taken {
-                let exit = if $op.rd == LAST_EXIT {
-                    block.last_exit
-                } else {
-                    block.exits + $op.rd as u32
-                };
+                let exit = block.exits + $op.rd as u32;
                 if !PIPE {
                     debug_assert!((exit as usize) < lp.bc.exits.len());
                     // SAFETY: as for the exit `run_chain` reads after a block: a branch's
@@ -537,9 +544,6 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
                     way: WAY_TAKEN,
                     dmiss,
                 });
-            }
-            if $op.rd == LAST_EXIT {
-                return Ok(done!(fall, WAY_FALL));
             }
             step!($step);
             continue;
