@@ -352,22 +352,6 @@ impl Cache {
         self.line_changes(lines)
     }
 
-    /// [`Cache::fetch_lines`] when it changes no state (one line, the one read last, or the
-    /// list counted last again): then counts the fetches and returns true; otherwise does
-    /// nothing and returns false. For a loop kept inside the op interpreter, which leaves it
-    /// for any other list.
-    #[inline(always)]
-    pub fn fetch_repeat(&mut self, lines: &[u32], fetches: u32) -> bool {
-        let unchanged = match lines {
-            [line] => *line == self.last_line,
-            _ => lines.first() == Some(&self.repeat.0) && lines.len() as u32 == self.repeat.1,
-        };
-        if unchanged {
-            self.counts.reads += fetches as u64;
-        }
-        unchanged
-    }
-
     /// The part of [`Cache::fetch_lines`] that changes state: out of line, so the block loop
     /// it is called from keeps its registers, and the cache's own fields stay in registers
     /// across one block's line changes.

@@ -190,21 +190,7 @@ fn byte_accesses_count_every_line_they_touch() {
 /// sets, with data accesses in between that may evict a line of the run.
 #[test]
 fn block_fetches_count_as_fetches_line_by_line() {
-    check_block_fetches(false);
-}
-
-/// The same with `fetch_repeat` tried first for every list, as a loop kept in the op
-/// interpreter does (`fetch_lines` only when it declines): it must count a list only when
-/// that changes no state. One that took any list of the length counted last, or did not
-/// count the fetches it took, fails it.
-#[test]
-fn block_fetches_taken_as_repeats_count_as_fetches_line_by_line() {
-    check_block_fetches(true);
-}
-
-fn check_block_fetches(try_repeat: bool) {
     let mut rng = Rng(0x6a09_e667_f3bc_c908);
-    let mut repeats = 0;
     for spec in [
         "sets=8,ways=1,words=2",
         "sets=4,ways=1,words=1",
@@ -220,11 +206,7 @@ fn check_block_fetches(try_repeat: bool) {
             let count = 1 + ((r >> 8) % (2 * cfg.sets as u64 + 2)) as u32;
             let lines: Vec<u32> = (first..first + count).collect();
             for _ in 0..1 + (r >> 16) % 4 {
-                if try_repeat && model.fetch_repeat(&lines, count) {
-                    repeats += 1;
-                } else {
-                    model.fetch_lines(&lines, count);
-                }
+                model.fetch_lines(&lines, count);
                 for &line in &lines {
                     reference.access(line * line_bytes, false);
                 }
@@ -243,8 +225,4 @@ fn check_block_fetches(try_repeat: bool) {
         }
         assert_eq!(model.stats(), reference.s, "{spec}");
     }
-    assert!(
-        !try_repeat || repeats > 1000,
-        "{repeats} lists taken as repeats"
-    );
 }

@@ -253,12 +253,6 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
                     bc,
                     budget: &mut budget,
                     compressed: &mut compressed,
-                    icache: if IC && !PIPE {
-                        core.icache.as_deref_mut()
-                    } else {
-                        None
-                    },
-                    straddles: &mut straddles,
                 },
             ) {
                 Ok(done) => done,
@@ -372,10 +366,6 @@ struct Loop<'a, 'b> {
     bc: &'b BlockCache,
     budget: &'a mut u32,
     compressed: &'a mut u64,
-    /// With the I-cache and no pipeline: the I-cache, which counts the exit's fetches, and
-    /// the chained loop's count of straddling fetches.
-    icache: Option<&'a mut Cache>,
-    straddles: &'a mut u64,
 }
 
 /// The op interpreter. Free of `self` so the compiler knows the registers, the memory and the
@@ -385,9 +375,7 @@ struct Loop<'a, 'b> {
 /// while the steps left hold that whole block (as the chained loop would: the same test of
 /// its length, a dead or missing block failing it); `block` is then the block running, for
 /// the caller's accounting of the exit or the cut it ends with. A loop that is one block or a
-/// few never leaves the op interpreter. With the I-cache (and no pipeline) only the loop back
-/// to the block's own start stays, and only while its fetches change no cache state
-/// ([`Cache::fetch_repeat`]: after the first pass, when its lines fit the cache).
+/// few never leaves the op interpreter.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
@@ -397,7 +385,7 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
     running: &mut &'b Block,
     plain: &Plain,
     mut dcache: Option<&mut Cache>,
-    mut lp: Loop<'_, 'b>,
+    lp: Loop<'_, 'b>,
 ) -> Result<Done, Cut> {
     let mut dmiss = 0;
     let base = plain.base;
@@ -484,7 +472,7 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
         ($op:expr, $taken:expr, $step:expr) => {{
             if $taken {
                 let exit = block.exits + $op.rd as u32;
-                if !PIPE {
+                if !IC && !PIPE {
                     debug_assert!((exit as usize) < lp.bc.exits.len());
                     // SAFETY: as for the exit `run_chain` reads after a block: a branch's
                     // exit index is one of its block's exits (`build::new_block`).
@@ -492,27 +480,7 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
                     // The block fitted in the steps left when it started: `e.len` of them
                     // are there to take.
                     let left = *lp.budget - e.len;
-                    if IC {
-                        // With the I-cache, only a loop back to the block's own start whose
-                        // fetches change no cache state (the one-block loop after its first
-                        // pass) stays here; the I-cache counts them, and the straddles.
-                        if $op.imm == block.pc && left >= block.len {
-                            if let Some(ic) = lp.icache.as_deref_mut() {
-                                let lines = block.lines as usize..e.lines_end as usize;
-                                debug_assert!(lines.end <= lp.bc.lines.len());
-                                // SAFETY: as in `run_chain`: an exit's lines are a prefix of
-                                // its block's, `block.lines <= e.lines_end <= lines.len()`.
-                                let lines = unsafe { lp.bc.lines.get_unchecked(lines) };
-                                if ic.fetch_repeat(lines, e.fetches) {
-                                    *lp.budget = left;
-                                    *lp.compressed += e.compressed as u64;
-                                    *lp.straddles += e.straddles as u64;
-                                    at = start;
-                                    continue;
-                                }
-                            }
-                        }
-                    } else if $op.imm == block.pc {
+                    if $op.imm == block.pc {
                         if left >= block.len {
                             *lp.budget = left;
                             *lp.compressed += e.compressed as u64;
