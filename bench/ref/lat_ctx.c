@@ -20,8 +20,16 @@ static volatile long sink;
  * loop: sum every long (8-byte word) of the buffer, 128 at a time, then 16, then one by one.
  * (An earlier version here summed ints 16 at a time, which gcc -O2 may vectorize: a
  * different, faster walk than lmbench's and oscost's one load per 8-byte word.) */
-/* Scalar, as lmbench builds it (-O) and as oscost's walk is: one load per word. */
-__attribute__((optimize("no-tree-vectorize"))) static long bread(void *buf, size_t nbytes) {
+/* Scalar, as lmbench builds it (-O) and as oscost's walk is: one load per word.
+ * Each inner loop starts a 32-byte boundary, as oscost's (the same instructions, asm there),
+ * so its 11 bytes never straddle a 64-byte one. Where gcc put it by default here (0x1778),
+ * the 128-word loop straddled one, and on the Intel host of 2026-11-26 that alone made the
+ * walk 0.316 ns per word against 0.265 (hot 1 MiB, thread CPU time, medians of 11 rounds;
+ * docs/SWEEP.md): a cost of where the compiler happened to place the loop, not of lat_ctx's
+ * definition, and one that moves the figure at 1m-2m (the walk's speed sets how much of the
+ * refill it hides). */
+__attribute__((optimize("no-tree-vectorize", "align-loops=32"))) static long bread(void *buf,
+                                                                                   size_t nbytes) {
     long sum = 0;
     long *p = (long *)buf;
     char *end = (char *)buf + nbytes;
