@@ -2,7 +2,7 @@
 //! summing what the models need of them.
 
 use super::{
-    Block, BlockCache, BlockOp, Exit, Kind, JUMPS, LAST_EXIT, LEN_DEAD, LEN_REFERENCE, MAX_BLOCKS,
+    Block, BlockCache, BlockOp, Exit, Kind, JUMPS, LEN_DEAD, LEN_REFERENCE, MAX_BLOCKS,
     MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK, NO_EXIT,
 };
 use crate::decode::{Decoded, Op};
@@ -214,11 +214,7 @@ impl Machine {
             }
             let is_exit = last || is_branch(op.kind);
             if is_branch(op.kind) {
-                op.rd = if last {
-                    LAST_EXIT
-                } else {
-                    (bc.exits.len() as u32 - block.exits) as u8
-                };
+                op.rd = (bc.exits.len() as u32 - block.exits) as u8;
             }
             if i > 0 {
                 // The op before is this block's (`i > 0`): fuse the pair if it is one.
@@ -242,7 +238,12 @@ impl Machine {
                 });
             }
         }
-        if code.last().is_none_or(|&(_, d)| !ends_block(d.op)) {
+        // After the last instruction unless it is a jump: also after a branch, whose exit it
+        // shares (see `Kind::Beq`).
+        if code
+            .last()
+            .is_none_or(|&(_, d)| d.op != Op::Jal && d.op != Op::Jalr)
+        {
             bc.ops.push(BlockOp {
                 kind: Kind::End,
                 rd: 0,
@@ -326,11 +327,6 @@ fn add_fetch(lines: &mut Vec<u32>, first: usize, line: u32) {
     if lines.len() == first || lines.last() != Some(&line) {
         lines.push(line);
     }
-}
-
-/// Jumps and branches: a block's last instruction is one of them or is followed by `End`.
-fn ends_block(op: Op) -> bool {
-    op == Op::Jal || op == Op::Jalr || op.is_branch()
 }
 
 fn is_branch(k: Kind) -> bool {

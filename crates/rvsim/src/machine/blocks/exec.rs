@@ -1,7 +1,7 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{Block, BlockCache, BlockOp, Kind, LAST_EXIT, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
+use super::{Block, BlockCache, BlockOp, Kind, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
 use crate::cache::Cache;
 use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
 use crate::pipeline::Pipeline;
@@ -467,15 +467,11 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
         };
     }
     // A branch: taken, the block leaves by the branch's exit; not taken, it goes on `$step`
-    // ops further (past the branch), or ends if the branch is its last instruction.
+    // ops further (past the branch; after a block's last instruction that is its `End`).
     macro_rules! branch {
         ($op:expr, $taken:expr, $step:expr) => {{
             if $taken {
-                let exit = if $op.rd == LAST_EXIT {
-                    block.last_exit
-                } else {
-                    block.exits + $op.rd as u32
-                };
+                let exit = block.exits + $op.rd as u32;
                 if !IC && !PIPE {
                     debug_assert!((exit as usize) < lp.bc.exits.len());
                     // SAFETY: as for the exit `run_chain` reads after a block: a branch's
@@ -516,9 +512,6 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
                     way: WAY_TAKEN,
                     dmiss,
                 });
-            }
-            if $op.rd == LAST_EXIT {
-                return Ok(done!(fall, WAY_FALL));
             }
             step!($step);
             continue;

@@ -57,9 +57,6 @@ pub(super) const LEN_REFERENCE: u32 = u32::MAX - 1;
 pub(super) const MAX_LEFT: u32 = u32::MAX - 2;
 /// Entries of the indirect-jump table (a power of two).
 const JUMPS: usize = 4096;
-/// In a branch op's `rd`: the branch is the block's last instruction (otherwise `rd` is the
-/// index of its exit among the block's exits).
-pub(super) const LAST_EXIT: u8 = u8::MAX;
 /// No exit (the run entered a block from elsewhere than a chain).
 pub(super) const NO_EXIT: u32 = u32::MAX;
 /// Longest block, in instructions.
@@ -69,8 +66,8 @@ pub(super) const MAX_BLOCK_LEN: usize = 64;
 const MAX_BLOCKS: usize = 1 << 16;
 const MAX_OPS: usize = 1 << 20;
 
-/// What an op does. The last op of a block is always a terminator (a branch, a jump or
-/// `End`), so the op loop needs no bounds test.
+/// What an op does. The last op of a block is always a terminator (a jump or `End`), so the
+/// op loop needs no bounds test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(super) enum Kind {
@@ -117,9 +114,11 @@ pub(super) enum Kind {
     Sb,
     Sh,
     Sw,
-    // Exits. Branch targets are in `imm`, and the branch's exit in `rd` ([`LAST_EXIT`] for
-    // the block's last instruction: not taken, the block ends too); a jump's link value is
-    // the block's fall-through address. Jumps and `End` end the block.
+    // Exits. Branch targets are in `imm`, and the index of the branch's exit among its
+    // block's exits in `rd` (a branch that is the block's last instruction is followed by an
+    // `End`, which leaves by the same exit: so a branch not taken always goes on to the next
+    // op, and a taken one finds its exit without a test); a jump's link value is the block's
+    // fall-through address. Jumps and `End` end the block.
     Beq,
     Bne,
     Blt,
