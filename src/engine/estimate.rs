@@ -476,6 +476,10 @@ impl PlanEstimate {
             )
         } else if with > 0 {
             format!(", {with} of {n} from past runs")
+        } else if self.make_up.from_runs > 0 {
+            // Said, not silent: a history without these items still corrects the make-up
+            // rounds' allowance (a host that never took one expects none).
+            ", make-up rounds from past runs".to_string()
         } else {
             String::new()
         };
@@ -1072,6 +1076,14 @@ mod tests {
         let est = plan_with_make_up(&History::from_runs(&runs));
         assert_eq!(est.make_up.expected_s, 0.0);
         assert_eq!(est.make_up.from_runs, 3);
+        assert!(
+            est.line().ends_with("make-up rounds from past runs"),
+            "{}",
+            est.line()
+        );
+        assert!(!plan_with_make_up(&History::default())
+            .line()
+            .contains("from"));
         // Runs that took the whole allowance (twice the model): all of it.
         let runs: Vec<Vec<ItemTime>> = (0..3).map(|_| vec![t(MAKE_UP_LABEL, 0.2, 0.4)]).collect();
         let est = plan_with_make_up(&History::from_runs(&runs));

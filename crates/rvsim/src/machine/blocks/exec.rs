@@ -390,7 +390,6 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
     let mut dmiss = 0;
     let base = plain.base;
     let mut block: &Block = running;
-    let mut fall = block.fall;
     debug_assert!((block.ops as usize) < ops.len());
     // SAFETY: `block.ops` is the index of a block's first op in the arena.
     let mut start = unsafe { ops.as_ptr().add(block.ops as usize) };
@@ -496,7 +495,6 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
                             *lp.compressed += e.compressed as u64;
                             block = next;
                             *running = next;
-                            fall = next.fall;
                             debug_assert!((next.ops as usize) < ops.len());
                             // SAFETY: `next.ops` is the index of a block's first op in the
                             // arena.
@@ -651,7 +649,7 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
             Kind::Bltu => branch!(op, rs1!() < rs2!(), 1),
             Kind::Bgeu => branch!(op, rs1!() >= rs2!(), 1),
             Kind::Jal => {
-                r!(op.rd) = fall;
+                r!(op.rd) = block.fall;
                 return Ok(done!(imm, WAY_TAKEN));
             }
             Kind::J => return Ok(done!(imm, WAY_TAKEN)),
@@ -662,7 +660,7 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
                 if target & plain.align_mask != 0 {
                     cut!(at)
                 }
-                r!(op.rd) = fall;
+                r!(op.rd) = block.fall;
                 return Ok(done!(target, WAY_INDIRECT));
             }
             Kind::Jr => {
@@ -672,7 +670,7 @@ fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
                 }
                 return Ok(done!(target, WAY_INDIRECT));
             }
-            Kind::End => return Ok(done!(fall, WAY_FALL)),
+            Kind::End => return Ok(done!(block.fall, WAY_FALL)),
             Kind::LiBeq => fused!(imm, ==),
             Kind::LiBne => fused!(imm, !=),
             Kind::LiBltu => fused!(imm, <),
