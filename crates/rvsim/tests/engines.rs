@@ -894,7 +894,6 @@ fn stores_near_the_end_of_a_memory_that_ends_inside_a_page_count_the_same() {
 /// counts the rounds down.
 fn fused_pairs() -> Vec<u32> {
     let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
-    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
     let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
     let lbu = |rd, rs1, imm| i(imm, rs1, 4, rd, 0x03);
     let firsts = [
@@ -939,7 +938,6 @@ fn fused_pairs() -> Vec<u32> {
 /// sb+add. Uses x13..x19, x22, x23, x8 (data) and x20, x21 (the round).
 fn op_pairs() -> Vec<u32> {
     let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
-    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
     let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
     let mul = |rd, rs1, rs2| r(1, rs2, rs1, 0, rd, 0x33);
     vec![
@@ -1283,7 +1281,6 @@ fn a_block_that_branches_to_its_own_start_counts_the_same_at_every_offset() {
     // (taken three times in four) and again from its end (the loop of `looped`): the op
     // interpreter goes round again in place while the steps left hold the whole block, so
     // timer interrupts and instruction limits at every offset test where it must stop.
-    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
     let mut body = vec![
         addi(21, 21, 1),
         andi(22, 21, 3),
@@ -1302,7 +1299,6 @@ fn blocks_that_branch_to_each_other_count_the_same_at_every_offset() {
     // run has followed them: the op interpreter goes on there in place while the steps left
     // hold that whole block, so timer interrupts and instruction limits at every offset test
     // where it must stop and what it adds.
-    let andi = |rd, rs1, imm| i(imm, rs1, 7, rd, 0x13);
     let mut body = vec![
         addi(21, 21, 1),
         andi(22, 21, 3),

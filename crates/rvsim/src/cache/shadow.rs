@@ -332,6 +332,17 @@ mod tests {
         }
     }
 
+    /// A shadow with a log of `ring` entries and a clock wound back after `limit` accesses,
+    /// over `lines` lines, and the plain list of the same capacity it must agree with.
+    fn shadow_and_list(capacity: u32, lines: usize, ring: usize, limit: u32) -> (Shadow, Naive) {
+        let naive = Naive {
+            lines: Vec::new(),
+            capacity: capacity as usize,
+            seen: Vec::new(),
+        };
+        (Shadow::with_limits(capacity, lines, ring, limit), naive)
+    }
+
     /// xorshift64, seeded.
     fn next(x: &mut u64) -> u64 {
         *x ^= *x << 13;
@@ -352,12 +363,7 @@ mod tests {
                 let ring = ring.next_power_of_two();
                 // Enough lines that first references keep coming after wind-backs.
                 let lines = 64 * capacity as usize + 400;
-                let mut shadow = Shadow::with_limits(capacity, lines, ring, limit);
-                let mut naive = Naive {
-                    lines: Vec::new(),
-                    capacity: capacity as usize,
-                    seen: Vec::new(),
-                };
+                let (mut shadow, mut naive) = shadow_and_list(capacity, lines, ring, limit);
                 let (mut hits, mut misses, mut firsts) = (0, 0, 0);
                 let mut i = 0u32;
                 for n in 0..20_000 {
@@ -408,12 +414,7 @@ mod tests {
             for (ring, limit) in [(2 * capacity as usize, 5_000), (64, 3_000), (1024, 700)] {
                 let ring = ring.next_power_of_two();
                 let lines = 64 * capacity as usize + 400;
-                let mut shadow = Shadow::with_limits(capacity, lines, ring, limit);
-                let mut naive = Naive {
-                    lines: Vec::new(),
-                    capacity: capacity as usize,
-                    seen: Vec::new(),
-                };
+                let (mut shadow, mut naive) = shadow_and_list(capacity, lines, ring, limit);
                 let mut i = 0u32;
                 for run in 0..3_000 {
                     let r = next(&mut rng);

@@ -38,6 +38,9 @@ pub fn jal(rd: u32, off: i32) -> u32 {
 pub fn addi(rd: u32, rs1: u32, imm: i32) -> u32 {
     i(imm, rs1, 0, rd, 0x13)
 }
+pub fn andi(rd: u32, rs1: u32, imm: i32) -> u32 {
+    i(imm, rs1, 7, rd, 0x13)
+}
 pub fn add(rd: u32, rs1: u32, rs2: u32) -> u32 {
     r(0, rs2, rs1, 0, rd, 0x33)
 }
