@@ -21,14 +21,17 @@ static volatile long sink;
  * (An earlier version here summed ints 16 at a time, which gcc -O2 may vectorize: a
  * different, faster walk than lmbench's and oscost's one load per 8-byte word.) */
 /* Scalar, as lmbench builds it (-O) and as oscost's walk is: one load per word.
- * Each inner loop starts a 32-byte boundary, as oscost's (the same instructions, asm there),
- * so its 11 bytes never straddle a 64-byte one. Where gcc put it by default here (0x1778),
+ * Each inner loop starts a 64-byte boundary, as oscost's (the same instructions, asm there),
+ * so its 11 bytes never straddle one, and both sides' loops sit at the same place in a
+ * 64-byte line: at 32 mod 64 (this file with align-loops=32, the loop at 0x17a0) the walk was
+ * 4-6% slower than at 0 mod 64 on the Intel host of 2026-11-27 (overhead per hop at 64k 2.59
+ * against 2.49 us, the figure 0.62-0.64 against 0.68-0.70 us; docs/SWEEP.md). Where gcc put it by default here (0x1778),
  * the 128-word loop straddled one, and on the Intel host of 2026-11-26 that alone made the
  * walk 0.316 ns per word against 0.265 (hot 1 MiB, thread CPU time, medians of 11 rounds;
  * docs/SWEEP.md): a cost of where the compiler happened to place the loop, not of lat_ctx's
  * definition, and one that moves the figure at 1m-2m (the walk's speed sets how much of the
  * refill it hides). */
-__attribute__((optimize("no-tree-vectorize", "align-loops=32"))) static long bread(void *buf,
+__attribute__((optimize("no-tree-vectorize", "align-loops=64"))) static long bread(void *buf,
                                                                                    size_t nbytes) {
     long sum = 0;
     long *p = (long *)buf;

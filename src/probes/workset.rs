@@ -187,12 +187,15 @@ pub unsafe fn walk_raw(ptr: *mut u8, len: usize, stride: usize, access: Access) 
 ///
 /// On x86-64 these are the instructions gcc -O2 makes of it (`bench/ref/lat_ctx.c`'s): per
 /// 1 KiB chunk an inner loop of `add (p),sum; add $8,p; cmp p,next; jne`, here starting a
-/// 32-byte fetch window (as the reference's, which asks gcc for that). Why not the generic
+/// 64-byte line of code (as the reference's, which asks gcc for that). Why not the generic
 /// loop: its stride is a register (`add reg,reg`, not `add $8,reg`). Measured on the Intel
 /// host of 2026-11-26 (hot 1 MiB array, a pipe write+read between walks, thread CPU time,
 /// medians of 11 rounds): the generic loop 0.327 ns per word, this one 0.258; the same
 /// instructions with the inner loop straddling a 64-byte boundary, where gcc had put the
-/// reference's, 0.316 (docs/SWEEP.md). Rust cannot say "do not unroll" (LLVM unrolls this
+/// reference's, 0.316 (docs/SWEEP.md). And a 32-byte boundary is not enough: the same loop
+/// at 32 mod 64 walked 4–6% slower than at 0 mod 64 (2026-11-27; the reference with its
+/// loop at 0x17a0 against 0x17c0, the same source: overhead 2.59 against 2.49 µs per hop at
+/// 64k), so the position is fixed to a 64-byte boundary on both sides. Rust cannot say "do not unroll" (LLVM unrolls this
 /// loop written in Rust by 8), so asm fixes the instructions; elsewhere the same structure
 /// in Rust.
 ///
@@ -212,7 +215,7 @@ unsafe fn bread(ptr: *const u8, len: usize) -> u64 {
             "lea 1024({p}), {next}",
             "cmp {end}, {next}",
             "ja 4f",
-            ".p2align 5",
+            ".p2align 6",
             "3:",
             "add ({p}), {sum}",
             "add $8, {p}",
@@ -223,7 +226,7 @@ unsafe fn bread(ptr: *const u8, len: usize) -> u64 {
             "lea 128({p}), {next}",
             "cmp {end}, {next}",
             "ja 6f",
-            ".p2align 5",
+            ".p2align 6",
             "5:",
             "add ({p}), {sum}",
             "add $8, {p}",
