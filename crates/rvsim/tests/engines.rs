@@ -891,7 +891,7 @@ fn stores_near_the_end_of_a_memory_that_ends_inside_a_page_count_the_same() {
 /// load, then a conditional branch), each branch taken in some rounds and not in others and
 /// skipping one instruction, after a branch that jumps into the second half of one of them
 /// in odd rounds. x8 points to data (the loads read the round number stored there), x20
-/// counts the rounds down.
+/// counts the rounds down; x26 is never written.
 fn fused_pairs() -> Vec<u32> {
     let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
     let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
@@ -907,6 +907,9 @@ fn fused_pairs() -> Vec<u32> {
         lh(10, 8, 0),
         lbu(10, 8, 0),
         r(0, 21, 20, 4, 10, 0x33), // xor
+        // x26 stays 0, so x10 equals x21: the case that tells bltu from a `<=` and bgeu from
+        // a `>` (every other add here gives x10 > x21)
+        add(10, 21, 26),
     ];
     let mut pairs = Vec::new();
     for first in firsts {
