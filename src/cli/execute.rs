@@ -181,7 +181,9 @@ fn bar_style(
     eta: &std::sync::Arc<std::sync::Mutex<crate::engine::estimate::Eta>>,
 ) -> ProgressStyle {
     let eta = std::sync::Arc::clone(eta);
-    ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (ETA {item_eta})")
+    // `wide_msg`: a long item label is cut to the terminal's width, so the bar stays one line
+    // at 80 columns (a label with "(evidence)" after it reached 83).
+    ProgressStyle::with_template("{bar:30} {pos}/{len} {wide_msg} (ETA {item_eta})")
         .expect("static template is valid")
         .with_key(
             "item_eta",

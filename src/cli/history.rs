@@ -198,7 +198,7 @@ fn import(db: &DbOpts, paths: &[PathBuf]) -> Result<i32> {
         },
     );
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} files {msg} (ETA {eta})")
+        ProgressStyle::with_template("{bar:30} {pos}/{len} files {wide_msg} (ETA {eta})")
             .expect("static template is valid"),
     );
     let mut bad: Vec<Error> = Vec::new();
