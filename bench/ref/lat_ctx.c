@@ -25,9 +25,10 @@ static volatile long sink;
  * so its 11 bytes never straddle one, and both sides' loops sit at the same place in a
  * 64-byte line: at 32 mod 64 (this file with align-loops=32, the loop at 0x17a0) the walk was
  * 4-6% slower than at 0 mod 64 on the Intel host of 2026-11-27 (overhead per hop at 64k 2.59
- * against 2.49 us, the figure 0.62-0.64 against 0.68-0.70 us; docs/SWEEP.md). Where gcc put it by default here (0x1778),
- * the 128-word loop straddled one, and on the Intel host of 2026-11-26 that alone made the
- * walk 0.316 ns per word against 0.265 (hot 1 MiB, thread CPU time, medians of 11 rounds;
+ * against 2.49 us, the figure 0.62-0.64 against 0.68-0.70 us; docs/SWEEP.md). Where gcc put
+ * it by default here (0x1778), the 128-word loop straddled one, and on the Intel host of
+ * 2026-11-26 that alone made the walk 0.316 ns per word against 0.265 (hot 1 MiB, thread CPU
+ * time, medians of 11 rounds;
  * docs/SWEEP.md): a cost of where the compiler happened to place the loop, not of lat_ctx's
  * definition, and one that moves the figure at 1m-2m (the walk's speed sets how much of the
  * refill it hides). */

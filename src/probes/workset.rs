@@ -195,9 +195,9 @@ pub unsafe fn walk_raw(ptr: *mut u8, len: usize, stride: usize, access: Access) 
 /// reference's, 0.316 (docs/SWEEP.md). And a 32-byte boundary is not enough: the same loop
 /// at 32 mod 64 walked 4–6% slower than at 0 mod 64 (2026-11-27; the reference with its
 /// loop at 0x17a0 against 0x17c0, the same source: overhead 2.59 against 2.49 µs per hop at
-/// 64k), so the position is fixed to a 64-byte boundary on both sides. Rust cannot say "do not unroll" (LLVM unrolls this
-/// loop written in Rust by 8), so asm fixes the instructions; elsewhere the same structure
-/// in Rust.
+/// 64k), so the position is fixed to a 64-byte boundary on both sides. Rust cannot say "do
+/// not unroll" (LLVM unrolls this loop written in Rust by 8), so asm fixes the instructions;
+/// elsewhere the same structure in Rust.
 ///
 /// # Safety
 /// `ptr..ptr + len` must be a live mapping that no one else writes meanwhile.
