@@ -47,10 +47,11 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
         ];
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut notes = Vec::new();
+        let mut extra = Vec::new();
         let mut points = Vec::new();
         for r in &c.rows {
             let m = measurement_of(run, c, r);
-            rows.push(row_cells(c, r, m, &mut notes, verbose));
+            rows.push(row_cells(c, r, m, &mut notes, &mut extra, verbose));
             points.push(m);
         }
         out.push_str(&indented_grid(&header, &rows));
@@ -71,6 +72,15 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
         {
             out.push_str("  faster (model fails): ");
             out.push_str(crate::engine::derive::NEGATIVE_FINDING);
+            out.push('\n');
+        }
+        if let Some(p) = extra_switches_note(&extra) {
+            out.push_str(&crate::report::term::wrap(
+                &p,
+                crate::report::term::Term::stdout().width,
+                "  ",
+                "    ",
+            ));
             out.push('\n');
         }
         for n in notes {
@@ -116,12 +126,50 @@ fn measurement_of<'a>(run: &'a Run, c: &Curve, r: &Row) -> &'a Measurement {
         .expect("rows come from measurements")
 }
 
-/// One size's cells, and its notes (switches per hop, why there is no number, warnings).
+/// A size whose hops held more than one switch: (size, switches per hop, the figure per
+/// counted switch).
+type ExtraSwitches = (u64, f64, String);
+
+/// One paragraph for every size of a curve whose hops held more than one switch (a ring of
+/// N > 2 under normal scheduling: most of its sizes), each size's figure per counted switch
+/// in it. Why one: the same three-line note under every size took 27 lines for a curve of 9
+/// sizes at 80 columns and said the same thing nine times.
+fn extra_switches_note(extra: &[ExtraSwitches]) -> Option<String> {
+    let (lo, hi) = extra.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), e| {
+        (lo.min(e.1), hi.max(e.1))
+    });
+    let range = if extra.is_empty() {
+        return None;
+    } else if format!("{lo:.2}") == format!("{hi:.2}") {
+        format!("{lo:.2}")
+    } else {
+        format!("{lo:.2}–{hi:.2}")
+    };
+    let sizes = if extra.len() == 1 {
+        format!("at {}", fmt_size(extra[0].0))
+    } else {
+        "at these sizes".to_string()
+    };
+    let each = extra
+        .iter()
+        .map(|(size, _, per)| format!("{per} at {}", fmt_size(*size)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "{range} switches per hop {sizes} (a woken member preempted its waker, which ran \
+         again only to block): the figure is per hop as lat_ctx reports it; per counted \
+         switch {each}"
+    ))
+}
+
+/// One size's cells, and its notes (why there is no number, warnings); a size whose hops
+/// held more than one switch goes to `extra` ([`extra_switches_note`]).
 fn row_cells(
     c: &Curve,
     r: &Row,
     m: &Measurement,
     notes: &mut Vec<String>,
+    extra: &mut Vec<ExtraSwitches>,
     verbose: bool,
 ) -> Vec<String> {
     let per = match (&r.per_switch, r.status) {
@@ -176,13 +224,7 @@ fn row_cells(
     ];
     let per_hop_sw = sw / c.procs as f64;
     if let (Some(v), true) = (&r.per_switch, per_hop_sw > 1.05) {
-        notes.push(format!(
-            "  {}: {per_hop_sw:.2} switches per hop (a woken member preempted its waker, \
-             which ran again only to block): the figure is per hop as lat_ctx reports \
-             it; per counted switch {}",
-            fmt_size(r.size),
-            ns(v.median / per_hop_sw)
-        ));
+        extra.push((r.size, per_hop_sw, ns(v.median / per_hop_sw)));
     }
     // An invalid size's failed checks, every round's reading, with --verbose; by default
     // once per kind after the curve's table (report::table::failed_block): on a busy machine
@@ -419,5 +461,33 @@ impl Family for Sweep {
             figures,
             ..Shown::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hops_with_extra_switches_are_one_paragraph_with_each_sizes_figure() {
+        assert_eq!(extra_switches_note(&[]), None);
+        let extra = [
+            (0, 1.43, "0.780 µs".to_string()),
+            (4096, 1.47, "0.816 µs".to_string()),
+            (1 << 20, 1.36, "10.1 µs".to_string()),
+        ];
+        let p = extra_switches_note(&extra).unwrap();
+        assert!(
+            p.starts_with("1.36–1.47 switches per hop at these sizes (a woken member"),
+            "{p}"
+        );
+        assert!(
+            p.ends_with("per counted switch 0.780 µs at 0, 0.816 µs at 4k, 10.1 µs at 1m"),
+            "{p}"
+        );
+        // Said once, however many sizes.
+        assert_eq!(p.matches("switches per hop").count(), 1);
+        let one = extra_switches_note(&extra[2..]).unwrap();
+        assert!(one.starts_with("1.36 switches per hop at 1m ("), "{one}");
     }
 }
