@@ -96,18 +96,33 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
         out.push_str(&knee_lines(c));
     }
     if !verbose {
-        // The sizes' warnings, each kind once with the sizes it concerns.
-        let ms: Vec<&Measurement> = run
-            .measurements
-            .iter()
-            .filter(|m| m.probe == PROBE)
-            .collect();
-        // A row is named by its size, as in the table ("16k").
-        let size = |m: &Measurement| fmt_size(m.param_u64("size").unwrap_or(0));
-        let term = crate::report::term::Term::stdout();
-        out.push_str(&super::table::warning_block_by(&ms, &size, &term, false));
+        out.push_str(&size_warnings(a, run));
     }
     out
+}
+
+/// The sizes' warnings after every curve, each kind once with the sizes it concerns.
+fn size_warnings(a: &SweepAnalysis, run: &Run) -> String {
+    let ms: Vec<&Measurement> = run
+        .measurements
+        .iter()
+        .filter(|m| m.probe == PROBE)
+        .collect();
+    // A row is named by its size, as in the table ("16k"), and by its ring when the run
+    // has rings of several sizes: "in 4: 1m, 0, 4k, 16k" after rings of 2 and 4 did not
+    // say which ring's 1m.
+    let rings: std::collections::BTreeSet<usize> = a.curves.iter().map(|c| c.procs).collect();
+    let name = |m: &Measurement| {
+        let size = fmt_size(m.param_u64("size").unwrap_or(0));
+        if rings.len() > 1 {
+            // No space: the warning lines fold labels by their first word.
+            format!("N={}/{size}", m.param_u64("procs").unwrap_or(0))
+        } else {
+            size
+        }
+    };
+    let term = crate::report::term::Term::stdout();
+    super::table::warning_block_by(&ms, &name, &term, false)
 }
 
 /// The measurement a row of a curve was read from.
