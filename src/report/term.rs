@@ -25,7 +25,9 @@ impl Term {
         let out = std::io::stdout();
         let env_width = std::env::var("COLUMNS").ok();
         let tty_width = if out.is_terminal() {
-            terminal_size::terminal_size_of(&out).map(|(w, _)| w.0 as usize)
+            terminal_size::terminal_size_of(&out)
+                .map(|(w, _)| w.0 as usize)
+                .or_else(|| columns_of(&out))
         } else {
             None
         };
@@ -43,6 +45,22 @@ impl Term {
             color: false,
         }
     }
+}
+
+/// The terminal's column count when it reports no rows: terminal_size gives nothing unless
+/// both are set, and a pty whose rows are 0 (`script` before `stty rows`, some containers'
+/// first moments) then laid out an 80-column terminal at the 100-column default.
+fn columns_of(out: &impl std::os::fd::AsRawFd) -> Option<usize> {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one winsize into the struct we own; the fd is borrowed from
+    // an open file for the whole call.
+    let rc = unsafe { libc::ioctl(out.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }
 
 /// COLUMNS when it is a sensible number, else the terminal's width, else the default. Widths
@@ -343,6 +361,49 @@ mod tests {
         // The plain wrap splits the token inside a word at this width.
         let plain = wrap(label, 24, "", "  ");
         assert!(plain.contains("posix_fadv\n"), "{plain}");
+    }
+
+    #[test]
+    fn a_terminal_with_no_rows_still_gives_its_columns() {
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty writes two fds into the ints we own; the name, termios and
+        // winsize arguments may be null.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both fds were just opened by openpty and are owned here alone.
+        let (master, slave) = unsafe {
+            use std::os::fd::FromRawFd;
+            (
+                std::fs::File::from_raw_fd(master),
+                std::fs::File::from_raw_fd(slave),
+            )
+        };
+        let ws = libc::winsize {
+            ws_row: 0,
+            ws_col: 80,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        use std::os::fd::AsRawFd;
+        // SAFETY: TIOCSWINSZ reads one winsize from a struct we own; the fd is open.
+        assert_eq!(
+            unsafe { libc::ioctl(slave.as_raw_fd(), libc::TIOCSWINSZ, &ws) },
+            0
+        );
+        // What the crate gives for it, and why columns_of exists.
+        assert!(terminal_size::terminal_size_of(&slave).is_none());
+        assert_eq!(columns_of(&slave), Some(80));
+        // A file is no terminal.
+        assert_eq!(columns_of(&std::fs::File::open("/dev/null").unwrap()), None);
+        drop(master);
     }
 
     #[test]
