@@ -150,12 +150,13 @@ type ExtraSwitches = (u64, f64, String);
 /// in it. Why one: the same three-line note under every size took 27 lines for a curve of 9
 /// sizes at 80 columns and said the same thing nine times.
 fn extra_switches_note(extra: &[ExtraSwitches]) -> Option<String> {
+    if extra.is_empty() {
+        return None;
+    }
     let (lo, hi) = extra.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), e| {
         (lo.min(e.1), hi.max(e.1))
     });
-    let range = if extra.is_empty() {
-        return None;
-    } else if format!("{lo:.2}") == format!("{hi:.2}") {
+    let range = if format!("{lo:.2}") == format!("{hi:.2}") {
         format!("{lo:.2}")
     } else {
         format!("{lo:.2}–{hi:.2}")
@@ -239,7 +240,15 @@ fn row_cells(
     ];
     let per_hop_sw = sw / c.procs as f64;
     if let (Some(v), true) = (&r.per_switch, per_hop_sw > 1.05) {
-        extra.push((r.size, per_hop_sw, ns(v.median / per_hop_sw)));
+        // Per counted switch at the precision its interval allows, as the table's column.
+        let per = |x: f64| x / per_hop_sw;
+        let figure = crate::units::interval::fmt_figure_alone(
+            per(v.median),
+            per(v.ci95[0]),
+            per(v.ci95[1]),
+            "ns",
+        );
+        extra.push((r.size, per_hop_sw, figure));
     }
     // An invalid size's failed checks, every round's reading, with --verbose; by default
     // once per kind after the curve's table (report::table::failed_block): on a busy machine
