@@ -28,10 +28,10 @@ pub const PROBE: &str = "ctx.sweep";
 
 /// What the sweep's baseline samples are, in place of the engine's BASELINE_NOTE.
 pub const INTERLEAVED_NOTE: &str = "overhead samples are the overhead halves of the figure's \
-     samples: in each, the ring's laps and the overhead's alternate in chunks (ring, overhead, \
-     overhead, ring, …), so a drift of the host during the sample adds the same to both; the \
-     overhead's laps make no switch and no fault, so the switches and faults counted in the \
-     sample's window are the ring's";
+     samples: in each, the ring's laps and the overhead's alternate in two chunks each (ring, \
+     overhead, overhead, ring), so a linear drift of the host during the sample adds the same \
+     to both; the overhead's laps make no switch and no fault, so the switches and faults \
+     counted in the sample's window are the ring's";
 
 /// One point of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
