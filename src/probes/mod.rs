@@ -12,6 +12,7 @@ pub mod mmap;
 pub mod pattern;
 pub mod rpc;
 pub mod scratch;
+pub mod stat;
 pub mod syscall;
 pub mod workset;
 

@@ -12,6 +12,7 @@ pub mod fault;
 pub mod figures;
 pub mod fleet;
 pub mod footnotes;
+pub mod formats;
 pub mod html;
 pub mod ipc;
 pub mod lab;
@@ -22,6 +23,7 @@ pub mod pipeview;
 pub mod plot;
 pub mod rpc;
 pub mod screen;
+pub mod stat;
 pub mod sweep;
 pub mod table;
 pub mod term;
@@ -43,6 +45,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &c2c::C2c,
     &rpc::Rpc,
     &ctx::Ctx,
+    &stat::Stat,
 ];
 
 /// The family of a probe, if any family claims it (call and syscall probes have none).
