@@ -20,6 +20,7 @@ pub mod memlat;
 pub mod params;
 pub mod pipeview;
 pub mod plot;
+pub mod remarks;
 pub mod rpc;
 pub mod screen;
 pub mod sweep;

@@ -20,7 +20,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
-use crate::model::{Check, Measurement, Observer};
+use crate::model::{Check, Measurement, Observer, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
@@ -432,28 +432,23 @@ fn traced_warnings(
     unfiltered: &[String],
     corrected: bool,
     a: &Analysis,
-) -> Vec<String> {
+) -> Vec<Remark> {
     let mut warnings = Vec::new();
     for (_, why) in left_out.iter().filter(|(_, why)| why != ONE_CPU_NO_IPI) {
-        if !warnings.contains(why) {
-            warnings.push(why.clone());
+        let r = Remark::part_left_out(why.clone());
+        if !warnings.contains(&r) {
+            warnings.push(r);
         }
     }
     if !unfiltered.is_empty() {
-        warnings.push(format!(
-            "the kernel refused the participant filter on {}: recorded unfiltered",
-            unfiltered.join(", ")
-        ));
+        warnings.push(Remark::filter_refused(unfiltered));
     }
     if !corrected {
-        warnings.push(format!(
-            "no calibration of the observer's cost: {}; the parts are not corrected",
-            if a.rpcs.is_empty() {
-                "no RPC matched"
-            } else {
-                "the batches could not be fitted (too few rounds)"
-            }
-        ));
+        warnings.push(Remark::plain(if a.rpcs.is_empty() {
+            RemarkKind::NoCalibrationNoRpc
+        } else {
+            RemarkKind::NoCalibrationTooFewRounds
+        }));
     }
     warnings
 }
@@ -485,7 +480,7 @@ fn traced_measurement(
         )),
         r.times.clone(),
         1,
-        "fixed count",
+        crate::model::StopReason::FixedCount,
         evidence.clone(),
         verdict,
     )?;
@@ -518,7 +513,7 @@ fn one_part(
             .note(note),
         samples,
         1,
-        "fixed count",
+        crate::model::StopReason::FixedCount,
         evidence.clone(),
         (checks.to_vec(), Vec::new()),
     )
