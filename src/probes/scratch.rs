@@ -179,11 +179,6 @@ impl Drop for ScratchFile {
     }
 }
 
-/// Free space for an unprivileged writer on the file system holding `path`, in bytes.
-pub fn free_disk(path: &Path) -> Result<u64> {
-    disk_space(path).map(|(free, _)| free)
-}
-
 /// (bytes free to this user, total bytes) of the filesystem holding `path`.
 fn disk_space(path: &Path) -> Result<(u64, u64)> {
     let c = CString::new(path.as_os_str().as_bytes())

@@ -21,15 +21,6 @@ pub enum Mode {
     Thread,
 }
 
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Process => "process",
-            Mode::Thread => "thread",
-        }
-    }
-}
-
 /// The switching mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mech {
@@ -46,6 +37,8 @@ pub enum ClockMethod {
     /// CMPT300's method: wall time minus the measuring process's CPU time.
     Cputime,
 }
+
+crate::units::name::named!(Mode, Mech, ClockMethod);
 
 /// The checks every same-core ping-pong shares: the expected number of switches per round
 /// trip (±5%), no migrations, and every participant on the requested CPU.
