@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::machine::Machine;
 
+pub mod noise;
+
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -205,6 +207,10 @@ pub struct Measurement {
     /// event, and the traced time against the untraced one. Absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<Observer>,
+    /// One CPU's busy-reader window (`noise.lost`): its gaps and their causes. Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<noise::NoiseCpu>,
 }
 
 /// A figure with its 95% interval.

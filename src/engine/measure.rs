@@ -328,6 +328,7 @@ fn conclude(
         valid,
         additive: None,
         observer: None,
+        noise: None,
     })
 }
 
