@@ -3,9 +3,10 @@
 //! process may not use is refused before anything runs.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish_after, Plan, PlanItem};
+use super::execute::{execute, finish_after, Extras, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::noise::window::Asked;
+use crate::report::family::{Ask, Family};
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -23,6 +24,10 @@ pub struct NoiseArgs {
     /// Gaps and shares only: no tracepoints, so no causes.
     #[arg(long)]
     pub no_trace: bool,
+    /// Write the causes' stacked bars and each CPU's gap histogram (SVG), and
+    /// noise-causes.csv, into this directory.
+    #[arg(long)]
+    pub svg_dir: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub opts: MeasureOpts,
 }
@@ -37,7 +42,7 @@ pub fn cpus_of(list: Option<&str>, online: &[usize], allowed: &[usize]) -> Resul
             .filter(|c| online.contains(c))
             .collect());
     };
-    let every: Vec<usize> = (0..libc::CPU_SETSIZE as usize).collect();
+    let every: Vec<usize> = (0..1 << 16).collect();
     let cpus = crate::probes::ipc::classes::parse_cpu_list(list, &every)?;
     let fmt = crate::evidence::placement::format_cpu_list;
     if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {
@@ -63,6 +68,9 @@ pub fn run(a: NoiseArgs) -> Result<i32> {
         ));
     }
     a.opts.check_outputs()?;
+    if let Some(d) = &a.svg_dir {
+        super::outputs::check_svg_dir(d)?;
+    }
     let online = crate::machine::parse::parse_cpu_list(
         &std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default(),
     );
@@ -104,7 +112,14 @@ pub fn run(a: NoiseArgs) -> Result<i32> {
         .with_estimate(duration + Duration::from_millis(100)),
     );
     let run = execute(plan, &a.opts)?;
-    finish_after(&run, &a.opts, String::new(), Vec::new())
+    let ask = Ask {
+        figures: a.svg_dir.is_some(),
+        verbose: a.opts.verbose || a.opts.explain,
+        ..Ask::default()
+    };
+    let shown = crate::report::noise::Noise.shown(&run, &ask)?;
+    let files = Extras::in_dir(&shown, a.svg_dir.as_deref());
+    finish_after(&run, &a.opts, shown.after, files)
 }
 
 #[cfg(test)]
