@@ -21,6 +21,7 @@ pub mod noise;
 pub mod params;
 pub mod pipeview;
 pub mod plot;
+pub mod remarks;
 pub mod rpc;
 pub mod screen;
 pub mod sweep;
@@ -28,6 +29,7 @@ pub mod table;
 pub mod term;
 pub mod timev;
 pub mod untrusted;
+pub mod write;
 
 use crate::model::{Measurement, Run, Status};
 use family::{Evidence, Family};

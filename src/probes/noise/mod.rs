@@ -294,7 +294,7 @@ pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Re
         spec,
         samples,
         1,
-        crate::engine::sampler::StopReason::Budget.as_str(),
+        crate::engine::sampler::StopReason::Budget,
         evidence,
         (checks, Vec::new()),
     )?;
