@@ -253,7 +253,14 @@ pub fn measure_runs(ctx: &Context, cfg: &Config) -> Result<Measurement> {
         ..Evidence::default()
     };
     let verdict = verdict(cfg, &evidence);
-    let mut m = from_samples(cfg.spec(), samples, 1, "sample limit", evidence, verdict)?;
+    let mut m = from_samples(
+        cfg.spec(),
+        samples,
+        1,
+        crate::model::StopReason::FixedCount,
+        evidence,
+        verdict,
+    )?;
     if let Some(slot) = ctx.round {
         m.sample_rounds = vec![slot.index; m.samples.len()];
     }
