@@ -14,6 +14,9 @@ use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement};
 use crate::probes::ipc::classes::Pair;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The family's one probe: a pair of CPUs.
+pub const PAIR: crate::model::ProbeId = crate::model::ProbeId("c2c.pair");
 use std::sync::Arc;
 
 /// The ping-pong line and a stop flag, each alone on its cache line (128 bytes apart, so
@@ -115,7 +118,7 @@ pub fn measure_pair(ctx: &Context, pair: Pair) -> Result<Measurement> {
         }
         Ok(now_ns() - t0)
     };
-    let spec = Spec::new("c2c.pair", "ns/one-way", "ns/round trip", 2.0)
+    let spec = Spec::new(PAIR.0, "ns/one-way", "ns/round trip", 2.0)
         .param("class", pair.class.as_str())
         .param("from", pair.a)
         .param("to", pair.b)

@@ -11,7 +11,7 @@ use crate::units::fmt_time;
 fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
     run.measurements
         .iter()
-        .filter(|m| m.probe.starts_with("ipc."))
+        .filter(|m| m.in_section("ipc"))
         .collect()
 }
 
@@ -123,6 +123,14 @@ pub struct Ipc;
 impl Family for Ipc {
     fn section(&self) -> &'static str {
         "ipc"
+    }
+
+    fn fixture(&self) -> Option<&'static str> {
+        Some("ipc")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["ipc", "--quick"]
     }
 
     fn evidence(&self) -> Evidence {
