@@ -1,4 +1,4 @@
-//! Quiet by default, complete on request (issue 21, item 5): what `run --quick` and
+//! Quiet by default, complete on request: what `run --quick` and
 //! `rpc --quick` print after measuring, rendered from their recorded runs at COLUMNS=80 by
 //! the function the commands print with (report::screen::measured), stays within a line
 //! budget: one line per probe whose checks pass, warnings once per kind. `--verbose`

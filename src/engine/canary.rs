@@ -7,7 +7,7 @@
 //! Why: on the 2-vCPU KVM machine this was built on, `syscall.null` flipped between 175 and
 //! 240 ns over seconds while a dependent multiply chain stayed at 1.10 ns; eight independent
 //! add chains (this loop) read 0.83 ns per iteration exactly when syscalls read 175 ns and
-//! 1.06–1.54 ns when they read 230–250 ns (2026-11-25). A latency-bound loop hides a shared
+//! 1.06–1.54 ns when they read 230–250 ns. A latency-bound loop hides a shared
 //! core; a throughput-bound one shows it, as kernel entry and the scheduler's paths do. The
 //! host's state flips on a scale of 0.1–10 s, so a run's median was a mixture whose share
 //! of each state varied run to run (five-run spreads of 1.2–1.35).
@@ -183,7 +183,7 @@ pub fn split(tags: &[f64], samples: &[f64], best: f64) -> Option<Split> {
 /// to one is not read) in which fewer than [`MIN_FAST_SHARE`] of the samples were tagged fast
 /// counts as slowed whole. Why: such a round is a slowed stretch, and its few samples tagged
 /// fast are its edges. A tag is read before its raw sample, and the paired baseline sample
-/// runs after it: in a recorded run (ctx.yield fifo, 2026-11-26 12:22) a round's first sample
+/// runs after it: in a recorded run (ctx.yield fifo) a round's first sample
 /// was tagged fast, its baseline ran slowed (1447 ns against 1150–1185) and its difference
 /// read 1628 ns against the other rounds' 2450–2500; alone for its round, it set that round's
 /// median, and the t interval on the rounds' medians read ±50% (test below).

@@ -142,8 +142,8 @@ pub const MIN_OCCUPANCY: f64 = 0.95;
 /// The largest share of windows that may be left out of the occupancy because a participant
 /// was still runnable at an edge. The windows a competitor ran in are the ones where a
 /// partner is kept runnable, so leaving many of them out would hide the competitor (half
-/// were allowed before). On a quiet machine none are left out (every quiet run and sitting
-/// of 2026-11-23).
+/// were allowed before). On a quiet machine none are left out (in every quiet run measured).
+///
 pub const MAX_LEFT_OUT: f64 = 0.10;
 
 /// The largest run-queue wait (share of wall time) a single participant may see: time it

@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_round_mostly_slowed_is_left_out_whole_with_its_edge_sample() {
-        // ctx.yield fifo as recorded in `oscost run` (base build, 2026-11-26 12:22): round 3
+        // ctx.yield fifo as recorded in `oscost run` (base build): round 3
         // ran slowed but for its first sample, whose baseline ran slowed (1447 ns).
         let raw = [
             3405.4, 3638.2, 3623.6, 3615.2, 3633.7, 3632.1, 3638.5, 3626.4, 3631.0, 3426.0, 3661.1,

@@ -1368,7 +1368,7 @@ mod tests {
         assert!(failed < cell.find("✓ placement").unwrap(), "{cell}");
     }
 
-    /// Issue 21: a report of a c2c and a mem latency run showed "not measured" columns in
+    /// A report of a c2c and a mem latency run showed "not measured" columns in
     /// every row and the machine's warnings once per run.
     #[test]
     fn runs_of_several_kinds_are_grouped_by_kind_with_the_machine_once() {

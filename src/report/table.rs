@@ -71,7 +71,7 @@ fn evidence_cell(m: &Measurement) -> String {
                 .max(0.0) as u64,
             "migration",
         );
-        // Counts below one per op are counts (issue 21): when either part is, both parts
+        // Counts below one per op are counts: when either part is, both parts
         // are counts over the same ops, so one line never mixes a rate and a count.
         let rare = |n: u64| n > 0 && n < it;
         let counts = rare(t.nvcsw) || rare(t.nivcsw);
@@ -277,7 +277,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
 /// it only when they fit. Under a row: why a figure is below resolution. After the table:
 /// why figures are invalid (each failed check once per kind with the rows it concerns and
 /// the range of its readings), then warnings and history-drift notes as one block, each
-/// kind once. `verbose` (--verbose) adds what the default leaves out (issue 21: quiet by
+/// kind once. `verbose` (--verbose) adds what the default leaves out (quiet by
 /// default, complete on request): the cells that did not fit, on lines beneath their row,
 /// every round's reading of each failed check under its row, each drift note under its row, each warning of
 /// a kind whose numbers differ too much to fold, and why each skipped probe was skipped.

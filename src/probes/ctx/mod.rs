@@ -1,6 +1,10 @@
 //! Same-core context switches: two partners pinned to one CPU pass control back and forth.
 //! Every mechanism states the switches it expects per round trip and checks them.
 
+pub mod anatomy;
+pub mod anatomy_regs;
+pub mod anatomy_task;
+pub mod anatomy_trace;
 pub mod futex;
 pub mod interleave;
 pub mod pipe;
@@ -21,15 +25,6 @@ pub enum Mode {
     Thread,
 }
 
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Process => "process",
-            Mode::Thread => "thread",
-        }
-    }
-}
-
 /// The switching mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mech {
@@ -46,6 +41,8 @@ pub enum ClockMethod {
     /// CMPT300's method: wall time minus the measuring process's CPU time.
     Cputime,
 }
+
+crate::units::name::named!(Mode, Mech, ClockMethod);
 
 /// The checks every same-core ping-pong shares: the expected number of switches per round
 /// trip (±5%), no migrations, and every participant on the requested CPU.

@@ -9,6 +9,7 @@
 //! MAP_POPULATE takes inside the kernel). Only the per-touch latency distribution
 //! (`--histogram`) times one round by itself.
 
+use crate::units::name::Named;
 pub mod mem;
 pub mod touch;
 mod verdict;
@@ -58,14 +59,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn id(self) -> &'static str {
-        match self {
-            Kind::Anon => "anon",
-            Kind::Populate => "populate",
-            Kind::FileCached => "file-cached",
-            Kind::FileEvicted => "file-evicted",
-        }
-    }
     pub fn is_file(self) -> bool {
         matches!(self, Kind::FileCached | Kind::FileEvicted)
     }
@@ -113,14 +106,9 @@ impl Readahead {
             Readahead::Random => Some((libc::MADV_RANDOM, "MADV_RANDOM")),
         }
     }
-    fn id(self) -> &'static str {
-        match self {
-            Readahead::Default => "default",
-            Readahead::Sequential => "sequential",
-            Readahead::Random => "random",
-        }
-    }
 }
+
+crate::units::name::named!(Kind, Touch, Thp, Order, Readahead);
 
 /// For `populate`: the MAP_POPULATE call itself, or the touch afterwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +144,7 @@ impl Case {
     };
 
     pub fn probe_id(&self) -> String {
-        let base = format!("fault.{}", self.kind.id());
+        let base = format!("fault.{}", self.kind.name());
         if self.per_touch {
             format!("{base}.latency")
         } else {
@@ -168,7 +156,7 @@ impl Case {
     pub fn label(&self) -> String {
         let mut s = self.probe_id();
         match self.kind {
-            Kind::Anon => s += &format!(" {} thp={}", touch_id(self.touch), thp_id(self.thp)),
+            Kind::Anon => s += &format!(" {} thp={}", self.touch.name(), self.thp.name()),
             Kind::Populate => {
                 s += match self.phase {
                     Phase::Map => " map",
@@ -176,31 +164,13 @@ impl Case {
                 }
             }
             Kind::FileCached | Kind::FileEvicted => {
-                s += &format!(" readahead={}", self.readahead.id())
+                s += &format!(" readahead={}", self.readahead.name())
             }
         }
         if !(self.kind == Kind::Populate && self.phase == Phase::Map) {
-            s += if self.order == Order::Seq {
-                " seq"
-            } else {
-                " random"
-            };
+            s += &format!(" {}", self.order.name());
         }
         s
-    }
-}
-
-fn touch_id(t: Touch) -> &'static str {
-    match t {
-        Touch::Write => "write",
-        Touch::Read => "read",
-    }
-}
-
-fn thp_id(t: Thp) -> &'static str {
-    match t {
-        Thp::Never => "never",
-        Thp::Always => "always",
     }
 }
 
@@ -703,23 +673,19 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
         .param("rounds", rounds as u64)
         .param("cpus", vec![s.cpu])
         .events_set(EventSet::Standard);
-    let order = if case.order == Order::Seq {
-        "seq"
-    } else {
-        "random"
-    };
+    let order = case.order.name();
     match case.kind {
         Kind::Anon => {
             spec = spec
-                .param("touch", touch_id(case.touch))
-                .param("thp", thp_id(case.thp))
+                .param("touch", case.touch.name())
+                .param("thp", case.thp.name())
                 .param("system_thp", s.system_thp.as_str())
                 .param("order", order)
                 .note(format!(
                     "first touch ({}) of one byte per page of fresh private anonymous memory; \
                      THP {} by madvise on this mapping only (system THP mode: {}, unchanged). \
                      {}",
-                    touch_id(case.touch),
+                    case.touch.name(),
                     if case.thp == Thp::Always {
                         "requested (MADV_HUGEPAGE, 2 MiB-aligned)"
                     } else {
@@ -757,7 +723,7 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
         Kind::FileCached | Kind::FileEvicted => {
             spec = spec
                 .param("touch", "read")
-                .param("readahead", case.readahead.id())
+                .param("readahead", case.readahead.name())
                 .param("order", order);
             if case.kind == Kind::FileEvicted {
                 spec = spec

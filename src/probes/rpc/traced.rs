@@ -22,6 +22,7 @@ use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
 use crate::model::{Check, Measurement, Observer, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
+use crate::units::name::Named;
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
@@ -64,6 +65,7 @@ pub fn client_times(rpcs: &[Rpc], windows: &[(u64, u64)]) -> Vec<Option<f64>> {
 
 /// Means of each part over the middle RPCs: they add up to those RPCs' mean span (the parts
 /// of every RPC do), which medians do not.
+#[cfg(test)]
 pub fn part_means(rpcs: &[Rpc]) -> [f64; 8] {
     let kept = middle(rpcs);
     let n = kept.len() as f64;
@@ -649,8 +651,8 @@ pub fn measure_traced(
     let warnings = traced_warnings(&left_out, &tracer.unfiltered, correction.is_some(), &a);
     let base = |probe: &str, unit: &str| {
         Spec::new(probe, unit, unit, 1.0)
-            .param("scenario", scenario.as_str())
-            .param("mech", s.mech.as_str())
+            .param("scenario", scenario.name())
+            .param("mech", s.mech.name())
             .param("cpus", vec![s.client_cpu, s.server_cpu])
             .events_set(EventSet::Software)
     };
