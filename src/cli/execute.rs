@@ -342,8 +342,8 @@ fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
 /// far), at most one fewer than its rounds, each started only while the make-up rounds have
 /// taken under `allowance` in all (`used`). Why: the figure leaves such a round out whole
 /// (canary::split_in_rounds), and with two rounds left its t interval on their medians has
-/// one degree of freedom (t = 12.7, against 4.3 with three): in one paired sitting on the VM
-/// (2026-11-26 12:22–12:28, twelve full runs' ctx items) that alone read ±10–27% where three
+/// one degree of freedom (t = 12.7, against 4.3 with three): in paired runs on the VM
+/// (twelve full runs' ctx items) that alone read ±10–27% where three
 /// rounds read ±0.5–6%. A make-up round comes at the end of its item's group of passes, a
 /// pass after the slowed round; one that fails for the environment leaves the planned rounds
 /// as they are.
@@ -394,8 +394,8 @@ fn make_up(
 
 /// Whether every figure of the item, merged from the rounds taken so far (slowed rounds left
 /// out as the figure leaves them), is already within the run's interval `target`. Why: a
-/// make-up round is there to narrow the figure; one that is at target needs none. In the
-/// paired sitting of 2026-11-26 14:52–15:04, 2 of the 19 full-run items that took make-up
+/// make-up round is there to narrow the figure; one that is at target needs none. In paired
+/// runs on a noisy host, 2 of the 19 full-run items that took make-up
 /// rounds were already at ±0.7–0.8% without them, and read ±1.6–1.7% with them (replayed from
 /// the recorded samples).
 fn figures_at_target(slot: &Slot, target: f64) -> bool {
@@ -459,7 +459,7 @@ fn take_evidence(pass: &mut EvidencePass, ctx: &Context, m: &mut Measurement) ->
         Err(Error::Interrupted) => Err(Error::Interrupted),
         Err(e) => {
             m.warnings
-                .push(format!("evidence pass after the samples not taken: {e}"));
+                .push(crate::model::Remark::evidence_pass_lost(e.to_string()));
             Ok(())
         }
     }
@@ -624,8 +624,11 @@ impl Slot {
             let mut m = crate::engine::merge::merge_rounds(g)
                 .ok_or_else(|| Error::env(format!("{label}: no usable samples were taken")))?;
             for (pass, why) in &self.lost {
-                m.warnings
-                    .push(format!("round {} of {total} not taken: {why}", pass + 1));
+                m.warnings.push(crate::model::Remark::round_lost(
+                    *pass as usize + 1,
+                    total,
+                    why.clone(),
+                ));
             }
             if let Some(why) = &self.item.once {
                 m.notes.push(format!(
@@ -755,36 +758,47 @@ pub fn finish_after(
 }
 
 /// [`finish`] with a command's own text, JSON analysis and extra files.
+///
+/// The run is kept first (the history, or a run file under unsaved/), before anything is
+/// printed or written, so nothing that can end the process afterwards (a closed or full
+/// standard output, a file size limit) costs the run; then the table, then the files. A
+/// failed output is an error of that output only: every other output is still attempted.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
     let run = &with_history(run, opts);
-    print!(
-        "{}",
-        crate::report::screen::measured(
-            run,
-            &crate::report::term::Term::stdout(),
-            extras.text.as_deref(),
-            extras.after.as_deref(),
-            crate::report::screen::Detail::asked(opts.verbose, opts.explain)
-        )
+    let kept = (!opts.no_save && run.complete).then(|| keep(run, opts));
+    let table = crate::report::screen::measured(
+        run,
+        &crate::report::term::Term::stdout(),
+        extras.text.as_deref(),
+        extras.after.as_deref(),
+        crate::report::screen::Detail::asked(opts.verbose, opts.explain),
     );
-    // Every output is attempted and the run is saved to the history whatever became of
-    // them: a file that cannot be written (a full disk, a vanished directory) costs neither
-    // the other files nor the history.
+    let mut failed = Vec::new();
+    let closed = match super::pipe::print_out(table.as_bytes()) {
+        Ok(()) => false,
+        Err(super::pipe::Unprinted::Closed) => true,
+        Err(super::pipe::Unprinted::Failed(e)) => {
+            failed.push(Error::io("standard output", e));
+            false
+        }
+    };
     let outputs = opts.outputs();
-    let mut failed = outputs.write_each(&super::outputs::RunOut {
+    failed.extend(outputs.write_each(&super::outputs::RunOut {
         run,
         analysis: extras.analysis.as_ref(),
-    });
+    }));
     failed.extend(outputs.write_late(&extras.files));
-    if !opts.no_save && run.complete {
-        if let Some(e) = save(run, opts) {
-            failed.push(e);
-        }
+    if let Some(e) = kept.and_then(|k| tell_kept(k, opts)) {
+        failed.push(e);
     }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
     if invalid > 0 && !opts.quiet {
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons above");
+    }
+    if closed {
+        // Everything is kept and written: end as a closed pipe ends a Unix tool.
+        super::pipe::end_closed();
     }
     // Each failure on its line; the last is the command's error (exit 2).
     if let Some(last) = failed.pop() {
@@ -801,25 +815,47 @@ fn written(p: &std::path::Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
+/// Where a run to be saved went.
+enum Kept {
+    /// No history to save to (no place for the default one), nor a directory to keep it in.
+    Nowhere(Error),
+    Went {
+        saved: crate::store::recovery::Saved,
+        db: std::path::PathBuf,
+    },
+}
+
 /// Saves the run to the history, or (when that fails after measuring) keeps it in a run
-/// file under the data directory and says how to import it. With the default database a
-/// run that is not in the history is a warning (the results are complete and kept); with an
-/// explicit --db or OSCOST_DB the user asked for it, so it is an error, returned.
-fn save(run: &Run, opts: &MeasureOpts) -> Option<Error> {
-    use crate::store::recovery::{default_keep_dir, save_or_keep, Saved, LONG_WAIT};
+/// file under the data directory; says nothing yet ([`tell_kept`] does, after the outputs).
+fn keep(run: &Run, opts: &MeasureOpts) -> Kept {
+    use crate::store::recovery::{default_keep_dir, save_or_keep, LONG_WAIT};
     let db = match opts.db.path() {
         Ok(db) => db,
-        Err(e) => {
-            eprintln!("oscost: warning: not saved to history: {e}");
-            return None;
-        }
+        Err(e) => return Kept::Nowhere(e),
     };
     // Kept under the data directory only: never in the current directory, which may be a
     // source tree or anyone's.
     let keep = default_keep_dir();
     let dirs: Vec<&std::path::Path> = keep.iter().map(|p| p.as_path()).collect();
     let waits = (std::time::Duration::from_secs(5), LONG_WAIT);
-    let saved = save_or_keep(run, &db, &dirs, waits, opts.quiet);
+    Kept::Went {
+        saved: save_or_keep(run, &db, &dirs, waits, opts.quiet),
+        db,
+    }
+}
+
+/// Says where the run went. With the default database a run that is not in the history is
+/// a warning (the results are complete and kept); with an explicit --db or OSCOST_DB the
+/// user asked for it, so it is an error, returned.
+fn tell_kept(kept: Kept, opts: &MeasureOpts) -> Option<Error> {
+    use crate::store::recovery::Saved;
+    let (saved, db) = match kept {
+        Kept::Nowhere(e) => {
+            eprintln!("oscost: warning: not saved to history: {e}");
+            return None;
+        }
+        Kept::Went { saved, db } => (saved, db),
+    };
     let explain = saved.explain().map(|line| match (&saved, &opts.json) {
         // Nowhere to keep it, but the run is in the --json file the user asked for.
         (Saved::Lost { .. }, Some(json)) if written(json) => format!(
@@ -930,7 +966,7 @@ mod tests {
         assert!(
             lost.warnings
                 .iter()
-                .any(|w| w == "round 2 of 3 not taken: gone"),
+                .any(|w| crate::report::remarks::words(w) == "round 2 of 3 not taken: gone"),
             "{:?}",
             lost.warnings
         );

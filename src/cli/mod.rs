@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
 
+pub mod anatomy;
 pub mod c2c;
 pub mod common;
 pub mod compare;
@@ -13,6 +14,7 @@ pub mod ipc;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
+pub mod noise;
 pub mod outputs;
 pub mod pipe;
 pub mod probes;
@@ -68,6 +70,9 @@ pub enum Command {
     /// One request/response in four placements (local, remote-exclusive, remote-polling,
     /// remote-shared) and, with permission, its kernel-traced breakdown.
     Rpc(rpc::RpcArgs),
+    /// OS noise: a busy reader per CPU; the share of CPU lost, the gaps and, with permission
+    /// to trace, who took them (timer ticks, device IRQs, softirqs, IPIs, other tasks).
+    Noise(noise::NoiseArgs),
     /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
     C2c(c2c::C2cArgs),
     /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
@@ -81,14 +86,39 @@ pub enum Command {
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
+/// Prints what the argument parser said and returns its exit code (help and version 0, on
+/// standard output; usage errors 2). An error echoes the rejected argument: it is escaped as
+/// oscost's own messages are, so control characters and bidirectional overrides in it reach
+/// the terminal as `\u{…}`, never as commands.
+fn parse_error(e: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        use std::io::IsTerminal;
+        let styled = e.render();
+        let text = if std::io::stdout().is_terminal() {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        };
+        return match pipe::print_out(text.as_bytes()) {
+            Ok(()) => e.exit_code(),
+            Err(pipe::Unprinted::Closed) => pipe::EXIT_BROKEN_PIPE,
+            Err(pipe::Unprinted::Failed(why)) => {
+                eprintln!("oscost: standard output: {why}");
+                2
+            }
+        };
+    }
+    let text = e.render().to_string();
+    let shown: Vec<_> = text.lines().map(crate::escape::terminal).collect();
+    eprintln!("{}", shown.join("\n"));
+    e.exit_code()
+}
+
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            // clap: help/version exit 0, usage errors exit 2.
-            return e.exit_code();
-        }
+        Err(e) => return parse_error(&e),
     };
     // Whatever an oscost killed with SIGKILL left behind: scratch removed, knobs restored.
     for line in crate::journal::recover().lines {
@@ -109,6 +139,7 @@ pub fn main() -> i32 {
         Command::Export(a) => export::run(a),
         Command::Ipc(a) => ipc::run(a),
         Command::C2c(a) => c2c::run(a),
+        Command::Noise(a) => noise::run(a),
         Command::Rpc(a) => rpc::run(a),
         Command::Fleet(a) => fleet::run(a),
         Command::Sim(a) => sim::run(a),

@@ -254,7 +254,7 @@ fn machine_section(h: &mut String, runs: &[Run]) {
             .warnings()
             .into_iter()
             .filter(|w| !common.contains(w))
-            .chain(r.warnings.iter().cloned())
+            .chain(r.warnings.iter().map(crate::report::remarks::words))
             .collect();
         if !own.is_empty() {
             if runs.len() > 1 {
@@ -1368,7 +1368,7 @@ mod tests {
         assert!(failed < cell.find("✓ placement").unwrap(), "{cell}");
     }
 
-    /// Issue 21: a report of a c2c and a mem latency run showed "not measured" columns in
+    /// A report of a c2c and a mem latency run showed "not measured" columns in
     /// every row and the machine's warnings once per run.
     #[test]
     fn runs_of_several_kinds_are_grouped_by_kind_with_the_machine_once() {

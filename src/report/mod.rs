@@ -3,6 +3,7 @@
 //! and `compare` (run against run, host against host) found. Reports never measure and
 //! never judge: they render.
 
+pub mod anatomy;
 pub mod c2c;
 pub mod compare;
 pub mod ctx;
@@ -17,9 +18,11 @@ pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
+pub mod noise;
 pub mod params;
 pub mod pipeview;
 pub mod plot;
+pub mod remarks;
 pub mod rpc;
 pub mod screen;
 pub mod sweep;
@@ -27,6 +30,7 @@ pub mod table;
 pub mod term;
 pub mod timev;
 pub mod untrusted;
+pub mod write;
 
 use crate::model::{Measurement, Run, Status};
 use family::{Evidence, Family};
@@ -36,6 +40,7 @@ use family::{Evidence, Family};
 /// terminal table and of the cross-run figures follows this list.
 pub static FAMILIES: &[&dyn Family] = &[
     &sweep::Sweep,
+    &anatomy::Anatomy,
     &memlat::MemLatency,
     &lab::Lab,
     &fault::Fault,
@@ -43,6 +48,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &c2c::C2c,
     &rpc::Rpc,
     &ctx::Ctx,
+    &noise::Noise,
 ];
 
 /// The family of a probe, if any family claims it (call and syscall probes have none).
