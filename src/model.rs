@@ -10,7 +10,7 @@ use crate::machine::Machine;
 
 pub mod noise;
 mod remark;
-pub use remark::{fold as fold_remarks, Num, Remark, RemarkKind};
+pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
 /// Version 2: warnings are typed remarks ([`Remark`]); version 1's sentences still load.
@@ -140,6 +140,29 @@ impl Summary {
     /// Whether the 95% interval reaches beyond ±50% of the median (units::is_unstable).
     pub fn is_unstable(&self) -> bool {
         crate::units::is_unstable(self.median, self.ci95[0], self.ci95[1])
+    }
+}
+
+/// A probe's id as its family declares it (`probes::fault::ANON` is "fault.anon"): code
+/// compares a measurement's probe with these, never with a literal. The id's first word is
+/// its section (the family's name in the report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProbeId(pub &'static str);
+
+impl ProbeId {
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// Its section: the id's first word ("fault" for "fault.anon").
+    pub fn section(self) -> &'static str {
+        self.0.split('.').next().unwrap_or(self.0)
+    }
+}
+
+impl From<ProbeId> for String {
+    fn from(id: ProbeId) -> String {
+        id.0.to_string()
     }
 }
 
@@ -582,6 +605,16 @@ pub fn param_kind(key: &str) -> ParamKind {
 }
 
 impl Measurement {
+    /// Whether it is a measurement of probe `id`.
+    pub fn is(&self, id: ProbeId) -> bool {
+        self.probe == id.0
+    }
+
+    /// Whether its probe is of the section (family) `section`, e.g. "fault".
+    pub fn in_section(&self, section: &str) -> bool {
+        self.probe.split('.').next() == Some(section)
+    }
+
     /// Whether the figure is noise ([`Status::Unstable`]): views show its spread, never its
     /// median, and figures do not draw it as a point.
     pub fn is_unstable(&self) -> bool {
