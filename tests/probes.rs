@@ -119,7 +119,9 @@ fn yield_without_partner_reports_that_no_switch_happened() {
     assert!(!c.ok, "a lone yield cannot switch: {c:?}");
     assert!(!m.valid);
     assert!(
-        m.warnings.iter().any(|w| w.contains("almost no switches")),
+        m.warnings
+            .iter()
+            .any(|w| oscost::report::remarks::words(w).contains("almost no switches")),
         "{:?}",
         m.warnings
     );

@@ -470,7 +470,7 @@ fn take_evidence(pass: &mut EvidencePass, ctx: &Context, m: &mut Measurement) ->
         Err(Error::Interrupted) => Err(Error::Interrupted),
         Err(e) => {
             m.warnings
-                .push(format!("evidence pass after the samples not taken: {e}"));
+                .push(crate::model::Remark::evidence_pass_lost(e.to_string()));
             Ok(())
         }
     }
@@ -635,8 +635,11 @@ impl Slot {
             let mut m = crate::engine::merge::merge_rounds(g)
                 .ok_or_else(|| Error::env(format!("{label}: no usable samples were taken")))?;
             for (pass, why) in &self.lost {
-                m.warnings
-                    .push(format!("round {} of {total} not taken: {why}", pass + 1));
+                m.warnings.push(crate::model::Remark::round_lost(
+                    *pass as usize + 1,
+                    total,
+                    why.clone(),
+                ));
             }
             if let Some(why) = &self.item.once {
                 m.notes.push(format!(
@@ -981,7 +984,7 @@ mod tests {
         assert!(
             lost.warnings
                 .iter()
-                .any(|w| w == "round 2 of 3 not taken: gone"),
+                .any(|w| crate::report::remarks::words(w) == "round 2 of 3 not taken: gone"),
             "{:?}",
             lost.warnings
         );

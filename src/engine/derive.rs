@@ -48,15 +48,11 @@ pub fn derive(raw: &[f64], baseline: &[f64], units_per_iteration: f64) -> Option
     })
 }
 
-/// The finding for a subtraction whose whole interval is below zero: the "with" case was
-/// faster than the "without" case it is supposed to add to, so the difference is not a cost
-/// and is never printed as one.
-pub const NEGATIVE_FINDING: &str = "faster with than without: the subtraction's model does not \
-     hold here (the difference's whole interval is below zero), so no cost is given";
-
-/// The finding for a difference interval [lo, hi], if it is entirely negative.
-pub fn negative_finding(lo: f64, hi: f64) -> Option<&'static str> {
-    (lo <= hi && hi < 0.0).then_some(NEGATIVE_FINDING)
+/// Whether a subtraction's difference interval [lo, hi] is entirely below zero: the "with"
+/// case was faster than the "without" case it is supposed to add to, so the difference is
+/// not a cost and is never printed as one ([`crate::model::RemarkKind::NegativeDifference`]).
+pub fn negative_finding(lo: f64, hi: f64) -> bool {
+    lo <= hi && hi < 0.0
 }
 
 /// [`derive`], with every interval widened to hold the drift between rounds (`rounds[i]` is
@@ -113,7 +109,7 @@ pub struct Judged {
     /// The raw samples the figure comes from (all of them, or those on a fast core).
     pub raw: Vec<f64>,
     /// What was left out and why, when the canary split the samples.
-    pub warning: Option<String>,
+    pub warning: Option<crate::model::Remark>,
 }
 
 /// A measurement's samples as they were taken: raw and baseline (empty without one) paired
@@ -222,7 +218,7 @@ mod tests {
         .unwrap();
         assert_eq!(j.raw, vec![175.0, 176.0, 174.0, 175.0, 176.0]);
         assert_eq!(j.derived.value.unwrap().median, 175.0);
-        let w = j.warning.unwrap();
+        let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(w.contains("3 of 8 samples") && w.contains("240 ns"), "{w}");
         // No fastest reading, or nothing above the threshold: every sample counts.
         let none = derive_judged(
@@ -304,7 +300,8 @@ mod tests {
         assert_eq!(j.raw.len(), 18);
         let v = j.derived.value.unwrap();
         assert!(rel(&v) < 0.2 && (v.median - 1240.0).abs() < 20.0, "{v:?}");
-        assert!(j.warning.unwrap().contains("slowed for 9 of 27 samples"));
+        assert!(crate::report::remarks::words(&j.warning.unwrap())
+            .contains("slowed for 9 of 27 samples"));
         // By the tags alone the edge sample stays, stands for its round, and the rounds' t
         // interval is ±50%.
         let fast: Vec<bool> = tags.iter().map(|&t| !canary::slowed(t, best)).collect();
@@ -339,7 +336,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(j.raw.len(), 19, "a faster sample was left out");
-        let w = j.warning.unwrap();
+        let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(
             w.contains("read faster") && w.contains("figure from all"),
             "{w}"
@@ -393,10 +390,10 @@ mod tests {
         let d = derive(&raw, &base, 1.0).unwrap();
         assert!(d.value.is_none());
         let diff = d.difference.unwrap();
-        assert!(negative_finding(diff.ci95[0], diff.ci95[1]).is_some());
+        assert!(negative_finding(diff.ci95[0], diff.ci95[1]));
         // An interval that reaches zero is below resolution, not this finding.
-        assert!(negative_finding(-1.0, 0.5).is_none());
-        assert!(negative_finding(1.0, 2.0).is_none());
+        assert!(!negative_finding(-1.0, 0.5));
+        assert!(!negative_finding(1.0, 2.0));
     }
 
     #[test]

@@ -63,23 +63,7 @@ impl SamplingConfig {
     }
 }
 
-/// Why sampling stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    Converged,
-    Budget,
-    SampleLimit,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Converged => "converged",
-            StopReason::Budget => "time budget spent",
-            StopReason::SampleLimit => "sample limit",
-        }
-    }
-}
+pub use crate::model::StopReason;
 
 /// Every how many samples one is an evidence sample (perf counters attached). Its time is
 /// kept apart: counters cost the measured tasks time at every context switch.

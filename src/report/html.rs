@@ -254,7 +254,7 @@ fn machine_section(h: &mut String, runs: &[Run]) {
             .warnings()
             .into_iter()
             .filter(|w| !common.contains(w))
-            .chain(r.warnings.iter().cloned())
+            .chain(r.warnings.iter().map(crate::report::remarks::words))
             .collect();
         if !own.is_empty() {
             if runs.len() > 1 {

@@ -259,10 +259,7 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize, policy: Policy) -> Verdict {
     // voluntary switches far below one half means the members were not taking turns.
     let mut warnings = Vec::new();
     if vol < 0.25 && sw / n > 0.5 {
-        warnings.push(format!(
-            "only {vol:.2} voluntary switches per hop ({invol:.2} involuntary): other tasks \
-             competed for the CPU"
-        ));
+        warnings.push(crate::model::Remark::ring_competed(vol, invol));
     }
     let mut checks = vec![
         c,

@@ -442,12 +442,9 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
     );
     let mut warnings = Vec::new();
     if !c.ok && rate > 0.0 {
-        warnings.push(format!(
-            "the tasks were preempted every {:.2} ms, not every {:.2} ms: the slice did not \
-             take effect as set (the scheduler tick, HZ, bounds how often a running task is \
-             preempted unless HRTICK is on)",
+        warnings.push(crate::model::Remark::slice_not_taken(
             1000.0 / rate,
-            slice.as_secs_f64() * 1000.0
+            slice.as_secs_f64() * 1000.0,
         ));
     }
     let mut checks = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
@@ -540,6 +537,6 @@ mod tests {
         // 1 ms asked, but preempted only at the 4 ms tick.
         let (c, w) = slice_verdict(&ev, Duration::from_millis(1));
         assert!(!c[0].ok);
-        assert!(w[0].contains("did not take effect"));
+        assert!(crate::report::remarks::words(&w[0]).contains("did not take effect"));
     }
 }

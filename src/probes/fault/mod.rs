@@ -30,7 +30,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
-use crate::model::{Evidence, Measurement};
+use crate::model::{Evidence, Measurement, Remark, RemarkKind, StopReason};
 use std::cell::{OnceCell, RefCell};
 
 /// What kind of memory is faulted in.
@@ -514,14 +514,14 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
     let pages_f = pages as f64;
     // The bimodality warning names the modes in the samples' unit: per page now.
     let per_mapping = crate::engine::modes::bimodal(&m.samples)
-        .map(|modes| crate::engine::modes::warning(&modes, "ns"));
+        .map(|modes| crate::engine::modes::remark(&modes, "ns"));
     m.raw = scale_summary(&m.raw, 1.0 / pages_f);
     for v in m.samples.iter_mut().chain(m.evidence_samples.iter_mut()) {
         *v /= pages_f;
     }
     if let Some(old) = per_mapping {
         let new = crate::engine::modes::bimodal(&m.samples)
-            .map(|modes| crate::engine::modes::warning(&modes, "ns"));
+            .map(|modes| crate::engine::modes::remark(&modes, "ns"));
         m.warnings.retain(|w| *w != old);
         m.warnings.extend(new);
     }
@@ -581,7 +581,7 @@ fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
             samples: latencies,
             iterations: 1,
         },
-        "one round",
+        StopReason::OneRound,
         evidence,
         verdict,
     )?;
@@ -626,10 +626,7 @@ fn judge(s: &Setup, case: &Case, ev: &Evidence, seen: &Seen) -> (Verdict, Facts)
     };
     crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     if !seen.peak_reset {
-        warnings.push(
-            "could not reset the peak RSS (/proc/self/clear_refs): max RSS is the process's peak"
-                .into(),
-        );
+        warnings.push(Remark::plain(RemarkKind::PeakRssNotReset));
     }
     ((checks, warnings), facts)
 }

@@ -231,9 +231,9 @@ pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64
                 observed: format!("{:.0}%", s * 100.0),
                 ok: s >= 0.5,
             }),
-            None => {
-                warnings.push("could not read /proc/self/smaps: huge-page backing unknown".into())
-            }
+            None => warnings.push(crate::model::Remark::plain(
+                crate::model::RemarkKind::SmapsUnreadable,
+            )),
         }
     }
     checks::add_occupancy(ev, &mut c, &mut warnings);

@@ -480,7 +480,7 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
                 samples: std::mem::take(&mut samples[i]),
                 iterations: 1,
             },
-            "fixed repetitions",
+            crate::model::StopReason::FixedRepetitions,
             ev,
             (checks, warnings),
         )?);
@@ -494,7 +494,7 @@ fn row_checks(
     hog_alive: Option<bool>,
     pages: f64,
     may_sleep: bool,
-) -> (Vec<Check>, Vec<String>) {
+) -> (Vec<Check>, Vec<crate::model::Remark>) {
     // Every row runs on a CPU: it stays put and holds the CPU like any probe (rows that may
     // wait for I/O or reclaim are only held to "no more CPU time than the window").
     let mut checks = vec![crate::engine::checks::stayed(&ev.cpus)];

@@ -20,7 +20,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
-use crate::model::{Check, Measurement, Observer};
+use crate::model::{Check, Measurement, Observer, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
 use crate::units::name::Named;
 
@@ -426,28 +426,23 @@ fn traced_warnings(
     unfiltered: &[String],
     corrected: bool,
     a: &Analysis,
-) -> Vec<String> {
+) -> Vec<Remark> {
     let mut warnings = Vec::new();
     for (_, why) in left_out.iter().filter(|(_, why)| why != ONE_CPU_NO_IPI) {
-        if !warnings.contains(why) {
-            warnings.push(why.clone());
+        let r = Remark::part_left_out(why.clone());
+        if !warnings.contains(&r) {
+            warnings.push(r);
         }
     }
     if !unfiltered.is_empty() {
-        warnings.push(format!(
-            "the kernel refused the participant filter on {}: recorded unfiltered",
-            unfiltered.join(", ")
-        ));
+        warnings.push(Remark::filter_refused(unfiltered));
     }
     if !corrected {
-        warnings.push(format!(
-            "no calibration of the observer's cost: {}; the parts are not corrected",
-            if a.rpcs.is_empty() {
-                "no RPC matched"
-            } else {
-                "the batches could not be fitted (too few rounds)"
-            }
-        ));
+        warnings.push(Remark::plain(if a.rpcs.is_empty() {
+            RemarkKind::NoCalibrationNoRpc
+        } else {
+            RemarkKind::NoCalibrationTooFewRounds
+        }));
     }
     warnings
 }
@@ -468,7 +463,7 @@ fn traced_measurement(
     traced_mean: Option<crate::model::Estimate>,
     correction: Option<&Correction>,
     shared: Shared<'_>,
-    warnings: Vec<String>,
+    warnings: Vec<crate::model::Remark>,
 ) -> Result<Measurement> {
     let Shared { evidence, base, .. } = shared;
     let verdict = (shared.checks.to_vec(), warnings);
@@ -485,7 +480,7 @@ fn traced_measurement(
                 .map(|p| super::breakdown::definition(p))
                 .collect::<Vec<_>>()
                 .join("; ")
-        )), crate::engine::measure::OwnSamples { samples: r.times.clone(), iterations: 1 }, "fixed count", evidence.clone(), verdict)?;
+        )), crate::engine::measure::OwnSamples { samples: r.times.clone(), iterations: 1 }, crate::model::StopReason::FixedCount, evidence.clone(), verdict)?;
     traced.additive = traced_mean.map(|mean| crate::model::Additive {
         mean,
         modes: super::additive::modes(&r.times),
@@ -519,7 +514,7 @@ fn one_part(
             samples,
             iterations: 1,
         },
-        "fixed count",
+        crate::model::StopReason::FixedCount,
         evidence.clone(),
         (checks.to_vec(), Vec::new()),
     )
