@@ -340,6 +340,7 @@ fn conclude(
         valid,
         additive: None,
         observer: None,
+        noise: None,
     })
 }
 
