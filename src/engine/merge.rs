@@ -95,10 +95,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
         .reduce(f64::min)
         .filter(|_| out.sample_canary.len() == out.samples.len() && !out.samples.is_empty());
     let judged = derive_judged(
-        &out.samples,
-        &out.baseline_samples,
-        &out.sample_rounds,
-        &out.sample_canary,
+        super::derive::Samples::of(&out),
         out.canary_fastest,
         out.units_per_iteration,
         &out.raw_unit,
@@ -121,10 +118,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
 /// The sample-derived warnings and notes one round's measurement carries.
 fn remarks_of(m: &Measurement) -> (Vec<Remark>, Vec<String>) {
     match derive_judged(
-        &m.samples,
-        &m.baseline_samples,
-        &m.sample_rounds,
-        &m.sample_canary,
+        super::derive::Samples::of(m),
         m.canary_fastest,
         m.units_per_iteration,
         &m.raw_unit,
@@ -392,8 +386,10 @@ mod tests {
             Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0).param("mode", "process");
         let mut m = from_samples(
             spec,
-            samples.to_vec(),
-            100,
+            crate::engine::measure::OwnSamples {
+                samples: samples.to_vec(),
+                iterations: 100,
+            },
             StopReason::Converged,
             ev,
             (checks, vec![Remark::legacy("shared warning")]),

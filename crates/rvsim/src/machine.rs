@@ -281,6 +281,15 @@ pub struct Machine {
     dropped_output: u64,
 }
 
+/// Where an instruction ran: its address, the address after it, and the I-cache misses of
+/// its fetch.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    pc: u32,
+    next: u32,
+    imiss: u32,
+}
+
 /// `n` zero bytes, or None when the allocator cannot give them. Zeroed by the allocator (pages
 /// the program never touches are never touched here either).
 fn zeroed_bytes(n: usize) -> Option<Vec<u8>> {
@@ -597,7 +606,7 @@ impl Machine {
                 // As a completed instruction would leave it (a trap entry overrides it).
                 let next = pc.wrapping_add(d.len as u32);
                 self.pc = next;
-                self.stop_flow::<PIPE>(flow, d, pc, next, imiss)
+                self.stop_flow::<PIPE>(flow, d, Step { pc, next, imiss })
             }
         }
     }
@@ -625,10 +634,9 @@ impl Machine {
         &mut self,
         flow: Flow,
         d: Decoded,
-        pc: u32,
-        next: u32,
-        imiss: u32,
+        at: Step,
     ) -> Result<u32, Stop> {
+        let Step { pc, next, imiss } = at;
         match flow {
             Flow::Exception(e) => self.exception(e, pc, imiss).map(|()| self.pc),
             Flow::Exit(status) => {
@@ -1182,7 +1190,7 @@ impl Machine {
                 return Ok(c.mepc);
             }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
-                self.csr_op(d.op, d.rd, d.rs1, d.imm, rs1)?
+                self.csr_op(d.op, d.rd, d.rs1, d.imm)?
             }
             Op::Illegal | Op::Undecoded => {
                 return Err(Exception::new(ILLEGAL_INSTRUCTION, imm).into())
@@ -1196,14 +1204,8 @@ impl Machine {
 
     /// A CSR instruction. Takes the record's fields rather than the record: passing it whole
     /// made the compiler keep every step's record in memory.
-    fn csr_op(
-        &mut self,
-        op: Op,
-        rd: u8,
-        rs1_reg: u8,
-        imm: i32,
-        rs1: u32,
-    ) -> Result<u32, Exception> {
+    fn csr_op(&mut self, op: Op, rd: u8, rs1_reg: u8, imm: i32) -> Result<u32, Exception> {
+        let rs1 = self.regs[(rs1_reg & 31) as usize];
         let d = Decoded {
             op,
             rd,
