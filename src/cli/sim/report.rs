@@ -384,6 +384,23 @@ pub fn compare_text(outs: &[Outcome]) -> String {
             let _ = writeln!(out, "{}: {note}", o.label);
         }
     }
+    compare_notes(outs, &mut out);
+    if outs.len() >= 2 {
+        out.push_str("\nwhy they differ:\n");
+        for o in &outs[1..] {
+            out.push_str(&explain(&outs[0], o));
+        }
+    }
+    for o in outs {
+        if let Some(line) = loop_sentence(o) {
+            out.push_str(&line);
+        }
+    }
+    out
+}
+
+/// The notes under the comparison table: what its rows mean.
+fn compare_notes(outs: &[Outcome], out: &mut String) {
     out.push_str(
         "(.text: every executable section, C runtime included; functions: the\n \
          program's own, from the symbol table - for ELF input, every function symbol)\n",
@@ -402,18 +419,6 @@ pub fn compare_text(outs: &[Outcome]) -> String {
             );
         }
     }
-    if outs.len() >= 2 {
-        out.push_str("\nwhy they differ:\n");
-        for o in &outs[1..] {
-            out.push_str(&explain(&outs[0], o));
-        }
-    }
-    for o in outs {
-        if let Some(line) = loop_sentence(o) {
-            out.push_str(&line);
-        }
-    }
-    out
 }
 
 /// Whether the build's hot loop fits its I-cache, and what that means for the hit rate.
