@@ -232,7 +232,12 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
         if pass == rounds {
             let allowance = passes_started.elapsed().saturating_sub(made_up) / MAKE_UP_SHARE;
             let best = fastest_so_far(&slots);
-            make_up(&mut slots[i], &ctx, best, allowance, &mut made_up, &bar)?;
+            let mut time = MakeUpTime {
+                allowance,
+                used: made_up,
+            };
+            make_up(&mut slots[i], &ctx, best, &mut time, &bar)?;
+            made_up = time.used;
             continue;
         }
         let slot = &mut slots[i];
@@ -351,8 +356,7 @@ fn make_up(
     slot: &mut Slot,
     ctx: &Context,
     best: Option<f64>,
-    allowance: std::time::Duration,
-    used: &mut std::time::Duration,
+    time: &mut MakeUpTime,
     bar: &ProgressBar,
 ) -> Result<()> {
     let Some(best) = best else {
@@ -370,7 +374,7 @@ fn make_up(
         })
         .count();
     for k in 0..slowed.min(slot.rounds - 1) {
-        if *used >= allowance {
+        if time.used >= time.allowance {
             break;
         }
         crate::engine::interrupt::check()?;
@@ -381,7 +385,7 @@ fn make_up(
         bar.inc_length(1);
         let t0 = std::time::Instant::now();
         let result = (slot.item.run)(&call);
-        *used += t0.elapsed();
+        time.used += t0.elapsed();
         bar.inc(1);
         match result {
             Ok(ms) => slot.taken.push((index, ms)),
@@ -390,6 +394,13 @@ fn make_up(
         }
     }
     Ok(())
+}
+
+/// The make-up rounds' time: what they may take in all, and what they have taken.
+#[derive(Debug, Clone, Copy, Default)]
+struct MakeUpTime {
+    allowance: std::time::Duration,
+    used: std::time::Duration,
 }
 
 /// Whether every figure of the item, merged from the rounds taken so far (slowed rounds left
@@ -914,9 +925,16 @@ mod tests {
             }
             let mut w = |iters: u64| -> Result<u64> { Ok(iters * ns) };
             let spec = Spec::new(label, "ns/op", "ns/op", 1.0).events_set(EventSet::Software);
-            let mut m = measure(ctx, spec, vec![], vec![], &mut w, None, |_| {
-                (vec![crate::engine::checks::at_most("ok", 1.0, 0.0)], vec![])
-            })?;
+            let mut m = measure(
+                ctx,
+                spec,
+                crate::engine::measure::Participants::new(vec![], vec![]),
+                crate::engine::measure::Workloads {
+                    raw: &mut w,
+                    baseline: None,
+                },
+                |_| (vec![crate::engine::checks::at_most("ok", 1.0, 0.0)], vec![]),
+            )?;
             m.sample_canary = vec![1.0; m.samples.len()];
             m.canary_fastest = Some(1.0);
             Ok(m)
@@ -1064,17 +1082,17 @@ mod tests {
             slot.taken.push((r, ms));
         }
         let bar = ProgressBar::hidden();
-        let mut used = std::time::Duration::ZERO;
         let zero = std::time::Duration::ZERO;
-        make_up(&mut slot, &ctx, Some(1.0), zero, &mut used, &bar).unwrap();
+        let mut time = MakeUpTime::default();
+        make_up(&mut slot, &ctx, Some(1.0), &mut time, &bar).unwrap();
         assert_eq!(slot.taken.len(), 3);
         // No reading to judge by: none either.
-        let hour = std::time::Duration::from_secs(3600);
-        make_up(&mut slot, &ctx, None, hour, &mut used, &bar).unwrap();
+        time.allowance = std::time::Duration::from_secs(3600);
+        make_up(&mut slot, &ctx, None, &mut time, &bar).unwrap();
         assert_eq!(slot.taken.len(), 3);
-        make_up(&mut slot, &ctx, Some(1.0), hour, &mut used, &bar).unwrap();
+        make_up(&mut slot, &ctx, Some(1.0), &mut time, &bar).unwrap();
         assert_eq!(slot.taken.len(), 4);
-        assert!(used > zero);
+        assert!(time.used > zero);
     }
 
     #[test]
@@ -1094,8 +1112,11 @@ mod tests {
                 figures_at_target(&slot, ctx.sampling.rel_ci_target),
                 made_up == 0
             );
-            let mut used = std::time::Duration::ZERO;
-            make_up(&mut slot, &ctx, Some(1.0), hour, &mut used, &bar).unwrap();
+            let mut time = MakeUpTime {
+                allowance: hour,
+                ..MakeUpTime::default()
+            };
+            make_up(&mut slot, &ctx, Some(1.0), &mut time, &bar).unwrap();
             assert_eq!(slot.taken.len(), 3 + made_up, "spread {spread}");
         }
     }

@@ -236,20 +236,20 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         .unwrap_or_else(std::env::temp_dir);
     check_room(&a, size, &check_in)?;
     let rounds = a.rounds.map(|n| n as usize);
-    let setup = Rc::new(Setup::new(
-        size as usize,
-        page as usize,
+    let setup = Rc::new(Setup::new(crate::probes::fault::SetupArgs {
+        size: size as usize,
+        page: page as usize,
         cpu,
-        if a.drop_caches {
+        evict: if a.drop_caches {
             Evict::DropCaches
         } else {
             Evict::Fadvise
         },
-        a.show_maps,
+        show_maps: a.show_maps,
         rounds,
-        system_thp(),
+        system_thp: system_thp(),
         dir,
-    ));
+    }));
     let mut plan = Plan::default();
     let sampling = crate::probes::fault::case_sampling(&a.opts.sampling(), rounds);
     let mut file_made = false;

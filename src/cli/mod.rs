@@ -23,6 +23,7 @@ pub mod rpc;
 pub mod run;
 pub mod shell;
 pub mod sim;
+pub mod stat;
 pub mod store_opts;
 pub mod timeslice;
 
@@ -56,6 +57,9 @@ pub enum Command {
     Fault(fault::FaultArgs),
     /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
     Mmap(mmap::MmapArgs),
+    /// Your own program run N times: wall, user and system time, /usr/bin/time -v's
+    /// fields and perf stat's counters, with intervals, evidence and history.
+    Stat(Box<stat::StatArgs>),
     /// Write the HTML report for saved runs (files, history ids or --last N); side by side.
     Report(report::ReportArgs),
     /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
@@ -133,6 +137,7 @@ pub fn main() -> i32 {
         Command::Mem(a) => mem::run(a),
         Command::Fault(a) => fault::run(a),
         Command::Mmap(a) => mmap::run(a),
+        Command::Stat(a) => stat::run(*a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),

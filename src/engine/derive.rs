@@ -112,20 +112,45 @@ pub struct Judged {
     pub warning: Option<crate::model::Remark>,
 }
 
+/// A measurement's samples as they were taken: raw and baseline (empty without one) paired
+/// by index, each sample's round, and the canary's reading before each (empty: untagged).
+#[derive(Debug, Clone, Copy)]
+pub struct Samples<'a> {
+    pub raw: &'a [f64],
+    pub baseline: &'a [f64],
+    pub rounds: &'a [u32],
+    pub tags: &'a [f64],
+}
+
+impl<'a> Samples<'a> {
+    /// The samples a measurement carries.
+    pub fn of(m: &'a crate::model::Measurement) -> Samples<'a> {
+        Samples {
+            raw: &m.samples,
+            baseline: &m.baseline_samples,
+            rounds: &m.sample_rounds,
+            tags: &m.sample_canary,
+        }
+    }
+}
+
 /// [`derive_in_rounds`] after the core-speed canary's judgement (engine::canary): `tags[i]`
 /// is the reading before sample i and `fastest` the run's fastest reading. Samples that ran
 /// on a slowed core are left out of the figure when enough others remain, so a run whose
 /// share of the host's slow state differs from the last run's still reports the same cost;
 /// the warning gives what the slowed samples read. Without tags every sample counts.
 pub fn derive_judged(
-    raw: &[f64],
-    baseline: &[f64],
-    rounds: &[u32],
-    tags: &[f64],
+    samples: Samples<'_>,
     fastest: Option<f64>,
     units_per_iteration: f64,
     raw_unit: &str,
 ) -> Option<Judged> {
+    let Samples {
+        raw,
+        baseline,
+        rounds,
+        tags,
+    } = samples;
     let split = fastest.and_then(|b| canary::split_in_rounds(tags, raw, rounds, b));
     let warning = split.as_ref().map(|s| canary::warning_for(s, raw_unit));
     let (raw, baseline, rounds) = match split.filter(|s| s.leave_out) {
@@ -166,21 +191,76 @@ mod tests {
         let raw = [175.0, 176.0, 240.0, 241.0, 239.0, 174.0, 175.0, 176.0];
         let tags = [0.83, 0.84, 1.20, 1.25, 1.22, 0.82, 0.83, 0.85];
         let rounds = [0, 0, 1, 1, 1, 2, 2, 2];
-        let all = derive_judged(&raw, &[], &rounds, &[], Some(0.82), 1.0, "ns").unwrap();
+        let all = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &[],
+                rounds: &rounds,
+                tags: &[],
+            },
+            Some(0.82),
+            1.0,
+            "ns",
+        )
+        .unwrap();
         assert!(all.warning.is_none() && all.raw.len() == 8);
-        let j = derive_judged(&raw, &[], &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
+        let j = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &[],
+                rounds: &rounds,
+                tags: &tags,
+            },
+            Some(0.82),
+            1.0,
+            "ns",
+        )
+        .unwrap();
         assert_eq!(j.raw, vec![175.0, 176.0, 174.0, 175.0, 176.0]);
         assert_eq!(j.derived.value.unwrap().median, 175.0);
         let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(w.contains("3 of 8 samples") && w.contains("240 ns"), "{w}");
         // No fastest reading, or nothing above the threshold: every sample counts.
-        let none = derive_judged(&raw, &[], &rounds, &tags, None, 1.0, "ns").unwrap();
+        let none = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &[],
+                rounds: &rounds,
+                tags: &tags,
+            },
+            None,
+            1.0,
+            "ns",
+        )
+        .unwrap();
         assert_eq!(none.raw.len(), 8);
-        let fast = derive_judged(&raw, &[], &rounds, &tags, Some(1.2), 1.0, "ns").unwrap();
+        let fast = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &[],
+                rounds: &rounds,
+                tags: &tags,
+            },
+            Some(1.2),
+            1.0,
+            "ns",
+        )
+        .unwrap();
         assert_eq!((fast.raw.len(), fast.warning), (8, None));
         // Paired baseline samples leave with their raw partners.
         let base = [100.0; 8];
-        let j = derive_judged(&raw, &base, &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
+        let j = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &base,
+                rounds: &rounds,
+                tags: &tags,
+            },
+            Some(0.82),
+            1.0,
+            "ns",
+        )
+        .unwrap();
         assert_eq!(j.derived.difference.unwrap().median, 75.0);
     }
 
@@ -205,7 +285,18 @@ mod tests {
         ]);
         let best = 1.5102;
         let rel = |s: &Summary| (s.ci95[1] - s.ci95[0]) / 2.0 / s.median;
-        let j = derive_judged(&raw, &base, &rounds, &tags, Some(best), 2.0, "ns").unwrap();
+        let j = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &base,
+                rounds: &rounds,
+                tags: &tags,
+            },
+            Some(best),
+            2.0,
+            "ns",
+        )
+        .unwrap();
         assert_eq!(j.raw.len(), 18);
         let v = j.derived.value.unwrap();
         assert!(rel(&v) < 0.2 && (v.median - 1240.0).abs() < 20.0, "{v:?}");
@@ -232,7 +323,18 @@ mod tests {
         raw.insert(4, 12_200.0);
         let mut tags = vec![0.83; 19];
         tags[4] = 1.4;
-        let j = derive_judged(&raw, &[], &[], &tags, Some(0.82), 1.0, "ns").unwrap();
+        let j = derive_judged(
+            Samples {
+                raw: &raw,
+                baseline: &[],
+                rounds: &[],
+                tags: &tags,
+            },
+            Some(0.82),
+            1.0,
+            "ns",
+        )
+        .unwrap();
         assert_eq!(j.raw.len(), 19, "a faster sample was left out");
         let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(

@@ -75,32 +75,44 @@ fn simulate(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, converges: bool) 
         if round > 0 {
             t += batches(warmup / 4.0, batch) * batch;
         }
-        let deadline = budget * (round + 1) as f64 / ROUNDS as f64;
-        t = sample_until(
-            t,
-            &mut taken,
-            deadline,
+        let limits = RoundLimits {
+            deadline: budget * (round + 1) as f64 / ROUNDS as f64,
             raw_s,
             batch,
-            (min_r, max_r, cfg.evidence_every),
+            samples: (min_r, max_r),
+            every: cfg.evidence_every,
             converges,
-        );
+        };
+        t = sample_until(t, &mut taken, &limits);
     }
     t
 }
 
-/// Take one round's samples in simulated time from `t`: every `every`th is an
-/// evidence sample (raw only, at most sampler::EVIDENCE_PER_ROUND); stop at the minimum when converging, at the maximum, or past
-/// `deadline` once at least three are taken. Returns the time at the end.
-fn sample_until(
-    mut t: f64,
-    taken: &mut usize,
+/// How one round samples in simulated time: its deadline, the seconds of a raw sample and of
+/// a raw and baseline batch, its (minimum, maximum) samples, every how many samples an
+/// evidence sample comes, and whether it converges at the minimum.
+struct RoundLimits {
     deadline: f64,
     raw_s: f64,
     batch: f64,
-    (min_r, max_r, every): (usize, usize, usize),
+    samples: (usize, usize),
+    every: usize,
     converges: bool,
-) -> f64 {
+}
+
+/// Take one round's samples in simulated time from `t`: every `every`th is an
+/// evidence sample (raw only, at most sampler::EVIDENCE_PER_ROUND); stop at the minimum when
+/// converging, at the maximum, or past the deadline once at least three are taken. Returns
+/// the time at the end.
+fn sample_until(mut t: f64, taken: &mut usize, limits: &RoundLimits) -> f64 {
+    let RoundLimits {
+        deadline,
+        raw_s,
+        batch,
+        samples: (min_r, max_r),
+        every,
+        converges,
+    } = *limits;
     let (mut n, mut evidence) = (0usize, 0usize);
     loop {
         *taken += 1;
@@ -174,16 +186,15 @@ fn simulate_round(cfg: &SamplingConfig, raw_s: f64, baseline_s: f64, shape: Roun
     t += batches(first, warm) * warm;
     let min_r = cfg.min_samples.div_ceil(ROUNDS).max(3);
     let max_r = cfg.max_samples.div_ceil(ROUNDS).max(3);
-    let deadline = t + share;
-    sample_until(
-        t,
-        &mut 0,
-        deadline,
+    let limits = RoundLimits {
+        deadline: t + share,
         raw_s,
         batch,
-        (min_r, max_r, cfg.evidence_every),
+        samples: (min_r, max_r),
+        every: cfg.evidence_every,
         converges,
-    )
+    };
+    sample_until(t, &mut 0, &limits)
 }
 
 /// Seconds of one warm-up batch (raw and baseline) when a sample's batch takes `batch`.

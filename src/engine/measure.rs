@@ -3,8 +3,9 @@
 
 use super::derive::derive_judged;
 use super::derive::Derived;
+pub use super::sampler::Workloads;
 use super::sampler::{
-    sample, sample_round, RoundSlot, SampleSet, SamplingConfig, ScaleMemo, StopReason, Workload,
+    sample, sample_round, Round, RoundSlot, SampleSet, SamplingConfig, ScaleMemo, StopReason,
 };
 use super::stats::summarize;
 use crate::engine::clock::{self, min_sample_ns};
@@ -121,22 +122,35 @@ impl Spec {
 /// What a probe's checker returns: checks (a failed one invalidates) and warnings.
 pub type Verdict = (Vec<Check>, Vec<Remark>);
 
-/// Run one measurement. `start_cpus` are the CPUs participants reported when ready
-/// (None where unknown). `checker` turns evidence into checks and warnings.
+/// The tasks a measurement watches, and the CPU each reported when ready (None where
+/// unknown), one per task.
+pub struct Participants {
+    pub tasks: Vec<Participant>,
+    pub start_cpus: Vec<Option<usize>>,
+}
+
+impl Participants {
+    pub fn new(tasks: Vec<Participant>, start_cpus: Vec<Option<usize>>) -> Participants {
+        Participants { tasks, start_cpus }
+    }
+}
+
+/// Run one measurement of `work` watching `who`. `checker` turns evidence into checks and
+/// warnings.
 pub fn measure(
     ctx: &Context,
     spec: Spec,
-    participants: Vec<Participant>,
-    start_cpus: Vec<Option<usize>>,
-    raw: &mut Workload<'_>,
-    baseline: Option<&mut Workload<'_>>,
+    who: Participants,
+    work: Workloads<'_, '_, '_>,
     checker: impl FnOnce(&Evidence) -> Verdict,
 ) -> Result<Measurement> {
-    let mut recorder = Recorder::new(participants, spec.events);
+    let Participants { tasks, start_cpus } = who;
+    let mut work = work;
+    let mut recorder = Recorder::new(tasks, spec.events);
     recorder.prime();
     let floor = min_sample_ns(&ctx.clock);
     let set = match ctx.round {
-        None => sample(&ctx.sampling, floor, raw, baseline, &mut recorder)?,
+        None => sample(&ctx.sampling, floor, work.raw, work.baseline, &mut recorder)?,
         Some(slot) => {
             let identity = format!("{} {:?}", spec.probe, spec.params);
             let (at, known) = match &ctx.scales {
@@ -146,10 +160,8 @@ pub fn measure(
             let set = sample_round(
                 &ctx.sampling,
                 floor,
-                slot,
-                known,
-                raw,
-                baseline,
+                Round { slot, known },
+                &mut work,
                 &mut recorder,
             )?;
             if let Some(m) = &ctx.scales {
@@ -168,18 +180,27 @@ pub fn measure(
     Ok(m)
 }
 
+/// Samples a probe took with its own loop: ns per raw iteration, and the raw iterations of
+/// one sample.
+pub struct OwnSamples {
+    pub samples: Vec<f64>,
+    pub iterations: u64,
+}
+
 /// Conclude a measurement whose samples a probe took with its own loop (where the sampler's
 /// auto-scaling does not fit, e.g. one fresh 256 MiB mapping touched once per sample): the
 /// same summaries, subtraction-free derivation, checks and validity as [`measure`].
-/// `samples` are ns per raw iteration; `iterations` is the raw iterations of one sample.
 pub fn from_samples(
     spec: Spec,
-    samples: Vec<f64>,
-    iterations: u64,
+    own: OwnSamples,
     stop_reason: StopReason,
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
+    let OwnSamples {
+        samples,
+        iterations,
+    } = own;
     let mut m = conclude(
         spec,
         SampleSet {
@@ -265,10 +286,12 @@ fn conclude(
     }
     let fastest = super::canary::best();
     let judged = derive_judged(
-        &set.raw,
-        &set.baseline,
-        &set.rounds,
-        &set.canary,
+        super::derive::Samples {
+            raw: &set.raw,
+            baseline: &set.baseline,
+            rounds: &set.rounds,
+            tags: &set.canary,
+        },
         fastest,
         spec.units_per_iteration,
         &spec.raw_unit,

@@ -95,10 +95,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
         .reduce(f64::min)
         .filter(|_| out.sample_canary.len() == out.samples.len() && !out.samples.is_empty());
     let judged = derive_judged(
-        &out.samples,
-        &out.baseline_samples,
-        &out.sample_rounds,
-        &out.sample_canary,
+        super::derive::Samples::of(&out),
         out.canary_fastest,
         out.units_per_iteration,
         &out.raw_unit,
@@ -121,10 +118,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
 /// The sample-derived warnings and notes one round's measurement carries.
 fn remarks_of(m: &Measurement) -> (Vec<Remark>, Vec<String>) {
     match derive_judged(
-        &m.samples,
-        &m.baseline_samples,
-        &m.sample_rounds,
-        &m.sample_canary,
+        super::derive::Samples::of(m),
         m.canary_fastest,
         m.units_per_iteration,
         &m.raw_unit,
@@ -215,7 +209,11 @@ fn judge_pooled(checks: &mut [Check], rounds: &[(u32, Measurement)], pooled: &Ev
 pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
     let mut out = Evidence::default();
     let mut denominators: std::collections::BTreeMap<String, f64> = Default::default();
+    // The timed window of the counts: the rounds' windows added up, when every round timed
+    // its own exactly.
+    let mut wall: Option<u64> = Some(0);
     for ev in all {
+        wall = wall.zip(ev.rusage.wall_ns).map(|(a, b)| a + b);
         accumulate(&mut out.rusage.total, &ev.rusage.total);
         out.rusage.iterations += ev.rusage.iterations;
         for p in &ev.rusage.participants {
@@ -245,6 +243,7 @@ pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
             _ => {}
         }
     }
+    out.rusage.wall_ns = wall.filter(|_| out.rusage.iterations > 0);
     for (name, r) in out.events.iter_mut() {
         if let (Some(t), Some(&ops)) = (r.total, denominators.get(name)) {
             if r.per_op.is_some() && ops > 0.0 {
@@ -387,8 +386,10 @@ mod tests {
             Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0).param("mode", "process");
         let mut m = from_samples(
             spec,
-            samples.to_vec(),
-            100,
+            crate::engine::measure::OwnSamples {
+                samples: samples.to_vec(),
+                iterations: 100,
+            },
             StopReason::Converged,
             ev,
             (checks, vec![Remark::legacy("shared warning")]),

@@ -182,6 +182,21 @@ pub fn auto_scale(work: &mut Workload<'_>, target_ns: u64) -> Result<u64> {
 /// interval from one block of consecutive samples cannot see — widens it.
 pub const ROUNDS: usize = 3;
 
+/// The loops a measurement times: the raw workload and, when the figure is a difference, the
+/// baseline whose samples pair with it.
+pub struct Workloads<'a, 'r, 'b> {
+    pub raw: &'a mut Workload<'r>,
+    pub baseline: Option<&'a mut Workload<'b>>,
+}
+
+/// Which round of a spread measurement a call takes, and the iteration counts an earlier
+/// round of it scaled to (raw, baseline; see [`ScaleMemo`]), when one did.
+#[derive(Debug, Clone, Copy)]
+pub struct Round {
+    pub slot: RoundSlot,
+    pub known: Option<(u64, u64)>,
+}
+
 /// Run the sampling loop in [`ROUNDS`] rounds, back to back. `recorder` brackets every raw
 /// sample. `min_sample_ns` is the clock's floor (see clock::min_sample_ns).
 pub fn sample(
@@ -223,14 +238,11 @@ pub fn sample(
             target: round_target(cfg.rel_ci_target, ROUNDS),
             evidence_every: cfg.evidence_every.max(3),
         };
-        take_round(
-            &bounds,
-            raw,
-            baseline.as_deref_mut(),
-            recorder,
-            &mut set,
-            &mut taken,
-        )?;
+        let mut work = Workloads {
+            raw: &mut *raw,
+            baseline: baseline.as_deref_mut(),
+        };
+        take_round(&bounds, &mut work, recorder, &mut set, &mut taken)?;
     }
     if set.evidence.is_empty() && recorder.attaches_counters() {
         let iters = set.raw_iterations;
@@ -246,31 +258,24 @@ pub fn sample(
 pub fn sample_round(
     cfg: &SamplingConfig,
     min_sample_ns: f64,
-    slot: RoundSlot,
-    known: Option<(u64, u64)>,
-    raw: &mut Workload<'_>,
-    mut baseline: Option<&mut Workload<'_>>,
+    round: Round,
+    work: &mut Workloads<'_, '_, '_>,
     recorder: &mut Recorder,
 ) -> Result<SampleSet> {
+    let Round { slot, known } = round;
     let of = slot.of.max(1) as usize;
     let (mut set, later) = match known {
         // An earlier round of this measurement scaled it (see ScaleMemo).
-        Some((r, b)) if r > 0 && (b > 0) == baseline.is_some() => (empty_set(r, b), true),
+        Some((r, b)) if r > 0 && (b > 0) == work.baseline.is_some() => (empty_set(r, b), true),
         _ => (
-            scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?,
+            scaled_set(cfg, min_sample_ns, work.raw, work.baseline.as_deref_mut())?,
             false,
         ),
     };
     let share = cfg.budget_ns / of as u64;
     let (floor, cap) = round_warmup(cfg, share, later, recorder.has_partners());
-    warm_until_steady_capped(
-        floor,
-        cap,
-        raw,
-        baseline.as_deref_mut(),
-        set.raw_iterations,
-        set.baseline_iterations,
-    )?;
+    let iterations = (set.raw_iterations, set.baseline_iterations);
+    warm_until_steady_capped(floor, cap, work, iterations)?;
     let limits = RoundLimits::of(cfg, of);
     let bounds = RoundBounds {
         round: slot.index,
@@ -282,10 +287,10 @@ pub fn sample_round(
         evidence_every: cfg.evidence_every.max(3),
     };
     let mut taken = 0usize;
-    take_round(&bounds, raw, baseline, recorder, &mut set, &mut taken)?;
+    take_round(&bounds, work, recorder, &mut set, &mut taken)?;
     if set.evidence.is_empty() && recorder.attaches_counters() {
         let iters = set.raw_iterations;
-        evidence_sample(raw, iters, recorder, &mut set)?;
+        evidence_sample(work.raw, iters, recorder, &mut set)?;
     }
     Ok(set)
 }
@@ -404,12 +409,12 @@ struct RoundBounds<'a> {
 /// the weakest round's stop reason becomes the set's.
 fn take_round(
     b: &RoundBounds<'_>,
-    raw: &mut Workload<'_>,
-    mut baseline: Option<&mut Workload<'_>>,
+    work: &mut Workloads<'_, '_, '_>,
     recorder: &mut Recorder,
     set: &mut SampleSet,
     taken: &mut usize,
 ) -> Result<()> {
+    let Workloads { raw, baseline } = work;
     let (raw_iters, base_iters) = (set.raw_iterations, set.baseline_iterations);
     let first = set.raw.len();
     let first_evidence = set.evidence.len();
@@ -541,24 +546,21 @@ pub fn warm_until_steady(
     warm_until_steady_capped(
         cfg.warmup_ns,
         (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4)),
-        raw,
-        baseline,
-        raw_iters,
-        base_iters,
+        &mut Workloads { raw, baseline },
+        (raw_iters, base_iters),
     )
 }
 
 /// [`warm_until_steady`] for at least `floor_ns` and at most `cap_ns`, in batches of
-/// [`warm_batch`] iterations.
+/// [`warm_batch`] of a sample's (raw, baseline) `iterations`.
 fn warm_until_steady_capped(
     floor_ns: u64,
     cap_ns: u64,
-    raw: &mut Workload<'_>,
-    mut baseline: Option<&mut Workload<'_>>,
-    raw_iters: u64,
-    base_iters: u64,
+    work: &mut Workloads<'_, '_, '_>,
+    iterations: (u64, u64),
 ) -> Result<bool> {
-    let (raw_iters, base_iters) = (warm_batch(raw_iters), warm_batch(base_iters));
+    let Workloads { raw, baseline } = work;
+    let (raw_iters, base_iters) = (warm_batch(iterations.0), warm_batch(iterations.1));
     let start = now_ns();
     let floor = start + floor_ns;
     let cap = start + cap_ns.max(floor_ns);
@@ -779,7 +781,20 @@ mod tests {
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 1, of: 3 };
         let t0 = std::time::Instant::now();
-        sample_round(&cfg, 0.0, slot, Some((1, 0)), &mut raw, None, &mut rec).unwrap();
+        sample_round(
+            &cfg,
+            0.0,
+            Round {
+                slot,
+                known: Some((1, 0)),
+            },
+            &mut Workloads {
+                raw: &mut raw,
+                baseline: None,
+            },
+            &mut rec,
+        )
+        .unwrap();
         assert!(t0.elapsed() >= std::time::Duration::from_millis(80));
     }
 
@@ -975,7 +990,17 @@ mod tests {
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 1, of: 3 };
-        let set = sample_round(&cfg, 0.0, slot, None, &mut raw, None, &mut rec).unwrap();
+        let set = sample_round(
+            &cfg,
+            0.0,
+            Round { slot, known: None },
+            &mut Workloads {
+                raw: &mut raw,
+                baseline: None,
+            },
+            &mut rec,
+        )
+        .unwrap();
         // The round's share of the sample limits (9 / 3), all tagged as round 1.
         assert_eq!(set.raw.len(), 3);
         assert_eq!(set.rounds, [1, 1, 1]);
@@ -998,7 +1023,17 @@ mod tests {
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 0, of: 3 };
-        let set = sample_round(&cfg, 0.0, slot, None, &mut raw, None, &mut rec).unwrap();
+        let set = sample_round(
+            &cfg,
+            0.0,
+            Round { slot, known: None },
+            &mut Workloads {
+                raw: &mut raw,
+                baseline: None,
+            },
+            &mut rec,
+        )
+        .unwrap();
         // 20 figure samples (60 / 3): every fourth would have made 6 evidence samples.
         assert_eq!(set.raw.len(), 20);
         assert_eq!(set.evidence.len(), EVIDENCE_PER_ROUND);
@@ -1024,7 +1059,20 @@ mod tests {
             Ok(iters * 100)
         };
         let slot = RoundSlot { index: 1, of: 3 };
-        let set = sample_round(&cfg, 0.0, slot, Some((40, 0)), &mut raw, None, &mut rec).unwrap();
+        let set = sample_round(
+            &cfg,
+            0.0,
+            Round {
+                slot,
+                known: Some((40, 0)),
+            },
+            &mut Workloads {
+                raw: &mut raw,
+                baseline: None,
+            },
+            &mut rec,
+        )
+        .unwrap();
         assert_eq!(set.raw_iterations, 40);
         // Warm-up batches of a quarter, then samples of 40: never auto_scale's first 1.
         assert!(seen.iter().all(|&i| i == 40 || i == 10), "{seen:?}");
@@ -1035,7 +1083,20 @@ mod tests {
             seen.push(iters);
             Ok(iters * 100)
         };
-        sample_round(&cfg, 0.0, slot, Some((40, 7)), &mut raw, None, &mut rec).unwrap();
+        sample_round(
+            &cfg,
+            0.0,
+            Round {
+                slot,
+                known: Some((40, 7)),
+            },
+            &mut Workloads {
+                raw: &mut raw,
+                baseline: None,
+            },
+            &mut rec,
+        )
+        .unwrap();
         assert_eq!(seen[0], 1);
     }
 

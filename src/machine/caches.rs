@@ -132,7 +132,8 @@ pub fn read_caches(src: &Source, online: &[usize]) -> Vec<CacheInfo> {
 mod tests {
     use super::*;
 
-    fn idx(level: &str, ty: &str, size: &str, ways: &str, sets: &str, shared: &str) -> CacheInfo {
+    /// A cache's sysfs index directory: its level, type, size, ways, sets and shared CPUs.
+    fn idx([level, ty, size, ways, sets, shared]: [&str; 6]) -> CacheInfo {
         let files: BTreeMap<String, String> = [
             ("level", level),
             ("type", ty),
@@ -150,7 +151,7 @@ mod tests {
 
     #[test]
     fn parses_vm_l1d() {
-        let c = idx("1", "Data", "48K", "12", "64", "0");
+        let c = idx(["1", "Data", "48K", "12", "64", "0"]);
         assert_eq!(c.label(), "L1d");
         assert_eq!(c.size_bytes, Some(48 * 1024));
         assert_eq!(
@@ -164,7 +165,7 @@ mod tests {
     #[test]
     fn missing_level_is_rejected_and_zero_ways_unknown() {
         assert!(parse_cache_index(&BTreeMap::new()).is_none());
-        let c = idx("3", "Unified", "32768K", "0", "32768", "0-1");
+        let c = idx(["3", "Unified", "32768K", "0", "32768", "0-1"]);
         assert_eq!(c.ways, None);
     }
 
@@ -174,10 +175,10 @@ mod tests {
         let mut v = Vec::new();
         for cpu in 0..2 {
             let me = cpu.to_string();
-            v.push((cpu, idx("1", "Data", "48K", "12", "64", &me)));
-            v.push((cpu, idx("1", "Instruction", "32K", "8", "64", &me)));
-            v.push((cpu, idx("2", "Unified", "1024K", "16", "1024", &me)));
-            v.push((cpu, idx("3", "Unified", "32768K", "16", "32768", "0-1")));
+            v.push((cpu, idx(["1", "Data", "48K", "12", "64", &me])));
+            v.push((cpu, idx(["1", "Instruction", "32K", "8", "64", &me])));
+            v.push((cpu, idx(["2", "Unified", "1024K", "16", "1024", &me])));
+            v.push((cpu, idx(["3", "Unified", "32768K", "16", "32768", "0-1"])));
         }
         let d = dedup_caches(v);
         assert_eq!(d.len(), 7);

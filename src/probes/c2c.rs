@@ -6,6 +6,7 @@
 
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::measure::{Participants, Workloads};
 use crate::engine::partner::ThreadPartner;
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
@@ -130,10 +131,11 @@ pub fn measure_pair(ctx: &Context, pair: Pair) -> Result<Measurement> {
     let result = measure(
         ctx,
         spec,
-        participants,
-        vec![Some(pair.a), partner_cpu],
-        &mut raw,
-        None,
+        Participants::new(participants, vec![Some(pair.a), partner_cpu]),
+        Workloads {
+            raw: &mut raw,
+            baseline: None,
+        },
         verdict,
     );
     drop(partner);

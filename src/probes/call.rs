@@ -1,6 +1,7 @@
 //! `call.function`: the cost of a non-inlined function call, against the empty loop.
 
 use crate::engine::measure::{measure, Context, Spec};
+use crate::engine::measure::{Participants, Workloads};
 use crate::error::Result;
 use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
@@ -34,10 +35,11 @@ pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
     measure(
         ctx,
         spec,
-        vec![me],
-        vec![None],
-        &mut raw,
-        Some(&mut base),
+        Participants::new(vec![me], vec![None]),
+        Workloads {
+            raw: &mut raw,
+            baseline: Some(&mut base),
+        },
         |ev| super::single_thread_verdict(ev, false),
     )
 }

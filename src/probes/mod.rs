@@ -13,6 +13,7 @@ pub mod noise;
 pub mod pattern;
 pub mod rpc;
 pub mod scratch;
+pub mod stat;
 pub mod syscall;
 pub mod workset;
 

@@ -3,6 +3,7 @@
 //! syscall(2), never a libc wrapper that might cache), against the empty loop.
 
 use crate::engine::measure::{measure, Context, Spec};
+use crate::engine::measure::{Participants, Workloads};
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
@@ -179,10 +180,11 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
     measure(
         ctx,
         spec,
-        vec![me],
-        vec![None],
-        &mut raw,
-        Some(&mut base),
+        Participants::new(vec![me], vec![None]),
+        Workloads {
+            raw: &mut raw,
+            baseline: Some(&mut base),
+        },
         // A vDSO loop that entered the kernel warns from the verdict itself (measure and
         // merge: checks::entered_kernel), never from one round's undecided window.
         |ev| super::single_thread_verdict(ev, expect_kernel),

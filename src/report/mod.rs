@@ -13,6 +13,7 @@ pub mod fault;
 pub mod figures;
 pub mod fleet;
 pub mod footnotes;
+pub mod formats;
 pub mod html;
 pub mod ipc;
 pub mod lab;
@@ -25,6 +26,7 @@ pub mod plot;
 pub mod remarks;
 pub mod rpc;
 pub mod screen;
+pub mod stat;
 pub mod sweep;
 pub mod table;
 pub mod term;
@@ -49,6 +51,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &rpc::Rpc,
     &ctx::Ctx,
     &noise::Noise,
+    &stat::Stat,
 ];
 
 /// The family of a probe, if any family claims it (call and syscall probes have none).

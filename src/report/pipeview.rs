@@ -133,15 +133,29 @@ fn svg(d: &Diagram, first: u64, last: u64) -> String {
             );
         }
     }
+    let axes = Axes {
+        x_of: &x_of,
+        y_of: &y_of,
+        last,
+    };
     for &i in &rows {
-        row_svg(&mut s, d, i, y_of(i), &x_of, last);
+        row_svg(&mut s, d, i, &axes);
     }
-    arrows(&mut s, d, &rows, &x_of, &y_of, last);
+    arrows(&mut s, d, &rows, &axes);
     s.push_str("</svg>\n");
     s
 }
 
-fn row_svg(s: &mut String, d: &Diagram, i: usize, y: f64, x_of: &dyn Fn(u64) -> f64, last: u64) {
+/// Where the diagram's cells go: the x of a cycle's column, the y of a row, the last cycle
+/// shown.
+struct Axes<'a> {
+    x_of: &'a dyn Fn(u64) -> f64,
+    y_of: &'a dyn Fn(usize) -> f64,
+    last: u64,
+}
+
+fn row_svg(s: &mut String, d: &Diagram, i: usize, axes: &Axes) {
+    let (x_of, last, y) = (axes.x_of, axes.last, (axes.y_of)(i));
     let r = &d.rows[i];
     let flushed = matches!(r.fate, Fate::Flushed(_));
     if i % 2 == 1 {
@@ -225,14 +239,8 @@ fn row_svg(s: &mut String, d: &Diagram, i: usize, y: f64, x_of: &dyn Fn(u64) -> 
 
 /// One arrow per flush: from the flushing instruction's EX cell to the first cell of the
 /// instruction fetched next (at the redirect target), with the flush's name beside it.
-fn arrows(
-    s: &mut String,
-    d: &Diagram,
-    rows: &[usize],
-    x_of: &dyn Fn(u64) -> f64,
-    y_of: &dyn Fn(usize) -> f64,
-    last: u64,
-) {
+fn arrows(s: &mut String, d: &Diagram, rows: &[usize], axes: &Axes) {
+    let Axes { x_of, y_of, last } = *axes;
     for h in d.hazards.iter().filter(|h| h.kind.is_flush()) {
         let Some((_, via)) = h.redirect else { continue };
         if h.cycle > last || !rows.contains(&h.row) {

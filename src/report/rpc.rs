@@ -269,7 +269,11 @@ fn corrected_failures(cs: &[Case], term: &super::term::Term, verbose: bool) -> S
         }
         texts
     };
-    super::table::remark_block(&rows, &label, &failed, "✗", term, verbose)
+    let rows = super::table::Labelled {
+        shown: &rows,
+        label: &label,
+    };
+    super::table::remark_block(&rows, &failed, "✗", term, verbose)
 }
 
 /// The summary table: untraced, traced, tracing adds, corrected sum (vs untraced).

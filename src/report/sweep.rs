@@ -46,14 +46,14 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
             "counters/switch",
         ];
         let mut rows: Vec<Vec<String>> = Vec::new();
-        let mut notes = Vec::new();
-        let mut extra = Vec::new();
+        let mut said = Said::default();
         let mut points = Vec::new();
         for r in &c.rows {
             let m = measurement_of(run, c, r);
-            rows.push(row_cells(c, r, m, &mut notes, &mut extra, verbose));
+            rows.push(row_cells(c, r, m, &mut said, verbose));
             points.push(m);
         }
+        let Said { notes, extra } = said;
         out.push_str(&indented_grid(&header, &rows));
         // One paragraph wrapped to the terminal: lines broken by hand at 100 columns were
         // broken again at 80 into ragged halves ("… / N,", "all N").
@@ -178,16 +178,18 @@ fn extra_switches_note(extra: &[ExtraSwitches]) -> Option<String> {
     ))
 }
 
+/// What a curve's sizes say below its table: notes (why there is no number, warnings) and
+/// the sizes whose hops held more than one switch.
+#[derive(Default)]
+struct Said {
+    notes: Vec<String>,
+    extra: Vec<ExtraSwitches>,
+}
+
 /// One size's cells, and its notes (why there is no number, warnings); a size whose hops
 /// held more than one switch goes to `extra` ([`extra_switches_note`]).
-fn row_cells(
-    c: &Curve,
-    r: &Row,
-    m: &Measurement,
-    notes: &mut Vec<String>,
-    extra: &mut Vec<ExtraSwitches>,
-    verbose: bool,
-) -> Vec<String> {
+fn row_cells(c: &Curve, r: &Row, m: &Measurement, said: &mut Said, verbose: bool) -> Vec<String> {
+    let Said { notes, extra } = said;
     let per = match (&r.per_switch, r.status) {
         (Some(v), _) => super::table::fmt_value(v, "ns"),
         (None, Status::BelowResolution) => "below resolution".into(),

@@ -308,7 +308,7 @@ pub fn render_detail(run: &Run, term: &Term, verbose: bool) -> String {
             out.push_str(&l);
             out.push('\n');
         }
-        beneath(&mut out, r, m, n_opt, term, verbose);
+        beneath(&mut out, &r.optional[n_opt..], m, term, verbose);
     }
     let label = |m: &Measurement| params::label(m, &shared, &|_| true);
     if !verbose {
@@ -419,11 +419,11 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
 }
 
 /// What goes under a row: why a figure is below resolution; with `verbose` also the
-/// optional cells that did not fit, the history-drift line and every round's reading of
+/// optional cells that did not fit (`unshown`), the history-drift line and every round's reading of
 /// each failed check (by default the failed checks follow the table: [`failed_block`]).
-fn beneath(out: &mut String, r: &Row, m: &Measurement, n_opt: usize, term: &Term, verbose: bool) {
+fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, verbose: bool) {
     // A raw cell of "—" (the raw reading is the figure) says nothing on a line of its own.
-    let moved: Vec<&String> = r.optional[n_opt..].iter().filter(|t| *t != "—").collect();
+    let moved: Vec<&String> = unshown.iter().filter(|t| *t != "—").collect();
     if verbose && !moved.is_empty() {
         let joined = moved
             .iter()
@@ -523,7 +523,7 @@ pub(crate) fn failed_block(
     // Written as --verbose writes remarks: a failed check is why a figure is invalid, so it
     // is never cut to its name ("✗ kernel share of CPU time (in 1: …)" would hide "use a
     // longer --budget"); readings that do not fold into one line are one line per row.
-    remark_block(shown, label, &failed, &mark, term, true)
+    remark_block(&Labelled { shown, label }, &failed, &mark, term, true)
 }
 
 /// The rows' warnings once per kind, after the table: warnings that differ only in their
@@ -571,21 +571,20 @@ pub fn warning_block_by(
 /// once per kind as [`warning_block`] writes the warnings: one line per kind with the rows
 /// it concerns, each row's in full with `verbose`; each line marked `mark`.
 pub fn remark_block(
-    shown: &[&Measurement],
-    label: &dyn Fn(&Measurement) -> String,
+    rows: &Labelled,
     of: &dyn Fn(&Measurement) -> Vec<String>,
     mark: &str,
     term: &Term,
     verbose: bool,
 ) -> String {
     let sentences = |m: &Measurement| of(m).into_iter().map(Remark::legacy).collect();
-    kind_block(&Labelled { shown, label }, &sentences, mark, term, verbose)
+    kind_block(rows, &sentences, mark, term, verbose)
 }
 
 /// Rows and how they are named.
-struct Labelled<'a> {
-    shown: &'a [&'a Measurement],
-    label: &'a dyn Fn(&Measurement) -> String,
+pub struct Labelled<'a> {
+    pub shown: &'a [&'a Measurement],
+    pub label: &'a dyn Fn(&Measurement) -> String,
 }
 
 /// The texts `of` each row, once per kind (see [`warning_block`]), each line marked `mark`.

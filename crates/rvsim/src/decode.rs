@@ -129,7 +129,8 @@ impl Decoded {
         imm: 0,
     };
 
-    fn new(op: Op, rd: u32, rs1: u32, rs2: u32, imm: i32, len: u8) -> Decoded {
+    /// `regs` are rd, rs1 and rs2.
+    fn new(op: Op, [rd, rs1, rs2]: [u32; 3], imm: i32, len: u8) -> Decoded {
         Decoded {
             op,
             rd: rd as u8,
@@ -141,7 +142,7 @@ impl Decoded {
     }
 
     fn illegal(bits: u32, len: u8) -> Decoded {
-        Decoded::new(Op::Illegal, 0, 0, 0, bits as i32, len)
+        Decoded::new(Op::Illegal, [0, 0, 0], bits as i32, len)
     }
 }
 
@@ -201,7 +202,7 @@ pub fn decode32(w: u32) -> Decoded {
             | (bits(w, 30, 21) << 1),
         21,
     );
-    let d = |op, rd, rs1, rs2, imm| Decoded::new(op, rd, rs1, rs2, imm, 4);
+    let d = |op, rd, rs1, rs2, imm| Decoded::new(op, [rd, rs1, rs2], imm, 4);
     match opcode {
         0x37 => d(Op::Lui, rd, 0, 0, imm_u),
         0x17 => d(Op::Auipc, rd, 0, 0, imm_u),
@@ -339,7 +340,7 @@ pub fn decode16(h: u32) -> Decoded {
     let rd = bits(h, 11, 7);
     let rs2 = bits(h, 6, 2);
     let imm6 = sext((bits(h, 12, 12) << 5) | bits(h, 6, 2), 6);
-    let d = |op, rd, rs1, rs2, imm| Decoded::new(op, rd, rs1, rs2, imm, 2);
+    let d = |op, rd, rs1, rs2, imm| Decoded::new(op, [rd, rs1, rs2], imm, 2);
     let ill = Decoded::illegal(h, 2);
     match (h & 3, f3) {
         // Quadrant 0

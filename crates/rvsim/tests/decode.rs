@@ -93,7 +93,7 @@ fn exec(insn: u32, a: u32, bv: u32) -> u32 {
 
 #[test]
 fn each_alu_and_muldiv_instruction_computes_its_result() {
-    let rr = |f7, f3| r(f7, 2, 1, f3, 3, 0x33);
+    let rr = |f7, f3| r([f7, 2, 1, f3, 3, 0x33]);
     let ii = |f3, imm| i(imm, 1, f3, 3, 0x13);
     let m = 0x8000_0000u32;
     let cases: &[(&str, u32, u32, u32, u32)] = &[

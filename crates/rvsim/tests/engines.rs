@@ -438,14 +438,14 @@ fn random_program(rng: &mut Rng, with_handler: bool, with_timer: bool) -> Vec<u8
                     (1, 6),
                     (1, 7),
                 ][(rng.next() % 18) as usize];
-                items.push(Item::W32(r(f7, rs2, rs1, f3, rd, 0x33)));
+                items.push(Item::W32(r([f7, rs2, rs1, f3, rd, 0x33])));
             }
             18..=31 => {
                 // ALU with an immediate, lui, auipc.
                 let f3 = (rng.next() % 8) as u32;
                 let w = match f3 {
-                    1 => r(0, rs2, rs1, 1, rd, 0x13),
-                    5 => r(if rng.one_in(2) { 0 } else { 0x20 }, rs2, rs1, 5, rd, 0x13),
+                    1 => r([0, rs2, rs1, 1, rd, 0x13]),
+                    5 => r([if rng.one_in(2) { 0 } else { 0x20 }, rs2, rs1, 5, rd, 0x13]),
                     _ => i(imm, rs1, f3, rd, 0x13),
                 };
                 items.push(Item::W32(match rng.next() % 8 {
@@ -496,7 +496,7 @@ fn random_program(rng: &mut Rng, with_handler: bool, with_timer: bool) -> Vec<u8
                 let new = if rng.one_in(2) {
                     addi(pick(rng, DEST), rs1, imm)
                 } else {
-                    r(0, rs2, rs1, 0, pick(rng, DEST), 0x33)
+                    r([0, rs2, rs1, 0, pick(rng, DEST), 0x33])
                 };
                 items.extend(li(31, new).map(Item::W32));
                 items.push(Item::Overwrite);
@@ -695,7 +695,7 @@ fn straight_line() -> Vec<u32> {
         lw(14, 8, 4),
         add(15, 14, 13),
         sw(15, 8, 8),
-        r(1, 15, 14, 0, 16, 0x33),
+        r([1, 15, 14, 0, 16, 0x33]),
         lw(17, 8, 8),
         add(18, 17, 16),
         sw(18, 8, 0),
@@ -906,7 +906,7 @@ fn fused_pairs() -> Vec<u32> {
         lw(10, 8, 0),
         lh(10, 8, 0),
         lbu(10, 8, 0),
-        r(0, 21, 20, 4, 10, 0x33), // xor
+        r([0, 21, 20, 4, 10, 0x33]), // xor
         // x26 stays 0, so x10 equals x21: the case that tells bltu from a `<=` and bgeu from
         // a `>` (every other add here gives x10 > x21)
         add(10, 21, 26),
@@ -942,7 +942,7 @@ fn fused_pairs() -> Vec<u32> {
 fn op_pairs() -> Vec<u32> {
     let srli = |rd, rs1, shamt| i(shamt, rs1, 5, rd, 0x13);
     let lh = |rd, rs1, imm| i(imm, rs1, 1, rd, 0x03);
-    let mul = |rd, rs1, rs2| r(1, rs2, rs1, 0, rd, 0x33);
+    let mul = |rd, rs1, rs2| r([1, rs2, rs1, 0, rd, 0x33]);
     vec![
         addi(13, 20, 3),
         add(14, 13, 21),
@@ -969,10 +969,10 @@ fn op_pairs() -> Vec<u32> {
         // From the round, summed in x23: only the last round's values would reach the
         // registers compared at the end, and they can hide a wrong result.
         andi(13, 20, 1),
-        r(0x20, 13, 0, 0, 14, 0x33), // neg
+        r([0x20, 13, 0, 0, 14, 0x33]), // neg
         srli(15, 20, 1),
-        r(0, 14, 15, 7, 16, 0x33), // and
-        s(13, 16, 8, 0),           // sb
+        r([0, 14, 15, 7, 16, 0x33]), // and
+        s(13, 16, 8, 0),             // sb
         add(17, 16, 13),
         add(23, 23, 17),
     ]

@@ -23,7 +23,9 @@ use super::anatomy_trace::{tally, Recorder, Tally};
 use super::interleave::{self, Halves, Part};
 use super::Mode;
 use crate::engine::checks;
-use crate::engine::measure::{measure, Context, Spec, Verdict, BASELINE_NOTE};
+use crate::engine::measure::{
+    measure, Context, Participants, Spec, Verdict, Workloads, BASELINE_NOTE,
+};
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
@@ -346,10 +348,11 @@ pub fn measure_rung(ctx: &Context, l: &Ladder, rung: Rung) -> Result<Measurement
     let m = measure(
         ctx,
         spec,
-        participants,
-        start,
-        &mut raw,
-        Some(&mut base),
+        Participants::new(participants, start),
+        Workloads {
+            raw: &mut raw,
+            baseline: Some(&mut base),
+        },
         |ev| {
             let (a, b) = (on.borrow(), off.borrow());
             if observe {

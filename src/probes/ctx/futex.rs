@@ -5,6 +5,7 @@
 use super::tax::{counts_pass, drop_counterless_evidence, quiet_hooks};
 use super::{same_core_verdict, Mode};
 use crate::engine::measure::{measure, Context, Spec};
+use crate::engine::measure::{Participants, Workloads};
 use crate::engine::partner::{
     futex, partner_error, spawn_ready_child, Child, SharedPage, ThreadPartner,
 };
@@ -166,10 +167,11 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
     let result = measure(
         ctx,
         spec,
-        people,
-        start,
-        &mut |n| pair.round_trips(n),
-        Some(&mut base),
+        Participants::new(people, start),
+        Workloads {
+            raw: &mut |n| pair.round_trips(n),
+            baseline: Some(&mut base),
+        },
         |ev| same_core_verdict(ev, 2.0, "round trip"),
     );
     let mut m = result?;

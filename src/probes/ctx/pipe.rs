@@ -5,6 +5,7 @@
 use super::tax::{drop_counterless_evidence, measure_tax, note as tax_note, quiet_hooks};
 use super::{same_core_verdict, ClockMethod, Mode};
 use crate::engine::measure::{measure, Context, Spec};
+use crate::engine::measure::{Participants, Workloads};
 use crate::engine::partner::{
     partner_error, read_byte, spawn_ready_child, write_byte, Child, Pipe, SharedPage, ThreadPartner,
 };
@@ -71,7 +72,7 @@ pub fn measure_pipe_on(
     }
     let people = [pair.me.clone(), pair.partner.clone()];
     let result = match method {
-        ClockMethod::Direct => measure_direct(ctx, spec, people, pair.partner_cpu, pair.ends, &own),
+        ClockMethod::Direct => measure_direct(ctx, spec, &pair, &own),
         ClockMethod::Cputime => measure_cputime(ctx, spec, people, pair.partner_cpu, pair.ends),
     };
     let mut m = result?;
@@ -171,14 +172,9 @@ impl Pair {
 }
 
 /// The direct method: round trips against the same two writes and reads in one thread.
-fn measure_direct(
-    ctx: &Context,
-    spec: Spec,
-    [me, partner]: [Participant; 2],
-    partner_cpu: Option<usize>,
-    (my_w, my_r): (i32, i32),
-    own: &Pipe,
-) -> Result<Measurement> {
+fn measure_direct(ctx: &Context, spec: Spec, pair: &Pair, own: &Pipe) -> Result<Measurement> {
+    let [me, partner] = [pair.me.clone(), pair.partner.clone()];
+    let (partner_cpu, (my_w, my_r)) = (pair.partner_cpu, pair.ends);
     let spec = spec.param("clock", "direct").note(
         "per switch = (pipe round trip − the same 2 writes and 2 reads inside one \
          thread) / 2 switches, lmbench lat_ctx's definition. The raw round trip is what `perf bench \
@@ -204,10 +200,11 @@ fn measure_direct(
     measure(
         ctx,
         spec,
-        vec![me, partner],
-        vec![None, partner_cpu],
-        &mut raw,
-        Some(&mut base),
+        Participants::new(vec![me, partner], vec![None, partner_cpu]),
+        Workloads {
+            raw: &mut raw,
+            baseline: Some(&mut base),
+        },
         |ev| same_core_verdict(ev, 2.0, "round trip"),
     )
 }
@@ -239,10 +236,11 @@ fn measure_cputime(
     measure(
         ctx,
         spec,
-        vec![me, partner],
-        vec![None, partner_cpu],
-        &mut raw,
-        None,
+        Participants::new(vec![me, partner], vec![None, partner_cpu]),
+        Workloads {
+            raw: &mut raw,
+            baseline: None,
+        },
         |ev| same_core_verdict(ev, 2.0, "round trip"),
     )
 }

@@ -109,8 +109,25 @@ pub struct Ring {
     _policy: PolicyGuard,
 }
 
+/// A member's walk: `len` bytes of its working set at `addr`, one word per `stride` bytes,
+/// as `access` says.
+#[derive(Debug, Clone, Copy)]
+struct MemberWalk {
+    addr: usize,
+    len: usize,
+    stride: usize,
+    access: Access,
+}
+
 /// Read, walk, pass on, until the ring breaks. Allocation-free (runs after fork).
-fn member_loop(rfd: i32, wfd: i32, ptr: *mut u8, len: usize, stride: usize, access: Access) {
+fn member_loop(rfd: i32, wfd: i32, walk: MemberWalk) {
+    let MemberWalk {
+        addr,
+        len,
+        stride,
+        access,
+    } = walk;
+    let ptr = addr as *mut u8;
     let mut b = 0u8;
     let mut sink = 0u64;
     loop {
@@ -216,7 +233,14 @@ impl Ring {
                     ws.fill();
                 },
                 || {
-                    member_loop(rfd, wfd, ws.as_ptr(), ws.len(), stride, access);
+                    let addr = ws.as_ptr() as usize;
+                    let walk = MemberWalk {
+                        addr,
+                        len: ws.len(),
+                        stride,
+                        access,
+                    };
+                    member_loop(rfd, wfd, walk);
                     0
                 },
             )?;
@@ -247,7 +271,13 @@ impl Ring {
             let t = ThreadPartner::spawn(
                 Some(cpu),
                 move || {
-                    member_loop(rfd, wfd, addr as *mut u8, len, stride, access);
+                    let walk = MemberWalk {
+                        addr,
+                        len,
+                        stride,
+                        access,
+                    };
+                    member_loop(rfd, wfd, walk);
                     // SAFETY: this thread owns both descriptors.
                     unsafe {
                         libc::close(rfd);

@@ -14,6 +14,7 @@ use super::tax::{drop_counterless_evidence, quiet_hooks};
 use super::Mode;
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict, BASELINE_NOTE};
+use crate::engine::measure::{Participants, Workloads};
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
@@ -76,10 +77,11 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     let m = measure(
         ctx,
         spec,
-        participants,
-        start,
-        &mut raw,
-        Some(&mut base),
+        Participants::new(participants, start),
+        Workloads {
+            raw: &mut raw,
+            baseline: Some(&mut base),
+        },
         |ev| sweep_verdict(ev, procs, policy),
     );
     std::hint::black_box(ring.sink);

@@ -9,6 +9,7 @@
 
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::measure::{Participants, Workloads};
 use crate::engine::partner::{futex, spawn_ready_child, Child, SharedPage};
 use crate::engine::sampler::SamplingConfig;
 use crate::engine::stats::summarize;
@@ -306,10 +307,11 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
     let m = measure(
         ctx,
         spec,
-        participants,
-        vec![Some(c.cpu), Some(c.cpu)],
-        &mut together,
-        Some(&mut sequential),
+        Participants::new(participants, vec![Some(c.cpu), Some(c.cpu)]),
+        Workloads {
+            raw: &mut together,
+            baseline: Some(&mut sequential),
+        },
         |ev| slice_verdict(ev, slice),
     );
     drop(kids);

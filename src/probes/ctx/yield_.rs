@@ -6,6 +6,7 @@
 use super::same_core_verdict;
 use super::tax::{counts_pass, drop_counterless_evidence, quiet_hooks};
 use crate::engine::measure::{measure, Context, Spec};
+use crate::engine::measure::{Participants, Workloads};
 use crate::engine::partner::{futex, SharedPage, ThreadPartner};
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
@@ -179,10 +180,11 @@ pub fn measure_yield(
     let result = measure(
         ctx,
         spec,
-        yielders.participants.clone(),
-        yielders.start_cpus.clone(),
-        &mut yields,
-        Some(&mut base),
+        Participants::new(yielders.participants.clone(), yielders.start_cpus.clone()),
+        Workloads {
+            raw: &mut yields,
+            baseline: Some(&mut base),
+        },
         |ev| same_core_verdict(ev, 2.0, "yield"),
     );
     let mut m = result?;

@@ -9,6 +9,7 @@
 //! MAP_POPULATE takes inside the kernel). Only the per-touch latency distribution
 //! (`--histogram`) times one round by itself.
 
+use crate::engine::measure::{Participants, Workloads};
 use crate::units::name::Named;
 pub mod mem;
 pub mod touch;
@@ -205,18 +206,31 @@ pub struct Setup {
     pub maps: RefCell<Vec<(String, Vec<String>)>>,
 }
 
+/// What a fault run is asked for (see [`Setup`]'s fields of the same names; `rounds` is its
+/// `fixed_rounds`).
+pub struct SetupArgs {
+    pub size: usize,
+    pub page: usize,
+    pub cpu: usize,
+    pub evict: Evict,
+    pub show_maps: bool,
+    pub rounds: Option<usize>,
+    pub system_thp: String,
+    pub dir: Option<ScratchDir>,
+}
+
 impl Setup {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        size: usize,
-        page: usize,
-        cpu: usize,
-        evict: Evict,
-        show_maps: bool,
-        rounds: Option<usize>,
-        system_thp: String,
-        dir: Option<ScratchDir>,
-    ) -> Setup {
+    pub fn new(args: SetupArgs) -> Setup {
+        let SetupArgs {
+            size,
+            page,
+            cpu,
+            evict,
+            show_maps,
+            rounds,
+            system_thp,
+            dir,
+        } = args;
         Setup {
             size,
             page,
@@ -426,7 +440,13 @@ fn one_round(
             // SAFETY: the mapping covers `pages` pages and is writable where written.
             Some((c, lat)) => unsafe {
                 lat.clear();
-                touch_each(m.ptr(), s.page, order, write, c, lat)?
+                touch_each(
+                    m.ptr(),
+                    s.page,
+                    order,
+                    write,
+                    touch::PerTouch { clock: c, out: lat },
+                )?
             },
             // SAFETY: as above.
             None => unsafe { touch_all(m.ptr(), s.page, order, write)? },
@@ -475,10 +495,14 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
     let mut m = measure(
         &own,
         spec,
-        vec![Participant::this_thread("toucher", vec![s.cpu])],
-        vec![None],
-        &mut raw,
-        None,
+        Participants::new(
+            vec![Participant::this_thread("toucher", vec![s.cpu])],
+            vec![None],
+        ),
+        Workloads {
+            raw: &mut raw,
+            baseline: None,
+        },
         |ev| {
             let (verdict, facts) = judge(s, &case, ev, &seen.borrow());
             judged = Some(facts);
@@ -564,7 +588,16 @@ fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
     let mut spec = spec_for(s, &case, pages, 1);
     spec.units_per_iteration = 1.0;
     spec = spec.note(clock.describe());
-    let mut m = from_samples(spec, latencies, 1, StopReason::OneRound, evidence, verdict)?;
+    let mut m = from_samples(
+        spec,
+        crate::engine::measure::OwnSamples {
+            samples: latencies,
+            iterations: 1,
+        },
+        StopReason::OneRound,
+        evidence,
+        verdict,
+    )?;
     // Evidence of one round of `pages` touches, each a sample of one touch.
     m.evidence.rusage.iterations = pages as u64;
     Ok(m)

@@ -33,6 +33,12 @@ pub unsafe fn touch_all(base: *mut u8, page: usize, order: &[u32], write: bool) 
     Ok(t)
 }
 
+/// The clock a timed touch reads around every page, and where the latencies go.
+pub struct PerTouch<'a> {
+    pub clock: &'a TouchClock,
+    pub out: &'a mut Vec<f64>,
+}
+
 /// Touch like [`touch_all`] but time each touch; latencies (ns) go to `out`. Returns the
 /// elapsed ns of the whole loop (which includes the clock reads).
 ///
@@ -43,9 +49,9 @@ pub unsafe fn touch_each(
     page: usize,
     order: &[u32],
     write: bool,
-    clock: &TouchClock,
-    out: &mut Vec<f64>,
+    timed: PerTouch<'_>,
 ) -> Result<u64> {
+    let PerTouch { clock, out } = timed;
     out.reserve(order.len());
     let mut sum = 0u8;
     let t0 = now_ns();
@@ -183,7 +189,19 @@ mod tests {
         let mut out = Vec::new();
         let c = TouchClock::new();
         // SAFETY: 16 writable pages.
-        unsafe { touch_each(m.ptr(), page, &order, true, &c, &mut out).unwrap() };
+        unsafe {
+            touch_each(
+                m.ptr(),
+                page,
+                &order,
+                true,
+                PerTouch {
+                    clock: &c,
+                    out: &mut out,
+                },
+            )
+            .unwrap()
+        };
         assert_eq!(out.len(), 16);
         assert_eq!(m.resident_pages(page).unwrap(), 16);
         assert!(out.iter().all(|v| v.is_finite() && *v >= 0.0));

@@ -4,6 +4,7 @@
 //! other LLC, other node). One-way = round trip / 2: both directions use the same mechanism
 //! and the same pair of CPUs, so the halves are alike.
 
+use crate::engine::measure::{Participants, Workloads};
 use crate::units::name::Named;
 pub mod channel;
 pub mod classes;
@@ -138,23 +139,28 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
     ];
     let child = RefCell::new(child);
     let gone = || child.borrow_mut().has_exited();
-    let spec = cell_spec(mech, pair, "a forked partner");
-    let result = time_cell(ctx, &ch, pair, spec, participants, partner_cpu, &gone);
+    let who = Participants::new(participants, vec![Some(pair.a), partner_cpu]);
+    let result = time_cell(ctx, &ch, pair, who, &gone);
     drop(child);
     result
 }
 
-/// Sample the round trips of one cell through the engine, with the cell's checks.
+/// Sample the round trips of one cell through the engine, with the cell's checks: `who` are
+/// the measuring thread and the partner (a thread for the spin flag, else a forked process).
 fn time_cell(
     ctx: &Context,
     ch: &Channel,
     pair: Pair,
-    spec: Spec,
-    participants: Vec<Participant>,
-    partner_cpu: Option<usize>,
+    who: Participants,
     gone: &dyn Fn() -> bool,
 ) -> Result<Measurement> {
     let mech = ch.mech;
+    let partner = if mech == Mech::Spin {
+        "a partner thread"
+    } else {
+        "a forked partner"
+    };
+    let spec = cell_spec(mech, pair, partner);
     let mut raw = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
         for _ in 0..iters {
@@ -166,10 +172,11 @@ fn time_cell(
     measure(
         ctx,
         spec,
-        participants,
-        vec![Some(pair.a), partner_cpu],
-        &mut raw,
-        None,
+        who,
+        Workloads {
+            raw: &mut raw,
+            baseline: None,
+        },
         |ev| cell_verdict(ev, mech, pair.class),
     )
 }
@@ -208,8 +215,8 @@ fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measureme
         Participant::thread("partner thread", tid, vec![pair.b]),
     ];
     let gone = || stop.load(Ordering::Acquire);
-    let spec = cell_spec(Mech::Spin, pair, "a partner thread");
-    let result = time_cell(ctx, &ch, pair, spec, participants, partner_cpu, &gone);
+    let who = Participants::new(participants, vec![Some(pair.a), partner_cpu]);
+    let result = time_cell(ctx, &ch, pair, who, &gone);
     drop(thread);
     result
 }

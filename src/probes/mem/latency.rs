@@ -6,6 +6,7 @@
 
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
+use crate::engine::measure::{Participants, Workloads};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
@@ -202,9 +203,16 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         Ok(now_ns() - t0)
     };
     let (pages, size) = (p.pages, p.size);
-    let m = measure(ctx, spec, vec![me], vec![None], &mut raw, None, |ev| {
-        latency_verdict(ev, pages, size, share)
-    });
+    let m = measure(
+        ctx,
+        spec,
+        Participants::new(vec![me], vec![None]),
+        Workloads {
+            raw: &mut raw,
+            baseline: None,
+        },
+        |ev| latency_verdict(ev, pages, size, share),
+    );
     std::hint::black_box(at);
     drop(ws);
     m

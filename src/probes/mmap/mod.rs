@@ -170,17 +170,30 @@ fn us(t: libc::timeval) -> u64 {
     t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64
 }
 
-/// The body of a lab child: wait for go, then mmap, walk, (memset+msync), munmap, timed and
-/// with getrusage deltas, reported through `s`. Raw system calls only: no allocation.
-fn child_body(
-    s: &Slots,
+/// What a lab child maps and how it walks it: `len` bytes of `fd` (-1: anonymous) with the
+/// mmap `flags`, blocks in order or in the random order of `seed`, then (`msync`) a memset
+/// of the whole buffer and msync(MS_SYNC).
+#[derive(Debug, Clone, Copy)]
+struct ChildWalk {
     fd: i32,
     len: usize,
     flags: i32,
     random: bool,
     seed: u64,
     msync: bool,
-) -> i32 {
+}
+
+/// The body of a lab child: wait for go, then mmap, walk, (memset+msync), munmap, timed and
+/// with getrusage deltas, reported through `s`. Raw system calls only: no allocation.
+fn child_body(s: &Slots, walk: ChildWalk) -> i32 {
+    let ChildWalk {
+        fd,
+        len,
+        flags,
+        random,
+        seed,
+        msync,
+    } = walk;
     s.set(READY, 1);
     while s.get(GO) == 0 {
         // SAFETY: sched_yield has no preconditions.
@@ -299,9 +312,16 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
     let fd = file.as_ref().map_or(-1, |f| f.fd());
     let slots = Slots::new()?;
     let random = p == Pattern::Random || v == Variant::FileRandom;
-    let (len, flags, seed, msync) = (lab.size, v.mmap_flags(), lab.seed, v == Variant::FileMsync);
+    let walk = ChildWalk {
+        fd,
+        len: lab.size,
+        flags: v.mmap_flags(),
+        random,
+        seed: lab.seed,
+        msync: v == Variant::FileMsync,
+    };
     let s: &Slots = &slots;
-    let mut child = Child::spawn(None, || child_body(s, fd, len, flags, random, seed, msync))?;
+    let mut child = Child::spawn(None, || child_body(s, walk))?;
     wait_slot(&slots, READY, &mut child, v.name())?;
     if let Pressure::Limit { cgroup, .. } = &lab.pressure {
         cgroup.add(child.pid())?;
@@ -459,8 +479,10 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
             );
         out.push(from_samples(
             spec,
-            std::mem::take(&mut samples[i]),
-            1,
+            crate::engine::measure::OwnSamples {
+                samples: std::mem::take(&mut samples[i]),
+                iterations: 1,
+            },
             crate::model::StopReason::FixedRepetitions,
             ev,
             (checks, warnings),

@@ -292,8 +292,10 @@ pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Re
     };
     let mut m = from_samples(
         spec,
-        samples,
-        1,
+        crate::engine::measure::OwnSamples {
+            samples,
+            iterations: 1,
+        },
         crate::engine::sampler::StopReason::Budget,
         evidence,
         (checks, Vec::new()),

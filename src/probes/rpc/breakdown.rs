@@ -396,18 +396,26 @@ impl Matcher<'_> {
     }
 }
 
-/// Split every complete RPC in `events` (time-ordered). `client` is C's tid, `servers` the
-/// servers' tids, `server_cpu` / `client_cpu` where they are pinned, `calls` the mechanism's
+/// Who the RPCs were between and where they ran.
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    pub client: i32,
+    pub servers: &'a [i32],
+    pub client_cpu: u32,
+    pub server_cpu: u32,
+}
+
+/// Split every complete RPC in `events` (time-ordered). `who`: C's tid, the servers' tids,
+/// and where the client and the servers are pinned; `calls` the mechanism's
 /// sending and receiving system calls. RPCs whose events do not follow the pattern (e.g. cut
 /// by the start of the trace) are left out.
-pub fn split(
-    events: &[Event],
-    client: i32,
-    servers: &[i32],
-    client_cpu: u32,
-    server_cpu: u32,
-    calls: Calls,
-) -> Vec<Rpc> {
+pub fn split(events: &[Event], who: &Who<'_>, calls: Calls) -> Vec<Rpc> {
+    let &Who {
+        client,
+        servers,
+        client_cpu,
+        server_cpu,
+    } = who;
     let mut m = Matcher {
         client,
         servers,
@@ -517,10 +525,12 @@ mod tests {
         assert_eq!(lost, 0);
         split(
             &events,
-            n[0] as i32,
-            &[n[2] as i32],
-            n[1] as u32,
-            n[3] as u32,
+            &Who {
+                client: n[0] as i32,
+                servers: &[n[2] as i32],
+                client_cpu: n[1] as u32,
+                server_cpu: n[3] as u32,
+            },
             Calls::of(mech),
         )
     }
@@ -537,7 +547,16 @@ mod tests {
     fn the_recorded_rpcs_split_into_parts_that_add_up() {
         let (events, _) = fixture_decoder().decode_all(&fixture_records());
         let pipe = Calls::of(Mech::Pipe);
-        let rpcs = split(&events, 14054, &[16600], 1, 0, pipe);
+        let rpcs = split(
+            &events,
+            &Who {
+                client: 14054,
+                servers: &[16600],
+                client_cpu: 1,
+                server_cpu: 0,
+            },
+            pipe,
+        );
         assert!(rpcs.len() >= 35, "{} of 40 matched", rpcs.len());
         adds_up(&rpcs);
         for r in &rpcs {
@@ -547,7 +566,17 @@ mod tests {
         // The request's IPI is visible in this kernel's trace.
         assert!(rpcs.iter().any(|r| r.parts[1] > 0.0));
         // Naming the wrong server finds nothing.
-        assert!(split(&events, 14054, &[1], 1, 0, pipe).is_empty());
+        assert!(split(
+            &events,
+            &Who {
+                client: 14054,
+                servers: &[1],
+                client_cpu: 1,
+                server_cpu: 0
+            },
+            pipe
+        )
+        .is_empty());
     }
 
     /// 40 pipe round trips on one CPU (client 32054, server 1827, CPU 1): the woken server
@@ -555,7 +584,16 @@ mod tests {
     #[test]
     fn the_recorded_local_rpcs_split_too() {
         let (events, _) = fixture_decoder().decode_all(&fixture("pipe-local.records"));
-        let rpcs = split(&events, 32054, &[1827], 1, 1, Calls::of(Mech::Pipe));
+        let rpcs = split(
+            &events,
+            &Who {
+                client: 32054,
+                servers: &[1827],
+                client_cpu: 1,
+                server_cpu: 1,
+            },
+            Calls::of(Mech::Pipe),
+        );
         assert!(rpcs.len() >= 35, "{} of 40 matched", rpcs.len());
         adds_up(&rpcs);
         for r in &rpcs {
@@ -684,7 +722,16 @@ mod tests {
             .filter(|e| !matches!(e.kind, Kind::SwitchIn { .. }))
             .copied()
             .collect();
-        let alone = split(&without, c, &[438], 1, 0, Calls::of(Mech::Pipe));
+        let alone = split(
+            &without,
+            &Who {
+                client: c,
+                servers: &[438],
+                client_cpu: 1,
+                server_cpu: 0,
+            },
+            Calls::of(Mech::Pipe),
+        );
         assert!(with.len() >= 20, "{}", with.len());
         assert_eq!(with, alone);
     }
@@ -716,7 +763,16 @@ mod tests {
 
     /// Pipe RPCs of client C on CPU 1 and server S on CPU 0.
     fn pipe_rpcs(events: &[Event]) -> Vec<Rpc> {
-        split(events, C, &[S], 1, 0, Calls::of(Mech::Pipe))
+        split(
+            events,
+            &Who {
+                client: C,
+                servers: &[S],
+                client_cpu: 1,
+                server_cpu: 0,
+            },
+            Calls::of(Mech::Pipe),
+        )
     }
 
     #[test]
@@ -857,12 +913,31 @@ mod tests {
             // A third WAKE starts another RPC that the trace cuts off: not counted.
             ev(180, 1, C, wake),
         ];
-        let rpcs = split(&events, C, &[S], 1, 1, calls);
+        let rpcs = split(
+            &events,
+            &Who {
+                client: C,
+                servers: &[S],
+                client_cpu: 1,
+                server_cpu: 1,
+            },
+            calls,
+        );
         assert_eq!(rpcs.len(), 2);
         assert_eq!(rpcs[0].parts, [4.0, 0.0, 6.0, 5.0, 15.0, 0.0, 0.0, 3.0]);
         assert_eq!(rpcs[1].parts, [4.0, 0.0, 6.0, 5.0, 7.0, 0.0, 8.0, 5.0]);
         // Read as a pipe, the same events hold no RPC at all.
-        assert!(split(&events, C, &[S], 1, 1, Calls::of(Mech::Pipe)).is_empty());
+        assert!(split(
+            &events,
+            &Who {
+                client: C,
+                servers: &[S],
+                client_cpu: 1,
+                server_cpu: 1
+            },
+            Calls::of(Mech::Pipe)
+        )
+        .is_empty());
     }
 
     /// The reply was there before the client looked: its receive returns without a wake-up,

@@ -250,7 +250,16 @@ mod tests {
             ))
             .unwrap(),
         );
-        let rpcs = split(&events, 32054, &[1827], 1, 1, Calls::of(Mech::Pipe));
+        let rpcs = split(
+            &events,
+            &Who {
+                client: 32054,
+                servers: &[1827],
+                client_cpu: 1,
+                server_cpu: 1,
+            },
+            Calls::of(Mech::Pipe),
+        );
         let who = Who {
             client: 32054,
             servers: &[1827],

@@ -12,6 +12,7 @@
 //! `rpc.traced` repeats the RPCs with kernel tracepoints on and `rpc.part` splits them (see
 //! [`breakdown`]).
 
+use crate::engine::measure::{Participants, Workloads};
 use crate::units::name::Named;
 pub mod additive;
 pub mod breakdown;
@@ -341,9 +342,16 @@ pub fn measure_total(
         }
         Ok(now_ns() - t0)
     };
-    measure(ctx, spec, participants, start, &mut raw, None, |ev| {
-        verdict(ev, scenario)
-    })
+    measure(
+        ctx,
+        spec,
+        Participants::new(participants, start),
+        Workloads {
+            raw: &mut raw,
+            baseline: None,
+        },
+        |ev| verdict(ev, scenario),
+    )
 }
 
 /// What a scenario takes beyond its samples (see [`crate::engine::estimate::Cost`]): 1.6 s of a 2.2 s budget,

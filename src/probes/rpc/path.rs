@@ -12,6 +12,7 @@
 //! enters its receive, switches away): off the path, not counted. On one CPU every event of
 //! the RPC is on the path.
 
+pub use super::breakdown::Who;
 use super::breakdown::{Marks, Rpc, PARTS};
 use crate::evidence::trace::{Event, Group, Kind};
 
@@ -38,15 +39,6 @@ impl PathEvents {
         }
         out
     }
-}
-
-/// Who the RPCs were between and where they ran.
-#[derive(Debug, Clone, Copy)]
-pub struct Who<'a> {
-    pub client: i32,
-    pub servers: &'a [i32],
-    pub client_cpu: u32,
-    pub server_cpu: u32,
 }
 
 /// The events on each RPC's path (`events` time-ordered, `rpcs` as split from them).
@@ -184,7 +176,16 @@ mod tests {
             ev(161, 1, C, Kind::SwitchIn { prev: 0 }),
             ev(170, 1, C, exit(r)),
         ];
-        let rpcs = split(&events, C, &[S], 1, 0, Calls::of(Mech::Pipe));
+        let rpcs = split(
+            &events,
+            &Who {
+                client: C,
+                servers: &[S],
+                client_cpu: 1,
+                server_cpu: 0,
+            },
+            Calls::of(Mech::Pipe),
+        );
         assert_eq!(rpcs.len(), 1);
         let who = Who {
             client: C,
@@ -229,7 +230,16 @@ mod tests {
             ))
             .unwrap(),
         );
-        let rpcs = split(&events, 32054, &[1827], 1, 1, Calls::of(Mech::Pipe));
+        let rpcs = split(
+            &events,
+            &Who {
+                client: 32054,
+                servers: &[1827],
+                client_cpu: 1,
+                server_cpu: 1,
+            },
+            Calls::of(Mech::Pipe),
+        );
         let who = Who {
             client: 32054,
             servers: &[1827],

@@ -228,23 +228,15 @@ pub fn ipi_left_out(
 }
 
 /// Decode and split the records of a traced run.
-pub fn analyse(
-    events: &[Event],
-    lost: u64,
-    made: usize,
-    client: i32,
-    servers: &[i32],
-    (client_cpu, server_cpu): (usize, usize),
-    mech: Mech,
-) -> Analysis {
-    let rpcs = split(
-        events,
+pub fn analyse(events: &[Event], lost: u64, made: usize, who: &Who<'_>, mech: Mech) -> Analysis {
+    let rpcs = split(events, who, Calls::of(mech));
+    let &Who {
         client,
         servers,
-        client_cpu as u32,
-        server_cpu as u32,
-        Calls::of(mech),
-    );
+        server_cpu,
+        ..
+    } = who;
+    let server_cpu = server_cpu as usize;
     // Switches to `who` on `cpu`, from sched_switch or from perf's switch-in records,
     // whichever saw more (the records say the same thing; on some guests the tracepoint
     // does not fire in the idle task).
@@ -455,18 +447,27 @@ fn traced_warnings(
     warnings
 }
 
+/// What every measurement of a traced run shares: its checks, its evidence, and the spec of
+/// a probe of it (probe id, unit) with the scenario's parameters.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    checks: &'a [Check],
+    evidence: &'a crate::model::Evidence,
+    base: &'a dyn Fn(&str, &str) -> Spec,
+}
+
 /// `rpc.traced`: the client's RPC times while the tracepoints record, with their additive
 /// mean and what the calibration found about the observer.
 fn traced_measurement(
     r: &Rounds,
     traced_mean: Option<crate::model::Estimate>,
     correction: Option<&Correction>,
-    evidence: &crate::model::Evidence,
-    verdict: crate::engine::measure::Verdict,
-    base: &dyn Fn(&str, &str) -> Spec,
+    shared: Shared<'_>,
+    warnings: Vec<crate::model::Remark>,
 ) -> Result<Measurement> {
-    let mut traced = from_samples(
-        base("rpc.traced", "ns/RPC").note(format!(
+    let Shared { evidence, base, .. } = shared;
+    let verdict = (shared.checks.to_vec(), warnings);
+    let mut traced = from_samples(base("rpc.traced", "ns/RPC").note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
              record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
              up to the client's send sys_enter → its last event before user space (the \
@@ -479,13 +480,7 @@ fn traced_measurement(
                 .map(|p| super::breakdown::definition(p))
                 .collect::<Vec<_>>()
                 .join("; ")
-        )),
-        r.times.clone(),
-        1,
-        crate::model::StopReason::FixedCount,
-        evidence.clone(),
-        verdict,
-    )?;
+        )), crate::engine::measure::OwnSamples { samples: r.times.clone(), iterations: 1 }, crate::model::StopReason::FixedCount, evidence.clone(), verdict)?;
     traced.additive = traced_mean.map(|mean| crate::model::Additive {
         mean,
         modes: super::additive::modes(&r.times),
@@ -506,15 +501,19 @@ fn one_part(
     i: usize,
     note: &str,
     samples: Vec<f64>,
-    evidence: &crate::model::Evidence,
-    checks: &[Check],
+    shared: Shared<'_>,
 ) -> Result<Measurement> {
+    let Shared {
+        evidence, checks, ..
+    } = shared;
     from_samples(
         spec.param("part", PARTS[i])
             .param("order", i as u64)
             .note(note),
-        samples,
-        1,
+        crate::engine::measure::OwnSamples {
+            samples,
+            iterations: 1,
+        },
         crate::model::StopReason::FixedCount,
         evidence.clone(),
         (checks.to_vec(), Vec::new()),
@@ -528,24 +527,16 @@ fn part_measurements(
     middle: &[Rpc],
     shown: &[usize],
     paths: &[PathEvents],
-    checks: &[Check],
-    evidence: &crate::model::Evidence,
-    base: &dyn Fn(&str, &str) -> Spec,
+    shared: Shared<'_>,
 ) -> Result<Vec<Measurement>> {
+    let base = shared.base;
     let mut out = Vec::new();
     for &i in shown {
         let samples: Vec<f64> = all.iter().map(|r| r.parts[i]).collect();
         let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
         let note = super::breakdown::definition(PARTS[i]);
-        let mut m = one_part(
-            base("rpc.part", "ns/RPC"),
-            i,
-            note,
-            samples,
-            evidence,
-            checks,
-        )?;
+        let mut m = one_part(base("rpc.part", "ns/RPC"), i, note, samples, shared)?;
         m.additive = super::additive::of(&kept, ev);
         out.push(m);
     }
@@ -559,11 +550,10 @@ fn corrected_parts(
     c: &Correction,
     shown: &[usize],
     paths: &[PathEvents],
-    checks: &[Check],
-    evidence: &crate::model::Evidence,
-    base: &dyn Fn(&str, &str) -> Spec,
+    shared: Shared<'_>,
 ) -> Result<Vec<Measurement>> {
-    let mut corrected_checks = checks.to_vec();
+    let base = shared.base;
+    let mut corrected_checks = shared.checks.to_vec();
     let means: Vec<_> = c
         .means
         .iter()
@@ -577,7 +567,11 @@ fn corrected_parts(
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
         let spec = base(super::correct::PROBE, "ns/RPC");
         let note = super::correct::NOTE;
-        let mut m = one_part(spec, i, note, samples.clone(), evidence, &corrected_checks)?;
+        let corrected = Shared {
+            checks: &corrected_checks,
+            ..shared
+        };
+        let mut m = one_part(spec, i, note, samples.clone(), corrected)?;
         m.additive = super::additive::of(&samples, ev).map(|mut x| {
             x.mean = mean;
             x
@@ -617,21 +611,13 @@ pub fn measure_traced(
     }
     let r = run_rounds(ctx, &s, &mut tracer, &mut recorder)?;
     let events = &r.events;
-    let a = analyse(
-        events,
-        r.lost,
-        r.times.len(),
-        client,
-        &servers,
-        (s.client_cpu, s.server_cpu),
-        s.mech,
-    );
     let who = Who {
         client,
         servers: &servers,
         client_cpu: s.client_cpu as u32,
         server_cpu: s.server_cpu as u32,
     };
+    let a = analyse(events, r.lost, r.times.len(), &who, s.mech);
     // Means over the middle RPCs by span; the same RPCs for every part, so they add up.
     let kept = middle(&a.rpcs);
     let rpcs: Vec<Rpc> = kept.iter().map(|&i| a.rpcs[i].clone()).collect();
@@ -656,14 +642,12 @@ pub fn measure_traced(
             .param("cpus", vec![s.client_cpu, s.server_cpu])
             .events_set(EventSet::Software)
     };
-    let mut traced = traced_measurement(
-        &r,
-        traced_mean,
-        correction.as_ref(),
-        &evidence,
-        (checks.clone(), warnings),
-        &base,
-    )?;
+    let shared = Shared {
+        checks: &checks,
+        evidence: &evidence,
+        base: &base,
+    };
+    let mut traced = traced_measurement(&r, traced_mean, correction.as_ref(), shared, warnings)?;
     if left_out.iter().any(|(_, why)| why == ONE_CPU_NO_IPI) {
         traced.notes.push(ONE_CPU_NO_IPI.into());
     }
@@ -671,13 +655,9 @@ pub fn measure_traced(
     let shown: Vec<usize> = (0..PARTS.len())
         .filter(|i| !a.rpcs.is_empty() && !left_out.iter().any(|(k, _)| k == i))
         .collect();
-    out.extend(part_measurements(
-        &a.rpcs, &rpcs, &shown, &paths, &checks, &evidence, &base,
-    )?);
+    out.extend(part_measurements(&a.rpcs, &rpcs, &shown, &paths, shared)?);
     if let Some(c) = &correction {
-        out.extend(corrected_parts(
-            c, &shown, &paths, &checks, &evidence, &base,
-        )?);
+        out.extend(corrected_parts(c, &shown, &paths, shared)?);
     }
     Ok(out)
 }
@@ -690,7 +670,18 @@ mod tests {
 
     fn fixture_analysis() -> Analysis {
         let (events, lost) = fixture_decoder().decode_all(&fixture_records());
-        analyse(&events, lost, 40, 14054, &[16600], (1, 0), Mech::Pipe)
+        analyse(
+            &events,
+            lost,
+            40,
+            &Who {
+                client: 14054,
+                servers: &[16600],
+                client_cpu: 1,
+                server_cpu: 0,
+            },
+            Mech::Pipe,
+        )
     }
 
     /// Client times `k` × each RPC's span.
@@ -709,7 +700,18 @@ mod tests {
         let recs = crate::evidence::trace::parse_fixture(text).unwrap();
         let windows = crate::evidence::trace::tests::fixture_windows(text);
         let (events, lost) = fixture_decoder().decode_all(&recs);
-        let a = analyse(&events, lost, 40, 10551, &[10557], (1, 1), Mech::Futex);
+        let a = analyse(
+            &events,
+            lost,
+            40,
+            &Who {
+                client: 10551,
+                servers: &[10557],
+                client_cpu: 1,
+                server_cpu: 1,
+            },
+            Mech::Futex,
+        );
         let client = client_times(&a.rpcs, &windows);
         assert!(client.iter().all(Option::is_some), "{client:?}");
         for (r, t) in a.rpcs.iter().zip(&client) {
@@ -767,7 +769,18 @@ mod tests {
         ))
         .unwrap();
         let (events, lost) = fixture_decoder().decode_all(&recs);
-        let a = analyse(&events, lost, 40, 14740, &[14741], (1, 1), Mech::Futex);
+        let a = analyse(
+            &events,
+            lost,
+            40,
+            &Who {
+                client: 14740,
+                servers: &[14741],
+                client_cpu: 1,
+                server_cpu: 1,
+            },
+            Mech::Futex,
+        );
         let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
         let medians: f64 = (0..8)
             .map(|k| median(&a.rpcs.iter().map(|r| r.parts[k]).collect::<Vec<_>>()))

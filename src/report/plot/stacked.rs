@@ -106,7 +106,12 @@ impl StackedBars {
             .draw()?;
         for (i, r) in rows.iter().enumerate() {
             let row = (n - 1 - i) as f64;
-            draw_row(&mut chart, row, r, &self.value_label, range, plot_px)?;
+            let axis = Axis {
+                unit: &self.value_label,
+                range,
+                plot_px,
+            };
+            draw_row(&mut chart, row, r, &axis)?;
         }
         Ok(())
     }
@@ -187,16 +192,22 @@ fn drawable(r: &StackedRow) -> bool {
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// One row at height `row`: its label, its segments end to end (or the reason it has none),
-/// the marker, and the total with its interval after the bar.
-fn draw_row(
-    chart: &mut Chart<'_, '_>,
-    row: f64,
-    r: &StackedRow,
-    unit: &str,
+/// The value axis the rows are drawn on: its unit, the value at its right end, its width in
+/// pixels.
+struct Axis<'a> {
+    unit: &'a str,
     range: f64,
     plot_px: f64,
-) -> DrawResult {
+}
+
+/// One row at height `row`: its label, its segments end to end (or the reason it has none),
+/// the marker, and the total with its interval after the bar.
+fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, axis: &Axis) -> DrawResult {
+    let &Axis {
+        unit,
+        range,
+        plot_px,
+    } = axis;
     let mid = row + 0.5;
     chart.draw_series(std::iter::once(
         EmptyElement::at((0.0, mid))

@@ -5,7 +5,9 @@ use rvsim::{Config, Machine, Program, Stop};
 
 pub const BASE: u32 = 0x8000_0000;
 
-pub fn r(f7: u32, rs2: u32, rs1: u32, f3: u32, rd: u32, op: u32) -> u32 {
+/// An R-type instruction from its fields, in encoding order: funct7, rs2, rs1, funct3, rd,
+/// opcode.
+pub fn r([f7, rs2, rs1, f3, rd, op]: [u32; 6]) -> u32 {
     (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
 }
 pub fn i(imm: i32, rs1: u32, f3: u32, rd: u32, op: u32) -> u32 {
@@ -42,7 +44,7 @@ pub fn andi(rd: u32, rs1: u32, imm: i32) -> u32 {
     i(imm, rs1, 7, rd, 0x13)
 }
 pub fn add(rd: u32, rs1: u32, rs2: u32) -> u32 {
-    r(0, rs2, rs1, 0, rd, 0x33)
+    r([0, rs2, rs1, 0, rd, 0x33])
 }
 pub fn lw(rd: u32, rs1: u32, imm: i32) -> u32 {
     i(imm, rs1, 2, rd, 0x03)
@@ -116,7 +118,7 @@ pub fn li(rd: u32, value: u32) -> [u32; 2] {
 }
 /// A word AMO (funct5 = `f5`: 0 amoadd, 1 amoswap, 2 lr, 3 sc, 4 amoxor, ...).
 pub fn amo(f5: u32, rd: u32, rs1: u32, rs2: u32) -> u32 {
-    r(f5 << 2, rs2, rs1, 2, rd, 0x2f)
+    r([f5 << 2, rs2, rs1, 2, rd, 0x2f])
 }
 pub const FENCE_I: u32 = 0x0000_100f;
 pub const EBREAK: u32 = 0x0010_0073;

@@ -245,12 +245,11 @@ fn run_chain<const IC: bool, const DC: bool, const PIPE: bool>(
             let done = match run_ops::<DC, IC, PIPE>(
                 core.regs,
                 core.ram,
-                &bc.ops,
                 &mut b,
-                &core.plain,
                 core.dcache.as_deref_mut(),
                 Loop {
                     bc,
+                    plain: &core.plain,
                     budget: &mut budget,
                     compressed: &mut compressed,
                 },
@@ -364,6 +363,7 @@ fn read<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
 /// and the chained loop's steps left and compressed count, which it adds them to.
 struct Loop<'a, 'b> {
     bc: &'b BlockCache,
+    plain: &'a Plain<'a>,
     budget: &'a mut u32,
     compressed: &'a mut u64,
 }
@@ -377,16 +377,14 @@ struct Loop<'a, 'b> {
 /// the caller's accounting of the exit or the cut it ends with. A loop that is one block or a
 /// few never leaves the op interpreter.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn run_ops<'b, const DC: bool, const IC: bool, const PIPE: bool>(
     regs: &mut [u32; 32],
     ram: &mut [u8],
-    ops: &[BlockOp],
     running: &mut &'b Block,
-    plain: &Plain,
     mut dcache: Option<&mut Cache>,
     lp: Loop<'_, 'b>,
 ) -> Result<Done, Cut> {
+    let (ops, plain): (&[BlockOp], &Plain<'_>) = (&lp.bc.ops, lp.plain);
     let mut dmiss = 0;
     let base = plain.base;
     let mut block: &Block = running;
