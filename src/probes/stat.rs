@@ -255,8 +255,10 @@ pub fn measure_runs(ctx: &Context, cfg: &Config) -> Result<Measurement> {
     let verdict = verdict(cfg, &evidence);
     let mut m = from_samples(
         cfg.spec(),
-        samples,
-        1,
+        crate::engine::measure::OwnSamples {
+            samples,
+            iterations: 1,
+        },
         crate::model::StopReason::FixedCount,
         evidence,
         verdict,
