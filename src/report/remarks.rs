@@ -475,9 +475,9 @@ mod tests {
         let r = Remark::family(GAPS, &[3.0, 1.5]);
         assert!(r.is_family(GAPS) && !r.is_family(FamilyRemark("nosuch.other")));
         // No family of that section words it: its id and numbers, never nothing.
-        assert_eq!(words(&r), "nosuch.gaps: 3, 1.50");
+        assert_eq!(words(&r), "nosuch.gaps: 3.00, 1.50");
         let f = fold(&[r.clone(), Remark::family(GAPS, &[5.0, 1.5])]);
-        assert_eq!(words(&f[0]), "nosuch.gaps: 3–5, 1.50");
+        assert_eq!(words(&f[0]), "nosuch.gaps: 3.00–5.00, 1.50");
     }
 
     #[test]
