@@ -216,9 +216,18 @@ pub fn run(a: CompareArgs) -> Result<i32> {
         fail_above: a.fail_above,
         min_effect: a.min_effect,
     };
-    super::outputs::print(&shown, a.format.into())?;
+    // The files first: a failed standard output does not cost them.
     outputs.write(&shown)?;
+    super::outputs::print(&shown, a.format.into())?;
     if let Some(x) = a.fail_above {
+        // A gate that compared nothing has passed nothing: every pair invalid in A or B.
+        if !c.pairs.iter().any(|p| p.valid) {
+            eprintln!(
+                "oscost: the gate compared nothing: each of the {} measurement(s) paired is                  invalid in A or B, so no change can be ruled out",
+                c.pairs.len()
+            );
+            return Ok(1);
+        }
         let bad = c.regressions(x);
         if !bad.is_empty() {
             for p in &bad {

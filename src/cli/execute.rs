@@ -755,36 +755,47 @@ pub fn finish_after(
 }
 
 /// [`finish`] with a command's own text, JSON analysis and extra files.
+///
+/// The run is kept first (the history, or a run file under unsaved/), before anything is
+/// printed or written, so nothing that can end the process afterwards (a closed or full
+/// standard output, a file size limit) costs the run; then the table, then the files. A
+/// failed output is an error of that output only: every other output is still attempted.
 pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32> {
     nothing_refused_only(run)?;
     let run = &with_history(run, opts);
-    print!(
-        "{}",
-        crate::report::screen::measured(
-            run,
-            &crate::report::term::Term::stdout(),
-            extras.text.as_deref(),
-            extras.after.as_deref(),
-            crate::report::screen::Detail::asked(opts.verbose, opts.explain)
-        )
+    let kept = (!opts.no_save && run.complete).then(|| keep(run, opts));
+    let table = crate::report::screen::measured(
+        run,
+        &crate::report::term::Term::stdout(),
+        extras.text.as_deref(),
+        extras.after.as_deref(),
+        crate::report::screen::Detail::asked(opts.verbose, opts.explain),
     );
-    // Every output is attempted and the run is saved to the history whatever became of
-    // them: a file that cannot be written (a full disk, a vanished directory) costs neither
-    // the other files nor the history.
+    let mut failed = Vec::new();
+    let closed = match super::pipe::print_out(table.as_bytes()) {
+        Ok(()) => false,
+        Err(super::pipe::Unprinted::Closed) => true,
+        Err(super::pipe::Unprinted::Failed(e)) => {
+            failed.push(Error::io("standard output", e));
+            false
+        }
+    };
     let outputs = opts.outputs();
-    let mut failed = outputs.write_each(&super::outputs::RunOut {
+    failed.extend(outputs.write_each(&super::outputs::RunOut {
         run,
         analysis: extras.analysis.as_ref(),
-    });
+    }));
     failed.extend(outputs.write_late(&extras.files));
-    if !opts.no_save && run.complete {
-        if let Some(e) = save(run, opts) {
-            failed.push(e);
-        }
+    if let Some(e) = kept.and_then(|k| tell_kept(k, opts)) {
+        failed.push(e);
     }
     let invalid = run.measurements.iter().filter(|m| !m.valid).count();
     if invalid > 0 && !opts.quiet {
         eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons above");
+    }
+    if closed {
+        // Everything is kept and written: end as a closed pipe ends a Unix tool.
+        super::pipe::end_closed();
     }
     // Each failure on its line; the last is the command's error (exit 2).
     if let Some(last) = failed.pop() {
@@ -801,25 +812,47 @@ fn written(p: &std::path::Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
+/// Where a run to be saved went.
+enum Kept {
+    /// No history to save to (no place for the default one), nor a directory to keep it in.
+    Nowhere(Error),
+    Went {
+        saved: crate::store::recovery::Saved,
+        db: std::path::PathBuf,
+    },
+}
+
 /// Saves the run to the history, or (when that fails after measuring) keeps it in a run
-/// file under the data directory and says how to import it. With the default database a
-/// run that is not in the history is a warning (the results are complete and kept); with an
-/// explicit --db or OSCOST_DB the user asked for it, so it is an error, returned.
-fn save(run: &Run, opts: &MeasureOpts) -> Option<Error> {
-    use crate::store::recovery::{default_keep_dir, save_or_keep, Saved, LONG_WAIT};
+/// file under the data directory; says nothing yet ([`tell_kept`] does, after the outputs).
+fn keep(run: &Run, opts: &MeasureOpts) -> Kept {
+    use crate::store::recovery::{default_keep_dir, save_or_keep, LONG_WAIT};
     let db = match opts.db.path() {
         Ok(db) => db,
-        Err(e) => {
-            eprintln!("oscost: warning: not saved to history: {e}");
-            return None;
-        }
+        Err(e) => return Kept::Nowhere(e),
     };
     // Kept under the data directory only: never in the current directory, which may be a
     // source tree or anyone's.
     let keep = default_keep_dir();
     let dirs: Vec<&std::path::Path> = keep.iter().map(|p| p.as_path()).collect();
     let waits = (std::time::Duration::from_secs(5), LONG_WAIT);
-    let saved = save_or_keep(run, &db, &dirs, waits, opts.quiet);
+    Kept::Went {
+        saved: save_or_keep(run, &db, &dirs, waits, opts.quiet),
+        db,
+    }
+}
+
+/// Says where the run went. With the default database a run that is not in the history is
+/// a warning (the results are complete and kept); with an explicit --db or OSCOST_DB the
+/// user asked for it, so it is an error, returned.
+fn tell_kept(kept: Kept, opts: &MeasureOpts) -> Option<Error> {
+    use crate::store::recovery::Saved;
+    let (saved, db) = match kept {
+        Kept::Nowhere(e) => {
+            eprintln!("oscost: warning: not saved to history: {e}");
+            return None;
+        }
+        Kept::Went { saved, db } => (saved, db),
+    };
     let explain = saved.explain().map(|line| match (&saved, &opts.json) {
         // Nowhere to keep it, but the run is in the --json file the user asked for.
         (Saved::Lost { .. }, Some(json)) if written(json) => format!(

@@ -81,6 +81,35 @@ pub enum Command {
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
+/// Prints what the argument parser said and returns its exit code (help and version 0, on
+/// standard output; usage errors 2). An error echoes the rejected argument: it is escaped as
+/// oscost's own messages are, so control characters and bidirectional overrides in it reach
+/// the terminal as `\u{…}`, never as commands.
+fn parse_error(e: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        use std::io::IsTerminal;
+        let styled = e.render();
+        let text = if std::io::stdout().is_terminal() {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        };
+        return match pipe::print_out(text.as_bytes()) {
+            Ok(()) => e.exit_code(),
+            Err(pipe::Unprinted::Closed) => pipe::EXIT_BROKEN_PIPE,
+            Err(pipe::Unprinted::Failed(why)) => {
+                eprintln!("oscost: standard output: {why}");
+                2
+            }
+        };
+    }
+    let text = e.render().to_string();
+    let shown: Vec<_> = text.lines().map(crate::escape::terminal).collect();
+    eprintln!("{}", shown.join("\n"));
+    e.exit_code()
+}
+
 pub fn main() -> i32 {
     // Help wraps at the width every view uses (COLUMNS first, then the terminal's).
     let width = crate::report::term::Term::stdout().width;
@@ -90,11 +119,7 @@ pub fn main() -> i32 {
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
     let cli = match parsed {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            // clap: help/version exit 0, usage errors exit 2.
-            return e.exit_code();
-        }
+        Err(e) => return parse_error(&e),
     };
     // Whatever an oscost killed with SIGKILL left behind: scratch removed, knobs restored.
     for line in crate::journal::recover().lines {

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::model::Run;
 use crate::report::export::{resolve_target, same_file, write_atomic, Target};
+use crate::report::write::write_in_dir;
 
 /// Every format oscost writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,13 +119,12 @@ impl Outputs {
                 )));
                 continue;
             }
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if let Err(e) = std::fs::create_dir_all(dir) {
-                    failed.push(Error::io(dir.display(), e));
-                    continue;
-                }
-            }
-            failed.extend(write_atomic(p, bytes).err());
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            let written = match p.file_name() {
+                Some(name) => write_in_dir(dir.unwrap_or(Path::new(".")), name, bytes),
+                None => Err(Error::usage(format!("{}: names no file", p.display()))),
+            };
+            failed.extend(written.err());
         }
         failed
     }
@@ -134,16 +134,25 @@ impl Outputs {
 /// [`crate::cli::pipe`] says).
 pub fn print<S: Subject + ?Sized>(subject: &S, format: Format) -> Result<()> {
     let bytes = subject.render(format)?;
-    print!("{}", String::from_utf8_lossy(&bytes));
-    Ok(())
+    match super::pipe::print_out(&bytes) {
+        Ok(()) => Ok(()),
+        Err(super::pipe::Unprinted::Closed) => super::pipe::end_closed(),
+        Err(super::pipe::Unprinted::Failed(e)) => Err(Error::io("standard output", e)),
+    }
 }
 
 /// Writes `files` (name, bytes) into the directory `dir`, creating it when missing: pages and
 /// builds whose names the command chooses (`man --dir`, `sim bench --keep-builds`).
+/// A file of that name that is a symlink is refused, never written through.
 pub fn write_in(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "{}: exists and is not a directory",
+            dir.display()
+        )));
+    }
     for (name, bytes) in files {
-        write_atomic(&dir.join(name), bytes)?;
+        write_in_dir(dir, std::ffi::OsStr::new(name), bytes)?;
     }
     Ok(())
 }
@@ -299,6 +308,9 @@ pub fn given<'a>(options: &[&'a Option<PathBuf>]) -> Vec<&'a Path> {
 /// refused or interrupted later leaves no empty directory behind.
 pub fn check_svg_dir(d: &Path) -> Result<()> {
     let refuse = |why: &str| Err(Error::usage(format!("--svg-dir {}: {why}", d.display())));
+    if d == Path::new("-") {
+        return refuse("a directory cannot be standard output; name a directory");
+    }
     if d.is_dir() {
         return Ok(());
     }
@@ -323,6 +335,13 @@ pub fn check_svg_dir(d: &Path) -> Result<()> {
 /// database `db`, or that another output names too.
 pub fn check(outputs: &[&Path], inputs: &[&Path], db: Option<&Path>) -> Result<()> {
     let mut files: Vec<&Path> = Vec::new();
+    let stdout = |p: &Path| p == Path::new("-") || p == Path::new("/dev/stdout");
+    if outputs.iter().filter(|p| stdout(p)).count() > 1 {
+        return Err(Error::usage(
+            "standard output (-) is named for two outputs, which would interleave there; \
+             give all but one a file",
+        ));
+    }
     for &p in outputs {
         if let Some(db) = db.filter(|db| same_file(p, db)) {
             return Err(Error::usage(format!(

@@ -27,6 +27,10 @@ impl DbOpts {
     /// `--db`, then `OSCOST_DB`, then the XDG data directory.
     pub fn path(&self) -> Result<PathBuf> {
         match self.db.clone().or_else(env_db) {
+            // A database is a file: `-` would be a file named `-`, not standard output.
+            Some(p) if p.as_os_str() == "-" => Err(Error::usage(
+                "--db -: the history is a database file, not a stream; name the file",
+            )),
             Some(p) => Ok(p),
             None => default_path(),
         }

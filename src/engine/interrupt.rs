@@ -39,6 +39,54 @@ pub fn install() {
     }
 }
 
+/// A stretch of a command that holds scratch files outside a measurement (a compiler's
+/// builds, `sim bench`'s workloads): while it lives, Ctrl-C, SIGTERM and SIGHUP only set the
+/// flag (its owner checks it and unwinds, removing its scratch); when it drops, the
+/// handlers it replaced return, and a signal that arrived meanwhile is raised again, so the
+/// process ends as the signal would have ended it, only after the cleanup.
+pub struct Scope {
+    old: [libc::sigaction; 3],
+}
+
+const STOPS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+impl Scope {
+    pub fn new() -> Scope {
+        // SAFETY: zeroed sigactions are valid out-buffers.
+        let mut old: [libc::sigaction; 3] = unsafe { std::mem::zeroed() };
+        for (sig, old) in STOPS.iter().zip(old.iter_mut()) {
+            // SAFETY: as in install: a handler that only touches an atomic.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(*sig, &sa, old);
+            }
+        }
+        Scope { old }
+    }
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Scope::new()
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        for (sig, old) in STOPS.iter().zip(self.old.iter()) {
+            // SAFETY: restoring the disposition saved by Scope::new.
+            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+        }
+        let sig = SIGNAL.load(Ordering::SeqCst);
+        if sig != 0 {
+            // SAFETY: raising a signal at this process, under its restored disposition.
+            unsafe { libc::raise(sig) };
+        }
+    }
+}
+
 /// True once Ctrl-C, SIGTERM or SIGHUP arrived.
 pub fn requested() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0

@@ -2,8 +2,9 @@
 //! unmount what oscost mounted on success, error, Ctrl-C and panic, but SIGKILL runs no code.
 //! So everything left behind is named in one runtime directory with its owner's PID (and the
 //! owner's start time, so a reused PID is not mistaken for the owner): scratch directories,
-//! the user `--dir`s that hold our scratch files, each kernel knob's old value and each mount,
-//! written *before* the change. Every oscost start calls [`recover`], which removes the
+//! each kernel knob's old value and each mount, written *before* the change. Files oscost
+//! keeps elsewhere (a scratch file in a user's `--dir`, an output being written) have no name
+//! that outlives the process: they are unlinked at once or unnamed until renamed into place. Every oscost start calls [`recover`], which removes the
 //! scratch of dead owners, writes back the knobs they changed and unmounts what they mounted,
 //! saying so in one line each.
 //!
@@ -123,13 +124,6 @@ fn new_scratch_dir_in(dir: &RuntimeDir) -> Result<PathBuf> {
     })
 }
 
-/// Records that this process keeps scratch files (`.oscost-<pid>-*`) in a user-given
-/// directory; the returned guard removes the record when the directory is released.
-pub fn note_user_dir(dir: &Path) -> Result<Entry> {
-    let abs = std::fs::canonicalize(dir).map_err(|e| Error::io(dir.display(), e))?;
-    Entry::write(&runtime_dir()?, "userdir", &format!("{}\n", abs.display()))
-}
-
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -232,7 +226,18 @@ fn recover_in(dir: &RuntimeDir, sysctl: &Path) -> Recovered {
             "tmp" => {
                 let _ = dir.remove(&name);
             }
-            "userdir" | "knob" | "mount" => {
+            // Once written with a directory's path in it; no entry names a path now, so one
+            // found is acted on never, removed when it is this user's own.
+            "userdir" => match dir.read_entry(&name) {
+                Ok(_) => {
+                    out.lines.push(ignored(
+                        "an entry that names a path is never acted on".into(),
+                    ));
+                    let _ = dir.remove(&name);
+                }
+                Err(why) => out.lines.push(ignored(why)),
+            },
+            "knob" | "mount" => {
                 let text = match dir.read_entry(&name) {
                     Ok(t) => t,
                     // Not this user's regular file: not acted on, not removed.
@@ -242,10 +247,6 @@ fn recover_in(dir: &RuntimeDir, sysctl: &Path) -> Recovered {
                     }
                 };
                 let done = match kind {
-                    "userdir" => {
-                        out.removed += remove_user_files(Path::new(text.trim()), pid, dir.uid());
-                        true
-                    }
                     "knob" => match knob::parse_entry(&text) {
                         Ok((k, old)) => {
                             let line = format!(
@@ -288,23 +289,6 @@ fn recover_in(dir: &RuntimeDir, sysctl: &Path) -> Recovered {
         }
     }
     out
-}
-
-/// Removes `.oscost-<pid>-*` regular files of user `uid` (scratch files and temp outputs of a
-/// dead process) from a user-given directory; never follows a symlink.
-fn remove_user_files(dir: &Path, pid: &str, uid: u32) -> usize {
-    use std::os::unix::fs::MetadataExt;
-    let prefix = format!(".oscost-{pid}-");
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    rd.flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .filter(|e| {
-            std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_file() && m.uid() == uid)
-        })
-        .filter(|e| std::fs::remove_file(e.path()).is_ok())
-        .count()
 }
 
 #[cfg(test)]
@@ -407,14 +391,10 @@ mod tests {
         let scratch = rt.join(&format!("scratch-{dead}-0"));
         std::fs::create_dir(&scratch).unwrap();
         std::fs::write(scratch.join(".oscost-x-lab-0"), vec![1u8; 4096]).unwrap();
+        // An entry naming a user's directory (as oscost once wrote): the files it names stay.
         let user = tempfile::tempdir().unwrap();
-        let leftover = user.path().join(format!(".oscost-{dead_pid}-fault-0"));
-        std::fs::write(&leftover, b"x").unwrap();
-        let keep = user.path().join("mine.txt");
-        std::fs::write(&keep, b"x").unwrap();
-        // A symlink with our prefix is not followed or removed.
-        let linked = user.path().join(format!(".oscost-{dead_pid}-link"));
-        std::os::unix::fs::symlink(&keep, &linked).unwrap();
+        let named = user.path().join(format!(".oscost-{dead_pid}-fault-0"));
+        std::fs::write(&named, b"x").unwrap();
         std::fs::write(
             rt.join(&format!("userdir-{dead}-0")),
             format!("{}\n", user.path().display()),
@@ -422,16 +402,22 @@ mod tests {
         .unwrap();
         std::fs::write(rt.join(&format!("tmp-{dead}-knob-x")), b"half").unwrap();
 
-        let r = recover_in(&rt, &sysctl);
+        let mut r = recover_in(&rt, &sysctl);
+        r.lines.sort();
+        assert_eq!(r.lines.len(), 2, "{:?}", r.lines);
         assert_eq!(
-            r.lines,
-            [format!(
+            r.lines[1],
+            format!(
                 "restored kernel.sched_rr_timeslice_ms to 100 (changed by oscost process {dead_pid}, which died)"
-            )]
+            )
+        );
+        assert!(
+            r.lines[0].contains("names a path is never acted on"),
+            "{:?}",
+            r.lines
         );
         assert_eq!(std::fs::read_to_string(&knob).unwrap(), "100\n");
-        assert!(!scratch.exists() && !leftover.exists() && keep.exists());
-        assert!(linked.symlink_metadata().is_ok());
+        assert!(!scratch.exists() && named.exists());
         assert!(names(&rt).is_empty(), "{:?}", names(&rt));
 
         // New scratch directories live there, named for their owner.

@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 pub struct ScratchDir {
     path: PathBuf,
     owned: bool,
-    /// For a user `--dir`: the journal record that lets the next start remove our files if
-    /// this process is killed.
-    _record: Option<crate::journal::Entry>,
 }
 
 impl ScratchDir {
@@ -27,7 +24,6 @@ impl ScratchDir {
         Ok(ScratchDir {
             path: crate::journal::new_scratch_dir()?,
             owned: true,
-            _record: None,
         })
     }
 
@@ -45,7 +41,6 @@ impl ScratchDir {
         let dir = ScratchDir {
             path: path.to_path_buf(),
             owned: false,
-            _record: Some(crate::journal::note_user_dir(path)?),
         };
         dir.create_file("probe")
             .map_err(|e| Error::usage(format!("--dir {}: not writable ({e})", path.display())))?;
@@ -56,8 +51,9 @@ impl ScratchDir {
         &self.path
     }
 
-    /// Create a new file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW); removed when the returned
-    /// guard drops.
+    /// Create a new file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW) and remove its name at once:
+    /// the probes use only its descriptor, so nothing of it outlives this process, a kill -9
+    /// included (no journal entry names a user's directory); closed when the guard drops.
     pub fn create_file(&self, stem: &str) -> Result<ScratchFile> {
         for i in 0..1000u32 {
             let path = self
@@ -78,6 +74,8 @@ impl ScratchDir {
                 )
             };
             if fd >= 0 {
+                // SAFETY: the same valid path; the open descriptor keeps the file.
+                unsafe { libc::unlink(c.as_ptr()) };
                 return Ok(ScratchFile { path, fd });
             }
             let err = std::io::Error::last_os_error();
@@ -178,7 +176,6 @@ impl Drop for ScratchFile {
     fn drop(&mut self) {
         // SAFETY: closing our own fd once.
         unsafe { libc::close(self.fd) };
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -27,6 +27,7 @@ pub mod table;
 pub mod term;
 pub mod timev;
 pub mod untrusted;
+pub mod write;
 
 use crate::model::{Measurement, Run, Status};
 use family::{Evidence, Family};

@@ -23,20 +23,54 @@ use crate::model::Run;
 pub use import::Outcome;
 pub use schema::latest as schema_version;
 
-/// `$XDG_DATA_HOME/oscost/history.sqlite`, else `~/.local/share/oscost/history.sqlite`.
+/// `$XDG_DATA_HOME/oscost/history.sqlite`, else `~/.local/share/oscost/history.sqlite`, the
+/// home directory being `$HOME`, else the user's entry in the password database.
 pub fn default_path() -> Result<PathBuf> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(passwd_home)
+    };
     let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".local/share"),
+        None => match home() {
+            Some(h) => h.join(".local/share"),
             None => {
                 return Err(Error::env(
-                    "no HOME or XDG_DATA_HOME: cannot place the history database; use --db PATH or --no-save",
+                    "no HOME, XDG_DATA_HOME or home directory in the password database: cannot place the history database; use --db PATH or --no-save",
                 ))
             }
         },
     };
     Ok(base.join("oscost").join("history.sqlite"))
+}
+
+/// This user's home directory from the password database, when it names an existing
+/// directory (not `/nonexistent`).
+fn passwd_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: a zeroed passwd is a valid out-buffer; getpwuid_r writes only into it and buf.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: valid out-pointers and a buffer of the length given.
+    let r = unsafe {
+        libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        )
+    };
+    if r != 0 || found.is_null() || pw.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded: pw_dir points to a NUL-terminated string inside buf.
+    let dir = unsafe { std::ffi::CStr::from_ptr(pw.pw_dir) };
+    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    (dir.is_absolute() && dir.is_dir()).then_some(dir)
 }
 
 /// How long a save waits for another process's write to finish.

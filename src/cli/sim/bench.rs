@@ -88,6 +88,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         &a.elf.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
         None,
     )?;
+    // Dropped after the scratch: a Ctrl-C or SIGTERM removes it, then ends the process.
+    let _signals = crate::engine::interrupt::Scope::new();
     let scratch = ScratchDir::create_default()?;
     let mut notes = Vec::new();
     let mut workloads = Vec::new();
@@ -137,6 +139,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     for w in &workloads {
         let mut timings = Vec::new();
         for (label, cfg) in bench_configs() {
+            crate::engine::interrupt::check()?;
             timings.push(time_sim(w, label, &cfg, a.repeat)?);
         }
         let qemu = if a.no_qemu {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use rvsim::Program;
 
@@ -95,9 +96,14 @@ pub fn build_all(
         }
     }
     compiler_present()?;
+    // A file name is never read as an option: `-fdump-tree-original=x.c` is `./-fdump-…`.
+    let source = &not_an_option(source);
     // Created exclusively in oscost's private runtime directory (never a guessable name in
     // the shared temp directory, where a planted symlink would steer the compiler's output),
     // removed on drop and, after a kill -9, by the next start.
+    // Declared before the scratch, so it drops after it: a Ctrl-C or SIGTERM while building
+    // removes the scratch first, then ends the process as the signal would.
+    let _signals = crate::engine::interrupt::Scope::new();
     let scratch = crate::probes::scratch::ScratchDir::create_default()?;
     let dir = scratch.path();
     write_files(dir, &RUNTIME)?;
@@ -113,16 +119,27 @@ pub fn build_all(
                 .arg(dir.join("crt0.S"))
                 .arg(dir.join("syscalls.c"));
         } else {
-            // Course style: no start-up code; main (first in .text) is the entry.
-            cmd.args(["-nostdlib", "-Wl,--no-warn-rwx-segments", "-Wl,-e,main"]);
+            // Course style: no start-up code or libraries; main (first in .text) is the entry.
+            // picolibc's specs put its headers on the include path, so <stdint.h> is found
+            // as the lab expects; -nostdlib keeps every library out.
+            cmd.args(FREESTANDING);
         }
         compile(cmd.arg(source).arg("-o").arg(&out), source, march)?;
+        let mode = match with_runtime {
+            true => "--specs=picolibc.specs -nostartfiles -T link.ld crt0.S syscalls.c".into(),
+            false => FREESTANDING.join(" "),
+        };
+        let line = format!(
+            "oscost: built for {march}: {GCC} -march={march} -mabi=ilp32 {} {mode} {}",
+            cflags.split_whitespace().collect::<Vec<_>>().join(" "),
+            crate::escape::terminal(&source.to_string_lossy())
+        );
+        let width = crate::report::term::Term::stdout().width;
+        eprintln!("{}", crate::report::term::wrap(&line, width, "", "    "));
         // The same source alone, as an object: its symbol table names the user's functions.
         let obj = dir.join(format!("{march}.o"));
         let mut cmd = gcc(march, cflags);
-        if with_runtime {
-            cmd.arg("--specs=picolibc.specs");
-        }
+        cmd.arg("--specs=picolibc.specs");
         compile(cmd.arg("-c").arg(source).arg("-o").arg(&obj), source, march)?;
         let obj_bytes = std::fs::read(&obj).map_err(|e| Error::io(obj.display(), e))?;
         let own_functions = rvsim::elf::defined_functions(&obj_bytes)
@@ -136,6 +153,24 @@ pub fn build_all(
         });
     }
     Ok(builds)
+}
+
+/// The flags of a build with `--runtime none`: picolibc's headers (its specs file adds their
+/// directory), no start-up files, no libraries, `main` as the entry.
+const FREESTANDING: [&str; 4] = [
+    "--specs=picolibc.specs",
+    "-nostdlib",
+    "-Wl,--no-warn-rwx-segments",
+    "-Wl,-e,main",
+];
+
+/// `path` as an argument no program takes for an option: `./` before a relative path.
+fn not_an_option(path: &Path) -> PathBuf {
+    if path.is_absolute() || path.starts_with(".") {
+        path.to_path_buf()
+    } else {
+        Path::new(".").join(path)
+    }
 }
 
 /// The shipped runtime's files, by name.
@@ -201,13 +236,67 @@ fn gcc(march: &str, cflags: &str) -> Command {
     cmd
 }
 
+/// How long one compiler command may run: a source that includes a FIFO or `/dev/zero`
+/// would otherwise keep it (and oscost) waiting for ever.
+pub const COMPILE_LIMIT: Duration = Duration::from_secs(60);
+
+/// The most of the compiler's messages kept (the rest is cut, saying so).
+const MAX_MESSAGES: usize = 64 * 1024;
+
+/// Runs `cmd` in a process group of its own (so the compiler's own children go with it),
+/// with standard input closed, for at most `limit`; Ctrl-C or SIGTERM to oscost ends it too.
+/// Returns its exit status and its messages.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Result<(std::process::ExitStatus, String)> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Error::env(format!("{GCC}: {e}")))?;
+    let pgid = child.id() as libc::pid_t;
+    let mut pipe = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut pipe).take(MAX_MESSAGES as u64).read_to_end(&mut buf);
+        // Drain the rest so the compiler never blocks on a full pipe.
+        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+        buf
+    });
+    let start = Instant::now();
+    let stopped = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(Error::env(format!("{GCC}: {e}"))),
+        }
+        if crate::engine::interrupt::requested() {
+            break Err(Error::Interrupted);
+        }
+        if start.elapsed() > limit {
+            break Err(Error::usage(format!(
+                "{GCC} ran for more than {} s and was stopped (does the source include a FIFO, a device or a very large file?)",
+                limit.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    if stopped.is_err() {
+        // SAFETY: signalling the process group we created for this compiler only.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = child.wait();
+    }
+    let messages = reader.join().unwrap_or_default();
+    Ok((stopped?, String::from_utf8_lossy(&messages).into_owned()))
+}
+
 /// Runs one compiler command; its messages go to stderr when it fails.
 fn compile(cmd: &mut Command, source: &Path, march: &str) -> Result<()> {
-    let result = cmd
-        .output()
-        .map_err(|e| Error::env(format!("{GCC}: {e}")))?;
-    if !result.status.success() {
-        let stderr = String::from_utf8_lossy(&result.stderr);
+    let (status, stderr) = run_bounded(cmd, COMPILE_LIMIT)?;
+    if !status.success() {
         if stderr.contains("picolibc.specs") {
             return Err(Error::env(format!("picolibc is missing; {INSTALL}")));
         }
@@ -218,4 +307,41 @@ fn compile(cmd: &mut Command, source: &Path, march: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compiler_past_its_limit_is_stopped_with_its_children() {
+        let t = tempfile::tempdir().unwrap();
+        let mark = t.path().join("child-ran");
+        // A "compiler" whose own child outlives it unless the whole group is killed.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("(sleep 3; touch {}) & sleep 30", mark.display()));
+        let start = Instant::now();
+        let e = run_bounded(&mut cmd, Duration::from_millis(300)).unwrap_err();
+        assert!(e.to_string().contains("was stopped"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_secs(4));
+        assert!(!mark.exists(), "the compiler's child was left running");
+        // Within its limit, its status and messages come back.
+        let mut ok = Command::new("sh");
+        ok.arg("-c").arg("echo said >&2; exit 3");
+        let (status, said) = run_bounded(&mut ok, Duration::from_secs(30)).unwrap();
+        assert_eq!(status.code(), Some(3));
+        assert_eq!(said, "said\n");
+    }
+
+    #[test]
+    fn a_file_name_never_reaches_the_compiler_as_an_option() {
+        assert_eq!(
+            not_an_option(Path::new("-fdump-tree-original=x.c")),
+            Path::new("./-fdump-tree-original=x.c")
+        );
+        assert_eq!(not_an_option(Path::new("/a/b.c")), Path::new("/a/b.c"));
+        assert_eq!(not_an_option(Path::new("./b.c")), Path::new("./b.c"));
+    }
 }
