@@ -958,19 +958,35 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
     // Rows without a plottable figure: a line has no place to say why, so the figure
     // counts them by reason under it (the table gives each one's).
     let mut no_value: Vec<(usize, String)> = Vec::new();
+    // A duration in ns is drawn in ms, under its name without the suffix ("slice (ms)").
+    let (x_scale, x_name) = match key.strip_suffix("_ns") {
+        Some(name) => (1e6, format!("{name} (ms)")),
+        None => (1.0, key.to_string()),
+    };
     for (i, run) in runs.iter().enumerate() {
         let ms: Vec<&Measurement> = run
             .measurements
             .iter()
             .filter(|m| m.probe == probe)
             .collect();
-        // Series: the other parameters' values (and the run when there are several).
+        // Series: the other parameters' values (and the run when there are several), but
+        // not those the swept one determines ("slice=1ms" beside slice_ns=1000000, the slice
+        // the kernel reported): each would make every point a series of its own.
+        let follows_key = |k: &str| {
+            ms.iter().all(|a| {
+                ms.iter().all(|b| {
+                    a.param_f64(key) != b.param_f64(key) || a.params.get(k) == b.params.get(k)
+                })
+            })
+        };
         let mut by_rest: Vec<(String, Vec<Point>)> = Vec::new();
         for m in &ms {
             let rest: Vec<String> = m
                 .params
                 .iter()
-                .filter(|(k, _)| k.as_str() != key && params::varying(&ms).contains(k))
+                .filter(|(k, _)| {
+                    k.as_str() != key && params::varying(&ms).contains(k) && !follows_key(k)
+                })
                 .map(|(k, v)| {
                     format!(
                         "{k}={}",
@@ -985,7 +1001,8 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
                 name = format!("{} {name}", run_label(runs, i)).trim().to_string();
             }
             // A sweep key is numeric in every row (family_plots), so x is always there.
-            let (Some(x), Some([y, lo, hi])) = (m.param_f64(key), plotted(m)) else {
+            let (Some(x), Some([y, lo, hi])) = (m.param_f64(key).map(|x| x / x_scale), plotted(m))
+            else {
                 no_value.push((1, missing_note(m)));
                 continue;
             };
@@ -1015,12 +1032,12 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
         .unwrap_or_default();
     let bytes = is_bytes_param(key);
     LinePlot {
-        title: format!("{probe}: {unit} vs {key}"),
+        title: format!("{probe}: {unit} vs {x_name}"),
         subtitle: subtitle.to_string(),
         x_label: if bytes {
             format!("{key} (bytes)")
         } else {
-            key.to_string()
+            x_name.clone()
         },
         y_label: unit,
         log_x: lo > 0.0 && hi / lo >= 16.0,
@@ -1479,6 +1496,36 @@ mod tests {
         assert!(html.contains("mem.walk: ") && html.contains("working_set (bytes)"));
         assert!(html.contains("L1d "), "cache markers missing");
         assert!(html.contains("<polygon"), "interval band missing");
+    }
+
+    #[test]
+    fn a_slice_sweep_is_one_line_over_milliseconds() {
+        let (mut run, base) = fixture_with_valid_base();
+        run.measurements = [1u64, 4, 8]
+            .iter()
+            .map(|&ms| {
+                let mut m = base.clone();
+                m.probe = "ctx.timeslice".into();
+                m.params.insert("slice_ns".into(), (ms * 1_000_000).into());
+                m.params.insert("slice".into(), format!("{ms}ms").into());
+                m.params
+                    .insert("slice_reported_ns".into(), vec![ms * 1_000_000].into());
+                m
+            })
+            .collect();
+        let html = render(&[run]);
+        let at = html.find("slice (ms)").expect("x axis not in ms");
+        let svg = &html[html[..at].rfind("<svg").unwrap()..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        assert!(
+            !svg.contains("slice_ns"),
+            "the raw key on the axis or in the title"
+        );
+        // The slice's own renderings are not series: one line, no legend of parameters.
+        assert!(
+            !svg.contains("slice=") && !svg.contains("slice_reported_ns="),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -185,7 +185,9 @@ fn set_eevdf_slice(pid: i32, slice: Duration) -> Result<u64> {
     Ok(if r == 0 { got.sched_runtime } else { 0 })
 }
 
-fn set_rr(pid: i32) -> Result<()> {
+/// Make `pid` SCHED_RR; returns the slice the kernel then gives it (sched_rr_get_interval),
+/// in ns.
+fn set_rr(pid: i32) -> Result<u64> {
     let p = libc::sched_param { sched_priority: 1 };
     // SAFETY: valid sched_param.
     if unsafe { libc::sched_setscheduler(pid, libc::SCHED_RR, &p) } != 0 {
@@ -194,7 +196,18 @@ fn set_rr(pid: i32) -> Result<()> {
             std::io::Error::last_os_error()
         )));
     }
-    Ok(())
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a timespec that lives across the call, for a task of ours.
+    if unsafe { libc::sched_rr_get_interval(pid, &mut ts) } != 0 {
+        return Err(Error::env(format!(
+            "cannot read a SCHED_RR task's slice: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// One configuration.
@@ -246,7 +259,7 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
     for k in &kids {
         match c.mech {
             SliceMech::Eevdf => reported.push(set_eevdf_slice(k.pid(), c.slice)?),
-            SliceMech::Rr => set_rr(k.pid())?,
+            SliceMech::Rr => reported.push(set_rr(k.pid())?),
         }
     }
     // Start the given tasks and wait until each has finished one run.
@@ -447,7 +460,9 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
         warnings.push(format!(
             "the tasks were preempted every {:.2} ms, not every {:.2} ms: the slice did not \
              take effect as set (the scheduler tick, HZ, bounds how often a running task is \
-             preempted unless HRTICK is on)",
+             preempted unless HRTICK is on). To try: --mech rr (SCHED_RR with \
+             kernel.sched_rr_timeslice_ms, as root), slices of at least the tick, or a \
+             kernel built with a higher HZ (CONFIG_HZ=1000)",
             1000.0 / rate,
             slice.as_secs_f64() * 1000.0
         ));
@@ -543,5 +558,6 @@ mod tests {
         let (c, w) = slice_verdict(&ev, Duration::from_millis(1));
         assert!(!c[0].ok);
         assert!(w[0].contains("did not take effect"));
+        assert!(w[0].contains("To try: --mech rr"), "{}", w[0]);
     }
 }
