@@ -979,7 +979,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
                 })
             })
         };
-        let mut by_rest: Vec<(String, Vec<Point>)> = Vec::new();
+        let mut by_rest: Vec<(String, Vec<Point>, Vec<f64>)> = Vec::new();
         for m in &ms {
             let rest: Vec<String> = m
                 .params
@@ -1001,21 +1001,27 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
                 name = format!("{} {name}", run_label(runs, i)).trim().to_string();
             }
             // A sweep key is numeric in every row (family_plots), so x is always there.
-            let (Some(x), Some([y, lo, hi])) = (m.param_f64(key).map(|x| x / x_scale), plotted(m))
-            else {
+            let x = m.param_f64(key).map(|x| x / x_scale);
+            let at = match by_rest.iter().position(|(n, _, _)| *n == name) {
+                Some(i) => i,
+                None => {
+                    by_rest.push((name, Vec::new(), Vec::new()));
+                    by_rest.len() - 1
+                }
+            };
+            let (Some(x), Some([y, lo, hi])) = (x, plotted(m)) else {
                 no_value.push((1, missing_note(m)));
+                // Its line breaks where this row has no value.
+                by_rest[at].2.extend(x);
                 continue;
             };
-            match by_rest.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, v)) => v.push(Point::new(x, y, lo, hi)),
-                None => by_rest.push((name, vec![Point::new(x, y, lo, hi)])),
-            }
+            by_rest[at].1.push(Point::new(x, y, lo, hi));
         }
-        series.extend(
-            by_rest
-                .into_iter()
-                .map(|(name, points)| Series { name, points }),
-        );
+        series.extend(by_rest.into_iter().map(|(name, points, gaps)| Series {
+            name,
+            points,
+            gaps,
+        }));
     }
     let xs: Vec<f64> = series
         .iter()
