@@ -2,7 +2,7 @@
 # Fidelity anchors (issue 12): each reference tool and the matching oscost probe, run
 # interleaved in one sitting, everything pinned to one CPU; median of ROUNDS runs and the
 # spread (max/min over the runs) of each side; the ratio oscost / reference. Prints the
-# table and writes it as markdown, with the date and the machine, to docs/FIDELITY.md.
+# table and writes it as markdown, with the machine and the command, to docs/FIDELITY.md.
 # A row whose reference spreads more than 1.10 is marked "host not steady ... not counted"
 # (and listed under the table): the sitting does not count for it. The lat_ctx rows are also
 # judged against issue 27's goals (ratio within ±10%, oscost's spread ≤ the reference's +
@@ -190,13 +190,14 @@ fi
 cat >"$OUTFILE" <<EOF
 # Fidelity: oscost against the reference tools
 
-Last run: $(date -u '+%Y-%m-%d %H:%M UTC') on ${MACHINE}, CPU $CPU, $ROUNDS rounds,
-\`bench/anchors.sh --rounds $ROUNDS --cpu $CPU$([ "$CTX_ONLY" = 1 ] && echo ' --ctx-only')\` (oscost $("$OSCOST" --version 2>/dev/null | awk '{print $2}'), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')).
-Each reference and the matching oscost probe ran interleaved in one sitting (the side that
+The table of record: ${MACHINE}, CPU $CPU,
+$ROUNDS rounds, made by \`bench/anchors.sh --rounds $ROUNDS --cpu $CPU$([ "$CTX_ONLY" = 1 ] && echo ' --ctx-only')\` (oscost $("$OSCOST" --version 2>/dev/null | awk '{print $2}'), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')), which
+rewrites this table and keeps everything from the findings below.
+Each reference and the matching oscost probe ran interleaved in one invocation (the side that
 goes first alternates by round), pinned to CPU $CPU; a cell is the median of the runs and, in
 parentheses, the spread (max/min over the runs). oscost runs that gave no figure (invalid,
 below resolution, unstable, or no run file) are left out of the cells and counted by reason
-in them; on a steady host a sweep row with any such run misses issue 27's goal.
+in them; on a steady host a sweep row with any such run misses the goal.
 
 $TABLE
 
@@ -227,7 +228,7 @@ What each row compares (same definition on both sides):
   random chase (the full latency), which reads higher beyond the caches by design.
 - **wall time**: \`oscost mem latency --max 64m\` (both page modes) against the 25 s target.
 
-Stability (issue 12): warm-up runs until the medians of two consecutive windows of three
+Stability: warm-up runs until the medians of two consecutive windows of three
 batches agree within 3% (at least the configured warm-up, at most a quarter of the budget;
 \`engine::sampler::warm_until_steady\`), not for a fixed count; samples that split into two
 tight groups far apart are flagged "samples are bimodal" with both groups and whether they
@@ -235,10 +236,10 @@ came one after the other (a state change) or interleaved; \`bench/order.sh ROUND
 suite forward and \`--reverse\` alternately and reports, per probe, whether the order moved the
 median beyond the intervals and the spread over all invocations (target ≤ 1.10).
 A row whose reference's own runs spread more than 1.10 says "host not steady ... not
-counted": the host was not steady for it, and the sitting is no evidence for that row. Each
+counted": the host was not steady for it, and the run is no evidence for that row. Each
 lat_ctx size is its own pair (reference and oscost back to back, seconds apart), so the
 "paired ratio" (the median over rounds of oscost / reference within a round) compares the two
-sides in the same host state; the "issue 27 goal" column judges each lat_ctx row: the ratio of
+sides in the same host state; the "goal" column judges each lat_ctx row: the ratio of
 medians within ±10% and oscost's spread no worse than the reference's + 0.03, on a steady host.
 EOF
 if [ -n "$FINDINGS" ]; then printf '\n%s\n' "$FINDINGS" >>"$OUTFILE"; fi

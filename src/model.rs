@@ -8,8 +8,12 @@ use std::collections::BTreeMap;
 
 use crate::machine::Machine;
 
+mod remark;
+pub use remark::{fold as fold_remarks, Num, Remark, RemarkKind};
+
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2: warnings are typed remarks ([`Remark`]); version 1's sentences still load.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One invocation of oscost: the machine it ran on and everything it measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -48,7 +52,7 @@ pub struct Run {
     /// What holds for the whole run rather than one measurement, e.g. that the core was
     /// slowed throughout (engine::canary::judge_run). Absent when there is nothing to say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Remark>,
 }
 
 /// One plan item's wall time against the model's expectation (without history).
@@ -186,12 +190,13 @@ pub struct Measurement {
     pub iterations_per_sample: u64,
     #[serde(default)]
     pub baseline_iterations_per_sample: u64,
-    /// Why sampling stopped: "converged", "time budget spent" or "sample limit".
-    #[serde(default)]
-    pub stop_reason: String,
+    /// Why sampling stopped: "converged", "time budget spent" or "sample limit" ("" in
+    /// runs that did not say: None).
+    #[serde(default, with = "stop_words")]
+    pub stop_reason: Option<StopReason>,
     pub evidence: Evidence,
     pub checks: Vec<Check>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Remark>,
     /// Plain-words notes that explain the figure (definitions, why two methods differ).
     #[serde(default)]
     pub notes: Vec<String>,
@@ -205,6 +210,70 @@ pub struct Measurement {
     /// event, and the traced time against the untraced one. Absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<Observer>,
+}
+
+/// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that
+/// take their samples with their own loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Converged,
+    Budget,
+    SampleLimit,
+    /// A fixed number of samples (rpc's parts: one per recorded RPC).
+    FixedCount,
+    /// A fixed number of repetitions (the mmap lab).
+    FixedRepetitions,
+    /// One round of samples (the fault latency distribution).
+    OneRound,
+}
+
+impl StopReason {
+    /// The words a run file and the views use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::Budget => "time budget spent",
+            StopReason::SampleLimit => "sample limit",
+            StopReason::FixedCount => "fixed count",
+            StopReason::FixedRepetitions => "fixed repetitions",
+            StopReason::OneRound => "one round",
+        }
+    }
+
+    /// The reason `words` name; None for "" (not said). A word no version wrote reads as
+    /// the budget, the reason that claims least.
+    pub fn from_words(words: &str) -> Option<StopReason> {
+        if words.is_empty() {
+            return None;
+        }
+        Some(
+            [
+                StopReason::Converged,
+                StopReason::Budget,
+                StopReason::SampleLimit,
+                StopReason::FixedCount,
+                StopReason::FixedRepetitions,
+                StopReason::OneRound,
+            ]
+            .into_iter()
+            .find(|r| r.as_str() == words)
+            .unwrap_or(StopReason::Budget),
+        )
+    }
+}
+
+/// The stop reason as its words ("" when not said), as every schema version writes it.
+mod stop_words {
+    use super::StopReason;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<StopReason>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(r.map_or("", StopReason::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StopReason>, D::Error> {
+        Ok(StopReason::from_words(&String::deserialize(d)?))
+    }
 }
 
 /// A figure with its 95% interval.
@@ -496,8 +565,12 @@ pub enum ParamKind {
 pub fn param_kind(key: &str) -> ParamKind {
     match key {
         "size_label" | "work_set_label" | "slice" | "pages" | "blocks" => ParamKind::Label,
+        // ctx.anatomy: the cause a rung names, the XSAVE bytes CPUID gives for its state, and
+        // the kernel's trace of its tasks (taken in the first round only, so a label of the
+        // measurement rather than an observation every round repeats).
+        "cause" | "xsave_bytes" | "xsave_area_bytes" | "trace" => ParamKind::Label,
         "system_thp" | "slice_reported_ns" | "huge_page_share" | "fits" | "fits_per_process"
-        | "fits_total" => ParamKind::Observed,
+        | "fits_total" | "speculation_status" => ParamKind::Observed,
         "rounds" | "reps" => ParamKind::Budget,
         _ => ParamKind::Input,
     }
@@ -522,7 +595,8 @@ impl Measurement {
         self.checks.iter().filter(|c| !c.ok)
     }
 
-    /// Why this measurement is invalid, in one line: its failed checks, or its first warning.
+    /// Why this measurement is invalid, in one line: its failed checks; without one (a
+    /// figure a probe marked invalid), the first sentence of a version 1 run.
     pub fn invalid_reason(&self) -> String {
         let failed: Vec<String> = self
             .failed_checks()
@@ -537,8 +611,9 @@ impl Measurement {
             failed.join("; ")
         } else {
             self.warnings
-                .first()
-                .cloned()
+                .iter()
+                .find(|w| w.is_legacy())
+                .map(|w| w.subject.clone())
                 .unwrap_or_else(|| "marked invalid by the probe".into())
         }
     }

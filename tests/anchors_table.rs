@@ -1,5 +1,5 @@
 //! bench/anchors.sh's table (bench/lib/anchors_table.py) on recorded runs: the host's
-//! steadiness is judged per row by that row's reference alone, issue 27's goals fail when a
+//! steadiness is judged per row by that row's reference alone, the goals fail when a
 //! ratio or a spread misses them, and the paired ratio pairs the two sides round by round.
 
 use std::io::Write;
@@ -74,7 +74,7 @@ fn line<'a>(t: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn a_steady_row_within_both_goals_is_met() {
-    // 2026-11-26 08:57, S=0: reference 2.28 µs (1.01), oscost 2.28 µs (1.01).
+    // A recorded run, S=0: reference 2.28 µs (1.01), oscost 2.28 µs (1.01).
     let t = table(&row(
         "lat_ctx 2 procs S=0 (µs)",
         [2.27, 2.28, 2.29, 2.28, 2.28],
@@ -87,7 +87,7 @@ fn a_steady_row_within_both_goals_is_met() {
 
 #[test]
 fn a_ratio_beyond_ten_percent_misses_the_goal() {
-    // 2026-11-26 05:36, S=1m: reference 3.89 µs (1.07), oscost 4.77 µs, ratio 1.23.
+    // A recorded run, S=1m: reference 3.89 µs (1.07), oscost 4.77 µs, ratio 1.23.
     let t = table(&row(
         "lat_ctx 2 procs S=1m (µs)",
         [3.80, 3.89, 4.05, 3.85, 3.95],
@@ -104,7 +104,7 @@ fn a_ratio_beyond_ten_percent_misses_the_goal() {
 
 #[test]
 fn a_spread_beyond_the_references_plus_three_hundredths_misses_the_goal() {
-    // 2026-11-25, S=64k: reference 2.32 µs (1.01), oscost spread 1.13 at a good ratio.
+    // A recorded run, S=64k: reference 2.32 µs (1.01), oscost spread 1.13 at a good ratio.
     let t = table(&row(
         "lat_ctx 2 procs S=64k (µs)",
         [2.31, 2.32, 2.33, 2.32, 2.32],
@@ -129,7 +129,7 @@ fn a_spread_beyond_the_references_plus_three_hundredths_misses_the_goal() {
 
 #[test]
 fn an_unsteady_reference_marks_only_its_own_row_as_not_counted() {
-    // 2026-11-26 02:37: the references spread 1.01 at 64k but 1.17 at 2m.
+    // A recorded run: the references spread 1.01 at 64k but 1.17 at 2m.
     let mut runs = row(
         "lat_ctx 2 procs S=64k (µs)",
         [2.31, 2.32, 2.33, 2.32, 2.32],
@@ -187,7 +187,7 @@ fn the_paired_ratio_pairs_each_round_with_its_own_reference() {
     ));
     let l = line(&t, "null syscall (ns)");
     assert!(l.contains("| 1.10 (5 rounds) |"), "{l}");
-    // Not a sweep row: no issue 27 verdict, but the host verdict still applies.
+    // Not a sweep row: no goal verdict, but the host verdict still applies.
     assert!(
         l.ends_with("| – |") && l.contains("not steady (2.00"),
         "{l}"
@@ -203,7 +203,7 @@ fn runs(median: f64, spread: f64) -> [f64; 5] {
 
 #[test]
 fn the_large_sizes_are_judged_by_their_own_reference_like_every_row() {
-    // 2026-11-26 08:57: the references up to 64k spread 1.01-1.02, but 1.54, 1.46 and 1.23 at
+    // A recorded run: the references up to 64k spread 1.01-1.02, but 1.54, 1.46 and 1.23 at
     // 256k, 1m and 2m, while the memory-bound references spread 1.16-1.35 in the same
     // sitting: the host's memory system moved. Those rows are not counted, although the
     // small rows were steady (a rule judging the sitting by its small rows would count
@@ -237,7 +237,7 @@ fn the_large_sizes_are_judged_by_their_own_reference_like_every_row() {
         line(&t, "lat_ctx 2 procs S=0 (µs)").ends_with("| met |"),
         "{t}"
     );
-    // 2026-11-26 05:36, memory-bound reference steady (1.05): lat_ctx spread 1.06, 1.07 and
+    // A recorded run, memory-bound reference steady (1.05): lat_ctx spread 1.06, 1.07 and
     // 1.10 at 256k, 1m and 2m. Those rows count and are judged (an exemption for the large
     // sizes would leave 1m's and 2m's misses unsaid).
     let mut quiet = row(
@@ -274,7 +274,7 @@ fn the_large_sizes_are_judged_by_their_own_reference_like_every_row() {
 
 #[test]
 fn an_oscost_run_without_a_figure_is_counted_and_misses_the_goal_on_a_steady_host() {
-    // 2026-11-26 16:25, S=1m: two of five oscost runs were "below resolution" (the
+    // A recorded run, S=1m: two of five oscost runs were "below resolution" (the
     // difference's interval reached zero) and the table showed the other three alone, with
     // their spread and a paired ratio of 1.15 over 3 rounds, as if nothing was lost. Here the
     // three with a figure are within both goals: the two lost runs alone must miss it.

@@ -52,7 +52,7 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
         evidence_samples: vec![],
         iterations_per_sample: 1000,
         baseline_iterations_per_sample: 1000,
-        stop_reason: "converged".into(),
+        stop_reason: Some(oscost::model::StopReason::Converged),
         evidence: ev,
         checks: vec![],
         warnings: vec![],

@@ -1,5 +1,5 @@
 //! Every figure draws every valid, resolved point it is given or says how many it left out
-//! and why (issue 21): the counts each figure carries (plot::tally) agree with the data marks
+//! and why: the counts each figure carries (plot::tally) agree with the data marks
 //! in its markup and with the statement under it, in the report of every recorded run, and
 //! the figure paths that once dropped points silently state them.
 

@@ -303,7 +303,7 @@ fn a_file_of_svg_dir_named_like_another_output_does_not_replace_it() {
     assert!(err.contains("the --svg-dir file was not written"), "{err}");
     // The --json output stands, the other figures were written and the run was saved.
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], oscost::model::SCHEMA_VERSION);
     assert!(std::fs::read_dir(&svg).unwrap().count() > 1);
     let saved = oscost::store::Store::open_existing(&dir.join("h.sqlite"))
         .unwrap()

@@ -34,7 +34,7 @@
 //! clock's read moved from `engine` to `evidence` (every evidence window is timed with it;
 //! its calibration stays in the engine), and which CPUs a task may use from `evidence` to
 //! `machine` (a fact the machine's collector reads). `journal` (undoing kernel knobs and
-//! mounts, issue 22) uses nothing of the tool and serves the probes, the tracer in `evidence`
+//! mounts) uses nothing of the tool and serves the probes, the tracer in `evidence`
 //! and the cli, so it sits at the bottom; `input` returns the model, so it stands on it.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,4 +1,4 @@
-//! Quiet by default, complete on request (issue 21, item 5): what `run --quick` and
+//! Quiet by default, complete on request: what `run --quick` and
 //! `rpc --quick` print after measuring, rendered from their recorded runs at COLUMNS=80 by
 //! the function the commands print with (report::screen::measured), stays within a line
 //! budget: one line per probe whose checks pass, warnings once per kind. `--verbose`
@@ -54,10 +54,11 @@ fn the_recorded_quick_run_and_rpc_run_stay_within_their_budget() {
 #[test]
 fn core_slowed_warnings_of_several_probes_share_one_line() {
     let run = read_run("run-quick-slowed");
-    let slowed: Vec<&String> = run
+    let slowed: Vec<String> = run
         .measurements
         .iter()
         .flat_map(|m| &m.warnings)
+        .map(oscost::report::remarks::words)
         .filter(|w| w.starts_with("core slowed for "))
         .collect();
     assert_eq!(slowed.len(), 5, "{slowed:?}");
@@ -71,7 +72,7 @@ fn core_slowed_warnings_of_several_probes_share_one_line() {
     );
     let verbose = flat(&printed(&run, VERBOSE));
     for w in slowed {
-        assert!(verbose.contains(&flat(w)), "{w}");
+        assert!(verbose.contains(&flat(&w)), "{w}");
     }
 }
 

@@ -1,4 +1,4 @@
-//! Finding runs without typing ids (issue 21, navigation): `report --last [N]`, `report ID…`
+//! Finding runs without typing ids: `report --last [N]`, `report ID…`
 //! and `compare --last 2`, on a temporary history made of the recorded runs
 //! (tests/fixtures/runs) with `history import`.
 

@@ -119,7 +119,9 @@ fn yield_without_partner_reports_that_no_switch_happened() {
     assert!(!c.ok, "a lone yield cannot switch: {c:?}");
     assert!(!m.valid);
     assert!(
-        m.warnings.iter().any(|w| w.contains("almost no switches")),
+        m.warnings
+            .iter()
+            .any(|w| oscost::report::remarks::words(w).contains("almost no switches")),
         "{:?}",
         m.warnings
     );
@@ -137,8 +139,8 @@ fn yield_with_partner_switches() {
 fn syscall_enters_kernel_and_vdso_does_not() {
     // Why the standard sampling: procfs splits CPU time in 10 ms ticks, and in a debug build
     // the loop's own code takes 60-70% of it, so at 0.4 s of quick samples (6-14 ticks) the
-    // share read 17-57% over 26 runs and fell under the check's 20% in 4 of them
-    // (2026-11-27). At least 15 samples of 20 ms give 300 ms of windows (430 ms measured,
+    // share read 17-57% over 26 runs and fell under the check's 20% in 4 of them.
+    // At least 15 samples of 20 ms give 300 ms of windows (430 ms measured,
     // 43-47% system time), enough ticks that chance neither fails the check nor hides the
     // kernel.
     let c = Context::new(SamplingConfig {

@@ -108,7 +108,7 @@ fn several_runs_are_side_by_side() {
     assert_eq!(sections(&html).len(), sections(&render(&[fixture()])).len());
 }
 
-/// Issue 21: a report of three quick runs showed an empty figure for the call family, whose
+/// A report of three quick runs showed an empty figure for the call family, whose
 /// one row was invalid in every run: each run's row now says why it is not plotted.
 #[test]
 fn several_runs_without_a_value_between_them_say_why_per_run() {

@@ -1,4 +1,4 @@
-//! Every view fits the terminal (issue 21): each command's terminal output, rendered from the
+//! Every view fits the terminal: each command's terminal output, rendered from the
 //! recorded runs (tests/fixtures/runs/*.json, tests/fixtures/run-quick.json) without
 //! measuring, at COLUMNS=80 and 100, has no line wider than COLUMNS.
 //!

@@ -121,7 +121,7 @@ def table(rows, order, rounds):
     out = [
         f"| what | reference: median ({rounds} runs, spread max/min) | oscost | "
         "ratio oscost/ref: medians (minima) | paired ratio (median of rounds) | host | "
-        "issue 27 goal |",
+        "goal |",
         "|---|---|---|---|---|---|---|",
     ]
     unsteady, verdicts = [], []
@@ -165,13 +165,13 @@ def table(rows, order, rounds):
         out.append(
             f"Host not steady for {len(unsteady)} row(s) (the reference's own spread above "
             f"{STEADY:.2f}): " + "; ".join(f"{row} {s:.2f}" for row, s in unsteady)
-            + ". This sitting does not count for those rows; run it again on a quiet host."
+            + ". This run does not count for those rows; run it again on a quiet host."
         )
     if verdicts:
         met = [row for row, v in verdicts if v == "met"]
         out.append("")
         out.append(
-            f"Issue 27 goals (ratio within ±{RATIO_TOLERANCE:.0%}, spread ≤ reference + "
+            f"Goals (ratio within ±{RATIO_TOLERANCE:.0%}, spread ≤ reference + "
             f"{SPREAD_ALLOWANCE:.2f}, host steady): met in {len(met)} of {len(verdicts)} "
             "sweep rows."
         )

@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(missed(&b), vec!["L2"]);
     }
 
-    /// The sweep of issue 12: 64k 3.28, 256k 4.37, 2m 6.08 µs. The text must cite the two
+    /// A recorded sweep: 64k 3.28, 256k 4.37, 2m 6.08 µs. The text must cite the two
     /// points it compares (64k and 2m), not 256k's size with 2m's value.
     #[test]
     fn a_multi_step_knee_cites_the_points_it_compares() {

@@ -5,6 +5,7 @@ use super::execute::{execute, finish, Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::c2c::{measure_pair, pairs};
 use crate::probes::ipc::classes::{classify, parse_cpu_list, Pair};
+use crate::units::name::Named;
 
 #[derive(Debug, clap::Args)]
 pub struct C2cArgs {
@@ -46,7 +47,7 @@ pub fn run(a: C2cArgs) -> Result<i32> {
         };
         plan.push(
             PlanItem::new(
-                format!("c2c {i}↔{j} ({})", pair.class.as_str()),
+                format!("c2c {i}↔{j} ({})", pair.class.name()),
                 move |ctx| measure_pair(ctx, pair),
             )
             .with_cost(crate::probes::c2c::COST),

@@ -342,8 +342,8 @@ fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
 /// far), at most one fewer than its rounds, each started only while the make-up rounds have
 /// taken under `allowance` in all (`used`). Why: the figure leaves such a round out whole
 /// (canary::split_in_rounds), and with two rounds left its t interval on their medians has
-/// one degree of freedom (t = 12.7, against 4.3 with three): in one paired sitting on the VM
-/// (2026-11-26 12:22–12:28, twelve full runs' ctx items) that alone read ±10–27% where three
+/// one degree of freedom (t = 12.7, against 4.3 with three): in paired runs on the VM
+/// (twelve full runs' ctx items) that alone read ±10–27% where three
 /// rounds read ±0.5–6%. A make-up round comes at the end of its item's group of passes, a
 /// pass after the slowed round; one that fails for the environment leaves the planned rounds
 /// as they are.
@@ -394,8 +394,8 @@ fn make_up(
 
 /// Whether every figure of the item, merged from the rounds taken so far (slowed rounds left
 /// out as the figure leaves them), is already within the run's interval `target`. Why: a
-/// make-up round is there to narrow the figure; one that is at target needs none. In the
-/// paired sitting of 2026-11-26 14:52–15:04, 2 of the 19 full-run items that took make-up
+/// make-up round is there to narrow the figure; one that is at target needs none. In paired
+/// runs on a noisy host, 2 of the 19 full-run items that took make-up
 /// rounds were already at ±0.7–0.8% without them, and read ±1.6–1.7% with them (replayed from
 /// the recorded samples).
 fn figures_at_target(slot: &Slot, target: f64) -> bool {
@@ -459,7 +459,7 @@ fn take_evidence(pass: &mut EvidencePass, ctx: &Context, m: &mut Measurement) ->
         Err(Error::Interrupted) => Err(Error::Interrupted),
         Err(e) => {
             m.warnings
-                .push(format!("evidence pass after the samples not taken: {e}"));
+                .push(crate::model::Remark::evidence_pass_lost(e.to_string()));
             Ok(())
         }
     }
@@ -624,8 +624,11 @@ impl Slot {
             let mut m = crate::engine::merge::merge_rounds(g)
                 .ok_or_else(|| Error::env(format!("{label}: no usable samples were taken")))?;
             for (pass, why) in &self.lost {
-                m.warnings
-                    .push(format!("round {} of {total} not taken: {why}", pass + 1));
+                m.warnings.push(crate::model::Remark::round_lost(
+                    *pass as usize + 1,
+                    total,
+                    why.clone(),
+                ));
             }
             if let Some(why) = &self.item.once {
                 m.notes.push(format!(
@@ -963,7 +966,7 @@ mod tests {
         assert!(
             lost.warnings
                 .iter()
-                .any(|w| w == "round 2 of 3 not taken: gone"),
+                .any(|w| crate::report::remarks::words(w) == "round 2 of 3 not taken: gone"),
             "{:?}",
             lost.warnings
         );

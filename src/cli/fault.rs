@@ -12,6 +12,7 @@ use crate::probes::fault::{
 use crate::probes::scratch::{check_disk, check_memory, Keep, MemRoom, ScratchDir};
 use crate::report::family::{Ask, Family};
 use crate::report::fault::Fault;
+use crate::units::name::Named;
 use crate::units::size::{fmt_bytes, ByteStyle};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -169,7 +170,7 @@ fn check_room(a: &FaultArgs, size: u64, dir: &std::path::Path) -> Result<()> {
         .kind
         .iter()
         .filter(|k| !(a.beyond_ram && **k == Kind::FileEvicted))
-        .map(|k| k.id())
+        .map(|k| k.name())
         .collect();
     if !needs_ram.is_empty() {
         let what = format!(

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::{parse_pairs, representatives, Class, Pair};
 use crate::probes::ipc::{measure_cell, unsupported};
+use crate::units::name::Named;
 
 #[derive(Debug, clap::Args)]
 pub struct IpcArgs {
@@ -30,8 +31,8 @@ pub fn plan_cells(plan: &mut Plan, mechs: &[Mech], pairs: &[Pair]) {
         for &pair in pairs {
             let label = format!(
                 "ipc.{} {} (CPU {}↔{})",
-                mech.as_str(),
-                pair.class.as_str(),
+                mech.name(),
+                pair.class.name(),
                 pair.a,
                 pair.b
             );
@@ -80,7 +81,7 @@ pub fn run(a: IpcArgs) -> Result<i32> {
             for c in &a.class {
                 if !reps.iter().any(|p| p.class == *c) {
                     plan.skip(
-                        &format!("ipc {}", c.as_str()),
+                        &format!("ipc {}", c.name()),
                         format!("this machine has no CPU pair of class {}", c.label()),
                     );
                 }

@@ -9,6 +9,7 @@ use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::probes::workset::Pages;
 use crate::report::family::{Ask, Family};
 use crate::report::memlat::MemLatency;
+use crate::units::name::Named;
 use crate::units::size::{fmt_size, parse_size};
 use std::path::PathBuf;
 
@@ -111,8 +112,8 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
                         PlanItem::new(
                             format!(
                                 "mem.latency {} {} {} stride {stride}",
-                                order.as_str(),
-                                pages.as_str(),
+                                order.name(),
+                                pages.name(),
                                 fmt_size(size)
                             ),
                             move |ctx| measure_point(ctx, p, &c),

@@ -10,6 +10,7 @@ use crate::probes::ctx::yield_::{
 };
 use crate::probes::ctx::{futex::measure_futex, ClockMethod, Mech, Mode};
 use crate::probes::syscall::{measure_call, Syscall};
+use crate::units::name::Named;
 
 #[derive(Debug, clap::Args)]
 pub struct CallArgs {
@@ -94,7 +95,7 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                         }
                         plan.push(
                             PlanItem::new(
-                                format!("ctx.pipe {} {}", mode.as_str(), clock_name(clock)),
+                                format!("ctx.pipe {} {}", mode.name(), clock.name()),
                                 move |ctx| measure_pipe(ctx, mode, cpu, clock),
                             )
                             .with_cost(crate::probes::ctx::pipe::COST)
@@ -103,7 +104,7 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                     }
                 }
                 Mech::Futex => plan.push(
-                    PlanItem::new(format!("ctx.futex {}", mode.as_str()), move |ctx| {
+                    PlanItem::new(format!("ctx.futex {}", mode.name()), move |ctx| {
                         measure_futex(ctx, mode, cpu)
                     })
                     .with_cost(crate::probes::ctx::futex::COST)
@@ -146,13 +147,6 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                 }
             }
         }
-    }
-}
-
-fn clock_name(c: ClockMethod) -> &'static str {
-    match c {
-        ClockMethod::Direct => "direct",
-        ClockMethod::Cputime => "cputime",
     }
 }
 

@@ -9,6 +9,7 @@ use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::{parse_pairs, representatives, Class};
 use crate::probes::rpc::traced::measure_traced;
 use crate::probes::rpc::{measure_total, Scenario};
+use crate::units::name::Named;
 
 #[derive(Debug, clap::Args)]
 pub struct RpcArgs {
@@ -91,7 +92,7 @@ pub fn run(a: RpcArgs) -> Result<i32> {
                 continue;
             }
             done.push(mech);
-            let label = format!("rpc {} {}", sc.as_str(), mech.as_str());
+            let label = format!("rpc {} {}", sc.name(), mech.name());
             let server_cpu = match (sc.remote(), server) {
                 (false, _) => client,
                 (true, Some(s)) => s,

@@ -107,16 +107,17 @@ mod tests {
     #[test]
     fn option_values_are_the_names_the_output_uses() {
         use crate::probes::{fault::Kind, mmap::Pattern, mmap::Variant};
+        use crate::units::name::Named;
         use clap::ValueEnum;
         let name = |v: Option<clap::builder::PossibleValue>| v.unwrap().get_name().to_string();
         for v in Variant::value_variants() {
-            assert_eq!(name(v.to_possible_value()), v.id());
+            assert_eq!(name(v.to_possible_value()), v.name());
         }
         for v in Pattern::value_variants() {
-            assert_eq!(name(v.to_possible_value()), v.id());
+            assert_eq!(name(v.to_possible_value()), v.name());
         }
         for v in Kind::value_variants() {
-            assert_eq!(name(v.to_possible_value()), v.id());
+            assert_eq!(name(v.to_possible_value()), v.name());
         }
         // The old short forms still parse.
         assert_eq!(

@@ -7,7 +7,7 @@
 //! Why: on the 2-vCPU KVM machine this was built on, `syscall.null` flipped between 175 and
 //! 240 ns over seconds while a dependent multiply chain stayed at 1.10 ns; eight independent
 //! add chains (this loop) read 0.83 ns per iteration exactly when syscalls read 175 ns and
-//! 1.06–1.54 ns when they read 230–250 ns (2026-11-25). A latency-bound loop hides a shared
+//! 1.06–1.54 ns when they read 230–250 ns. A latency-bound loop hides a shared
 //! core; a throughput-bound one shows it, as kernel entry and the scheduler's paths do. The
 //! host's state flips on a scale of 0.1–10 s, so a run's median was a mixture whose share
 //! of each state varied run to run (five-run spreads of 1.2–1.35).
@@ -18,7 +18,7 @@
 //! remain and says what was left out.
 
 use crate::evidence::clock::now_ns;
-use crate::units::fmt_with_unit;
+use crate::model::{Remark, RemarkKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Iterations of one reading: about 25 µs at 0.8 ns each; a reading is the faster of two,
@@ -183,7 +183,7 @@ pub fn split(tags: &[f64], samples: &[f64], best: f64) -> Option<Split> {
 /// to one is not read) in which fewer than [`MIN_FAST_SHARE`] of the samples were tagged fast
 /// counts as slowed whole. Why: such a round is a slowed stretch, and its few samples tagged
 /// fast are its edges. A tag is read before its raw sample, and the paired baseline sample
-/// runs after it: in a recorded run (ctx.yield fifo, 2026-11-26 12:22) a round's first sample
+/// runs after it: in a recorded run (ctx.yield fifo) a round's first sample
 /// was tagged fast, its baseline ran slowed (1447 ns against 1150–1185) and its difference
 /// read 1628 ns against the other rounds' 2450–2500; alone for its round, it set that round's
 /// median, and the t interval on the rounds' medians read ±50% (test below).
@@ -255,61 +255,29 @@ pub fn round_slowed(m: &crate::model::Measurement, best: f64) -> bool {
     (fast as f64) < MIN_FAST_SHARE * n as f64
 }
 
-/// The warning for a split: what share ran slowed, what it read, and what the figure is.
-/// When the slowed and the fast samples' medians print as the same figure, the warning says
-/// they read the same rather than quoting one number twice as if it were a difference.
-pub fn warning_for(s: &Split, unit: &str) -> String {
-    let n = s.fast.len();
-    let n_fast = n - s.slowed;
-    let head = format!(
-        "{WARNING_HEAD}{} of {n} samples (canary up to {:.2}× its best: SMT sibling, host \
-         or clock)",
-        s.slowed, s.worst,
-    );
-    let (slowed, fast) = (
-        fmt_with_unit(s.slowed_median, unit),
-        fmt_with_unit(s.fast_median, unit),
-    );
-    if !s.enough_fast {
-        return format!("{head}; they read {slowed}{TOO_FEW_FAST}");
-    }
-    if slowed == fast {
-        let ending = if s.leave_out { LEFT_OUT } else { SAME_ALL };
-        return format!("{head}; they read {slowed}, as the {n_fast} on a fast core did{ending}");
-    }
-    let ending = if s.leave_out {
-        LEFT_OUT
+/// The remark on a split: what share ran slowed, what it read (in `unit`), and whether the
+/// figure leaves the slowed samples out (report::remarks words it).
+pub fn warning_for(s: &Split, unit: &str) -> Remark {
+    let kind = if !s.enough_fast {
+        RemarkKind::CoreSlowedTooFewFast
+    } else if s.leave_out {
+        RemarkKind::CoreSlowedLeftOut
     } else {
-        FAST_NOT_EXPLAINED
+        RemarkKind::CoreSlowedKept
     };
-    format!("{head}; they read {slowed}, the {n_fast} on a fast core {fast}{ending}")
-}
-
-/// How [`warning_for`] ends when the figure comes from the samples on a fast core.
-const LEFT_OUT: &str = ": figure from those";
-/// How [`warning_for`] ends when too few samples ran on a fast core to leave any out.
-const TOO_FEW_FAST: &str = ": too few on a fast core, figure from all";
-/// How [`warning_for`] ends when the slowed samples read faster than the others.
-const FAST_NOT_EXPLAINED: &str =
-    ": they read faster, so the slowed core does not explain them; figure from all";
-/// How [`warning_for`] ends when the slowed samples read no slower, to the figure's digits,
-/// and the figure keeps them.
-const SAME_ALL: &str = ": figure from all";
-
-/// The canary's warning in brief: the same words for every probe whatever its numbers and
-/// units, so that probes slowed during a run share one line of the default output (each
-/// warning in full with --verbose; the JSON keeps it). None for any other remark.
-pub fn brief(warning: &str) -> Option<&'static str> {
-    if !warning.starts_with(WARNING_HEAD) {
-        return None;
-    }
-    Some(if warning.ends_with(LEFT_OUT) {
-        "core slowed during some samples; figures from the fast ones"
-    } else if warning.ends_with(TOO_FEW_FAST) {
-        "core slowed during most samples; figures from all"
-    } else {
-        "core slowed during some samples that read no slower; figures from all"
-    })
+    let n = s.fast.len();
+    Remark::core_slowed(
+        kind,
+        unit,
+        &[
+            s.slowed as f64,
+            n as f64,
+            (n - s.slowed) as f64,
+            s.worst,
+            s.slowed_median,
+            s.fast_median,
+        ],
+    )
 }
 
 /// The items of `v` whose `mask` entry is `want` (one mask entry per item).
@@ -356,12 +324,19 @@ pub fn rewarn(m: &mut crate::model::Measurement) {
         return;
     };
     let w = warning_for(&s, &m.raw_unit);
-    m.warnings.retain(|w| !w.starts_with(WARNING_HEAD));
+    m.warnings.retain(|w| !is_canary(w));
     m.warnings.push(w);
 }
 
-/// How [`warning`] starts.
-const WARNING_HEAD: &str = "core slowed for ";
+/// Whether a remark is the canary's split (of this version or as a version 1 sentence).
+fn is_canary(r: &Remark) -> bool {
+    matches!(
+        r.kind,
+        RemarkKind::CoreSlowedLeftOut
+            | RemarkKind::CoreSlowedTooFewFast
+            | RemarkKind::CoreSlowedKept
+    ) || (r.is_legacy() && r.subject.starts_with("core slowed for "))
+}
 
 /// The split a measurement's figure was derived with, if samples were left out of it.
 fn figure_split(m: &crate::model::Measurement) -> Option<Split> {
@@ -384,9 +359,6 @@ pub fn figure_view(m: &crate::model::Measurement) -> crate::model::Measurement {
     v
 }
 
-/// How [`slowed_run`]'s warning starts.
-const SLOWED_RUN: &str = "the core was slowed throughout this run";
-
 /// The fastest canary reading of a run's measurements.
 pub fn run_fastest(run: &crate::model::Run) -> Option<f64> {
     run.measurements
@@ -399,19 +371,10 @@ pub fn run_fastest(run: &crate::model::Run) -> Option<f64> {
 /// runs (`history`, already filtered to this machine): within one run nothing can be flagged
 /// when the slow state lasts the whole run, so the history's fastest is the reference. None
 /// when the run was not slowed, or nothing to compare.
-pub fn slowed_run(fastest: Option<f64>, history: &[f64]) -> Option<String> {
+pub fn slowed_run(fastest: Option<f64>, history: &[f64]) -> Option<Remark> {
     let f = fastest?;
     let best = history.iter().cloned().reduce(f64::min)?;
-    slowed(f, best).then(|| {
-        format!(
-            "{SLOWED_RUN}: its fastest canary reading was {:.2}× the fastest of this \
-             machine's last {} run(s) with one (an SMT sibling or the host's other work on \
-             this core, or a lower clock); figures describe the slowed state, so compare \
-             them with care",
-            f / best,
-            history.len()
-        )
-    })
+    slowed(f, best).then(|| Remark::slowed_run(f / best, history.len()))
 }
 
 /// Add [`slowed_run`]'s warning to `run`, judged against the history runs of the same
@@ -424,13 +387,17 @@ pub fn judge_run(run: &mut crate::model::Run, history: &[crate::model::Run]) {
         .filter_map(run_fastest)
         .collect();
     // Judged again (a saved run is in its own history): the newer judgement replaces it.
-    run.warnings.retain(|w| !w.starts_with(SLOWED_RUN));
+    run.warnings.retain(|w| {
+        w.kind != RemarkKind::SlowedRun
+            && !(w.is_legacy() && w.subject.starts_with("the core was slowed throughout"))
+    });
     run.warnings.extend(slowed_run(run_fastest(run), &past));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::remarks::{brief, words};
 
     /// A recorded `run --quick` to edit the canary fields of.
     fn fixture_run() -> crate::model::Run {
@@ -481,7 +448,7 @@ mod tests {
         ];
         let s = split(&tags, &samples, 0.82).unwrap();
         assert!(!s.enough_fast && !s.leave_out);
-        let w = warning_for(&s, "ns");
+        let w = words(&warning_for(&s, "ns"));
         assert!(
             w.contains("10 of 12 samples") && w.contains("figure from all"),
             "{w}"
@@ -512,7 +479,7 @@ mod tests {
     #[test]
     fn a_run_slowed_throughout_is_told_by_the_history() {
         // This run's fastest 1.30 against past runs' 0.83 and 0.85: slowed throughout.
-        let w = slowed_run(Some(1.30), &[0.85, 0.83]).unwrap();
+        let w = words(&slowed_run(Some(1.30), &[0.85, 0.83]).unwrap());
         assert!(w.contains("1.57×") && w.contains("last 2 run(s)"), "{w}");
         // As fast as the past (within the threshold), no history, or no readings: nothing.
         assert_eq!(slowed_run(Some(0.90), &[0.83]), None);
@@ -531,7 +498,7 @@ mod tests {
         let mut run = fixture(1.3, "now");
         judge_run(&mut run, &[fixture(0.83, "a"), fixture(0.85, "b")]);
         assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
-        assert!(run.warnings[0].contains("slowed throughout"));
+        assert!(words(&run.warnings[0]).contains("slowed throughout"));
         // Judged twice (the run is in its own history once saved): still one warning, and
         // the run itself is not its own reference.
         let itself = run.clone();
@@ -573,14 +540,24 @@ mod tests {
         m.samples = vec![1750.0, 2400.0, 1760.0, 1770.0];
         m.sample_canary = vec![0.83, 1.3, 0.84, 0.83];
         m.canary_fastest = Some(0.83);
-        m.warnings = vec!["core slowed for 1 of 4 samples: per mapping".into()];
+        m.warnings = vec![Remark::legacy(
+            "core slowed for 1 of 4 samples: per mapping",
+        )];
         for v in &mut m.samples {
             *v /= 10.0;
         }
         rewarn(&mut m);
         assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
-        assert!(m.warnings[0].contains("240 ns/page"), "{:?}", m.warnings);
-        assert!(m.warnings[0].contains("176 ns/page"), "{:?}", m.warnings);
+        assert!(
+            words(&m.warnings[0]).contains("240 ns/page"),
+            "{:?}",
+            m.warnings
+        );
+        assert!(
+            words(&m.warnings[0]).contains("176 ns/page"),
+            "{:?}",
+            m.warnings
+        );
     }
 
     #[test]
@@ -592,7 +569,7 @@ mod tests {
         samples[3] = 12_200.0;
         let s = split(&tags, &samples, 0.83).unwrap();
         assert!(s.enough_fast && !s.leave_out, "{s:?}");
-        let w = warning_for(&s, "ns");
+        let w = words(&warning_for(&s, "ns"));
         assert!(
             w.contains("they read faster") && w.ends_with("figure from all"),
             "{w}"
@@ -640,7 +617,7 @@ mod tests {
             0.83,
         )
         .unwrap();
-        let w = warning_for(&s, "ns");
+        let w = words(&warning_for(&s, "ns"));
         assert!(w.contains("1 of 4 samples"), "{w}");
         assert!(
             w.contains("the 3 on a fast core 176 ns: figure from those"),
@@ -656,7 +633,7 @@ mod tests {
         let tags = [0.83, 1.2, 0.84, 0.83, 1.3, 0.83];
         let left_out = split(&tags, &[2.080, 2.082, 2.079, 2.080, 2.083, 2.080], 0.83).unwrap();
         assert!(left_out.leave_out, "{left_out:?}");
-        let w = warning_for(&left_out, "ns/iteration");
+        let w = words(&warning_for(&left_out, "ns/iteration"));
         assert_eq!(w.matches("2.08 ns/iteration").count(), 1, "{w}");
         assert!(
             w.contains("they read 2.08 ns/iteration, as the 4 on a fast core did"),
@@ -664,19 +641,21 @@ mod tests {
         );
         assert!(w.ends_with(": figure from those"), "{w}");
         assert_eq!(
-            brief(&w),
+            brief(&Remark::legacy(w.clone())),
             Some("core slowed during some samples; figures from the fast ones")
         );
         // Slowed a hair faster, printed alike: not "they read faster", and the figure keeps all.
         let kept = split(&tags, &[2.080, 2.078, 2.081, 2.080, 2.079, 2.080], 0.83).unwrap();
         assert!(!kept.leave_out, "{kept:?}");
-        let w = warning_for(&kept, "ns/iteration");
+        let w = words(&warning_for(&kept, "ns/iteration"));
         assert!(
             !w.contains("faster") && w.ends_with(": figure from all"),
             "{w}"
         );
         assert_eq!(w.matches("2.08 ns/iteration").count(), 1, "{w}");
-        assert!(brief(&w).unwrap().ends_with("no slower; figures from all"));
+        assert!(brief(&Remark::legacy(w.clone()))
+            .unwrap()
+            .ends_with("no slower; figures from all"));
     }
 
     /// Each of the three endings has its own brief form, true of it: a brief that said
@@ -685,7 +664,7 @@ mod tests {
     fn each_warning_has_the_brief_form_that_is_true_of_it() {
         let brief_of = |canary: &[f64], samples: &[f64]| {
             let w = warning_for(&split(canary, samples, 0.83).unwrap(), "ns");
-            brief(&w).unwrap_or_else(|| panic!("no brief for {w}"))
+            brief(&w).unwrap_or_else(|| panic!("no brief for {w:?}"))
         };
         let left_out = brief_of(&[0.83, 1.2, 0.84, 0.83], &[176.0, 240.0, 176.0, 177.0]);
         assert!(
@@ -699,6 +678,9 @@ mod tests {
         );
         let faster = brief_of(&[0.83, 1.2, 0.84, 0.83], &[176.0, 100.0, 176.0, 177.0]);
         assert!(faster.contains("no slower; figures from all"), "{faster}");
-        assert_eq!(brief("samples are bimodal: 3 near 1 ns"), None);
+        assert_eq!(
+            brief(&Remark::legacy("samples are bimodal: 3 near 1 ns")),
+            None
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Declared expectations checked against evidence. Each check records what was expected,
 //! what was observed and whether they agree; one failed check makes a measurement invalid.
 
-use crate::model::{Check, Evidence, Placement};
+use crate::model::{Check, Evidence, Placement, Remark, RemarkKind};
 
 /// observed within ±`tol` (fraction) of `expected`.
 pub fn near(name: &str, expected: f64, tol: f64, observed: f64) -> Check {
@@ -142,8 +142,8 @@ pub const MIN_OCCUPANCY: f64 = 0.95;
 /// The largest share of windows that may be left out of the occupancy because a participant
 /// was still runnable at an edge. The windows a competitor ran in are the ones where a
 /// partner is kept runnable, so leaving many of them out would hide the competitor (half
-/// were allowed before). On a quiet machine none are left out (every quiet run and sitting
-/// of 2026-11-23).
+/// were allowed before). On a quiet machine none are left out (in every quiet run measured).
+///
 pub const MAX_LEFT_OUT: f64 = 0.10;
 
 /// The largest run-queue wait (share of wall time) a single participant may see: time it
@@ -172,7 +172,7 @@ pub enum Holding {
 /// Participants that block on several CPUs ([`Holding::MaySleep`]) idle while they wait for
 /// each other's wake-ups, so the held share says nothing there; a warning says a competitor
 /// is not visible that way.
-pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<String>) {
+pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Remark>) {
     let mut checks = Vec::new();
     let mut warnings = Vec::new();
     if let Some(c) = unjudged(ev) {
@@ -246,18 +246,10 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Str
         });
     }
     if !one_cpu && holding == Holding::MaySleep {
-        warnings.push(format!(
-            "participants on {cpus} CPUs idle while they wait for each other: CPU held \
-             {:.0}% per CPU, which cannot tell a competitor from a wake-up wait",
-            o.share * 100.0
-        ));
+        warnings.push(Remark::sleeping_participants(cpus, o.share));
     }
     if known_exact && o.exact_windows < o.windows {
-        warnings.push(format!(
-            "occupancy from {} of {} windows (the others had a participant runnable at an \
-             edge, where its CPU time is stale)",
-            o.exact_windows, o.windows
-        ));
+        warnings.push(Remark::occupancy_partial(o.exact_windows, o.windows));
     }
     (checks, warnings)
 }
@@ -288,7 +280,7 @@ fn unjudged(ev: &Evidence) -> Option<Check> {
 /// The check of participants that run or spin (one CPU, or polling on several): they hold
 /// every CPU they are pinned to, so a share below [`MIN_OCCUPANCY`] means others ran in
 /// their place; a smaller gap is said as a warning.
-fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &mut Vec<Remark>) {
     let ok = share >= MIN_OCCUPANCY;
     checks.push(Check {
         name: "CPU held by participants".into(),
@@ -301,16 +293,9 @@ fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &m
         ok,
     });
     if !ok {
-        warnings.push(format!(
-            "other tasks ran in the participants' place {:.0}% of the time, inflating \
-             every sample: stop the competing load or pick an idle CPU with --cpu",
-            (1.0 - share).max(0.0) * 100.0
-        ));
+        warnings.push(Remark::competitor_ran((1.0 - share).max(0.0)));
     } else if share < 0.98 {
-        warnings.push(format!(
-            "other tasks held the CPU for {:.1}% of the measured time",
-            (1.0 - share) * 100.0
-        ));
+        warnings.push(Remark::competitor_held(1.0 - share));
     }
 }
 
@@ -371,22 +356,21 @@ pub fn kernel_entry(ev: &Evidence, expect_kernel: bool) -> Check {
     c
 }
 
-/// How [`entered_kernel`]'s warning starts.
-pub const ENTERED_KERNEL: &str = "the loop entered the kernel";
-
-/// The warning a measurement's own verdict supports when a loop meant to stay in user space
+/// The remark a measurement's own verdict supports when a loop meant to stay in user space
 /// entered the kernel: only from a kernel-share check that failed on evidence enough to
-/// decide (a window too short to decide says nothing about the clocksource), so the warning
+/// decide (a window too short to decide says nothing about the clocksource), so the remark
 /// never contradicts the verdict. Called on each call's checks and again on the merged ones.
-pub fn entered_kernel(checks: &[Check]) -> Option<String> {
-    let c = checks.iter().find(|c| {
+pub fn entered_kernel(checks: &[Check], ev: &Evidence) -> Option<Remark> {
+    checks.iter().find(|c| {
         c.name == KERNEL_SHARE && c.expected.starts_with(STAYS) && !c.ok && !undecided(c)
     })?;
-    Some(format!(
-        "{ENTERED_KERNEL} ({}) where it should stay in user space (for clock_gettime: the \
-         clocksource has no vDSO support here, so each call is a real system call)",
-        c.observed
-    ))
+    kernel_share(ev).map(Remark::entered_kernel)
+}
+
+/// Whether a remark is the kernel-entry one (of this version, or a version 1 sentence).
+pub fn is_entered_kernel(r: &Remark) -> bool {
+    r.kind == RemarkKind::EnteredKernel
+        || (r.is_legacy() && r.subject.starts_with("the loop entered the kernel"))
 }
 
 /// Whether a check failed only because its window was too short to decide.
@@ -428,7 +412,7 @@ fn held_pct(share: f64) -> String {
 }
 
 /// Push the occupancy checks of participants that hold their CPU continuously.
-pub fn add_occupancy(ev: &Evidence, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+pub fn add_occupancy(ev: &Evidence, checks: &mut Vec<Check>, warnings: &mut Vec<Remark>) {
     add_occupancy_with(ev, Holding::Continuous, checks, warnings);
 }
 
@@ -437,7 +421,7 @@ pub fn add_occupancy_with(
     ev: &Evidence,
     holding: Holding,
     checks: &mut Vec<Check>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Remark>,
 ) {
     let (c, w) = occupancy_checks(ev, holding);
     checks.extend(c);
@@ -513,25 +497,27 @@ mod tests {
         ev.rusage.total.stime_us = 10_000;
         let undecided_check = kernel_entry(&ev, false);
         assert!(undecided(&undecided_check));
-        assert_eq!(entered_kernel(&[undecided_check]), None);
+        assert_eq!(entered_kernel(&[undecided_check], &ev), None);
         // All in user space: passes, no warning.
         ev.rusage.total.stime_us = 0;
         ev.rusage.total.utime_us = 90_000;
         let stayed = kernel_entry(&ev, false);
         assert!(stayed.ok);
-        assert_eq!(entered_kernel(&[stayed]), None);
+        assert_eq!(entered_kernel(&[stayed], &ev), None);
         // Decidedly in the kernel: the verdict fails and the warning says so.
         ev.rusage.total.stime_us = 60_000;
         let entered = kernel_entry(&ev, false);
         assert!(!entered.ok && !undecided(&entered));
-        let w = entered_kernel(&[entered]).unwrap();
+        let w = entered_kernel(&[entered], &ev).unwrap();
+        assert!(is_entered_kernel(&w));
+        let w = crate::report::remarks::words(&w);
         assert!(
-            w.starts_with(ENTERED_KERNEL) && w.contains("40% system time"),
+            w.starts_with("the loop entered the kernel") && w.contains("40% system time"),
             "{w}"
         );
         // A loop meant to enter the kernel never gets it.
         ev.rusage.total.stime_us = 0;
-        assert_eq!(entered_kernel(&[kernel_entry(&ev, true)]), None);
+        assert_eq!(entered_kernel(&[kernel_entry(&ev, true)], &ev), None);
     }
 
     #[test]
@@ -644,10 +630,16 @@ mod tests {
         ev.occupancy = occ(0.9, 0.01, 1);
         let (c, w) = occupancy_checks(&ev, Holding::Continuous);
         assert_eq!(failed(&c), ["CPU held by participants"]);
-        assert!(w[0].contains("10%"), "{w:?}");
+        assert!(
+            crate::report::remarks::words(&w[0]).contains("10%"),
+            "{w:?}"
+        );
         ev.occupancy = occ(0.96, 0.0, 1);
         let (c, w) = occupancy_checks(&ev, Holding::Continuous);
-        assert!(failed(&c).is_empty() && w[0].contains("4.0%"), "{w:?}");
+        assert!(
+            failed(&c).is_empty() && crate::report::remarks::words(&w[0]).contains("4.0%"),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -720,7 +712,7 @@ mod tests {
         let (c, w) = occupancy_checks(&ev, Holding::MaySleep);
         assert_eq!(c.len(), 1);
         assert!(
-            c[0].ok && w[0].contains("cannot tell a competitor"),
+            c[0].ok && crate::report::remarks::words(&w[0]).contains("cannot tell a competitor"),
             "{w:?}"
         );
         ev.occupancy = occ(1.3, 0.0, 2);

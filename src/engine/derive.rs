@@ -48,15 +48,11 @@ pub fn derive(raw: &[f64], baseline: &[f64], units_per_iteration: f64) -> Option
     })
 }
 
-/// The finding for a subtraction whose whole interval is below zero: the "with" case was
-/// faster than the "without" case it is supposed to add to, so the difference is not a cost
-/// and is never printed as one.
-pub const NEGATIVE_FINDING: &str = "faster with than without: the subtraction's model does not \
-     hold here (the difference's whole interval is below zero), so no cost is given";
-
-/// The finding for a difference interval [lo, hi], if it is entirely negative.
-pub fn negative_finding(lo: f64, hi: f64) -> Option<&'static str> {
-    (lo <= hi && hi < 0.0).then_some(NEGATIVE_FINDING)
+/// Whether a subtraction's difference interval [lo, hi] is entirely below zero: the "with"
+/// case was faster than the "without" case it is supposed to add to, so the difference is
+/// not a cost and is never printed as one ([`crate::model::RemarkKind::NegativeDifference`]).
+pub fn negative_finding(lo: f64, hi: f64) -> bool {
+    lo <= hi && hi < 0.0
 }
 
 /// [`derive`], with every interval widened to hold the drift between rounds (`rounds[i]` is
@@ -113,7 +109,7 @@ pub struct Judged {
     /// The raw samples the figure comes from (all of them, or those on a fast core).
     pub raw: Vec<f64>,
     /// What was left out and why, when the canary split the samples.
-    pub warning: Option<String>,
+    pub warning: Option<crate::model::Remark>,
 }
 
 /// [`derive_in_rounds`] after the core-speed canary's judgement (engine::canary): `tags[i]`
@@ -175,7 +171,7 @@ mod tests {
         let j = derive_judged(&raw, &[], &rounds, &tags, Some(0.82), 1.0, "ns").unwrap();
         assert_eq!(j.raw, vec![175.0, 176.0, 174.0, 175.0, 176.0]);
         assert_eq!(j.derived.value.unwrap().median, 175.0);
-        let w = j.warning.unwrap();
+        let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(w.contains("3 of 8 samples") && w.contains("240 ns"), "{w}");
         // No fastest reading, or nothing above the threshold: every sample counts.
         let none = derive_judged(&raw, &[], &rounds, &tags, None, 1.0, "ns").unwrap();
@@ -190,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_round_mostly_slowed_is_left_out_whole_with_its_edge_sample() {
-        // ctx.yield fifo as recorded in `oscost run` (base build, 2026-11-26 12:22): round 3
+        // ctx.yield fifo as recorded in `oscost run` (base build): round 3
         // ran slowed but for its first sample, whose baseline ran slowed (1447 ns).
         let raw = [
             3405.4, 3638.2, 3623.6, 3615.2, 3633.7, 3632.1, 3638.5, 3626.4, 3631.0, 3426.0, 3661.1,
@@ -213,7 +209,8 @@ mod tests {
         assert_eq!(j.raw.len(), 18);
         let v = j.derived.value.unwrap();
         assert!(rel(&v) < 0.2 && (v.median - 1240.0).abs() < 20.0, "{v:?}");
-        assert!(j.warning.unwrap().contains("slowed for 9 of 27 samples"));
+        assert!(crate::report::remarks::words(&j.warning.unwrap())
+            .contains("slowed for 9 of 27 samples"));
         // By the tags alone the edge sample stays, stands for its round, and the rounds' t
         // interval is ±50%.
         let fast: Vec<bool> = tags.iter().map(|&t| !canary::slowed(t, best)).collect();
@@ -237,7 +234,7 @@ mod tests {
         tags[4] = 1.4;
         let j = derive_judged(&raw, &[], &[], &tags, Some(0.82), 1.0, "ns").unwrap();
         assert_eq!(j.raw.len(), 19, "a faster sample was left out");
-        let w = j.warning.unwrap();
+        let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(
             w.contains("read faster") && w.contains("figure from all"),
             "{w}"
@@ -291,10 +288,10 @@ mod tests {
         let d = derive(&raw, &base, 1.0).unwrap();
         assert!(d.value.is_none());
         let diff = d.difference.unwrap();
-        assert!(negative_finding(diff.ci95[0], diff.ci95[1]).is_some());
+        assert!(negative_finding(diff.ci95[0], diff.ci95[1]));
         // An interval that reaches zero is below resolution, not this finding.
-        assert!(negative_finding(-1.0, 0.5).is_none());
-        assert!(negative_finding(1.0, 2.0).is_none());
+        assert!(!negative_finding(-1.0, 0.5));
+        assert!(!negative_finding(1.0, 2.0));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! between the sampler's shortest possible run (minimum samples, then converged) and its
 //! longest (the budget spent). That share depends on the host: on a quiet fast host items
 //! converge early, on a noisy one they spend their budget (`run` took 18.0–19.4 s on the
-//! first, 31.1–34.1 s on the second, 2026-11-26). So a probe declares both hosts' shares and
+//! first, 31.1–34.1 s on the second). So a probe declares both hosts' shares and
 //! the model expects the geometric middle of the two times, whose worst error is the same
 //! either way. Items that do not sample
 //! with the command's budget (fault, ctx timeslice, mmap lab) bring their own estimate from a
@@ -198,17 +198,17 @@ fn batches(s: f64, batch: f64) -> f64 {
 
 /// What an item of a probe takes beyond its samples, declared by the probe beside its code
 /// (its `COST`), so the engine models every probe the same way and picks none by its label.
-/// The figures were measured on the quiet 2-CPU VM (2026-11-23, rounds back to back: call
+/// The figures were measured on the quiet 2-CPU VM (rounds back to back: call
 /// 1.9 s of a 2.2 s budget, syscalls 1.3 s, ctx 1.8 s, ipc 1.9 s, rpc 1.6 s; with --quick,
 /// ctx sweep points 0.26 s of 0.42 s, mem latency points 0.14 s; c2c from the busy VM with
 /// rounds spread, 1.6 s); each probe's constant says what it adds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cost {
     /// Share of (longest − shortest) spent beyond the shortest run on a noisy host (items
-    /// spend their budget: the slow host of the 2026-11-23..26 sittings).
+    /// spend their budget: the slow AMD-hosted VM).
     pub share: f64,
-    /// The same share on a quiet fast host (items converge early: the Intel host of the
-    /// 2026-11-26 20:31 sitting). The model expects the geometric middle of the two times
+    /// The same share on a quiet fast host (items converge early: the Intel-hosted
+    /// VM). The model expects the geometric middle of the two times
     /// ([`model_s`]); the same as `share` for a probe measured on one host only.
     pub quiet_share: f64,
     /// Seconds before sampling (partners, working sets), at every call.
@@ -505,8 +505,8 @@ fn corrected(label: &str, model: f64, history: &History) -> ItemEstimate {
 }
 
 /// Share of the make-up allowance the model expects a run to use, before this machine's
-/// history says: between a steady host (none) and the unsteady paired sitting of 2026-11-26
-/// 14:52–15:04 on the 2-vCPU VM, where every run took make-up rounds (21 calls in 3 full runs,
+/// history says: between a steady host (none) and paired runs on an unsteady
+/// 2-vCPU VM, where every run took make-up rounds (21 calls in 3 full runs,
 /// 22 in 3 `--quick` runs) and their samples alone took 7–9% of the rest of a full run, 5–6%
 /// of a quick one: about the whole allowance.
 pub const MAKE_UP_PRIOR: f64 = 0.5;
@@ -514,7 +514,7 @@ pub const MAKE_UP_PRIOR: f64 = 0.5;
 /// The make-up rounds of a plan whose spread items are expected to take `spread_s`:
 /// [`MAKE_UP_PRIOR`] of their allowance (a [`MAKE_UP_SHARE`]th of the passes) by the model,
 /// corrected by this machine's past make-up time like any item (a host that never slows a
-/// round through learns 0). Why: every quiet-sitting run starts without history, and there the
+/// round through learns 0). Why: every run on a fresh machine starts without history, and there the
 /// model alone, without make-up rounds, read 30.3 s against 31.0–33.9 s.
 fn make_up_estimate(spread_s: f64, history: &History) -> ItemEstimate {
     let model = spread_s / MAKE_UP_SHARE as f64 * MAKE_UP_PRIOR;
@@ -703,9 +703,8 @@ mod tests {
     }
 
     /// Wall seconds of `oscost run` and `run --quick` without history (bench/estimates.sh's
-    /// actual). Quiet fast host: the Intel-hosted 2-vCPU VM, sitting of 2026-11-26 20:31 UTC.
-    /// Noisy slow host: the AMD-EPYC-hosted VM, sitting of 2026-11-26 14:52–15:04 UTC
-    /// (README commit 4ece959, run --quick given as its range).
+    /// actual). Quiet fast host: the Intel-hosted 2-vCPU VM.
+    /// Noisy slow host: the AMD-EPYC-hosted VM (run --quick given as its range).
     const FAST_FULL: [f64; 3] = [19.36, 18.44, 18.03];
     const FAST_QUICK: [f64; 3] = [3.79, 3.77, 3.69];
     const SLOW_FULL: [f64; 3] = [31.1, 33.3, 34.1];
@@ -764,7 +763,7 @@ mod tests {
         );
     }
 
-    /// Recorded item times of `oscost run` on the fast host (2026-11-26 20:31, run 1, seconds
+    /// Recorded item times of `oscost run` on the fast host (its first run, seconds
     /// over the item's 3 calls, in the suite's order; no make-up round taken).
     const FAST_ITEMS: [f64; 17] = [
         2.502, 0.752, 0.743, 0.839, 0.725, 0.845, 1.189, 0.758, 1.304, 1.247, 1.229, 1.158, 1.166,

@@ -120,6 +120,20 @@ pub fn block_in_this_thread() {
     }
 }
 
+/// Unblocks the termination signals in the calling thread (a thread started by one that
+/// blocked them, to run the command).
+pub fn unblock_in_this_thread() {
+    // SAFETY: building a signal set and unmasking it for this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in STOPS {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Err(Interrupted) once a stop was requested.
 pub fn check() -> crate::error::Result<()> {
     if requested() {

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
-use crate::model::{Check, ClockInfo, Evidence, Measurement, Status};
+use crate::model::{Check, ClockInfo, Evidence, Measurement, Remark, Status};
 use std::collections::BTreeMap;
 
 /// What every probe gets: how to sample, what the clock can do, and which round to take.
@@ -118,12 +118,8 @@ impl Spec {
     }
 }
 
-/// The warning of a figure built from a single sample.
-pub const NO_INTERVAL: &str =
-    "1 sample, no interval: the figure is one reading, its spread unknown";
-
 /// What a probe's checker returns: checks (a failed one invalidates) and warnings.
-pub type Verdict = (Vec<Check>, Vec<String>);
+pub type Verdict = (Vec<Check>, Vec<Remark>);
 
 /// Run one measurement. `start_cpus` are the CPUs participants reported when ready
 /// (None where unknown). `checker` turns evidence into checks and warnings.
@@ -165,12 +161,9 @@ pub fn measure(
     let evidence = recorder.finish(&start_cpus);
     let verdict = checker(&evidence);
     let mut m = conclude(spec, set, evidence, verdict)?;
-    if m.stop_reason != StopReason::Converged.as_str() {
-        m.warnings.push(format!(
-            "interval did not reach ±{:.0}% before the {}",
-            ctx.sampling.rel_ci_target * 100.0,
-            m.stop_reason
-        ));
+    if let Some(stop) = m.stop_reason.filter(|&s| s != StopReason::Converged) {
+        m.warnings
+            .push(Remark::not_converged(stop, ctx.sampling.rel_ci_target));
     }
     Ok(m)
 }
@@ -183,7 +176,7 @@ pub fn from_samples(
     spec: Spec,
     samples: Vec<f64>,
     iterations: u64,
-    stop_reason: &str,
+    stop_reason: StopReason,
     evidence: Evidence,
     verdict: Verdict,
 ) -> Result<Measurement> {
@@ -202,7 +195,7 @@ pub fn from_samples(
         evidence,
         verdict,
     )?;
-    m.stop_reason = stop_reason.into();
+    m.stop_reason = Some(stop_reason);
     Ok(m)
 }
 
@@ -219,32 +212,28 @@ pub fn derived_remarks(
     raw: &[f64],
     evidence_samples: &[f64],
     raw_unit: &str,
-) -> (Vec<String>, Vec<String>) {
+) -> (Vec<Remark>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
     // Samples of a two-mode distribution far from the median are the other mode, not
     // outliers: the two-mode warning below says what they are.
     let modes = crate::engine::modes::bimodal(raw);
     if !derived.raw.outliers.is_empty() && modes.is_none() {
-        warnings.push(format!(
-            "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
-            derived.raw.outliers.len(),
-            derived.raw.n
-        ));
+        warnings.push(Remark::outliers(derived.raw.outliers.len(), derived.raw.n));
     }
-    if let Some(f) = derived
+    if derived
         .difference
         .as_ref()
-        .and_then(|d| super::derive::negative_finding(d.ci95[0], d.ci95[1]))
+        .is_some_and(|d| super::derive::negative_finding(d.ci95[0], d.ci95[1]))
     {
-        warnings.push(f.into());
+        warnings.push(Remark::negative_difference());
     }
     if derived.raw.n < 2 {
-        warnings.push(NO_INTERVAL.into());
+        warnings.push(Remark::one_sample());
     }
     if let Some(modes) = modes {
         let unit = raw_unit.split('/').next().unwrap_or("ns");
-        warnings.push(crate::engine::modes::warning(&modes, unit));
+        warnings.push(crate::engine::modes::remark(&modes, unit));
     }
     if let Some(with_counters) = summarize(evidence_samples) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;
@@ -287,7 +276,7 @@ fn conclude(
     .ok_or_else(|| Error::env(format!("{}: no usable samples were taken", spec.probe)))?;
     let derived = judged.derived;
     let (checks, mut warnings) = verdict;
-    warnings.extend(super::checks::entered_kernel(&checks));
+    warnings.extend(super::checks::entered_kernel(&checks, &evidence));
     warnings.extend(judged.warning);
     let (derived_warnings, derived_notes) =
         derived_remarks(&derived, &judged.raw, &set.evidence, &spec.raw_unit);
@@ -320,7 +309,7 @@ fn conclude(
         evidence_samples: set.evidence,
         iterations_per_sample: set.raw_iterations,
         baseline_iterations_per_sample: set.baseline_iterations,
-        stop_reason: set.stop.as_str().into(),
+        stop_reason: Some(set.stop),
         evidence,
         checks,
         warnings,
@@ -361,15 +350,24 @@ mod tests {
         let d = super::super::derive::derive(&raw, &[], 1.0).unwrap();
         assert!(!d.raw.outliers.is_empty());
         let (w, _) = derived_remarks(&d, &raw, &[], "ns/op");
-        assert!(w.iter().any(|w| w.contains("bimodal")), "{w:?}");
-        assert!(!w.iter().any(|w| w.contains("outliers")), "{w:?}");
+        assert!(
+            w.iter()
+                .any(|w| crate::report::remarks::words(w).contains("bimodal")),
+            "{w:?}"
+        );
+        assert!(
+            !w.iter()
+                .any(|w| crate::report::remarks::words(w).contains("outliers")),
+            "{w:?}"
+        );
         // One far sample in one mode is an outlier.
         let mut one: Vec<f64> = (0..30).map(|i| 100.0 + (i % 5) as f64 * 0.5).collect();
         one[7] = 300.0;
         let d = super::super::derive::derive(&one, &[], 1.0).unwrap();
         let (w, _) = derived_remarks(&d, &one, &[], "ns/op");
         assert!(
-            w.iter().any(|w| w.contains("1 of 30 samples are outliers")),
+            w.iter()
+                .any(|w| crate::report::remarks::words(w).contains("1 of 30 samples are outliers")),
             "{w:?}"
         );
     }
@@ -392,7 +390,9 @@ mod tests {
             .iter()
             .any(|n| n == super::super::canary::SPANS_CPUS));
         assert!(
-            !m.warnings.iter().any(|w| w.starts_with("core slowed")),
+            !m.warnings
+                .iter()
+                .any(|w| crate::report::remarks::words(w).starts_with("core slowed")),
             "{:?}",
             m.warnings
         );

@@ -19,6 +19,7 @@ use super::derive::derive_judged;
 use super::measure::derived_remarks;
 use super::sampler::{weakest, StopReason};
 use crate::evidence::procfs::accumulate;
+use crate::model::Remark;
 use crate::model::{
     Check, EventReading, Evidence, Measurement, ParamKind, ParticipantRusage, Placement, Status,
 };
@@ -65,19 +66,24 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
         out.baseline_iterations_per_sample = out
             .baseline_iterations_per_sample
             .min(m.baseline_iterations_per_sample);
-        stop = weakest(stop, parse_stop(&m.stop_reason));
+        // A probe's own fixed count says nothing of convergence: as the budget.
+        let said = match m.stop_reason {
+            Some(r @ (StopReason::Converged | StopReason::SampleLimit)) => r,
+            _ => StopReason::Budget,
+        };
+        stop = weakest(stop, said);
         push_unique(&mut out.warnings, &m.warnings);
         push_unique(&mut out.notes, &m.notes);
     }
-    out.stop_reason = stop.as_str().into();
+    out.stop_reason = Some(stop);
     out.checks = merge_checks(&own);
     out.evidence = merge_evidence(own.iter().map(|(_, m)| &m.evidence));
     judge_pooled(&mut out.checks, &own, &out.evidence);
     // The rounds' kernel-entry warnings give way to the one the merged verdict supports.
     out.warnings
-        .retain(|w| !w.starts_with(super::checks::ENTERED_KERNEL));
+        .retain(|w| !super::checks::is_entered_kernel(w));
     out.warnings
-        .extend(super::checks::entered_kernel(&out.checks));
+        .extend(super::checks::entered_kernel(&out.checks, &out.evidence));
     for note in differing_observations(&own) {
         push_unique(&mut out.notes, &[note]);
     }
@@ -102,8 +108,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     let (w, n) = derived_remarks(&d, &judged.raw, &out.evidence_samples, &out.raw_unit);
     push_unique(&mut out.warnings, &w);
     push_unique(&mut out.notes, &n);
-    out.warnings = fold_round_variants(&out.warnings);
-    out.notes = fold_round_variants(&out.notes);
+    out.warnings = crate::model::fold_remarks(&out.warnings);
     out.raw = d.raw;
     out.baseline = d.baseline;
     out.difference = d.difference;
@@ -114,7 +119,7 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
 }
 
 /// The sample-derived warnings and notes one round's measurement carries.
-fn remarks_of(m: &Measurement) -> (Vec<String>, Vec<String>) {
+fn remarks_of(m: &Measurement) -> (Vec<Remark>, Vec<String>) {
     match derive_judged(
         &m.samples,
         &m.baseline_samples,
@@ -133,118 +138,12 @@ fn remarks_of(m: &Measurement) -> (Vec<String>, Vec<String>) {
     }
 }
 
-fn parse_stop(s: &str) -> StopReason {
-    [
-        StopReason::Converged,
-        StopReason::Budget,
-        StopReason::SampleLimit,
-    ]
-    .into_iter()
-    .find(|r| r.as_str() == s)
-    .unwrap_or(StopReason::Budget)
-}
-
-fn push_unique(to: &mut Vec<String>, from: &[String]) {
+fn push_unique<T: Clone + PartialEq>(to: &mut Vec<T>, from: &[T]) {
     for x in from {
         if !to.contains(x) {
             to.push(x.clone());
         }
     }
-}
-
-/// One number of a remark as written, with its value: ("12.5", 12.5).
-type Number = (f64, String);
-
-/// Split a remark into its text and its numbers: ("other tasks ran # of the time",
-/// [(56, 56)]). A number is digits with at most one decimal point between digits; a range
-/// already folded ("43–51") is one number with its two ends, so that remarks folded once
-/// (a measurement's rounds) fold again with single readings (the rows of a table) into one
-/// range, never a range of ranges ("29–56–51–80%").
-pub(crate) fn shape(text: &str) -> (String, Vec<(Number, Number)>) {
-    let mut skeleton = String::new();
-    let mut numbers = Vec::new();
-    let chars: Vec<char> = text.chars().collect();
-    let number_at = |mut i: usize| -> (Number, usize) {
-        let start = i;
-        while i < chars.len() && chars[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
-            i += 1;
-            while i < chars.len() && chars[i].is_ascii_digit() {
-                i += 1;
-            }
-        }
-        let token: String = chars[start..i].iter().collect();
-        ((token.parse().unwrap_or(0.0), token), i)
-    };
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i].is_ascii_digit() {
-            let (lo, next) = number_at(i);
-            i = next;
-            let mut hi = lo.clone();
-            if i + 1 < chars.len() && chars[i] == '–' && chars[i + 1].is_ascii_digit() {
-                let (end, next) = number_at(i + 1);
-                i = next;
-                hi = end;
-            }
-            numbers.push((lo, hi));
-            skeleton.push('#');
-        } else {
-            skeleton.push(chars[i]);
-            i += 1;
-        }
-    }
-    (skeleton, numbers)
-}
-
-/// Remarks that each round made with its own numbers ("other tasks ran in the participants'
-/// place 56% / 55% / 48% of the time") become one remark with the range of each number
-/// ("48–56%"), in first-seen order; remarks without a same-shaped sibling stay as they are.
-/// A number that is already a range widens the range ("43–51%" and "29–56%": "29–56%").
-pub fn fold_round_variants(remarks: &[String]) -> Vec<String> {
-    let shapes: Vec<_> = remarks.iter().map(|r| shape(r)).collect();
-    let mut out = Vec::new();
-    let mut done = vec![false; remarks.len()];
-    for i in 0..remarks.len() {
-        if done[i] {
-            continue;
-        }
-        let group: Vec<usize> = (i..remarks.len())
-            .filter(|&j| !done[j] && shapes[j].0 == shapes[i].0)
-            .collect();
-        for &j in &group {
-            done[j] = true;
-        }
-        if group.len() == 1 || shapes[i].1.is_empty() {
-            out.push(remarks[i].clone());
-            continue;
-        }
-        let mut text = String::new();
-        for (k, piece) in shapes[i].0.split('#').enumerate() {
-            if k > 0 {
-                let values = group.iter().map(|&j| &shapes[j].1[k - 1]);
-                let lo = values
-                    .clone()
-                    .map(|(lo, _)| lo)
-                    .min_by(|a, b| a.0.total_cmp(&b.0))
-                    .unwrap();
-                let hi = values
-                    .map(|(_, hi)| hi)
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .unwrap();
-                if lo.0 == hi.0 {
-                    text.push_str(&lo.1);
-                } else {
-                    text.push_str(&format!("{}–{}", lo.1, hi.1));
-                }
-            }
-            text.push_str(piece);
-        }
-        out.push(text);
-    }
-    out
 }
 
 /// Checks by name, in first-seen order. A check passes only if it passed in every round
@@ -490,9 +389,9 @@ mod tests {
             spec,
             samples.to_vec(),
             100,
-            "converged",
+            StopReason::Converged,
             ev,
-            (checks, vec!["shared warning".into()]),
+            (checks, vec![Remark::legacy("shared warning")]),
         )
         .unwrap();
         m.sample_rounds = vec![round; samples.len()];
@@ -594,7 +493,7 @@ mod tests {
 
     #[test]
     fn the_vdso_warning_follows_the_merged_verdict_not_one_round() {
-        use crate::engine::checks::{entered_kernel, kernel_entry, ENTERED_KERNEL};
+        use crate::engine::checks::{entered_kernel, is_entered_kernel, kernel_entry};
         // A clock_gettime loop: rounds of 30 ms, each too short to decide.
         let vdso = |r: u32, utime: u64, stime: u64| {
             let mut ev = Evidence::default();
@@ -605,27 +504,24 @@ mod tests {
             m.evidence.rusage.total.utime_us = utime;
             m.evidence.rusage.total.stime_us = stime;
             // What a round's verdict said before (one window's failure): it must not survive.
-            m.warnings
-                .push(format!("{ENTERED_KERNEL} (undecided window) where ..."));
+            m.warnings.push(Remark::legacy(
+                "the loop entered the kernel (undecided window) where ...",
+            ));
             m
         };
         let m = merge_rounds((0..3).map(|r| (r, vdso(r, 30_000, 0))).collect()).unwrap();
         assert!(m.valid, "{:?}", m.checks);
         assert!(
-            !m.warnings.iter().any(|w| w.starts_with(ENTERED_KERNEL)),
+            !m.warnings.iter().any(is_entered_kernel),
             "{:?}",
             m.warnings
         );
         // Pooled, the rounds show 60% system time: the verdict fails and the warning says so.
         let m = merge_rounds((0..3).map(|r| (r, vdso(r, 12_000, 18_000))).collect()).unwrap();
         assert!(!m.valid);
-        let w: Vec<&String> = m
-            .warnings
-            .iter()
-            .filter(|w| w.starts_with(ENTERED_KERNEL))
-            .collect();
+        let w: Vec<&Remark> = m.warnings.iter().filter(|w| is_entered_kernel(w)).collect();
         assert_eq!(w.len(), 1, "{:?}", m.warnings);
-        assert_eq!(Some(w[0].clone()), entered_kernel(&m.checks));
+        assert_eq!(Some(w[0].clone()), entered_kernel(&m.checks, &m.evidence));
     }
 
     #[test]
@@ -664,7 +560,7 @@ mod tests {
             merged
                 .warnings
                 .iter()
-                .filter(|w| *w == "shared warning")
+                .filter(|w| **w == Remark::legacy("shared warning"))
                 .count(),
             1
         );
@@ -718,7 +614,9 @@ mod tests {
         )
         .unwrap();
         assert!(
-            !m.warnings.iter().any(|w| w.starts_with("1 sample")),
+            !m.warnings
+                .iter()
+                .any(|w| w.kind == crate::model::RemarkKind::OneSample),
             "{:?}",
             m.warnings
         );
@@ -751,49 +649,5 @@ mod tests {
             "{:?}",
             m.notes
         );
-    }
-
-    #[test]
-    fn remarks_that_differ_only_in_numbers_fold_into_one_with_ranges() {
-        let w = |p: u32| {
-            format!("other tasks ran in the participants' place {p}% of the time, inflating")
-        };
-        let remarks = vec![
-            w(56),
-            "interval did not reach ±2% before the time budget spent".to_string(),
-            w(48),
-            w(55),
-        ];
-        let folded = fold_round_variants(&remarks);
-        assert_eq!(
-            folded,
-            vec![
-                "other tasks ran in the participants' place 48–56% of the time, inflating"
-                    .to_string(),
-                "interval did not reach ±2% before the time budget spent".to_string(),
-            ]
-        );
-        // Equal numbers stay single; a remark without a sibling is untouched.
-        let same = vec!["1 of 12 samples".to_string(), "1 of 12 samples".to_string()];
-        assert_eq!(
-            fold_round_variants(&same),
-            vec!["1 of 12 samples".to_string()]
-        );
-        let decimals = vec!["near 1.50 µs".to_string(), "near 2.25 µs".to_string()];
-        assert_eq!(
-            fold_round_variants(&decimals),
-            vec!["near 1.50–2.25 µs".to_string()]
-        );
-    }
-
-    /// A table folds its rows' remarks, each already folded over its rounds: the ranges
-    /// widen ("29–80%"), never chain ("29–56–51–80%", seen on a busy machine), and a row
-    /// with one reading ("51%") folds with the rows that have a range.
-    #[test]
-    fn remarks_already_folded_into_ranges_fold_again_into_one_range() {
-        let w = |p: &str| format!("other tasks ran in the participants' place {p}% of the time");
-        let folded = fold_round_variants(&[w("43–51"), w("29–56"), w("51"), w("48–80")]);
-        assert_eq!(folded, vec![w("29–80")]);
-        assert_eq!(shape(&w("43–51")).0, shape(&w("51")).0);
     }
 }

@@ -3,6 +3,7 @@
 //! scheduler change mid-measurement), so the measurement says so instead of hiding it.
 
 use crate::engine::stats::median;
+use crate::model::Remark;
 
 /// Two groups found in a set of samples.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,22 +65,9 @@ pub fn bimodal(samples: &[f64]) -> Option<Modes> {
     })
 }
 
-/// The warning for bimodal samples, in the unit of the samples.
-pub fn warning(m: &Modes, unit: &str) -> String {
-    format!(
-        "samples are bimodal: {} near {}, {} near {}{}; the median describes neither group",
-        m.low_n,
-        crate::units::fmt_with_unit(m.low, unit),
-        m.high_n,
-        crate::units::fmt_with_unit(m.high, unit),
-        if m.in_sequence {
-            " one after the other (the state changed during the measurement: a warm-up that \
-             ended too early, a frequency or scheduler change, a core slowed by its SMT \
-             sibling or the host)"
-        } else {
-            " interleaved (two behaviours alternate)"
-        }
-    )
+/// The remark on bimodal samples, in the unit of the samples.
+pub fn remark(m: &Modes, unit: &str) -> Remark {
+    Remark::bimodal(unit, (m.low_n, m.low), (m.high_n, m.high), m.in_sequence)
 }
 
 #[cfg(test)]
@@ -99,7 +87,7 @@ mod tests {
             "{m:?}"
         );
         assert!(m.in_sequence);
-        let w = warning(&m, "ns");
+        let w = crate::report::remarks::words(&remark(&m, "ns"));
         assert!(
             w.contains("bimodal") && w.contains("one after the other"),
             "{w}"

@@ -63,23 +63,7 @@ impl SamplingConfig {
     }
 }
 
-/// Why sampling stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    Converged,
-    Budget,
-    SampleLimit,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Converged => "converged",
-            StopReason::Budget => "time budget spent",
-            StopReason::SampleLimit => "sample limit",
-        }
-    }
-}
+pub use crate::model::StopReason;
 
 /// Every how many samples one is an evidence sample (perf counters attached). Its time is
 /// kept apart: counters cost the measured tasks time at every context switch.
@@ -317,8 +301,8 @@ pub fn sample_round(
 ///
 /// Why partners keep the whole floor: a freshly started partner's round trips keep moving
 /// for longer than a quarter floor, slower than the steady test's 3% between windows can
-/// see ([`steady`]). In a paired sitting (2026-11-26 12:22–12:28, the same host, two full
-/// runs each), the later rounds of the three ctx.pipe items read 2–4% below those taken
+/// see ([`steady`]). In paired runs (the same host, two full runs
+/// each), the later rounds of the three ctx.pipe items read 2–4% below those taken
 /// after the whole floor (7 of 8 round medians below every one of the full floor's), so they
 /// disagreed with the first round, which always warms up fully, and the t interval on the
 /// three rounds' medians widened the figures from ±1–6% to ±8–11%.
@@ -631,7 +615,7 @@ fn evidence_sample(
 /// baseline, engine::derive), so that is what is judged, not the raw samples or the baseline
 /// on their own. Why: a sweep point at S = 256k is a 1.5 µs difference of two 18–19 µs laps;
 /// its raw and overhead samples each read within ±0.5% after 5 samples a round, and the
-/// round stopped "converged" with the figure at ±10–25% (2026-11-27: 15 samples, 95%
+/// round stopped "converged" with the figure at ±10–25% (15 samples, 95%
 /// interval 459–967 ns around 674), so five runs of `ctx sweep` spread 1.09–1.16 where
 /// lat_ctx's spread 1.02–1.07. A difference that cannot reach the target in a round's share
 /// of the budget spends it and says so (the measurement's "interval did not reach" warning).
@@ -712,7 +696,7 @@ mod tests {
 
     #[test]
     fn a_small_difference_of_two_steady_laps_is_judged_on_itself() {
-        // ctx.sweep at 256k as recorded on 2026-11-27 (ns per lap, round 0 of a run): ring
+        // ctx.sweep at 256k as recorded (ns per lap, round 0 of a run): ring
         // and overhead each within ±0.5% of themselves, their difference ±14% of its median.
         let ring = [19142.0, 19206.0, 19182.0, 19186.0, 19139.0];
         let overhead = [17830.0, 17655.0, 17559.0, 17861.0, 17698.0];

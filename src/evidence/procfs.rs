@@ -123,15 +123,6 @@ pub fn accumulate(total: &mut Rusage, d: &Rusage) {
     total.nivcsw += d.nivcsw;
 }
 
-/// getrusage(RUSAGE_THREAD) of the caller: microsecond CPU times, unlike procfs ticks.
-pub fn thread_times_us() -> (u64, u64) {
-    // SAFETY: zeroed rusage is a valid out-buffer.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    (us(ru.ru_utime), us(ru.ru_stime))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

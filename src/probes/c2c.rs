@@ -13,6 +13,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement};
 use crate::probes::ipc::classes::Pair;
+use crate::units::name::Named;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -116,7 +117,7 @@ pub fn measure_pair(ctx: &Context, pair: Pair) -> Result<Measurement> {
         Ok(now_ns() - t0)
     };
     let spec = Spec::new("c2c.pair", "ns/one-way", "ns/round trip", 2.0)
-        .param("class", pair.class.as_str())
+        .param("class", pair.class.name())
         .param("from", pair.a)
         .param("to", pair.b)
         .note(

@@ -16,19 +16,7 @@ pub mod syscall;
 pub mod workset;
 
 use crate::engine::checks;
-use crate::model::{Check, Evidence};
-
-/// Share of the participants' CPU time spent in the kernel, if enough time was accounted
-/// (procfs counts in clock ticks, so very short windows cannot tell).
-pub fn kernel_share(ev: &Evidence) -> Option<f64> {
-    checks::kernel_share(ev)
-}
-
-/// Did the measured loop enter the kernel? `expect_kernel` says which answer the probe
-/// expects. Returns None when the window was too short to attribute CPU time.
-pub fn kernel_entry_check(ev: &Evidence, expect_kernel: bool) -> Option<Check> {
-    kernel_share(ev).map(|_| checks::kernel_entry(ev, expect_kernel))
-}
+use crate::model::Evidence;
 
 /// The verdict of a single-thread probe: it ran where it was pinned, and it entered the
 /// kernel (or stayed out of it) as `expect_kernel` says. Too little CPU time to tell fails

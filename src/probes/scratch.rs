@@ -179,11 +179,6 @@ impl Drop for ScratchFile {
     }
 }
 
-/// Free space for an unprivileged writer on the file system holding `path`, in bytes.
-pub fn free_disk(path: &Path) -> Result<u64> {
-    disk_space(path).map(|(free, _)| free)
-}
-
 /// (bytes free to this user, total bytes) of the filesystem holding `path`.
 fn disk_space(path: &Path) -> Result<(u64, u64)> {
     let c = CString::new(path.as_os_str().as_bytes())
@@ -208,9 +203,10 @@ pub fn disk_reserve(free: u64, total: u64) -> u64 {
     (total / 20).clamp(16 << 20, 1 << 30).max(free / 20)
 }
 
-/// What must stay free: 1 GiB or 10% of the total, whichever is larger.
+/// What must stay free: 10% of the total, and at least 1 GiB, or a quarter of the total
+/// where that is less (a small memory cgroup: 16 MiB of 64 MiB).
 pub fn headroom(total: u64) -> u64 {
-    (1u64 << 30).max(total / 10)
+    (1u64 << 30).min(total / 4).max(total / 10)
 }
 
 /// Memory facts for the room checks: MemTotal and MemAvailable, lowered to a cgroup memory
@@ -234,8 +230,12 @@ impl MemRoom {
                 "/proc/meminfo has no MemTotal/MemAvailable: cannot check free memory",
             ));
         };
+        // Under a memory cgroup its limit is the memory there is: the reserve is taken from
+        // it, not from the host's RAM.
+        let mut total = total;
         if let Some((limit, usage)) = cgroup_limit() {
             available = available.min(limit.saturating_sub(usage));
+            total = total.min(limit);
         }
         Ok(MemRoom { total, available })
     }
@@ -278,7 +278,7 @@ fn cgroup_limit() -> Option<(u64, u64)> {
 /// How much of the available memory must stay free for a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keep {
-    /// [`headroom`]: 1 GiB or 10% of the total. One large buffer or file that is the point
+    /// [`headroom`]: 10% of the total, at least 1 GiB or a quarter. One large buffer or file that is the point
     /// of the measurement (mmap, page faults), which may take all but the headroom.
     Headroom,
     /// Half of what is available: working sets walked while measuring (a ring of them, two
@@ -306,7 +306,7 @@ pub fn check_memory(what: &str, need: u64, room: &MemRoom, keep: Keep) -> Result
         let gm = |b: u64| fmt_bytes(b as f64, ByteStyle::GibMib);
         let kept = match keep {
             Keep::Headroom => format!(
-                "{} must stay free (1 GiB or 10% of {})",
+                "{} must stay free (10% of {}, at least 1 GiB or a quarter)",
                 gm(headroom(room.total)),
                 gm(room.total)
             ),
@@ -347,11 +347,15 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = ScratchDir::user(tmp.path()).unwrap();
         let f = dir.create_file("x").unwrap();
-        let p = f.path().to_path_buf();
         f.set_len(8192).unwrap();
-        assert_eq!(std::fs::metadata(&p).unwrap().len(), 8192);
+        // SAFETY: a zeroed stat is a valid out-buffer; the fd is open.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::fstat(f.fd(), &mut st) }, 0);
+        assert_eq!(st.st_size, 8192);
+        // Its name is gone at once: a kill -9 now would leave nothing in the user's directory.
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
         let g = dir.create_file("x").unwrap();
-        assert_ne!(g.path(), p.as_path(), "a taken name must not be reused");
+        assert_ne!(g.fd(), f.fd());
         drop(f);
         drop(g);
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
@@ -402,6 +406,9 @@ mod tests {
             available: 20 << 30,
         };
         assert_eq!(headroom(room.total), (24u64 << 30) / 10);
+        // A 64 MiB cgroup keeps a quarter of its limit, not 1 GiB of the host's.
+        assert_eq!(headroom(64 << 20), 16 << 20);
+        assert_eq!(headroom(4 << 30), 1 << 30);
         assert!(check_memory("x", 1 << 30, &room, Keep::Headroom).is_ok());
         let e = check_memory("--size 20g", 20 << 30, &room, Keep::Headroom).unwrap_err();
         let s = e.to_string();

@@ -14,15 +14,6 @@ pub enum Access {
     Write,
 }
 
-impl Access {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Access::Read => "read",
-            Access::Write => "write",
-        }
-    }
-}
-
 /// Page size policy for a mapping (madvise); what the kernel actually did is evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Pages {
@@ -33,14 +24,7 @@ pub enum Pages {
     Thp,
 }
 
-impl Pages {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Pages::Small => "4k",
-            Pages::Thp => "thp",
-        }
-    }
-}
+crate::units::name::named!(Access, Pages);
 
 const HUGE: usize = 2 << 20;
 
@@ -189,11 +173,11 @@ pub unsafe fn walk_raw(ptr: *mut u8, len: usize, stride: usize, access: Access) 
 /// 1 KiB chunk an inner loop of `add (p),sum; add $8,p; cmp p,next; jne`, here starting a
 /// 64-byte line of code (as the reference's, which asks gcc for that). Why not the generic
 /// loop: its stride is a register (`add reg,reg`, not `add $8,reg`). Measured on the Intel
-/// host of 2026-11-26 (hot 1 MiB array, a pipe write+read between walks, thread CPU time,
+/// host (hot 1 MiB array, a pipe write+read between walks, thread CPU time,
 /// medians of 11 rounds): the generic loop 0.327 ns per word, this one 0.258; the same
 /// instructions with the inner loop straddling a 64-byte boundary, where gcc had put the
 /// reference's, 0.316 (docs/SWEEP.md). And a 32-byte boundary is not enough: the same loop
-/// at 32 mod 64 walked 4–6% slower than at 0 mod 64 (2026-11-27; the reference with its
+/// at 32 mod 64 walked 4–6% slower than at 0 mod 64 (the reference with its
 /// loop at 0x17a0 against 0x17c0, the same source: overhead 2.59 against 2.49 µs per hop at
 /// 64k), so the position is fixed to a 64-byte boundary on both sides. Rust cannot say "do
 /// not unroll" (LLVM unrolls this loop written in Rust by 8), so asm fixes the instructions;
@@ -299,6 +283,7 @@ pub fn huge_page_share(addr: *const u8, len: usize) -> Option<f64> {
 
 /// The VmFlags of the mapping containing `addr` (e.g. "nh" after MADV_NOHUGEPAGE, "hg" after
 /// MADV_HUGEPAGE), from /proc/self/smaps; None when smaps cannot tell.
+#[cfg(test)]
 pub fn vm_flags(addr: *const u8) -> Option<Vec<String>> {
     smaps_entry(addr as usize)?.iter().find_map(|l| {
         l.strip_prefix("VmFlags:")

@@ -81,7 +81,7 @@ pub fn to_csv(run: &Run) -> Result<String> {
             m.checks.iter().filter(|c| c.ok).count().to_string(),
             m.checks.len().to_string(),
             text(&failed.join("; ")),
-            text(&m.warnings.join("; ")),
+            text(&crate::report::remarks::all_words(&m.warnings).join("; ")),
             opt(m.additive.as_ref().map(|a| a.mean.value)),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[0])),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[1])),

@@ -166,7 +166,7 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
 }
 
 /// Faults per page: "0", "1.00", or "10 in 65,536" when fewer than one per page (a rate of
-/// "0.00482 faults/page" or "0.0268" is a count: issue 21).
+/// "0.00482 faults/page" or "0.0268" is a count).
 fn per_page_of(majflt: u64, pages: u64) -> String {
     let r = majflt as f64 / pages.max(1) as f64;
     if majflt == 0 || r >= 1.0 {

@@ -1,14 +1,14 @@
 //! The warnings and notes of an HTML results table as footnotes: in its row a remark is
 //! brief ("⚠ 1 of 18 samples are outliers ¹", "notes 2, 3"), and below the table each kind
 //! of remark is written once in full, numbered. Prose in the row made rows hundreds of
-//! pixels tall and pushed the table past the page (issue 21 item 7); a kind said once per
+//! pixels tall and pushed the table past the page; a kind said once per
 //! table is the terminal's rule too (report::table's warning block).
 
 use std::fmt::Write;
 
 use crate::escape::xml as esc;
-use crate::model::Measurement;
-use crate::report::table::{gist, warning_kind};
+use crate::model::{Measurement, Remark};
+use crate::report::remarks;
 
 /// Longest brief a warning gets in its row, in characters (the footnote has the rest).
 const BRIEF_CHARS: usize = 38;
@@ -42,8 +42,8 @@ impl Mark {
 struct Kind {
     key: String,
     mark: Mark,
-    /// (row label, full text), in first-seen order, each pair once.
-    texts: Vec<(String, String)>,
+    /// (row label, remark), in first-seen order, each pair once.
+    texts: Vec<(String, Remark)>,
 }
 
 /// The footnotes of one table, numbered in first-seen order as its rows are rendered.
@@ -78,14 +78,20 @@ impl Footnotes {
     /// One remark of a row in brief with its footnote's number ("invalid in A ¹"); `text`
     /// in full goes to the footnotes. Empty for an empty remark.
     pub fn remark(&mut self, row: &str, text: &str, mark: Mark) -> String {
+        self.said(row, &Remark::legacy(text), mark)
+    }
+
+    /// [`Footnotes::remark`] of a remark.
+    fn said(&mut self, row: &str, r: &Remark, mark: Mark) -> String {
+        let text = remarks::words(r);
         if text.is_empty() {
             return String::new();
         }
-        let n = self.number(row, text, mark);
+        let n = self.number_of(row, r, mark);
         let sign = if mark == Mark::Warning { "⚠ " } else { "" };
         format!(
             "<span class=\"remark\">{sign}{}</span>",
-            self.linked(&brief(text), n)
+            self.linked(&brief(&text), n)
         )
     }
 
@@ -125,11 +131,14 @@ impl Footnotes {
         let mut parts: Vec<String> = Vec::new();
         let mut more: Vec<usize> = Vec::new();
         // A blank remark (a run file's "") says nothing: no brief, number or footnote.
-        let said = m.warnings.iter().filter(|w| !w.trim().is_empty());
+        let said = m
+            .warnings
+            .iter()
+            .filter(|w| !remarks::words(w).trim().is_empty());
         for (i, w) in said.enumerate() {
-            let n = self.number(row, w, Mark::Warning);
+            let n = self.number_of(row, w, Mark::Warning);
             if i < briefs {
-                parts.push(self.remark(row, w, Mark::Warning));
+                parts.push(self.said(row, w, Mark::Warning));
             } else if !more.contains(&n) {
                 more.push(n);
             }
@@ -153,8 +162,9 @@ impl Footnotes {
     /// The footnote numbers of a row's notes (and of why its sampling stopped), ascending.
     fn note_numbers(&mut self, row: &str, m: &Measurement) -> Vec<usize> {
         let mut notes: Vec<usize> = Vec::new();
-        let stop =
-            (!m.stop_reason.is_empty()).then(|| format!("sampling stopped: {}", m.stop_reason));
+        let stop = m
+            .stop_reason
+            .map(|r| format!("sampling stopped: {}", r.as_str()));
         for n in m.notes.iter().chain(stop.as_ref()) {
             if n.trim().is_empty() {
                 continue;
@@ -196,31 +206,32 @@ impl Footnotes {
                 i + 1,
                 k.mark.prefix()
             );
-            let mut distinct: Vec<(String, Vec<&str>)> = Vec::new();
+            let mut distinct: Vec<(Remark, Vec<&str>)> = Vec::new();
             for (row, t) in &k.texts {
                 match distinct.iter_mut().find(|d| &d.0 == t) {
                     Some(d) => d.1.push(row),
                     None => distinct.push((t.clone(), vec![row])),
                 }
             }
-            let texts: Vec<String> = distinct.iter().map(|d| d.0.clone()).collect();
-            let folded = crate::engine::merge::fold_round_variants(&texts);
+            let texts: Vec<Remark> = distinct.iter().map(|d| d.0.clone()).collect();
+            let folded = remarks::all_words(&remarks::fold(&texts));
             let ranges = |t: &str| t.matches('–').count();
-            if folded.len() == 1 && ranges(&folded[0]) <= ranges(&texts[0]) + 2 {
+            if folded.len() == 1 && ranges(&folded[0]) <= ranges(&remarks::words(&texts[0])) + 2 {
                 h.push_str(&esc(&folded[0]));
             } else {
-                let head = match gist(&texts[0]) {
-                    Some(g) => esc(g),
+                let head = match remarks::gist(&texts[0]) {
+                    Some(g) => esc(&g),
                     None => format!("in {} rows", k.texts.len()),
                 };
                 let _ = write!(h, "{head}:<ul>");
                 for (t, rows) in &distinct {
+                    let t = remarks::words(t);
                     match rows[..] {
                         [row] => {
-                            let _ = write!(h, "<li><code>{}</code>: {}</li>", esc(row), esc(t));
+                            let _ = write!(h, "<li><code>{}</code>: {}</li>", esc(row), esc(&t));
                         }
                         _ => {
-                            let _ = write!(h, "<li>{} (in {} rows)</li>", esc(t), rows.len());
+                            let _ = write!(h, "<li>{} (in {} rows)</li>", esc(&t), rows.len());
                         }
                     }
                 }
@@ -235,9 +246,14 @@ impl Footnotes {
     /// The number (from 1) of the footnote for `text`'s kind, adding it on first sight:
     /// link to it with [`Footnotes::link`].
     pub fn number(&mut self, row: &str, text: &str, mark: Mark) -> usize {
-        let key = match (mark, gist(text)) {
-            (Mark::Warning, Some(g)) => g.to_string(),
-            _ => warning_kind(text),
+        self.number_of(row, &Remark::legacy(text), mark)
+    }
+
+    /// [`Footnotes::number`] of a remark.
+    fn number_of(&mut self, row: &str, r: &Remark, mark: Mark) -> usize {
+        let key = match (mark, remarks::gist(r)) {
+            (Mark::Warning, Some(g)) => g,
+            _ => remarks::key(r),
         };
         let i = match self
             .kinds
@@ -254,7 +270,7 @@ impl Footnotes {
                 self.kinds.len() - 1
             }
         };
-        let pair = (row.to_string(), text.to_string());
+        let pair = (row.to_string(), r.clone());
         if !self.kinds[i].texts.contains(&pair) {
             self.kinds[i].texts.push(pair);
         }
@@ -335,8 +351,8 @@ mod tests {
         .unwrap()
         .measurements
         .remove(0);
-        m.stop_reason.clear();
-        m.warnings = warnings.iter().map(|s| s.to_string()).collect();
+        m.stop_reason = None;
+        m.warnings = warnings.iter().map(|s| Remark::legacy(*s)).collect();
         m.notes = notes.iter().map(|s| s.to_string()).collect();
         m
     }

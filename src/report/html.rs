@@ -254,7 +254,7 @@ fn machine_section(h: &mut String, runs: &[Run]) {
             .warnings()
             .into_iter()
             .filter(|w| !common.contains(w))
-            .chain(r.warnings.iter().cloned())
+            .chain(r.warnings.iter().map(crate::report::remarks::words))
             .collect();
         if !own.is_empty() {
             if runs.len() > 1 {
@@ -953,6 +953,16 @@ fn subtitle_of(runs: &[Run], i: usize) -> String {
     }
 }
 
+/// Whether `k` is determined by the swept `key` among `ms` (every two rows at one value of
+/// `key` agree on it): "slice=1ms" beside slice_ns=1000000, the slice the kernel reported.
+/// Such a parameter names no series: each would make every point a series of its own.
+fn follows(ms: &[&Measurement], key: &str, k: &str) -> bool {
+    ms.iter().all(|a| {
+        ms.iter()
+            .all(|b| a.param_f64(key) != b.param_f64(key) || a.params.get(k) == b.params.get(k))
+    })
+}
+
 fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
     let mut series = Vec::new();
     // Rows without a plottable figure: a line has no place to say why, so the figure
@@ -969,23 +979,14 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             .iter()
             .filter(|m| m.probe == probe)
             .collect();
-        // Series: the other parameters' values (and the run when there are several), but
-        // not those the swept one determines ("slice=1ms" beside slice_ns=1000000, the slice
-        // the kernel reported): each would make every point a series of its own.
-        let follows_key = |k: &str| {
-            ms.iter().all(|a| {
-                ms.iter().all(|b| {
-                    a.param_f64(key) != b.param_f64(key) || a.params.get(k) == b.params.get(k)
-                })
-            })
-        };
+        // Series: the other parameters' values (and the run when there are several).
         let mut by_rest: Vec<(String, Vec<Point>, Vec<f64>)> = Vec::new();
         for m in &ms {
             let rest: Vec<String> = m
                 .params
                 .iter()
                 .filter(|(k, _)| {
-                    k.as_str() != key && params::varying(&ms).contains(k) && !follows_key(k)
+                    k.as_str() != key && params::varying(&ms).contains(k) && !follows(&ms, key, k)
                 })
                 .map(|(k, v)| {
                     format!(
@@ -1391,7 +1392,7 @@ mod tests {
         assert!(failed < cell.find("✓ placement").unwrap(), "{cell}");
     }
 
-    /// Issue 21: a report of a c2c and a mem latency run showed "not measured" columns in
+    /// A report of a c2c and a mem latency run showed "not measured" columns in
     /// every row and the machine's warnings once per run.
     #[test]
     fn runs_of_several_kinds_are_grouped_by_kind_with_the_machine_once() {

@@ -7,6 +7,7 @@ use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
 use crate::report::family::{Evidence, Family};
 use crate::units::fmt_time;
+use crate::units::name::Named;
 
 fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
     run.measurements
@@ -16,7 +17,7 @@ fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
 }
 
 fn mech_of(m: &Measurement) -> Option<Mech> {
-    m.probe.strip_prefix("ipc.").and_then(Mech::parse_name)
+    m.probe.strip_prefix("ipc.").and_then(Mech::from_name)
 }
 
 /// Rows (mechanisms) and columns (classes) present, in their natural order.
@@ -58,7 +59,7 @@ pub fn text(run: &Run) -> String {
         .chain(classes.iter().map(|c| c.label().to_string()))
         .collect()];
     for &mech in &mechs {
-        let mut r = vec![mech.as_str().to_string()];
+        let mut r = vec![mech.name().to_string()];
         for &class in &classes {
             r.push(match cell(&ms, mech, class) {
                 None => "—".into(),
@@ -108,7 +109,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
                     y_label: "mechanism".into(),
                     unit: "ns/round trip".into(),
                     col_labels: classes.iter().map(|c| c.label().to_string()).collect(),
-                    row_labels: mechs.iter().map(|m| m.as_str().to_string()).collect(),
+                    row_labels: mechs.iter().map(|m| m.name().to_string()).collect(),
                     cells,
                 }
                 .to_svg(),

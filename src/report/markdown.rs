@@ -13,7 +13,8 @@ pub fn run_to_markdown(run: &Run) -> String {
         cell(&run.tool_version),
         code(&run.command.join(" "))
     );
-    for w in run.machine.warnings().iter().chain(&run.warnings) {
+    let own = crate::report::remarks::all_words(&run.warnings);
+    for w in run.machine.warnings().iter().chain(&own) {
         o.push_str(&format!("> ⚠ {}\n", cell(w)));
     }
     o.push_str("\n| probe | parameters | value (± 95% CI) | raw / baseline | status |\n|---|---|--:|---|---|\n");

@@ -3,6 +3,7 @@
 //! and `compare` (run against run, host against host) found. Reports never measure and
 //! never judge: they render.
 
+pub mod anatomy;
 pub mod c2c;
 pub mod compare;
 pub mod ctx;
@@ -20,6 +21,7 @@ pub mod memlat;
 pub mod params;
 pub mod pipeview;
 pub mod plot;
+pub mod remarks;
 pub mod rpc;
 pub mod screen;
 pub mod sweep;
@@ -37,6 +39,7 @@ use family::{Evidence, Family};
 /// terminal table and of the cross-run figures follows this list.
 pub static FAMILIES: &[&dyn Family] = &[
     &sweep::Sweep,
+    &anatomy::Anatomy,
     &memlat::MemLatency,
     &lab::Lab,
     &fault::Fault,

@@ -285,7 +285,7 @@ mod tests {
         assert_eq!(distinguishing_label(&c, &peers, &keys), "fault.file-cached");
     }
 
-    /// Issue 21: mem latency rows showed "size=4096 size_label=4k", the same thing twice,
+    /// Mem latency rows showed "size=4096 size_label=4k", the same thing twice,
     /// and a timeslice case "slice=1ms slice_ns=1000000".
     #[test]
     fn an_input_and_its_rendering_are_shown_once() {

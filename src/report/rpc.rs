@@ -11,6 +11,7 @@ use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::Scenario;
 use crate::report::family::{Evidence, Family};
+use crate::units::name::Named;
 use crate::units::{fmt_num, fmt_time, time_unit};
 
 /// One scenario × mechanism and its measurements.
@@ -30,7 +31,7 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
         .iter()
         .filter(|m| m.probe.starts_with("rpc."))
     {
-        let Some(scenario) = Scenario::parse_name(m.param_str("scenario").unwrap_or("")) else {
+        let Some(scenario) = Scenario::from_name(m.param_str("scenario").unwrap_or("")) else {
             continue;
         };
         let mech = m.param_str("mech").unwrap_or("").to_string();
@@ -306,7 +307,7 @@ fn summary_rows(cs: &[Case]) -> Vec<Vec<String>> {
             _ => "—".into(),
         };
         rows.push(vec![
-            c.scenario.as_str().into(),
+            c.scenario.name().into(),
             c.mech.clone(),
             cell(c.total),
             traced,
@@ -484,7 +485,7 @@ pub fn detail(run: &Run) -> String {
                  group:\nsched, sys (system calls), ipi, sw (perf switch records)\n",
             );
         }
-        out.push_str(&format!("\nrpc {} {}\n", c.scenario.as_str(), c.mech));
+        out.push_str(&format!("\nrpc {} {}\n", c.scenario.name(), c.mech));
         out.push_str(&table(&rows));
         for n in notes {
             out.push_str(&format!("* {n}\n"));
@@ -578,7 +579,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
     for run in runs {
         let mut rows = Vec::new();
         for c in cases(run).iter().filter(|c| c.traced.is_some()) {
-            let label = format!("{} {}", c.scenario.as_str(), c.mech);
+            let label = format!("{} {}", c.scenario.name(), c.mech);
             let traced = c.traced.and_then(|m| m.additive.as_ref()).map(|a| a.mean);
             rows.push(bar(
                 format!("{label} traced"),

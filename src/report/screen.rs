@@ -1,12 +1,12 @@
 //! What a measuring command prints on stdout once it has measured, in one function, so the
 //! commands print it and a test can render it from a recorded run at any width (every line
-//! within the terminal's width: issue 21).
+//! within the terminal's width).
 
 use super::term::{fit, wrap, Term};
 use crate::model::Run;
 
 /// How much a measuring command prints beyond its results: the default is the results
-/// and their evidence in brief (issue 21: quiet by default, complete on request).
+/// and their evidence in brief (quiet by default, complete on request).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Detail {
     /// `--verbose`: every evidence line, each round's reading of a failed check, each

@@ -71,7 +71,7 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
             .any(|r| r.get(5).is_some_and(|c| c.starts_with("faster")))
         {
             out.push_str("  faster (model fails): ");
-            out.push_str(crate::engine::derive::NEGATIVE_FINDING);
+            out.push_str(crate::report::remarks::NEGATIVE_FINDING);
             out.push('\n');
         }
         if let Some(p) = extra_switches_note(&extra) {
@@ -196,9 +196,7 @@ fn row_cells(
     };
     let indirect = match r.indirect {
         // Negative beyond its interval: a finding, never a cost.
-        Some([_, lo, hi])
-            if r.size > 0 && crate::engine::derive::negative_finding(lo, hi).is_some() =>
-        {
+        Some([_, lo, hi]) if r.size > 0 && crate::engine::derive::negative_finding(lo, hi) => {
             "faster (model fails)".into()
         }
         Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => {
@@ -259,6 +257,7 @@ fn row_cells(
     }
     // Each size's warnings with --verbose; by default once per kind after the curves.
     for w in m.warnings.iter().filter(|_| verbose) {
+        let w = crate::report::remarks::words(w);
         notes.push(format!("  {}: ! {w}", fmt_size(r.size)));
     }
     cells

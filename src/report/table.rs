@@ -4,8 +4,9 @@
 
 use super::family::Evidence;
 use super::params::{self, Shared};
+use super::remarks::{self, legacy};
 use super::term::{paint, wrap, Term, Tone};
-use crate::model::{Measurement, Run, Status, Summary};
+use crate::model::{Measurement, Remark, Run, Status, Summary};
 use crate::units::{
     fmt_figure, fmt_num, fmt_per_op, fmt_time, fmt_unstable, fmt_with_unit, plural,
 };
@@ -70,7 +71,7 @@ fn evidence_cell(m: &Measurement) -> String {
                 .max(0.0) as u64,
             "migration",
         );
-        // Counts below one per op are counts (issue 21): when either part is, both parts
+        // Counts below one per op are counts: when either part is, both parts
         // are counts over the same ops, so one line never mixes a rate and a count.
         let rare = |n: u64| n > 0 && n < it;
         let counts = rare(t.nvcsw) || rare(t.nivcsw);
@@ -213,7 +214,8 @@ pub fn preamble_detail(run: &Run, term: &Term, verbose: bool) -> String {
     out.push_str(&machine_warnings(run, term, verbose));
     for w in &run.warnings {
         let mark = paint("!", Tone::Caution, term.color);
-        out.push_str(&wrap(w, term.width, &format!("{mark} run: "), INDENT));
+        let w = super::remarks::words(w);
+        out.push_str(&wrap(&w, term.width, &format!("{mark} run: "), INDENT));
         out.push('\n');
     }
     out
@@ -231,7 +233,7 @@ pub fn machine_warnings(run: &Run, term: &Term, verbose: bool) -> String {
     let mut out = String::new();
     let mark = paint("!", Tone::Caution, term.color);
     let warnings = run.machine.warnings();
-    let brief: Vec<&str> = warnings.iter().filter_map(|w| gist(w)).collect();
+    let brief: Vec<&str> = warnings.iter().filter_map(|w| legacy::gist(w)).collect();
     if !verbose && brief.len() > 1 {
         let text = format!("{} (in full with --verbose)", brief.join("; "));
         out.push_str(&wrap(
@@ -244,7 +246,7 @@ pub fn machine_warnings(run: &Run, term: &Term, verbose: bool) -> String {
     }
     for w in warnings
         .iter()
-        .filter(|w| verbose || brief.len() < 2 || gist(w).is_none())
+        .filter(|w| verbose || brief.len() < 2 || legacy::gist(w).is_none())
     {
         out.push_str(&wrap(w, term.width, &format!("{mark} machine: "), INDENT));
         out.push('\n');
@@ -275,7 +277,7 @@ pub fn render_for(run: &Run, term: &Term) -> String {
 /// it only when they fit. Under a row: why a figure is below resolution. After the table:
 /// why figures are invalid (each failed check once per kind with the rows it concerns and
 /// the range of its readings), then warnings and history-drift notes as one block, each
-/// kind once. `verbose` (--verbose) adds what the default leaves out (issue 21: quiet by
+/// kind once. `verbose` (--verbose) adds what the default leaves out (quiet by
 /// default, complete on request): the cells that did not fit, on lines beneath their row,
 /// every round's reading of each failed check under its row, each drift note under its row, each warning of
 /// a kind whose numbers differ too much to fold, and why each skipped probe was skipped.
@@ -492,7 +494,7 @@ fn readings(observed: &str) -> String {
                 .to_string()
         })
         .collect();
-    crate::engine::merge::fold_round_variants(&each).join("; ")
+    super::remarks::fold_sentences(&each).join("; ")
 }
 
 /// The rows' failed checks after the table, once per kind with the rows they concern, as
@@ -553,7 +555,13 @@ pub fn warning_block_by(
     let mark = paint("!", Tone::Caution, term.color);
     let mut out = kind_block(&rows, &warnings, &mark, term, verbose);
     if !verbose {
-        let drift = |m: &Measurement| m.notes.iter().filter(|n| is_drift(n)).cloned().collect();
+        let drift = |m: &Measurement| {
+            m.notes
+                .iter()
+                .filter(|n| is_drift(n))
+                .map(Remark::legacy)
+                .collect()
+        };
         out.push_str(&kind_block(&rows, &drift, "·", term, verbose));
     }
     out
@@ -570,7 +578,8 @@ pub fn remark_block(
     term: &Term,
     verbose: bool,
 ) -> String {
-    kind_block(&Labelled { shown, label }, of, mark, term, verbose)
+    let sentences = |m: &Measurement| of(m).into_iter().map(Remark::legacy).collect();
+    kind_block(&Labelled { shown, label }, &sentences, mark, term, verbose)
 }
 
 /// Rows and how they are named.
@@ -585,24 +594,24 @@ struct Labelled<'a> {
 /// ("samples are bimodal (in 4: …; each with --verbose)") when those words carry no number.
 fn kind_block(
     rows: &Labelled,
-    of: &dyn Fn(&Measurement) -> Vec<String>,
+    of: &dyn Fn(&Measurement) -> Vec<Remark>,
     mark: &str,
     term: &Term,
     verbose: bool,
 ) -> String {
     let shown = rows.shown;
     let all: Vec<String> = shown.iter().map(|m| (rows.label)(m)).collect();
-    let mut kinds: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    // Each kind with its remarks and the rows they concern, in first-seen order.
+    type Kind = (String, Vec<Remark>, Vec<String>);
+    let mut kinds: Vec<Kind> = Vec::new();
     let mut kind_at: HashMap<String, usize> = HashMap::new();
     for m in shown {
         let probe = (rows.label)(m);
         for w in of(m) {
-            let i = *kind_at
-                .entry(warning_kind(&w))
-                .or_insert_with_key(|skeleton| {
-                    kinds.push((skeleton.clone(), Vec::new(), Vec::new()));
-                    kinds.len() - 1
-                });
+            let i = *kind_at.entry(remarks::key(&w)).or_insert_with_key(|key| {
+                kinds.push((key.clone(), Vec::new(), Vec::new()));
+                kinds.len() - 1
+            });
             kinds[i].1.push(w.clone());
             if !kinds[i].2.contains(&probe) {
                 kinds[i].2.push(probe.clone());
@@ -614,20 +623,19 @@ fn kind_block(
     // Kinds of one gist in other units ("… near 121 ns" and "… near 43.0 µs") are one kind
     // to a reader: by default they share the gist's line too, as do remarks with a brief
     // form of their own (the canary's) whatever rows they concern.
+    let gists: Vec<Option<String>> = kinds.iter().map(|k| remarks::gist(&k.1[0])).collect();
     let mut kinds_of_gist: HashMap<&str, usize> = HashMap::new();
-    for k in &kinds {
-        if let Some(g) = gist(&k.1[0]) {
-            *kinds_of_gist.entry(g).or_default() += 1;
-        }
+    for g in gists.iter().flatten() {
+        *kinds_of_gist.entry(g).or_default() += 1;
     }
     // A remark of one row that would take more than two lines says its gist by default
     // ("samples are bimodal (in 1: rpc.total; in full with --verbose)"): its numbers and
     // the causes it lists are details, and five lines of them crowded rpc's summary.
-    let long = |k: &(String, Vec<String>, Vec<String>)| {
+    let long = |k: &Kind| {
         if k.2.len() > 1 {
             return false;
         }
-        let line = format!("{}: {}", k.2[0], k.1.join("; "));
+        let line = format!("{}: {}", k.2[0], remarks::all_words(&k.1).join("; "));
         wrap(&line, term.width, &format!("{mark} "), "  ")
             .lines()
             .count()
@@ -635,42 +643,45 @@ fn kind_block(
     };
     let shared: Vec<bool> = kinds
         .iter()
-        .map(|k| {
-            let brief = crate::engine::canary::brief(&k.1[0]).is_some();
-            !verbose && gist(&k.1[0]).is_some_and(|g| brief || kinds_of_gist[g] > 1 || long(k))
+        .zip(&gists)
+        .map(|(k, g)| {
+            let brief = remarks::brief(&k.1[0]).is_some();
+            !verbose
+                && g.as_deref()
+                    .is_some_and(|g| brief || kinds_of_gist[g] > 1 || long(k))
         })
         .collect();
     let mut lines: Vec<String> = Vec::new();
-    let mut gists: Vec<(String, Vec<String>, usize)> = Vec::new();
+    let mut by_gist: Vec<(String, Vec<String>, usize)> = Vec::new();
     let mut gist_at: HashMap<String, usize> = HashMap::new();
-    for ((_, texts, probes), shared) in kinds.into_iter().zip(shared) {
-        let text = crate::engine::merge::fold_round_variants(&texts).join("; ");
+    for (((_, said, probes), shared), gist) in kinds.into_iter().zip(shared).zip(gists) {
+        let text = remarks::all_words(&remarks::fold(&said)).join("; ");
         let ranges = |t: &str| t.matches('–').count();
         if probes.len() == 1 && !shared {
             lines.push(format!("{}: {text}", probes[0]));
-        } else if !shared && ranges(&text) <= ranges(&texts[0]) + 2 {
+        } else if !shared && ranges(&text) <= ranges(&remarks::words(&said[0])) + 2 {
             lines.push(format!("{text} ({})", concerns(&probes, &all)));
-        } else if let (false, Some(g)) = (verbose, gist(&texts[0])) {
-            match gist_at.get(g) {
+        } else if let (false, Some(g)) = (verbose, gist) {
+            match gist_at.get(&g) {
                 Some(&i) => {
                     for p in probes {
-                        if !gists[i].1.contains(&p) {
-                            gists[i].1.push(p);
+                        if !by_gist[i].1.contains(&p) {
+                            by_gist[i].1.push(p);
                         }
                     }
                 }
                 None => {
-                    gist_at.insert(g.to_string(), gists.len());
-                    gists.push((g.to_string(), probes, lines.len()));
+                    gist_at.insert(g.clone(), by_gist.len());
+                    by_gist.push((g, probes, lines.len()));
                     lines.push(String::new());
                 }
             }
         } else {
             // Too many numbers differ for one sentence to say it: one line per row.
-            lines.extend(pairs_of(rows, of, &texts));
+            lines.extend(pairs_of(rows, of, &said));
         }
     }
-    for (g, probes, at) in gists {
+    for (g, probes, at) in by_gist {
         let each = if probes.len() == 1 { "in full" } else { "each" };
         lines[at] = format!("{g} ({}; {each} with --verbose)", concerns(&probes, &all));
     }
@@ -680,18 +691,6 @@ fn kind_block(
         out.push('\n');
     }
     out
-}
-
-/// The remark in brief: its own brief form if it has one (the canary's "core slowed during
-/// some samples; …"), else the words before its first colon when they say what it is
-/// without a number ("samples are bimodal", "running in a virtual machine (KVM)").
-pub(crate) fn gist(remark: &str) -> Option<&str> {
-    crate::engine::canary::brief(remark).or_else(|| {
-        remark
-            .split_once(": ")
-            .map(|(g, _)| g)
-            .filter(|g| !g.contains(|c: char| c.is_ascii_digit()) && g.split(' ').count() >= 3)
-    })
 }
 
 /// The rows a remark concerns: "in 3: syscall.read, ctx.pipe ×2", or "in every row" when
@@ -744,28 +743,23 @@ fn compact(labels: &[String]) -> String {
         .join(", ")
 }
 
-/// "probe: text" for each of `texts` (found among the rows' texts `of` them), with the probe
-/// that carries it.
+/// "probe: text" for each of `said` (found among the rows' remarks `of` them), with the
+/// probe that carries it.
 fn pairs_of(
     rows: &Labelled,
-    of: &dyn Fn(&Measurement) -> Vec<String>,
-    texts: &[String],
+    of: &dyn Fn(&Measurement) -> Vec<Remark>,
+    said: &[Remark],
 ) -> Vec<String> {
     let mut out = Vec::new();
     for m in rows.shown {
-        for w in of(m).iter().filter(|w| texts.contains(w)) {
-            let line = format!("{}: {w}", (rows.label)(m));
+        for w in of(m).iter().filter(|w| said.contains(w)) {
+            let line = format!("{}: {}", (rows.label)(m), remarks::words(w));
             if !out.contains(&line) {
                 out.push(line);
             }
         }
     }
     out
-}
-
-/// A warning with its numbers taken out: warnings of one kind share it.
-pub(crate) fn warning_kind(w: &str) -> String {
-    crate::engine::merge::shape(w).0
 }
 
 impl Row {
@@ -1079,16 +1073,9 @@ mod tests {
     fn one_gist_in_two_units_is_one_line_unless_verbose() {
         let mut run = fixture();
         assert!(run.measurements.len() >= 2);
-        run.measurements[0].warnings = vec![
-            "samples are bimodal: 3 near 121 ns, 7 near 401 ns; the median describes \
-                  neither group"
-                .into(),
-        ];
-        run.measurements[1].warnings = vec![
-            "samples are bimodal: 8 near 43.0 µs, 15 near 56.2 µs; the median describes \
-                  neither group"
-                .into(),
-        ];
+        run.measurements[0].warnings = vec![Remark::bimodal("ns", (3, 121.0), (7, 401.0), false)];
+        run.measurements[1].warnings =
+            vec![Remark::bimodal("ns", (8, 43_000.0), (15, 56_200.0), false)];
         let out = render_for(&run, &Term::plain(80));
         assert_eq!(out.matches("samples are bimodal").count(), 1, "{out}");
         assert!(!out.contains("near 121 ns"), "{out}");
@@ -1105,14 +1092,11 @@ mod tests {
         let mut run = fixture();
         let n = run.measurements.len();
         for (i, m) in run.measurements.iter_mut().enumerate() {
-            m.warnings = vec![format!(
-                "{} of 20 samples are outliers (modified z > 3.5): flagged, kept",
-                i + 1
-            )];
+            m.warnings = vec![Remark::outliers(i + 1, 20)];
         }
         run.measurements[0]
             .warnings
-            .push("a warning of its own".into());
+            .push(Remark::legacy("a warning of its own"));
         let out = render_for(&run, &Term::plain(80));
         assert_eq!(out.matches("samples are outliers").count(), 1, "{out}");
         assert!(
@@ -1230,7 +1214,7 @@ mod tests {
     fn a_long_remark_of_one_row_says_its_gist_unless_verbose() {
         let mut run = fixture();
         let m = &mut run.measurements[0];
-        m.warnings = vec![crate::engine::modes::warning(
+        m.warnings = vec![crate::engine::modes::remark(
             &crate::engine::modes::Modes {
                 low: 36_300.0,
                 low_n: 3,

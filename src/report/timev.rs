@@ -111,7 +111,7 @@ mod tests {
             evidence_samples: vec![],
             iterations_per_sample: 65536,
             baseline_iterations_per_sample: 0,
-            stop_reason: "converged".into(),
+            stop_reason: Some(crate::model::StopReason::Converged),
             evidence: ev,
             checks: vec![],
             warnings: vec![],

@@ -222,6 +222,11 @@ impl Store {
     /// A database this call created is removed again when setting it up fails (a full disk
     /// must not leave a 0-byte history behind).
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, BUSY_TIMEOUT)
+    }
+
+    /// [`Store::open`], waiting up to `wait` for another process's transaction to end.
+    pub fn open_with(path: &Path, wait: Duration) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.exists() {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
@@ -230,7 +235,7 @@ impl Store {
         let existed = check_db_path(path)?;
         let opened = Connection::open(path)
             .map_err(|e| db_error(path, e))
-            .and_then(|conn| Store::prepared(conn, path));
+            .and_then(|conn| Store::prepared(conn, path, wait));
         if opened.is_err() && !existed {
             remove_if_empty(path);
         }
@@ -255,16 +260,16 @@ impl Store {
                 )
             })
             .map_err(|e| db_error(path, e))?;
-        Store::prepared(conn, path).map(Some)
+        Store::prepared(conn, path, BUSY_TIMEOUT).map(Some)
     }
 
-    fn prepared(conn: Connection, path: &Path) -> Result<Store> {
+    fn prepared(conn: Connection, path: &Path, wait: Duration) -> Result<Store> {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
         };
         store
-            .prepare()
+            .prepare(wait)
             .map_err(|e| db_error(path, e))
             .and_then(|r| r)?;
         // A history at the current version whose tables were altered would fail only when a
@@ -283,8 +288,8 @@ impl Store {
     /// same new history at once: the check is repeated inside an IMMEDIATE transaction (one
     /// writer at a time, others wait up to the busy timeout), the DDL says IF NOT EXISTS,
     /// and a busy database is retried.
-    fn prepare(&mut self) -> rusqlite::Result<Result<()>> {
-        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+    fn prepare(&mut self, wait: Duration) -> rusqlite::Result<Result<()>> {
+        self.conn.busy_timeout(wait)?;
         self.conn.execute_batch("PRAGMA foreign_keys = ON;")?;
         if let Some(r) = check_version(&self.path, schema::inspect(&self.conn)?) {
             return Ok(r);
@@ -320,6 +325,25 @@ impl Store {
         schema::migrate(&tx, from)?;
         tx.commit()?;
         Ok(Ok(()))
+    }
+}
+
+/// Whether another process holds the history at `path` locked now (a read would have to
+/// wait); false when there is no such file or it cannot be read at all.
+pub fn is_locked(path: &Path) -> bool {
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Ok(conn) = Connection::open_with_flags(path, flags) else {
+        return false;
+    };
+    let _ = conn.busy_timeout(Duration::ZERO);
+    match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    }) {
+        Err(rusqlite::Error::SqliteFailure(f, _)) => {
+            matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+        }
+        _ => false,
     }
 }
 

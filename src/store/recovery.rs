@@ -72,17 +72,26 @@ pub fn save_or_keep(
     waits: (Duration, Duration),
     quiet: bool,
 ) -> Saved {
-    let saved = Store::open(db).and_then(|mut store| {
-        store.save_waiting(run, waits.0, waits.1, || {
-            if !quiet {
-                eprintln!(
-                    "oscost: the history {} is locked by another process; waiting up to {} s more",
-                    db.display(),
-                    waits.1.as_secs()
-                );
-            }
-        })
-    });
+    let said = std::cell::Cell::new(false);
+    let on_wait = || {
+        if !quiet && !said.replace(true) {
+            eprintln!(
+                "oscost: the history {} is locked by another process; waiting up to {} s more",
+                db.display(),
+                waits.1.as_secs()
+            );
+        }
+    };
+    // The lock may be met opening the history (its schema is read) or saving: both wait
+    // `waits.0`, then `waits.1` more.
+    let opened = match Store::open_with(db, waits.0) {
+        Err(_) if super::is_locked(db) => {
+            on_wait();
+            Store::open_with(db, waits.1)
+        }
+        r => r,
+    };
+    let saved = opened.and_then(|mut store| store.save_waiting(run, waits.0, waits.1, on_wait));
     let why = match saved {
         Ok(id) => {
             return Saved::Stored {

@@ -5,6 +5,7 @@
 //! may use it.
 
 pub mod interval;
+pub mod name;
 pub mod size;
 
 pub use interval::{
@@ -62,11 +63,6 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
-/// A count of events: always a whole number ("16386", "0"), never "16386.0000".
-pub fn fmt_count(n: u64) -> String {
-    n.to_string()
-}
-
 /// A count per operation: "2.00 switches/round trip" at one or more per operation; below
 /// one, the count itself, so a rare event never reads as a rounded rate: `fmt_per_op(12,
 /// 100_000, "switch", "round trip")` → "12 switches in 100,000 round trips"; none → "0
@@ -116,21 +112,6 @@ pub fn plural_noun(noun: &str) -> String {
     } else {
         format!("{noun}s")
     }
-}
-
-/// A plain quantity with an SI prefix (k, M, G), three significant digits: 16386 → "16.4k".
-pub fn fmt_si(v: f64) -> String {
-    let a = v.abs();
-    let (d, p) = if !a.is_finite() || a < 1e4 {
-        (1.0, "")
-    } else if a < 1e6 {
-        (1e3, "k")
-    } else if a < 1e9 {
-        (1e6, "M")
-    } else {
-        (1e9, "G")
-    };
-    format!("{}{p}", fmt_num(v / d))
 }
 
 /// "1.93 µs" for a value in ns.
@@ -196,7 +177,6 @@ mod tests {
 
     #[test]
     fn counts_below_one_per_op_read_as_counts() {
-        assert_eq!(fmt_count(16386), "16386");
         assert_eq!(
             fmt_per_op(16386, 16384, "minflt", "page"),
             "1.00 minflt/page"
@@ -217,8 +197,6 @@ mod tests {
             fmt_per_op(10, 1_000_000, "majflt", "page"),
             "10 majflt in 1,000,000 pages"
         );
-        assert_eq!(fmt_si(16386.0), "16.4k");
-        assert_eq!(fmt_si(2.5e6), "2.50M");
     }
 
     #[test]

@@ -63,21 +63,6 @@ pub fn parse_nonzero_size(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Parse a comma-separated list, keeping the user's order but dropping duplicates.
-pub fn parse_size_list(s: &str) -> Result<Vec<u64>, String> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let v = parse_size(part)?;
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    if out.is_empty() {
-        return Err(format!("'{s}' names no sizes"));
-    }
-    Ok(out)
-}
-
 /// Compact label in the option grammar, so a label can be typed back: `0`, `48k`, `1m`,
 /// `1.5m`, `2g`; three significant digits when the size is not round (`4.88k`), plain
 /// bytes below 1 KiB (`100b`).
@@ -195,16 +180,6 @@ mod tests {
             .contains("too large"));
         assert_eq!(parse_nonzero_size("4k").unwrap(), 4096);
         assert!(parse_nonzero_size("0").unwrap_err().contains("above zero"));
-    }
-
-    #[test]
-    fn lists_keep_order_and_drop_duplicates() {
-        assert_eq!(
-            parse_size_list("0,4k, 16k,4k").unwrap(),
-            vec![0, 4096, 16384]
-        );
-        assert!(parse_size_list("4k,,x").is_err());
-        assert!(parse_size_list(" , ").is_err());
     }
 
     #[test]

@@ -155,7 +155,7 @@ impl Csrs {
         c.cycle.wrapping_add(self.cycle_offset)
     }
 
-    /// Writes a CSR. Read-only CSRs (number bits 11:10 == 3) and unknown ones are illegal.
+    /// Writes a CSR. Read-only CSRs (number bits 11 and 10 both set) and unknown ones are illegal.
     /// `c` holds the counters before the writing instruction retires.
     pub fn write(&mut self, csr: u32, value: u32, c: &Counters) -> Result<(), IllegalCsr> {
         if csr >> 10 == 3 {

@@ -215,7 +215,7 @@ mod tests {
             .collect()
     }
 
-    /// Issue 21: the sweep's SVG was drawn outside the plot module, without the point count
+    /// The sweep's SVG was drawn outside the plot module, without the point count
     /// every other figure carries.
     #[test]
     fn the_sweep_figure_counts_every_point_of_both_panels() {

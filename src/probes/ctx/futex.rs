@@ -14,6 +14,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
+use crate::units::name::Named;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
@@ -126,7 +127,7 @@ impl Pair {
 }
 
 /// The ping-pong's figure. Its samples attach no perf counters and start once the kernel's
-/// perf hooks are off (see tax.rs): in the paired sitting of 2026-11-26 14:52-15:04 the
+/// perf hooks are off (see tax.rs): in paired runs on a noisy host the
 /// round trip read 6.6 µs while the hooks lingered after the sampler's counter-attached
 /// evidence samples and 6.1-6.2 µs once they had switched off, within one round, the
 /// single-thread baseline unchanged at 1.9 µs; rounds disagreed by 5-10% and the figure read
@@ -139,7 +140,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
     let private = pair.private;
 
     let mut spec = Spec::new("ctx.futex", "ns/switch", "ns/round trip", 2.0)
-        .param("mode", mode.as_str())
+        .param("mode", mode.name())
         .param("cpus", vec![cpu])
         .events_set(EventSet::None)
         .note(
@@ -192,7 +193,7 @@ pub fn evidence_pass(mode: Mode, cpu: usize, m: &mut Measurement) -> Result<()> 
 /// runs once after: five samples of the figure's length with the partner started again, 0.1 s
 /// in the default suite and 0.03 s with --quick, whose few seconds it is counted for (in the
 /// default suite the 0.07 s it leaves out, 0.3 s for the four ping-pong items, is 1% of 30 s).
-/// On the quiet fast host of 2026-11-26 20:31 it converged early: 1.16–1.34 s in `run`
+/// On the quiet fast host it converged early: 1.16–1.34 s in `run`
 /// (share 0.15–0.2 of the span), 0.21–0.30 s with --quick (0.0–0.5).
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
     hook_free: true,

@@ -19,7 +19,7 @@
 //! it read 4–6% higher again, with a lap of warm-up before every chunk or without. So a run of
 //! `ctx sweep` at 256k needed several times the samples for the same interval. One ABBA of
 //! two chunks each still cancels a linear drift exactly (the test below), and at S = 0 and
-//! 64k the samples were as narrow as with 8 (2026-11-27, Intel-hosted VM, quiet; docs/SWEEP.md).
+//! 64k the samples were as narrow as with 8 (Intel-hosted VM, quiet; docs/SWEEP.md).
 
 use crate::error::Result;
 use std::cell::Cell;

@@ -1,6 +1,10 @@
 //! Same-core context switches: two partners pinned to one CPU pass control back and forth.
 //! Every mechanism states the switches it expects per round trip and checks them.
 
+pub mod anatomy;
+pub mod anatomy_regs;
+pub mod anatomy_task;
+pub mod anatomy_trace;
 pub mod futex;
 pub mod interleave;
 pub mod pipe;
@@ -21,15 +25,6 @@ pub enum Mode {
     Thread,
 }
 
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Process => "process",
-            Mode::Thread => "thread",
-        }
-    }
-}
-
 /// The switching mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mech {
@@ -47,6 +42,8 @@ pub enum ClockMethod {
     Cputime,
 }
 
+crate::units::name::named!(Mode, Mech, ClockMethod);
+
 /// The checks every same-core ping-pong shares: the expected number of switches per round
 /// trip (±5%), no migrations, and every participant on the requested CPU.
 pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> Verdict {
@@ -63,18 +60,12 @@ pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> V
     let vol = ev.rusage.total.nvcsw as f64 / it;
     let invol = ev.rusage.total.nivcsw as f64 / it;
     if sw < 0.5 * expected_switches {
-        warnings.push(format!(
-            "almost no switches happened ({sw:.3} per {what}): the partners did not take turns \
-             on the CPU, so this figure is not a context-switch cost"
-        ));
+        warnings.push(crate::model::Remark::few_switches(what, sw));
     }
     // A woken partner that preempts the waker makes one of the two switches involuntary;
     // more than one involuntary switch per round trip means other tasks competed for the CPU.
     if what != "yield" && invol > 1.1 {
-        warnings.push(format!(
-            "{invol:.2} involuntary switches per {what} (voluntary {vol:.2}): other tasks \
-             competed for the CPU"
-        ));
+        warnings.push(crate::model::Remark::involuntary_switches(what, invol, vol));
     }
     let mut checks = vec![
         c,
@@ -133,7 +124,10 @@ mod tests {
         let v = same_core_verdict(&evidence(1), 2.0, "round trip");
         assert_eq!(failed(&v), ["context switches per round trip"]);
         let v = same_core_verdict(&evidence(0), 2.0, "round trip");
-        assert!(v.1.iter().any(|w| w.contains("almost no switches")));
+        assert!(v
+            .1
+            .iter()
+            .any(|w| crate::report::remarks::words(w).contains("almost no switches")));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
+use crate::units::name::Named;
 
 /// Echo bytes from `rfd` to `wfd` until EOF or error. Allocation-free (runs after fork).
 fn echo(rfd: i32, wfd: i32) -> i32 {
@@ -62,7 +63,7 @@ pub fn measure_pipe_on(
     // No perf counters in the figure's samples (not even in its evidence samples), and none
     // closed in the last second: see tax.rs. The counts come from the tax pass afterwards.
     let mut spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0)
-        .param("mode", mode.as_str())
+        .param("mode", mode.name())
         .param("cpus", vec![cpu])
         .events_set(EventSet::None);
     if let Some(n) = quiet_hooks(ctx)? {
@@ -289,7 +290,7 @@ fn tax_rounds(budget_ns: u64) -> usize {
 /// is set up at every call; its figure takes no perf counters (the plan runs it before items
 /// that do), and the observer-tax pass runs once after (3–7 rounds × 5 timed runs of 5 ms,
 /// 75–175 ms, with the partner started again: 0.1 s; the 0.3 s it was counted at exceeded
-/// the whole item with --quick on the fast host of 2026-11-26 20:31, 0.26–0.28 s). Shares:
+/// the whole item with --quick on the fast host, 0.26–0.28 s). Shares:
 /// 0.8 of the span on the noisy host (2.44 s in `run`, as before with the 0.3 s tail), 0.18 on
 /// the quiet fast one (1.23–1.40 s in `run`, like ctx.futex and ctx.yield).
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::Participant;
 use crate::probes::workset::{walk_raw, Access, Pages, WorkingSet};
+use crate::units::name::Named;
 
 /// The most members a ring may have (perf evidence opens about a dozen counters per member).
 pub const MAX_MEMBERS: usize = 256;
@@ -30,14 +31,7 @@ pub enum Policy {
     Normal,
 }
 
-impl Policy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Batch => "batch",
-            Policy::Normal => "normal",
-        }
-    }
-}
+crate::units::name::named!(Policy);
 
 /// Sets the calling thread's policy (forked members and threads inherit it) and restores
 /// the old one when dropped.
@@ -61,7 +55,7 @@ impl PolicyGuard {
             if libc::sched_setscheduler(0, policy, &zero) != 0 {
                 return Err(Error::env(format!(
                     "cannot set scheduling policy {}: {}",
-                    p.as_str(),
+                    p.name(),
                     std::io::Error::last_os_error()
                 )));
             }
@@ -277,6 +271,7 @@ impl Ring {
     }
 
     /// PIDs of forked members (empty for threads).
+    #[cfg(test)]
     pub fn member_pids(&self) -> Vec<i32> {
         self.children.iter().map(|c| c.pid()).collect()
     }

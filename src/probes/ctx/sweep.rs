@@ -21,6 +21,7 @@ use crate::evidence::recorder::Recorder;
 use crate::machine::fits::label;
 use crate::model::{Evidence, Measurement};
 use crate::probes::workset::Access;
+use crate::units::name::Named;
 use crate::units::size::fmt_size;
 
 /// The probe id.
@@ -155,14 +156,14 @@ fn take_evidence(ring: &mut Ring, m: &mut Measurement) -> Result<()> {
 fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
     let l = label(caches, p.procs, p.size);
     let spec = Spec::new(PROBE, "ns/switch", "ns/lap", p.procs as f64)
-        .param("mode", p.mode.as_str())
+        .param("mode", p.mode.name())
         .param("procs", p.procs)
         .param("size", p.size)
         .param("size_label", fmt_size(p.size))
-        .param("access", p.access.as_str())
+        .param("access", p.access.name())
         .param("stride", p.stride)
         .param("cpus", vec![p.cpu])
-        .param("policy", p.policy.as_str())
+        .param("policy", p.policy.name())
         .param("fits_per_process", l.per_process.clone())
         .param("fits_total", l.total.clone())
         .events_set(EventSet::None)
@@ -179,7 +180,7 @@ fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
             },
             p.cpu,
             fmt_size(p.size),
-            p.access.as_str(),
+            p.access.name(),
             p.stride,
             p.procs,
             p.procs,
@@ -199,8 +200,8 @@ fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
             }
         })
         .note(definition_label(
-            p.policy.as_str(),
-            p.access.as_str(),
+            p.policy.name(),
+            p.access.name(),
             p.stride as u64,
         ));
     spec
@@ -256,10 +257,7 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize, policy: Policy) -> Verdict {
     // voluntary switches far below one half means the members were not taking turns.
     let mut warnings = Vec::new();
     if vol < 0.25 && sw / n > 0.5 {
-        warnings.push(format!(
-            "only {vol:.2} voluntary switches per hop ({invol:.2} involuntary): other tasks \
-             competed for the CPU"
-        ));
+        warnings.push(crate::model::Remark::ring_competed(vol, invol));
     }
     let mut checks = vec![
         c,
@@ -293,10 +291,10 @@ pub fn switches_per_hop_check(per_hop: f64, procs: usize, policy: Policy) -> cra
 /// "lat_ctx's definition" or the differences, for every header and note.
 pub fn definition_label(policy: &str, access: &str, stride: u64) -> String {
     let mut diffs = Vec::new();
-    if policy != Policy::Normal.as_str() {
+    if policy != Policy::Normal.name() {
         diffs.push(format!("{policy} scheduling (lat_ctx: normal)"));
     }
-    if access != Access::Read.as_str() {
+    if access != Access::Read.name() {
         diffs.push(format!("{access} walk (lat_ctx: read)"));
     }
     if stride != 8 {

@@ -19,6 +19,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Evidence, Measurement, Status};
 use crate::probes::workset::{Access, WorkingSet};
+use crate::units::name::Named;
 use crate::units::size::fmt_size;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -34,14 +35,9 @@ pub enum SliceMech {
     Rr,
 }
 
-impl SliceMech {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SliceMech::Eevdf => "eevdf",
-            SliceMech::Rr => "rr",
-        }
-    }
+crate::units::name::named!(SliceMech);
 
+impl SliceMech {
     /// The slices this mechanism can express.
     pub fn check_slice(self, slice: Duration) -> std::result::Result<(), String> {
         let us = slice.as_micros();
@@ -413,7 +409,7 @@ fn slice_spec(c: &Config, reported: Vec<u64>) -> Spec {
     Spec::new(PROBE, "× sequential", "ns/run", 1.0)
         .param("slice_ns", c.slice.as_nanos() as u64)
         .param("slice", humantime::format_duration(c.slice).to_string())
-        .param("mechanism", c.mech.as_str())
+        .param("mechanism", c.mech.name())
         .param("work_set", c.work_set)
         .param("work_set_label", fmt_size(c.work_set))
         .param("work_ns", c.work.as_nanos() as u64)
@@ -457,14 +453,9 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
     );
     let mut warnings = Vec::new();
     if !c.ok && rate > 0.0 {
-        warnings.push(format!(
-            "the tasks were preempted every {:.2} ms, not every {:.2} ms: the slice did not \
-             take effect as set (the scheduler tick, HZ, bounds how often a running task is \
-             preempted unless HRTICK is on). To try: --mech rr (SCHED_RR with \
-             kernel.sched_rr_timeslice_ms, as root), slices of at least the tick, or a \
-             kernel built with a higher HZ (CONFIG_HZ=1000)",
+        warnings.push(crate::model::Remark::slice_not_taken(
             1000.0 / rate,
-            slice.as_secs_f64() * 1000.0
+            slice.as_secs_f64() * 1000.0,
         ));
     }
     let mut checks = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
@@ -557,7 +548,11 @@ mod tests {
         // 1 ms asked, but preempted only at the 4 ms tick.
         let (c, w) = slice_verdict(&ev, Duration::from_millis(1));
         assert!(!c[0].ok);
-        assert!(w[0].contains("did not take effect"));
-        assert!(w[0].contains("To try: --mech rr"), "{}", w[0]);
+        assert!(crate::report::remarks::words(&w[0]).contains("did not take effect"));
+        assert!(
+            crate::report::remarks::words(&w[0]).contains("To try: --mech rr"),
+            "{:?}",
+            w[0]
+        );
     }
 }

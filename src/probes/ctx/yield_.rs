@@ -116,7 +116,7 @@ fn yields(iters: u64) -> Result<u64> {
 
 /// `with_partner = false` runs the same loop alone, which must be reported as "no switch".
 /// The figure's samples attach no perf counters and start once the kernel's perf hooks are
-/// off (see tax.rs): in the paired sitting of 2026-11-26 14:52-15:04 a round's first sample,
+/// off (see tax.rs): in paired runs on a noisy host a round's first sample,
 /// taken before its first counter-attached evidence sample, read 3.45 µs per yield against
 /// 4.0-4.1 µs for the rest of the round, the parked baseline unchanged. The counts come from
 /// a pass after the samples ([`evidence_pass`] in a plan).
@@ -246,7 +246,7 @@ fn spawn_partner(
 /// runs once after: five samples of the figure's length with the partner started again, 0.1 s
 /// in the default suite and 0.03 s with --quick, whose few seconds it is counted for (in the
 /// default suite the 0.07 s it leaves out, 0.3 s for the four ping-pong items, is 1% of 30 s).
-/// On the quiet fast host of 2026-11-26 20:31 it converged early: 1.16–1.34 s in `run`
+/// On the quiet fast host it converged early: 1.16–1.34 s in `run`
 /// (share 0.15–0.2 of the span), 0.21–0.30 s with --quick (0.0–0.5).
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
     hook_free: true,

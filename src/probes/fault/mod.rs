@@ -9,6 +9,7 @@
 //! MAP_POPULATE takes inside the kernel). Only the per-touch latency distribution
 //! (`--histogram`) times one round by itself.
 
+use crate::units::name::Named;
 pub mod mem;
 pub mod touch;
 mod verdict;
@@ -28,7 +29,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
-use crate::model::{Evidence, Measurement};
+use crate::model::{Evidence, Measurement, Remark, RemarkKind, StopReason};
 use std::cell::{OnceCell, RefCell};
 
 /// What kind of memory is faulted in.
@@ -45,14 +46,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn id(self) -> &'static str {
-        match self {
-            Kind::Anon => "anon",
-            Kind::Populate => "populate",
-            Kind::FileCached => "file-cached",
-            Kind::FileEvicted => "file-evicted",
-        }
-    }
     pub fn is_file(self) -> bool {
         matches!(self, Kind::FileCached | Kind::FileEvicted)
     }
@@ -100,14 +93,9 @@ impl Readahead {
             Readahead::Random => Some((libc::MADV_RANDOM, "MADV_RANDOM")),
         }
     }
-    fn id(self) -> &'static str {
-        match self {
-            Readahead::Default => "default",
-            Readahead::Sequential => "sequential",
-            Readahead::Random => "random",
-        }
-    }
 }
+
+crate::units::name::named!(Kind, Touch, Thp, Order, Readahead);
 
 /// For `populate`: the MAP_POPULATE call itself, or the touch afterwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +131,7 @@ impl Case {
     };
 
     pub fn probe_id(&self) -> String {
-        let base = format!("fault.{}", self.kind.id());
+        let base = format!("fault.{}", self.kind.name());
         if self.per_touch {
             format!("{base}.latency")
         } else {
@@ -155,7 +143,7 @@ impl Case {
     pub fn label(&self) -> String {
         let mut s = self.probe_id();
         match self.kind {
-            Kind::Anon => s += &format!(" {} thp={}", touch_id(self.touch), thp_id(self.thp)),
+            Kind::Anon => s += &format!(" {} thp={}", self.touch.name(), self.thp.name()),
             Kind::Populate => {
                 s += match self.phase {
                     Phase::Map => " map",
@@ -163,31 +151,13 @@ impl Case {
                 }
             }
             Kind::FileCached | Kind::FileEvicted => {
-                s += &format!(" readahead={}", self.readahead.id())
+                s += &format!(" readahead={}", self.readahead.name())
             }
         }
         if !(self.kind == Kind::Populate && self.phase == Phase::Map) {
-            s += if self.order == Order::Seq {
-                " seq"
-            } else {
-                " random"
-            };
+            s += &format!(" {}", self.order.name());
         }
         s
-    }
-}
-
-fn touch_id(t: Touch) -> &'static str {
-    match t {
-        Touch::Write => "write",
-        Touch::Read => "read",
-    }
-}
-
-fn thp_id(t: Thp) -> &'static str {
-    match t {
-        Thp::Never => "never",
-        Thp::Always => "always",
     }
 }
 
@@ -520,14 +490,14 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
     let pages_f = pages as f64;
     // The bimodality warning names the modes in the samples' unit: per page now.
     let per_mapping = crate::engine::modes::bimodal(&m.samples)
-        .map(|modes| crate::engine::modes::warning(&modes, "ns"));
+        .map(|modes| crate::engine::modes::remark(&modes, "ns"));
     m.raw = scale_summary(&m.raw, 1.0 / pages_f);
     for v in m.samples.iter_mut().chain(m.evidence_samples.iter_mut()) {
         *v /= pages_f;
     }
     if let Some(old) = per_mapping {
         let new = crate::engine::modes::bimodal(&m.samples)
-            .map(|modes| crate::engine::modes::warning(&modes, "ns"));
+            .map(|modes| crate::engine::modes::remark(&modes, "ns"));
         m.warnings.retain(|w| *w != old);
         m.warnings.extend(new);
     }
@@ -581,7 +551,7 @@ fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
     let mut spec = spec_for(s, &case, pages, 1);
     spec.units_per_iteration = 1.0;
     spec = spec.note(clock.describe());
-    let mut m = from_samples(spec, latencies, 1, "one round", evidence, verdict)?;
+    let mut m = from_samples(spec, latencies, 1, StopReason::OneRound, evidence, verdict)?;
     // Evidence of one round of `pages` touches, each a sample of one touch.
     m.evidence.rusage.iterations = pages as u64;
     Ok(m)
@@ -623,10 +593,7 @@ fn judge(s: &Setup, case: &Case, ev: &Evidence, seen: &Seen) -> (Verdict, Facts)
     };
     crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     if !seen.peak_reset {
-        warnings.push(
-            "could not reset the peak RSS (/proc/self/clear_refs): max RSS is the process's peak"
-                .into(),
-        );
+        warnings.push(Remark::plain(RemarkKind::PeakRssNotReset));
     }
     ((checks, warnings), facts)
 }
@@ -693,23 +660,19 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
         .param("rounds", rounds as u64)
         .param("cpus", vec![s.cpu])
         .events_set(EventSet::Standard);
-    let order = if case.order == Order::Seq {
-        "seq"
-    } else {
-        "random"
-    };
+    let order = case.order.name();
     match case.kind {
         Kind::Anon => {
             spec = spec
-                .param("touch", touch_id(case.touch))
-                .param("thp", thp_id(case.thp))
+                .param("touch", case.touch.name())
+                .param("thp", case.thp.name())
                 .param("system_thp", s.system_thp.as_str())
                 .param("order", order)
                 .note(format!(
                     "first touch ({}) of one byte per page of fresh private anonymous memory; \
                      THP {} by madvise on this mapping only (system THP mode: {}, unchanged). \
                      {}",
-                    touch_id(case.touch),
+                    case.touch.name(),
                     if case.thp == Thp::Always {
                         "requested (MADV_HUGEPAGE, 2 MiB-aligned)"
                     } else {
@@ -747,7 +710,7 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
         Kind::FileCached | Kind::FileEvicted => {
             spec = spec
                 .param("touch", "read")
-                .param("readahead", case.readahead.id())
+                .param("readahead", case.readahead.name())
                 .param("order", order);
             if case.kind == Kind::FileEvicted {
                 spec = spec

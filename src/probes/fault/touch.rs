@@ -127,10 +127,6 @@ impl TouchClock {
         }
     }
 
-    pub fn is_tsc(&self) -> bool {
-        self.tsc
-    }
-
     #[inline(always)]
     pub fn ticks(&self) -> u64 {
         #[cfg(target_arch = "x86_64")]

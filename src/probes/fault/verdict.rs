@@ -5,7 +5,7 @@
 use super::{Kind, Phase, Thp};
 use crate::engine::checks::{at_least, at_most, near};
 use crate::engine::measure::Verdict;
-use crate::model::Check;
+use crate::model::{Check, Remark, RemarkKind};
 
 /// The counted facts of one case over its recorded rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,10 +72,7 @@ pub fn verdict(f: &Facts) -> Verdict {
         if !(f.kind == Kind::Populate && f.phase == Phase::Map)
             && (p - r).abs() > 0.05 * r.max(20.0)
         {
-            warnings.push(format!(
-                "perf page-faults counted {p:.0} per round, getrusage {r:.0}: the two sources \
-                 disagree"
-            ));
+            warnings.push(Remark::fault_counts_disagree(p, r));
         }
     }
     (checks, warnings)
@@ -83,7 +80,7 @@ pub fn verdict(f: &Facts) -> Verdict {
 
 /// Anonymous memory: one fault per 4 KiB page, or about one per 2 MiB with THP; no major
 /// faults.
-fn anon(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+fn anon(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<Remark>) {
     match f.thp {
         Thp::Never => checks.push(near(
             "faults per page (THP off: one per 4 KiB page)",
@@ -98,11 +95,7 @@ fn anon(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>
                 fpp,
             ));
             if f.system_thp == "never" {
-                warnings.push(
-                    "the system THP mode is \"never\": MADV_HUGEPAGE cannot give huge \
-                     pages here (oscost does not change the system setting)"
-                        .into(),
-                );
+                warnings.push(Remark::plain(RemarkKind::ThpNever));
             }
         }
     }
@@ -111,7 +104,7 @@ fn anon(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>
 
 /// A file already in the page cache: no major faults, fault-around mapping several pages per
 /// fault, and what an unusual pages-per-fault ratio means.
-fn file_cached(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<String>) {
+fn file_cached(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<Remark>) {
     if let Some((lo, _)) = f.resident_before {
         checks.push(at_least(
             "pages in the page cache before the touch (mincore)",
@@ -128,22 +121,10 @@ fn file_cached(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<
     if fpp > 0.0 && fpp < 1.0 / 16.0 {
         // SAFETY: sysconf only reads a constant of the running system.
         let page_kib = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as f64 / 1024.0;
-        warnings.push(format!(
-            "{:.0} pages per fault ({:.0} KiB mapped per fault), more than \
-             fault-around's 16: the page cache holds large folios that one fault maps \
-             whole (smaps FilePmdMapped shows 2 MiB mappings; see --show-maps). \
-             lmbench lat_pagefault reports ns per page, not per fault: compare it \
-             with the raw ns/page (and --order random, its order)",
-            1.0 / fpp,
-            page_kib / fpp
-        ));
+        warnings.push(Remark::large_folios(1.0 / fpp, page_kib / fpp));
     }
     if fpp > 0.5 {
-        warnings.push(format!(
-            "{fpp:.2} faults per page: fault-around mapped few neighbours \
-             (random order touches pages whose neighbours are already mapped less \
-             often; fault_around_bytes may be 4096)"
-        ));
+        warnings.push(Remark::few_neighbours(fpp));
     }
 }
 
@@ -212,7 +193,10 @@ mod tests {
         f.system_thp = "never".into();
         let v = verdict(&f);
         assert!(!ok(&v));
-        assert!(v.1.iter().any(|w| w.contains("\"never\"")));
+        assert!(v
+            .1
+            .iter()
+            .any(|w| crate::report::remarks::words(w).contains("\"never\"")));
     }
 
     #[test]
@@ -264,11 +248,17 @@ mod tests {
         // 2000 faults over 2 rounds: 1000 per round, compared with perf's count per round.
         let mut f = facts(Kind::Anon, Thp::Never, 2000, 0);
         f.perf_faults = Some(500.0);
-        assert!(verdict(&f).1.iter().any(|w| w.contains("disagree")));
+        assert!(verdict(&f)
+            .1
+            .iter()
+            .any(|w| crate::report::remarks::words(w).contains("disagree")));
         f.perf_faults = Some(1001.0);
         assert!(verdict(&f).1.is_empty());
         // The same totals over 4 rounds are 500 per round: perf's 1001 no longer agrees.
         f.rounds = 4;
-        assert!(verdict(&f).1.iter().any(|w| w.contains("disagree")));
+        assert!(verdict(&f)
+            .1
+            .iter()
+            .any(|w| crate::report::remarks::words(w).contains("disagree")));
     }
 }

@@ -25,6 +25,8 @@ pub enum Mech {
     Spin,
 }
 
+crate::units::name::named!(Mech);
+
 impl Mech {
     pub const ALL: [Mech; 7] = [
         Mech::Pipe,
@@ -35,22 +37,6 @@ impl Mech {
         Mech::Mqueue,
         Mech::Spin,
     ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mech::Pipe => "pipe",
-            Mech::Unix => "unix",
-            Mech::UnixDgram => "unix-dgram",
-            Mech::Eventfd => "eventfd",
-            Mech::Futex => "futex",
-            Mech::Mqueue => "mqueue",
-            Mech::Spin => "spin",
-        }
-    }
-
-    pub fn parse_name(s: &str) -> Option<Mech> {
-        Mech::ALL.into_iter().find(|m| m.as_str() == s)
-    }
 
     /// Whether a waiting side sleeps in the kernel (and so switches out) rather than polls.
     pub fn blocks(self) -> bool {

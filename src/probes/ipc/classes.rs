@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::machine::Machine;
+use crate::units::name::Named;
 
 /// The distance between two logical CPUs, nearest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
@@ -20,6 +21,8 @@ pub enum Class {
     OtherNode,
 }
 
+crate::units::name::named!(Class);
+
 impl Class {
     pub const ALL: [Class; 5] = [
         Class::SameCpu,
@@ -29,23 +32,9 @@ impl Class {
         Class::OtherNode,
     ];
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::SameCpu => "same-cpu",
-            Class::Smt => "smt",
-            Class::SameLlc => "same-llc",
-            Class::OtherLlc => "other-llc",
-            Class::OtherNode => "other-node",
-        }
-    }
-
     /// The class a measurement was taken in (its `class` parameter).
     pub fn of(m: &crate::model::Measurement) -> Option<Class> {
-        m.param_str("class").and_then(Class::parse_name)
-    }
-
-    pub fn parse_name(s: &str) -> Option<Class> {
-        Class::ALL.into_iter().find(|c| c.as_str() == s)
+        m.param_str("class").and_then(Class::from_name)
     }
 
     /// Words for tables and figures.

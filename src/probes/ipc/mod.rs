@@ -4,6 +4,7 @@
 //! other LLC, other node). One-way = round trip / 2: both directions use the same mechanism
 //! and the same pair of CPUs, so the halves are alike.
 
+use crate::units::name::Named;
 pub mod channel;
 pub mod classes;
 
@@ -158,7 +159,7 @@ fn time_cell(
         let t0 = now_ns();
         for _ in 0..iters {
             ch.round_trip(gone)
-                .map_err(|e| partner_error(&format!("{} round trip", mech.as_str()), e))?;
+                .map_err(|e| partner_error(&format!("{} round trip", mech.name()), e))?;
         }
         Ok(now_ns() - t0)
     };
@@ -176,12 +177,12 @@ fn time_cell(
 /// The spec of one cell; `partner` says what the partner is.
 fn cell_spec(mech: Mech, pair: Pair, partner: &str) -> Spec {
     Spec::new(
-        &format!("ipc.{}", mech.as_str()),
+        &format!("ipc.{}", mech.name()),
         "ns/round trip",
         "ns/round trip",
         1.0,
     )
-    .param("class", pair.class.as_str())
+    .param("class", pair.class.name())
     .param("cpus", vec![pair.a, pair.b])
     .note(format!(
         "one message and its reply between the measuring thread and {partner}, each \
@@ -214,7 +215,7 @@ fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measureme
 }
 
 /// What a cell takes beyond its samples (see [`crate::engine::estimate::Cost`]): 1.9 s of a 2.2 s budget, its
-/// partner at every call. On the quiet fast host of 2026-11-26 20:31 the pipe cell took
+/// partner at every call. On the quiet fast host the pipe cell took
 /// 1.42–1.60 s in `run` and the spin cell 0.90–1.00 s (shares 0.33–0.42 and 0.05–0.1); 0.3.
 pub const COST: crate::engine::estimate::Cost =
     crate::engine::estimate::Cost::with_partners(0.65, 0.02).quiet(0.3);

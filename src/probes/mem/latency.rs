@@ -15,6 +15,7 @@ use crate::evidence::Participant;
 use crate::machine::fits::fits_in;
 use crate::model::{Check, Evidence, Measurement};
 use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
+use crate::units::name::Named;
 use crate::units::size::fmt_size;
 
 pub const PROBE: &str = "mem.latency";
@@ -31,17 +32,12 @@ pub enum Order {
     Strided,
 }
 
-impl Order {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Order::Random => "random",
-            Order::Strided => "strided",
-        }
-    }
+crate::units::name::named!(Order);
 
+impl Order {
     /// What this order means next to lat_mem_rd, for every header and note.
     pub fn definition(order: &str) -> &'static str {
-        if order == Order::Strided.as_str() {
+        if order == Order::Strided.name() {
             "forward strided walk: lat_mem_rd's default; prefetchers can hide latency"
         } else {
             "random chase, the full latency (lat_mem_rd walks forward: --order strided)"
@@ -178,8 +174,8 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         .param("size", p.size)
         .param("size_label", fmt_size(p.size))
         .param("stride", p.stride)
-        .param("pages", p.pages.as_str())
-        .param("order", p.order.as_str())
+        .param("pages", p.pages.name())
+        .param("order", p.order.name())
         .param("cpus", vec![p.cpu])
         .param("fits", fits_in(caches, p.size))
         .param("huge_page_share", share)
@@ -196,9 +192,9 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
             },
             p.stride,
             fmt_size(p.size),
-            p.pages.as_str()
+            p.pages.name()
         ))
-        .note(Order::definition(p.order.as_str()));
+        .note(Order::definition(p.order.name()));
     let me = Participant::this_thread("measuring thread", vec![p.cpu]);
     let mut raw = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
@@ -227,9 +223,9 @@ pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64
                 observed: format!("{:.0}%", s * 100.0),
                 ok: s >= 0.5,
             }),
-            None => {
-                warnings.push("could not read /proc/self/smaps: huge-page backing unknown".into())
-            }
+            None => warnings.push(crate::model::Remark::plain(
+                crate::model::RemarkKind::SmapsUnreadable,
+            )),
         }
     }
     checks::add_occupancy(ev, &mut c, &mut warnings);
@@ -259,7 +255,7 @@ pub fn size_grid(min: u64, max: u64) -> Vec<u64> {
 /// and linking the buffer into a random cycle (about 1.5 ns per byte), at every call. Quiet
 /// VM after the merge: points from 1.5 MB up ran to their budget (L3 and DRAM latencies there
 /// are bimodal from run to run), so about a third of the span. Since each round stops at the
-/// target × √3 × 0.9 and counters ride on every 8th sample (2026-11-25), a 64 MB curve takes
+/// target × √3 × 0.9 and counters ride on every 8th sample, a 64 MB curve takes
 /// 19–24 s where this share said 49: 0.14.
 pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
     setup_s_per_byte: 1.5e-9,

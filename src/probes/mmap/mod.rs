@@ -9,6 +9,7 @@
 //! times itself and reports its own getrusage deltas through shared memory, because a child's
 //! rusage is only visible to the parent after it is reaped, and procfs counts CPU time in ticks.
 
+use crate::units::name::Named;
 pub mod cgroup;
 pub mod hog;
 pub mod shared;
@@ -37,7 +38,7 @@ pub enum Variant {
     AnonShared,
     FileShared,
     /// File-backed shared, blocks always in random order.
-    // Option names are the names the output uses (`id`); the short forms stay as aliases.
+    // Option names are the names the output uses (`Named`); the short forms stay aliases.
     #[value(name = "file-shared-random", alias = "file-random")]
     FileRandom,
     #[value(name = "file-shared-populate", alias = "file-populate")]
@@ -65,19 +66,6 @@ impl Variant {
         Variant::CompeteFilePopulate,
     ];
 
-    pub fn id(self) -> &'static str {
-        match self {
-            Variant::AnonPrivate => "anon-private",
-            Variant::AnonShared => "anon-shared",
-            Variant::FileShared => "file-shared",
-            Variant::FileRandom => "file-shared-random",
-            Variant::FilePopulate => "file-shared-populate",
-            Variant::FileMsync => "file-shared-msync-memset",
-            Variant::CompeteAnon => "compete-anon",
-            Variant::CompeteFile => "compete-file-shared",
-            Variant::CompeteFilePopulate => "compete-file-shared-populate",
-        }
-    }
     pub fn file(self) -> bool {
         !matches!(
             self,
@@ -115,14 +103,7 @@ pub enum Pattern {
     Random,
 }
 
-impl Pattern {
-    pub fn id(self) -> &'static str {
-        match self {
-            Pattern::Seq => "seq",
-            Pattern::Random => "random",
-        }
-    }
-}
+crate::units::name::named!(Variant, Pattern);
 
 /// How memory pressure is applied to the compete variants.
 pub enum Pressure {
@@ -330,7 +311,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
     let mut child = Child::spawn(Some(lab.place.cpu), || {
         child_body(s, fd, len, flags, random, seed, msync)
     })?;
-    wait_slot(&slots, READY, &mut child, v.id())?;
+    wait_slot(&slots, READY, &mut child, v.name())?;
     if let Pressure::Limit { cgroup, .. } = &lab.pressure {
         cgroup.add(child.pid())?;
     }
@@ -343,7 +324,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
     let mut rec = Recorder::new(vec![me], EventSet::WithStores);
     rec.begin();
     slots.set(GO, 1);
-    wait_slot(&slots, DONE, &mut child, v.id())?;
+    wait_slot(&slots, DONE, &mut child, v.name())?;
     rec.end(1);
     let evidence = rec.finish(&[None]);
     let g = |i: usize| slots.get(RU + i);
@@ -466,10 +447,10 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
         let pattern = if v == Variant::FileRandom {
             "random"
         } else {
-            p.id()
+            p.name()
         };
         let spec = Spec::new("mmap.lab", "ns/block", "ns/walk", blocks)
-            .param("variant", v.id())
+            .param("variant", v.name())
             .param("pattern", pattern)
             .param("size_bytes", lab.size as u64)
             .param("blocks", blocks as u64)
@@ -490,7 +471,7 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
             spec,
             std::mem::take(&mut samples[i]),
             1,
-            "fixed repetitions",
+            crate::model::StopReason::FixedRepetitions,
             ev,
             (checks, warnings),
         )?);
@@ -504,7 +485,7 @@ fn row_checks(
     hog_alive: Option<bool>,
     pages: f64,
     may_sleep: bool,
-) -> (Vec<Check>, Vec<String>) {
+) -> (Vec<Check>, Vec<crate::model::Remark>) {
     // Every row runs on the CPU it was pinned to and holds it like any probe (rows that may
     // wait for I/O or reclaim are only held to "no more CPU time than the window").
     let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];

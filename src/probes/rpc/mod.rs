@@ -12,6 +12,7 @@
 //! `rpc.traced` repeats the RPCs with kernel tracepoints on and `rpc.part` splits them (see
 //! [`breakdown`]).
 
+use crate::units::name::Named;
 pub mod additive;
 pub mod breakdown;
 pub mod calibrate;
@@ -46,6 +47,8 @@ pub enum Scenario {
     RemoteShared,
 }
 
+crate::units::name::named!(Scenario);
+
 impl Scenario {
     pub const ALL: [Scenario; 4] = [
         Scenario::Local,
@@ -53,19 +56,6 @@ impl Scenario {
         Scenario::RemotePolling,
         Scenario::RemoteShared,
     ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scenario::Local => "local",
-            Scenario::RemoteExclusive => "remote-exclusive",
-            Scenario::RemotePolling => "remote-polling",
-            Scenario::RemoteShared => "remote-shared",
-        }
-    }
-
-    pub fn parse_name(s: &str) -> Option<Scenario> {
-        Scenario::ALL.into_iter().find(|x| x.as_str() == s)
-    }
 
     pub fn remote(self) -> bool {
         self != Scenario::Local
@@ -227,7 +217,7 @@ impl Session {
         let gone = || self.servers[i].gone();
         self.channels[i]
             .round_trip(&gone)
-            .map_err(|e| partner_error(&format!("rpc {}", self.mech.as_str()), e))
+            .map_err(|e| partner_error(&format!("rpc {}", self.mech.name()), e))
     }
 }
 
@@ -315,14 +305,14 @@ pub fn measure_total(
     if scenario.remote() && client_cpu == server_cpu {
         return Err(Error::env(format!(
             "{} needs the server on another CPU than the client",
-            scenario.as_str()
+            scenario.name()
         )));
     }
     let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
     let (participants, start) = s.participants();
     let spec = Spec::new("rpc.total", "ns/RPC", "ns/RPC", 1.0)
-        .param("scenario", scenario.as_str())
-        .param("mech", s.mech.as_str())
+        .param("scenario", scenario.name())
+        .param("mech", s.mech.name())
         .param("cpus", vec![s.client_cpu, s.server_cpu])
         .note(
             "one request and its response (one small message each way), client and server(s) \
@@ -437,7 +427,7 @@ mod tests {
         assert!(!ok(&verdict(&e, Scenario::Local)), "3 switches per RPC");
         assert_eq!(Scenario::RemotePolling.mech(Mech::Pipe), Mech::Spin);
         assert_eq!(
-            Scenario::parse_name("remote-shared"),
+            Scenario::from_name("remote-shared"),
             Some(Scenario::RemoteShared)
         );
     }

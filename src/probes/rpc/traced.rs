@@ -20,8 +20,9 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
-use crate::model::{Check, Measurement, Observer};
+use crate::model::{Check, Measurement, Observer, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
+use crate::units::name::Named;
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
@@ -64,6 +65,7 @@ pub fn client_times(rpcs: &[Rpc], windows: &[(u64, u64)]) -> Vec<Option<f64>> {
 
 /// Means of each part over the middle RPCs: they add up to those RPCs' mean span (the parts
 /// of every RPC do), which medians do not.
+#[cfg(test)]
 pub fn part_means(rpcs: &[Rpc]) -> [f64; 8] {
     let kept = middle(rpcs);
     let n = kept.len() as f64;
@@ -432,28 +434,23 @@ fn traced_warnings(
     unfiltered: &[String],
     corrected: bool,
     a: &Analysis,
-) -> Vec<String> {
+) -> Vec<Remark> {
     let mut warnings = Vec::new();
     for (_, why) in left_out.iter().filter(|(_, why)| why != ONE_CPU_NO_IPI) {
-        if !warnings.contains(why) {
-            warnings.push(why.clone());
+        let r = Remark::part_left_out(why.clone());
+        if !warnings.contains(&r) {
+            warnings.push(r);
         }
     }
     if !unfiltered.is_empty() {
-        warnings.push(format!(
-            "the kernel refused the participant filter on {}: recorded unfiltered",
-            unfiltered.join(", ")
-        ));
+        warnings.push(Remark::filter_refused(unfiltered));
     }
     if !corrected {
-        warnings.push(format!(
-            "no calibration of the observer's cost: {}; the parts are not corrected",
-            if a.rpcs.is_empty() {
-                "no RPC matched"
-            } else {
-                "the batches could not be fitted (too few rounds)"
-            }
-        ));
+        warnings.push(Remark::plain(if a.rpcs.is_empty() {
+            RemarkKind::NoCalibrationNoRpc
+        } else {
+            RemarkKind::NoCalibrationTooFewRounds
+        }));
     }
     warnings
 }
@@ -485,7 +482,7 @@ fn traced_measurement(
         )),
         r.times.clone(),
         1,
-        "fixed count",
+        crate::model::StopReason::FixedCount,
         evidence.clone(),
         verdict,
     )?;
@@ -518,7 +515,7 @@ fn one_part(
             .note(note),
         samples,
         1,
-        "fixed count",
+        crate::model::StopReason::FixedCount,
         evidence.clone(),
         (checks.to_vec(), Vec::new()),
     )
@@ -654,8 +651,8 @@ pub fn measure_traced(
     let warnings = traced_warnings(&left_out, &tracer.unfiltered, correction.is_some(), &a);
     let base = |probe: &str, unit: &str| {
         Spec::new(probe, unit, unit, 1.0)
-            .param("scenario", scenario.as_str())
-            .param("mech", s.mech.as_str())
+            .param("scenario", scenario.name())
+            .param("mech", s.mech.name())
             .param("cpus", vec![s.client_cpu, s.server_cpu])
             .events_set(EventSet::Software)
     };

@@ -242,7 +242,7 @@ mod tests {
         assert!(svg.contains("not plotted: below resolution"));
     }
 
-    /// Issue 21: the timeslice figure's labels ran off its left edge.
+    /// The timeslice figure's labels ran off its left edge.
     #[test]
     fn a_long_label_is_cut_to_the_label_area_not_off_the_figure() {
         let long = format!(

@@ -266,7 +266,7 @@ mod tests {
         assert!(has_text(&svg, "run 2 (no value)"), "{svg}");
     }
 
-    /// Issue 21: a report of three runs drew the ctx group labels over each other.
+    /// A report of three runs drew the ctx group labels over each other.
     #[test]
     fn long_group_labels_alternate_rows_and_fit_their_room() {
         let groups: Vec<String> = [

@@ -725,7 +725,7 @@ mod tests {
         );
     }
 
-    /// Issue 21: mem latency's figure dropped 8 of 54 valid points without a word, those
+    /// Mem latency's figure dropped 8 of 54 valid points without a word, those
     /// whose interval reached below 0 on its log axis.
     #[test]
     fn a_log_axis_draws_points_whose_interval_reaches_zero_and_states_the_rest() {
@@ -783,7 +783,7 @@ mod tests {
             .collect()
     }
 
-    /// Issue 21: "L1d 32 KiB" was drawn across the knee line at 48 KiB, just right of it.
+    /// "L1d 32 KiB" was drawn across the knee line at 48 KiB, just right of it.
     #[test]
     fn a_marker_label_is_placed_clear_of_the_other_lines() {
         let mut p = sweep();
@@ -806,7 +806,7 @@ mod tests {
         assert!(cache.iter().all(|c| *c < x || *c > x + w), "{cache:?}");
     }
 
-    /// Issue 21: a live ctx sweep drew knee labels over each other and across the next knee's
+    /// A live ctx sweep drew knee labels over each other and across the next knee's
     /// line, where knees stood closer than their labels are long.
     #[test]
     fn knee_labels_closer_than_their_length_cross_no_line_and_no_other_label() {

@@ -325,7 +325,7 @@ mod tests {
         assert!(has_text(&svg, "1.20×"));
     }
 
-    /// Issue 21: "+2% (minimum effect)" ran past the compare figure's right edge.
+    /// "+2% (minimum effect)" ran past the compare figure's right edge.
     #[test]
     fn a_threshold_label_near_the_right_edge_stays_on_the_figure() {
         let label = "+60% (minimum effect)";

@@ -24,20 +24,34 @@ pub fn write(d: &Diagram, symbols: &Symbols) -> String {
     let last = d.last_cycle();
     let _ = writeln!(out, "C=\t{first}");
     let mut retired = 0u64;
-    // Consumer row -> load row, for the dependency arrows of load-use stalls.
-    let deps: Vec<(usize, usize)> = d
-        .hazards
-        .iter()
-        .filter_map(|h| match h.kind {
-            HazardKind::LoadUse { load_row: Some(l) } => Some((h.row, l)),
-            _ => None,
-        })
-        .collect();
+    // Consumer row -> load row (the first hazard naming it), for the dependency arrows of
+    // load-use stalls.
+    let mut deps: std::collections::HashMap<usize, usize> = Default::default();
+    for h in &d.hazards {
+        if let HazardKind::LoadUse { load_row: Some(l) } = h.kind {
+            deps.entry(h.row).or_insert(l);
+        }
+    }
+    // Each cycle visits only the rows alive in it (from their first cycle to the one after
+    // their last cell), in row order: the log is linear in the cells, not rows × cycles.
+    let mut by_start: Vec<usize> = (0..d.rows.len()).collect();
+    by_start.sort_by_key(|&id| (d.rows[id].first_cycle, id));
+    let mut next = 0;
+    let mut alive: Vec<usize> = Vec::new();
     for cycle in first..=last + 1 {
         if cycle > first {
             out.push_str("C\t1\n");
         }
-        for (id, row) in d.rows.iter().enumerate() {
+        let before = alive.len();
+        while next < by_start.len() && d.rows[by_start[next]].first_cycle <= cycle {
+            alive.push(by_start[next]);
+            next += 1;
+        }
+        if alive.len() > before {
+            alive.sort_unstable();
+        }
+        for &id in &alive {
+            let row = &d.rows[id];
             if cycle == row.first_cycle {
                 let _ = writeln!(out, "I\t{id}\t{}\t0", row.step);
                 let _ = writeln!(out, "L\t{id}\t0\t{:08x}: {}", row.pc, tab_free(&row.text));
@@ -82,13 +96,18 @@ pub fn write(d: &Diagram, symbols: &Symbols) -> String {
                     // The same stage again: a stall starts here (lane 1 overlays it).
                     if !row.stalled_at(i - 1) {
                         let _ = writeln!(out, "S\t{id}\t1\tstall");
-                        if let Some(&(_, load)) = deps.iter().find(|&&(c, _)| c == id) {
+                        if let Some(load) = deps.get(&id) {
                             let _ = writeln!(out, "W\t{id}\t{load}\t0");
                         }
                     }
                 }
             }
         }
+        // A row is done after the cycle one past its last cell.
+        alive.retain(|&id| {
+            let row = &d.rows[id];
+            cycle < row.first_cycle + row.cells.len() as u64
+        });
     }
     out
 }

@@ -481,9 +481,15 @@ fn hazards(
         }
         if r.load_use > 0 {
             // The load is the instruction of the step before (the first row of its step).
-            let load_row = (window_row..i)
-                .find(|&k| plans[k].record + 1 == p.record)
-                .map(local);
+            // Rows are in record order: look back only over the step before.
+            let mut load_row = None;
+            for k in (window_row..i).rev() {
+                match plans[k].record + 1 {
+                    n if n == p.record => load_row = Some(local(k)),
+                    n if n < p.record => break,
+                    _ => {}
+                }
+            }
             let kind = HazardKind::LoadUse { load_row };
             out.push(stall(kind, local(i), at(p.held_at[ID]), r.load_use));
         }

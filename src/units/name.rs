@@ -1,0 +1,69 @@
+//! The name of a choice, as a person types it and as every output writes it. It is the name
+//! its clap derive gives (`#[derive(clap::ValueEnum)]`: the variant in kebab-case, or its
+//! `#[value(name = …)]`), so an option's value, a probe's parameter and a label are one
+//! string from one source, and a renamed variant renames all of them.
+
+/// A clap value enum whose names are read once from its derive ([`named!`]).
+pub trait Named: clap::ValueEnum + PartialEq + 'static {
+    /// Each variant's possible value, in `value_variants` order (None for a skipped one).
+    fn possible_values() -> &'static [Option<clap::builder::PossibleValue>];
+
+    /// This value's name ("" only for a variant the derive skips, which no value enum of
+    /// oscost has).
+    fn name(&self) -> &'static str {
+        Self::value_variants()
+            .iter()
+            .position(|v| v == self)
+            .and_then(|i| Self::possible_values()[i].as_ref())
+            .map_or("", |v| v.get_name())
+    }
+
+    /// The value whose name (not alias) is `s`.
+    fn from_name(s: &str) -> Option<Self> {
+        Self::value_variants()
+            .iter()
+            .find(|v| v.name() == s)
+            .cloned()
+    }
+}
+
+/// Implements [`Named`] for value enums: `named!(Kind, Touch);`.
+macro_rules! named {
+    ($($t:ty),+ $(,)?) => {$(
+        impl $crate::units::name::Named for $t {
+            fn possible_values() -> &'static [Option<clap::builder::PossibleValue>] {
+                static VALUES: std::sync::OnceLock<Vec<Option<clap::builder::PossibleValue>>> =
+                    std::sync::OnceLock::new();
+                VALUES.get_or_init(|| {
+                    <$t as clap::ValueEnum>::value_variants()
+                        .iter()
+                        .map(clap::ValueEnum::to_possible_value)
+                        .collect()
+                })
+            }
+        }
+    )+};
+}
+pub(crate) use named;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+    enum Shape {
+        RoundCorner,
+        #[value(name = "4k", alias = "small")]
+        Small,
+    }
+    named!(Shape);
+
+    #[test]
+    fn names_are_the_derives_and_parse_back_without_aliases() {
+        assert_eq!(Shape::RoundCorner.name(), "round-corner");
+        assert_eq!(Shape::Small.name(), "4k");
+        assert_eq!(Shape::from_name("4k"), Some(Shape::Small));
+        assert_eq!(Shape::from_name("small"), None);
+        assert_eq!(Shape::from_name("round_corner"), None);
+    }
+}
