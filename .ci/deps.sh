@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # CI dependencies from Debian's packages, installed once (one `apt-get update`) before any step
 # needs them: the RISC-V cross compiler (sim), chromium (HTML screenshots), ansible and a
-# single-node slurm (fleet). A package already installed is not touched.
+# single-node slurm (fleet), prometheus (promtool) and prometheus-node-exporter (metrics),
+# man-db (the package's man page). A package already installed is not touched.
 set -euo pipefail
-pkgs=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf chromium ansible slurm-wlm munge)
+pkgs=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf chromium ansible slurm-wlm munge
+    prometheus prometheus-node-exporter man-db)
 need=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

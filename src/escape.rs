@@ -13,6 +13,9 @@
 //!   and link characters backslash-escaped, so a cell stays one cell of text.
 //! - [`xml`]: the same, then XML's special characters as entities (XML 1.0 cannot hold most
 //!   control characters even as references, so they stay shown as escapes).
+//! - [`prometheus`]: [`terminal`], then the text exposition format's escapes of a label
+//!   value (backslash and double quote; a line feed is shown by `terminal` already), so a
+//!   value stays one label of one line.
 
 use std::borrow::Cow;
 
@@ -116,9 +119,30 @@ pub fn xml(s: &str) -> String {
     o
 }
 
+/// A label value (or HELP text) of the Prometheus text exposition format: [`terminal`], then
+/// `\` and `"` backslash-escaped. No line feed is left (terminal shows it as `\n`, whose
+/// backslash is escaped in turn), so no value can end its line and start a sample.
+pub fn prometheus(s: &str) -> String {
+    terminal(s).replace('\\', "\\\\").replace('"', "\\\"")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prometheus_label_values_stay_one_value_on_one_line() {
+        assert_eq!(prometheus("plain-host.1"), "plain-host.1");
+        assert_eq!(prometheus(r#"a"b\c"#), r#"a\"b\\c"#);
+        let hostile = "h\"} 1\nevil_metric 666\n# \u{1b}[2J";
+        let v = prometheus(hostile);
+        assert!(!v.contains('\n') && !v.contains('\u{1b}'), "{v}");
+        // Every double quote is escaped: the value cannot close its label.
+        assert!(
+            !v.replace("\\\\", "").replace("\\\"", "").contains('"'),
+            "{v}"
+        );
+    }
 
     /// What the hostile-input campaign fed through host names, labels and probe names.
     const OSC: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";

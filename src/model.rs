@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use crate::machine::Machine;
 
+pub mod noise;
 mod remark;
-pub use remark::{fold as fold_remarks, Num, Remark, RemarkKind};
+pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
 /// Version 2: warnings are typed remarks ([`Remark`]); version 1's sentences still load.
@@ -142,6 +143,29 @@ impl Summary {
     }
 }
 
+/// A probe's id as its family declares it (`probes::fault::ANON` is "fault.anon"): code
+/// compares a measurement's probe with these, never with a literal. The id's first word is
+/// its section (the family's name in the report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProbeId(pub &'static str);
+
+impl ProbeId {
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// Its section: the id's first word ("fault" for "fault.anon").
+    pub fn section(self) -> &'static str {
+        self.0.split('.').next().unwrap_or(self.0)
+    }
+}
+
+impl From<ProbeId> for String {
+    fn from(id: ProbeId) -> String {
+        id.0.to_string()
+    }
+}
+
 /// One figure: a probe at one set of parameters, with its evidence and verdict.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
@@ -210,6 +234,10 @@ pub struct Measurement {
     /// event, and the traced time against the untraced one. Absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<Observer>,
+    /// One CPU's busy-reader window (`noise.lost`): its gaps and their causes. Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<noise::NoiseCpu>,
 }
 
 /// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that
@@ -577,6 +605,16 @@ pub fn param_kind(key: &str) -> ParamKind {
 }
 
 impl Measurement {
+    /// Whether it is a measurement of probe `id`.
+    pub fn is(&self, id: ProbeId) -> bool {
+        self.probe == id.0
+    }
+
+    /// Whether its probe is of the section (family) `section`, e.g. "fault".
+    pub fn in_section(&self, section: &str) -> bool {
+        self.probe.split('.').next() == Some(section)
+    }
+
     /// Whether the figure is noise ([`Status::Unstable`]): views show its spread, never its
     /// median, and figures do not draw it as a point.
     pub fn is_unstable(&self) -> bool {

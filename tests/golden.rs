@@ -22,7 +22,7 @@ use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-use common::{read_recorded_run as read_run, recorded_run_file as run_file, RECORDED_RUNS as RUNS};
+use common::{read_recorded_run as read_run, recorded_run_file as run_file, recorded_runs};
 
 /// Where the commands find a recorded run: `runs/NAME.json` relative to the temporary
 /// directory they run in (a copy), so that no output depends on where the repository is.
@@ -36,20 +36,53 @@ struct Goldens {
     bless: bool,
     failures: Vec<String>,
     seen: Vec<PathBuf>,
+    /// The recorded runs, and the outputs of each gathered for its one golden file.
+    runs: Vec<&'static str>,
+    bundles: Vec<(&'static str, Vec<Section>)>,
+}
+
+/// One output of a run's golden file: its name ("show/fault.80.txt") and bytes.
+type Section = (String, Vec<u8>);
+
+/// The directories of the outputs that belong to one recorded run: they are kept together in
+/// `tests/golden/runs/NAME.txt` (one file a run, so a family's goldens are one file).
+const PER_RUN: &[&str] = &["show", "export", "report", "shown"];
+
+/// How a section of a run's golden file starts: its output's name and length.
+fn section_head(name: &str, len: usize) -> String {
+    format!("==> {name} ({len} bytes)\n")
+}
+
+/// A run's golden file as its sections (name, bytes); None when it is not one.
+fn sections(mut bytes: &[u8]) -> Option<Vec<Section>> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let nl = bytes.iter().position(|&b| b == b'\n')?;
+        let head = std::str::from_utf8(&bytes[..nl]).ok()?;
+        let (name, len) = head.strip_prefix("==> ")?.rsplit_once(" (")?;
+        let len: usize = len.strip_suffix(" bytes)")?.parse().ok()?;
+        let body = bytes.get(nl + 1..nl + 1 + len)?;
+        out.push((name.to_string(), body.to_vec()));
+        bytes = bytes.get(nl + 2 + len..)?;
+    }
+    Some(out)
 }
 
 impl Goldens {
     fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("runs")).unwrap();
-        for r in RUNS {
+        for r in recorded_runs() {
             std::fs::copy(run_file(r), tmp.path().join(run_arg(r))).unwrap();
         }
+        let runs = recorded_runs();
         Goldens {
             tmp,
             bless: std::env::var_os("OSCOST_BLESS").is_some_and(|v| v == "1"),
             failures: Vec::new(),
             seen: Vec::new(),
+            bundles: runs.iter().map(|r| (*r, Vec::new())).collect(),
+            runs,
         }
     }
 
@@ -70,8 +103,70 @@ impl Goldens {
         out.into_bytes()
     }
 
+    /// The recorded run an output belongs to ("show/fault.80.txt": fault), if any.
+    fn run_of(&self, name: &str) -> Option<usize> {
+        let (dir, file) = name.split_once('/')?;
+        PER_RUN.contains(&dir).then_some(())?;
+        self.runs.iter().position(|r| {
+            file.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+    }
+
     fn check(&mut self, name: &str, bytes: &[u8]) {
         let bytes = self.mask(bytes);
+        if let Some(i) = self.run_of(name) {
+            self.bundles[i].1.push((name.to_string(), bytes));
+            return;
+        }
+        self.compare(name, bytes);
+    }
+
+    /// Each run's outputs against its one golden file.
+    fn check_runs(&mut self) {
+        for (run, outputs) in std::mem::take(&mut self.bundles) {
+            let mut all = Vec::new();
+            for (name, bytes) in &outputs {
+                all.extend_from_slice(section_head(name, bytes.len()).as_bytes());
+                all.extend_from_slice(bytes);
+                all.push(b'\n');
+            }
+            let name = format!("runs/{run}.txt");
+            let golden = std::fs::read(Path::new(ROOT).join("tests/golden").join(&name));
+            match golden.ok().and_then(|g| sections(&g)) {
+                // Name the outputs that differ, each with its first differing line.
+                Some(want) if !self.bless => {
+                    for (out, bytes) in &outputs {
+                        match want.iter().find(|(n, _)| n == out) {
+                            Some((_, w)) if w == bytes => {}
+                            Some((_, w)) => self.failures.push(format!(
+                                "{name} ({out}): {}",
+                                first_difference(
+                                    &String::from_utf8_lossy(w),
+                                    &String::from_utf8_lossy(bytes)
+                                )
+                            )),
+                            None => self.failures.push(format!("{name}: no section {out}")),
+                        }
+                    }
+                    let stale: Vec<&String> = want
+                        .iter()
+                        .map(|(n, _)| n)
+                        .filter(|n| !outputs.iter().any(|(o, _)| o == *n))
+                        .collect();
+                    if !stale.is_empty() {
+                        self.failures
+                            .push(format!("{name}: sections no output produces: {stale:?}"));
+                    }
+                    self.seen
+                        .push(Path::new(ROOT).join("tests/golden").join(&name));
+                }
+                _ => self.compare(&name, all),
+            }
+        }
+    }
+
+    fn compare(&mut self, name: &str, bytes: Vec<u8>) {
         let path = Path::new(ROOT).join("tests/golden").join(name);
         self.seen.push(path.clone());
         if self.bless {
@@ -166,13 +261,14 @@ fn first_difference(want: &str, got: &str) -> String {
 /// The recorded runs through the commands that read a run file or the history.
 fn run_outputs(g: &mut Goldens) {
     let db = g.path("history.sqlite");
-    let files: Vec<String> = RUNS.iter().map(|r| run_arg(r)).collect();
+    let runs = recorded_runs();
+    let files: Vec<String> = runs.iter().map(|r| run_arg(r)).collect();
     for f in &files {
         let (code, _, err) = g.oscost(&["history", "import", f, "--db", &db], 100);
         assert_eq!(code, 0, "{f}: {}", String::from_utf8_lossy(&err));
     }
     g.check_command("history/list.txt", &["history", "list", "--db", &db], 100);
-    for (i, (name, file)) in RUNS.iter().zip(&files).enumerate() {
+    for (i, (name, file)) in runs.iter().zip(&files).enumerate() {
         let id = (i + 1).to_string();
         for cols in [80, 100] {
             g.check_command(
@@ -372,21 +468,17 @@ fn command_sections(g: &mut Goldens) {
 /// names of the figures and tables it writes.
 fn family_sections(g: &mut Goldens) {
     use oscost::report::family::Ask;
-    use oscost::report::family_of;
-    for (name, probe) in [
-        ("sweep", "ctx.sweep"),
-        ("memlat", "mem.latency"),
-        ("fault", "fault.anon"),
-        ("mmap", "mmap.lab"),
-        ("rpc", "rpc.total"),
-    ] {
+    for family in oscost::report::FAMILIES.iter().filter(|f| f.has_shown()) {
+        let name = family
+            .fixture()
+            .expect("a family that shows its own has a recorded run");
         let run = read_run(name);
         let ask = Ask {
             caches: run.machine.data_cache_sizes(1),
             figures: true,
             ..Ask::default()
         };
-        let shown = family_of(probe).unwrap().shown(&run, &ask).unwrap();
+        let shown = family.shown(&run, &ask).unwrap();
         let mut text = shown.text.unwrap_or_default();
         text.push_str("--- after the table\n");
         text.push_str(&shown.after);
@@ -413,6 +505,7 @@ fn recorded_runs_render_as_the_goldens() {
     fleet_outputs(&mut g);
     command_sections(&mut g);
     family_sections(&mut g);
+    g.check_runs();
     // A golden that nothing produces any more is stale: it must go with the output it held.
     let dir = Path::new(ROOT).join("tests/golden");
     let mut stale = Vec::new();

@@ -6,43 +6,25 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Every measuring command, in its smallest useful form.
-const COMMANDS: &[&[&str]] = &[
+/// The measuring commands no family owns, in their smallest useful form.
+const SUITE_COMMANDS: &[&[&str]] = &[
     &["run", "--quick"],
     &["call", "--quick"],
     &["syscall", "--quick", "--which", "null"],
     &["ctx", "--quick", "--mech", "pipe"],
-    &["ctx", "sweep", "--quick", "--sizes", "0,4k", "--procs", "2"],
-    &[
-        "ctx",
-        "timeslice",
-        "--quick",
-        "--slices",
-        "1ms",
-        "--work",
-        "20ms",
-        "--budget",
-        "200ms",
-    ],
-    &[
-        "mem", "latency", "--quick", "--min", "4k", "--max", "16k", "--pages", "4k",
-    ],
-    &["fault", "--quick", "--size", "4m"],
-    &[
-        "mmap",
-        "lab",
-        "--quick",
-        "--size",
-        "4m",
-        "--compete",
-        "64m",
-        "--variant",
-        "anon-private",
-    ],
-    &["rpc", "--quick"],
-    &["ipc", "--quick"],
-    &["c2c", "--quick"],
 ];
+
+/// Every measuring command: the suite's, then every family's (report::Family::quick).
+fn commands() -> Vec<&'static [&'static str]> {
+    let mut all: Vec<&'static [&'static str]> = SUITE_COMMANDS.to_vec();
+    all.extend(
+        oscost::report::FAMILIES
+            .iter()
+            .map(|f| f.quick())
+            .filter(|q| !q.is_empty()),
+    );
+    all
+}
 
 /// oscost with HOME, XDG and TMPDIR inside `dir`, so nothing reaches the real ones.
 fn oscost(dir: &Path, args: &[&str], extra: &[&std::ffi::OsStr]) -> Output {
@@ -76,7 +58,7 @@ fn refused_before_measuring(o: &Output, needle: &str, what: &str) {
 
 #[test]
 fn every_command_honours_every_output_option() {
-    for cmd in COMMANDS {
+    for cmd in commands() {
         let what = cmd.join(" ");
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();

@@ -263,6 +263,7 @@ fn bench_of_an_elf_reports_each_configuration() {
         "functional only",
         "I-cache 8x1x2 (3C)",
         "I+D-cache + 5-stage",
+        "I-cache per cycle + 5-stage",
     ] {
         assert!(out.contains(label), "{out}");
     }
@@ -275,7 +276,7 @@ fn bench_of_an_elf_reports_each_configuration() {
     let w = &v["workloads"][0];
     assert_eq!(w["name"], "cselftest-rv32imc.elf");
     let sim = w["simulator"].as_array().unwrap();
-    assert_eq!(sim.len(), 3);
+    assert_eq!(sim.len(), 4);
     for t in sim {
         assert_eq!(t["valid"], true, "{t}");
         assert_eq!(t["seconds"].as_array().unwrap().len(), 2);

@@ -24,7 +24,7 @@ use std::process::Command;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const WIDTHS: [usize; 2] = [80, 100];
 
-use common::{read_recorded_run as read_run, recorded_run_file as run_file, RECORDED_RUNS as RUNS};
+use common::{read_recorded_run as read_run, recorded_run_file as run_file, recorded_runs};
 
 /// The lines of `text` wider than `width` (in characters): (view, columns, line), the view
 /// named by `what` and the width.
@@ -117,13 +117,14 @@ impl Widths {
 fn run_readers(w: &mut Widths, width: usize) {
     let db = w.tmp.path().join("history.sqlite");
     let db = db.to_str().unwrap().to_string();
+    let runs = recorded_runs();
     if !Path::new(&db).exists() {
-        for r in RUNS {
+        for r in &runs {
             w.import(&run_file(r), Path::new(&db));
         }
     }
     w.oscost(&["history", "list", "--db", &db], width, &[0]);
-    for (i, r) in RUNS.iter().enumerate() {
+    for (i, r) in runs.iter().enumerate() {
         let id = (i + 1).to_string();
         w.oscost(&["history", "show", &id, "--db", &db], width, &[0]);
         let f = run_file(r);
@@ -304,40 +305,49 @@ fn only(run: &Run, prefixes: &[&str]) -> Run {
 /// The measuring commands' stdout after measuring, from the recorded run of their kind, as
 /// each command assembles it (cli/*: its family's report, then report::screen::measured).
 fn measuring(w: &mut Widths, width: usize) {
-    use oscost::report::{family_of, screen};
+    use oscost::report::screen;
     // The families lay their tables out for stdout: COLUMNS is what they read.
     std::env::set_var("COLUMNS", width.to_string());
     let term = Term::plain(width);
     let quick = read_run("run-quick");
-    let plain: [(&str, Run); 7] = [
-        ("run", quick.clone()),
-        ("call", only(&quick, &["call."])),
-        ("syscall", only(&quick, &["syscall.", "vdso."])),
-        ("ctx", only(&quick, &["ctx."])),
-        ("ctx timeslice", read_run("timeslice")),
-        ("ipc", read_run("ipc")),
-        ("c2c", read_run("c2c")),
+    let mut plain: Vec<(String, Run)> = vec![
+        ("run".into(), quick.clone()),
+        ("call".into(), only(&quick, &["call."])),
+        ("syscall".into(), only(&quick, &["syscall.", "vdso."])),
+        ("ctx".into(), only(&quick, &["ctx."])),
     ];
+    // Every family's recorded run, as its command prints it: the common table, and what
+    // the family adds (its own text, or the sections after the table).
+    let families = oscost::report::FAMILIES
+        .iter()
+        .filter_map(|f| Some((f, f.fixture()?)));
+    let mut own = Vec::new();
+    for (f, name) in families {
+        if f.has_shown() {
+            own.push((f, name));
+        } else {
+            let words: Vec<&str> = f
+                .quick()
+                .iter()
+                .take_while(|w| !w.starts_with('-'))
+                .copied()
+                .collect();
+            plain.push((words.join(" "), read_run(name)));
+        }
+    }
     for (cmd, run) in &plain {
         for explain in [false, true] {
             let text = screen::measured(run, &term, None, None, detail(explain));
             w.check(&format!("{cmd} (explain: {explain})"), &text, width);
         }
     }
-    // The commands whose family adds its report: its own text (the sweep and memory
-    // latency) or the sections after the table (fault, mmap lab, rpc).
-    for (cmd, name, probe) in [
-        ("ctx sweep", "sweep", "ctx.sweep"),
-        ("mem latency", "memlat", "mem.latency"),
-        ("fault", "fault", "fault.anon"),
-        ("mmap lab", "mmap", "mmap.lab"),
-    ] {
+    for (family, name) in own {
         let run = read_run(name);
         let ask = Ask {
             caches: run.machine.data_cache_sizes(1),
             ..Ask::default()
         };
-        let shown = family_of(probe).unwrap().shown(&run, &ask).unwrap();
+        let shown = family.shown(&run, &ask).unwrap();
         for explain in [false, true] {
             let text = screen::measured(
                 &run,
@@ -346,7 +356,7 @@ fn measuring(w: &mut Widths, width: usize) {
                 Some(&shown.after),
                 detail(explain),
             );
-            w.check(&format!("{cmd} (explain: {explain})"), &text, width);
+            w.check(&format!("{name} (explain: {explain})"), &text, width);
         }
     }
     // Two scenarios, nearly every row invalid; and a quick run of all four whose corrected

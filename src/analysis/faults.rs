@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::model::{Measurement, Run};
+use crate::probes::fault;
 
 /// Below this window CPU time, counted in scheduler ticks, says nothing as a share.
 const MIN_SHARE_WINDOW_S: f64 = 0.05;
@@ -75,12 +76,12 @@ pub fn major_fault_costs(run: &Run) -> Vec<MajorFaultCost> {
     let minor_cost = run
         .measurements
         .iter()
-        .find(|m| m.probe == "fault.file-cached" && m.valid && !m.is_unstable())
+        .find(|m| m.is(fault::FILE_CACHED) && m.valid && !m.is_unstable())
         .and_then(|m| m.value.as_ref())
         .map(|v| v.median);
     run.measurements
         .iter()
-        .filter(|m| m.probe == "fault.file-evicted" && m.raw_unit == "ns/page")
+        .filter(|m| m.is(fault::FILE_EVICTED) && m.raw_unit == "ns/page")
         .map(|m| cost_of(m, minor_cost))
         .collect()
 }
@@ -164,7 +165,7 @@ mod tests {
     fn evicted(run: &mut Run) -> &mut Measurement {
         run.measurements
             .iter_mut()
-            .find(|m| m.probe == "fault.file-evicted" && m.raw_unit == "ns/page")
+            .find(|m| m.is(fault::FILE_EVICTED) && m.raw_unit == "ns/page")
             .unwrap()
     }
 

@@ -40,6 +40,10 @@ pub struct MeasureOpts {
     /// Also write the self-contained HTML report (tables and plots) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write the run in the Prometheus text exposition format to FILE (name it
+    /// `*.prom` in node_exporter's textfile directory).
+    #[arg(long, value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
     /// Do not save this run to the history database.
     #[arg(long)]
     pub no_save: bool,
@@ -70,13 +74,14 @@ impl MeasureOpts {
         cfg
     }
 
-    /// The run's outputs: `--json`, `--csv`, `--html`.
+    /// The run's outputs: `--json`, `--csv`, `--html`, `--openmetrics`.
     pub fn outputs(&self) -> super::outputs::Outputs {
         use super::outputs::{Format, Outputs};
         Outputs::new()
             .with(Format::Json, self.json.as_deref())
             .with(Format::Csv, self.csv.as_deref())
             .with(Format::Html, self.html.as_deref())
+            .with(Format::OpenMetrics, self.openmetrics.as_deref())
     }
 
     /// Fail early on output paths that cannot be written (see

@@ -1,5 +1,5 @@
-//! `oscost export RUN --format csv|markdown|json`: one run (a file or a history id) in
-//! another format, to standard output or a file.
+//! `oscost export RUN --format csv|markdown|json|openmetrics|benchmark-action|bencher`: one
+//! run (a file or a history id) in another format, to standard output or a file.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +13,12 @@ pub enum ExportFormat {
     Csv,
     Markdown,
     Json,
+    /// The Prometheus text exposition, as node_exporter's textfile collector reads it.
+    Openmetrics,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON.
+    BenchmarkAction,
+    /// Bencher's metric format (BMF).
+    Bencher,
 }
 
 impl From<ExportFormat> for Format {
@@ -21,6 +27,9 @@ impl From<ExportFormat> for Format {
             ExportFormat::Csv => Format::Csv,
             ExportFormat::Markdown => Format::Markdown,
             ExportFormat::Json => Format::Json,
+            ExportFormat::Openmetrics => Format::OpenMetrics,
+            ExportFormat::BenchmarkAction => Format::BenchmarkAction,
+            ExportFormat::Bencher => Format::Bencher,
         }
     }
 }
@@ -45,6 +54,20 @@ pub fn run(a: ExportArgs) -> Result<i32> {
         .check(&[], &[Path::new(&a.run)], a.db.path().ok().as_deref())?;
     let (run, _) = load_run(&a.run, &a.db)?;
     write_run(&run, a.format, a.output.as_deref())?;
+    if matches!(
+        a.format,
+        ExportFormat::BenchmarkAction | ExportFormat::Bencher
+    ) {
+        let (_, left) = crate::report::formats::with_figure(&run);
+        if !left.is_empty() {
+            eprintln!(
+                "oscost: {} measurement(s) without a figure (invalid, unstable or below \
+                 resolution) left out: {}",
+                left.len(),
+                left.join("; ")
+            );
+        }
+    }
     Ok(0)
 }
 

@@ -14,6 +14,7 @@ pub mod ipc;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
+pub mod noise;
 pub mod outputs;
 pub mod pipe;
 pub mod probes;
@@ -22,6 +23,7 @@ pub mod rpc;
 pub mod run;
 pub mod shell;
 pub mod sim;
+pub mod stat;
 pub mod store_opts;
 pub mod timeslice;
 
@@ -55,6 +57,9 @@ pub enum Command {
     Fault(fault::FaultArgs),
     /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
     Mmap(mmap::MmapArgs),
+    /// Your own program run N times: wall, user and system time, /usr/bin/time -v's
+    /// fields and perf stat's counters, with intervals, evidence and history.
+    Stat(Box<stat::StatArgs>),
     /// Write the HTML report for saved runs (files, history ids or --last N); side by side.
     Report(report::ReportArgs),
     /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
@@ -69,6 +74,9 @@ pub enum Command {
     /// One request/response in four placements (local, remote-exclusive, remote-polling,
     /// remote-shared) and, with permission, its kernel-traced breakdown.
     Rpc(rpc::RpcArgs),
+    /// OS noise: a busy reader per CPU; the share of CPU lost, the gaps and, with permission
+    /// to trace, who took them (timer ticks, device IRQs, softirqs, IPIs, other tasks).
+    Noise(noise::NoiseArgs),
     /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
     C2c(c2c::C2cArgs),
     /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
@@ -135,12 +143,14 @@ pub fn main() -> i32 {
         Command::Mem(a) => mem::run(a),
         Command::Fault(a) => fault::run(a),
         Command::Mmap(a) => mmap::run(a),
+        Command::Stat(a) => stat::run(*a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::History(a) => history::run(a),
         Command::Export(a) => export::run(a),
         Command::Ipc(a) => ipc::run(a),
         Command::C2c(a) => c2c::run(a),
+        Command::Noise(a) => noise::run(a),
         Command::Rpc(a) => rpc::run(a),
         Command::Fleet(a) => fleet::run(a),
         Command::Sim(a) => sim::run(a),

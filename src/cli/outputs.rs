@@ -33,6 +33,12 @@ pub enum Format {
     Svg,
     /// The Kanata pipeline log (Konata's input).
     Kanata,
+    /// The Prometheus text exposition (node_exporter's textfile collector reads it).
+    OpenMetrics,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON.
+    BenchmarkAction,
+    /// Bencher's metric format (BMF JSON).
+    Bencher,
 }
 
 /// What a command made, in the formats it has. Asking a subject for a format it does not
@@ -179,6 +185,9 @@ impl Subject for RunOut<'_> {
             Format::Csv => to_csv(self.run)?,
             Format::Markdown => crate::report::markdown::run_to_markdown(self.run),
             Format::Html => crate::report::html::render(std::slice::from_ref(self.run)),
+            Format::OpenMetrics => crate::report::formats::openmetrics(self.run),
+            Format::BenchmarkAction => crate::report::formats::benchmark_action(self.run),
+            Format::Bencher => crate::report::formats::bencher(self.run),
             f => return Err(no_such_form("a run", f)),
         };
         Ok(text.into_bytes())

@@ -5,9 +5,11 @@
 mod bench;
 mod compile;
 mod conformance;
+mod hotloop;
 mod pipeview;
 mod report;
 mod sweep;
+mod timeline;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -57,6 +59,15 @@ pub struct MachineOpts {
     /// Stall cycles per cache miss in the pipeline model.
     #[arg(long, default_value_t = 0)]
     pub miss_penalty: u32,
+    /// How I-cache accesses are counted: per-instruction (one per line an executed
+    /// instruction touches) or per-cycle (one per clock cycle and one at reset, wrong-path and
+    /// stall re-fetches included, with Ripes' 5-stage timing rules: see crates/rvsim/docs/RIPES.md).
+    #[arg(
+        long,
+        default_value = "per-instruction",
+        value_name = "per-instruction|per-cycle"
+    )]
+    pub count: String,
     /// Raise a machine timer interrupt every N instructions.
     #[arg(long, value_name = "N")]
     pub timer_interrupt: Option<u64>,
@@ -97,6 +108,10 @@ pub struct RunArgs {
     /// format) to this file.
     #[arg(long, value_name = "FILE", requires = "pipeview")]
     pub kanata: Option<PathBuf>,
+    /// Draw the I-cache's hit rate so far against cycles over the whole run (as Ripes'
+    /// cache tab plots it) as an SVG figure in this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "pipeview")]
+    pub timeline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +154,10 @@ pub struct SweepArgs {
     /// I-cache sizes in bytes (k and M suffixes allowed).
     #[arg(long, value_delimiter = ',', default_value = "64,128,256,512,1k,2k")]
     pub icache_sizes: Vec<String>,
+    /// Numbers of sets (lines of a direct-mapped cache) to sweep instead of --icache-sizes,
+    /// e.g. 2,4,8,16,32,64 (the size is sets x ways x words x 4 bytes).
+    #[arg(long, value_delimiter = ',', conflicts_with = "icache_sizes")]
+    pub lines: Vec<u32>,
     /// Ways of every swept I-cache.
     #[arg(long, default_value_t = 1)]
     pub ways: u32,
@@ -254,6 +273,22 @@ impl MachineOpts {
                 "--stack applies only when the memory is sized from the program; with --memory the stack is the top of that memory",
             ));
         }
+        let Some(count) = rvsim::FetchCount::parse(&self.count) else {
+            return Err(Error::usage(format!(
+                "--count {}: use per-instruction or per-cycle",
+                self.count
+            )));
+        };
+        if count == rvsim::FetchCount::PerCycle && !pipeline {
+            return Err(Error::usage(
+                "--count per-cycle counts the 5-stage pipeline's cycles: it cannot be used with --pipeline none",
+            ));
+        }
+        if count == rvsim::FetchCount::PerCycle && self.miss_penalty != 0 {
+            return Err(Error::usage(
+                "--count per-cycle follows Ripes, whose caches add no stall cycles: it cannot be used with --miss-penalty",
+            ));
+        }
         if self.max_instructions == 0 {
             return Err(Error::usage(
                 "--max-instructions 0: the limit must be at least 1",
@@ -274,6 +309,7 @@ impl MachineOpts {
             miss_penalty: self.miss_penalty,
             timer_interval: self.timer_interrupt,
             max_instructions: self.max_instructions,
+            count,
             ..Config::default()
         })
     }
@@ -293,6 +329,8 @@ pub(crate) struct Outcome {
     pub stats: rvsim::Stats,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// The program's hot loop (found by `compare`, which shows whether it fits the I-cache).
+    pub hot_loop: Option<hotloop::HotLoop>,
 }
 
 /// Runs `program` to its end, whatever the end is: the statistics are kept in every case.
@@ -330,6 +368,7 @@ fn simulate_with(
         program,
         config,
         stop,
+        hot_loop: None,
     })
 }
 
@@ -344,14 +383,21 @@ pub(crate) fn load_elf(path: &std::path::Path) -> Result<Program> {
 }
 
 fn run_elf(a: RunArgs) -> Result<i32> {
-    let json = Outputs::new().with(Format::Json, a.json.as_deref());
+    let json = Outputs::new()
+        .with(Format::Json, a.json.as_deref())
+        .with(Format::Svg, a.timeline.as_deref());
     json.check(
         &given(&[&a.pipeview_html, &a.kanata]),
         &[a.elf.as_path()],
         None,
     )?;
     let program = load_elf(&a.elf)?;
-    let config = a.machine.config(!a.no_compressed)?;
+    let mut config = a.machine.config(!a.no_compressed)?;
+    if config.count == rvsim::FetchCount::PerCycle {
+        // Ripes enables the C extension from the ELF header, and its front end steps by
+        // what the extension allows.
+        config.compressed &= program.rvc;
+    }
     let request = match &a.pipeview {
         Some(text) => {
             if !config.pipeline {
@@ -369,12 +415,23 @@ fn run_elf(a: RunArgs) -> Result<i32> {
     };
     let own = program.functions.clone();
     let label = a.elf.display().to_string();
+    if a.timeline.is_some() && config.icache.is_none() {
+        return Err(Error::usage(
+            "--timeline draws the I-cache's hit rate: give an --icache",
+        ));
+    }
     let mut diagram = None;
+    let mut samples = None;
     let out = match &request {
         // The window is recorded on the per-instruction engine, step by step.
         Some(req) => simulate_with(&label, program, config, Some(&own), |m| {
             let (stop, d) = pipeview::run(m, &req.window);
             diagram = d;
+            stop
+        })?,
+        None if a.timeline.is_some() => simulate_with(&label, program, config, Some(&own), |m| {
+            let (stop, s) = timeline::run(m);
+            samples = Some(s);
             stop
         })?,
         None => simulate(&label, program, config, Some(&own))?,
@@ -383,8 +440,17 @@ fn run_elf(a: RunArgs) -> Result<i32> {
     let _ = std::io::stdout().write_all(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     print!("{}", fit_stdout(&report::run_text(&out)));
+    let svg = samples.as_ref().map(|s| {
+        let cache = out
+            .config
+            .icache
+            .map(|c| report::cache_label(&c))
+            .unwrap_or_default();
+        timeline::figure(s, &out.label, &cache)
+    });
     json.write(&SimOut {
         json: report::run_json(&out),
+        svg,
         ..SimOut::default()
     })?;
     if let Some(req) = &request {
@@ -423,6 +489,11 @@ fn compare(a: CompareArgs) -> Result<()> {
                 |n| n.to_string_lossy().into(),
             );
             outcomes.push(simulate(&label, program, config, Some(&own))?);
+        }
+    }
+    for o in &mut outcomes {
+        if o.config.icache.is_some() {
+            o.hot_loop = hotloop::find(&o.program, &o.config);
         }
     }
     print!("{}", fit_stdout(&report::compare_text(&outcomes)));

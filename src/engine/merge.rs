@@ -215,7 +215,11 @@ fn judge_pooled(checks: &mut [Check], rounds: &[(u32, Measurement)], pooled: &Ev
 pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
     let mut out = Evidence::default();
     let mut denominators: std::collections::BTreeMap<String, f64> = Default::default();
+    // The timed window of the counts: the rounds' windows added up, when every round timed
+    // its own exactly.
+    let mut wall: Option<u64> = Some(0);
     for ev in all {
+        wall = wall.zip(ev.rusage.wall_ns).map(|(a, b)| a + b);
         accumulate(&mut out.rusage.total, &ev.rusage.total);
         out.rusage.iterations += ev.rusage.iterations;
         for p in &ev.rusage.participants {
@@ -245,6 +249,7 @@ pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
             _ => {}
         }
     }
+    out.rusage.wall_ns = wall.filter(|_| out.rusage.iterations > 0);
     for (name, r) in out.events.iter_mut() {
         if let (Some(t), Some(&ops)) = (r.total, denominators.get(name)) {
             if r.per_op.is_some() && ops > 0.0 {

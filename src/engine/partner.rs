@@ -336,7 +336,7 @@ fn given_up() -> bool {
 }
 
 /// Partners that stop answering because they were stopped (SIGSTOP, a debugger, a job-control
-/// stop): a watcher thread, running while any forked partner lives, reads each partner's
+/// stop): a watcher thread (nice 19), running while any forked partner lives, reads each partner's
 /// state every [`stopped::POLL`]; one stopped for longer than [`stopped::BOUND`] is recorded
 /// and the thread that forked it is interrupted (SIGALRM, no restart), so its blocking read,
 /// write or futex wait returns and the run ends with the reason instead of hanging until the
@@ -412,13 +412,10 @@ pub mod stopped {
 
     fn watcher() {
         crate::engine::interrupt::block_in_this_thread();
-        // Idle class: it never preempts a participant, and runs when a stop leaves the CPUs
-        // idle, which is when it is needed.
-        // SAFETY: a zeroed sched_param (priority 0, as SCHED_IDLE needs); this thread only.
-        unsafe {
-            let p: libc::sched_param = std::mem::zeroed();
-            libc::sched_setscheduler(0, libc::SCHED_IDLE, &p);
-        }
+        // The lowest normal priority: it seldom preempts a participant, yet is not starved
+        // on a busy machine as the idle class would be.
+        // SAFETY: setpriority on this thread only (0: the calling thread on Linux).
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
         loop {
             std::thread::sleep(POLL);
             let mut w = WATCHED.lock().unwrap_or_else(|e| e.into_inner());

@@ -203,6 +203,30 @@ fn specs(set: EventSet) -> Vec<&'static Spec> {
     v
 }
 
+/// Every event oscost can count, by perf-stat name: software events first, then hardware.
+pub fn event_names() -> impl Iterator<Item = &'static str> {
+    SOFTWARE
+        .iter()
+        .chain(HARDWARE)
+        .chain(CACHE_REFS)
+        .chain(STORES)
+        .map(|s| s.name)
+}
+
+/// Whether `name` is a software event (counted by the kernel, no PMU needed).
+pub fn is_software(name: &str) -> bool {
+    SOFTWARE.iter().any(|s| s.name == name)
+}
+
+fn spec_named(name: &str) -> Option<&'static Spec> {
+    SOFTWARE
+        .iter()
+        .chain(HARDWARE)
+        .chain(CACHE_REFS)
+        .chain(STORES)
+        .find(|s| s.name == name)
+}
+
 /// Plain words for an errno from perf_event_open.
 pub fn open_error_reason(err: &std::io::Error) -> String {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
@@ -280,8 +304,30 @@ impl PerfSet {
 
     /// [`open`](Self::open) through `opener` (the PMU, or recorded values in tests).
     pub fn open_with(tids: &[i32], set: EventSet, opener: &mut Opener<'_>) -> PerfSet {
+        Self::open_specs(tids, &specs(set), opener)
+    }
+
+    /// Counters for the events `names` (perf-stat names, [`event_names`]) on a program that
+    /// is about to exec: opened on `pid` (stopped before its exec) disabled, counting from
+    /// its exec on (`enable_on_exec`) and in every task it starts (`inherit`), as `perf
+    /// stat CMD` counts a command. Read them after the program was reaped.
+    pub fn open_on_exec(pid: i32, names: &[&str]) -> PerfSet {
+        Self::open_named_with(&[pid], names, &mut |info, tid| {
+            let spec = spec_named(info.name).expect("asked only for known events");
+            open_for_exec(spec, tid).map(|(c, note)| (Box::new(c) as Box<dyn ReadCounter>, note))
+        })
+    }
+
+    /// The events `names` (unknown names are left out: [`event_names`] says which exist)
+    /// on every task of `tids`, through `opener`.
+    pub fn open_named_with(tids: &[i32], names: &[&str], opener: &mut Opener<'_>) -> PerfSet {
+        let specs: Vec<&Spec> = names.iter().filter_map(|n| spec_named(n)).collect();
+        Self::open_specs(tids, &specs, opener)
+    }
+
+    fn open_specs(tids: &[i32], specs: &[&Spec], opener: &mut Opener<'_>) -> PerfSet {
         let mut slots = Vec::new();
-        for spec in specs(set) {
+        for &spec in specs {
             let mut slot = Slot {
                 name: spec.name,
                 counters: Vec::new(),
@@ -451,6 +497,23 @@ fn open_one(spec: &Spec, tid: i32) -> Result<(Counter, Option<String>), String> 
         let mut c = b.build()?;
         c.enable()?;
         Ok(c)
+    };
+    open_with_fallback(spec.kernel_side, build)
+}
+
+/// [`open_one`] for a program stopped before its exec: disabled until the exec, inherited by
+/// every task it starts.
+fn open_for_exec(spec: &Spec, pid: i32) -> Result<(Counter, Option<String>), String> {
+    let build = |include_kernel: bool| {
+        let mut b = Builder::new(Software::DUMMY);
+        (spec.make)(&mut b);
+        b.observe_pid(pid)
+            .any_cpu()
+            .inherit(true)
+            .enable_on_exec(true)
+            .exclude_kernel(!include_kernel)
+            .exclude_hv(true);
+        b.build()
     };
     open_with_fallback(spec.kernel_side, build)
 }

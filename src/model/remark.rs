@@ -6,9 +6,13 @@
 //! [`Remark::kind`] and [`Remark::subject`]; remarks of one kind whose numbers differ (one
 //! per round, one per row) fold into one whose numbers are ranges ([`Num`]).
 //!
-//! A family's own remark: add a variant to [`RemarkKind`] (its doc says what `subject` and
-//! `values` hold), a constructor on [`Remark`] beside the others, and its wording in
-//! `report::remarks::words` (the match is exhaustive: the compiler asks for it).
+//! A family's own remark, without touching this file: declare its kind as a [`FamilyRemark`]
+//! constant in the family's probes module (`pub const GAPS: FamilyRemark =
+//! FamilyRemark("noise.gaps")`, its id starting with the family's section), make it with
+//! [`Remark::family`], tell it with [`Remark::is_family`], and word it in the family's
+//! `report::family::Family::words`. A kind that more than one family says (the occupancy
+//! remarks) is a [`RemarkKind`] variant instead: a constructor here and its wording in
+//! `report::remarks::words` (an exhaustive match: the compiler asks for it).
 //!
 //! Runs of schema version 1 carried remarks as sentences: they load as
 //! [`RemarkKind::Legacy`] with the sentence as subject, and are written and shown as they
@@ -16,12 +20,20 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A family's own kind of remark: `<section>.<name>` ("noise.gaps"), declared once as a
+/// constant in the family's probes module and compared as that constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FamilyRemark(pub &'static str);
+
 /// What a remark says. The doc of each variant names its `subject` and `values`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RemarkKind {
     /// A sentence of a schema version 1 run (subject: the sentence; no values).
     Legacy,
+    /// A family's own kind (subject: its [`FamilyRemark`] id; values: its numbers), worded
+    /// by the family the id's section names.
+    Family,
     /// Sampling stopped before the interval was tight (subject: the stop reason's words;
     /// values: the interval target, a fraction).
     NotConverged,
@@ -252,6 +264,16 @@ impl Remark {
     /// The `i`-th number's single reading (its low end when a range); NaN when absent.
     pub fn value(&self, i: usize) -> f64 {
         self.values.get(i).map_or(f64::NAN, |n| n.lo)
+    }
+
+    /// A family's own remark of `kind` with `values`.
+    pub fn family(kind: FamilyRemark, values: &[f64]) -> Remark {
+        Remark::new(RemarkKind::Family, kind.0, values)
+    }
+
+    /// Whether it is a family's remark of `kind`.
+    pub fn is_family(&self, kind: FamilyRemark) -> bool {
+        self.kind == RemarkKind::Family && self.subject == kind.0
     }
 
     /// Whether a sentence of a version 1 run.

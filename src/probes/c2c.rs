@@ -17,6 +17,9 @@ use crate::units::name::Named;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// The family's one probe: a pair of CPUs.
+pub const PAIR: crate::model::ProbeId = crate::model::ProbeId("c2c.pair");
+
 /// The ping-pong line and a stop flag, each alone on its cache line (128 bytes apart, so
 /// adjacent-line prefetch does not pair them either).
 #[repr(C, align(128))]
@@ -116,7 +119,7 @@ pub fn measure_pair(ctx: &Context, pair: Pair) -> Result<Measurement> {
         }
         Ok(now_ns() - t0)
     };
-    let spec = Spec::new("c2c.pair", "ns/one-way", "ns/round trip", 2.0)
+    let spec = Spec::new(PAIR.0, "ns/one-way", "ns/round trip", 2.0)
         .param("class", pair.class.name())
         .param("from", pair.a)
         .param("to", pair.b)

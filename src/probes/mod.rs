@@ -9,9 +9,11 @@ pub mod fault;
 pub mod ipc;
 pub mod mem;
 pub mod mmap;
+pub mod noise;
 pub mod pattern;
 pub mod rpc;
 pub mod scratch;
+pub mod stat;
 pub mod syscall;
 pub mod workset;
 

@@ -20,7 +20,7 @@ struct Cell<'a> {
 fn cells(run: &Run) -> Vec<Cell<'_>> {
     run.measurements
         .iter()
-        .filter(|m| m.probe == "c2c.pair")
+        .filter(|m| m.is(crate::probes::c2c::PAIR))
         .filter_map(|m| {
             let n = |k: &str| m.params.get(k).and_then(|v| v.as_u64()).map(|v| v as usize);
             Some(Cell {
@@ -169,6 +169,14 @@ pub struct C2c;
 impl Family for C2c {
     fn section(&self) -> &'static str {
         "c2c"
+    }
+
+    fn fixture(&self) -> Option<&'static str> {
+        Some("c2c")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["c2c", "--quick"]
     }
 
     fn evidence(&self) -> Evidence {

@@ -12,6 +12,24 @@ impl Family for Ctx {
         "ctx"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("timeslice")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &[
+            "ctx",
+            "timeslice",
+            "--quick",
+            "--slices",
+            "1ms",
+            "--work",
+            "20ms",
+            "--budget",
+            "200ms",
+        ]
+    }
+
     fn evidence(&self) -> Evidence {
         Evidence::Switches
     }

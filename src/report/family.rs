@@ -7,10 +7,11 @@
 //!
 //! A new family writes one file in report/ with a type that implements [`Family`] (every
 //! method has a default: it states only what it has), and names it in report/mod.rs (its
-//! module and its place in FAMILIES).
+//! module and its place in FAMILIES). docs/ARCHITECTURE.md ("Adding a family") lists every
+//! file a family touches.
 
 use crate::error::Result;
-use crate::model::{Measurement, Run};
+use crate::model::{Measurement, Remark, Run};
 use crate::report::figures::Size;
 
 /// What the evidence column of the terminal table shows for a family's measurements.
@@ -55,11 +56,41 @@ pub struct Shown {
     pub tables: Vec<(String, String)>,
 }
 
-/// A family of probes and what it shows.
+/// A family of probes: what it is (its probe ids, its command, its recorded run) and what it
+/// shows. The tests derive their lists from [`crate::report::FAMILIES`]: the golden test
+/// renders every family's [`Family::fixture`] (and its [`Family::shown`] when
+/// [`Family::has_shown`]), the width test lays the same out at 80 and 100 columns, and the
+/// output test runs every family's [`Family::quick`] command.
 pub trait Family: Sync {
     /// The section of the HTML report its probes are listed in: the probe ids' first word
     /// ("ctx" for "ctx.pipe").
     fn section(&self) -> &'static str;
+
+    /// Its recorded run, `tests/fixtures/runs/NAME.json`: made by running its command with
+    /// `--json` and pinned by `tests/fixtures/runs/record.sh NAME` (which re-records it from
+    /// its own command line). None: none recorded.
+    fn fixture(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Its measuring command in its smallest useful form (the words after `oscost`), which
+    /// the output test runs with every output option. Empty: none of its own.
+    fn quick(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The words of one of its own remarks ([`crate::model::RemarkKind::Family`], told apart
+    /// by [`Remark::is_family`]); None for a remark it does not know. A number that is a
+    /// range (remarks folded over rounds or rows) is said with [`crate::report::remarks::span`].
+    fn words(&self, _r: &Remark) -> Option<String> {
+        None
+    }
+
+    /// Whether its measuring command prints [`Family::shown`] (its own text or sections
+    /// after the table): the golden test pins it as `shown` of the fixture's golden.
+    fn has_shown(&self) -> bool {
+        false
+    }
 
     /// Whether a probe is this family's: by default every probe of its section.
     fn owns(&self, probe: &str) -> bool {

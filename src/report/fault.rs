@@ -7,6 +7,7 @@ use super::term::{grid, Term};
 use crate::analysis::faults::{major_fault_costs, Derivation, MajorFaultCost};
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
+use crate::probes::fault;
 use crate::report::family::{Ask, Evidence, Family, Shown};
 use crate::units::{fmt_num, fmt_time};
 
@@ -74,7 +75,7 @@ pub fn table_for(run: &Run, term: &Term) -> String {
 fn loop_timed(run: &Run) -> Vec<&Measurement> {
     run.measurements
         .iter()
-        .filter(|m| m.probe.starts_with("fault.") && m.raw_unit == "ns/page")
+        .filter(|m| m.in_section(fault::SECTION) && m.raw_unit == "ns/page")
         .collect()
 }
 
@@ -182,11 +183,11 @@ fn per_page_of(majflt: u64, pages: u64) -> String {
 /// both kinds (a disk wait averaged with a page-table update), none counted, or none by
 /// design (populate's touch phase). Its figure per page — lat_pagefault's — it always has.
 pub fn why_per_page_only(m: &Measurement) -> Option<(&'static str, String)> {
-    if !(m.probe.starts_with("fault.") && m.raw_unit == "ns/page") || m.value.is_some() {
+    if !(m.in_section(fault::SECTION) && m.raw_unit == "ns/page") || m.value.is_some() {
         return None;
     }
     let t = &m.evidence.rusage.total;
-    let populated = m.probe == "fault.populate" && m.param_text("phase") == "touch";
+    let populated = m.is(fault::POPULATE) && m.param_text("phase") == "touch";
     let n = crate::units::fmt_thousands;
     Some(match (t.majflt, t.minflt) {
         _ if populated => (
@@ -299,6 +300,18 @@ impl Family for Fault {
         "fault"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("fault")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["fault", "--quick", "--size", "4m"]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
+    }
+
     fn instead_of_value(&self, m: &Measurement) -> Option<String> {
         per_page_instead(m)
     }
@@ -377,7 +390,7 @@ mod tests {
     fn first_anon(run: &mut Run) -> &mut Measurement {
         run.measurements
             .iter_mut()
-            .find(|m| m.probe == "fault.anon")
+            .find(|m| m.is(fault::ANON))
             .unwrap()
     }
 
@@ -495,7 +508,7 @@ mod tests {
         for m in none
             .measurements
             .iter_mut()
-            .filter(|m| m.probe == "fault.file-evicted")
+            .filter(|m| m.is(fault::FILE_EVICTED))
         {
             m.evidence.rusage.total.majflt = 0;
         }

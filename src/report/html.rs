@@ -1255,7 +1255,7 @@ mod tests {
         let part = rpc
             .measurements
             .iter()
-            .find(|m| m.probe == "rpc.part")
+            .find(|m| m.is(crate::probes::rpc::PART))
             .unwrap();
         assert!(raw_cell(part).contains(">—<"), "{}", raw_cell(part));
         let run = fixture();

@@ -12,7 +12,7 @@ use crate::units::name::Named;
 fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
     run.measurements
         .iter()
-        .filter(|m| m.probe.starts_with("ipc."))
+        .filter(|m| m.in_section("ipc"))
         .collect()
 }
 
@@ -124,6 +124,14 @@ pub struct Ipc;
 impl Family for Ipc {
     fn section(&self) -> &'static str {
         "ipc"
+    }
+
+    fn fixture(&self) -> Option<&'static str> {
+        Some("ipc")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["ipc", "--quick"]
     }
 
     fn evidence(&self) -> Evidence {

@@ -10,7 +10,7 @@ use crate::units::fmt_num;
 use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// The lab's probe id.
-pub const PROBE: &str = "mmap.lab";
+pub const PROBE: &str = crate::probes::mmap::LAB.0;
 
 /// A metric: a column, a chart and a CSV field.
 pub struct Metric {
@@ -132,7 +132,7 @@ pub fn metrics() -> Vec<Metric> {
 fn rows(run: &Run) -> Vec<&Measurement> {
     run.measurements
         .iter()
-        .filter(|m| m.probe == "mmap.lab")
+        .filter(|m| m.is(crate::probes::mmap::LAB))
         .collect()
 }
 
@@ -324,6 +324,28 @@ pub struct Lab;
 impl Family for Lab {
     fn section(&self) -> &'static str {
         "mmap"
+    }
+
+    fn fixture(&self) -> Option<&'static str> {
+        Some("mmap")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &[
+            "mmap",
+            "lab",
+            "--quick",
+            "--size",
+            "4m",
+            "--compete",
+            "64m",
+            "--variant",
+            "anon-private",
+        ]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
     }
 
     fn evidence(&self) -> Evidence {

@@ -161,6 +161,20 @@ impl Family for MemLatency {
         "mem"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("memlat")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &[
+            "mem", "latency", "--quick", "--min", "4k", "--max", "16k", "--pages", "4k",
+        ]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
+    }
+
     fn owns(&self, probe: &str) -> bool {
         probe == PROBE
     }

@@ -13,17 +13,20 @@ pub mod fault;
 pub mod figures;
 pub mod fleet;
 pub mod footnotes;
+pub mod formats;
 pub mod html;
 pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
+pub mod noise;
 pub mod params;
 pub mod pipeview;
 pub mod plot;
 pub mod remarks;
 pub mod rpc;
 pub mod screen;
+pub mod stat;
 pub mod sweep;
 pub mod table;
 pub mod term;
@@ -47,6 +50,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &c2c::C2c,
     &rpc::Rpc,
     &ctx::Ctx,
+    &noise::Noise,
+    &stat::Stat,
 ];
 
 /// The family of a probe, if any family claims it (call and syscall probes have none).

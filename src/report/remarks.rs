@@ -30,6 +30,7 @@ pub fn words(r: &Remark) -> String {
     let s = r.subject.as_str();
     match r.kind {
         K::Legacy => s.to_string(),
+        K::Family => family_words(r),
         K::NotConverged => format!("interval did not reach ±{}% before the {s}", pct(0, 0)),
         K::Outliers => format!(
             "{} of {} samples are outliers (modified z > 3.5): flagged, kept",
@@ -160,13 +161,27 @@ pub fn words(r: &Remark) -> String {
     }
 }
 
+/// A family's own remark, as the family of its id's section words it; its id and numbers
+/// when no family does.
+fn family_words(r: &Remark) -> String {
+    let section = r.subject.split('.').next().unwrap_or("");
+    super::FAMILIES
+        .iter()
+        .filter(|f| f.section() == section)
+        .find_map(|f| f.words(r))
+        .unwrap_or_else(|| {
+            let numbers: Vec<String> = r.values.iter().map(|&n| span(n, &fmt_num)).collect();
+            format!("{}: {}", r.subject, numbers.join(", "))
+        })
+}
+
 /// The sentences of remarks, each as [`words`] says it.
 pub fn all_words(rs: &[Remark]) -> Vec<String> {
     rs.iter().map(words).collect()
 }
 
 /// A number as `f` writes it; a range as its two ends, or one when they read the same.
-fn span(n: Num, f: &dyn Fn(f64) -> String) -> String {
+pub fn span(n: Num, f: &dyn Fn(f64) -> String) -> String {
     let (lo, hi) = (f(n.lo), f(n.hi));
     if n.is_one() || lo == hi {
         lo
@@ -453,6 +468,18 @@ mod tests {
             b.starts_with("samples are bimodal: 8 near 1.41 ns, 3 near 2.55 µs one after"),
             "{b}"
         );
+    }
+
+    #[test]
+    fn a_family_remark_is_told_by_its_constant_and_worded_by_its_family() {
+        use crate::model::FamilyRemark;
+        const GAPS: FamilyRemark = FamilyRemark("nosuch.gaps");
+        let r = Remark::family(GAPS, &[3.0, 1.5]);
+        assert!(r.is_family(GAPS) && !r.is_family(FamilyRemark("nosuch.other")));
+        // No family of that section words it: its id and numbers, never nothing.
+        assert_eq!(words(&r), "nosuch.gaps: 3, 1.50");
+        let f = fold(&[r.clone(), Remark::family(GAPS, &[5.0, 1.5])]);
+        assert_eq!(words(&f[0]), "nosuch.gaps: 3–5, 1.50");
     }
 
     #[test]

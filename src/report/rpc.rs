@@ -29,7 +29,7 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
     for m in run
         .measurements
         .iter()
-        .filter(|m| m.probe.starts_with("rpc."))
+        .filter(|m| m.in_section(crate::probes::rpc::SECTION))
     {
         let Some(scenario) = Scenario::from_name(m.param_str("scenario").unwrap_or("")) else {
             continue;
@@ -625,6 +625,18 @@ impl Family for Rpc {
         "rpc"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("rpc")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["rpc", "--quick"]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
+    }
+
     fn evidence(&self) -> Evidence {
         Evidence::Switches
     }
@@ -790,7 +802,7 @@ mod tests {
         for x in run
             .measurements
             .iter_mut()
-            .filter(|x| x.probe == "rpc.corrected")
+            .filter(|x| x.is(crate::probes::rpc::CORRECTED))
         {
             x.status = Status::Invalid;
             x.valid = false;

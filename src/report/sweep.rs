@@ -449,6 +449,18 @@ impl Family for Sweep {
         "ctx"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("sweep")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["ctx", "sweep", "--quick", "--sizes", "0,4k", "--procs", "2"]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
+    }
+
     fn owns(&self, probe: &str) -> bool {
         probe == PROBE
     }

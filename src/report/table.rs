@@ -904,7 +904,10 @@ mod tests {
         let rpc =
             crate::input::parse_run(include_str!("../../tests/fixtures/runs/rpc.json"), "rpc")
                 .unwrap();
-        let part = rpc.measurements.iter().find(|m| m.probe == "rpc.part");
+        let part = rpc
+            .measurements
+            .iter()
+            .find(|m| m.is(crate::probes::rpc::PART));
         assert_eq!(raw_baseline(part.unwrap()), "—");
         assert!(crate::report::markdown::run_to_markdown(&rpc).contains("| — |"));
         // An invalid row keeps its raw reading: the rejected number is shown nowhere else.

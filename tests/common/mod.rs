@@ -100,22 +100,31 @@ pub fn kill_at_owned(body: impl FnOnce(Box<dyn Fn() + Send + Sync>)) -> i32 {
     pid
 }
 
-/// The recorded runs (tests/fixtures/runs/*.json, made by record.sh, and the quick run
-/// tests/fixtures/run-quick.json), one per family, in the order the golden test imports them
-/// (their history ids are 1, 2, ...).
-pub const RECORDED_RUNS: &[&str] = &[
-    "run-quick",
-    "run-quick-a",
-    "run-quick-b",
-    "sweep",
-    "timeslice",
-    "memlat",
-    "fault",
-    "mmap",
-    "rpc",
-    "ipc",
-    "c2c",
-];
+/// The recorded runs of the suite (`oscost run`), which no family owns.
+pub const SUITE_RUNS: &[&str] = &["run-quick", "run-quick-a", "run-quick-b"];
+
+/// The recorded runs the golden and width tests render: the suite's and every family's
+/// ([`oscost::report::family::Family::fixture`]), in the order they were recorded (their
+/// start times), which is the order the golden test imports them (their history ids are 1,
+/// 2, ...).
+pub fn recorded_runs() -> Vec<&'static str> {
+    let mut runs: Vec<&'static str> = SUITE_RUNS.to_vec();
+    runs.extend(oscost::report::FAMILIES.iter().filter_map(|f| f.fixture()));
+    let mut by_start: Vec<(String, &'static str)> = runs
+        .into_iter()
+        .map(|r| (read_recorded_run(r).started_at, r))
+        .collect();
+    by_start.sort();
+    by_start.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The family whose recorded run is `name`.
+pub fn family_of_fixture(name: &str) -> Option<&'static dyn oscost::report::family::Family> {
+    oscost::report::FAMILIES
+        .iter()
+        .copied()
+        .find(|f| f.fixture() == Some(name))
+}
 
 /// The file of a recorded run in the repository.
 pub fn recorded_run_file(name: &str) -> std::path::PathBuf {

@@ -216,6 +216,9 @@ impl Slot {
     };
 }
 
+/// Shadow entries for lines outside the cache's memory (see [`Cache::fetch_any`]).
+pub const OUTSIDE_LINES: u32 = 64;
+
 /// One cache. Addresses outside `[base, base + span)` must not be passed in (memory-mapped
 /// devices are uncached).
 pub struct Cache {
@@ -223,6 +226,9 @@ pub struct Cache {
     line_shift: u32,
     set_mask: u32,
     base_line: u32,
+    /// Lines of the memory in front of which the cache sits (the shadow's indices
+    /// `0..in_memory`); [`OUTSIDE_LINES`] more follow for lines outside it.
+    in_memory: u32,
     ways: usize,
     /// Per way slot (set after set): its line number (address >> line_shift) and dirt.
     lines: Vec<Slot>,
@@ -266,12 +272,15 @@ impl Cache {
         let line_shift = cfg.line_bytes().trailing_zeros();
         let slots = (cfg.sets * cfg.ways) as usize;
         let lines_in_memory = (span as u64 >> line_shift) as usize + 2;
+        let in_memory = lines_in_memory as u32;
+        let lines_in_memory = lines_in_memory + OUTSIDE_LINES as usize;
         let capacity = cfg.sets.saturating_mul(cfg.ways);
         Ok(Cache {
             cfg,
             line_shift,
             set_mask: cfg.sets - 1,
             base_line: base >> line_shift,
+            in_memory,
             ways: cfg.ways as usize,
             lines: vec![Slot::EMPTY; slots],
             stamp: vec![0; slots],
@@ -327,6 +336,30 @@ impl Cache {
             misses += self.access_line(last, false) as u32;
         }
         misses
+    }
+
+    /// A read of the word at `addr`, which may lie outside the memory the cache was made
+    /// for (a per-cycle front end reads wherever its PC points: past the end of the code, or
+    /// at address 0 after a return there). Hits and misses are exact; the miss kind of a
+    /// line outside memory is classified in one of [`OUTSIDE_LINES`] shared shadow entries.
+    /// Returns whether it missed.
+    pub fn fetch_any(&mut self, addr: u32) -> bool {
+        let line = addr >> self.line_shift;
+        let index = line.wrapping_sub(self.base_line);
+        if index < self.in_memory {
+            return self.access_line(line, false);
+        }
+        self.counts.reads += 1;
+        if line == self.last_line {
+            return false;
+        }
+        self.access_slow_at(line, self.in_memory + (line % OUTSIDE_LINES), false)
+    }
+
+    /// `n` reads of the line read last, which is resident and most recently used: hits that
+    /// change no state (a stalled front end reading its address again).
+    pub fn repeat_hits(&mut self, n: u64) {
+        self.counts.reads += n;
     }
 
     /// `fetches` instruction fetches whose lines (line numbers, `pc >> line_shift()`) are
@@ -480,6 +513,11 @@ impl Cache {
         if self.ways == 2 {
             return self.access_two_ways_any(line, write);
         }
+        self.access_slow_at(line, line.wrapping_sub(self.base_line), write)
+    }
+
+    /// [`Cache::access_slow`] for any number of ways, with the line's shadow index given.
+    fn access_slow_at(&mut self, line: u32, index: u32, write: bool) -> bool {
         self.repeat = (NO_LINE, 0);
         let set = (line & self.set_mask) as usize;
         let (slot, hit) = if self.ways == 1 {
@@ -495,7 +533,6 @@ impl Cache {
                 None => (first, false),
             }
         };
-        let index = line.wrapping_sub(self.base_line);
         if !hit {
             return self.miss(line, set, index, write);
         }

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use elf::abi::{EM_RISCV, ET_EXEC, PT_LOAD, SHF_EXECINSTR, SHN_UNDEF, STT_FUNC};
+use elf::abi::{
+    EM_RISCV, ET_EXEC, PT_LOAD, SHF_ALLOC, SHF_EXECINSTR, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
+};
 use elf::endian::LittleEndian;
 use elf::ElfBytes;
 
@@ -35,6 +37,12 @@ pub struct Program {
     pub functions: BTreeMap<String, u32>,
     /// The ELF header says the code may contain compressed instructions (EF_RISCV_RVC).
     pub rvc: bool,
+    /// The sections that are not loaded but have bytes in the file (symbol and string
+    /// tables, attributes, comments; not `.debug*`), at the address their header gives
+    /// (mostly 0), in the order of their names: what a loader that writes every section into
+    /// memory, as Ripes does, leaves outside the program's segments. Only the per-cycle
+    /// front end reads them (what it fetches after a return to address 0).
+    pub other_sections: Vec<Segment>,
 }
 
 impl Program {
@@ -51,6 +59,7 @@ impl Program {
             symbols: BTreeMap::new(),
             functions: BTreeMap::new(),
             rvc: true,
+            other_sections: Vec::new(),
         }
     }
 
@@ -83,6 +92,7 @@ impl Program {
             symbols: symbols(&file),
             functions: functions(&file),
             rvc: hdr.e_flags & 1 != 0,
+            other_sections: other_sections(&file, bytes),
         })
     }
 
@@ -177,6 +187,45 @@ fn load_segments(
         }
     }
     Ok(segments)
+}
+
+/// Bytes of other sections kept at most (a symbol table at address 0 is what matters).
+const OTHER_SECTIONS_CAP: usize = 1 << 20;
+
+fn other_sections(file: &ElfBytes<'_, LittleEndian>, bytes: &[u8]) -> Vec<Segment> {
+    let Ok((Some(shdrs), Some(names))) = file.section_headers_with_strtab() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Segment)> = Vec::new();
+    let mut kept = 0usize;
+    for sh in shdrs.iter() {
+        let name = names.get(sh.sh_name as usize).unwrap_or("");
+        if sh.sh_flags & SHF_ALLOC as u64 != 0
+            || sh.sh_type == SHT_NOBITS
+            || sh.sh_size == 0
+            || name.starts_with(".debug")
+        {
+            continue;
+        }
+        let start = sh.sh_offset as usize;
+        let Some(end) = start.checked_add(sh.sh_size as usize) else {
+            continue;
+        };
+        if end > bytes.len() || kept + (end - start) > OTHER_SECTIONS_CAP {
+            continue;
+        }
+        kept += end - start;
+        out.push((
+            name.to_string(),
+            Segment {
+                addr: sh.sh_addr as u32,
+                data: bytes[start..end].to_vec(),
+                mem_size: (end - start) as u32,
+            },
+        ));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, s)| s).collect()
 }
 
 fn text_size(file: &ElfBytes<'_, LittleEndian>) -> u32 {

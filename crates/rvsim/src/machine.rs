@@ -20,8 +20,9 @@ use crate::cache::{Cache, CacheConfig, CacheStats};
 use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
 use crate::csr::{Counters, Csrs, MSTATUS_MIE, MSTATUS_MPIE};
 use crate::decode::{decode, instruction_len, Decoded, Op};
-use crate::elf::Program;
+use crate::elf::{Program, Segment};
 use crate::error::SimError;
+use crate::percycle::{self, FetchCount, FetchMemory, FlushKind, PerCycle, Slot};
 use crate::pipeline::{Pipeline, PipelineStats};
 use crate::stop::Stop;
 use crate::trap::*;
@@ -85,6 +86,10 @@ pub struct Config {
     pub host_abi: bool,
     /// The engine [`Machine::run`] uses.
     pub engine: Engine,
+    /// How I-cache accesses and the pipeline's cycles are counted: per instruction
+    /// (default), or per cycle as Ripes' 5-stage processor does ([`crate::percycle`]; needs
+    /// the pipeline, no miss penalty, and runs on the per-instruction engine).
+    pub count: FetchCount,
 }
 
 impl Default for Config {
@@ -101,6 +106,7 @@ impl Default for Config {
             max_instructions: 10_000_000_000,
             host_abi: true,
             engine: Engine::Blocks,
+            count: FetchCount::PerInstruction,
         }
     }
 }
@@ -251,6 +257,10 @@ pub struct Machine {
     icache: Option<Cache>,
     dcache: Option<Cache>,
     pipeline: Option<Pipeline>,
+    /// The per-cycle model (`FetchCount::PerCycle`) and the sections outside memory its
+    /// front end may read.
+    per_cycle: Option<PerCycle>,
+    other_sections: Vec<Segment>,
     engine: Engine,
     /// The block engine's blocks (empty with the reference engine).
     blocks: blocks::BlockCache,
@@ -271,12 +281,36 @@ pub struct Machine {
     dropped_output: u64,
 }
 
+/// `n` zero bytes, or None when the allocator cannot give them. Zeroed by the allocator (pages
+/// the program never touches are never touched here either).
+fn zeroed_bytes(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: a layout of non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: p comes from the global allocator with this layout (size n, align 1), and all n
+    // bytes are initialized (zero).
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
 impl Machine {
     /// Builds the machine and places the program in memory. The stack pointer starts at the
     /// top of memory; the program counter at the ELF entry point.
     pub fn new(cfg: &Config, program: &Program) -> Result<Machine, SimError> {
         let layout = Layout::of(cfg, program)?;
-        let mut ram = vec![0u8; layout.size as usize];
+        // Reserved before it is used, so a memory limit (ulimit -v, a cgroup) is a refusal
+        // with the size, not an abort of the whole process.
+        let mut ram = zeroed_bytes(layout.size as usize).ok_or_else(|| {
+            SimError::Config(format!(
+                "cannot allocate the modeled memory of {} bytes (a memory limit?): give a smaller --memory",
+                layout.size
+            ))
+        })?;
         for seg in &program.segments {
             let off = (seg.addr - layout.base) as usize;
             ram[off..off + seg.data.len()].copy_from_slice(&seg.data);
@@ -296,6 +330,17 @@ impl Machine {
                 .transpose()
         };
         let pages = (layout.size as usize).div_ceil(1 << PAGE_SHIFT);
+        let per_cycle = cfg.count == FetchCount::PerCycle;
+        if per_cycle && !cfg.pipeline {
+            return Err(SimError::Config(
+                "per-cycle counting counts the 5-stage pipeline's cycles: it needs the pipeline model".into(),
+            ));
+        }
+        if per_cycle && cfg.miss_penalty != 0 {
+            return Err(SimError::Config(
+                "per-cycle counting follows Ripes, whose caches add no stall cycles: use a miss penalty of 0".into(),
+            ));
+        }
         let mut m = Machine {
             regs: [0; 32],
             pc: program.entry,
@@ -312,7 +357,18 @@ impl Machine {
             icache: cache(&cfg.icache)?,
             dcache: cache(&cfg.dcache)?,
             pipeline: cfg.pipeline.then(|| Pipeline::new(cfg.miss_penalty as u64)),
-            engine: cfg.engine,
+            per_cycle: per_cycle.then(|| PerCycle::new(cfg.compressed)),
+            other_sections: if per_cycle {
+                program.other_sections.clone()
+            } else {
+                Vec::new()
+            },
+            // The per-cycle model follows each instruction: the reference engine runs it.
+            engine: if per_cycle {
+                Engine::Reference
+            } else {
+                cfg.engine
+            },
             blocks: blocks::BlockCache::default(),
             host_abi: cfg.host_abi,
             max_steps: cfg.max_instructions,
@@ -365,6 +421,12 @@ impl Machine {
     /// lasts until the step on which the timer could fire or the limit is reached, and ends
     /// early when a CSR write, `mret` or a CLINT store may have changed either.
     pub fn run(&mut self) -> Stop {
+        let stop = self.run_engine();
+        self.finish_per_cycle();
+        stop
+    }
+
+    fn run_engine(&mut self) -> Stop {
         let (ic, dc, pipe) = (
             self.icache.is_some(),
             self.dcache.is_some(),
@@ -442,18 +504,29 @@ impl Machine {
     /// Executes one instruction (or takes one interrupt). Returns why the run ended once it
     /// has.
     pub fn step(&mut self) -> Option<Stop> {
-        match (self.icache.is_some(), self.pipeline.is_some()) {
+        let stop = match (self.icache.is_some(), self.pipeline.is_some()) {
             (false, false) => self.step_with::<false, false>(),
             (true, false) => self.step_with::<true, false>(),
             (false, true) => self.step_with::<false, true>(),
             (true, true) => self.step_with::<true, true>(),
+        };
+        if stop.is_some() {
+            self.finish_per_cycle();
         }
+        stop
     }
 
     #[inline(always)]
     fn step_with<const IC: bool, const PIPE: bool>(&mut self) -> Option<Stop> {
         self.stats.steps += 1;
         if self.csr.timer_enabled() && self.mtime() >= self.clint.mtimecmp {
+            if self.per_cycle.is_some() {
+                let pc = self.pc;
+                self.stats.interrupts += 1;
+                let end = self.enter_trap(MACHINE_TIMER_INTERRUPT, 0, pc).err();
+                self.per_cycle_trap(pc, 0, FlushKind::Interrupt);
+                return end;
+            }
             if let Some(p) = &mut self.pipeline {
                 p.interrupt();
             }
@@ -506,7 +579,11 @@ impl Machine {
         d: Decoded,
         pc: u32,
     ) -> Result<u32, Stop> {
-        let imiss = self.fetch::<IC>(pc, d.len);
+        let imiss = if self.per_cycle.is_some() {
+            0
+        } else {
+            self.fetch::<IC>(pc, d.len)
+        };
         if PIPE {
             self.dmiss = 0;
         }
@@ -595,13 +672,110 @@ impl Machine {
         if !PIPE {
             return;
         }
+        if self.per_cycle.is_some() {
+            self.per_cycle_retire(d, pc, next);
+            return;
+        }
         if let Some(p) = &mut self.pipeline {
             let redirected = next != pc.wrapping_add(d.len as u32);
             p.retire(d, redirected, imiss, self.dmiss);
         }
     }
 
+    /// A retired instruction in the per-cycle model.
+    #[cold]
+    #[inline(never)]
+    fn per_cycle_retire(&mut self, d: Decoded, pc: u32, next: u32) {
+        if let Some(p) = &mut self.pipeline {
+            p.stats.retired += 1;
+        }
+        let seq = pc.wrapping_add(d.len as u32);
+        let kind = match d.op {
+            Op::Jal | Op::Jalr | Op::Mret => Some(FlushKind::Jump),
+            op if op.is_branch() => {
+                let (a, b) = (
+                    self.regs[d.rs1 as usize & 31],
+                    self.regs[d.rs2 as usize & 31],
+                );
+                (next != seq || branch_taken(op, a, b)).then_some(FlushKind::Branch)
+            }
+            _ => None,
+        };
+        let word = percycle::word(&self.fetch_memory(), pc);
+        let slot = Slot {
+            pc,
+            bits: if d.len == 2 {
+                percycle::expand_rvc(word)
+            } else {
+                word
+            },
+            load: percycle::is_plain_load(&d),
+            writes: percycle::writes_register(d.op),
+            ecall: d.op == Op::Ecall,
+            redirect: kind.map(|k| (next, k)),
+            next: seq,
+        };
+        self.per_cycle_slot(&slot);
+    }
+
+    /// A trap in the per-cycle model: it takes an instruction's place in EX at `pc` and
+    /// redirects fetch to the handler (`self.pc` once the trap is entered).
+    #[cold]
+    #[inline(never)]
+    fn per_cycle_trap(&mut self, pc: u32, len: u32, kind: FlushKind) {
+        let slot = Slot {
+            pc,
+            bits: 0,
+            load: false,
+            writes: false,
+            ecall: false,
+            redirect: Some((self.pc, kind)),
+            next: pc.wrapping_add(len),
+        };
+        self.per_cycle_slot(&slot);
+    }
+
+    fn per_cycle_slot(&mut self, slot: &Slot) {
+        let mem = FetchView {
+            ram: &self.ram,
+            base: self.base,
+            other: &self.other_sections,
+        };
+        if let (Some(pc), Some(p)) = (&mut self.per_cycle, &mut self.pipeline) {
+            pc.slot(slot, &mut p.stats, self.icache.as_mut(), &mem);
+        }
+    }
+
+    /// The end of a run in the per-cycle model (the pipeline drains, fetch goes on).
+    fn finish_per_cycle(&mut self) {
+        let mem = FetchView {
+            ram: &self.ram,
+            base: self.base,
+            other: &self.other_sections,
+        };
+        if let (Some(pc), Some(p)) = (&mut self.per_cycle, &mut self.pipeline) {
+            pc.finish(&mut p.stats, self.icache.as_mut(), &mem);
+        }
+    }
+
+    fn fetch_memory(&self) -> FetchView<'_> {
+        FetchView {
+            ram: &self.ram,
+            base: self.base,
+            other: &self.other_sections,
+        }
+    }
+
     fn exception(&mut self, e: Exception, pc: u32, imiss: u32) -> Result<(), Stop> {
+        if self.per_cycle.is_some() {
+            self.stats.exceptions += 1;
+            let len = self
+                .instruction_bits(pc)
+                .map_or(4, |b| instruction_len(b) as u32);
+            let end = self.enter_trap(e.cause, e.tval, pc);
+            self.per_cycle_trap(pc, len, FlushKind::Trap);
+            return end;
+        }
         if let Some(p) = &mut self.pipeline {
             p.exception(imiss, self.dmiss);
         }
@@ -1111,5 +1285,42 @@ impl Machine {
             }
             _ => Err(Flow::UnknownEcall),
         }
+    }
+}
+
+/// Whether a conditional branch `op` is taken on operands `a` and `b`.
+fn branch_taken(op: Op, a: u32, b: u32) -> bool {
+    match op {
+        Op::Beq => a == b,
+        Op::Bne => a != b,
+        Op::Blt => (a as i32) < (b as i32),
+        Op::Bge => (a as i32) >= (b as i32),
+        Op::Bltu => a < b,
+        _ => a >= b,
+    }
+}
+
+/// What the per-cycle front end reads: the machine's memory, and outside it the sections a
+/// loader that writes every section leaves there (the last in name order wins), else 0.
+struct FetchView<'a> {
+    ram: &'a [u8],
+    base: u32,
+    other: &'a [Segment],
+}
+
+impl FetchMemory for FetchView<'_> {
+    fn byte(&self, addr: u32) -> u8 {
+        let off = addr.wrapping_sub(self.base) as usize;
+        if let Some(&b) = self.ram.get(off) {
+            return b;
+        }
+        self.other
+            .iter()
+            .rev()
+            .find_map(|s| {
+                let i = addr.wrapping_sub(s.addr) as usize;
+                s.data.get(i).copied()
+            })
+            .unwrap_or(0)
     }
 }

@@ -29,11 +29,14 @@ pub struct PipelineStats {
     pub interrupt_flushes: u64,
     pub icache_miss_stalls: u64,
     pub dcache_miss_stalls: u64,
+    /// Cycles an `ecall` waited in EX for older register writes (per-cycle counting only:
+    /// Ripes' rule, see [`crate::percycle`]).
+    pub ecall_stalls: u64,
 }
 
 impl PipelineStats {
     pub fn stall_cycles(&self) -> u64 {
-        self.load_use_stalls + self.icache_miss_stalls + self.dcache_miss_stalls
+        self.load_use_stalls + self.icache_miss_stalls + self.dcache_miss_stalls + self.ecall_stalls
     }
     pub fn flush_cycles(&self) -> u64 {
         self.branch_flushes + self.jump_flushes + self.trap_flushes + self.interrupt_flushes

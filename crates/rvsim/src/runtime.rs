@@ -19,11 +19,12 @@ pub const BENCH_ELF: &[u8] = include_bytes!("../programs/elf/bench-rv32imc.elf")
 /// under a Linux user-mode emulator such as qemu-riscv32 (same write/exit system calls).
 pub const BENCH_USER_ELF: &[u8] = include_bytes!("../programs/elf/bench-user-rv32imc.elf");
 
-/// The three configurations `oscost sim bench` times (and the speed example and tests reuse):
+/// The configurations `oscost sim bench` times (and the speed example and tests reuse):
 /// functional only; an 8-set direct-mapped I-cache of 2-word lines with 3C classification;
-/// that I-cache, a 16x2x4 D-cache and the 5-stage pipeline with a 10-cycle miss penalty.
-pub fn bench_configs() -> [(&'static str, crate::Config); 3] {
-    use crate::{CacheConfig, Config, Replacement, WritePolicy};
+/// that I-cache, a 16x2x4 D-cache and the 5-stage pipeline with a 10-cycle miss penalty; and
+/// the I-cache counted per cycle as Ripes does, with the pipeline (no miss penalty).
+pub fn bench_configs() -> [(&'static str, crate::Config); 4] {
+    use crate::{CacheConfig, Config, FetchCount, Replacement, WritePolicy};
     let cache = |sets, ways, words| CacheConfig {
         sets,
         ways,
@@ -50,6 +51,15 @@ pub fn bench_configs() -> [(&'static str, crate::Config); 3] {
                 dcache: Some(cache(16, 2, 4)),
                 pipeline: true,
                 miss_penalty: 10,
+                ..base.clone()
+            },
+        ),
+        (
+            "I-cache per cycle + 5-stage",
+            Config {
+                icache: Some(cache(8, 1, 2)),
+                pipeline: true,
+                count: FetchCount::PerCycle,
                 ..base
             },
         ),

@@ -79,6 +79,12 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// The I-cache's cold-streaming ceiling for the instructions this run executed.
+pub fn ceiling(o: &Outcome) -> Option<f64> {
+    let c = o.config.icache.as_ref()?;
+    super::hotloop::streaming_ceiling(c, o.stats.instret, o.stats.compressed_retired)
+}
+
 pub fn cache_label(c: &CacheConfig) -> String {
     let repl = match c.replacement {
         Replacement::Lru => "lru",
@@ -129,11 +135,16 @@ fn pipeline_text(out: &mut String, p: &PipelineStats, penalty: u32) {
     );
     let _ = writeln!(
         out,
-        "{:<13}stalls: {} load-use, {} I-miss, {} D-miss; flushes: {} branch, {} jump, {} trap, {} interrupt",
+        "{:<13}stalls: {} load-use, {} I-miss, {} D-miss{}; flushes: {} branch, {} jump, {} trap, {} interrupt",
         "",
         p.load_use_stalls,
         p.icache_miss_stalls,
         p.dcache_miss_stalls,
+        if p.ecall_stalls > 0 {
+            format!(", {} ecall", p.ecall_stalls)
+        } else {
+            String::new()
+        },
         p.branch_flushes,
         p.jump_flushes,
         p.trap_flushes,
@@ -179,7 +190,13 @@ pub fn run_text(o: &Outcome) -> String {
         s.interrupts
     );
     cache_text(&mut out, "I-cache", &o.config.icache, &s.icache);
-    if s.icache.is_some() {
+    if s.icache.is_some() && o.config.count == rvsim::FetchCount::PerCycle {
+        let _ = writeln!(
+            out,
+            "{:<13}counted per cycle, as Ripes does: one read per cycle and one at reset",
+            ""
+        );
+    } else if s.icache.is_some() {
         let _ = writeln!(
             out,
             "{:<13}{} fetches of 32-bit instructions straddled two lines",
@@ -214,7 +231,7 @@ pub fn run_json(o: &Outcome) -> Value {
             "cycles": p.cycles(), "cpi": p.cpi(), "retired": p.retired,
             "miss_penalty": o.config.miss_penalty,
             "stalls": {"load_use": p.load_use_stalls, "icache_miss": p.icache_miss_stalls,
-                       "dcache_miss": p.dcache_miss_stalls},
+                       "dcache_miss": p.dcache_miss_stalls, "ecall": p.ecall_stalls},
             "flushes": {"branch": p.branch_flushes, "jump": p.jump_flushes,
                         "trap": p.trap_flushes, "interrupt": p.interrupt_flushes},
         })
@@ -237,6 +254,7 @@ pub fn run_json(o: &Outcome) -> Value {
             "memory_base": o.memory.0,
             "memory_bytes": o.memory.1,
             "compressed": o.config.compressed,
+            "count": o.config.count.name(),
             "timer_interval": o.config.timer_interval,
         },
         "exit_status": o.stop.status(),
@@ -247,6 +265,11 @@ pub fn run_json(o: &Outcome) -> Value {
         "interrupts": s.interrupts,
         "straddling_fetches": s.straddling_fetches,
         "icache": cache_json(&o.config.icache, &s.icache),
+        "icache_streaming_ceiling": ceiling(o),
+        "hot_loop": o.hot_loop.map(|l| json!({
+            "start": l.start, "end": l.end, "bytes": l.bytes(), "taken": l.taken,
+            "fits_icache": o.config.icache.map(|c| l.fits(&c)),
+        })),
         "dcache": cache_json(&o.config.dcache, &s.dcache),
         "pipeline": pipeline,
     })
@@ -318,6 +341,17 @@ pub fn compare_text(outs: &[Outcome]) -> String {
         });
         if name == "I-cache" {
             row("  straddling", &|o| o.stats.straddling_fetches.to_string());
+            row("  ceiling", &|o| {
+                ceiling(o).map_or("-".into(), |c| format!("{:.2}%", 100.0 * c))
+            });
+            row("  hot loop", &|o| match (o.hot_loop, o.config.icache) {
+                (Some(l), Some(c)) => format!("{}B/{}B", l.bytes(), c.size_bytes()),
+                _ => "-".into(),
+            });
+            row("  loop fits", &|o| match (o.hot_loop, o.config.icache) {
+                (Some(l), Some(c)) => if l.fits(&c) { "yes" } else { "no" }.into(),
+                _ => "-".into(),
+            });
         }
     }
     if outs.iter().any(|o| o.stats.pipeline.is_some()) {
@@ -354,13 +388,57 @@ pub fn compare_text(outs: &[Outcome]) -> String {
         "(.text: every executable section, C runtime included; functions: the\n \
          program's own, from the symbol table - for ELF input, every function symbol)\n",
     );
+    if outs.iter().any(|o| o.config.icache.is_some()) {
+        out.push_str(
+            "(ceiling: the hit rate of code streaming through lines it never finds again,\n \
+             1 - 1/instructions per line, for the mix of instructions that ran; hot loop:\n \
+             the most taken backward branch's loop in bytes against the I-cache's bytes)\n",
+        );
+    }
+    if let Some(o) = outs.first() {
+        if o.config.count == rvsim::FetchCount::PerCycle {
+            out.push_str(
+                "(I-cache counted per cycle, as Ripes does: one read per cycle and one at reset)\n",
+            );
+        }
+    }
     if outs.len() >= 2 {
         out.push_str("\nwhy they differ:\n");
         for o in &outs[1..] {
             out.push_str(&explain(&outs[0], o));
         }
     }
+    for o in outs {
+        if let Some(line) = loop_sentence(o) {
+            out.push_str(&line);
+        }
+    }
     out
+}
+
+/// Whether the build's hot loop fits its I-cache, and what that means for the hit rate.
+fn loop_sentence(o: &Outcome) -> Option<String> {
+    let (l, c) = (o.hot_loop?, o.config.icache?);
+    let ceiling = ceiling(o)?;
+    let (verb, what) = if l.fits(&c) {
+        ("fits", "once warm it misses no more, so the hit rate climbs above the streaming ceiling with the run's length".to_string())
+    } else {
+        ("does not fit", format!(
+            "each pass evicts what the next needs, so the hit rate stays near the streaming ceiling of {:.2}%",
+            100.0 * ceiling
+        ))
+    };
+    Some(format!(
+        "- {}: its hot loop (0x{:08x}..0x{:08x}, {} bytes in {} lines of {} bytes) {verb} the I-cache's {} lines ({} bytes): {what}\n",
+        o.label,
+        l.start,
+        l.end,
+        l.bytes(),
+        l.lines(&c),
+        c.line_bytes(),
+        c.sets * c.ways,
+        c.size_bytes()
+    ))
 }
 
 /// Plain sentences for the differences between build `a` and build `b`.
@@ -398,7 +476,14 @@ fn explain(a: &Outcome, b: &Outcome) -> String {
             "- the two builds printed different output: check the program"
         );
     }
-    if let (Some(ia), Some(ib)) = (a.stats.icache, b.stats.icache) {
+    let per_cycle = b.config.count == rvsim::FetchCount::PerCycle;
+    if let (Some(ia), Some(ib), true) = (a.stats.icache, b.stats.icache, per_cycle) {
+        let _ = writeln!(
+            out,
+            "- I-cache counted per cycle (as Ripes): {} reads vs {}, one per cycle and one at reset, wrong-path reads after taken branches and jumps and stall re-reads included",
+            ib.accesses, ia.accesses
+        );
+    } else if let (Some(ia), Some(ib)) = (a.stats.icache, b.stats.icache) {
         let _ = writeln!(
             out,
             "- I-cache: an instruction fetch costs one access per line it touches, so {} makes {} accesses vs {}; {} of its fetches were 32-bit instructions straddling two lines (vs {})",

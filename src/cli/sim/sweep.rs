@@ -94,11 +94,15 @@ fn sizes_and_caches(a: &SweepArgs) -> Result<(Vec<u64>, Vec<CacheConfig>)> {
             "--icache: sweep sets the I-cache itself; use --icache-sizes, --ways, --words, --repl",
         ));
     }
-    let mut sizes = a
-        .icache_sizes
-        .iter()
-        .map(|s| parse_size(s, "--icache-sizes"))
-        .collect::<Result<Vec<u64>>>()?;
+    let line_bytes = a.ways as u64 * a.words as u64 * 4;
+    let mut sizes = if a.lines.is_empty() {
+        a.icache_sizes
+            .iter()
+            .map(|s| parse_size(s, "--icache-sizes"))
+            .collect::<Result<Vec<u64>>>()?
+    } else {
+        a.lines.iter().map(|&n| n as u64 * line_bytes).collect()
+    };
     sizes.sort_unstable();
     sizes.dedup();
     for (name, v) in [("--ways", a.ways), ("--words", a.words)] {

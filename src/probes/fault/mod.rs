@@ -14,6 +14,19 @@ pub mod mem;
 pub mod touch;
 mod verdict;
 
+use crate::model::ProbeId;
+
+/// The family's section: every `fault.*` probe.
+pub const SECTION: &str = "fault";
+/// Anonymous memory, first touch.
+pub const ANON: ProbeId = ProbeId("fault.anon");
+/// MAP_POPULATE: the mapping, then the touch of a populated mapping.
+pub const POPULATE: ProbeId = ProbeId("fault.populate");
+/// A file in the page cache.
+pub const FILE_CACHED: ProbeId = ProbeId("fault.file-cached");
+/// A file evicted from the page cache (major faults).
+pub const FILE_EVICTED: ProbeId = ProbeId("fault.file-evicted");
+
 pub use verdict::{verdict, Facts};
 
 use self::mem::Mapping;

@@ -15,6 +15,9 @@ pub mod hog;
 pub mod shared;
 pub mod workload;
 
+/// The lab's one probe.
+pub const LAB: crate::model::ProbeId = crate::model::ProbeId("mmap.lab");
+
 use self::cgroup::MemCgroup;
 use self::hog::Hog;
 use self::shared::Slots;
@@ -449,7 +452,7 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
         } else {
             p.name()
         };
-        let spec = Spec::new("mmap.lab", "ns/block", "ns/walk", blocks)
+        let spec = Spec::new(LAB.0, "ns/block", "ns/walk", blocks)
             .param("variant", v.name())
             .param("pattern", pattern)
             .param("size_bytes", lab.size as u64)

@@ -163,7 +163,7 @@ pub fn judge_run(run: &mut Run) {
     let totals: Vec<((String, String), Option<Estimate>)> = run
         .measurements
         .iter()
-        .filter(|m| m.probe == "rpc.total")
+        .filter(|m| m.is(super::TOTAL))
         .map(|m| {
             let e = m.value.as_ref().map(|v| Estimate {
                 value: v.median,
@@ -174,11 +174,7 @@ pub fn judge_run(run: &mut Run) {
         .collect();
     let untraced_of = |c: &(String, String)| totals.iter().find(|(k, _)| k == c).and_then(|x| x.1);
     let mut sums = Vec::new();
-    for m in run
-        .measurements
-        .iter_mut()
-        .filter(|m| m.probe == "rpc.traced")
-    {
+    for m in run.measurements.iter_mut().filter(|m| m.is(super::TRACED)) {
         let c = case(m);
         let traced = m.additive.as_ref().map(|a| a.mean);
         if let Some(o) = m.observer.as_mut() {
@@ -194,7 +190,7 @@ pub fn judge_run(run: &mut Run) {
     for m in run
         .measurements
         .iter_mut()
-        .filter(|m| m.probe == "rpc.corrected")
+        .filter(|m| m.is(super::CORRECTED))
     {
         let c = case(m);
         let Some((_, sum, beside)) = sums.iter().find(|(k, _, _)| *k == c) else {
@@ -211,7 +207,7 @@ pub fn judge_run(run: &mut Run) {
 
 /// The part names with the corrected ones' probe: `rpc.corrected` carries `part` like
 /// `rpc.part`.
-pub const PROBE: &str = "rpc.corrected";
+pub const PROBE: &str = super::CORRECTED.0;
 
 /// Definition of the correction, for `--explain` and the notes of each `rpc.corrected`.
 pub const NOTE: &str = "corrected: each traced part minus the calibrated cost of the events \

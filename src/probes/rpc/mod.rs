@@ -20,6 +20,19 @@ pub mod correct;
 pub mod path;
 pub mod traced;
 
+use crate::model::ProbeId;
+
+/// The family's section: every `rpc.*` probe.
+pub const SECTION: &str = "rpc";
+/// The RPC time without tracing.
+pub const TOTAL: ProbeId = ProbeId("rpc.total");
+/// The RPC time while kernel tracepoints record.
+pub const TRACED: ProbeId = ProbeId("rpc.traced");
+/// One part of a traced RPC.
+pub const PART: ProbeId = ProbeId("rpc.part");
+/// One part, less the observer's calibrated cost.
+pub const CORRECTED: ProbeId = ProbeId("rpc.corrected");
+
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
 use crate::engine::partner::{
@@ -310,7 +323,7 @@ pub fn measure_total(
     }
     let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
     let (participants, start) = s.participants();
-    let spec = Spec::new("rpc.total", "ns/RPC", "ns/RPC", 1.0)
+    let spec = Spec::new(TOTAL.0, "ns/RPC", "ns/RPC", 1.0)
         .param("scenario", scenario.name())
         .param("mech", s.mech.name())
         .param("cpus", vec![s.client_cpu, s.server_cpu])

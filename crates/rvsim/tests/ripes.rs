@@ -1,0 +1,480 @@
+//! Per-cycle counting (`FetchCount::PerCycle`) checked against Ripes itself: the same ELF
+//! through Ripes v2.2.6's 5-stage processor (`../shared/ripes/run.sh`) and through this model
+//! must give the same cycles, I-cache hits and I-cache misses, exactly, on the quiz program
+//! (both builds, five cache geometries), the riscv-tests Ripes can run from `.text`, the
+//! loop program built without a C library, and 200 random straight-line-and-branch programs.
+//!
+//! Ripes comes from `RIPES=path/to/Ripes`, or from an earlier build of this test under the
+//! target folder, or is built there from `../shared/ripes` (4-6 minutes) when
+//! `RVSIM_REQUIRE_RIPES=1`. Without Ripes the test says so and passes, except with
+//! `RVSIM_REQUIRE_RIPES=1`, where it fails. The random programs need the cross assembler
+//! (`riscv64-unknown-elf-gcc`), required the same way.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+use common::Rng;
+use rvsim::{CacheConfig, Config, FetchCount, Machine, Program, Stop};
+
+const GCC: &str = "riscv64-unknown-elf-gcc";
+
+/// The riscv-tests that Ripes v2.2.6 runs to their end from `.text` (`run.sh -e`): the
+/// others use CSRs (which it decodes as ecall and then blocks on a dialog), the A extension,
+/// misaligned accesses or `fence.i`.
+const RISCV_TESTS: &[&str] = &[
+    "rv32ui-p-add",
+    "rv32ui-p-addi",
+    "rv32ui-p-and",
+    "rv32ui-p-andi",
+    "rv32ui-p-auipc",
+    "rv32ui-p-beq",
+    "rv32ui-p-bge",
+    "rv32ui-p-bgeu",
+    "rv32ui-p-blt",
+    "rv32ui-p-bltu",
+    "rv32ui-p-bne",
+    "rv32ui-p-jal",
+    "rv32ui-p-jalr",
+    "rv32ui-p-lb",
+    "rv32ui-p-lbu",
+    "rv32ui-p-ld_st",
+    "rv32ui-p-lh",
+    "rv32ui-p-lhu",
+    "rv32ui-p-lui",
+    "rv32ui-p-lw",
+    "rv32ui-p-or",
+    "rv32ui-p-ori",
+    "rv32ui-p-sb",
+    "rv32ui-p-sh",
+    "rv32ui-p-simple",
+    "rv32ui-p-sll",
+    "rv32ui-p-slli",
+    "rv32ui-p-slt",
+    "rv32ui-p-slti",
+    "rv32ui-p-sltiu",
+    "rv32ui-p-sltu",
+    "rv32ui-p-sra",
+    "rv32ui-p-srai",
+    "rv32ui-p-srl",
+    "rv32ui-p-srli",
+    "rv32ui-p-st_ld",
+    "rv32ui-p-sub",
+    "rv32ui-p-sw",
+    "rv32ui-p-xor",
+    "rv32ui-p-xori",
+    "rv32um-p-div",
+    "rv32um-p-divu",
+    "rv32um-p-mul",
+    "rv32um-p-mulh",
+    "rv32um-p-mulhsu",
+    "rv32um-p-mulhu",
+    "rv32um-p-rem",
+    "rv32um-p-remu",
+    "rv32uc-p-rvc",
+];
+
+/// I-cache geometries (sets, ways, words per line): the quiz's 8 and 4 lines of 2 words,
+/// and three others (more words per line, two and four ways with LRU).
+const GEOMETRIES: &[(u32, u32, u32)] = &[(8, 1, 2), (4, 1, 2), (16, 1, 4), (4, 2, 2), (2, 4, 1)];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shared() -> PathBuf {
+    repo_root().join("../shared")
+}
+
+fn required() -> bool {
+    std::env::var("RVSIM_REQUIRE_RIPES").is_ok_and(|v| v == "1")
+}
+
+/// Says why a part cannot run: a failure when Ripes is required, else a line and a skip.
+fn unavailable(why: &str) {
+    assert!(!required(), "{why}, but RVSIM_REQUIRE_RIPES=1");
+    eprintln!("skipped: {why} (RIPES=path/to/Ripes, or RVSIM_REQUIRE_RIPES=1 to build it from ../shared/ripes)");
+}
+
+/// The Ripes binary and its run script, or `None` (after saying why) when there is none.
+fn ripes() -> Option<(PathBuf, PathBuf)> {
+    let run_sh = shared().join("ripes/run.sh");
+    if !run_sh.exists() {
+        unavailable(&format!("no {}", run_sh.display()));
+        return None;
+    }
+    if let Some(bin) = std::env::var_os("RIPES") {
+        let bin = PathBuf::from(bin);
+        if !bin.exists() {
+            unavailable(&format!("RIPES={} does not exist", bin.display()));
+            return None;
+        }
+        return Some((bin, run_sh));
+    }
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ripes-build");
+    let bin = out.join("build/Ripes");
+    if bin.exists() {
+        return Some((bin, run_sh));
+    }
+    if !required() {
+        unavailable("Ripes is not built");
+        return None;
+    }
+    eprintln!("building Ripes into {} (4-6 minutes)", out.display());
+    let status = Command::new("bash")
+        .arg(shared().join("ripes/build.sh"))
+        .arg(&out)
+        .status()
+        .expect("run build.sh");
+    assert!(status.success(), "building Ripes failed: {status}");
+    assert!(bin.exists(), "build.sh did not make {}", bin.display());
+    Some((bin, run_sh))
+}
+
+/// What both tools counted for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    cycles: u64,
+    hits: u64,
+    misses: u64,
+}
+
+/// One program under one cache geometry.
+struct Case {
+    name: String,
+    elf: PathBuf,
+    geometry: (u32, u32, u32),
+    /// Start at `.text` instead of the ELF entry (`run.sh -e`).
+    text_entry: bool,
+}
+
+fn field(line: &str, key: &str) -> Option<u64> {
+    line.split_whitespace()
+        .find_map(|f| f.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+}
+
+fn run_ripes(ripes: &(PathBuf, PathBuf), case: &Case) -> Result<Counts, String> {
+    let (s, w, k) = case.geometry;
+    let mut cmd = Command::new("bash");
+    cmd.arg(&ripes.1)
+        .args(["-i", &format!("{s},{w},{k},lru")])
+        .env("RIPES", &ripes.0)
+        .env("RIPES_WALL_S", "120");
+    if case.text_entry {
+        cmd.arg("-e");
+    }
+    let out = cmd.arg(&case.elf).output().map_err(|e| e.to_string())?;
+    let line = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ended = line.contains("end=exit(") || line.contains("end=finished");
+    match (
+        field(&line, "cycles"),
+        field(&line, "L1I_hits"),
+        field(&line, "L1I_misses"),
+    ) {
+        (Some(cycles), Some(hits), Some(misses)) if ended => Ok(Counts {
+            cycles,
+            hits,
+            misses,
+        }),
+        _ => Err(format!(
+            "Ripes did not finish: {line} {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+/// The address of the ELF's `.text` section.
+fn text_address(bytes: &[u8]) -> u32 {
+    let file = elf::ElfBytes::<elf::endian::LittleEndian>::minimal_parse(bytes).unwrap();
+    let (shdrs, names) = file.section_headers_with_strtab().unwrap();
+    let (shdrs, names) = (shdrs.unwrap(), names.unwrap());
+    shdrs
+        .iter()
+        .find(|s| names.get(s.sh_name as usize).is_ok_and(|n| n == ".text"))
+        .expect(".text")
+        .sh_addr as u32
+}
+
+fn run_model(case: &Case) -> (Counts, Stop) {
+    let bytes = std::fs::read(&case.elf).unwrap();
+    let mut program = Program::from_elf(&bytes).unwrap();
+    if case.text_entry {
+        program.entry = text_address(&bytes);
+    }
+    let (s, w, k) = case.geometry;
+    let cfg = Config {
+        icache: Some(CacheConfig::parse(&format!("sets={s},ways={w},words={k},repl=lru")).unwrap()),
+        pipeline: true,
+        compressed: program.rvc,
+        count: FetchCount::PerCycle,
+        ..Config::default()
+    };
+    let mut m = Machine::new(&cfg, &program).unwrap();
+    let stop = m.run();
+    let st = m.stats();
+    let ic = st.icache.unwrap();
+    let counts = Counts {
+        cycles: st.pipeline.unwrap().cycles(),
+        hits: ic.hits,
+        misses: ic.misses,
+    };
+    (counts, stop)
+}
+
+/// Runs every case through both and returns the table, failing on any difference.
+fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> String {
+    let mut table = String::new();
+    let mut bad = Vec::new();
+    for case in cases {
+        let (s, w, k) = case.geometry;
+        let theirs = run_ripes(ripes, case).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let (ours, stop) = run_model(case);
+        let _ = writeln!(
+            table,
+            "{:<28} {s}x{w}x{k}  cycles {:>8} {:>8}  hits {:>8} {:>8}  misses {:>6} {:>6}",
+            case.name,
+            theirs.cycles,
+            ours.cycles,
+            theirs.hits,
+            ours.hits,
+            theirs.misses,
+            ours.misses
+        );
+        if theirs != ours {
+            bad.push(format!(
+                "{} {s}x{w}x{k} ({stop}): Ripes {theirs:?}, model {ours:?}",
+                case.name
+            ));
+        }
+    }
+    eprint!("{table}");
+    assert!(
+        bad.is_empty(),
+        "{} of {} runs differ:\n{}",
+        bad.len(),
+        cases.len(),
+        bad.join("\n")
+    );
+    table
+}
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/elf")
+}
+
+#[test]
+fn quiz_and_loop_match_ripes() {
+    let Some(ripes) = ripes() else { return };
+    let mut cases = Vec::new();
+    for build in ["quiz-rv32im", "quiz-rv32imc"] {
+        for &geometry in GEOMETRIES {
+            cases.push(Case {
+                name: build.into(),
+                elf: programs_dir().join(format!("{build}.elf")),
+                geometry,
+                text_entry: false,
+            });
+        }
+    }
+    for build in ["loop-bare-rv32im", "loop-bare-rv32imc"] {
+        cases.push(Case {
+            name: build.into(),
+            elf: programs_dir().join(format!("{build}.elf")),
+            geometry: (8, 1, 2),
+            text_entry: false,
+        });
+    }
+    compare(&ripes, &cases);
+}
+
+#[test]
+fn riscv_tests_match_ripes() {
+    let Some(ripes) = ripes() else { return };
+    let dir = shared().join("riscv-tests/elf");
+    if !dir.exists() {
+        unavailable(&format!("no {}", dir.display()));
+        return;
+    }
+    let cases: Vec<Case> = RISCV_TESTS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Case {
+            name: name.to_string(),
+            elf: dir.join(name),
+            // Two geometries, alternating, so both direct-mapped and LRU sets are covered.
+            geometry: GEOMETRIES[i % 2 * 3],
+            text_entry: true,
+        })
+        .collect();
+    compare(&ripes, &cases);
+}
+
+#[test]
+fn random_programs_match_ripes() {
+    let Some(ripes) = ripes() else { return };
+    if Command::new(GCC).arg("--version").output().is_err() {
+        unavailable(&format!("{GCC} is not installed"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for n in 0..200u64 {
+        let march = if n % 2 == 0 { "rv32im" } else { "rv32imc" };
+        let src = dir.path().join(format!("r{n}.s"));
+        let elf = dir.path().join(format!("r{n}-{march}.elf"));
+        std::fs::write(&src, random_program(n)).unwrap();
+        let out = Command::new(GCC)
+            .args(["-nostdlib", "-mabi=ilp32", &format!("-march={march}"), "-o"])
+            .arg(&elf)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cases.push(Case {
+            name: format!("random {n} {march}"),
+            elf,
+            geometry: GEOMETRIES[n as usize % GEOMETRIES.len()],
+            text_entry: false,
+        });
+    }
+    compare(&ripes, &cases);
+}
+
+/// Registers the random programs compute with (x8 holds the data address, x30 counts loops,
+/// x1 stays 0 so that `ret` returns to address 0).
+const REGS: &[u32] = &[5, 6, 7, 9, 10, 11, 12, 13, 14, 15];
+
+/// A random program of blocks of straight-line code, forward branches and jumps, and counted
+/// loops, ending with the exit call or a return to address 0. Loads are often followed by a
+/// use of what they loaded, and immediates often name a register (Ripes' hazard unit reads
+/// the register fields of every format).
+fn random_program(seed: u64) -> String {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut pick = |n: u64| (rng.next() % n) as u32;
+    let mut out = String::from(".globl _start\n.text\n_start:\n  la x8, buf\n");
+    let blocks = 4 + pick(12);
+    let mut label = 0;
+    for b in 0..blocks {
+        let looped = pick(3) == 0;
+        if looped {
+            let _ = writeln!(out, "  li x30, {}\nL{b}_loop:", 1 + pick(6));
+        }
+        let len = 2 + pick(12);
+        let mut last_load = None;
+        for _ in 0..len {
+            let reg = |k: u32| REGS[k as usize % REGS.len()];
+            let (rd, rs1, rs2) = (reg(pick(10)), reg(pick(10)), reg(pick(10)));
+            // After a load, often use what it loaded.
+            let rs1 = match last_load {
+                Some(r) if pick(2) == 0 => r,
+                _ => rs1,
+            };
+            last_load = None;
+            match pick(16) {
+                0..=3 => {
+                    let imm = if pick(2) == 0 {
+                        rs2 as i32
+                    } else {
+                        pick(64) as i32 - 32
+                    };
+                    let _ = writeln!(out, "  addi x{rd}, x{rs1}, {imm}");
+                }
+                4..=6 => {
+                    let op = [
+                        "add", "sub", "xor", "or", "and", "sll", "srl", "sra", "slt", "sltu",
+                        "mul", "div", "remu",
+                    ][pick(13) as usize];
+                    let _ = writeln!(out, "  {op} x{rd}, x{rs1}, x{rs2}");
+                }
+                7..=9 => {
+                    let (op, align) =
+                        [("lw", 4), ("lh", 2), ("lhu", 2), ("lb", 1), ("lbu", 1)][pick(5) as usize];
+                    let _ = writeln!(out, "  {op} x{rd}, {}(x8)", pick(64) * align);
+                    last_load = Some(rd);
+                }
+                10 | 11 => {
+                    let (op, align) = [("sw", 4), ("sh", 2), ("sb", 1)][pick(3) as usize];
+                    let _ = writeln!(out, "  {op} x{rs2}, {}(x8)", pick(64) * align);
+                }
+                12 => {
+                    let _ = writeln!(out, "  lui x{rd}, {}", pick(1 << 20));
+                }
+                13 | 14 => {
+                    let op = ["beq", "bne", "blt", "bge", "bltu", "bgeu"][pick(6) as usize];
+                    let _ = writeln!(out, "  {op} x{rs1}, x{rs2}, F{label}");
+                    for _ in 0..pick(3) {
+                        let _ = writeln!(out, "  addi x{rd}, x{rd}, {}", pick(16));
+                    }
+                    let _ = writeln!(out, "F{label}:");
+                    label += 1;
+                }
+                _ => {
+                    let _ = writeln!(out, "  j F{label}\n  addi x{rd}, x{rs1}, 1\nF{label}:");
+                    label += 1;
+                }
+            }
+        }
+        if looped {
+            let _ = writeln!(out, "  addi x30, x30, -1\n  bnez x30, L{b}_loop");
+        }
+    }
+    if seed.is_multiple_of(3) {
+        out.push_str("  li a0, 0\n  ret\n");
+    } else {
+        out.push_str("  li a7, 93\n  li a0, 0\n  ecall\n");
+    }
+    out.push_str(".data\nbuf:\n  .space 256\n");
+    out
+}
+
+#[test]
+fn random_programs_run_to_their_end_in_the_model() {
+    // Without Ripes: every random program ends as it was written to, and the model's own
+    // invariant holds (one access per cycle and one at reset).
+    if Command::new(GCC).arg("--version").output().is_err() {
+        eprintln!("skipped: {GCC} is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for n in 0..12u64 {
+        let march = if n % 2 == 0 { "rv32im" } else { "rv32imc" };
+        let src = dir.path().join(format!("r{n}.s"));
+        let elf = dir.path().join(format!("r{n}.elf"));
+        std::fs::write(&src, random_program(n)).unwrap();
+        let out = Command::new(GCC)
+            .args(["-nostdlib", "-mabi=ilp32", &format!("-march={march}"), "-o"])
+            .arg(&elf)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let case = Case {
+            name: String::new(),
+            elf,
+            geometry: (8, 1, 2),
+            text_entry: false,
+        };
+        let (counts, stop) = run_model(&case);
+        let want = if n.is_multiple_of(3) {
+            Stop::ReturnToZero(0)
+        } else {
+            Stop::Exit(0)
+        };
+        assert_eq!(stop, want, "program {n}");
+        assert_eq!(
+            counts.hits + counts.misses,
+            counts.cycles + 1,
+            "program {n}"
+        );
+    }
+}
