@@ -46,10 +46,12 @@ fn main() -> std::io::Result<()> {
                     Series {
                         name: "sequential".into(),
                         points: sweep(1.0),
+                        gaps: Vec::new(),
                     },
                     Series {
                         name: "random".into(),
                         points: sweep(2.5),
+                        gaps: Vec::new(),
                     },
                 ],
                 markers: vec![

@@ -191,3 +191,37 @@ fn interrupt_reaps_partners_and_writes_nothing() {
         "temp files left"
     );
 }
+
+#[test]
+fn a_lone_syscall_run_is_in_the_state_its_definition_states() {
+    // The binary measures in one thread (no progress-bar ticker, partners joined) whose
+    // files no other task shares: the state check holds on its own.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = oscost()
+        .args([
+            "syscall",
+            "--quick",
+            "--which",
+            "read",
+            "-q",
+            "--no-save",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let checks = v["measurements"][0]["checks"].as_array().unwrap();
+    let alone = checks
+        .iter()
+        .find(|c| c["name"] == oscost::probes::syscall::ALONE)
+        .unwrap_or_else(|| panic!("no state check: {checks:?}"));
+    assert_eq!(alone["ok"], true, "{alone}");
+}

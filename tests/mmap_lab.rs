@@ -22,6 +22,7 @@ fn every_variant_has_a_row_with_every_metric_or_its_reason() {
     let json = tmp.path().join("lab.json");
     let svg = tmp.path().join("svg");
     let files = tmp.path().join("files");
+    let cpu = *oscost::machine::affinity::allowed_cpus().first().unwrap();
     std::fs::create_dir(&svg).unwrap();
     std::fs::create_dir(&files).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_oscost"))
@@ -38,6 +39,8 @@ fn every_variant_has_a_row_with_every_metric_or_its_reason() {
             "--compete",
             "64m",
             "--quiet",
+            "--cpu",
+            &cpu.to_string(),
         ])
         .arg("--json")
         .arg(&json)
@@ -78,6 +81,26 @@ fn every_variant_has_a_row_with_every_metric_or_its_reason() {
         ]
     );
     for m in ms {
+        // Every lab child ran pinned where --cpu said, and its placement is checked there.
+        assert_eq!(
+            m["params"]["cpus"],
+            serde_json::json!([cpu]),
+            "{}",
+            m["params"]
+        );
+        let placement = m["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "placement")
+            .unwrap();
+        assert!(
+            placement["expected"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{cpu}")),
+            "{placement}"
+        );
         assert_eq!(m["probe"], "mmap.lab");
         let ru = &m["evidence"]["rusage"];
         for k in [

@@ -165,3 +165,20 @@ fn syscall_enters_kernel_and_vdso_does_not() {
     assert_eq!(vdso.probe, "vdso.clock_gettime");
     assert!(null.raw.median > 0.0 && vdso.raw.median > 0.0);
 }
+
+#[test]
+fn syscall_fails_its_state_check_beside_a_planted_thread() {
+    // The definition is one thread whose files no other task shares; this test process has
+    // the harness's threads and one more planted here, and the figure must say it is not
+    // what its name means.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let planted = std::thread::spawn(move || {
+        let _ = rx.recv();
+    });
+    let m = measure_call(&ctx(), Syscall::Read, cpu()).unwrap();
+    drop(tx);
+    planted.join().unwrap();
+    let c = check(&m, oscost::probes::syscall::ALONE);
+    assert!(!c.ok && c.observed.contains(" threads"), "{c:?}");
+    assert!(!m.valid, "{:?}", m.checks);
+}

@@ -2,6 +2,8 @@
 //! recorded runs (tests/fixtures/runs/*.json, tests/fixtures/run-quick.json) without
 //! measuring, at COLUMNS=80 and 100, has no line wider than COLUMNS.
 //!
+//! Every command's `--help` runs as the binary at those widths too.
+//!
 //! The commands that read runs (history list/show, compare, fleet, report) and the simulator
 //! (sim run/compare/sweep/bench/conformance on the committed tiny programs) run as the
 //! binary. `machine` runs as the binary on this machine and renders the recorded machines'
@@ -380,6 +382,30 @@ fn detail(explain: bool) -> oscost::report::screen::Detail {
     oscost::report::screen::Detail::asked(false, explain)
 }
 
+/// Every command's `--help`, from the top to the deepest subcommand, wraps at COLUMNS.
+fn help(w: &mut Widths, width: usize) {
+    fn paths(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        out.push(prefix.to_vec());
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut p = prefix.to_vec();
+            p.push(sub.get_name().to_string());
+            paths(sub, &p, out);
+        }
+    }
+    let mut all = Vec::new();
+    paths(
+        &<oscost::cli::Cli as clap::CommandFactory>::command(),
+        &[],
+        &mut all,
+    );
+    assert!(all.len() > 20, "only {} commands", all.len());
+    for p in all {
+        let mut args: Vec<&str> = p.iter().map(String::as_str).collect();
+        args.push("--help");
+        w.oscost(&args, width, &[0]);
+    }
+}
+
 /// One test, so that COLUMNS (which the in-process renderers read) is set before any other
 /// thread of this binary runs and changes only between the widths.
 #[test]
@@ -391,6 +417,7 @@ fn every_view_fits_80_and_100_columns() {
         machine(&mut w, width);
         run_readers(&mut w, width);
         fleet(&mut w, width);
+        help(&mut w, width);
         sim(&mut w, width);
     }
     assert!(w.checked > 100, "only {} outputs checked", w.checked);

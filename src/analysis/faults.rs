@@ -24,6 +24,9 @@ pub enum Derivation {
     /// elapsed / major faults: an upper bound, the run having no file-cached cost per
     /// fault to take the minor faults out.
     AtMostElapsedOverMajor,
+    /// elapsed / major faults, every fault counted being major (readahead off, touched in
+    /// a random order: each touch one major fault).
+    EveryFaultMajor,
 }
 
 /// One evicted-file case's major faults, costed where its counts allow it.
@@ -110,6 +113,10 @@ pub fn cost_of(m: &Measurement, minor_cost: Option<f64>) -> MajorFaultCost {
         (None, Some(s)) => (
             Some((elapsed_ns - s) / major as f64),
             Some(Derivation::ElapsedLessMinorAtCachedCost),
+        ),
+        (None, _) if minor == 0 => (
+            Some(elapsed_ns / major as f64),
+            Some(Derivation::EveryFaultMajor),
         ),
         (None, None) => (
             Some(elapsed_ns / major as f64),

@@ -537,9 +537,9 @@ fn progress_bar(
         },
     );
     bar.set_style(bar_style(eta));
-    if show {
-        bar.enable_steady_tick(std::time::Duration::from_millis(500));
-    }
+    // No steady tick: its thread would make every probe run in a process of two threads,
+    // and a system call's figure is defined for one (probes::syscall). The bar redraws as
+    // rounds finish.
     bar
 }
 

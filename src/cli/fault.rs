@@ -134,6 +134,17 @@ pub fn cases(a: &FaultArgs) -> Vec<Case> {
                         });
                     }
                 }
+                // The evicted file also read with readahead off in a random order: every
+                // touch one major fault, the case that answers what a major fault costs.
+                let major = Case {
+                    touch: Touch::Read,
+                    readahead: Readahead::Random,
+                    order: Order::Random,
+                    ..c
+                };
+                if kind == Kind::FileEvicted && !out.contains(&major) {
+                    out.push(major);
+                }
             }
         }
     }

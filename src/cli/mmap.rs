@@ -7,7 +7,7 @@ use super::fault::{page_round, parse_size};
 use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
 use crate::probes::mmap::workload::walk;
-use crate::probes::mmap::{run_lab, Lab, Pattern, Pressure, Variant};
+use crate::probes::mmap::{run_lab, Lab, Pattern, Place, Pressure, Variant};
 use crate::probes::scratch::{check_disk, check_memory, headroom, Keep, MemRoom, ScratchDir};
 use crate::report::family::{Ask, Family};
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -51,6 +51,13 @@ pub struct LabArgs {
     /// Write one SVG bar chart per metric, and lab.csv, into this directory.
     #[arg(long)]
     pub svg_dir: Option<PathBuf>,
+    /// CPU every lab child is pinned to (default: the last allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// CPU the competing process is pinned to (default: another allowed CPU than --cpu's,
+    /// where there is one).
+    #[arg(long)]
+    pub competitor_cpu: Option<usize>,
     /// Seed of the xorshift block order.
     #[arg(long, default_value_t = 0x5EED)]
     pub seed: u64,
@@ -156,12 +163,17 @@ pub fn run(a: MmapArgs) -> Result<i32> {
 }
 
 /// The line saying how memory was pressed during the lab.
-fn pressure_line(pressure: &Pressure) -> String {
+fn pressure_line(pressure: &Pressure, place: Place) -> String {
     match pressure {
         Pressure::Hog { bytes, share } => format!(
             "memory pressure: a competing process holding and re-touching {} ({share}) during \
-             the compete-* variants",
-            fmt_bytes(*bytes as f64, ByteStyle::GibMib)
+             the compete-* variants, {}; lab children on CPU {}",
+            fmt_bytes(*bytes as f64, ByteStyle::GibMib),
+            match place.competitor {
+                Some(c) => format!("on CPU {c}"),
+                None => "unpinned".to_string(),
+            },
+            place.cpu
         ),
         Pressure::Limit { cgroup, bytes } => format!(
             "memory pressure: every variant ran in cgroup v2 {} with memory.max = {}",
@@ -198,6 +210,20 @@ fn pressure(a: &LabArgs, variants: &[Variant], room: &MemRoom, size: u64) -> Res
             Pressure::Hog { bytes, share }
         }
     })
+}
+
+/// Where the lab's processes run: --cpu (or the last allowed CPU), and --competitor-cpu (or
+/// the last allowed CPU other than the lab's, so the hog does not share the measured CPU).
+fn place(cpu: Option<usize>, competitor: Option<usize>) -> Result<Place> {
+    let cpu = super::common::pick_cpu(cpu)?;
+    let competitor = match competitor {
+        Some(c) => Some(crate::evidence::placement::validate_cpu(c)?),
+        None => crate::machine::affinity::allowed_cpus()
+            .into_iter()
+            .rev()
+            .find(|&c| c != cpu),
+    };
+    Ok(Place { cpu, competitor })
 }
 
 fn lab(mut a: LabArgs) -> Result<i32> {
@@ -248,8 +274,9 @@ fn lab(mut a: LabArgs) -> Result<i32> {
             size,
         )?;
     }
+    let place = place(a.cpu, a.competitor_cpu)?;
     let pressure = pressure(&a, &variants, &room, size)?;
-    let pressure_line = pressure_line(&pressure);
+    let pressure_line = pressure_line(&pressure, place);
     let reps = a
         .reps
         .map(|r| r as usize)
@@ -261,6 +288,7 @@ fn lab(mut a: LabArgs) -> Result<i32> {
         rows,
         pressure,
         dir,
+        place,
     };
     let estimate = lab_estimate(&lab, walk_ns_per_byte());
     let mut plan = Plan::default();
@@ -314,6 +342,10 @@ mod tests {
                 share: "x".into(),
             },
             dir: ScratchDir::user(dir.path()).unwrap(),
+            place: Place {
+                cpu: 0,
+                competitor: None,
+            },
         };
         // 1 ns per byte: a 64 MiB walk takes 67 ms.
         let walk = (64u64 << 20) as f64 / 1e9;

@@ -44,7 +44,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Show what this machine is and what will make numbers noisy.
     Machine(machine::MachineArgs),
-    /// A non-inlined function call against the empty loop.
+    /// A function call: what it adds to an overlapping loop and to a dependent chain.
     Call(probes::CallArgs),
     /// The lmbench lat_syscall set and vDSO clock_gettime.
     Syscall(probes::SyscallArgs),
@@ -120,7 +120,13 @@ fn parse_error(e: &clap::Error) -> i32 {
 }
 
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    // Help wraps at the width every view uses (COLUMNS first, then the terminal's).
+    let width = crate::report::term::Term::stdout().width;
+    let parsed = <Cli as clap::CommandFactory>::command()
+        .term_width(width)
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => return parse_error(&e),
     };

@@ -62,6 +62,12 @@ pub fn plan_call(plan: &mut Plan, cpu: usize) {
         })
         .with_cost(crate::probes::call::COST),
     );
+    plan.push(
+        PlanItem::new("call.chain", move |ctx| {
+            crate::probes::call::chain(ctx, cpu)
+        })
+        .with_cost(crate::probes::call::COST),
+    );
 }
 
 pub fn plan_syscalls(plan: &mut Plan, which: &[Syscall], cpu: usize) {

@@ -9,6 +9,7 @@ pub mod perf;
 pub mod placement;
 pub mod procfs;
 pub mod recorder;
+pub mod task;
 pub mod trace;
 
 /// A task whose behaviour is evidence: the measuring thread, a forked partner, a partner thread.

@@ -8,6 +8,7 @@
 
 pub mod affinity;
 mod caches;
+pub mod clock;
 mod cpu;
 pub mod facts;
 pub mod fits;
@@ -68,6 +69,10 @@ pub struct Machine {
     pub memory: Memory,
     pub privileges: Privileges,
     pub load: Load,
+    /// The core clock as a chain of dependent adds measured it (absent in runs recorded
+    /// before it was taken, and then left out of their exports too).
+    #[serde(skip_serializing_if = "clock::CoreClock::is_absent")]
+    pub core_clock: clock::CoreClock,
     /// What could not be read, and what was assumed instead.
     pub notes: Vec<String>,
 }
@@ -87,6 +92,7 @@ pub fn collect() -> Machine {
 pub fn collect_without_pmu() -> Machine {
     let mut m = for_planning();
     add_busy_sample(&mut m);
+    m.core_clock = clock::estimate();
     m
 }
 
@@ -124,6 +130,7 @@ pub fn add_pmu(m: &mut Machine) {
             .notes
             .push("perf events could not be probed (internal error)".into()),
     }
+    clock::check_with_pmu(&mut m.core_clock);
 }
 
 fn collect_live() -> Machine {
@@ -233,6 +240,7 @@ pub fn collect_from(root: &Path) -> Machine {
         memory,
         privileges,
         load,
+        core_clock: clock::CoreClock::default(),
         notes,
     }
 }

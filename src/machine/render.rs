@@ -280,6 +280,11 @@ fn frequency(o: &mut Out, m: &Machine) {
             None => "unknown".into(),
         },
     );
+    // Runs recorded before the estimate was taken have none: nothing to say.
+    let c = &m.core_clock;
+    if c.ghz.is_some() || c.reason.is_some() {
+        o.line("core clock", c.describe());
+    }
 }
 
 /// Memory, swap and page sizes.

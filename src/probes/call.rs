@@ -1,4 +1,8 @@
-//! `call.function`: the cost of a non-inlined function call, against the empty loop.
+//! Two figures of a function call, each against the same loop without it:
+//! `call.function`, what a call adds to a loop whose iterations overlap (each call's argument
+//! is the loop counter, so the core runs calls of several iterations at once), and
+//! `call.chain`, what it adds to a dependent chain (each call's argument is the previous
+//! call's result, so no call starts before the one before it returns).
 
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::measure::{Participants, Workloads};
@@ -15,10 +19,12 @@ pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
     let spec = Spec::new("call.function", "ns/call", "ns/iteration", 1.0)
         .param("cpus", vec![cpu])
         .note(if super::call_loop::FIXED_SHAPE {
-            "a call to a function, minus the same loop without it (both loops in assembly, so \
-             their shape does not vary by build)"
+            "what a call adds to a loop whose iterations overlap (f(i) of the loop counter), \
+             minus the same loop without it (both loops in assembly, so their shape does not \
+             vary by build)"
         } else {
-            "a call to a function the compiler may not inline, minus the same loop without it"
+            "what a call adds to a loop whose iterations overlap (f(i) of the loop counter; a \
+             function the compiler may not inline), minus the same loop without it"
         })
         .events_set(EventSet::Standard);
     let mut raw = |iters: u64| {
@@ -29,6 +35,41 @@ pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
     let mut base = |iters: u64| {
         let t0 = now_ns();
         black_box(super::call_loop::base(iters));
+        Ok(now_ns() - t0)
+    };
+    let me = Participant::this_thread("caller", vec![cpu]);
+    measure(
+        ctx,
+        spec,
+        Participants::new(vec![me], vec![None]),
+        Workloads {
+            raw: &mut raw,
+            baseline: Some(&mut base),
+        },
+        |ev| super::single_thread_verdict(ev, false),
+    )
+}
+
+pub fn chain(ctx: &Context, cpu: usize) -> Result<Measurement> {
+    let _pin = AffinityGuard::pin_current(&[cpu])?;
+    let spec = Spec::new("call.chain", "ns/call", "ns/iteration", 1.0)
+        .param("cpus", vec![cpu])
+        .note(if super::call_loop::FIXED_SHAPE {
+            "what a call adds to a dependent chain (x = f(x), f(x) = x + 1: each call waits \
+             for the one before), minus the same chain with x + 1 in place (both in assembly)"
+        } else {
+            "what a call adds to a dependent chain (x = f(x), f(x) = x + 1, a function the \
+             compiler may not inline), minus the same chain with x + 1 in place"
+        })
+        .events_set(EventSet::Standard);
+    let mut raw = |iters: u64| {
+        let t0 = now_ns();
+        black_box(super::call_loop::chain_raw(black_box(iters)));
+        Ok(now_ns() - t0)
+    };
+    let mut base = |iters: u64| {
+        let t0 = now_ns();
+        black_box(super::call_loop::chain_base(black_box(iters)));
         Ok(now_ns() - t0)
     };
     let me = Participant::this_thread("caller", vec![cpu]);

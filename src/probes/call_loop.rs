@@ -51,6 +51,40 @@ std::arch::global_asm!(
     "    jne 2b",
     "3:",
     "    ret",
+    ".p2align 6",
+    "oscost_chain_callee:",
+    "    lea rax, [rdi + 1]",
+    "    ret",
+    ".p2align 6",
+    ".globl oscost_chain_raw",
+    "oscost_chain_raw:",
+    "    mov rsi, rdi",
+    "    xor eax, eax",
+    "    test rsi, rsi",
+    "    jz 3f",
+    ".p2align 5",
+    "2:",
+    "    mov rdi, rax",
+    "    call oscost_chain_callee",
+    "    dec rsi",
+    "    jnz 2b",
+    "3:",
+    "    ret",
+    ".p2align 6",
+    ".globl oscost_chain_base",
+    "oscost_chain_base:",
+    "    mov rsi, rdi",
+    "    xor eax, eax",
+    "    test rsi, rsi",
+    "    jz 3f",
+    ".p2align 5",
+    "2:",
+    "    mov rdi, rax",
+    "    lea rax, [rdi + 1]",
+    "    dec rsi",
+    "    jnz 2b",
+    "3:",
+    "    ret",
     ".popsection",
 );
 
@@ -93,6 +127,38 @@ std::arch::global_asm!(
     "    b.ne 2b",
     "3:",
     "    ret",
+    ".p2align 6",
+    "oscost_chain_callee:",
+    "    add x0, x0, #1",
+    "    ret",
+    ".p2align 6",
+    ".globl oscost_chain_raw",
+    "oscost_chain_raw:",
+    "    stp x29, x30, [sp, #-16]!",
+    "    mov x2, x0",
+    "    mov x0, #0",
+    "    cbz x2, 3f",
+    ".p2align 5",
+    "2:",
+    "    bl oscost_chain_callee",
+    "    subs x2, x2, #1",
+    "    b.ne 2b",
+    "3:",
+    "    ldp x29, x30, [sp], #16",
+    "    ret",
+    ".p2align 6",
+    ".globl oscost_chain_base",
+    "oscost_chain_base:",
+    "    mov x2, x0",
+    "    mov x0, #0",
+    "    cbz x2, 3f",
+    ".p2align 5",
+    "2:",
+    "    add x0, x0, #1",
+    "    subs x2, x2, #1",
+    "    b.ne 2b",
+    "3:",
+    "    ret",
     ".popsection",
 );
 
@@ -102,6 +168,10 @@ extern "C" {
     fn oscost_call_raw(n: u64) -> u64;
     /// The same loop with the callee's one instruction in place of the call.
     fn oscost_call_base(n: u64) -> u64;
+    /// x = f(x) `n` times from x = 0, f(x) = x + 1 a called function; returns n.
+    fn oscost_chain_raw(n: u64) -> u64;
+    /// The same chain with x + 1 in place of the call.
+    fn oscost_chain_base(n: u64) -> u64;
 }
 
 /// `n` iterations of a call to a function that computes `3·i`; returns the last `3·i` (0 for n = 0).
@@ -124,6 +194,26 @@ pub fn base(n: u64) -> u64 {
     return unsafe { oscost_call_base(n) };
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     return rust::base(n);
+}
+
+/// `n` links of a dependent chain x = f(x) through a called function f(x) = x + 1: each call
+/// waits for the one before it. Returns n.
+pub fn chain_raw(n: u64) -> u64 {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: as for `raw`: defined above, C calling convention, caller-saved registers only
+    // (aarch64 saves its link register on its own frame), no memory of the caller.
+    return unsafe { oscost_chain_raw(n) };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return rust::chain_raw(n);
+}
+
+/// The same chain with x + 1 computed in place. Returns n.
+pub fn chain_base(n: u64) -> u64 {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: a leaf defined above, C calling convention, caller-saved registers only.
+    return unsafe { oscost_chain_base(n) };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return rust::chain_base(n);
 }
 
 /// The portable loops, for architectures without the assembly ones.
@@ -151,6 +241,27 @@ mod rust {
         }
         last
     }
+
+    #[inline(never)]
+    fn next(x: u64) -> u64 {
+        black_box(x) + 1
+    }
+
+    pub fn chain_raw(n: u64) -> u64 {
+        let mut x = 0;
+        for _ in 0..n {
+            x = next(x);
+        }
+        x
+    }
+
+    pub fn chain_base(n: u64) -> u64 {
+        let mut x = 0;
+        for _ in 0..n {
+            x = black_box(x) + 1;
+        }
+        x
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +274,8 @@ mod tests {
             let want = n.saturating_sub(1) * 3;
             assert_eq!(raw(n), want, "raw({n})");
             assert_eq!(base(n), want, "base({n})");
+            assert_eq!(chain_raw(n), n, "chain_raw({n})");
+            assert_eq!(chain_base(n), n, "chain_base({n})");
         }
     }
 }

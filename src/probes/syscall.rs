@@ -7,8 +7,9 @@ use crate::engine::measure::{Participants, Workloads};
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
+use crate::evidence::task::{Alone, TaskState};
 use crate::evidence::Participant;
-use crate::model::Measurement;
+use crate::model::{Check, Measurement};
 use std::hint::black_box;
 
 /// Which call to time.
@@ -60,7 +61,7 @@ impl Syscall {
             Syscall::Write => "write(2) of 1 byte to /dev/null, minus the empty loop",
             Syscall::Stat => "stat(2) of /dev/null (path walk included), minus the empty loop",
             Syscall::Fstat => "fstat(2) of an open /dev/null, minus the empty loop",
-            Syscall::Open => "open(2)+close(2) of /dev/null, minus the empty loop",
+            Syscall::Open => "openat(2)+close(2) of /dev/null, minus the empty loop",
             Syscall::Vdso => {
                 "clock_gettime(CLOCK_MONOTONIC) through the vDSO, minus the empty loop: \
                  it reads the clock in user space and should not enter the kernel"
@@ -94,8 +95,109 @@ impl Drop for Fd {
     }
 }
 
+/// `iters` calls of `which` (on /dev/zero's `zfd` and /dev/null's `nfd`): their wall time in ns.
+fn timed(which: Syscall, zfd: i32, nfd: i32, iters: u64) -> u64 {
+    let mut byte = 0u8;
+    // SAFETY: a zeroed stat buffer is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let bp = &mut byte as *mut u8 as *mut libc::c_void;
+    let t0 = now_ns();
+    // SAFETY (all arms): valid fds, buffers and NUL-terminated paths.
+    match which {
+        Syscall::Null => {
+            for _ in 0..iters {
+                black_box(unsafe { libc::syscall(libc::SYS_getppid) });
+            }
+        }
+        Syscall::Read => {
+            for _ in 0..iters {
+                // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
+                black_box(unsafe { libc::syscall(libc::SYS_read, zfd, bp, 1usize) });
+            }
+        }
+        Syscall::Write => {
+            for _ in 0..iters {
+                // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
+                black_box(unsafe { libc::syscall(libc::SYS_write, nfd, bp, 1usize) });
+            }
+        }
+        Syscall::Stat => {
+            for _ in 0..iters {
+                // SAFETY: a NUL-terminated path or an owned descriptor, and a stat buffer that lives across the call.
+                black_box(unsafe { libc::stat(c"/dev/null".as_ptr(), &mut st) });
+            }
+        }
+        Syscall::Fstat => {
+            for _ in 0..iters {
+                // SAFETY: a NUL-terminated path or an owned descriptor, and a stat buffer that lives across the call.
+                black_box(unsafe { libc::fstat(nfd, &mut st) });
+            }
+        }
+        Syscall::Open => {
+            for _ in 0..iters {
+                // SAFETY: a NUL-terminated literal path.
+                let fd = unsafe {
+                    libc::syscall(
+                        libc::SYS_openat,
+                        libc::AT_FDCWD,
+                        c"/dev/null".as_ptr(),
+                        libc::O_RDONLY,
+                    )
+                };
+                if fd >= 0 {
+                    // SAFETY: closing descriptors this task owns and no longer uses.
+                    unsafe { libc::syscall(libc::SYS_close, fd) };
+                }
+            }
+        }
+        Syscall::Vdso => {
+            for _ in 0..iters {
+                // SAFETY: a timespec that lives across the call.
+                black_box(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) });
+            }
+        }
+    }
+    now_ns() - t0
+}
+
+/// The name of the check of the state a system call is defined in.
+pub const ALONE: &str = "alone in its process";
+
+/// One thread, and no child forked while the probe's descriptors were open: otherwise the
+/// kernel takes a reference on every descriptor it looks up, and the figure is another one.
+pub fn alone_check(a: &Alone) -> Check {
+    let threads = match a.threads {
+        Some(1) => "1 thread".to_string(),
+        Some(n) => format!("{n} threads"),
+        None => "threads unreadable".to_string(),
+    };
+    let files = match a.forked.as_deref() {
+        Some([]) => "its files shared with no other task".to_string(),
+        Some(pids) => format!(
+            "{} child process(es) forked while its files were open (pid {})",
+            pids.len(),
+            pids.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "its children could not be listed".to_string(),
+    };
+    Check {
+        name: ALONE.into(),
+        expected: "1 thread, its files shared with no other task".into(),
+        observed: format!("{threads}, {files}"),
+        ok: a.holds(),
+    }
+}
+
 pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[cpu])?;
+    let before = TaskState::now();
     let zero = Fd::open(c"/dev/zero", libc::O_RDONLY)?;
     let null = Fd::open(c"/dev/null", libc::O_WRONLY)?;
     let (zfd, nfd) = (zero.0, null.0);
@@ -108,66 +210,7 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         .param("cpus", vec![cpu])
         .note(which.definition());
 
-    let mut raw = move |iters: u64| -> Result<u64> {
-        let mut byte = 0u8;
-        // SAFETY: a zeroed stat buffer is a valid out-parameter.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        let bp = &mut byte as *mut u8 as *mut libc::c_void;
-        let t0 = now_ns();
-        // SAFETY (all arms): valid fds, buffers and NUL-terminated paths.
-        match which {
-            Syscall::Null => {
-                for _ in 0..iters {
-                    black_box(unsafe { libc::syscall(libc::SYS_getppid) });
-                }
-            }
-            Syscall::Read => {
-                for _ in 0..iters {
-                    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
-                    black_box(unsafe { libc::read(zfd, bp, 1) });
-                }
-            }
-            Syscall::Write => {
-                for _ in 0..iters {
-                    // SAFETY: a one-byte buffer that lives across the call, on a descriptor this task owns.
-                    black_box(unsafe { libc::write(nfd, bp, 1) });
-                }
-            }
-            Syscall::Stat => {
-                for _ in 0..iters {
-                    // SAFETY: a NUL-terminated path or an owned descriptor, and a stat buffer that lives across the call.
-                    black_box(unsafe { libc::stat(c"/dev/null".as_ptr(), &mut st) });
-                }
-            }
-            Syscall::Fstat => {
-                for _ in 0..iters {
-                    // SAFETY: a NUL-terminated path or an owned descriptor, and a stat buffer that lives across the call.
-                    black_box(unsafe { libc::fstat(nfd, &mut st) });
-                }
-            }
-            Syscall::Open => {
-                for _ in 0..iters {
-                    // SAFETY: a NUL-terminated literal path.
-                    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
-                    if fd >= 0 {
-                        // SAFETY: closing descriptors this task owns and no longer uses.
-                        unsafe { libc::close(fd) };
-                    }
-                }
-            }
-            Syscall::Vdso => {
-                for _ in 0..iters {
-                    // SAFETY: a timespec that lives across the call.
-                    black_box(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) });
-                }
-            }
-        }
-        Ok(now_ns() - t0)
-    };
+    let mut raw = move |iters: u64| -> Result<u64> { Ok(timed(which, zfd, nfd, iters)) };
     let mut base = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
         for i in 0..iters {
@@ -187,7 +230,11 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         },
         // A vDSO loop that entered the kernel warns from the verdict itself (measure and
         // merge: checks::entered_kernel), never from one round's undecided window.
-        |ev| super::single_thread_verdict(ev, expect_kernel),
+        |ev| {
+            let (mut checks, warnings) = super::single_thread_verdict(ev, expect_kernel);
+            checks.push(alone_check(&Alone::between(&before, &TaskState::now())));
+            (checks, warnings)
+        },
     )
 }
 

@@ -130,12 +130,17 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
             fmt_time(minor),
             n(c.major_faults)
         ),
-        (Some(v), _, _) => format!(
-            "at most {} per major fault = elapsed {} / {} major (no cached-file cost per \
-             fault in this run to take the {} minor faults out)",
+        (Some(v), Some(Derivation::EveryFaultMajor), _) => format!(
+            "{} per major fault = elapsed {} / {} major (every fault major)",
             fmt_time(v),
             fmt_time(c.elapsed_ns),
-            n(c.major_faults),
+            n(c.major_faults)
+        ),
+        // A bound is not a figure: the sentence says why there is none and where to get one.
+        (Some(_), _, _) => format!(
+            "no time per major fault: {} minor faults are mixed in and this run has no \
+             cached-file cost per fault to take them out (the case order=random \
+             readahead=random makes every touch one major fault)",
             n(c.minor_faults)
         ),
         (None, _, _) => format!(
@@ -152,7 +157,8 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
         (None, Some(why)) => format!("; no I/O share: {why}"),
         (None, None) => String::new(),
     };
-    let how = if c.elapsed_recorded || c.per_major_fault_ns.is_none() {
+    let bound = c.derivation == Some(Derivation::AtMostElapsedOverMajor);
+    let how = if c.elapsed_recorded || c.per_major_fault_ns.is_none() || bound {
         ""
     } else {
         " (elapsed estimated: the samples' mean per page × the pages the counts cover)"
@@ -456,7 +462,25 @@ mod tests {
             .measurements
             .retain(|m| m.probe != "fault.file-cached");
         let lines = major_fault_lines(&alone, &Term::plain(200));
-        assert!(lines.contains("at most "), "{lines}");
+        assert!(
+            lines.contains("no time per major fault: 2,340 minor faults are mixed in"),
+            "{lines}"
+        );
+        assert!(
+            !lines.contains("at most "),
+            "a bound is not a figure: {lines}"
+        );
+        // Every fault major (readahead off, random order): elapsed over the major faults.
+        let mut every = alone.clone();
+        for m in every
+            .measurements
+            .iter_mut()
+            .filter(|m| m.probe == "fault.file-evicted")
+        {
+            m.evidence.rusage.total.minflt = 0;
+        }
+        let lines = major_fault_lines(&every, &Term::plain(200));
+        assert!(lines.contains(" / 36 major (every fault major)"), "{lines}");
     }
 
     /// One computation, several renderers: the JSON analysis carries the derived numbers as

@@ -953,11 +953,26 @@ fn subtitle_of(runs: &[Run], i: usize) -> String {
     }
 }
 
+/// Whether `k` is determined by the swept `key` among `ms` (every two rows at one value of
+/// `key` agree on it): "slice=1ms" beside slice_ns=1000000, the slice the kernel reported.
+/// Such a parameter names no series: each would make every point a series of its own.
+fn follows(ms: &[&Measurement], key: &str, k: &str) -> bool {
+    ms.iter().all(|a| {
+        ms.iter()
+            .all(|b| a.param_f64(key) != b.param_f64(key) || a.params.get(k) == b.params.get(k))
+    })
+}
+
 fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
     let mut series = Vec::new();
     // Rows without a plottable figure: a line has no place to say why, so the figure
     // counts them by reason under it (the table gives each one's).
     let mut no_value: Vec<(usize, String)> = Vec::new();
+    // A duration in ns is drawn in ms, under its name without the suffix ("slice (ms)").
+    let (x_scale, x_name) = match key.strip_suffix("_ns") {
+        Some(name) => (1e6, format!("{name} (ms)")),
+        None => (1.0, key.to_string()),
+    };
     for (i, run) in runs.iter().enumerate() {
         let ms: Vec<&Measurement> = run
             .measurements
@@ -965,12 +980,14 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             .filter(|m| m.probe == probe)
             .collect();
         // Series: the other parameters' values (and the run when there are several).
-        let mut by_rest: Vec<(String, Vec<Point>)> = Vec::new();
+        let mut by_rest: Vec<(String, Vec<Point>, Vec<f64>)> = Vec::new();
         for m in &ms {
             let rest: Vec<String> = m
                 .params
                 .iter()
-                .filter(|(k, _)| k.as_str() != key && params::varying(&ms).contains(k))
+                .filter(|(k, _)| {
+                    k.as_str() != key && params::varying(&ms).contains(k) && !follows(&ms, key, k)
+                })
                 .map(|(k, v)| {
                     format!(
                         "{k}={}",
@@ -985,20 +1002,27 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
                 name = format!("{} {name}", run_label(runs, i)).trim().to_string();
             }
             // A sweep key is numeric in every row (family_plots), so x is always there.
-            let (Some(x), Some([y, lo, hi])) = (m.param_f64(key), plotted(m)) else {
+            let x = m.param_f64(key).map(|x| x / x_scale);
+            let at = match by_rest.iter().position(|(n, _, _)| *n == name) {
+                Some(i) => i,
+                None => {
+                    by_rest.push((name, Vec::new(), Vec::new()));
+                    by_rest.len() - 1
+                }
+            };
+            let (Some(x), Some([y, lo, hi])) = (x, plotted(m)) else {
                 no_value.push((1, missing_note(m)));
+                // Its line breaks where this row has no value.
+                by_rest[at].2.extend(x);
                 continue;
             };
-            match by_rest.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, v)) => v.push(Point::new(x, y, lo, hi)),
-                None => by_rest.push((name, vec![Point::new(x, y, lo, hi)])),
-            }
+            by_rest[at].1.push(Point::new(x, y, lo, hi));
         }
-        series.extend(
-            by_rest
-                .into_iter()
-                .map(|(name, points)| Series { name, points }),
-        );
+        series.extend(by_rest.into_iter().map(|(name, points, gaps)| Series {
+            name,
+            points,
+            gaps,
+        }));
     }
     let xs: Vec<f64> = series
         .iter()
@@ -1015,12 +1039,12 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
         .unwrap_or_default();
     let bytes = is_bytes_param(key);
     LinePlot {
-        title: format!("{probe}: {unit} vs {key}"),
+        title: format!("{probe}: {unit} vs {x_name}"),
         subtitle: subtitle.to_string(),
         x_label: if bytes {
             format!("{key} (bytes)")
         } else {
-            key.to_string()
+            x_name.clone()
         },
         y_label: unit,
         log_x: lo > 0.0 && hi / lo >= 16.0,
@@ -1479,6 +1503,36 @@ mod tests {
         assert!(html.contains("mem.walk: ") && html.contains("working_set (bytes)"));
         assert!(html.contains("L1d "), "cache markers missing");
         assert!(html.contains("<polygon"), "interval band missing");
+    }
+
+    #[test]
+    fn a_slice_sweep_is_one_line_over_milliseconds() {
+        let (mut run, base) = fixture_with_valid_base();
+        run.measurements = [1u64, 4, 8]
+            .iter()
+            .map(|&ms| {
+                let mut m = base.clone();
+                m.probe = "ctx.timeslice".into();
+                m.params.insert("slice_ns".into(), (ms * 1_000_000).into());
+                m.params.insert("slice".into(), format!("{ms}ms").into());
+                m.params
+                    .insert("slice_reported_ns".into(), vec![ms * 1_000_000].into());
+                m
+            })
+            .collect();
+        let html = render(&[run]);
+        let at = html.find("slice (ms)").expect("x axis not in ms");
+        let svg = &html[html[..at].rfind("<svg").unwrap()..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        assert!(
+            !svg.contains("slice_ns"),
+            "the raw key on the axis or in the title"
+        );
+        // The slice's own renderings are not series: one line, no legend of parameters.
+        assert!(
+            !svg.contains("slice=") && !svg.contains("slice_reported_ns="),
+            "{svg}"
+        );
     }
 
     #[test]

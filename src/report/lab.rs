@@ -237,6 +237,16 @@ fn short(key: &str) -> &str {
     }
 }
 
+/// Why a row has no bar: INVALID (its checks failed) or unstable (its interval is noise).
+fn not_a_figure(m: &Measurement) -> Option<&'static str> {
+    match m.status {
+        crate::model::Status::Invalid => Some("INVALID"),
+        crate::model::Status::Unstable => Some("unstable"),
+        _ if !m.valid => Some("INVALID"),
+        _ => None,
+    }
+}
+
 /// One bar chart per metric: (file stem, svg).
 pub fn svgs(run: &Run) -> Vec<(String, String)> {
     let rows = rows(run);
@@ -250,14 +260,16 @@ pub fn svgs(run: &Run) -> Vec<(String, String)> {
     metrics()
         .iter()
         .map(|x| {
+            // An INVALID or unstable row is not a figure: its bar says so instead of a value.
             let bars = rows
                 .iter()
-                .map(|m| match (x.get)(m) {
-                    Ok(v) if x.key == "wall" => {
+                .map(|m| match (not_a_figure(m), (x.get)(m)) {
+                    (Some(why), _) => Bar::missing(row_label(m), why),
+                    (None, Ok(v)) if x.key == "wall" => {
                         Bar::new(row_label(m), v, m.raw.ci95[0] / 1e9, m.raw.ci95[1] / 1e9)
                     }
-                    Ok(v) => Bar::new(row_label(m), v, v, v),
-                    Err(r) => Bar::missing(row_label(m), r),
+                    (None, Ok(v)) => Bar::new(row_label(m), v, v, v),
+                    (None, Err(r)) => Bar::missing(row_label(m), r),
                 })
                 .collect();
             let svg = BarChart {

@@ -122,6 +122,7 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .iter()
                 .map(|&(x, y, l, h)| Point::new(x as f64, y, l, h))
                 .collect(),
+            gaps: Vec::new(),
         });
         for k in &c.knees {
             let what = k.match_suffix();

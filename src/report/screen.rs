@@ -47,6 +47,7 @@ pub fn measured(
         None => {
             out.push_str(&super::table::preamble_detail(run, term, detail.verbose));
             out.push_str(&super::table::render_detail(run, term, detail.verbose));
+            out.push_str(&in_cycles(run, term));
         }
     }
     if detail.explain {
@@ -66,4 +67,81 @@ fn definitions(run: &Run, term: &Term) -> String {
         .lines()
         .map(|l| wrap(l, term.width, "", "  ") + "\n")
         .collect()
+}
+
+/// Figures shorter than this many cycles are also given in cycles: below it a nanosecond
+/// count says little until the clock is known.
+pub const CYCLES_BELOW: f64 = 100.0;
+
+/// The figures of `run` shorter than [`CYCLES_BELOW`] cycles of the core clock the run
+/// estimated, in cycles at their interval's precision; empty when the run has no estimate
+/// or no such figure.
+pub fn in_cycles(run: &Run, term: &Term) -> String {
+    let Some(ghz) = run.machine.core_clock.ghz else {
+        return String::new();
+    };
+    let all: Vec<&crate::model::Measurement> = run.measurements.iter().collect();
+    let parts: Vec<String> = run
+        .measurements
+        .iter()
+        .filter(|m| m.status == crate::model::Status::Ok && m.unit.starts_with("ns/"))
+        .filter_map(|m| {
+            let v = m.value.as_ref()?;
+            let (c, lo, hi) = (v.median * ghz, v.ci95[0] * ghz, v.ci95[1] * ghz);
+            if !(c > 0.0 && c < CYCLES_BELOW) {
+                return None;
+            }
+            let half = (hi - lo).abs() / 2.0;
+            let digits = if half >= 1.0 {
+                0
+            } else if half >= 0.1 {
+                1
+            } else {
+                2
+            };
+            let peers: Vec<&crate::model::Measurement> =
+                all.iter().copied().filter(|p| p.probe == m.probe).collect();
+            let case = super::params::distinguishing(m, &peers);
+            let name = if case.is_empty() {
+                m.probe.clone()
+            } else {
+                format!("{} {case}", m.probe)
+            };
+            Some(format!("{name} {c:.digits$}"))
+        })
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    let text = format!(
+        "in cycles of the {ghz:.2} GHz core clock (a dependent-add chain; `oscost machine`): {}",
+        parts.join(" · ")
+    );
+    wrap(&text, term.width, "", "  ") + "\n"
+}
+
+#[cfg(test)]
+mod cycles_tests {
+    use super::*;
+
+    #[test]
+    fn short_figures_are_also_given_in_cycles_when_the_clock_is_known() {
+        let mut run =
+            crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+                .unwrap();
+        let term = Term::plain(80);
+        assert_eq!(in_cycles(&run, &term), "", "no estimate, no cycles");
+        run.machine.core_clock.ghz = Some(4.0);
+        let line = in_cycles(&run, &term);
+        assert!(line.starts_with("in cycles of the 4.00 GHz"), "{line}");
+        // 0.73 ns and 21.7 ns are 2.9 and 87 cycles; 135 ns (540 cycles) and a switch are
+        // not listed.
+        assert!(line.contains("call.function 2.9"), "{line}");
+        assert!(line.contains("vdso.clock_gettime 8"), "{line}");
+        assert!(
+            !line.contains("syscall.null") && !line.contains("ctx."),
+            "{line}"
+        );
+        assert!(line.lines().all(|l| l.chars().count() <= 80), "{line}");
+    }
 }

@@ -422,6 +422,13 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
         plot.series.push(Series {
             name: format!("{name}{direct}"),
             points,
+            // A size without a value breaks the line there.
+            gaps: c
+                .rows
+                .iter()
+                .filter(|r| r.size > 0 && r.per_switch.is_none())
+                .map(|r| r.size as f64)
+                .collect(),
         });
         for k in &c.knees {
             let what = k.match_suffix();

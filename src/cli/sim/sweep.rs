@@ -142,6 +142,7 @@ fn figure(series: &[(String, Vec<Point>)], geometry: &str, miss_penalty: u32) ->
     let line = |name: &str, points: Vec<PlotPoint>| Series {
         name: name.to_string(),
         points,
+        gaps: Vec::new(),
     };
     let panel = |title: String, y_label: &str| LinePlot {
         title,

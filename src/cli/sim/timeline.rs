@@ -68,6 +68,7 @@ pub fn figure(samples: &[Sample], label: &str, cache: &str) -> String {
         series: vec![Series {
             name: label.to_string(),
             points,
+            gaps: Vec::new(),
         }],
         ..Default::default()
     }

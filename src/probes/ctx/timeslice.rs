@@ -182,7 +182,9 @@ fn set_eevdf_slice(pid: i32, slice: Duration) -> Result<u64> {
     Ok(if r == 0 { got.sched_runtime } else { 0 })
 }
 
-fn set_rr(pid: i32) -> Result<()> {
+/// Make `pid` SCHED_RR; returns the slice the kernel then gives it (sched_rr_get_interval),
+/// in ns.
+fn set_rr(pid: i32) -> Result<u64> {
     let p = libc::sched_param { sched_priority: 1 };
     // SAFETY: valid sched_param.
     if unsafe { libc::sched_setscheduler(pid, libc::SCHED_RR, &p) } != 0 {
@@ -191,7 +193,18 @@ fn set_rr(pid: i32) -> Result<()> {
             std::io::Error::last_os_error()
         )));
     }
-    Ok(())
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a timespec that lives across the call, for a task of ours.
+    if unsafe { libc::sched_rr_get_interval(pid, &mut ts) } != 0 {
+        return Err(Error::env(format!(
+            "cannot read a SCHED_RR task's slice: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// One configuration.
@@ -243,7 +256,7 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
     for k in &kids {
         match c.mech {
             SliceMech::Eevdf => reported.push(set_eevdf_slice(k.pid(), c.slice)?),
-            SliceMech::Rr => set_rr(k.pid())?,
+            SliceMech::Rr => reported.push(set_rr(k.pid())?),
         }
     }
     // Start the given tasks and wait until each has finished one run.
@@ -538,5 +551,10 @@ mod tests {
         let (c, w) = slice_verdict(&ev, Duration::from_millis(1));
         assert!(!c[0].ok);
         assert!(crate::report::remarks::words(&w[0]).contains("did not take effect"));
+        assert!(
+            crate::report::remarks::words(&w[0]).contains("To try: --mech rr"),
+            "{:?}",
+            w[0]
+        );
     }
 }

@@ -19,13 +19,14 @@ pub struct Hog {
 }
 
 impl Hog {
-    /// Start the hog and wait (interruptibly) until all its memory is touched.
-    pub fn start(bytes: u64) -> Result<Hog> {
+    /// Start the hog (pinned to `cpu` where given) and wait (interruptibly) until all its
+    /// memory is touched.
+    pub fn start(bytes: u64, cpu: Option<usize>) -> Result<Hog> {
         let slots = Slots::new()?;
         let page = 4096usize;
         let len = bytes as usize;
         let s: &Slots = &slots;
-        let mut child = Child::spawn(None, || {
+        let mut child = Child::spawn(cpu, || {
             // SAFETY: raw mmap and byte writes only: nothing allocates after fork.
             unsafe {
                 let p = libc::mmap(

@@ -124,6 +124,16 @@ pub struct Lab {
     pub rows: Vec<(Variant, Pattern)>,
     pub pressure: Pressure,
     pub dir: ScratchDir,
+    /// The CPU every lab child is pinned to, and the one the competing process is pinned to
+    /// (None: wherever the scheduler puts it).
+    pub place: Place,
+}
+
+/// Where the lab's processes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub cpu: usize,
+    pub competitor: Option<usize>,
 }
 
 impl Lab {
@@ -321,7 +331,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         msync: v == Variant::FileMsync,
     };
     let s: &Slots = &slots;
-    let mut child = Child::spawn(None, || child_body(s, walk))?;
+    let mut child = Child::spawn(Some(lab.place.cpu), || child_body(s, walk))?;
     wait_slot(&slots, READY, &mut child, v.name())?;
     if let Pressure::Limit { cgroup, .. } = &lab.pressure {
         cgroup.add(child.pid())?;
@@ -330,7 +340,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         role: "lab".into(),
         pid: child.pid(),
         tid: child.pid(),
-        requested: Vec::new(),
+        requested: vec![lab.place.cpu],
     };
     let mut rec = Recorder::new(vec![me], EventSet::WithStores);
     rec.begin();
@@ -371,7 +381,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         role: "lab child".into(),
         pid: child.pid(),
         tid: child.pid(),
-        requested: Vec::new(),
+        requested: vec![lab.place.cpu],
         start: at(CPU_AT_START),
         end: at(CPU_AT_END),
         affinity_held: false,
@@ -428,7 +438,7 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
             continue;
         }
         let mut hog = match (&lab.pressure, compete_block) {
-            (Pressure::Hog { bytes, .. }, true) => Some(Hog::start(*bytes)?),
+            (Pressure::Hog { bytes, .. }, true) => Some(Hog::start(*bytes, lab.place.competitor)?),
             _ => None,
         };
         for _ in 0..lab.reps {
@@ -467,6 +477,7 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
             .param("blocks", blocks as u64)
             .param("reps", lab.reps as u64)
             .param("pressure", lab.pressure_label(v))
+            .param("cpus", vec![lab.place.cpu])
             .events_set(EventSet::WithStores)
             .note(
                 "one walk: mmap, then each 512-byte block (in order or drawn by a seeded \
@@ -498,9 +509,9 @@ fn row_checks(
     pages: f64,
     may_sleep: bool,
 ) -> (Vec<Check>, Vec<crate::model::Remark>) {
-    // Every row runs on a CPU: it stays put and holds the CPU like any probe (rows that may
+    // Every row runs on the CPU it was pinned to and holds it like any probe (rows that may
     // wait for I/O or reclaim are only held to "no more CPU time than the window").
-    let mut checks = vec![crate::engine::checks::stayed(&ev.cpus)];
+    let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
     let mut warnings = Vec::new();
     let holding = if may_sleep {
         crate::engine::checks::Holding::MaySleep
@@ -562,6 +573,7 @@ mod tests {
             occupancy: held_occupancy(),
             cpus: vec![Placement {
                 role: "lab child".into(),
+                requested: vec![2],
                 start: Some(2),
                 end: Some(2),
                 ..Default::default()

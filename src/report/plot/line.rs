@@ -36,6 +36,29 @@ impl Point {
 pub struct Series {
     pub name: String,
     pub points: Vec<Point>,
+    /// x positions of this series' rows that have no value: its line breaks there instead
+    /// of running across them.
+    pub gaps: Vec<f64>,
+}
+
+impl Series {
+    /// `p` (sorted by x) cut into runs the line may join: no gap lies between two
+    /// neighbours of a run.
+    fn runs<'a>(&self, p: &'a [Point]) -> Vec<&'a [Point]> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for i in 1..p.len() {
+            let (a, b) = (p[i - 1].x, p[i].x);
+            if self.gaps.iter().any(|&g| g > a && g < b) {
+                out.push(&p[start..i]);
+                start = i;
+            }
+        }
+        if !p.is_empty() {
+            out.push(&p[start..]);
+        }
+        out
+    }
 }
 
 /// A labelled vertical line at `x` (e.g. "L1d 32 KiB").
@@ -528,11 +551,23 @@ impl LinePlot {
                 }
                 continue;
             }
-            let mut band: Vec<(f64, f64)> = p.iter().map(|q| (q.x, q.hi)).collect();
-            band.extend(p.iter().rev().map(|q| (q.x, q.lo)));
+            let runs = s.runs(&p);
+            for run in &runs[1..] {
+                let mut band: Vec<(f64, f64)> = run.iter().map(|q| (q.x, q.hi)).collect();
+                band.extend(run.iter().rev().map(|q| (q.x, q.lo)));
+                chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
+                chart.draw_series(LineSeries::new(
+                    run.iter().map(|q| (q.x, q.y)),
+                    c.stroke_width(2),
+                ))?;
+            }
+            // The first run carries the legend entry.
+            let first = runs[0];
+            let mut band: Vec<(f64, f64)> = first.iter().map(|q| (q.x, q.hi)).collect();
+            band.extend(first.iter().rev().map(|q| (q.x, q.lo)));
             chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
             let line = chart.draw_series(LineSeries::new(
-                p.iter().map(|q| (q.x, q.y)),
+                first.iter().map(|q| (q.x, q.y)),
                 c.stroke_width(2),
             ))?;
             if !s.name.is_empty() {
@@ -587,10 +622,12 @@ mod tests {
                 Series {
                     name: "sequential".into(),
                     points: pts(1.0),
+                    ..Default::default()
                 },
                 Series {
                     name: "random".into(),
                     points: pts(3.0),
+                    ..Default::default()
                 },
             ],
             markers: vec![
@@ -609,6 +646,26 @@ mod tests {
             ],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_line_breaks_where_its_series_has_no_value() {
+        let whole = sweep();
+        let mut broken = sweep();
+        let xs: Vec<f64> = broken.series[0].points.iter().map(|p| p.x).collect();
+        // A row between the third and the fourth point had no value.
+        broken.series[0].gaps = vec![(xs[2] + xs[3]) / 2.0];
+        let (a, b) = (whole.to_svg(), broken.to_svg());
+        assert_eq!(
+            count(&b, "<polygon"),
+            count(&a, "<polygon") + 1,
+            "band not cut"
+        );
+        assert_eq!(
+            count(&b, "<polyline"),
+            count(&a, "<polyline") + 1,
+            "line not cut"
+        );
     }
 
     #[test]
@@ -814,6 +871,7 @@ mod tests {
             series: vec![Series {
                 name: "rv32im".into(),
                 points: falling,
+                ..Default::default()
             }],
             ..Default::default()
         }
