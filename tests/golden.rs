@@ -359,6 +359,13 @@ fn command_sections(g: &mut Goldens) {
         g.check(&format!("sections/fault.{stem}.svg"), svg.as_bytes());
     }
 
+    let anatomy = read_run("anatomy");
+    let a = report::anatomy::analyze(&anatomy).unwrap();
+    g.check(
+        "sections/anatomy.svg",
+        report::anatomy::svg(&a, &anatomy.machine.short_name()).as_bytes(),
+    );
+
     let lab = read_run("mmap");
     g.check("sections/mmap.txt", report::lab::table(&lab).as_bytes());
     g.check("sections/mmap.csv", report::lab::csv(&lab).as_bytes());
@@ -379,6 +386,7 @@ fn family_sections(g: &mut Goldens) {
         ("fault", "fault.anon"),
         ("mmap", "mmap.lab"),
         ("rpc", "rpc.total"),
+        ("anatomy", "ctx.anatomy"),
     ] {
         let run = read_run(name);
         let ask = Ask {
