@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::machine::Machine;
 
+pub mod noise;
 mod remark;
 pub use remark::{fold as fold_remarks, Num, Remark, RemarkKind};
 
@@ -210,6 +211,10 @@ pub struct Measurement {
     /// event, and the traced time against the untraced one. Absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<Observer>,
+    /// One CPU's busy-reader window (`noise.lost`): its gaps and their causes. Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<noise::NoiseCpu>,
 }
 
 /// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that

@@ -60,6 +60,7 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
         valid: true,
         additive: None,
         observer: None,
+        noise: None,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod ipc;
 pub mod machine;
 pub mod mem;
 pub mod mmap;
+pub mod noise;
 pub mod outputs;
 pub mod pipe;
 pub mod probes;
@@ -69,6 +70,9 @@ pub enum Command {
     /// One request/response in four placements (local, remote-exclusive, remote-polling,
     /// remote-shared) and, with permission, its kernel-traced breakdown.
     Rpc(rpc::RpcArgs),
+    /// OS noise: a busy reader per CPU; the share of CPU lost, the gaps and, with permission
+    /// to trace, who took them (timer ticks, device IRQs, softirqs, IPIs, other tasks).
+    Noise(noise::NoiseArgs),
     /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
     C2c(c2c::C2cArgs),
     /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
@@ -135,6 +139,7 @@ pub fn main() -> i32 {
         Command::Export(a) => export::run(a),
         Command::Ipc(a) => ipc::run(a),
         Command::C2c(a) => c2c::run(a),
+        Command::Noise(a) => noise::run(a),
         Command::Rpc(a) => rpc::run(a),
         Command::Fleet(a) => fleet::run(a),
         Command::Sim(a) => sim::run(a),

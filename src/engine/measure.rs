@@ -317,6 +317,7 @@ fn conclude(
         valid,
         additive: None,
         observer: None,
+        noise: None,
     })
 }
 

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod cputime;
+pub mod interrupts;
 pub mod perf;
 pub mod placement;
 pub mod procfs;

@@ -9,6 +9,7 @@ pub mod fault;
 pub mod ipc;
 pub mod mem;
 pub mod mmap;
+pub mod noise;
 pub mod pattern;
 pub mod rpc;
 pub mod scratch;

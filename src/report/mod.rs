@@ -18,6 +18,7 @@ pub mod ipc;
 pub mod lab;
 pub mod markdown;
 pub mod memlat;
+pub mod noise;
 pub mod params;
 pub mod pipeview;
 pub mod plot;
@@ -47,6 +48,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &c2c::C2c,
     &rpc::Rpc,
     &ctx::Ctx,
+    &noise::Noise,
 ];
 
 /// The family of a probe, if any family claims it (call and syscall probes have none).

@@ -119,6 +119,7 @@ mod tests {
             valid: true,
             additive: None,
             observer: None,
+            noise: None,
         }
     }
 

@@ -27,6 +27,94 @@ pub const EVENTS: [(&str, bool); 10] = [
     ("sched:sched_wake_idle_without_ipi", false),
 ];
 
+/// The events `oscost noise` records on the CPUs it measures: every interrupt the kernel has
+/// a tracepoint for (entry and exit, so a handler's time is its own), softirqs, NMIs and the
+/// scheduler's switches (another task in the reader's place). Only the switch is required.
+/// `irq_work_exit` is not among them: the kernel refuses it to sampling perf events (perf's
+/// own wake-ups run as irq work), so an irq_work entry stands for the whole handler.
+pub const NOISE_EVENTS: [(&str, bool); 23] = [
+    ("sched:sched_switch", true),
+    ("irq_vectors:local_timer_entry", false),
+    ("irq_vectors:local_timer_exit", false),
+    ("irq_vectors:reschedule_entry", false),
+    ("irq_vectors:reschedule_exit", false),
+    ("irq_vectors:call_function_entry", false),
+    ("irq_vectors:call_function_exit", false),
+    ("irq_vectors:call_function_single_entry", false),
+    ("irq_vectors:call_function_single_exit", false),
+    ("irq_vectors:irq_work_entry", false),
+    ("irq_vectors:x86_platform_ipi_entry", false),
+    ("irq_vectors:x86_platform_ipi_exit", false),
+    ("irq_vectors:thermal_apic_entry", false),
+    ("irq_vectors:thermal_apic_exit", false),
+    ("irq_vectors:error_apic_entry", false),
+    ("irq_vectors:error_apic_exit", false),
+    ("irq_vectors:spurious_apic_entry", false),
+    ("irq_vectors:spurious_apic_exit", false),
+    ("irq:irq_handler_entry", false),
+    ("irq:irq_handler_exit", false),
+    ("irq:softirq_entry", false),
+    ("irq:softirq_exit", false),
+    ("nmi:nmi_handler", false),
+];
+
+/// An x86 system vector with entry and exit tracepoints (`irq_vectors:<name>_entry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Vector {
+    LocalTimer,
+    Reschedule,
+    CallFunction,
+    CallFunctionSingle,
+    IrqWork,
+    PlatformIpi,
+    Thermal,
+    ErrorApic,
+    Spurious,
+}
+
+impl Vector {
+    pub const ALL: [Vector; 9] = [
+        Vector::LocalTimer,
+        Vector::Reschedule,
+        Vector::CallFunction,
+        Vector::CallFunctionSingle,
+        Vector::IrqWork,
+        Vector::PlatformIpi,
+        Vector::Thermal,
+        Vector::ErrorApic,
+        Vector::Spurious,
+    ];
+
+    /// The tracepoints' stem: `irq_vectors:<stem>_entry`.
+    pub fn stem(self) -> &'static str {
+        match self {
+            Vector::LocalTimer => "local_timer",
+            Vector::Reschedule => "reschedule",
+            Vector::CallFunction => "call_function",
+            Vector::CallFunctionSingle => "call_function_single",
+            Vector::IrqWork => "irq_work",
+            Vector::PlatformIpi => "x86_platform_ipi",
+            Vector::Thermal => "thermal_apic",
+            Vector::ErrorApic => "error_apic",
+            Vector::Spurious => "spurious_apic",
+        }
+    }
+
+    /// The vector of a tracepoint name (`irq_vectors:local_timer_exit`) and whether it is
+    /// the entry.
+    pub fn of_tracepoint(name: &str) -> Option<(Vector, bool)> {
+        let short = name.strip_prefix("irq_vectors:")?;
+        let (stem, entry) = match short.strip_suffix("_entry") {
+            Some(s) => (s, true),
+            None => (short.strip_suffix("_exit")?, false),
+        };
+        Vector::ALL
+            .into_iter()
+            .find(|v| v.stem() == stem)
+            .map(|v| (v, entry))
+    }
+}
+
 /// The groups of recorded events the calibration pass switches on and off one at a time
 /// (probes::rpc::calibrate): each costs the traced task something per event, and events of
 /// one group are assumed to cost alike.
@@ -58,7 +146,7 @@ impl Group {
     pub fn of_tracepoint(name: &str) -> Group {
         match name.split(':').next().unwrap_or("") {
             "raw_syscalls" => Group::Syscalls,
-            "ipi" | "irq_vectors" => Group::Ipi,
+            "ipi" | "irq_vectors" | "irq" | "nmi" => Group::Ipi,
             _ => Group::Sched,
         }
     }
@@ -71,9 +159,14 @@ impl Group {
             | Kind::Switch { .. }
             | Kind::WakeIdleNoIpi { .. } => Group::Sched,
             Kind::SysEnter { .. } | Kind::SysExit { .. } => Group::Syscalls,
-            Kind::IpiSend { .. } | Kind::ReschedEntry | Kind::ReschedExit | Kind::CallFuncEntry => {
-                Group::Ipi
-            }
+            Kind::IpiSend { .. }
+            | Kind::ReschedEntry
+            | Kind::ReschedExit
+            | Kind::CallFuncEntry
+            | Kind::Vector { .. }
+            | Kind::Irq { .. }
+            | Kind::Softirq { .. }
+            | Kind::Nmi { .. } => Group::Ipi,
             Kind::SwitchIn { .. } | Kind::SwitchOut { .. } => Group::Switches,
         }
     }
@@ -142,6 +235,25 @@ pub enum Kind {
     SwitchOut {
         next: i32,
     },
+    /// A system vector's handler entered (or left): the local timer, an IPI, irq work.
+    Vector {
+        vector: Vector,
+        entry: bool,
+    },
+    /// A device interrupt's handler entered (or left), by its number.
+    Irq {
+        irq: i32,
+        entry: bool,
+    },
+    /// A softirq vector's handler entered (or left).
+    Softirq {
+        vec: u32,
+        entry: bool,
+    },
+    /// An NMI handler ran for `delta_ns` (recorded when it returns).
+    Nmi {
+        delta_ns: i64,
+    },
 }
 
 /// One decoded record: when (CLOCK_MONOTONIC ns), on which CPU, by which task.
@@ -180,8 +292,13 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 impl Decoder {
     /// Read the formats of every event this kernel has; the required ones must be there.
     pub fn from_tracefs(fs: &tracefs::Tracefs) -> Result<Decoder> {
+        Decoder::from_tracefs_for(fs, &EVENTS)
+    }
+
+    /// [`Decoder::from_tracefs`] for another list of events (name, required).
+    pub fn from_tracefs_for(fs: &tracefs::Tracefs, events: &[(&str, bool)]) -> Result<Decoder> {
         let mut formats = Vec::new();
-        for (name, required) in EVENTS {
+        for &(name, required) in events {
             match fs.format(name)? {
                 Some(f) => formats.push(f),
                 None if required => {
@@ -242,7 +359,21 @@ impl Decoder {
             "sched:sched_wake_idle_without_ipi" => Kind::WakeIdleNoIpi {
                 cpu: get("cpu")? as i32,
             },
-            _ => return None,
+            "irq:irq_handler_entry" | "irq:irq_handler_exit" => Kind::Irq {
+                irq: get("irq")? as i32,
+                entry: f.name.ends_with("entry"),
+            },
+            "irq:softirq_entry" | "irq:softirq_exit" => Kind::Softirq {
+                vec: get("vec")? as u32,
+                entry: f.name.ends_with("entry"),
+            },
+            "nmi:nmi_handler" => Kind::Nmi {
+                delta_ns: get("delta_ns")?,
+            },
+            name => match Vector::of_tracepoint(name) {
+                Some((vector, entry)) => Kind::Vector { vector, entry },
+                None => return None,
+            },
         };
         Some(Event {
             time,
@@ -251,6 +382,22 @@ impl Decoder {
             tid,
             kind,
         })
+    }
+
+    /// The command name of the task a `sched_switch` sample switches to (its `next_comm`);
+    /// None for other records.
+    pub fn next_comm(&self, body: &[u8]) -> Option<String> {
+        let size = u32_at(body, 24)? as usize;
+        let raw = body.get(28..28 + size)?;
+        let ty = u16::from_le_bytes(raw.get(0..2)?.try_into().ok()?) as u64;
+        let f = self.formats.iter().find(|f| f.id == ty)?;
+        if f.name != "sched:sched_switch" {
+            return None;
+        }
+        let field = f.field("next_comm")?;
+        let bytes = raw.get(field.offset..field.offset + field.size)?;
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        Some(String::from_utf8_lossy(&bytes[..end]).into_owned())
     }
 
     /// Decode records from all rings into one time-ordered list; also returns how many

@@ -28,9 +28,9 @@ pub struct Tracer {
     pub unfiltered: Vec<String>,
 }
 
-/// Whether tracing can run here, and if not, the one line that says what is missing and how
-/// to get it.
-pub fn permitted() -> std::result::Result<(), String> {
+/// Whether this process may trace every task on a CPU: Err holds the kernel's
+/// perf_event_paranoid when it may not (root, or CAP_PERFMON with paranoid ≤ -1, is needed).
+pub fn permission() -> std::result::Result<(), i32> {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
@@ -38,6 +38,15 @@ pub fn permitted() -> std::result::Result<(), String> {
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(2);
     if !root && paranoid > -1 {
+        return Err(paranoid);
+    }
+    Ok(())
+}
+
+/// Whether tracing can run here, and if not, the one line that says what is missing and how
+/// to get it.
+pub fn permitted() -> std::result::Result<(), String> {
+    if let Err(paranoid) = permission() {
         return Err(format!(
             "the kernel-traced breakdown needs root (or CAP_PERFMON with \
              kernel.perf_event_paranoid ≤ -1; it is {paranoid}) and readable tracefs: run \
@@ -67,13 +76,36 @@ fn filter_for(event: &str, pids: &[i32]) -> Option<String> {
     }
 }
 
+/// What a tracer records: which events, about whom, and how much ring each CPU has.
+#[derive(Debug, Clone, Copy)]
+pub struct Recording<'a> {
+    /// (tracepoint, required) as in [`super::EVENTS`].
+    pub events: &'a [(&'a str, bool)],
+    /// Keep only records about these tasks where the kernel takes a filter (None: all).
+    pub pids: Option<&'a [i32]>,
+    /// Bytes of ring per CPU (a power of two times the page size).
+    pub ring_bytes: usize,
+}
+
 impl Tracer {
     /// Open every event on every CPU in `cpus`, disabled, filtered to `pids`.
     pub fn open(cpus: &[usize], pids: &[i32]) -> Result<Tracer> {
+        Tracer::open_recording(
+            cpus,
+            Recording {
+                events: &super::EVENTS,
+                pids: Some(pids),
+                ring_bytes: RING_BYTES,
+            },
+        )
+    }
+
+    /// Open the events of `rec` on every CPU in `cpus`, disabled.
+    pub fn open_recording(cpus: &[usize], rec: Recording<'_>) -> Result<Tracer> {
         permitted().map_err(Error::env)?;
         let decoder = {
             let fs = Tracefs::open()?;
-            Decoder::from_tracefs(&fs)?
+            Decoder::from_tracefs_for(&fs, rec.events)?
             // tracefs is unmounted here if we mounted it: the ids are all perf needs.
         };
         let mut rings = Vec::new();
@@ -102,7 +134,7 @@ impl Tracer {
                         crate::evidence::perf::open_error_reason(&e)
                     ))
                 })?
-                .sampled(RING_BYTES)
+                .sampled(rec.ring_bytes)
                 .map_err(|e| Error::env(format!("cannot map a perf ring on CPU {cpu}: {e}")))?;
             for f in &decoder.formats {
                 let counter = Builder::new(Tracepoint::with_id(f.id))
@@ -121,7 +153,7 @@ impl Tracer {
                             crate::evidence::perf::open_error_reason(&e)
                         ))
                     })?;
-                if let Some(filter) = filter_for(&f.name, pids) {
+                if let Some(filter) = rec.pids.and_then(|pids| filter_for(&f.name, pids)) {
                     let c = std::ffi::CString::new(filter).expect("no NUL");
                     // SAFETY: a NUL-terminated filter string on our own perf fd.
                     let rc = unsafe {

@@ -12,6 +12,7 @@
 //! | sweeps (working set, ring size ...)    | [`LinePlot`]     |
 //! | matrices (core-to-core latency)        | [`Heatmap`]      |
 //! | latency distributions                  | [`Histogram`]    |
+//! | distributions over decades (log axes)  | [`LogHistogram`] |
 //! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
 //! | comparisons (ratio B/A per probe)      | [`RatioPlot`]    |
 //! | breakdowns (RPC parts per scenario)    | [`StackedBars`]  |
@@ -24,6 +25,7 @@ mod grouped;
 mod heatmap;
 mod histogram;
 mod line;
+mod loghist;
 mod place;
 mod ratio;
 mod stacked;
@@ -34,6 +36,7 @@ pub use grouped::{GroupedBars, GroupedSeries};
 pub use heatmap::Heatmap;
 pub use histogram::Histogram;
 pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
+pub use loghist::{LogBin, LogHistogram};
 pub use ratio::{RatioPlot, RatioRow, Threshold};
 pub use stacked::{StackedBars, StackedRow};
 pub use tally::stack;

@@ -1,0 +1,323 @@
+//! `noise.lost`: how much of a CPU the operating system and the machine under it take from a
+//! program that never gives it up. One busy reader per CPU reads the clock in a tight loop
+//! ([`reader`]); every step longer than the threshold is a gap. Per CPU: the share of the
+//! window lost, gaps per second, their distribution and the longest of them; where
+//! tracepoints are readable, each gap split among its causes ([`attribute`]), and the counts
+//! of interrupts held against /proc/interrupts and /proc/softirqs.
+//!
+//! The figure is the lost share of each 100 ms of the window (its median and interval); the
+//! whole window's share, the gaps and their causes are in the measurement's `noise` field.
+
+pub mod attribute;
+pub mod reader;
+pub mod summary;
+pub mod window;
+
+use crate::engine::measure::{from_samples, Spec};
+use crate::error::Result;
+use crate::evidence::trace::{Decoder, Event, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
+use crate::model::noise::{Attribution, NoiseCpu, ThresholdFrom, Traced};
+use crate::model::{Check, Evidence, Measurement, Placement};
+use attribute::{count_checks, entries_between, split_gap, step_of, Tally, Timed};
+use window::{Asked, Tracing, Window};
+
+pub const PROBE: &str = "noise.lost";
+
+/// The longest gaps kept per CPU.
+const LONGEST: usize = 5;
+
+/// What the reader's thread clock says, as a check: the gaps must hold at least the time the
+/// reader was off its CPU (wall time minus its CPU time), within 2% and 20 µs (the clock's
+/// reads sit just outside the window). Interrupt time counts as the reader's own CPU time on
+/// kernels without CONFIG_IRQ_TIME_ACCOUNTING, so the gaps may hold more, never less.
+pub fn clock_check(n: &NoiseCpu) -> Check {
+    let missed = n.clock_lost_ns();
+    let slack = (missed as f64 * 0.02).max(20_000.0);
+    Check {
+        name: format!("CPU {} gaps hold the time off the CPU", n.cpu),
+        expected: format!(
+            "≥ {} (wall {} − the reader's CPU time {})",
+            crate::units::fmt_time(missed as f64),
+            crate::units::fmt_time(n.wall_ns as f64),
+            crate::units::fmt_time(n.thread_cpu_ns as f64)
+        ),
+        observed: format!("{} in gaps", crate::units::fmt_time(n.lost_ns as f64)),
+        ok: n.lost_ns as f64 + slack >= missed as f64,
+    }
+}
+
+/// The count checks as checks: each /proc row against the events traced of its kind.
+pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
+    let Attribution::Traced(t) = &n.attribution else {
+        return Vec::new();
+    };
+    t.counts
+        .iter()
+        .map(|c| Check {
+            name: format!("CPU {} {} traced against /proc", n.cpu, c.row),
+            expected: format!(
+                "{} (the /proc delta) ±2%",
+                crate::units::fmt_thousands(c.proc_delta)
+            ),
+            observed: format!("{} traced", crate::units::fmt_thousands(c.traced)),
+            ok: c.agrees(),
+        })
+        .collect()
+}
+
+/// The reader stayed on its CPU.
+fn placement_check(r: &reader::ReaderOut) -> Check {
+    let seen = |c: Option<usize>| c.map_or("?".into(), |c| c.to_string());
+    Check {
+        name: format!("CPU {} reader stayed on its CPU", r.cpu),
+        expected: format!("CPU {} at start and end", r.cpu),
+        observed: format!("CPU {} and {}", seen(r.start_cpu), seen(r.end_cpu)),
+        ok: r.start_cpu == Some(r.cpu) && r.end_cpu == Some(r.cpu),
+    }
+}
+
+/// Every decoded event of the window with its step, by CPU, in time order; and the records
+/// the kernel dropped, by CPU.
+fn steps_by_cpu(
+    records: &[crate::evidence::trace::RawRecord],
+    d: &Decoder,
+) -> (
+    std::collections::BTreeMap<u32, Vec<Timed>>,
+    std::collections::BTreeMap<u32, u64>,
+) {
+    let mut steps: std::collections::BTreeMap<u32, Vec<Timed>> = Default::default();
+    let mut lost: std::collections::BTreeMap<u32, u64> = Default::default();
+    for r in records {
+        match r.ty {
+            PERF_RECORD_SAMPLE => {
+                let Some(e): Option<Event> = d.decode(&r.body) else {
+                    continue;
+                };
+                if let Some(step) = step_of(&e, d.next_comm(&r.body)) {
+                    steps
+                        .entry(e.cpu)
+                        .or_default()
+                        .push(Timed { time: e.time, step });
+                }
+            }
+            PERF_RECORD_LOST => {
+                // u64 id, u64 lost, then the sample id: u32 pid, tid; u64 time; u32 cpu.
+                let at = |o: usize| r.body.get(o..o + 8).map(|b| b.try_into().unwrap());
+                if let (Some(n), Some(c)) = (at(8), r.body.get(32..36)) {
+                    let cpu = u32::from_le_bytes(c.try_into().unwrap());
+                    *lost.entry(cpu).or_default() += u64::from_le_bytes(n);
+                }
+            }
+            _ => {}
+        }
+    }
+    for v in steps.values_mut() {
+        v.sort_by_key(|t| t.time);
+    }
+    (steps, lost)
+}
+
+/// The /proc rows the tracer could count on this kernel (its tracepoint is recorded).
+fn countable_rows(d: &Decoder, w: &Window) -> Vec<(bool, String)> {
+    use crate::evidence::trace::Vector;
+    let has = |n: &str| d.formats.iter().any(|f| f.name == n);
+    let mut rows = Vec::new();
+    for v in Vector::ALL {
+        if has(&format!("irq_vectors:{}_entry", v.stem())) {
+            if let Some(r) = attribute::proc_row(attribute::Source::Vector(v)) {
+                rows.push(r);
+            }
+        }
+    }
+    if has("irq:irq_handler_entry") {
+        rows.extend(
+            w.before
+                .interrupts
+                .rows
+                .iter()
+                .filter(|r| r.key.chars().all(|c| c.is_ascii_digit()))
+                .map(|r| (false, r.key.clone())),
+        );
+    }
+    if has("irq:softirq_entry") {
+        rows.extend(w.before.softirqs.rows.iter().map(|r| (true, r.key.clone())));
+    }
+    if has("nmi:nmi_handler") {
+        rows.push((false, "NMI".into()));
+    }
+    rows
+}
+
+/// One CPU's gaps split by cause.
+fn traced(
+    r: &reader::ReaderOut,
+    steps: &[Timed],
+    w: &Window,
+    d: &Decoder,
+) -> (Traced, Vec<attribute::Parts>) {
+    let irq_name = |irq: i32| w.before.interrupts.irq_name(irq).map(str::to_string);
+    let mut tally = Tally::default();
+    let mut per_gap = Vec::with_capacity(r.gaps.len());
+    let (mut covered, mut off_cpu) = (0u64, 0u64);
+    let mut in_gaps = 0u64;
+    for &(start, len) in &r.gaps {
+        let lo = steps.partition_point(|t| t.time < start);
+        let hi = steps.partition_point(|t| t.time <= start + len);
+        let inside = &steps[lo..hi];
+        in_gaps += entries_between(inside, start, start + len)
+            .values()
+            .sum::<u64>();
+        let parts = split_gap((start, len), inside, r.tid, &irq_name);
+        for (c, ns) in &parts {
+            match c {
+                crate::model::noise::Cause::Outside => {}
+                crate::model::noise::Cause::Task { .. } => {
+                    covered += ns;
+                    off_cpu += ns;
+                }
+                _ => covered += ns,
+            }
+        }
+        tally.add(&parts);
+        per_gap.push(parts);
+    }
+    let in_window: u64 = entries_between(steps, r.t0, r.t1).values().sum();
+    // Each /proc file against the events traced between its two reads.
+    let hard = entries_between(steps, w.before.time_ns, w.after.time_ns);
+    let soft = entries_between(steps, w.before.softirqs_ns, w.after.softirqs_ns);
+    let traced_counts = hard
+        .into_iter()
+        .filter(|(k, _)| !k.0)
+        .chain(soft.into_iter().filter(|(k, _)| k.0))
+        .collect();
+    let proc_delta = |soft: bool, key: &str| {
+        let (b, a) = if soft {
+            (&w.before.softirqs, &w.after.softirqs)
+        } else {
+            (&w.before.interrupts, &w.after.interrupts)
+        };
+        crate::evidence::interrupts::delta(b, a, key, r.cpu)
+    };
+    let counts = count_checks(&traced_counts, &proc_delta, &countable_rows(d, w));
+    (
+        Traced {
+            causes: tally.rows(),
+            covered_ns: covered,
+            off_cpu_ns: off_cpu,
+            lost_records: 0,
+            counts,
+            outside_gaps: in_window.saturating_sub(in_gaps),
+        },
+        per_gap,
+    )
+}
+
+/// Every CPU's window concluded.
+pub fn conclude(w: &Window) -> Vec<NoiseCpu> {
+    let (steps, lost) = match &w.tracing {
+        Tracing::Recorded(d) => steps_by_cpu(&w.records, d),
+        _ => Default::default(),
+    };
+    w.readers
+        .iter()
+        .map(|r| {
+            let (attribution, per_gap) = match &w.tracing {
+                Tracing::Recorded(d) => {
+                    let none = Vec::new();
+                    let s = steps.get(&(r.cpu as u32)).unwrap_or(&none);
+                    let (mut t, per_gap) = traced(r, s, w, d);
+                    t.lost_records = lost.get(&(r.cpu as u32)).copied().unwrap_or(0);
+                    (Attribution::Traced(t), per_gap)
+                }
+                Tracing::NotPermitted { paranoid } => (
+                    Attribution::NotPermitted {
+                        paranoid: *paranoid,
+                    },
+                    Vec::new(),
+                ),
+                Tracing::NotAsked => (Attribution::NotAsked, Vec::new()),
+                Tracing::Unavailable(why) => (
+                    Attribution::Unavailable {
+                        reason: why.clone(),
+                    },
+                    Vec::new(),
+                ),
+            };
+            let steal = |s: &crate::evidence::interrupts::Snapshot| s.steal_ns.get(&r.cpu).copied();
+            let lost_ns = r.gaps.iter().map(|g| g.1).sum::<u64>() + r.unrecorded_ns;
+            NoiseCpu {
+                cpu: r.cpu,
+                wall_ns: r.t1 - r.t0,
+                thread_cpu_ns: r.cpu_ns,
+                threshold_ns: r.threshold_ns,
+                threshold_from: ThresholdFrom::Calibrated,
+                step_ns: r.step_ns,
+                reads: r.reads,
+                gaps: r.gaps.len() as u64 + r.unrecorded,
+                lost_ns,
+                unrecorded_gaps: r.unrecorded,
+                distribution: summary::distribution(&r.gaps),
+                histogram: summary::histogram(&r.gaps, r.threshold_ns),
+                longest: summary::longest(&r.gaps, &per_gap, r.t0, LONGEST),
+                steal_ns: steal(&w.after)
+                    .zip(steal(&w.before))
+                    .map(|(a, b)| a.saturating_sub(b)),
+                attribution,
+            }
+        })
+        .collect()
+}
+
+/// The measurement of one CPU: its per-100-ms lost shares as the figure, the window in
+/// `noise`, its checks.
+pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Result<Measurement> {
+    let samples = summary::window_shares(&r.gaps, r.t0, r.t1);
+    let mut spec = Spec::new(PROBE, "%", "%", 1.0).param("cpus", vec![n.cpu]);
+    if let Some(note) = note {
+        spec = spec.note(note);
+    }
+    let mut checks = vec![placement_check(r), clock_check(&n)];
+    checks.extend(count_check_list(&n));
+    let evidence = Evidence {
+        cpus: vec![Placement {
+            role: "reader".into(),
+            pid: std::process::id() as i32,
+            tid: r.tid,
+            requested: vec![n.cpu],
+            start: r.start_cpu,
+            end: r.end_cpu,
+            affinity_held: r.start_cpu == Some(n.cpu) && r.end_cpu == Some(n.cpu),
+        }],
+        ..Evidence::default()
+    };
+    let mut m = from_samples(
+        spec,
+        samples,
+        1,
+        crate::engine::sampler::StopReason::Budget,
+        evidence,
+        (checks, Vec::new()),
+    )?;
+    m.noise = Some(n);
+    Ok(m)
+}
+
+/// The note of a run whose main thread shares a measured CPU: it sleeps through the window.
+pub const ONE_CPU: &str = "one CPU: the reader shared it with oscost's main thread only \
+     before the window began and after it ended (the main thread sleeps through the window)";
+
+/// Take the window on `asked.cpus` and make a measurement of each CPU.
+pub fn measure(asked: &Asked, given_threshold: bool, one_cpu: bool) -> Result<Vec<Measurement>> {
+    let w = window::take(asked)?;
+    let mut out = Vec::new();
+    for (mut n, r) in conclude(&w).into_iter().zip(&w.readers) {
+        if given_threshold {
+            n.threshold_from = ThresholdFrom::Given;
+        }
+        out.push(measurement(n, r, one_cpu.then_some(ONE_CPU))?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

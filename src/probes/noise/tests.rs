@@ -1,0 +1,235 @@
+//! The attribution of a recorded window (tests/fixtures/noise, made by
+//! examples/noise_fixture.rs: 200 ms on both CPUs of a VM, a competitor spinning on CPU 0),
+//! and the checks' failing inputs made from it.
+
+use super::*;
+use crate::evidence::interrupts::{ProcText, Snapshot};
+use crate::evidence::trace::{parse_fixture, tracefs, RawRecord, NOISE_EVENTS};
+use crate::model::noise::Cause;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(format!("{DIR}/{name}")).unwrap()
+}
+
+/// The decoder of the kernel the fixture was recorded on (its format and id files).
+fn decoder() -> Decoder {
+    let formats = NOISE_EVENTS
+        .iter()
+        .filter_map(|(name, _)| {
+            let short = name.split(':').nth(1).unwrap();
+            let id = std::fs::read_to_string(format!("{DIR}/trace/{short}.id")).ok()?;
+            let text = read(&format!("trace/{short}.format"));
+            Some(tracefs::parse_format(name, id.trim().parse().unwrap(), &text).unwrap())
+        })
+        .collect();
+    Decoder { formats }
+}
+
+fn snapshot(times: (u64, u64), when: &str) -> Snapshot {
+    let text = ProcText {
+        interrupts: read(&format!("noise/interrupts.{when}")),
+        softirqs: read(&format!("noise/softirqs.{when}")),
+        stat: read(&format!("noise/stat.{when}")),
+    };
+    Snapshot::from_text(times, text, 100)
+}
+
+/// The times a snapshot's /proc/interrupts and /proc/softirqs were read.
+fn times(v: &serde_json::Value) -> (u64, u64) {
+    (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
+}
+
+/// The recorded window, and the CPU the competitor was pinned to.
+pub(crate) fn recorded() -> (Window, usize) {
+    let j: serde_json::Value = serde_json::from_str(&read("noise/readers.json")).unwrap();
+    let readers = serde_json::from_value(j["readers"].clone()).unwrap();
+    let records: Vec<RawRecord> = parse_fixture(&read("noise/noise.records")).unwrap();
+    let w = Window {
+        readers,
+        before: snapshot(times(&j["before_ns"]), "before"),
+        after: snapshot(times(&j["after_ns"]), "after"),
+        records,
+        tracing: Tracing::Recorded(decoder()),
+    };
+    (w, j["competitor_cpu"].as_u64().unwrap() as usize)
+}
+
+fn traced(n: &NoiseCpu) -> &Traced {
+    match &n.attribution {
+        Attribution::Traced(t) => t,
+        a => panic!("not traced: {a:?}"),
+    }
+}
+
+#[test]
+fn the_competitor_is_found_and_named_on_its_cpu_only() {
+    let (w, on) = recorded();
+    let cs = conclude(&w);
+    assert_eq!(cs.len(), 2);
+    let named = |n: &NoiseCpu| {
+        traced(n)
+            .causes
+            .iter()
+            .find(|r| matches!(&r.cause, Cause::Task { comm } if comm == "competitor"))
+            .cloned()
+    };
+    let here = cs.iter().find(|n| n.cpu == on).unwrap();
+    let row = named(here).expect("the competitor is among the causes");
+    assert!(row.count > 0 && row.total_ns > 0, "{row:?}");
+    let other = cs.iter().find(|n| n.cpu != on).unwrap();
+    assert!(named(other).is_none());
+}
+
+#[test]
+fn recorded_counts_agree_with_proc_and_the_causes_add_up() {
+    let (w, _) = recorded();
+    for n in conclude(&w) {
+        let t = traced(&n);
+        assert!(!t.counts.is_empty());
+        for c in &t.counts {
+            assert!(c.agrees(), "CPU {}: {c:?}", n.cpu);
+        }
+        let loc = t.counts.iter().find(|c| c.row == "LOC").unwrap();
+        assert!(loc.proc_delta > 0);
+        // Each gap's parts add up to it: the causes hold all of the time lost.
+        let sum: u64 = t.causes.iter().map(|r| r.total_ns).sum();
+        assert_eq!(sum, n.lost_ns, "CPU {}", n.cpu);
+        assert!(t.covered_ns <= n.lost_ns);
+        assert!(t.causes.iter().any(|r| r.cause == Cause::Timer));
+        assert!(t.causes.windows(2).all(|p| p[0].total_ns >= p[1].total_ns));
+        assert_eq!(t.lost_records, 0);
+        // The gaps hold the time the reader was off its CPU.
+        assert!(clock_check(&n).ok, "{:?}", clock_check(&n));
+        assert!(count_check_list(&n).iter().all(|c| c.ok));
+        assert_eq!(n.longest.len(), LONGEST);
+        assert!(n.histogram.iter().map(|b| b.count).sum::<u64>() == n.gaps);
+    }
+}
+
+#[test]
+fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
+    let (mut w, _) = recorded();
+    let before = w.before.interrupts.count("LOC", 1).unwrap();
+    let after = w.after.interrupts.count("LOC", 1).unwrap();
+    let row = w
+        .after
+        .interrupts
+        .rows
+        .iter_mut()
+        .find(|r| r.key == "LOC")
+        .unwrap();
+    let col = w
+        .after
+        .interrupts
+        .cpus
+        .iter()
+        .position(|&c| c == 1)
+        .unwrap();
+    row.counts[col] += 100;
+    let n = conclude(&w).into_iter().find(|n| n.cpu == 1).unwrap();
+    let failed: Vec<Check> = count_check_list(&n).into_iter().filter(|c| !c.ok).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let c = &failed[0];
+    assert!(c.name.contains("LOC"), "{c:?}");
+    let delta = after + 100 - before;
+    assert!(
+        c.expected.contains(&crate::units::fmt_thousands(delta)),
+        "{c:?}"
+    );
+    let t = traced(&n)
+        .counts
+        .iter()
+        .find(|c| c.row == "LOC")
+        .unwrap()
+        .traced;
+    assert!(
+        c.observed.contains(&crate::units::fmt_thousands(t)),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn gaps_short_of_the_time_off_the_cpu_fail_the_clock_check() {
+    let (w, _) = recorded();
+    let mut n = conclude(&w).remove(0);
+    assert!(clock_check(&n).ok);
+    // A thread clock that says the reader ran for a tenth of what the gaps leave it.
+    n.thread_cpu_ns = (n.wall_ns - n.lost_ns) / 10;
+    let c = clock_check(&n);
+    assert!(!c.ok, "{c:?}");
+    assert!(c.expected.starts_with('≥') && c.observed.ends_with("in gaps"));
+}
+
+#[test]
+fn without_events_every_gap_is_outside_the_kernel() {
+    let (mut w, _) = recorded();
+    w.records.clear();
+    for n in conclude(&w) {
+        let t = traced(&n);
+        assert_eq!(t.causes.len(), 1);
+        assert_eq!(t.causes[0].cause, Cause::Outside);
+        assert_eq!(t.covered_ns, 0);
+        assert_eq!(n.coverage(), Some(0.0));
+        // No event traced against a /proc delta: every count check beyond ±1 fails.
+        let t = traced(&n);
+        assert!(t.counts.iter().any(|c| c.proc_delta > 1));
+        for (c, check) in t.counts.iter().zip(count_check_list(&n)) {
+            assert_eq!(check.ok, c.proc_delta <= 1, "{check:?}");
+        }
+    }
+}
+
+#[test]
+fn dropped_records_are_counted_by_cpu() {
+    let (mut w, _) = recorded();
+    // PERF_RECORD_LOST: id, lost, then the sample id (pid, tid, time, cpu, res).
+    let mut body = Vec::new();
+    for v in [7u64, 42] {
+        body.extend(v.to_le_bytes());
+    }
+    body.extend([0u8; 16]);
+    body.extend(1u32.to_le_bytes());
+    body.extend(0u32.to_le_bytes());
+    w.records.push(RawRecord {
+        ty: PERF_RECORD_LOST,
+        misc: 0,
+        body,
+    });
+    let cs = conclude(&w);
+    let lost = |cpu| traced(cs.iter().find(|n| n.cpu == cpu).unwrap()).lost_records;
+    assert_eq!((lost(0), lost(1)), (0, 42));
+}
+
+#[test]
+fn untraced_windows_say_why() {
+    let (mut w, _) = recorded();
+    w.tracing = Tracing::NotPermitted { paranoid: 2 };
+    let cs = conclude(&w);
+    assert!(matches!(
+        cs[0].attribution,
+        Attribution::NotPermitted { paranoid: 2 }
+    ));
+    assert!(count_check_list(&cs[0]).is_empty());
+    assert!(cs[0].longest.iter().all(|g| g.causes.is_empty()));
+    assert_eq!(cs[0].coverage(), None);
+}
+
+#[test]
+fn a_measurement_carries_the_window_and_its_checks() {
+    let (w, _) = recorded();
+    let n = conclude(&w).remove(0);
+    let m = measurement(n, &w.readers[0], Some(ONE_CPU)).unwrap();
+    assert_eq!(m.probe, PROBE);
+    assert_eq!(m.unit, "%");
+    assert!(m.noise.is_some());
+    assert!(m.notes.iter().any(|x| x == ONE_CPU));
+    assert!(m
+        .checks
+        .iter()
+        .any(|c| c.name.contains("stayed on its CPU")));
+    assert!(m.checks.iter().any(|c| c.name.contains("LOC")));
+    let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+    assert_eq!(back.noise, m.noise);
+}

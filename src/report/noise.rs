@@ -1,0 +1,488 @@
+//! OS noise (`noise.lost`): under the terminal table, each CPU's gaps (their rate and
+//! distribution, the threshold they were cut at), their causes by time taken, the longest
+//! gaps and a histogram of their lengths; in the HTML report and `--svg-dir`, each CPU's gap
+//! histogram on log axes and the causes as stacked bars; the causes as a CSV beside them.
+
+use super::family::{Ask, Family, Shown};
+use super::figures::Size;
+use super::plot::{LogBin, LogHistogram, StackedBars, StackedRow};
+use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom};
+use crate::model::Run;
+use crate::units::{fmt_num, fmt_thousands, fmt_time};
+
+pub const PROBE: &str = "noise.lost";
+
+/// Causes shown per CPU by default (the timer tick and "outside the kernel" are shown too).
+const TOP: usize = 8;
+/// The segments of the stacked bars: the causes that take most, the rest as "other".
+const SEGMENTS: usize = 6;
+
+/// Every CPU's window in the run, in CPU order.
+pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
+    let mut v: Vec<&NoiseCpu> = run
+        .measurements
+        .iter()
+        .filter(|m| m.probe == PROBE)
+        .filter_map(|m| m.noise.as_ref())
+        .collect();
+    v.sort_by_key(|n| n.cpu);
+    v
+}
+
+/// A cause as people read it ("timer tick", "irq 36 virtio1-req.0", "task rustc"); names
+/// from the run made inert for a terminal.
+pub fn cause_label(c: &Cause) -> String {
+    let inert = |s: &str| crate::escape::terminal(s).into_owned();
+    match c {
+        Cause::Timer => "timer tick".into(),
+        Cause::Irq { irq, name } if name.is_empty() => format!("irq {irq}"),
+        Cause::Irq { irq, name } => format!("irq {irq} {}", inert(name)),
+        Cause::Softirq { vec } => format!("softirq {}", Cause::softirq_name(*vec)),
+        Cause::Reschedule => "IPI reschedule".into(),
+        Cause::CallFunction => "IPI call function".into(),
+        Cause::IrqWork => "irq work".into(),
+        Cause::Vector { name } => inert(name),
+        Cause::Nmi => "NMI".into(),
+        Cause::Task { comm } => format!("task {}", inert(comm)),
+        Cause::Outside => "outside the kernel".into(),
+    }
+}
+
+/// `text` cut to `width` characters, "…" ending a cut one.
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// A share of `wall` in percent, three digits.
+fn pct(ns: u64, wall: u64) -> String {
+    format!("{}%", fmt_num(ns as f64 * 100.0 / wall.max(1) as f64))
+}
+
+/// Why a CPU's gaps have no causes, in one line (None when they were traced).
+fn untraced(a: &Attribution) -> Option<String> {
+    match a {
+        Attribution::Traced(_) => None,
+        Attribution::NotPermitted { paranoid } => Some(format!(
+            "not traced: tracing every task on a CPU needs root (or CAP_PERFMON with \
+             kernel.perf_event_paranoid ≤ -1; it is {paranoid}); gaps and shares are measured, \
+             their causes are not (`sudo oscost noise`)"
+        )),
+        Attribution::NotAsked => Some("not traced (--no-trace)".into()),
+        Attribution::Unavailable { reason } => Some(format!(
+            "not traced: {}; gaps and shares are measured, their causes are not",
+            crate::escape::terminal(reason)
+        )),
+    }
+}
+
+/// The per-CPU table: lost share, gaps per second, distribution, threshold.
+fn overview(cs: &[&NoiseCpu]) -> String {
+    let mut s = format!(
+        "{:<4} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "CPU", "lost", "gaps/s", "median", "p99", "p99.9", "max", "threshold"
+    );
+    for n in cs {
+        let d = &n.distribution;
+        s.push_str(&format!(
+            "{:<4} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            n.cpu,
+            pct(n.lost_ns, n.wall_ns),
+            fmt_num(n.gaps_per_s()),
+            fmt_time(d.median_ns),
+            fmt_time(d.p99_ns),
+            fmt_time(d.p999_ns),
+            fmt_time(d.max_ns),
+            fmt_time(n.threshold_ns as f64),
+        ));
+    }
+    let steps: Vec<String> = cs.iter().map(|n| fmt_time(n.step_ns)).collect();
+    let given = cs.iter().any(|n| n.threshold_from == ThresholdFrom::Given);
+    s.push_str(&if given {
+        format!(
+            "threshold given (--threshold); the loop's median step: {}\n",
+            steps.join(", ")
+        )
+    } else {
+        crate::report::term::wrap(
+            &format!(
+                "threshold: {}× the loop's median step on each CPU ({}), calibrated before \
+                 the window",
+                crate::probes::noise::reader::THRESHOLD_STEPS,
+                steps.join(", ")
+            ),
+            78,
+            "",
+            "  ",
+        ) + "\n"
+    });
+    s
+}
+
+/// The rows shown by default: the first `TOP`, and the timer tick and "outside the kernel"
+/// wherever they are.
+fn shown_rows(rows: &[CauseRow], verbose: bool) -> Vec<&CauseRow> {
+    rows.iter()
+        .enumerate()
+        .filter(|(i, r)| verbose || *i < TOP || matches!(r.cause, Cause::Timer | Cause::Outside))
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// One CPU's causes by time taken.
+fn causes(n: &NoiseCpu, verbose: bool) -> String {
+    let t = match &n.attribution {
+        Attribution::Traced(t) => t,
+        a => {
+            return format!(
+                "CPU {} causes: {}\n",
+                n.cpu,
+                untraced(a).unwrap_or_default()
+            )
+        }
+    };
+    let mut s = format!(
+        "CPU {} causes by time taken ({} of the noise time attributed):\n",
+        n.cpu,
+        pct(t.covered_ns, n.lost_ns)
+    );
+    s.push_str(&format!(
+        "  {:<24} {:>8} {:>8} {:>9} {:>8}\n",
+        "cause", "count", "/s", "median", "of CPU"
+    ));
+    let secs = n.wall_ns.max(1) as f64 / 1e9;
+    let rows = shown_rows(&t.causes, verbose);
+    for r in &rows {
+        let mut line = format!(
+            "  {:<24} {:>8} {:>8} {:>9} {:>8}",
+            cut(&cause_label(&r.cause), 24),
+            fmt_thousands(r.count),
+            fmt_num(r.count as f64 / secs),
+            fmt_time(r.median_ns),
+            pct(r.total_ns, n.wall_ns)
+        );
+        if r.cause == Cause::Outside {
+            if let Some(steal) = n.steal_ns {
+                line.push_str(&format!("  steal {}", fmt_time(steal as f64)));
+            }
+        }
+        s.push_str(&line);
+        s.push('\n');
+    }
+    if rows.len() < t.causes.len() {
+        s.push_str(&format!(
+            "  … {} (--verbose)\n",
+            match t.causes.len() - rows.len() {
+                1 => "1 more cause".to_string(),
+                k => format!("{k} more causes"),
+            }
+        ));
+    }
+    s.push_str(&remarks(n, verbose));
+    s
+}
+
+/// What limits a CPU's causes: coverage under 95%, records the kernel dropped, and (with
+/// --verbose) interrupts that made no gap.
+fn remarks(n: &NoiseCpu, verbose: bool) -> String {
+    let Attribution::Traced(t) = &n.attribution else {
+        return String::new();
+    };
+    let mut out = Vec::new();
+    if let Some(c) = n.coverage().filter(|c| *c < 0.95) {
+        out.push(format!(
+            "the causes cover {}% of the noise time: the rest is in gaps that hold no kernel \
+             event (outside the kernel: the hypervisor, an SMI, the vCPU descheduled)",
+            fmt_num(c * 100.0)
+        ));
+    }
+    if t.lost_records > 0 {
+        out.push(format!(
+            "the kernel dropped {} trace records (a full ring): counts and causes are short",
+            fmt_thousands(t.lost_records)
+        ));
+    }
+    if verbose && t.outside_gaps > 0 {
+        out.push(format!(
+            "{} interrupt entries in the window made no gap (shorter than the threshold)",
+            fmt_thousands(t.outside_gaps)
+        ));
+    }
+    out.iter()
+        .map(|l| super::term::wrap(&format!("! {l}"), 78, "  ", "    ") + "\n")
+        .collect()
+}
+
+/// One CPU's longest gaps: when, how long, and their first causes.
+fn longest(n: &NoiseCpu) -> String {
+    if n.longest.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("CPU {} longest gaps:\n", n.cpu);
+    for g in &n.longest {
+        let mut line = format!(
+            "  at +{:<9} {:>9} ",
+            format!("{:.3} s", g.start_ns as f64 / 1e9),
+            fmt_time(g.len_ns as f64)
+        );
+        // As many causes as fit, largest share first; "…" where more were left out.
+        for (i, c) in g.causes.iter().enumerate() {
+            let word = format!("{}{}", if i == 0 { " " } else { ", " }, cause_label(c));
+            let more = if i + 1 < g.causes.len() { 3 } else { 0 };
+            if line.chars().count() + word.chars().count() + more > 78 {
+                line.push_str(if i == 0 { " …" } else { ", …" });
+                break;
+            }
+            line.push_str(&word);
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// One CPU's gap lengths, one bar per octave on a log scale of counts.
+fn histogram(n: &NoiseCpu) -> String {
+    let octaves: Vec<(u64, u64)> = n
+        .histogram
+        .chunks(2)
+        .map(|c| (c[0].lo_ns, c.iter().map(|b| b.count).sum()))
+        .collect();
+    let top = octaves.iter().map(|o| o.1).max().unwrap_or(0);
+    if top == 0 {
+        return String::new();
+    }
+    let mut s = format!(
+        "CPU {} gap lengths (per octave, bars on a log scale of counts):\n",
+        n.cpu
+    );
+    for (lo, count) in octaves {
+        let w = ((count as f64 + 1.0).ln() / (top as f64 + 1.0).ln() * 40.0).round() as usize;
+        s.push_str(&format!(
+            "  {:>9}  {:<40} {:>9}\n",
+            format!("≥ {}", fmt_time(lo as f64)),
+            "█".repeat(if count > 0 { w.max(1) } else { 0 }),
+            fmt_thousands(count)
+        ));
+    }
+    s
+}
+
+/// The section under the terminal table.
+pub fn text(run: &Run, verbose: bool) -> String {
+    let cs = cpus(run);
+    let Some(first) = cs.first() else {
+        return String::new();
+    };
+    let mut s = String::from("\n");
+    s.push_str(&super::term::wrap(
+        &format!(
+            "OS noise: a busy reader on {} for {}; a gap is a clock step over the threshold",
+            if cs.len() == 1 {
+                format!("CPU {}", first.cpu)
+            } else {
+                format!("each of {} CPUs", cs.len())
+            },
+            fmt_time(first.wall_ns as f64)
+        ),
+        78,
+        "",
+        "  ",
+    ));
+    s.push('\n');
+    s.push_str(&overview(&cs));
+    let missing: Vec<String> = cs.iter().filter_map(|n| untraced(&n.attribution)).collect();
+    if missing.len() == cs.len() && missing.windows(2).all(|w| w[0] == w[1]) {
+        s.push_str(&super::term::wrap(
+            &format!("causes: {}", missing[0]),
+            78,
+            "",
+            "  ",
+        ));
+        s.push('\n');
+    }
+    for n in &cs {
+        s.push('\n');
+        if missing.len() != cs.len() {
+            s.push_str(&causes(n, verbose));
+        }
+        s.push_str(&longest(n));
+        if verbose {
+            s.push_str(&histogram(n));
+        }
+    }
+    s
+}
+
+/// Each CPU's gap histogram on log axes.
+fn histograms(run: &Run, subtitle: &str) -> Vec<(String, String)> {
+    cpus(run)
+        .into_iter()
+        .filter(|n| !n.histogram.is_empty())
+        .map(|n| {
+            let bins = n
+                .histogram
+                .iter()
+                .map(|b| LogBin {
+                    lo: b.lo_ns as f64,
+                    hi: b.lo_ns as f64 * std::f64::consts::SQRT_2,
+                    count: b.count,
+                })
+                .collect();
+            let svg = LogHistogram {
+                title: format!("OS noise gaps on CPU {}", n.cpu),
+                subtitle: subtitle.to_string(),
+                x_label: "gap length (ns)".into(),
+                bins,
+            }
+            .to_svg();
+            (format!("noise-gaps-cpu{}", n.cpu), svg)
+        })
+        .collect()
+}
+
+/// The causes of every CPU as stacked bars, in % of the CPU's time: the causes that take the
+/// most over all CPUs, the rest as "other".
+fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
+    let cs = cpus(run);
+    let traced: Vec<(&NoiseCpu, &Vec<CauseRow>)> = cs
+        .iter()
+        .filter_map(|n| match &n.attribution {
+            Attribution::Traced(t) => Some((*n, &t.causes)),
+            _ => None,
+        })
+        .collect();
+    if traced.is_empty() {
+        return None;
+    }
+    let mut totals: Vec<(Cause, u64)> = Vec::new();
+    for (_, rows) in &traced {
+        for r in rows.iter() {
+            match totals.iter_mut().find(|t| t.0 == r.cause) {
+                Some(t) => t.1 += r.total_ns,
+                None => totals.push((r.cause.clone(), r.total_ns)),
+            }
+        }
+    }
+    totals.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let named: Vec<Cause> = totals.iter().take(SEGMENTS).map(|t| t.0.clone()).collect();
+    let mut segments: Vec<String> = named.iter().map(cause_label).collect();
+    let other = totals.len() > SEGMENTS;
+    if other {
+        segments.push("other".into());
+    }
+    let rows = traced
+        .iter()
+        .map(|(n, rows)| {
+            let share = |ns: u64| ns as f64 * 100.0 / n.wall_ns.max(1) as f64;
+            let mut seg: Vec<f64> = named
+                .iter()
+                .map(|c| {
+                    share(
+                        rows.iter()
+                            .find(|r| &r.cause == c)
+                            .map_or(0, |r| r.total_ns),
+                    )
+                })
+                .collect();
+            if other {
+                seg.push(share(
+                    rows.iter()
+                        .filter(|r| !named.contains(&r.cause))
+                        .map(|r| r.total_ns)
+                        .sum(),
+                ));
+            }
+            let lost = n.lost_share() * 100.0;
+            StackedRow {
+                label: format!("CPU {}", n.cpu),
+                segments: seg,
+                total: [lost, lost, lost],
+                note: String::new(),
+                marker: None,
+            }
+        })
+        .collect();
+    let svg = StackedBars {
+        title: "OS noise by cause".into(),
+        subtitle: subtitle.to_string(),
+        value_label: "% of the CPU's time".into(),
+        segments,
+        rows,
+    }
+    .to_svg();
+    Some(("noise-causes".into(), svg))
+}
+
+/// Every figure of the run: the causes, then each CPU's gaps.
+pub fn svgs(run: &Run, subtitle: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = stacked(run, subtitle).into_iter().collect();
+    out.extend(histograms(run, subtitle));
+    out
+}
+
+/// The causes of every CPU as CSV: one row per CPU and cause.
+pub fn csv(run: &Run) -> String {
+    let mut s = String::from("cpu,cause,count,per_s,median_ns,total_ns,share_of_cpu\n");
+    for n in cpus(run) {
+        let Attribution::Traced(t) = &n.attribution else {
+            continue;
+        };
+        let secs = n.wall_ns.max(1) as f64 / 1e9;
+        for r in &t.causes {
+            let label = crate::escape::csv(&cause_label(&r.cause)).replace('"', "\"\"");
+            s.push_str(&format!(
+                "{},\"{label}\",{},{},{},{},{}\n",
+                n.cpu,
+                r.count,
+                r.count as f64 / secs,
+                r.median_ns,
+                r.total_ns,
+                r.total_ns as f64 / n.wall_ns.max(1) as f64
+            ));
+        }
+    }
+    s
+}
+
+/// OS noise: its section under the table, its figures and its CSV.
+pub struct Noise;
+
+impl Family for Noise {
+    fn section(&self) -> &'static str {
+        "noise"
+    }
+
+    fn under_table(&self, run: &Run, verbose: bool) -> String {
+        text(run, verbose)
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
+        svgs(run, subtitle)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, s))| (if i == 0 { Size::Wide } else { Size::Small }, s))
+            .collect()
+    }
+
+    fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
+        let mut shown = Shown::default();
+        if ask.figures {
+            let subtitle = run.machine.short_name();
+            shown.figures = svgs(run, &subtitle);
+            shown.tables = vec![("noise-causes.csv".into(), csv(run))];
+        }
+        Ok(shown)
+    }
+}
+
+#[cfg(test)]
+mod tests;

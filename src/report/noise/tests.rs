@@ -1,0 +1,142 @@
+//! The noise section, figures and CSV of the recorded window (probes::noise's fixture).
+
+use super::*;
+use crate::model::noise::Traced;
+
+/// A run holding one measurement per CPU of the recorded window.
+fn run() -> Run {
+    let (w, _) = crate::probes::noise::tests::recorded();
+    let mut run = crate::report::ipc::tests::fixture();
+    run.measurements = crate::probes::noise::conclude(&w)
+        .into_iter()
+        .zip(&w.readers)
+        .map(|(n, r)| crate::probes::noise::measurement(n, r, None).unwrap())
+        .collect();
+    run
+}
+
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn the_section_names_the_causes_within_80_columns() {
+    let run = run();
+    for verbose in [false, true] {
+        let t = text(&run, verbose);
+        assert!(widest(&t) <= 80, "{t}");
+        assert!(
+            t.contains("OS noise: a busy reader on each of 2 CPUs"),
+            "{t}"
+        );
+        assert!(t.contains("task competitor"), "{t}");
+        assert!(t.contains("timer tick"), "{t}");
+        assert!(
+            t.contains("CPU 0 longest gaps:") && t.contains("CPU 1 causes"),
+            "{t}"
+        );
+        assert_eq!(t.contains("gap lengths"), verbose, "{t}");
+    }
+    let mut empty = run.clone();
+    empty.measurements.clear();
+    assert!(text(&empty, true).is_empty());
+    assert!(svgs(&empty, "host").is_empty());
+}
+
+#[test]
+fn an_untraced_run_says_why_once() {
+    let mut run = run();
+    for m in &mut run.measurements {
+        m.noise.as_mut().unwrap().attribution = Attribution::NotPermitted { paranoid: 2 };
+    }
+    let t = text(&run, false);
+    assert_eq!(t.matches("not traced").count(), 1, "{t}");
+    assert!(t.contains("it is 2"), "{t}");
+    assert!(!t.contains("causes by time taken"), "{t}");
+    assert!(widest(&t) <= 80, "{t}");
+    // No causes, no stacked bars: the histograms only.
+    let figs = svgs(&run, "host");
+    assert_eq!(figs.len(), 2);
+    assert!(figs
+        .iter()
+        .all(|(stem, _)| stem.starts_with("noise-gaps-cpu")));
+}
+
+#[test]
+fn low_coverage_and_dropped_records_are_said() {
+    let mut run = run();
+    let n = run.measurements[0].noise.as_mut().unwrap();
+    let lost = n.lost_ns;
+    let Attribution::Traced(t) = &mut n.attribution else {
+        panic!("traced")
+    };
+    *t = Traced {
+        covered_ns: lost / 2,
+        lost_records: 1234,
+        ..t.clone()
+    };
+    let s = text(&run, false);
+    assert!(s.contains("the causes cover 50"), "{s}");
+    assert!(s.contains("dropped 1,234 trace records"), "{s}");
+    assert!(widest(&s) <= 80, "{s}");
+    // The other CPU, fully covered, says neither.
+    assert_eq!(s.matches("the causes cover").count(), 1);
+}
+
+#[test]
+fn figures_are_the_causes_then_each_cpus_gaps() {
+    let run = run();
+    let figs = svgs(&run, "host");
+    let stems: Vec<&str> = figs.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(
+        stems,
+        ["noise-causes", "noise-gaps-cpu0", "noise-gaps-cpu1"]
+    );
+    for (_, svg) in &figs {
+        assert!(svg.starts_with("<svg") && !svg.contains("no data to plot"));
+    }
+    assert!(figs[0].1.contains("CPU 0") && figs[0].1.contains("CPU 1"));
+    let own = Noise.own_figures(&run, "host");
+    assert_eq!(own[0].0, Size::Wide);
+    assert!(own[1..].iter().all(|f| f.0 == Size::Small));
+}
+
+#[test]
+fn the_csv_has_a_row_per_cpu_and_cause() {
+    let run = run();
+    let c = csv(&run);
+    let mut lines = c.lines();
+    assert_eq!(
+        lines.next(),
+        Some("cpu,cause,count,per_s,median_ns,total_ns,share_of_cpu")
+    );
+    let rows: Vec<&str> = lines.collect();
+    let causes: usize = super::cpus(&run)
+        .iter()
+        .map(|n| match &n.attribution {
+            Attribution::Traced(t) => t.causes.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(rows.len(), causes);
+    assert!(rows.iter().any(|r| r.starts_with("0,\"task competitor\",")));
+    assert!(rows.iter().all(|r| r.split(',').count() >= 7));
+}
+
+#[test]
+fn cause_labels_are_inert() {
+    assert_eq!(
+        cause_label(&Cause::Task {
+            comm: "a\u{1b}[31mb".into()
+        }),
+        "task a\\u{1b}[31mb"
+    );
+    assert_eq!(cause_label(&Cause::Softirq { vec: 9 }), "softirq RCU");
+    assert_eq!(
+        cause_label(&Cause::Irq {
+            irq: 36,
+            name: String::new()
+        }),
+        "irq 36"
+    );
+}
