@@ -55,7 +55,11 @@ pub struct Waterfall {
     /// Rungs that could not apply here, with the one line why.
     pub cannot: Vec<(String, String)>,
     pub sum: Option<Figure>,
+    /// Rungs of the sum left out of it: invalid, or without a figure.
+    pub left_out: usize,
     pub direct: Option<Figure>,
+    /// The direct measurement's status ("ok", "invalid", ...).
+    pub direct_status: Option<String>,
     /// sum / direct.
     pub ratio: Option<f64>,
     /// Whether the sum is within ±15% of the direct measurement.
@@ -118,6 +122,7 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         .iter()
         .find(|m| param(m, "rung").and_then(|v| v.as_str()) == Some("all"));
     let direct = direct_m.and_then(|m| figure_of(m));
+    let direct_status = direct_m.map(|m| status_word(m).to_string());
     // The cache rung in the sum is the one whose lines the direct measurement's walk touches.
     let tlb_lines = direct_m
         .and_then(|m| param(m, "pages"))
@@ -170,15 +175,22 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         .filter_map(|s| s.figure)
         .collect();
     let sum = (!summed.is_empty()).then(|| sum_of(&summed));
-    let ratio = match (sum, direct) {
-        (Some(s), Some(d)) if d.median > 0.0 => Some(s.median / d.median),
+    // The sum is checked only against a direct figure that is one.
+    let ratio = match (sum, direct, direct_status.as_deref()) {
+        (Some(s), Some(d), Some("ok")) if d.median > 0.0 => Some(s.median / d.median),
         _ => None,
     };
+    let left_out = steps
+        .iter()
+        .filter(|s| s.in_sum && (s.status == "invalid" || s.figure.is_none()))
+        .count();
     Some(Waterfall {
         steps,
         cannot,
         sum,
+        left_out,
         direct,
+        direct_status,
         ratio,
         adds_up: ratio.map(|r| (r - 1.0).abs() <= SUM_TOLERANCE),
     })
@@ -251,8 +263,22 @@ pub fn render(a: &Waterfall) -> String {
         s.push_str(&format!(
             "{:<34}{:>22}\n",
             "all causes at once (direct)",
-            show(&Some(d), "ok")
+            show(&Some(d), a.direct_status.as_deref().unwrap_or("ok"))
         ));
+    }
+    if a.left_out > 0 {
+        s.push_str(&format!(
+            "the sum leaves out {} invalid rung{}\n",
+            a.left_out,
+            if a.left_out == 1 { "" } else { "s" }
+        ));
+    }
+    if let (Some(st), None) = (a.direct_status.as_deref(), a.ratio) {
+        if a.sum.is_some() && st != "ok" {
+            s.push_str(&format!(
+                "the sum is not checked: the direct measurement is {st}\n"
+            ));
+        }
     }
     match (a.ratio, a.adds_up) {
         (Some(r), Some(true)) => s.push_str(&format!(
@@ -298,29 +324,32 @@ pub fn quiz(a: &Waterfall) -> String {
             .filter(|s| s.cause == cause && s.in_sum)
             .collect();
         if steps.is_empty() {
-            return "not measured here".into();
+            return "is not measured here".into();
         }
         let resolved: Vec<Figure> = steps
             .iter()
             .filter(|s| s.status == "ok")
             .filter_map(|s| s.figure)
             .collect();
+        if steps.iter().all(|s| s.status == "invalid") {
+            return "failed its checks here (see the rungs)".into();
+        }
         if resolved.is_empty() {
-            return "below resolution on this machine".into();
+            return "is below resolution here".into();
         }
         let f = sum_of(&resolved);
         let share = total.map_or(String::new(), |t| {
             format!(" ({:.0}% of the switch)", 100.0 * f.median / t)
         });
         format!(
-            "{}{share}",
+            "adds {}{share}",
             fmt_figure_alone(f.median, f.ci95[0], f.ci95[1], "ns")
         )
     };
     format!(
-        "register state: saving and restoring it adds {}\n\
-         caches: refilling what the other task evicted adds {}\n\
-         TLB: refilling page translations adds {}\n",
+        "register state: saving and restoring it {}\n\
+         caches: refilling evicted lines {}\n\
+         TLB: refilling page translations {}\n",
         part("register state"),
         part("caches"),
         part("TLB")
@@ -333,8 +362,15 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
     let rows: Vec<(String, f64, f64, &str)> = {
         let mut at = 0.0;
         let mut v = Vec::new();
+        // An invalid rung is named without a bar: it is not in the sum either.
         for st in a.steps.iter().filter(|s| s.in_sum) {
-            let f = st.figure.map_or(0.0, |f| f.median);
+            let f = match st.figure {
+                Some(f) if st.status != "invalid" => f.median,
+                _ => {
+                    v.push((format!("{} (invalid)", st.label), at, at, "none"));
+                    continue;
+                }
+            };
             let colour = if st.status == "ok" {
                 "#4878a8"
             } else {
@@ -346,8 +382,12 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
         if let Some(s) = a.sum {
             v.push(("sum of the rungs".into(), 0.0, s.median, "#7a9a50"));
         }
-        if let Some(d) = a.direct {
-            v.push(("all causes at once".into(), 0.0, d.median, "#c06030"));
+        match (a.direct, a.direct_status.as_deref()) {
+            (Some(d), Some("ok")) => {
+                v.push(("all causes at once".into(), 0.0, d.median, "#c06030"))
+            }
+            (Some(_), _) => v.push(("all causes at once (not a figure)".into(), 0.0, 0.0, "none")),
+            _ => {}
         }
         v
     };
@@ -369,7 +409,7 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
         s.push_str(&format!(
             "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{}</text>\n\
              <rect x=\"{a0:.1}\" y=\"{:.0}\" width=\"{:.1}\" height=\"{:.0}\" fill=\"{colour}\"/>\n\
-             <text x=\"{:.1}\" y=\"{:.0}\">{:.0}</text>\n",
+             <text x=\"{:.1}\" y=\"{:.0}\">{}</text>\n",
             left - 8.0,
             y + 17.0,
             xml(name),
@@ -378,7 +418,11 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
             row_h - 8.0,
             a1 + 4.0,
             y + 17.0,
-            to - from
+            if *colour == "none" {
+                String::new()
+            } else {
+                format!("{:.0}", to - from)
+            }
         ));
     }
     let axis_y = top + row_h * rows.len() as f64 + 8.0;
@@ -403,16 +447,24 @@ impl Family for Anatomy {
         "ctx"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("anatomy")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["ctx", "anatomy", "--quick", "--size", "4k", "--pages", "64"]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
+    }
+
     fn owns(&self, probe: &str) -> bool {
         probe == PROBE
     }
 
     fn evidence(&self) -> Evidence {
         Evidence::Switches
-    }
-
-    fn shown_alone(&self, _m: &Measurement) -> bool {
-        false
     }
 
     fn under_table(&self, run: &Run, _verbose: bool) -> String {
@@ -489,7 +541,9 @@ mod tests {
             steps,
             cannot: vec![("barrier".into(), "no per-task prctl".into())],
             sum: Some(sum),
+            left_out: 0,
             direct: fig(direct, 30.0),
+            direct_status: Some("ok".into()),
             ratio: Some(ratio),
             adds_up: Some((ratio - 1.0).abs() <= SUM_TOLERANCE),
         }
@@ -505,6 +559,14 @@ mod tests {
         assert!(!t.contains("add up"), "{t}");
         assert!(t.contains("cannot apply: no per-task prctl"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        // A direct figure that is not one checks nothing.
+        let mut a = ladder(2200.0);
+        a.direct_status = Some("invalid".into());
+        a.ratio = None;
+        a.adds_up = None;
+        let t = render(&a);
+        assert!(t.contains("the sum is not checked: the direct measurement is invalid"));
+        assert!(!t.contains("overlap") && !t.contains("add up"), "{t}");
     }
 
     #[test]
@@ -520,7 +582,8 @@ mod tests {
             lines[1].starts_with("caches:") && lines[1].contains("% of the switch"),
             "{q}"
         );
-        assert!(lines[2].contains("below resolution"), "{q}");
+        assert!(lines[2].ends_with("is below resolution here"), "{q}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{q}");
     }
 
     #[test]

@@ -350,89 +350,104 @@ impl Pair {
             private,
             seen: Seen::default(),
         };
-        let barrier = side.barrier;
         match side.mode {
-            Mode::Process => {
-                for (i, (cfg, cpu, ready, spec)) in [
-                    (timer_cfg, side.cpu, READY_T, SPEC_T),
-                    (partner_cfg, side.partner_cpu, READY_P, SPEC_P),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    let (ws, hot) = (&sets[i], &sets[2]);
-                    let pg = &page;
-                    let (c, on) = spawn_ready_child(
-                        &page,
-                        ready,
-                        cpu,
-                        || {
-                            ws.fill();
-                            if i == 0 {
-                                hot.fill();
-                            }
-                            if barrier {
-                                let a = regs::force_disable_indirect_branch();
-                                pg.slot64(spec).store(a.get as u64, Ordering::Release);
-                            }
-                        },
-                        || {
-                            if i == 0 {
-                                timer_loop(pg, cfg)
-                            } else {
-                                partner_loop(pg, cfg)
-                            }
-                        },
-                    )?;
-                    let role = if i == 0 { "timer" } else { "partner" };
-                    pair.participants.push(Participant {
-                        role: format!("{role} process"),
-                        pid: c.pid(),
-                        tid: c.pid(),
-                        requested: vec![cpu],
-                    });
-                    pair.start_cpus.push(on);
-                    pair.children.push(c);
-                }
-            }
-            Mode::Thread => {
-                if barrier {
-                    return Err(Error::usage(
-                        "the speculation barrier is asked for by process tasks only",
-                    ));
-                }
-                for s in &sets {
-                    s.fill();
-                }
-                for (i, (cfg, cpu)) in [(timer_cfg, side.cpu), (partner_cfg, side.partner_cpu)]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let (p, q) = (page.clone(), page.clone());
-                    let (t, tid, on) = ThreadPartner::spawn_ready(
-                        cpu,
-                        move || {
-                            if i == 0 {
-                                timer_loop(&p, cfg);
-                            } else {
-                                partner_loop(&p, cfg);
-                            }
-                        },
-                        move || stop_tasks(&q),
-                    )?;
-                    let role = if i == 0 { "timer" } else { "partner" };
-                    pair.participants.push(Participant::thread(
-                        &format!("{role} thread"),
-                        tid,
-                        vec![cpu],
-                    ));
-                    pair.start_cpus.push(on);
-                    pair.threads.push(t);
-                }
-            }
+            Mode::Process => pair.spawn_processes(&sets, [timer_cfg, partner_cfg])?,
+            Mode::Thread => pair.spawn_threads(&sets, [timer_cfg, partner_cfg])?,
         }
         pair._sets = sets.into();
         Ok(pair)
+    }
+
+    /// Fork the timer and the partner, each filling its own working sets and asking for the
+    /// barrier where the side does, before it reports ready.
+    fn spawn_processes(&mut self, sets: &[WorkingSet; 3], cfgs: [TaskCfg; 2]) -> Result<()> {
+        let (side, page, pair) = (self.side, self.page.clone(), self);
+        let barrier = side.barrier;
+        let [timer_cfg, partner_cfg] = cfgs;
+        for (i, (cfg, cpu, ready, spec)) in [
+            (timer_cfg, side.cpu, READY_T, SPEC_T),
+            (partner_cfg, side.partner_cpu, READY_P, SPEC_P),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (ws, hot) = (&sets[i], &sets[2]);
+            let pg = &page;
+            let (c, on) = spawn_ready_child(
+                &page,
+                ready,
+                cpu,
+                || {
+                    ws.fill();
+                    if i == 0 {
+                        hot.fill();
+                    }
+                    if barrier {
+                        let a = regs::force_disable_indirect_branch();
+                        pg.slot64(spec).store(a.get as u64, Ordering::Release);
+                    }
+                },
+                || {
+                    if i == 0 {
+                        timer_loop(pg, cfg)
+                    } else {
+                        partner_loop(pg, cfg)
+                    }
+                },
+            )?;
+            let role = if i == 0 { "timer" } else { "partner" };
+            pair.participants.push(Participant {
+                role: format!("{role} process"),
+                pid: c.pid(),
+                tid: c.pid(),
+                requested: vec![cpu],
+            });
+            pair.start_cpus.push(on);
+            pair.children.push(c);
+        }
+        Ok(())
+    }
+
+    /// Spawn the timer and the partner as threads of this process (their sets filled here).
+    fn spawn_threads(&mut self, sets: &[WorkingSet; 3], cfgs: [TaskCfg; 2]) -> Result<()> {
+        let (side, page, pair) = (self.side, self.page.clone(), self);
+        let barrier = side.barrier;
+        let [timer_cfg, partner_cfg] = cfgs;
+        if barrier {
+            return Err(Error::usage(
+                "the speculation barrier is asked for by process tasks only",
+            ));
+        }
+        for s in sets {
+            s.fill();
+        }
+        for (i, (cfg, cpu)) in [(timer_cfg, side.cpu), (partner_cfg, side.partner_cpu)]
+            .into_iter()
+            .enumerate()
+        {
+            let (p, q) = (page.clone(), page.clone());
+            let (t, tid, on) = ThreadPartner::spawn_ready(
+                cpu,
+                move || {
+                    if i == 0 {
+                        timer_loop(&p, cfg);
+                    } else {
+                        partner_loop(&p, cfg);
+                    }
+                },
+                move || stop_tasks(&q),
+            )?;
+            let role = if i == 0 { "timer" } else { "partner" };
+            pair.participants.push(Participant::thread(
+                &format!("{role} thread"),
+                tid,
+                vec![cpu],
+            ));
+            pair.start_cpus.push(on);
+            pair.threads.push(t);
+        }
+
+        Ok(())
     }
 
     /// `n` round trips of this side (or the same calls alone); the ns the timer took.

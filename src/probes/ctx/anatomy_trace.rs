@@ -107,11 +107,18 @@ pub fn tally(formats: &[Format], records: &[RawRecord], tids: &[i32]) -> Tally {
             continue;
         };
         match rec.seen {
-            Seen::TlbFlush { reason, .. } => {
-                let name = usize::try_from(reason)
+            Seen::TlbFlush { reason, pages } => {
+                let why = usize::try_from(reason)
                     .ok()
                     .and_then(|i| REASONS.get(i))
                     .map_or_else(|| format!("reason {reason}"), |s| s.to_string());
+                // At a switch the kernel records 0 pages where PCID kept the TLB and all
+                // (-1) where it flushed.
+                let name = match pages {
+                    0 => format!("{why}, nothing flushed"),
+                    u64::MAX => format!("{why}, all flushed"),
+                    n => format!("{why}, {n} pages"),
+                };
                 *t.tlb_flush.entry(name).or_default() += 1;
             }
             Seen::FpuSaved { xfeatures } => {
@@ -342,6 +349,9 @@ mod tests {
             }],
             &[77],
         );
-        assert_eq!(t.tlb_flush.get("flush on task switch"), Some(&1));
+        assert_eq!(
+            t.tlb_flush.get("flush on task switch, all flushed"),
+            Some(&1)
+        );
     }
 }
