@@ -379,6 +379,7 @@ fn family_sections(g: &mut Goldens) {
         ("fault", "fault.anon"),
         ("mmap", "mmap.lab"),
         ("rpc", "rpc.total"),
+        ("noise", "noise.lost"),
     ] {
         let run = read_run(name);
         let ask = Ask {

@@ -42,6 +42,7 @@ const COMMANDS: &[&[&str]] = &[
     &["rpc", "--quick"],
     &["ipc", "--quick"],
     &["c2c", "--quick"],
+    &["noise", "--duration", "100ms"],
 ];
 
 /// oscost with HOME, XDG and TMPDIR inside `dir`, so nothing reaches the real ones.

@@ -307,7 +307,7 @@ fn measuring(w: &mut Widths, width: usize) {
     std::env::set_var("COLUMNS", width.to_string());
     let term = Term::plain(width);
     let quick = read_run("run-quick");
-    let plain: [(&str, Run); 7] = [
+    let plain: [(&str, Run); 8] = [
         ("run", quick.clone()),
         ("call", only(&quick, &["call."])),
         ("syscall", only(&quick, &["syscall.", "vdso."])),
@@ -315,6 +315,7 @@ fn measuring(w: &mut Widths, width: usize) {
         ("ctx timeslice", read_run("timeslice")),
         ("ipc", read_run("ipc")),
         ("c2c", read_run("c2c")),
+        ("noise", read_run("noise")),
     ];
     for (cmd, run) in &plain {
         for explain in [false, true] {

@@ -115,6 +115,7 @@ pub const RECORDED_RUNS: &[&str] = &[
     "rpc",
     "ipc",
     "c2c",
+    "noise",
 ];
 
 /// The file of a recorded run in the repository.
