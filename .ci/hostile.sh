@@ -176,6 +176,146 @@ wait "$pid"
 code=$?
 [ "$code" = 143 ] || bad "SIGTERM" "exit $code, expected 143"
 
+## Security: outputs are opened as the kernel would open them for the user.
+mkdir -m 1777 sticky
+echo keep >victim
+if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/fs/protected_symlinks 2>/dev/null)" = 1 ]; then
+    ln -s "$w/victim" sticky/report.html
+    chown -h nobody sticky/report.html
+    expect 2 "does not let you write through" report a.json -o sticky/report.html
+    holds "a link another user planted in a sticky directory is not followed" \
+        cmp -s victim <(echo keep)
+else
+    echo "(protected_symlinks is off or not root: the planted-link case is not run)"
+fi
+mkdir pages
+ln -s "$w/victim" pages/oscost.1
+expect 2 "never written through a link" man --dir pages
+holds "man --dir wrote nothing through the planted link" cmp -s victim <(echo keep)
+touch notadir
+expect 2 "not a directory" man --dir notadir
+cp "$fixture" kept.json
+chmod 600 kept.json
+[ "$(id -u)" = 0 ] && chgrp nogroup kept.json
+before="$(stat -c '%a %g' kept.json)"
+cases=$((cases + 1))
+run export a.json --format json -o kept.json
+[ "$code" = 0 ] || bad "export -o kept.json" "exit $code: $(head -c 200 "$w/out")"
+holds "a replaced file keeps its mode and group" test "$(stat -c '%a %g' kept.json)" = "$before"
+holds "no temporary file is left beside an output" bash -c '! ls -a | grep -q "^\.oscost-"'
+mkdir -p -m 700 ud rt
+touch ud/.oscost-999999-1-0.tmp
+printf '%s\n' "$w/ud" >rt/userdir-999999-1-0
+expect 0 "never acted on" history list --db h.sqlite
+holds "a planted userdir entry deletes nothing" test -f ud/.oscost-999999-1-0.tmp
+expect 2 '\u{202e}' call --no-save --label "$(printf 'a=\e]0;pwned\a\e[2J\u202e')"
+holds "argument errors are escaped" no_raw "$w/out"
+expect 2 "two outputs" fleet --db h.sqlite --json - --csv -
+expect 2 "not a stream" history list --db -
+
+## Security: the compiler never takes a file name for an option.
+if command -v riscv64-unknown-elf-gcc >/dev/null; then
+    printf '#include <stdint.h>\nint main(void){volatile uint32_t s=0;for(uint32_t i=0;i<9;i++)s+=i;for(;;);}\n' >lab.c
+    cp lab.c ./-fdump-tree-original=victim.c
+    echo keep >victim.c
+    expect 0 "built for" sim compare --max-instructions 2000 -- -fdump-tree-original=victim.c
+    holds "a source named like an option wrote no dump" cmp -s victim.c <(echo keep)
+    expect 0 "-nostdlib" sim compare --runtime none --max-instructions 2000 lab.c
+    mkfifo inc.fifo
+    printf '#include "inc.fifo"\nint main(void){return 0;}\n' >fifo.c
+    cases=$((cases + 1))
+    timeout 20 "$bin" sim compare fifo.c >/dev/null 2>&1 &
+    pid=$!
+    sleep 2
+    kill -TERM "$pid"
+    wait "$pid"
+    code=$?
+    [ "$code" = 143 ] || bad "SIGTERM while compiling" "exit $code, expected 143"
+    holds "the compiler's scratch is removed on SIGTERM" \
+        bash -c '! ls rt 2>/dev/null | grep -q "^scratch-"'
+else
+    echo "(no riscv64-unknown-elf-gcc: the compiler cases are not run)"
+fi
+
+## Data loss: the run is kept before anything is printed.
+cases=$((cases + 1))
+timeout 20 "$bin" call --quick --db full.sqlite --csv full.csv >/dev/full 2>"$w/err"
+code=$?
+[ "$code" = 2 ] || bad "stdout on /dev/full" "exit $code, expected 2: $(cat "$w/err")"
+grep -q "panicked" "$w/err" && bad "stdout on /dev/full" "panicked"
+holds "a full stdout keeps the CSV" test -s full.csv
+expect 0 "call" history list --db full.sqlite
+for args in "history list --db full.sqlite" "machine" "compare a.json keep.json" \
+    "sim run $elf"; do
+    cases=$((cases + 1))
+    timeout 20 "$bin" $args >/dev/full 2>"$w/err"
+    code=$?
+    { [ "$code" = 2 ] && grep -q "standard output" "$w/err" && ! grep -q panicked "$w/err"; } ||
+        bad "$args >/dev/full" "exit $code: $(head -c 200 "$w/err")"
+done
+cases=$((cases + 1))
+timeout 20 "$bin" call --quick --db pipe.sqlite | true
+code="${PIPESTATUS[0]}"
+[ "$code" = 141 ] || [ "$code" = 0 ] || bad "stdout closed" "exit $code"
+expect 0 "call" history list --db pipe.sqlite
+cases=$((cases + 1))
+(ulimit -f 40; timeout 20 "$bin" call --quick --db fsize.sqlite --json fsize.json) >/dev/null 2>"$w/err"
+code=$?
+[ "$code" -lt 128 ] || bad "ulimit -f" "killed by signal $((code - 128))"
+holds "a file size limit leaves no hot journal" test ! -e fsize.sqlite-journal
+
+## Wrong but valid: a gate that compared nothing fails.
+python3 - "$fixture" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for m in r["measurements"]:
+    m["valid"] = False
+    m["checks"] = m.get("checks", []) + [{"name": "x", "expected": "y", "observed": "z", "ok": False}]
+json.dump(r, open("invalid.json", "w"))
+EOF2
+expect 1 "compared nothing" compare a.json invalid.json --fail-above 5
+
+## Hangs: a stopped partner ends its round; the Kanata log is linear.
+cases=$((cases + 1))
+timeout 30 "$bin" ipc --quick --mech pipe --no-save >"$w/out" 2>&1 &
+pid=$!
+# Every partner oscost forks (a child of oscost, itself the child of timeout) is stopped.
+for _ in $(seq 60); do
+    for child in $(pgrep -P "$(pgrep -P "$pid" | head -1)" 2>/dev/null); do
+        kill -STOP "$child" 2>/dev/null
+    done
+    sleep 0.05
+done
+wait "$pid"
+code=$?
+[ "$code" = 124 ] && bad "stopped partner" "still running after 30 s"
+tr -s " \n" " " <"$w/out" | grep -q "was stopped" || bad "stopped partner" "no reason given"
+# (exit 124 is the guest's instruction limit, not the time limit: judged by time here)
+cases=$((cases + 1))
+t0=$SECONDS
+timeout 60 "$bin" sim run "$elf" --pipeview 0:100000 --kanata k.log --max-instructions 200000 \
+    >/dev/null 2>&1
+[ $((SECONDS - t0)) -lt 20 ] && [ -s k.log ] ||
+    bad "--kanata over 100,000 steps" "took $((SECONDS - t0)) s"
+
+## Limits: allocation refused, a small stack, the history's lock waited on.
+cases=$((cases + 1))
+(ulimit -v 200000; timeout 20 "$bin" sim run "$elf" --memory 1g) >"$w/out" 2>&1
+code=$?
+{ [ "$code" = 2 ] && grep -q "cannot allocate" "$w/out"; } || bad "ulimit -v" "exit $code: $(head -c 200 "$w/out")"
+cases=$((cases + 1))
+(ulimit -s 64; timeout 20 "$bin" --version) >"$w/out" 2>&1 || bad "ulimit -s 64" "$(head -c 200 "$w/out")"
+expect 0 "imported 1 run" history import a.json --db lock.sqlite
+python3 -c '
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+time.sleep(8)
+c.execute("COMMIT")' lock.sqlite &
+sleep 0.5
+expect 0 "saved as run 2" call --quick --db lock.sqlite
+wait
+
 if [ "$fails" -gt 0 ]; then
     echo "== hostile cases: $fails of $cases failed" >&2
     exit 1

@@ -39,6 +39,12 @@ fn bad_input_is_a_clear_error_with_exit_2() {
     );
     fails_with_2(&["run", "--ci", "0"], "out of range");
     fails_with_2(&["no-such-command"], "no-such-command");
+    fails_with_2(&["ctx", "anatomy", "--pages", "0"], "--pages 0");
+    fails_with_2(&["ctx", "anatomy", "--size", "8"], "--size 8");
+    fails_with_2(
+        &["ctx", "anatomy", "--cpu", "0", "--other-cpu", "0"],
+        "must differ",
+    );
 }
 
 #[test]

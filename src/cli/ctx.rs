@@ -33,6 +33,10 @@ pub enum CtxSub {
     /// Two CPU-bound tasks with working sets on one CPU: together vs one after the other,
     /// per time slice.
     Timeslice(super::timeslice::TimesliceArgs),
+    /// Why a switch costs what it does: a ladder of same-CPU ping-pongs, each rung adding
+    /// one cause (address space, register state, speculation barrier, caches, TLB, another
+    /// CPU), checked against all causes at once.
+    Anatomy(super::anatomy::AnatomyArgs),
 }
 
 /// Output styles of the sweep.
@@ -89,6 +93,7 @@ pub fn run(c: CtxCommand) -> Result<i32> {
         None => super::probes::ctx(c.args),
         Some(CtxSub::Sweep(a)) => sweep(a),
         Some(CtxSub::Timeslice(a)) => super::timeslice::run(a),
+        Some(CtxSub::Anatomy(a)) => super::anatomy::run(a),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand turns arguments into a plan and prints results.
 
+pub mod anatomy;
 pub mod c2c;
 pub mod common;
 pub mod compare;

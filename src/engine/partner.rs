@@ -53,6 +53,7 @@ impl Child {
             // SAFETY: _exit ends the child without running the parent's destructors.
             unsafe { libc::_exit(code) };
         }
+        stopped::watch(pid);
         Ok(Child { pid, reaped: false })
     }
 
@@ -65,6 +66,7 @@ impl Child {
         if self.reaped {
             return;
         }
+        stopped::unwatch(self.pid);
         // SAFETY: pid is our own unreaped child, so it cannot have been recycled.
         unsafe {
             libc::kill(self.pid, libc::SIGKILL);
@@ -78,7 +80,7 @@ impl Child {
 
     /// Whether the child has already exited (reaps it if so).
     pub fn has_exited(&mut self) -> bool {
-        if self.reaped {
+        if self.reaped || stopped::which() == Some(self.pid) {
             return true;
         }
         let mut status = 0;
@@ -94,7 +96,7 @@ impl Child {
     /// still reaps it on drop): lets a waiter that holds only shared references stop waiting
     /// for a partner that was killed.
     pub fn is_gone(&self) -> bool {
-        if self.reaped {
+        if self.reaped || stopped::which() == Some(self.pid) {
             return true;
         }
         // SAFETY: siginfo_t is plain data; waitid only writes into it.
@@ -299,7 +301,7 @@ pub fn write_byte(fd: i32, b: &u8) -> std::result::Result<(), i32> {
             return Ok(());
         }
         let e = errno();
-        if r < 0 && e == libc::EINTR && !crate::engine::interrupt::requested() {
+        if r < 0 && e == libc::EINTR && !given_up() {
             continue;
         }
         return Err(if r < 0 { e } else { libc::EPIPE });
@@ -319,10 +321,123 @@ pub fn read_byte(fd: i32, b: &mut u8) -> std::result::Result<(), i32> {
             return Err(0);
         }
         let e = errno();
-        if e == libc::EINTR && !crate::engine::interrupt::requested() {
+        if e == libc::EINTR && !given_up() {
             continue;
         }
         return Err(e);
+    }
+}
+
+/// A wait interrupted by a signal ends (rather than waiting again) once a stop was requested
+/// or a partner was found stopped.
+#[inline(always)]
+fn given_up() -> bool {
+    crate::engine::interrupt::requested() || stopped::which().is_some()
+}
+
+/// Partners that stop answering because they were stopped (SIGSTOP, a debugger, a job-control
+/// stop): a watcher thread (nice 19), running while any forked partner lives, reads each partner's
+/// state every [`stopped::POLL`]; one stopped for longer than [`stopped::BOUND`] is recorded
+/// and the thread that forked it is interrupted (SIGALRM, no restart), so its blocking read,
+/// write or futex wait returns and the run ends with the reason instead of hanging until the
+/// partner is continued. Nothing is added to the measured loops: they only see EINTR.
+pub mod stopped {
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    /// How long a partner may stay stopped before the run gives up on it.
+    pub const BOUND: Duration = Duration::from_secs(1);
+    pub const POLL: Duration = Duration::from_millis(100);
+
+    /// The stopped partner's pid (0: none).
+    static STOPPED: AtomicI32 = AtomicI32::new(0);
+    /// (partner pid, the thread waiting on it, since when it is seen stopped).
+    static WATCHED: Mutex<Vec<(i32, i32, Option<Instant>)>> = Mutex::new(Vec::new());
+    static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+    extern "C" fn on_alarm(_sig: libc::c_int) {}
+
+    /// The partner found stopped, if any.
+    #[inline(always)]
+    pub fn which() -> Option<i32> {
+        match STOPPED.load(Ordering::Relaxed) {
+            0 => None,
+            p => Some(p),
+        }
+    }
+
+    /// Watches the forked partner `pid` on behalf of the calling thread.
+    pub fn watch(pid: i32) {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let mut w = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        w.push((pid, tid, None));
+        if RUNNING.swap(1, Ordering::SeqCst) == 0 {
+            // SAFETY: a handler that does nothing, without SA_RESTART: a blocking call in the
+            // interrupted thread returns EINTR.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_alarm as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
+            }
+            let started = std::thread::Builder::new()
+                .name("partner-watch".into())
+                .spawn(watcher);
+            if started.is_err() {
+                RUNNING.store(0, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Stops watching `pid` (it is being killed and reaped).
+    pub fn unwatch(pid: i32) {
+        let mut w = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        w.retain(|&(p, _, _)| p != pid);
+        // The next round's partners start clean.
+        let _ = STOPPED.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Whether `pid` is stopped now (state T or t in /proc/PID/stat).
+    fn is_stopped(pid: i32) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next());
+        matches!(state, Some("T") | Some("t"))
+    }
+
+    fn watcher() {
+        crate::engine::interrupt::block_in_this_thread();
+        // The lowest normal priority: it seldom preempts a participant, yet is not starved
+        // on a busy machine as the idle class would be.
+        // SAFETY: setpriority on this thread only (0: the calling thread on Linux).
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
+        loop {
+            std::thread::sleep(POLL);
+            let mut w = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+            if w.is_empty() {
+                RUNNING.store(0, Ordering::SeqCst);
+                return;
+            }
+            for (pid, tid, since) in w.iter_mut() {
+                if !is_stopped(*pid) {
+                    *since = None;
+                    continue;
+                }
+                let t = *since.get_or_insert_with(Instant::now);
+                if t.elapsed() >= BOUND {
+                    let _ = STOPPED.compare_exchange(0, *pid, Ordering::SeqCst, Ordering::SeqCst);
+                    // SAFETY: signalling a thread of this process that is still watching.
+                    unsafe {
+                        libc::syscall(libc::SYS_tgkill, libc::getpid(), *tid, libc::SIGALRM);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -334,6 +449,12 @@ pub fn errno() -> i32 {
 pub fn partner_error(what: &str, errno: i32) -> Error {
     if crate::engine::interrupt::requested() {
         Error::Interrupted
+    } else if let Some(pid) = stopped::which() {
+        Error::env(format!(
+            "{what}: the partner (process {pid}) was stopped (SIGSTOP, a debugger or job \
+             control) for over {} s; the round was ended (its figures would measure the stop)",
+            stopped::BOUND.as_secs()
+        ))
     } else if errno == 0 || errno == libc::EPIPE {
         Error::env(format!("{what}: the partner exited mid-run"))
     } else {
@@ -411,6 +532,34 @@ mod tests {
         assert!(tid > 0 && tid != crate::evidence::placement::gettid());
         drop(t);
         assert!(stop.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_stopped_partner_ends_a_blocked_read_within_the_bound() {
+        let mut fds = [0i32; 2];
+        // SAFETY: a pipe into a valid array; both ends closed below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let child = Child::spawn(None, || loop {
+            // SAFETY: pause only waits for a signal.
+            unsafe { libc::pause() };
+        })
+        .unwrap();
+        // SAFETY: stopping our own child.
+        unsafe { libc::kill(child.pid(), libc::SIGSTOP) };
+        let t0 = std::time::Instant::now();
+        let mut b = 0u8;
+        // Nobody writes: only the stop being seen ends this read.
+        let e = read_byte(fds[0], &mut b).unwrap_err();
+        assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+        let msg = partner_error("pipe read", e).to_string();
+        assert!(msg.contains("was stopped"), "{msg}");
+        drop(child);
+        assert_eq!(stopped::which(), None, "cleared with its partner");
+        // SAFETY: closing the pipe's two ends once.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
     }
 
     #[test]

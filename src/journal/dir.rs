@@ -33,6 +33,26 @@ pub fn location() -> PathBuf {
     }
 }
 
+/// Where the entries for kernel knobs and mounts go (it may not exist): never a place taken
+/// from `TMPDIR`, so the next start finds them whatever its environment. Only root changes
+/// knobs and mounts: `/run/oscost` for root (a root-only tmpfs, emptied at boot with the state
+/// it describes), else `/tmp/oscost-<uid>`; `$OSCOST_RUNTIME_DIR` when set (tests).
+pub fn journal_location() -> PathBuf {
+    journal_location_for(
+        std::env::var_os("OSCOST_RUNTIME_DIR").filter(|v| !v.is_empty()),
+        euid(),
+        Path::new("/run").is_dir(),
+    )
+}
+
+fn journal_location_for(runtime: Option<std::ffi::OsString>, uid: u32, run: bool) -> PathBuf {
+    match runtime {
+        Some(d) => PathBuf::from(d),
+        None if uid == 0 && run => PathBuf::from("/run/oscost"),
+        None => PathBuf::from(format!("/tmp/oscost-{uid}")),
+    }
+}
+
 /// An opened, checked runtime directory.
 pub struct RuntimeDir {
     fd: OwnedFd,
@@ -242,6 +262,26 @@ fn refusal(path: &Path, why: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_journal_of_knobs_does_not_move_with_tmpdir() {
+        assert_eq!(
+            journal_location_for(None, 0, true),
+            Path::new("/run/oscost")
+        );
+        assert_eq!(
+            journal_location_for(None, 1000, true),
+            Path::new("/tmp/oscost-1000")
+        );
+        assert_eq!(
+            journal_location_for(None, 0, false),
+            Path::new("/tmp/oscost-0")
+        );
+        assert_eq!(
+            journal_location_for(Some("/x".into()), 0, true),
+            Path::new("/x")
+        );
+    }
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

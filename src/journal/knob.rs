@@ -104,7 +104,7 @@ impl KnobGuard {
     /// Reads the old value, journals it, then writes `value`. If the write fails the journal
     /// entry is removed again.
     pub fn set(knob: Knob, value: &str) -> Result<KnobGuard> {
-        let dir = super::runtime_dir()?;
+        let dir = super::journal_dir()?;
         Self::set_in(&dir, Path::new(PROC_SYS), knob, value)
     }
 

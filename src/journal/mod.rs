@@ -30,11 +30,27 @@ pub fn runtime_dir() -> Result<RuntimeDir> {
         .ok_or_else(|| Error::env("the runtime directory could not be created"))
 }
 
+/// The directory of knob and mount entries ([`dir::journal_location`]), created on first
+/// use; refused as the runtime directory is.
+pub fn journal_dir() -> Result<RuntimeDir> {
+    RuntimeDir::open_at(&dir::journal_location(), dir::euid(), Missing::Create)?
+        .ok_or_else(|| Error::env("the journal directory could not be created"))
+}
+
+/// The runtime directory and, where it is another, the journal's.
+fn locations() -> Vec<PathBuf> {
+    let mut v = vec![dir::location(), dir::journal_location()];
+    v.dedup();
+    v
+}
+
 /// Removes the runtime directory when nothing is left in it, so a finished oscost leaves
 /// nothing in the temp directory. A directory that is refused is left alone.
 pub fn tidy() {
-    if let Ok(Some(d)) = RuntimeDir::open(Missing::Absent) {
-        d.remove_if_empty();
+    for p in locations() {
+        if let Ok(Some(d)) = RuntimeDir::open_at(&p, dir::euid(), Missing::Absent) {
+            d.remove_if_empty();
+        }
     }
 }
 
@@ -184,18 +200,20 @@ pub struct Recovered {
 /// fail because of an old leftover: problems become lines (a runtime directory that is
 /// refused is one line, and nothing in it is touched).
 pub fn recover() -> Recovered {
-    match RuntimeDir::open(Missing::Absent) {
-        Ok(None) => Recovered::default(),
-        Ok(Some(d)) => {
-            let out = recover_in(&d, Path::new(knob::PROC_SYS));
-            d.remove_if_empty();
-            out
+    let mut all = Recovered::default();
+    for p in locations() {
+        match RuntimeDir::open_at(&p, dir::euid(), Missing::Absent) {
+            Ok(None) => {}
+            Ok(Some(d)) => {
+                let out = recover_in(&d, Path::new(knob::PROC_SYS));
+                d.remove_if_empty();
+                all.lines.extend(out.lines);
+                all.removed += out.removed;
+            }
+            Err(e) => all.lines.push(format!("warning: {e}")),
         }
-        Err(e) => Recovered {
-            lines: vec![format!("warning: {e}")],
-            removed: 0,
-        },
     }
+    all
 }
 
 /// Recovery in `dir`, with knobs resolved under the sysctl tree `sysctl`.

@@ -236,7 +236,7 @@ impl MountGuard {
         m: Mount,
         after_mount: impl FnOnce(),
     ) -> Result<std::io::Result<MountGuard>> {
-        let dir = super::runtime_dir()?;
+        let dir = super::journal_dir()?;
         let parent = beneath(&read_mountinfo(), m.target()).unwrap_or(0);
         let mut record = Record {
             mount: m,

@@ -3,6 +3,7 @@
 //! and `compare` (run against run, host against host) found. Reports never measure and
 //! never judge: they render.
 
+pub mod anatomy;
 pub mod c2c;
 pub mod compare;
 pub mod ctx;
@@ -39,6 +40,7 @@ use family::{Evidence, Family};
 /// terminal table and of the cross-run figures follows this list.
 pub static FAMILIES: &[&dyn Family] = &[
     &sweep::Sweep,
+    &anatomy::Anatomy,
     &memlat::MemLatency,
     &lab::Lab,
     &fault::Fault,

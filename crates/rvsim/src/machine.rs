@@ -271,12 +271,36 @@ pub struct Machine {
     dropped_output: u64,
 }
 
+/// `n` zero bytes, or None when the allocator cannot give them. Zeroed by the allocator (pages
+/// the program never touches are never touched here either).
+fn zeroed_bytes(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: a layout of non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: p comes from the global allocator with this layout (size n, align 1), and all n
+    // bytes are initialized (zero).
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
 impl Machine {
     /// Builds the machine and places the program in memory. The stack pointer starts at the
     /// top of memory; the program counter at the ELF entry point.
     pub fn new(cfg: &Config, program: &Program) -> Result<Machine, SimError> {
         let layout = Layout::of(cfg, program)?;
-        let mut ram = vec![0u8; layout.size as usize];
+        // Reserved before it is used, so a memory limit (ulimit -v, a cgroup) is a refusal
+        // with the size, not an abort of the whole process.
+        let mut ram = zeroed_bytes(layout.size as usize).ok_or_else(|| {
+            SimError::Config(format!(
+                "cannot allocate the modeled memory of {} bytes (a memory limit?): give a smaller --memory",
+                layout.size
+            ))
+        })?;
         for seg in &program.segments {
             let off = (seg.addr - layout.base) as usize;
             ram[off..off + seg.data.len()].copy_from_slice(&seg.data);

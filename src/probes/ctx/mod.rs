@@ -1,6 +1,10 @@
 //! Same-core context switches: two partners pinned to one CPU pass control back and forth.
 //! Every mechanism states the switches it expects per round trip and checks them.
 
+pub mod anatomy;
+pub mod anatomy_regs;
+pub mod anatomy_task;
+pub mod anatomy_trace;
 pub mod futex;
 pub mod interleave;
 pub mod pipe;

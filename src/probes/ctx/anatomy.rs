@@ -1,0 +1,786 @@
+//! `ctx.anatomy`: why a context switch costs what it does. A ladder of same-CPU futex
+//! ping-pongs, each rung a paired difference between two sides that differ by one cause:
+//!
+//! | rung | side measured | its baseline |
+//! |---|---|---|
+//! | base | two threads switching | the same futex calls in one thread |
+//! | address space | two processes | two threads |
+//! | register state (one per size) | processes leaving that state live | the same loads, released before the switch |
+//! | speculation barrier | processes with PR_SPEC_FORCE_DISABLE | processes without |
+//! | cache refill at S | processes walking S bytes on every turn | processes + the same walks, hot, without switching |
+//! | TLB refill | processes walking one line in each of P pages | the same P lines packed |
+//! | another CPU | the partner pinned to another CPU | both on one CPU |
+//! | all | every cause at once | the same calls, loads and walks in one task, no switch |
+//!
+//! The two sides of a rung run interleaved inside every sample (interleave.rs, as the sweep's
+//! ring and overhead), each side's tasks started afresh at every call, and the plan spreads
+//! every rung's rounds across its passes. The sum of the rungs is checked against `all`
+//! (report/anatomy.rs).
+
+use super::anatomy_regs::{self as regs, Regs, Xsave};
+use super::anatomy_task::{pages_touched, Pair, Side, Walk, LINE};
+use super::anatomy_trace::{tally, Recorder, Tally};
+use super::interleave::{self, Halves, Part};
+use super::Mode;
+use crate::engine::checks;
+use crate::engine::measure::{measure, Context, Spec, Verdict, BASELINE_NOTE};
+use crate::error::Result;
+use crate::evidence::perf::EventSet;
+use crate::evidence::placement::AffinityGuard;
+use crate::model::{Check, Evidence, Measurement, Placement};
+use crate::units::size::fmt_size;
+use std::cell::RefCell;
+
+/// The probe id of every rung.
+pub const PROBE: &str = "ctx.anatomy";
+
+/// What a rung's baseline samples are, in place of the engine's BASELINE_NOTE.
+pub const INTERLEAVED_NOTE: &str = "baseline samples are the baseline halves of the figure's \
+     samples: the measured side's round trips and the baseline side's alternate in two chunks \
+     each (measured, baseline, baseline, measured), so a linear drift of the host adds the same \
+     to both; the evidence windows hold both sides' tasks";
+
+/// One rung of the ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rung {
+    Base,
+    AddressSpace,
+    Regs(Regs),
+    Barrier,
+    Cache {
+        bytes: usize,
+    },
+    Tlb {
+        pages: usize,
+    },
+    OtherCpu,
+    /// Every cause at once, measured directly.
+    All,
+}
+
+impl Rung {
+    /// The `rung` parameter: stable, for JSON, CSV and comparisons.
+    pub fn id(self) -> String {
+        match self {
+            Rung::Base => "base".into(),
+            Rung::AddressSpace => "address-space".into(),
+            Rung::Regs(r) => format!("regs-{}", r.as_str()),
+            Rung::Barrier => "barrier".into(),
+            Rung::Cache { bytes } => format!("cache-{}", fmt_size(bytes as u64)),
+            Rung::Tlb { pages } => format!("tlb-{pages}p"),
+            Rung::OtherCpu => "other-cpu".into(),
+            Rung::All => "all".into(),
+        }
+    }
+
+    /// Which of the quiz's reasons the rung answers.
+    pub fn cause(self) -> &'static str {
+        match self {
+            Rung::Base => "scheduler",
+            Rung::AddressSpace => "address space",
+            Rung::Regs(_) => "register state",
+            Rung::Barrier => "speculation barrier",
+            Rung::Cache { .. } => "caches",
+            Rung::Tlb { .. } => "TLB",
+            Rung::OtherCpu => "another CPU",
+            Rung::All => "all",
+        }
+    }
+}
+
+/// What the ladder runs on: the CPU, the other CPU where there is one, the register states
+/// the CPU offers, whether the barrier can be asked for, the TLB walk's pages.
+#[derive(Debug, Clone)]
+pub struct Ladder {
+    pub cpu: usize,
+    pub other: Option<usize>,
+    pub regs: Vec<Regs>,
+    pub barrier: bool,
+    pub pages: usize,
+    pub xsave: Xsave,
+}
+
+impl Ladder {
+    /// The largest register state the ladder makes live.
+    pub fn top_regs(&self) -> Option<Regs> {
+        self.regs.iter().copied().max()
+    }
+
+    /// The two sides of a rung: (measured, baseline).
+    pub fn sides(&self, rung: Rung) -> (Side, Side) {
+        let (t, p) = (Side::threads(self.cpu), Side::processes(self.cpu));
+        match rung {
+            Rung::Base => (
+                t,
+                Side {
+                    switching: false,
+                    ..t
+                },
+            ),
+            Rung::AddressSpace => (p, t),
+            Rung::Regs(r) => {
+                let on = Side { regs: r, ..p };
+                (
+                    on,
+                    Side {
+                        release: true,
+                        ..on
+                    },
+                )
+            }
+            Rung::Barrier => (Side { barrier: true, ..p }, p),
+            Rung::Cache { bytes } => {
+                let w = Walk::Packed {
+                    lines: bytes / LINE,
+                };
+                (Side { walk: w, ..p }, Side { hot: w, ..p })
+            }
+            Rung::Tlb { pages } => (
+                Side {
+                    walk: Walk::PageStride { pages },
+                    ..p
+                },
+                Side {
+                    walk: Walk::Packed { lines: pages },
+                    ..p
+                },
+            ),
+            Rung::OtherCpu => (
+                Side {
+                    partner_cpu: self.other.unwrap_or(self.cpu),
+                    ..p
+                },
+                p,
+            ),
+            Rung::All => {
+                let regs = self.top_regs().unwrap_or(Regs::Sse);
+                let all = Side {
+                    regs,
+                    barrier: self.barrier,
+                    walk: Walk::PageStride { pages: self.pages },
+                    partner_cpu: self.other.unwrap_or(self.cpu),
+                    ..p
+                };
+                let alone = Side {
+                    mode: Mode::Thread,
+                    switching: false,
+                    regs,
+                    release: true,
+                    hot: Walk::Packed { lines: self.pages },
+                    ..t
+                };
+                (all, alone)
+            }
+        }
+    }
+
+    /// The rungs this ladder measures, in order; `sizes` are the cache rungs' working sets.
+    /// The cache rung at the TLB walk's own lines (P × 64 B) is always among them: the sum
+    /// of the rungs adds that one, whose lines the direct measurement's walk touches.
+    pub fn rungs(&self, sizes: &[usize]) -> Vec<Rung> {
+        let mut out = vec![Rung::Base, Rung::AddressSpace];
+        out.extend(self.regs.iter().map(|&r| Rung::Regs(r)));
+        if self.barrier {
+            out.push(Rung::Barrier);
+        }
+        let mut s: Vec<usize> = sizes.to_vec();
+        s.push(self.pages * LINE);
+        s.sort_unstable();
+        s.dedup();
+        out.extend(s.into_iter().map(|bytes| Rung::Cache { bytes }));
+        out.push(Rung::Tlb { pages: self.pages });
+        if self.other.is_some() {
+            out.push(Rung::OtherCpu);
+        }
+        out.push(Rung::All);
+        out
+    }
+}
+
+/// Why a rung cannot run on this machine, one line each, for the ones that cannot: register
+/// states the CPU or OS does not offer, a barrier the kernel does not offer, one CPU.
+pub fn cannot_apply(
+    xsave: &Xsave,
+    amx: &std::result::Result<(), String>,
+    other: Option<usize>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for r in Regs::LADDER {
+        if let Some(why) = regs::regs_unavailable(xsave, r, amx) {
+            out.push((Rung::Regs(r).id(), why));
+        }
+    }
+    if let Some(why) = regs::barrier_unavailable(regs::spec_get()) {
+        out.push((Rung::Barrier.id(), why));
+    }
+    if other.is_none() {
+        out.push((
+            Rung::OtherCpu.id(),
+            "only one CPU is allowed here: the partner cannot sleep on another".into(),
+        ));
+    }
+    out
+}
+
+/// The XSAVE bytes a register state adds, for its label.
+fn regs_bytes(x: &Xsave, r: Regs) -> u32 {
+    x.bytes_of(r.components())
+}
+
+/// The rung's spec: its parameters and what it measures.
+fn rung_spec(l: &Ladder, rung: Rung, sides: &(Side, Side)) -> Spec {
+    let mut spec = Spec::new(PROBE, "ns/switch", "ns/round trip", 2.0)
+        .param("rung", rung.id())
+        .param("cause", rung.cause())
+        .param("cpus", vec![l.cpu])
+        .events_set(EventSet::None)
+        .note(format!(
+            "per switch = (round trip of {} − round trip of {}) / 2 switches; the two sides \
+             alternate in two chunks each inside every sample (measured, baseline, baseline, \
+             measured)",
+            describe(&sides.0),
+            describe(&sides.1)
+        ));
+    match rung {
+        Rung::Regs(r) => {
+            spec = spec
+                .param("regs", r.as_str())
+                .param("xsave_bytes", regs_bytes(&l.xsave, r))
+                .param("xsave_area_bytes", l.xsave.enabled_bytes)
+        }
+        Rung::Cache { bytes } => spec = spec.param("size", bytes as u64),
+        Rung::Tlb { pages } => spec = spec.param("pages", pages),
+        Rung::OtherCpu => spec = spec.param("partner_cpu", l.other.unwrap_or(l.cpu)),
+        Rung::All => {
+            spec = spec
+                .param("regs", l.top_regs().unwrap_or(Regs::Sse).as_str())
+                .param("barrier", l.barrier)
+                .param("pages", l.pages)
+                .param("partner_cpu", l.other.unwrap_or(l.cpu))
+        }
+        _ => {}
+    }
+    spec
+}
+
+/// A side in words, for the rung's note.
+pub fn describe(s: &Side) -> String {
+    let mut w = vec![match (s.mode, s.switching) {
+        (_, false) => "one task alone (no switch)".to_string(),
+        (Mode::Thread, true) => "two threads".into(),
+        (Mode::Process, true) => "two processes".into(),
+    }];
+    if s.regs != Regs::Sse {
+        w.push(format!(
+            "{} state loaded{}",
+            s.regs.as_str(),
+            if s.release {
+                " then released"
+            } else {
+                " and live"
+            }
+        ));
+    }
+    if s.barrier {
+        w.push("indirect-branch barrier asked for".into());
+    }
+    match s.walk {
+        Walk::None => {}
+        Walk::Packed { lines } => w.push(format!("each walks {lines} packed lines")),
+        Walk::PageStride { pages } => {
+            w.push(format!("each walks one line in each of {pages} pages"))
+        }
+    }
+    if s.hot != Walk::None {
+        w.push(format!("{} lines walked twice hot", s.hot.lines()));
+    }
+    if s.partner_cpu != s.cpu {
+        w.push(format!("partner on CPU {}", s.partner_cpu));
+    }
+    w.join(", ")
+}
+
+/// What the controls of a rung saw, for its checks.
+#[derive(Debug, Clone, Default)]
+pub struct Controls {
+    /// XINUSE AND over both measured tasks, OR over both baseline tasks.
+    pub live_and: Option<u64>,
+    pub released_or: Option<u64>,
+    /// The measured tasks' prctl answers and status lines; the baseline's status lines.
+    pub spec: Vec<i64>,
+    pub status_on: Vec<Option<String>>,
+    pub status_off: Vec<Option<String>>,
+    /// (lines, resident pages) of the measured and the baseline walk on fresh mappings.
+    pub walk_on: Option<(usize, usize)>,
+    pub walk_off: Option<(usize, usize)>,
+}
+
+/// Measure one rung.
+pub fn measure_rung(ctx: &Context, l: &Ladder, rung: Rung) -> Result<Measurement> {
+    let _pin = AffinityGuard::pin_current(&[l.cpu])?;
+    let sides = l.sides(rung);
+    let observe = l.xsave.xinuse;
+    let on = RefCell::new(Pair::start(sides.0, observe, true)?);
+    let off = RefCell::new(Pair::start(sides.1, observe, true)?);
+    let mut ctl = Controls::default();
+    if let Rung::Tlb { .. } | Rung::All = rung {
+        ctl.walk_on = Some(pages_touched(sides.0.walk)?);
+        ctl.walk_off = Some(pages_touched(sides.1.walk)?);
+    }
+    let mut participants = on.borrow().participants.clone();
+    participants.extend(off.borrow().participants.iter().cloned());
+    let mut start = on.borrow().start_cpus.clone();
+    start.extend(off.borrow().start_cpus.iter().copied());
+    let halves = Halves::default();
+    let mut raw = |iters: u64| {
+        halves.ring(iters, |n| {
+            interleave::run(n, |part, k| match part {
+                Part::Ring => on.borrow_mut().run(k),
+                Part::Overhead => off.borrow_mut().run(k),
+            })
+        })
+    };
+    let mut base = |iters: u64| halves.overhead(iters, |n| off.borrow_mut().run(n));
+    let spec = rung_spec(l, rung, &sides);
+    let (s_on, s_off) = sides;
+    let m = measure(
+        ctx,
+        spec,
+        participants,
+        start,
+        &mut raw,
+        Some(&mut base),
+        |ev| {
+            let (a, b) = (on.borrow(), off.borrow());
+            if observe {
+                ctl.live_and = Some(a.seen.and[0] & a.seen.and[1]);
+                ctl.released_or = Some(b.seen.or[0] | b.seen.or[1]);
+            }
+            ctl.spec = a.spec_answers().to_vec();
+            ctl.status_on = a.status_lines();
+            ctl.status_off = b.status_lines();
+            rung_verdict(ev, rung, (&s_on, &s_off), &ctl)
+        },
+    );
+    let mut m = m?;
+    m.notes.retain(|n| n != BASELINE_NOTE);
+    m.notes.push(INTERLEAVED_NOTE.into());
+    if rung == Rung::Barrier {
+        if let Some(Some(s)) = on.borrow().status_lines().first() {
+            m.params
+                .insert("speculation_status".into(), s.clone().into());
+        }
+    }
+    // In the first round: the merged measurement keeps the first round's parameters.
+    if !ctx.make_up && ctx.round.is_none_or(|r| r.index == 0) {
+        let (mut a, mut b) = (on.borrow_mut(), off.borrow_mut());
+        trace_pass(&mut a, &mut b, &mut m, rung)?;
+    }
+    Ok(m)
+}
+
+/// Round trips of each side the trace pass records.
+const TRACED_ROUND_TRIPS: u64 = 200;
+
+/// After the first round's samples: the kernel's tlb_flush and register-save records of both sides' tasks
+/// over [`TRACED_ROUND_TRIPS`] round trips each, per switch, in the `trace` parameter; where
+/// the rung makes a register state live, a check that every save found it live. Where
+/// tracing cannot run, the one line why (`trace` then holds it) and the rest stands.
+fn trace_pass(on: &mut Pair, off: &mut Pair, m: &mut Measurement, rung: Rung) -> Result<()> {
+    let mut cpus = vec![on.side.cpu, on.side.partner_cpu, off.side.partner_cpu];
+    cpus.sort_unstable();
+    cpus.dedup();
+    let tids: Vec<i32> = on
+        .participants
+        .iter()
+        .chain(&off.participants)
+        .map(|p| p.tid)
+        .collect();
+    let mut rec = match Recorder::open(&cpus, &tids) {
+        Ok(r) => r,
+        Err(e) => {
+            m.params
+                .insert("trace".into(), format!("not recorded: {e}").into());
+            return Ok(());
+        }
+    };
+    let n = TRACED_ROUND_TRIPS;
+    let ((), rec_on) = rec.around(|| on.run(n).map(|_| ()))?;
+    let ((), rec_off) = rec.around(|| off.run(n).map(|_| ()))?;
+    let tids_of = |p: &Pair| p.participants.iter().map(|x| x.tid).collect::<Vec<_>>();
+    let t_on = tally(&rec.formats, &rec_on, &tids_of(on));
+    let t_off = tally(&rec.formats, &rec_off, &tids_of(off));
+    let per_switch = |t: &Tally, switching: bool| -> serde_json::Value {
+        let switches = (2 * n * u64::from(switching)).max(1) as f64;
+        serde_json::json!({
+            "tlb_flush_per_switch": t.tlb_flush.iter()
+                .map(|(k, v)| (k.clone(), serde_json::json!(*v as f64 / switches)))
+                .collect::<serde_json::Map<_, _>>(),
+            "fpu_saves_per_switch": t.fpu_saves as f64 / switches,
+            "fpu_live_in_every_save": format!("{:#x}", t.fpu_live_in_all),
+            "lost": t.lost,
+        })
+    };
+    m.params.insert(
+        "trace".into(),
+        serde_json::json!({
+            "round_trips": n,
+            "measured": per_switch(&t_on, on.side.switching),
+            "baseline": per_switch(&t_off, off.side.switching),
+        }),
+    );
+    if let Rung::Regs(r) = rung {
+        let c = saved_live_check(r, &t_on);
+        if !c.ok {
+            m.valid = false;
+            m.status = crate::model::Status::Invalid;
+        }
+        m.checks.push(c);
+    }
+    Ok(())
+}
+
+/// Every register save the kernel recorded at the measured side's switches found the state
+/// live (x86_fpu_regs_deactivated's xfeatures).
+pub fn saved_live_check(r: Regs, t: &Tally) -> Check {
+    let want = r.components();
+    Check {
+        name: format!("{} state saved live (x86_fpu)", r.as_str()),
+        expected: format!("xfeatures ⊇ {want:#x} in every save"),
+        observed: format!("{:#x} in {} saves", t.fpu_live_in_all & want, t.fpu_saves),
+        ok: t.fpu_saves > 0 && t.fpu_live_in_all & want == want,
+    }
+}
+
+/// The checks of a rung: the switches both sides make, no migrations, placement, and the
+/// control the rung's cause needs (below).
+pub fn rung_verdict(ev: &Evidence, rung: Rung, sides: (&Side, &Side), ctl: &Controls) -> Verdict {
+    let want =
+        2.0 * (f64::from(u8::from(sides.0.switching)) + f64::from(u8::from(sides.1.switching)));
+    let (sw, source) = checks::switches_per_op(ev);
+    let mut c = checks::near(
+        "context switches per round trip of both sides",
+        want,
+        0.05,
+        sw,
+    );
+    c.observed = format!("{sw:.3} ({source})");
+    let mut out = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
+    let mut warnings = Vec::new();
+    let two_cpus = sides.0.partner_cpu != sides.0.cpu;
+    let holding = if two_cpus {
+        checks::Holding::MaySleep
+    } else {
+        checks::Holding::Continuous
+    };
+    checks::add_occupancy_with(ev, holding, &mut out, &mut warnings);
+    out.extend(control_checks(rung, sides, ctl, &ev.cpus));
+    (out, warnings)
+}
+
+/// The checks that prove a rung's control took effect.
+pub fn control_checks(
+    rung: Rung,
+    sides: (&Side, &Side),
+    ctl: &Controls,
+    cpus: &[Placement],
+) -> Vec<Check> {
+    let mut out = Vec::new();
+    let regs_rung = match rung {
+        Rung::Regs(r) => Some(r),
+        Rung::All => Some(sides.0.regs).filter(|r| *r != Regs::Sse),
+        _ => None,
+    };
+    if let Some(r) = regs_rung {
+        out.push(live_check(r, ctl.live_and));
+        if rung != Rung::All {
+            out.push(released_check(r, ctl.released_or));
+        }
+    }
+    if sides.0.barrier {
+        out.push(barrier_check(&ctl.spec, &ctl.status_on, &ctl.status_off));
+    }
+    if let Walk::PageStride { pages } = sides.0.walk {
+        out.push(walk_check(
+            "page-stride walk's distinct pages",
+            pages,
+            pages,
+            ctl.walk_on,
+        ));
+        if let Walk::Packed { lines } = sides.1.walk {
+            out.push(walk_check(
+                "packed walk's pages",
+                lines,
+                lines.div_ceil(64),
+                ctl.walk_off,
+            ));
+        }
+    }
+    if sides.0.partner_cpu != sides.0.cpu {
+        out.push(other_cpu_check(cpus, sides.0.cpu, sides.0.partner_cpu));
+    }
+    out
+}
+
+/// The state was live at every switch of both measured tasks: its XINUSE bits set in the AND
+/// of every reading taken right before a switch.
+pub fn live_check(r: Regs, and: Option<u64>) -> Check {
+    let want = r.components();
+    Check {
+        name: format!("{} state live at every switch", r.as_str()),
+        expected: format!("XINUSE ⊇ {want:#x} in both tasks"),
+        observed: and.map_or("XINUSE not read".into(), |a| format!("{:#x}", a & want)),
+        ok: and.is_some_and(|a| a & want == want),
+    }
+}
+
+/// The baseline's state was released before every switch: none of its bits in the OR.
+pub fn released_check(r: Regs, or: Option<u64>) -> Check {
+    let want = r.components();
+    Check {
+        name: format!("{} state released in the baseline", r.as_str()),
+        expected: format!("XINUSE ∩ {want:#x} = 0 at every switch"),
+        observed: or.map_or("XINUSE not read".into(), |o| format!("{:#x}", o & want)),
+        ok: or.is_some_and(|o| o & want == 0),
+    }
+}
+
+/// Both measured tasks read back a forced-off indirect-branch speculation (prctl and their
+/// /proc status), the baseline's tasks did not.
+pub fn barrier_check(spec: &[i64], on: &[Option<String>], off: &[Option<String>]) -> Check {
+    let granted = !spec.is_empty()
+        && spec
+            .iter()
+            .all(|&g| regs::barrier_granted(regs::SpecAnswer { get: g }));
+    let forced = |s: &Option<String>| s.as_deref().is_some_and(|v| v.contains("force disabled"));
+    let ok = granted && !on.is_empty() && on.iter().all(forced) && !off.iter().any(forced);
+    let show = |v: &[Option<String>]| {
+        v.iter()
+            .map(|s| s.as_deref().unwrap_or("unread"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Check {
+        name: "indirect-branch barrier granted".into(),
+        expected: "prctl reads force disabled, status 'force disabled' (baseline not)".into(),
+        observed: format!(
+            "prctl {:?}; status {} (baseline {})",
+            spec,
+            show(on),
+            show(off)
+        ),
+        ok,
+    }
+}
+
+/// A walk touched the pages it claims, counted on a fresh mapping.
+pub fn walk_check(name: &str, lines: usize, pages: usize, seen: Option<(usize, usize)>) -> Check {
+    Check {
+        name: name.into(),
+        expected: format!("{lines} lines in {pages} pages"),
+        observed: seen.map_or("not counted".into(), |(l, p)| {
+            format!("{l} lines in {p} pages")
+        }),
+        ok: seen == Some((lines, pages)),
+    }
+}
+
+/// The measured side's partner ran on the other CPU (start and end), its timer on the first.
+pub fn other_cpu_check(cpus: &[Placement], cpu: usize, other: usize) -> Check {
+    let on = |i: usize, c: usize| {
+        cpus.get(i)
+            .is_some_and(|p| p.start == Some(c) && p.end == Some(c))
+    };
+    Check {
+        name: "partner ran on another CPU".into(),
+        expected: format!("timer on CPU {cpu}, partner on CPU {other}"),
+        observed: cpus
+            .iter()
+            .take(2)
+            .map(|p| format!("{} on {:?}→{:?}", p.role, p.start, p.end))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ok: on(0, cpu) && on(1, other) && cpu != other,
+    }
+}
+
+/// What an item of this probe takes beyond its samples: four tasks started at every call
+/// (two sides), the TLB rungs' working sets filled (16 MiB a task at 4,096 pages).
+pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
+    setup_s_per_byte: 4e-9,
+    ..crate::engine::estimate::Cost::with_partners(0.7, 0.02)
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sampler::SamplingConfig;
+
+    fn ladder(cpu: usize) -> Ladder {
+        Ladder {
+            cpu,
+            other: None,
+            regs: Vec::new(),
+            barrier: false,
+            pages: 256,
+            xsave: regs::xsave(),
+        }
+    }
+
+    #[test]
+    fn the_ladder_always_has_the_tlb_walks_own_cache_rung_and_the_direct_one() {
+        let l = Ladder {
+            regs: vec![Regs::Avx, Regs::Avx512],
+            other: Some(0),
+            ..ladder(1)
+        };
+        let ids: Vec<String> = l.rungs(&[48 << 10]).iter().map(|r| r.id()).collect();
+        assert_eq!(
+            ids,
+            [
+                "base",
+                "address-space",
+                "regs-avx",
+                "regs-avx-512",
+                "cache-16k",
+                "cache-48k",
+                "tlb-256p",
+                "other-cpu",
+                "all"
+            ]
+        );
+        // Each rung's sides differ by its cause alone.
+        let (a, b) = l.sides(Rung::Regs(Regs::Avx512));
+        assert_eq!(
+            Side {
+                release: false,
+                ..b
+            },
+            a
+        );
+        let (a, b) = l.sides(Rung::Tlb { pages: 256 });
+        assert_eq!(a.walk.lines(), b.walk.lines());
+        assert_ne!(a.walk, b.walk);
+    }
+
+    #[test]
+    fn a_task_that_forgets_to_dirty_fails_the_liveness_check() {
+        assert!(live_check(Regs::Avx512, Some(0xe7)).ok);
+        assert!(!live_check(Regs::Avx512, Some(0x07)).ok);
+        assert!(!live_check(Regs::Avx, None).ok);
+        assert!(released_check(Regs::Avx, Some(0x3)).ok);
+        assert!(!released_check(Regs::Avx, Some(0x7)).ok);
+        let x = regs::xsave();
+        let amx = regs::request_amx();
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
+        let Some(r) = Regs::LADDER
+            .into_iter()
+            .rev()
+            .find(|r| regs::regs_unavailable(&x, *r, &amx).is_none())
+        else {
+            return;
+        };
+        let _pin = AffinityGuard::pin_current(&[cpu]).unwrap();
+        let side = Side {
+            regs: r,
+            ..Side::processes(cpu)
+        };
+        for (dirty, live) in [(true, true), (false, false)] {
+            let mut p = Pair::start(side, true, dirty).unwrap();
+            p.run(50).unwrap();
+            let and = p.seen.and[0] & p.seen.and[1];
+            assert_eq!(
+                live_check(r, Some(and)).ok,
+                live,
+                "{r:?} dirty {dirty}: {and:#x}"
+            );
+        }
+        let mut p = Pair::start(
+            Side {
+                release: true,
+                ..side
+            },
+            true,
+            true,
+        )
+        .unwrap();
+        p.run(50).unwrap();
+        assert!(released_check(r, Some(p.seen.or[0] | p.seen.or[1])).ok);
+    }
+
+    #[test]
+    fn the_barrier_check_wants_the_answer_the_tasks_read_back() {
+        let f = Some("conditional force disabled".to_string());
+        let e = Some("conditional enabled".to_string());
+        assert!(barrier_check(&[9, 9], &[f.clone(), f.clone()], &[e.clone(), e.clone()]).ok);
+        // A task that did not ask: its answer and status say enabled.
+        assert!(!barrier_check(&[9, 3], &[f.clone(), e.clone()], std::slice::from_ref(&e)).ok);
+        assert!(!barrier_check(&[], &[], &[]).ok);
+        // The baseline forced off too: the difference would not be the barrier's.
+        assert!(!barrier_check(&[9, 9], &[f.clone(), f.clone()], &[f]).ok);
+        if regs::barrier_unavailable(regs::spec_get()).is_some() {
+            return;
+        }
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
+        let _pin = AffinityGuard::pin_current(&[cpu]).unwrap();
+        let on = Pair::start(
+            Side {
+                barrier: true,
+                ..Side::processes(cpu)
+            },
+            false,
+            true,
+        )
+        .unwrap();
+        let off = Pair::start(Side::processes(cpu), false, true).unwrap();
+        let c = barrier_check(&on.spec_answers(), &on.status_lines(), &off.status_lines());
+        assert!(c.ok, "{c:?}");
+        // A side that never asked, judged as if it had: fails.
+        let c = barrier_check(&off.spec_answers(), &off.status_lines(), &[]);
+        assert!(!c.ok, "{c:?}");
+    }
+
+    #[test]
+    fn walks_and_placement_are_checked_against_what_they_claim() {
+        let real = pages_touched(Walk::PageStride { pages: 100 }).unwrap();
+        assert!(walk_check("p", 100, 100, Some(real)).ok);
+        // A "page-stride" walk planted with the packed stride touches few pages: fails.
+        let planted = pages_touched(Walk::Packed { lines: 100 }).unwrap();
+        assert!(!walk_check("p", 100, 100, Some(planted)).ok);
+        let at = |c: usize| Placement {
+            role: "x".into(),
+            requested: vec![c],
+            start: Some(c),
+            end: Some(c),
+            ..Default::default()
+        };
+        assert!(other_cpu_check(&[at(0), at(1)], 0, 1).ok);
+        // A partner that stayed on the timer's CPU.
+        assert!(!other_cpu_check(&[at(0), at(0)], 0, 1).ok);
+    }
+
+    /// A small real rung: both sides' tasks in its evidence, a baseline, a value or a reason.
+    #[test]
+    fn a_small_real_rung_measures_both_sides() {
+        let cfg = SamplingConfig {
+            warmup_ns: 5_000_000,
+            target_sample_ns: 1_000_000,
+            min_samples: 6,
+            max_samples: 12,
+            rel_ci_target: 0.5,
+            budget_ns: 150_000_000,
+            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
+        };
+        let ctx = Context::new(cfg);
+        let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
+        let l = ladder(cpu);
+        let m = measure_rung(&ctx, &l, Rung::AddressSpace).unwrap();
+        assert_eq!(m.params["rung"], "address-space");
+        assert_eq!(m.evidence.cpus.len(), 4);
+        assert!(m.baseline.is_some() && m.difference.is_some());
+        assert_eq!(m.samples.len(), m.baseline_samples.len());
+        let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"context switches per round trip of both sides"));
+        assert!(m.checks.iter().find(|c| c.name == "placement").unwrap().ok);
+    }
+}
