@@ -99,6 +99,7 @@ fn every_figure_of_every_recorded_report_accounts_for_its_points() {
     for name in [
         "c2c",
         "fault",
+        "noise",
         "ipc",
         "memlat",
         "mmap",

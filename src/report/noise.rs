@@ -457,6 +457,18 @@ impl Family for Noise {
         "noise"
     }
 
+    fn fixture(&self) -> Option<&'static str> {
+        Some("noise")
+    }
+
+    fn quick(&self) -> &'static [&'static str] {
+        &["noise", "--duration", "100ms"]
+    }
+
+    fn has_shown(&self) -> bool {
+        true
+    }
+
     fn under_table(&self, run: &Run, verbose: bool) -> String {
         text(run, verbose)
     }
