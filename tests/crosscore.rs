@@ -223,12 +223,17 @@ fn rpc_local_totals_and_traced_breakdown() {
         // read 0.
         assert_eq!(parts.len(), 6, "{parts:?}");
         assert!(!parts.iter().any(|p| p.contains("IPI")), "{parts:?}");
+        // Notes are sentences; warnings are typed remarks, read through their words.
         let says_one_cpu = |key: &str| {
-            traced[key]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|w| w.as_str().unwrap().starts_with("one CPU"))
+            traced[key].as_array().unwrap().iter().any(|w| {
+                let text = match w.as_str() {
+                    Some(s) => s.to_string(),
+                    None => oscost::report::remarks::words(
+                        &serde_json::from_value::<oscost::model::Remark>(w.clone()).unwrap(),
+                    ),
+                };
+                text.starts_with("one CPU")
+            })
         };
         assert!(
             says_one_cpu("notes") && !says_one_cpu("warnings"),

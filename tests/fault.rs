@@ -210,6 +210,19 @@ fn dir_is_empty(p: &Path) -> bool {
     std::fs::read_dir(p).unwrap().next().is_none()
 }
 
+/// Whether process `pid` has a file open whose path (deleted or not) lies in `dir`.
+fn holds_a_file_in(pid: u32, dir: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    let open = fds
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .any(|target| target.starts_with(dir));
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    open || maps.contains(&format!("{}/", dir.display()))
+}
+
 #[test]
 fn interrupted_run_removes_its_scratch_file_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
@@ -235,9 +248,10 @@ fn interrupted_run_removes_its_scratch_file_and_exits_130() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the scratch file exists (the run is mid-way), then Ctrl-C.
+    // Wait until the run holds its scratch file open (mid-way), then Ctrl-C. The file is
+    // unlinked as soon as it is opened, so it is seen through the process's open files.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while dir_is_empty(dir.path()) {
+    while !holds_a_file_in(child.id(), dir.path()) {
         assert!(std::time::Instant::now() < deadline, "no scratch file");
         assert!(child.try_wait().unwrap().is_none(), "exited early");
         std::thread::sleep(std::time::Duration::from_millis(5));

@@ -191,8 +191,21 @@ fn contents(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// Whether process `pid` has a file open or mapped whose path (deleted or not) lies in `dir`.
+fn holds_a_file_in(pid: u32, dir: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    let open = fds
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .any(|target| target.starts_with(dir));
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    open || maps.contains(&format!("{}/", dir.display()))
+}
+
 /// Starts `args`, waits until `ready` sees its scratch, then kills it with SIGKILL.
-fn kill_when(dir: &Path, rt: &Path, args: &[&str], ready: impl Fn() -> bool) {
+fn kill_when(dir: &Path, rt: &Path, args: &[&str], ready: impl Fn(u32) -> bool) {
     let mut child = oscost(dir)
         .env("OSCOST_RUNTIME_DIR", rt)
         .args(args)
@@ -201,7 +214,7 @@ fn kill_when(dir: &Path, rt: &Path, args: &[&str], ready: impl Fn() -> bool) {
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !ready() {
+    while !ready(child.id()) {
         assert!(
             child.try_wait().unwrap().is_none(),
             "{args:?} ended before its scratch appeared"
@@ -229,21 +242,21 @@ fn scratch_left_by_kill_9_is_removed_by_the_next_start() {
         "--no-save",
     ];
     // The default scratch directory, then files in a user --dir.
-    kill_when(dir.path(), &rt, &fault, || {
+    kill_when(dir.path(), &rt, &fault, |_| {
         contents(&rt).iter().any(|p| {
             p.file_name()
                 .unwrap()
                 .to_string_lossy()
-                .starts_with(".oscost-")
+                .starts_with("scratch-")
         })
     });
     assert!(!contents(&rt).is_empty(), "kill -9 left the scratch behind");
     let mut with_dir = fault.to_vec();
     with_dir.extend(["--dir", user.to_str().unwrap()]);
-    kill_when(dir.path(), &rt, &with_dir, || {
-        contents(&user)
-            .iter()
-            .any(|p| p.file_name().unwrap().to_string_lossy().contains("-fault-"))
+    // A file in a user's directory loses its name as soon as it is open: the run is
+    // seen holding it.
+    kill_when(dir.path(), &rt, &with_dir, |pid| {
+        holds_a_file_in(pid, &user)
     });
     let o = oscost(dir.path())
         .env("OSCOST_RUNTIME_DIR", &rt)

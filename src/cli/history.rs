@@ -91,7 +91,11 @@ pub fn run(a: HistoryArgs) -> Result<i32> {
             for r in runs {
                 if host.as_ref() != Some(&r.host_key) {
                     flush(&mut rows);
-                    println!("{}  [{}]", r.machine, r.host_key);
+                    let header = format!("{}  [{}]", r.machine, r.host_key);
+                    println!(
+                        "{}",
+                        crate::report::term::wrap(&header, term.width, "", "    ")
+                    );
                     host = Some(r.host_key.clone());
                 }
                 let mut valid = if r.invalid == 0 {

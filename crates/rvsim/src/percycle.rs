@@ -12,7 +12,7 @@
 //!   first half;
 //! * the PC steps by 4 when the 32-bit word at it has its low two bits set or is zero, by 2
 //!   otherwise (C enabled), so a wrong-path address depends on what memory holds there;
-//! * the load-use hazard compares the load's `rd` with bits 19:15 and 24:20 of the next
+//! * the load-use hazard compares the load's `rd` with bits 15-19 and 20-24 of the next
 //!   instruction (expanded from its compressed form) whatever its format, x0 included: an
 //!   `addi` whose immediate's low 5 bits name the loaded register waits too;
 //! * an `ecall` waits in EX until no older instruction that writes a register (by opcode,
