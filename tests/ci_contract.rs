@@ -56,7 +56,7 @@ fn the_run_contract_passes_a_good_run_and_fails_each_broken_one() {
     assert!(ok, "a good run fails the contract: {err}");
 
     type Break = fn(&mut Value);
-    let cases: [(&str, Break, &str); 7] = [
+    let cases: [(&str, Break, &str); 9] = [
         (
             "an unstable figure without its value",
             |r| {
@@ -100,6 +100,21 @@ fn the_run_contract_passes_a_good_run_and_fails_each_broken_one() {
                 first(r)["checks"][0]["ok"] = false.into();
             },
             "AssertionError: call.function",
+        ),
+        (
+            "a version-2 run whose warning is a sentence",
+            |r| {
+                r["schema_version"] = 2.into();
+                first(r).insert("warnings".into(), serde_json::json!(["2 of 9 outliers"]));
+            },
+            "call.function: warning is not a version-2 warning",
+        ),
+        (
+            "a version-1 run whose warning is a remark",
+            |r| {
+                first(r).insert("warnings".into(), serde_json::json!([{"kind": "outliers"}]));
+            },
+            "call.function: warning is not a version-1 warning",
         ),
         (
             "a suite probe missing",
