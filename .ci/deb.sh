@@ -24,7 +24,7 @@ rm -rf target/debian
 cargo deb --no-build --quiet >/dev/null
 deb=$(ls target/debian/oscost_*.deb)
 echo "== deb: $deb, $(du -k "$deb" | cut -f1) KiB"
-dpkg-deb --contents "$deb" | grep -q './usr/share/man/man1/oscost.1.gz'
+dpkg-deb --contents "$deb" | grep './usr/share/man/man1/oscost.1.gz' >/dev/null
 if dpkg -s oscost >/dev/null 2>&1; then
     echo "== deb: an oscost package is installed already; not replacing it" >&2
     exit 1

@@ -133,7 +133,14 @@ pub fn check_can_save(path: &Path) -> Result<()> {
             .write(true)
             .open(path)
             .map_err(|e| Error::usage(format!("{shown}: cannot write the history ({e})")))?;
-        Store::open_existing(path)?;
+        // A history another process holds locked now can still take the run: the save
+        // waits for the lock and keeps the run in a file if it is still held then.
+        match Store::open_existing(path) {
+            Err(_) if is_locked(path) => {}
+            r => {
+                r?;
+            }
+        }
         return Ok(());
     }
     let mut dir = match path.parent() {
