@@ -10,6 +10,9 @@ export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/home" "$scratch/tmp"
+# mktemp makes 0700: the tests that drop to an unprivileged user need to reach their files.
+chmod 0755 "$scratch"
+chmod 1777 "$scratch/tmp"
 tree() { git status --porcelain --untracked-files=all 2>/dev/null || true; }
 before="$(tree)"
 status=0
