@@ -341,6 +341,7 @@ fn conclude(
         additive: None,
         observer: None,
         noise: None,
+        switch_trace: None,
     })
 }
 
