@@ -680,13 +680,6 @@ pub fn other_cpu_check(cpus: &[Placement], cpu: usize, other: usize) -> Check {
     }
 }
 
-/// What an item of this probe takes beyond its samples: four tasks started at every call
-/// (two sides), the TLB rungs' working sets filled (16 MiB a task at 4,096 pages).
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    setup_s_per_byte: 4e-9,
-    ..crate::engine::estimate::Cost::with_partners(0.7, 0.02)
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
