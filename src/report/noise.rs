@@ -7,7 +7,7 @@ use super::family::{Ask, Family, Shown};
 use super::figures::Size;
 use super::plot::{LogBin, LogHistogram, StackedBars, StackedRow};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom};
-use crate::model::Run;
+use crate::model::{Num, Remark, Run};
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
 pub const PROBE: &str = "noise.lost";
@@ -28,6 +28,23 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
     v.sort_by_key(|n| n.cpu);
     v
 }
+
+/// A CPU's figure, as every view says it: the median of its 100 ms windows' lost shares
+/// and the 95% interval of that median, in percent (the measurement's value; its raw
+/// samples' where the measurement is invalid). None where the run has no measurement of it.
+pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
+    run.measurements
+        .iter()
+        .filter(|m| m.probe == PROBE)
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
+        .map(|m| {
+            let s = m.value.as_ref().unwrap_or(&m.raw);
+            [s.median, s.ci95[0], s.ci95[1]]
+        })
+}
+
+/// What the figure is, in the words every view uses.
+pub const FIGURE_IS: &str = "median of the 100 ms windows' lost shares, 95% interval";
 
 /// A cause as people read it ("timer tick", "irq 36 virtio1-req.0", "task rustc"); names
 /// from the run made inert for a terminal.
@@ -81,7 +98,7 @@ fn untraced(a: &Attribution) -> Option<String> {
 }
 
 /// The per-CPU table: lost share, gaps per second, distribution, threshold.
-fn overview(cs: &[&NoiseCpu]) -> String {
+fn overview(run: &Run, cs: &[&NoiseCpu]) -> String {
     let mut s = format!(
         "{:<4} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         "CPU", "lost", "gaps/s", "median", "p99", "p99.9", "max", "threshold"
@@ -91,7 +108,10 @@ fn overview(cs: &[&NoiseCpu]) -> String {
         s.push_str(&format!(
             "{:<4} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
             n.cpu,
-            pct(n.lost_ns, n.wall_ns),
+            figure(run, n.cpu).map_or_else(
+                || pct(n.lost_ns, n.wall_ns),
+                |f| format!("{}%", fmt_num(f[0]))
+            ),
             fmt_num(n.gaps_per_s()),
             fmt_time(d.median_ns),
             fmt_time(d.p99_ns),
@@ -100,6 +120,19 @@ fn overview(cs: &[&NoiseCpu]) -> String {
             fmt_time(n.threshold_ns as f64),
         ));
     }
+    let whole: Vec<String> = cs.iter().map(|n| pct(n.lost_ns, n.wall_ns)).collect();
+    s.push_str(
+        &(crate::report::term::wrap(
+            &format!(
+                "lost: each CPU's figure in the table above, the {FIGURE_IS}; the \
+                 whole window's gaps, which the causes split: {}",
+                whole.join(", ")
+            ),
+            78,
+            "",
+            "  ",
+        ) + "\n"),
+    );
     let steps: Vec<String> = cs.iter().map(|n| fmt_time(n.step_ns)).collect();
     let given = cs.iter().any(|n| n.threshold_from == ThresholdFrom::Given);
     s.push_str(&if given {
@@ -200,6 +233,19 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
             fmt_num(c * 100.0)
         ));
     }
+    for c in t.counts.iter().filter(|c| !c.agrees()) {
+        out.push(format!(
+            "causes partial: {} traced {} against the /proc delta {} (±2%): {}",
+            count_row_label(&c.row),
+            fmt_thousands(c.traced),
+            fmt_thousands(c.proc_delta),
+            if c.traced < c.proc_delta {
+                "the recording missed some"
+            } else {
+                "an edge that came while its handler ran is counted once, handled twice"
+            }
+        ));
+    }
     if t.lost_records > 0 {
         out.push(format!(
             "the kernel dropped {} trace records (a full ring): counts and causes are short",
@@ -215,6 +261,15 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
     out.iter()
         .map(|l| super::term::wrap(&format!("! {l}"), 78, "  ", "    ") + "\n")
         .collect()
+}
+
+/// A /proc row as people read it: "IRQ 42" for a numbered row, the row's key otherwise.
+fn count_row_label(row: &str) -> String {
+    if row.chars().all(|c| c.is_ascii_digit()) {
+        format!("IRQ {row}")
+    } else {
+        crate::escape::terminal(row).into_owned()
+    }
 }
 
 /// One CPU's longest gaps: when, how long, and their first causes.
@@ -294,7 +349,7 @@ pub fn text(run: &Run, verbose: bool) -> String {
         "  ",
     ));
     s.push('\n');
-    s.push_str(&overview(&cs));
+    s.push_str(&overview(run, &cs));
     let missing: Vec<String> = cs.iter().filter_map(|n| untraced(&n.attribution)).collect();
     if missing.len() == cs.len() && missing.windows(2).all(|w| w[0] == w[1]) {
         s.push_str(&super::term::wrap(
@@ -397,18 +452,24 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
                         .sum(),
                 ));
             }
-            let lost = n.lost_share() * 100.0;
+            // The bar is the CPU's figure, split by the causes' shares of its gap time.
+            let whole = n.lost_share() * 100.0;
+            let total = figure(run, n.cpu).unwrap_or([whole, whole, whole]);
+            let scale = if whole > 0.0 { total[0] / whole } else { 0.0 };
+            for x in &mut seg {
+                *x *= scale;
+            }
             StackedRow {
                 label: format!("CPU {}", n.cpu),
                 segments: seg,
-                total: [lost, lost, lost],
+                total,
                 note: String::new(),
                 marker: None,
             }
         })
         .collect();
     let svg = StackedBars {
-        title: "OS noise by cause".into(),
+        title: "OS noise: lost share (median of 100 ms windows, 95% interval) by cause".into(),
         subtitle: subtitle.to_string(),
         value_label: "% of the CPU's time".into(),
         segments,
@@ -467,6 +528,22 @@ impl Family for Noise {
 
     fn has_shown(&self) -> bool {
         true
+    }
+
+    fn words(&self, r: &Remark) -> Option<String> {
+        if !r.is_family(crate::probes::noise::PARTIAL) {
+            return None;
+        }
+        let n = |i: usize| {
+            let v = r.values.get(i).map_or(Num::one(f64::NAN), |v| *v);
+            super::remarks::span(v, &|x| format!("{x:.0}"))
+        };
+        Some(format!(
+            "causes partial: {} /proc rows disagree with the traced entries, {} records \
+             dropped; the lost share stands (the reader measures it without tracing)",
+            n(0),
+            n(1)
+        ))
     }
 
     fn under_table(&self, run: &Run, verbose: bool) -> String {

@@ -143,6 +143,9 @@ impl Tracer {
                     .exclude_kernel(false)
                     .sample_period(1)
                     .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
+                    // The kernel writes a full ring's PERF_RECORD_LOST for the event that
+                    // could not write: with the sample id it says which CPU lost records.
+                    .sample_id_all(true)
                     .clockid(Clock::MONOTONIC)
                     .enabled(false)
                     .build()

@@ -17,7 +17,7 @@ use crate::engine::measure::{from_samples, Spec};
 use crate::error::Result;
 use crate::evidence::trace::{Decoder, Event, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
 use crate::model::noise::{Attribution, NoiseCpu, ThresholdFrom, Traced};
-use crate::model::{Check, Evidence, Measurement, Placement};
+use crate::model::{Check, Evidence, FamilyRemark, Measurement, Placement, Remark};
 use attribute::{count_checks, entries_between, split_gap, step_of, Tally, Timed};
 use window::{Asked, Tracing, Window};
 
@@ -46,7 +46,18 @@ pub fn clock_check(n: &NoiseCpu) -> Check {
     }
 }
 
-/// The count checks as checks: each /proc row against the events traced of its kind.
+/// A CPU's causes are partial (values: the /proc rows whose traced count disagrees
+/// with their delta, the records the kernel said it dropped). The lost share stands: the
+/// busy reader measures it without tracing, so a shortfall of the recording limits the
+/// attribution only.
+pub const PARTIAL: FamilyRemark = FamilyRemark("noise.partial");
+
+/// The count checks of the attribution: each /proc row against the events traced of its
+/// kind. They judge the causes, not the figure: a failed one makes the causes partial
+/// ([`PARTIAL`]). On this kernel a /proc row and a tracefs trace of the same tracepoint on
+/// the same CPU agree to the event (the handler runs where its interrupt is counted), so a
+/// traced count below the delta is events the recording missed, not interrupts counted
+/// elsewhere.
 pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
     let Attribution::Traced(t) = &n.attribution else {
         return Vec::new();
@@ -276,8 +287,8 @@ pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Re
     if let Some(note) = note {
         spec = spec.note(note);
     }
-    let mut checks = vec![placement_check(r), clock_check(&n)];
-    checks.extend(count_check_list(&n));
+    let checks = vec![placement_check(r), clock_check(&n)];
+    let partial = partial(&n);
     let evidence = Evidence {
         cpus: vec![Placement {
             role: "reader".into(),
@@ -300,8 +311,20 @@ pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Re
         evidence,
         (checks, Vec::new()),
     )?;
+    m.warnings.extend(partial);
     m.noise = Some(n);
     Ok(m)
+}
+
+/// The remark of causes that are partial: rows whose traced count disagrees with /proc, or
+/// records the kernel dropped (None when the attribution is whole or was not traced).
+pub fn partial(n: &NoiseCpu) -> Option<Remark> {
+    let Attribution::Traced(t) = &n.attribution else {
+        return None;
+    };
+    let disagree = t.counts.iter().filter(|c| !c.agrees()).count();
+    (disagree > 0 || t.lost_records > 0)
+        .then(|| Remark::family(PARTIAL, &[disagree as f64, t.lost_records as f64]))
 }
 
 /// The note of a run whose main thread shares a measured CPU: it sleeps through the window.

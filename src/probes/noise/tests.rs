@@ -148,6 +148,35 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
         c.observed.contains(&crate::units::fmt_thousands(t)),
         "{c:?}"
     );
+    // The causes are partial; the reader's figure is not judged by the recording.
+    let r = w.readers.iter().find(|r| r.cpu == 1).unwrap();
+    let m = measurement(n.clone(), r, None).unwrap();
+    assert!(m.checks.iter().all(|c| !c.name.contains("/proc")), "{m:?}");
+    let p = partial(&n).expect("a partial remark");
+    assert!(p.is_family(PARTIAL));
+    assert_eq!((p.values[0].lo, p.values[1].lo), (1.0, 0.0));
+    assert!(m.warnings.contains(&p));
+}
+
+#[test]
+fn whole_counts_make_no_partial_remark_and_dropped_records_do() {
+    let (w, _) = recorded();
+    let mut n = conclude(&w).into_iter().find(|n| n.cpu == 1).unwrap();
+    assert!(partial(&n).is_none(), "{:?}", partial(&n));
+    let r = w.readers.iter().find(|r| r.cpu == 1).unwrap();
+    assert!(measurement(n.clone(), r, None)
+        .unwrap()
+        .warnings
+        .iter()
+        .all(|x| !x.is_family(PARTIAL)));
+    if let Attribution::Traced(t) = &mut n.attribution {
+        t.lost_records = 3;
+    }
+    let p = partial(&n).expect("dropped records make the causes partial");
+    assert_eq!((p.values[0].lo, p.values[1].lo), (0.0, 3.0));
+    // Untraced: nothing to be partial.
+    n.attribution = Attribution::NotAsked;
+    assert!(partial(&n).is_none());
 }
 
 #[test]
@@ -229,7 +258,8 @@ fn a_measurement_carries_the_window_and_its_checks() {
         .checks
         .iter()
         .any(|c| c.name.contains("stayed on its CPU")));
-    assert!(m.checks.iter().any(|c| c.name.contains("LOC")));
+    // The count checks judge the causes (a partial remark), not the figure.
+    assert!(m.checks.iter().all(|c| !c.name.contains("LOC")));
     let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back.noise, m.noise);
 }

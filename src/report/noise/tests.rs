@@ -140,3 +140,65 @@ fn cause_labels_are_inert() {
         "irq 36"
     );
 }
+
+#[test]
+fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
+    let mut run = run();
+    assert!(!text(&run, false).contains("partial"));
+    let n = run.measurements[0].noise.as_mut().unwrap();
+    let Attribution::Traced(t) = &mut n.attribution else {
+        panic!("traced")
+    };
+    t.counts.push(crate::model::noise::CountCheck {
+        row: "42".into(),
+        proc_delta: 123,
+        traced: 98,
+    });
+    let s = text(&run, false);
+    assert!(
+        s.contains("IRQ 42 traced 98 against the /proc delta 123"),
+        "{s}"
+    );
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("(±2%): the recording missed some"), "{s}");
+    assert!(widest(&s) <= 80, "{s}");
+    let r = crate::model::Remark::family(crate::probes::noise::PARTIAL, &[1.0, 0.0]);
+    let w = Noise.words(&r).unwrap();
+    assert!(
+        w.starts_with("causes partial: 1 /proc rows disagree"),
+        "{w}"
+    );
+    assert!(Noise
+        .words(&crate::model::Remark::family(
+            crate::model::FamilyRemark("noise.other"),
+            &[]
+        ))
+        .is_none());
+}
+
+#[test]
+fn every_view_says_the_measurements_figure_not_the_whole_windows() {
+    let mut run = run();
+    let m = &mut run.measurements[0];
+    let n = m.noise.clone().unwrap();
+    // Bursty: the median window lost far less than the whole window did.
+    let median = n.lost_share() * 100.0 / 2.0;
+    let v = m.value.as_mut().unwrap();
+    v.median = median;
+    v.ci95 = [median * 0.9, median * 1.2];
+    let f = figure(&run, n.cpu).unwrap();
+    assert_eq!(f, [median, median * 0.9, median * 1.2]);
+    let t = text(&run, false);
+    let row = t
+        .lines()
+        .find(|l| l.starts_with(&format!("{:<4} ", n.cpu)))
+        .unwrap();
+    assert!(row.contains(&format!("{}%", fmt_num(median))), "{row}");
+    assert!(t.contains("the whole window's"), "{t}");
+    let (_, svg) = stacked(&run, "machine").unwrap();
+    let said = crate::units::interval::fmt_figure(f[0], f[1], f[2], "%");
+    let number = said.trim_end_matches('%').trim_end();
+    assert!(svg.contains(number), "{said} not in the bars");
+    let whole = crate::units::interval::fmt_figure(n.lost_share() * 100.0, 0.0, 0.0, "%");
+    assert!(!svg.contains(whole.trim_end_matches('%').trim_end()));
+}
