@@ -10,6 +10,7 @@ use crate::machine::Machine;
 
 pub mod noise;
 mod remark;
+pub mod switch_trace;
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
@@ -238,6 +239,10 @@ pub struct Measurement {
     /// elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<noise::NoiseCpu>,
+    /// What the kernel recorded at a `ctx.anatomy` rung's switches (its trace pass). Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_trace: Option<switch_trace::SwitchTrace>,
 }
 
 /// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that

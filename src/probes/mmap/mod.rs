@@ -614,13 +614,6 @@ fn row_checks(
     (checks, warnings)
 }
 
-/// What the lab takes against its own estimate (see [`crate::engine::estimate::Cost`]): its model (walks, file
-/// writes, the hog) took 1.4× its estimate on the quiet VM (34 s estimated, 48.5 s taken).
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    own_factor: 1.4,
-    ..crate::engine::estimate::Cost::UNKNOWN
-};
-
 #[cfg(test)]
 mod tests {
 
