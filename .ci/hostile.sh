@@ -335,6 +335,19 @@ cases=$((cases + 1))
 (ulimit -v 200000; timeout 20 "$bin" sim run "$elf" --memory 1g) >"$w/out" 2>&1
 code=$?
 { [ "$code" = 2 ] && grep -q "cannot allocate" "$w/out"; } || bad "ulimit -v" "exit $code: $(head -c 200 "$w/out")"
+python3 - "$fixture" <<'EOF3'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["measurements"][0]["samples"] = [1.5] * 4000000
+json.dump(r, open("huge.json", "w"))
+EOF3
+for args in "history import huge.json --db huge.sqlite" "report huge.json -o huge.html"; do
+    cases=$((cases + 1))
+    (ulimit -v 200000; timeout 20 "$bin" $args) >"$w/out" 2>&1
+    code=$?
+    { [ "$code" = 2 ] && grep -q "more memory, which this process cannot get" "$w/out"; } ||
+        bad "ulimit -v: $args" "exit $code: $(head -c 200 "$w/out")"
+done
 cases=$((cases + 1))
 (ulimit -s 64; timeout 20 "$bin" --version) >"$w/out" 2>&1 || bad "ulimit -s 64" "$(head -c 200 "$w/out")"
 expect 0 "imported 1 run" history import a.json --db lock.sqlite

@@ -403,3 +403,70 @@ fn a_refused_runtime_directory_is_said_once() {
         "{err}"
     );
 }
+
+/// A run file too large to parse within the process's memory limit (`ulimit -v`) is refused
+/// with one line and exit 2 before parsing, where parsing it once aborted the process; a
+/// file that fits is read under the same limit.
+#[test]
+fn a_run_file_too_large_for_the_memory_limit_is_refused_not_aborted() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 million more samples written short: 16 MB of text, about 250 MB of parsed values.
+    let text = std::fs::read_to_string(FIXTURE).unwrap().replacen(
+        "\"samples\": [",
+        &format!("\"samples\": [{}", "1.5,".repeat(4_000_000)),
+        1,
+    );
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, text).unwrap();
+    let limited = |args: &[&std::ffi::OsStr]| {
+        let mut c = oscost(dir.path());
+        c.args(args);
+        // SAFETY: only setrlimit between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                let l = libc::rlimit {
+                    rlim_cur: 200 << 20,
+                    rlim_max: 200 << 20,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        c.output().unwrap()
+    };
+    let db = dir.path().join("h.sqlite");
+    for args in [
+        vec![
+            "history".as_ref(),
+            "import".as_ref(),
+            big.as_os_str(),
+            "--db".as_ref(),
+            db.as_os_str(),
+        ],
+        vec![
+            "report".as_ref(),
+            big.as_os_str(),
+            "-o".as_ref(),
+            dir.path().join("r.html").as_os_str(),
+        ],
+    ] {
+        let o = limited(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("more memory, which this process cannot get"),
+            "{err}"
+        );
+    }
+    let o = limited(&[
+        "history".as_ref(),
+        "import".as_ref(),
+        FIXTURE.as_ref(),
+        "--db".as_ref(),
+        db.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

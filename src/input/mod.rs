@@ -21,6 +21,7 @@ pub const MAX_RUN_FILE: u64 = 1 << 30;
 /// Reads and checks one run file; errors name the file and the problem (exit code 2).
 pub fn read_run(path: &Path) -> Result<Run> {
     let bytes = read_regular(path, MAX_RUN_FILE, "a run file")?;
+    file::room_to_parse(path, &bytes)?;
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::usage(format!(
             "{}: not a run file (not UTF-8 text)",
