@@ -326,6 +326,7 @@ fn conclude(
         additive: None,
         observer: None,
         noise: None,
+        switch_trace: None,
     })
 }
 

@@ -40,6 +40,8 @@ pub struct Recorder {
     occ: OccupancyTotals,
     /// Every task, read before the first window (see [`super::others`]).
     others_before: Option<others::Reading>,
+    /// /proc/interrupts at the windows' edges.
+    irqs: super::interrupts::Windows,
 }
 
 /// Running sums behind [`Occupancy`]: only windows whose every reading was current count.
@@ -167,6 +169,7 @@ impl Recorder {
             whose,
             occ: OccupancyTotals::default(),
             others_before: None,
+            irqs: Default::default(),
         }
     }
 
@@ -187,6 +190,8 @@ impl Recorder {
 
     /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
+        // First: its reading allocates, which the participants' rusage must not count.
+        self.irqs.opening(super::interrupts::read_table());
         self.read_others();
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
         self.perf_live = Some(PerfSet::open(&tids, self.events));
@@ -221,15 +226,18 @@ impl Recorder {
     /// the faults check at large working sets, whose windows hold few laps).
     pub fn prime(&mut self) {
         let (totals, occ, iterations) = (self.totals.clone(), self.occ, self.iterations);
+        let irqs = self.irqs.clone();
         self.begin_quiet();
         self.end_quiet(0);
         self.totals = totals;
         self.occ = occ;
         self.iterations = iterations;
+        self.irqs = irqs;
     }
 
     /// Start a quiet window: procfs counters, CPU clocks and placement only.
     pub fn begin_quiet(&mut self) {
+        self.irqs.opening(super::interrupts::read_table());
         self.read_others();
         self.snapshot_all();
         self.start_clocks();
@@ -302,6 +310,8 @@ impl Recorder {
                 procfs::accumulate(&mut self.totals[i], &procfs::delta(&b, &a));
             }
         }
+        // Last: after the participants' rusage is read.
+        self.irqs.closing(super::interrupts::read_table());
         self.iterations += iterations;
     }
 
@@ -347,8 +357,18 @@ impl Recorder {
             let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
             o.others = others::between(before, &others::read(), &pinned, &tids);
         }
+        // The probe's CPUs: where it was pinned, else where its participants ran.
+        let irq_cpus: Vec<usize> = if pinned.is_empty() {
+            cpus.iter()
+                .flat_map(|p| p.start.into_iter().chain(p.end))
+                .collect()
+        } else {
+            pinned.iter().copied().collect()
+        };
+        let interrupts = self.irqs.finish(&irq_cpus);
         Evidence {
             occupancy,
+            interrupts,
             rusage: RusageEvidence {
                 total,
                 iterations: self.iterations,
@@ -394,5 +414,12 @@ mod tests {
         let ev = rec.finish(&[None]);
         assert_eq!(ev.rusage.iterations, 7);
         assert!(ev.rusage.total.minflt >= 32, "{:?}", ev.rusage.total);
+        // The interrupts of the one counted window (the priming one is thrown away), on
+        // the CPU it ran on, where /proc/interrupts is readable.
+        if super::super::interrupts::read_table().is_some() {
+            let irqs = ev.interrupts.expect("interrupts read");
+            assert_eq!(irqs.windows, 1);
+            assert!(!irqs.cpus.is_empty(), "{irqs:?}");
+        }
     }
 }
