@@ -556,6 +556,142 @@ pub struct Occupancy {
     /// How CPU time was read ("" in older runs: schedstat, stale by up to a tick).
     #[serde(default)]
     pub method: String,
+    /// Tasks other than the participants on the participants' CPUs, from the first window's
+    /// opening to the last one's closing (None in older runs, or where /proc was not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<OtherTasks>,
+}
+
+/// What other tasks did on the participants' CPUs over a measurement: their CPU time against
+/// the time those CPUs were there to take, whatever the tasks' priority. A `SCHED_IDLE` or
+/// `nice 19` loop runs only in the participants' gaps, so the participants' own CPU time
+/// does not show it; its own run time and its staying runnable do.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OtherTasks {
+    /// Wall time between the two readings.
+    pub span_ns: u64,
+    /// The participants' CPUs.
+    pub cpus: usize,
+    /// Summed CPU time of every other task seen on those CPUs.
+    pub oncpu_ns: u64,
+    /// The ones worth naming: those that stayed runnable (at most
+    /// [`OtherTasks::COMPETITORS`]), then the longest-running others (at most
+    /// [`OtherTasks::NAMED`]).
+    pub tasks: Vec<OtherTask>,
+}
+
+impl OtherTasks {
+    /// How many competitors are kept by name.
+    pub const COMPETITORS: usize = 16;
+    /// How many other tasks are kept by name.
+    pub const NAMED: usize = 3;
+
+    /// Their CPU time as a share of the CPUs' time over the span.
+    pub fn share(&self) -> f64 {
+        self.oncpu_ns as f64 / (self.span_ns.max(1) as f64 * self.cpus.max(1) as f64)
+    }
+
+    /// Sum another measurement's reading into this one (the same task's time adds up).
+    pub fn absorb(&mut self, o: &OtherTasks) {
+        self.span_ns += o.span_ns;
+        self.cpus = self.cpus.max(o.cpus);
+        self.oncpu_ns += o.oncpu_ns;
+        for t in &o.tasks {
+            match self
+                .tasks
+                .iter_mut()
+                .find(|x| x.tid == t.tid && x.pid == t.pid)
+            {
+                Some(x) => {
+                    x.oncpu_ns += t.oncpu_ns;
+                    x.runnable |= t.runnable;
+                }
+                None => self.tasks.push(t.clone()),
+            }
+        }
+        OtherTask::rank(&mut self.tasks);
+    }
+}
+
+/// One other task on the participants' CPUs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OtherTask {
+    pub pid: i32,
+    pub tid: i32,
+    /// Its command name (as /proc gives it, at most 15 bytes).
+    pub comm: String,
+    pub policy: SchedPolicy,
+    pub nice: i32,
+    /// A kernel thread (its time is the kernel's own work, not a competitor's).
+    pub kernel: bool,
+    /// CPU time over the span.
+    pub oncpu_ns: u64,
+    /// Runnable at both readings: it wanted the CPU throughout.
+    pub runnable: bool,
+}
+
+impl OtherTask {
+    /// A user task that stayed runnable on the participants' CPU: a competitor, however
+    /// small its share (one that got no time at all still wanted the CPU throughout, and a
+    /// low-priority loop gets only the participants' gaps).
+    pub fn competes(&self) -> bool {
+        self.runnable && !self.kernel
+    }
+
+    /// Competitors first, then the others, each by CPU time, as many as
+    /// [`OtherTasks::tasks`] keeps.
+    pub fn rank(tasks: &mut Vec<OtherTask>) {
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.oncpu_ns));
+        let (mut competitors, rest): (Vec<OtherTask>, Vec<OtherTask>) = std::mem::take(tasks)
+            .into_iter()
+            .partition(|t| t.competes());
+        competitors.truncate(OtherTasks::COMPETITORS);
+        competitors.extend(rest.into_iter().take(OtherTasks::NAMED));
+        *tasks = competitors;
+    }
+}
+
+/// A task's scheduling policy (`sched_setscheduler`'s).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedPolicy {
+    #[default]
+    Other,
+    Fifo,
+    Rr,
+    Batch,
+    Idle,
+    Deadline,
+    /// A number this version does not know.
+    Unknown,
+}
+
+impl SchedPolicy {
+    /// From the policy number of /proc/.../stat.
+    pub fn from_number(n: u64) -> SchedPolicy {
+        match n {
+            0 => SchedPolicy::Other,
+            1 => SchedPolicy::Fifo,
+            2 => SchedPolicy::Rr,
+            3 => SchedPolicy::Batch,
+            5 => SchedPolicy::Idle,
+            6 => SchedPolicy::Deadline,
+            _ => SchedPolicy::Unknown,
+        }
+    }
+
+    /// The name `sched_setscheduler` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedPolicy::Other => "SCHED_OTHER",
+            SchedPolicy::Fifo => "SCHED_FIFO",
+            SchedPolicy::Rr => "SCHED_RR",
+            SchedPolicy::Batch => "SCHED_BATCH",
+            SchedPolicy::Idle => "SCHED_IDLE",
+            SchedPolicy::Deadline => "SCHED_DEADLINE",
+            SchedPolicy::Unknown => "an unknown policy",
+        }
+    }
 }
 
 impl Occupancy {
@@ -569,6 +705,11 @@ impl Occupancy {
         self.windows += o.windows;
         self.exact_windows += o.exact_windows;
         self.share = self.oncpu_ns as f64 / (self.wall_ns.max(1) as f64 * self.cpus.max(1) as f64);
+        match (&mut self.others, &o.others) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.others = Some(b.clone()),
+            _ => {}
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 //! procfs, which costs the measured tasks nothing.
 
 use super::cputime::{self, CpuReading, Whose};
+use super::others;
 use super::perf::{EventSet, PerfSet};
 use super::procfs::{self, TaskSnapshot};
 use super::Participant;
@@ -39,6 +40,8 @@ pub struct Recorder {
     occ: OccupancyTotals,
     /// /proc/interrupts at the windows' edges.
     irqs: super::interrupts::Windows,
+    /// Every task, read before the first window (see [`super::others`]).
+    others_before: Option<others::Reading>,
 }
 
 /// Running sums behind [`Occupancy`]: only windows whose every reading was current count.
@@ -116,6 +119,7 @@ impl OccupancyTotals {
             exact_windows: self.exact_windows,
             cpus,
             method: OCCUPANCY_METHOD.into(),
+            others: None,
         })
     }
 }
@@ -165,6 +169,7 @@ impl Recorder {
             whose,
             occ: OccupancyTotals::default(),
             irqs: Default::default(),
+            others_before: None,
         }
     }
 
@@ -185,7 +190,9 @@ impl Recorder {
 
     /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
-        // First: its reading allocates, which the participants' rusage must not count.
+        self.read_others();
+        // Before the participants are read: its reading allocates, which their rusage must
+        // not count.
         self.irqs.opening(super::interrupts::read_table());
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
         self.perf_live = Some(PerfSet::open(&tids, self.events));
@@ -231,6 +238,7 @@ impl Recorder {
 
     /// Start a quiet window: procfs counters, CPU clocks and placement only.
     pub fn begin_quiet(&mut self) {
+        self.read_others();
         self.irqs.opening(super::interrupts::read_table());
         self.snapshot_all();
         self.start_clocks();
@@ -241,6 +249,14 @@ impl Recorder {
         let now = crate::evidence::clock::now_ns();
         let cpu_after = self.read_cpu(false);
         self.close_window(now, cpu_after, iterations);
+    }
+
+    /// Every other task, once, before the first window opens (outside it: a walk of /proc
+    /// takes milliseconds).
+    fn read_others(&mut self) {
+        if self.others_before.is_none() {
+            self.others_before = Some(others::read());
+        }
     }
 
     /// Opening order as for the CPU clocks ([`Self::read_cpu`]): this process's threads
@@ -337,7 +353,11 @@ impl Recorder {
             .iter()
             .flat_map(|p| p.requested.iter().copied())
             .collect();
-        let occupancy = self.occ.occupancy(pinned.len());
+        let mut occupancy = self.occ.occupancy(pinned.len());
+        if let (Some(o), Some(before)) = (occupancy.as_mut(), &self.others_before) {
+            let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
+            o.others = others::between(before, &others::read(), &pinned, &tids);
+        }
         // The probe's CPUs: where it was pinned, else where its participants ran.
         let irq_cpus: Vec<usize> = if pinned.is_empty() {
             cpus.iter()
