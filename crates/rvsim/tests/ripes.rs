@@ -397,7 +397,11 @@ fn riscv_tests_match_ripes() {
 /// Random program `n`, assembled in `dir` (rv32im for even `n`, rv32imc for odd), as a case
 /// under its geometry.
 fn random_case(dir: &Path, n: u64) -> Case {
-    let march = if n.is_multiple_of(2) { "rv32im" } else { "rv32imc" };
+    let march = if n.is_multiple_of(2) {
+        "rv32im"
+    } else {
+        "rv32imc"
+    };
     let src = dir.join(format!("r{n}.s"));
     let elf = dir.join(format!("r{n}-{march}.elf"));
     std::fs::write(&src, random_program(n)).unwrap();
