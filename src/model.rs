@@ -10,6 +10,7 @@ use crate::machine::Machine;
 
 pub mod noise;
 mod remark;
+pub mod switch_trace;
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
@@ -238,6 +239,10 @@ pub struct Measurement {
     /// elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<noise::NoiseCpu>,
+    /// What the kernel recorded at a `ctx.anatomy` rung's switches (its trace pass). Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_trace: Option<switch_trace::SwitchTrace>,
 }
 
 /// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that
@@ -456,6 +461,76 @@ pub struct Evidence {
     /// Who held the CPU during the measured windows (None where schedstat is unavailable).
     #[serde(default)]
     pub occupancy: Option<Occupancy>,
+    /// The interrupts that arrived on the probe's CPUs during its windows (None where
+    /// /proc/interrupts is unreadable, and in runs recorded before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<Interrupts>,
+}
+
+/// The interrupts that arrived on a probe's CPUs during its measured windows: the deltas of
+/// /proc/interrupts' rows (device IRQs by number and device, the system vectors LOC, RES,
+/// CAL, TLB ...) summed over the windows, read at each window's edges outside the window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Interrupts {
+    /// The CPUs counted: the participants' pinned CPUs, else those they ran on.
+    pub cpus: Vec<usize>,
+    /// Windows whose both edges were read.
+    pub windows: u64,
+    /// The counts that were not zero, one per row and CPU, in /proc/interrupts' order.
+    pub counts: Vec<InterruptCount>,
+}
+
+/// One row of /proc/interrupts on one CPU over the windows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct InterruptCount {
+    /// The row's key: an IRQ number ("36") or a vector ("LOC").
+    pub key: String,
+    /// The device of a numbered IRQ, the description of a vector ("Local timer interrupts").
+    pub name: String,
+    pub cpu: usize,
+    pub count: u64,
+}
+
+impl Interrupts {
+    /// All interrupts counted, every row and CPU.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.count).sum()
+    }
+
+    /// Each row's count summed over the CPUs, in order: (key, name, count).
+    pub fn by_row(&self) -> Vec<(&str, &str, u64)> {
+        let mut out: Vec<(&str, &str, u64)> = Vec::new();
+        for c in &self.counts {
+            match out.iter_mut().find(|(k, _, _)| *k == c.key) {
+                Some(row) => row.2 += c.count,
+                None => out.push((&c.key, &c.name, c.count)),
+            }
+        }
+        out
+    }
+
+    /// Sum another measurement round's windows into these (its CPUs added).
+    pub fn absorb(&mut self, o: &Interrupts) {
+        self.windows += o.windows;
+        for cpu in &o.cpus {
+            if !self.cpus.contains(cpu) {
+                self.cpus.push(*cpu);
+            }
+        }
+        self.cpus.sort_unstable();
+        for c in &o.counts {
+            match self
+                .counts
+                .iter_mut()
+                .find(|x| x.key == c.key && x.cpu == c.cpu)
+            {
+                Some(x) => x.count += c.count,
+                None => self.counts.push(c.clone()),
+            }
+        }
+    }
 }
 
 /// How much of the measured wall time the participants themselves were on a CPU. Other
@@ -486,6 +561,142 @@ pub struct Occupancy {
     /// How CPU time was read ("" in older runs: schedstat, stale by up to a tick).
     #[serde(default)]
     pub method: String,
+    /// Tasks other than the participants on the participants' CPUs, from the first window's
+    /// opening to the last one's closing (None in older runs, or where /proc was not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<OtherTasks>,
+}
+
+/// What other tasks did on the participants' CPUs over a measurement: their CPU time against
+/// the time those CPUs were there to take, whatever the tasks' priority. A `SCHED_IDLE` or
+/// `nice 19` loop runs only in the participants' gaps, so the participants' own CPU time
+/// does not show it; its own run time and its staying runnable do.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OtherTasks {
+    /// Wall time between the two readings.
+    pub span_ns: u64,
+    /// The participants' CPUs.
+    pub cpus: usize,
+    /// Summed CPU time of every other task seen on those CPUs.
+    pub oncpu_ns: u64,
+    /// The ones worth naming: those that stayed runnable (at most
+    /// [`OtherTasks::COMPETITORS`]), then the longest-running others (at most
+    /// [`OtherTasks::NAMED`]).
+    pub tasks: Vec<OtherTask>,
+}
+
+impl OtherTasks {
+    /// How many competitors are kept by name.
+    pub const COMPETITORS: usize = 16;
+    /// How many other tasks are kept by name.
+    pub const NAMED: usize = 3;
+
+    /// Their CPU time as a share of the CPUs' time over the span.
+    pub fn share(&self) -> f64 {
+        self.oncpu_ns as f64 / (self.span_ns.max(1) as f64 * self.cpus.max(1) as f64)
+    }
+
+    /// Sum another measurement's reading into this one (the same task's time adds up).
+    pub fn absorb(&mut self, o: &OtherTasks) {
+        self.span_ns += o.span_ns;
+        self.cpus = self.cpus.max(o.cpus);
+        self.oncpu_ns += o.oncpu_ns;
+        for t in &o.tasks {
+            match self
+                .tasks
+                .iter_mut()
+                .find(|x| x.tid == t.tid && x.pid == t.pid)
+            {
+                Some(x) => {
+                    x.oncpu_ns += t.oncpu_ns;
+                    x.runnable |= t.runnable;
+                }
+                None => self.tasks.push(t.clone()),
+            }
+        }
+        OtherTask::rank(&mut self.tasks);
+    }
+}
+
+/// One other task on the participants' CPUs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OtherTask {
+    pub pid: i32,
+    pub tid: i32,
+    /// Its command name (as /proc gives it, at most 15 bytes).
+    pub comm: String,
+    pub policy: SchedPolicy,
+    pub nice: i32,
+    /// A kernel thread (its time is the kernel's own work, not a competitor's).
+    pub kernel: bool,
+    /// CPU time over the span.
+    pub oncpu_ns: u64,
+    /// Runnable at both readings: it wanted the CPU throughout.
+    pub runnable: bool,
+}
+
+impl OtherTask {
+    /// A user task that stayed runnable on the participants' CPU: a competitor, however
+    /// small its share (one that got no time at all still wanted the CPU throughout, and a
+    /// low-priority loop gets only the participants' gaps).
+    pub fn competes(&self) -> bool {
+        self.runnable && !self.kernel
+    }
+
+    /// Competitors first, then the others, each by CPU time, as many as
+    /// [`OtherTasks::tasks`] keeps.
+    pub fn rank(tasks: &mut Vec<OtherTask>) {
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.oncpu_ns));
+        let (mut competitors, rest): (Vec<OtherTask>, Vec<OtherTask>) = std::mem::take(tasks)
+            .into_iter()
+            .partition(|t| t.competes());
+        competitors.truncate(OtherTasks::COMPETITORS);
+        competitors.extend(rest.into_iter().take(OtherTasks::NAMED));
+        *tasks = competitors;
+    }
+}
+
+/// A task's scheduling policy (`sched_setscheduler`'s).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedPolicy {
+    #[default]
+    Other,
+    Fifo,
+    Rr,
+    Batch,
+    Idle,
+    Deadline,
+    /// A number this version does not know.
+    Unknown,
+}
+
+impl SchedPolicy {
+    /// From the policy number of /proc/.../stat.
+    pub fn from_number(n: u64) -> SchedPolicy {
+        match n {
+            0 => SchedPolicy::Other,
+            1 => SchedPolicy::Fifo,
+            2 => SchedPolicy::Rr,
+            3 => SchedPolicy::Batch,
+            5 => SchedPolicy::Idle,
+            6 => SchedPolicy::Deadline,
+            _ => SchedPolicy::Unknown,
+        }
+    }
+
+    /// The name `sched_setscheduler` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedPolicy::Other => "SCHED_OTHER",
+            SchedPolicy::Fifo => "SCHED_FIFO",
+            SchedPolicy::Rr => "SCHED_RR",
+            SchedPolicy::Batch => "SCHED_BATCH",
+            SchedPolicy::Idle => "SCHED_IDLE",
+            SchedPolicy::Deadline => "SCHED_DEADLINE",
+            SchedPolicy::Unknown => "an unknown policy",
+        }
+    }
 }
 
 impl Occupancy {
@@ -499,6 +710,11 @@ impl Occupancy {
         self.windows += o.windows;
         self.exact_windows += o.exact_windows;
         self.share = self.oncpu_ns as f64 / (self.wall_ns.max(1) as f64 * self.cpus.max(1) as f64);
+        match (&mut self.others, &o.others) {
+            (Some(a), Some(b)) => a.absorb(b),
+            (None, Some(b)) => self.others = Some(b.clone()),
+            _ => {}
+        }
     }
 }
 

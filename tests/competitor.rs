@@ -6,11 +6,11 @@
 //! `OSCOST_QUIET_MACHINE=1` (the lead's quiet machine) the control is asserted as well: the
 //! same probes without the competitor pass their occupancy checks.
 
-use oscost::engine::checks::contested;
+use oscost::engine::checks::{contested, OTHER_TASKS};
 use oscost::engine::measure::Context;
 use oscost::engine::sampler::SamplingConfig;
 use oscost::machine::affinity::allowed_cpus;
-use oscost::model::Measurement;
+use oscost::model::{Measurement, SchedPolicy};
 use oscost::probes::ctx::{futex::measure_futex, pipe, ClockMethod, Mode};
 use oscost::probes::syscall::{measure_call, Syscall};
 use serde_json::Value;
@@ -20,8 +20,27 @@ use std::process::Command;
 /// dropped (killed and reaped).
 struct Competitor(libc::pid_t);
 
+/// A competitor's priority below the participants'.
+#[derive(Clone, Copy, Debug)]
+enum Low {
+    /// `SCHED_IDLE` (what `chrt -i 0` sets).
+    Idle,
+    /// `nice -n 19`.
+    Nice19,
+}
+
 impl Competitor {
     fn start(cpu: usize, on_us: u64, off_us: u64) -> Competitor {
+        Competitor::spawn(cpu, on_us, off_us, None)
+    }
+
+    /// A loop that always wants `cpu`, at a priority below the participants'; any user may
+    /// set both.
+    fn low(cpu: usize, low: Low) -> Competitor {
+        Competitor::spawn(cpu, 10_000, 0, Some(low))
+    }
+
+    fn spawn(cpu: usize, on_us: u64, off_us: u64, low: Option<Low>) -> Competitor {
         // SAFETY: the child only calls clock_gettime/nanosleep (no allocation, no locks) and
         // never returns; the parent kills and reaps it in Drop.
         let pid = unsafe { libc::fork() };
@@ -33,6 +52,15 @@ impl Competitor {
                 libc::CPU_SET(cpu, &mut set);
                 libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                let param = libc::sched_param { sched_priority: 0 };
+                let rc = match low {
+                    None => 0,
+                    Some(Low::Idle) => libc::sched_setscheduler(0, libc::SCHED_IDLE, &param),
+                    Some(Low::Nice19) => libc::setpriority(libc::PRIO_PROCESS, 0, 19),
+                };
+                if rc != 0 {
+                    libc::_exit(3);
+                }
             }
             let now = || {
                 let mut ts = libc::timespec {
@@ -200,5 +228,67 @@ fn a_competitor_on_the_cpu_makes_every_affected_probe_invalid() {
         let _c = Competitor::start(cpu(), on, off);
         let results = probes();
         assert_all_caught(share, &results);
+    }
+}
+
+/// The other-tasks evidence of a measurement: its check, and whether the competitor `pid` is
+/// named there as runnable throughout, at its priority.
+fn named(m: &Measurement, pid: i32, low: Low) -> (Option<&oscost::model::Check>, bool) {
+    let check = m.checks.iter().find(|c| c.name == OTHER_TASKS);
+    let seen = m
+        .evidence
+        .occupancy
+        .as_ref()
+        .and_then(|o| o.others.as_ref())
+        .is_some_and(|o| {
+            o.tasks.iter().any(|t| {
+                t.pid == pid
+                    && t.competes()
+                    && match low {
+                        Low::Idle => t.policy == SchedPolicy::Idle,
+                        Low::Nice19 => t.nice == 19,
+                    }
+            })
+        });
+    (check, seen)
+}
+
+/// A `SCHED_IDLE` or `nice 19` loop on the probe's CPU runs only in the participants' gaps,
+/// so their own CPU time may not show it; the figure must still end invalid, naming it.
+/// The loop is pinned beside short probes; this holds as an unprivileged user and on one
+/// CPU (the loop then shares it with everything else).
+#[test]
+fn a_low_priority_loop_on_the_cpu_is_named_and_the_figure_invalid() {
+    let c = ctx();
+    let cpu = cpu();
+    for low in [Low::Idle, Low::Nice19] {
+        let comp = Competitor::low(cpu, low);
+        let pid = comp.0;
+        let ms = [
+            pipe::measure_pipe(&c, Mode::Process, cpu, ClockMethod::Direct).unwrap(),
+            measure_futex(&c, Mode::Thread, cpu).unwrap(),
+        ];
+        // The child is still there (it exits 3 when its priority cannot be set).
+        let mut status = 0;
+        // SAFETY: polling our own child without blocking.
+        let gone = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        assert_eq!(gone, 0, "the {low:?} loop ended (status {status})");
+        for m in &ms {
+            assert!(!m.valid, "{} valid beside a {low:?} loop", m.probe);
+            let (check, seen) = named(m, pid, low);
+            let check = check.expect("an other-tasks check");
+            assert!(
+                !check.ok,
+                "{} passed {check:?} beside a {low:?} loop",
+                m.probe
+            );
+            assert!(
+                seen,
+                "{}: the {low:?} loop (pid {pid}) is not named: {:?}",
+                m.probe,
+                m.evidence.occupancy.as_ref().map(|o| &o.others)
+            );
+        }
+        drop(comp);
     }
 }

@@ -1,7 +1,7 @@
 //! Declared expectations checked against evidence. Each check records what was expected,
 //! what was observed and whether they agree; one failed check makes a measurement invalid.
 
-use crate::model::{Check, Evidence, Placement, Remark, RemarkKind};
+use crate::model::{Check, Evidence, OtherTask, OtherTasks, Placement, Remark, RemarkKind};
 
 /// observed within ±`tol` (fraction) of `expected`.
 pub fn near(name: &str, expected: f64, tol: f64, observed: f64) -> Check {
@@ -245,6 +245,9 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Rem
             ok: delay <= MAX_RUN_DELAY,
         });
     }
+    if let Some(others) = &o.others {
+        checks.push(others_check(others));
+    }
     if !one_cpu && holding == Holding::MaySleep {
         warnings.push(Remark::sleeping_participants(cpus, o.share));
     }
@@ -299,12 +302,76 @@ fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &m
     }
 }
 
+/// The largest share of the participants' CPUs' time that other tasks may take over a
+/// measurement (the kernel's own threads included): as [`MIN_OCCUPANCY`] leaves them.
+pub const MAX_OTHERS: f64 = 1.0 - MIN_OCCUPANCY;
+
+/// The name of the check on other tasks.
+pub const OTHER_TASKS: &str = "other tasks on the participants' CPUs";
+
+/// Other tasks on the participants' CPUs, at any priority: a user task that stayed runnable
+/// there is a competitor however small its share (a `SCHED_IDLE` or `nice 19` loop
+/// takes little time and still moves the figure by tens of percent: every wake-up lands on
+/// a busy CPU); all others together may take at most [`MAX_OTHERS`].
+pub fn others_check(o: &OtherTasks) -> Check {
+    let share = o.share();
+    let name = |t: &OtherTask| {
+        let nice = if t.nice != 0 {
+            format!(" nice {}", t.nice)
+        } else {
+            String::new()
+        };
+        format!(
+            "pid {} ({}, {}{nice})",
+            t.tid,
+            crate::escape::terminal(&t.comm),
+            t.policy.name()
+        )
+    };
+    let of_span = |ns: u64| ns as f64 / (o.span_ns.max(1) as f64 * o.cpus.max(1) as f64) * 100.0;
+    let competitors: Vec<&OtherTask> = o.tasks.iter().filter(|t| t.competes()).collect();
+    let observed = match (competitors.first(), o.tasks.first()) {
+        (Some(_), _) => {
+            let named: Vec<String> = competitors
+                .iter()
+                .take(3)
+                .map(|t| format!("{} {:.1}%", name(t), of_span(t.oncpu_ns)))
+                .collect();
+            let more = match competitors.len().saturating_sub(3) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!(
+                "runnable there throughout: {}{more} of the time (all others {:.1}%)",
+                named.join(", "),
+                share * 100.0
+            )
+        }
+        (None, Some(t)) if t.oncpu_ns > 0 => format!(
+            "{:.1}% (most: {} {:.1}%)",
+            share * 100.0,
+            name(t),
+            of_span(t.oncpu_ns)
+        ),
+        _ => format!("{:.1}%", share * 100.0),
+    };
+    Check {
+        name: OTHER_TASKS.into(),
+        expected: format!(
+            "none kept runnable there; ≤ {:.0}% of their time in all",
+            MAX_OTHERS * 100.0
+        ),
+        observed,
+        ok: competitors.is_empty() && share <= MAX_OTHERS,
+    }
+}
+
 /// The names of the occupancy checks: the ones a test on a shared machine may see fail
 /// (others really held the CPU), as opposed to a probe's own expectations.
 pub fn contested(c: &Check) -> bool {
     matches!(
         c.name.as_str(),
-        "CPU held by participants" | "run-queue wait"
+        "CPU held by participants" | "run-queue wait" | OTHER_TASKS
     )
 }
 
@@ -603,6 +670,7 @@ mod tests {
             exact_windows: 10,
             cpus,
             method: String::new(),
+            others: None,
         })
     }
 
@@ -619,6 +687,92 @@ mod tests {
             .filter(|c| !c.ok)
             .map(|c| c.name.as_str())
             .collect()
+    }
+
+    /// Other tasks on CPU 1 over 979 ms, as read around a ctx.pipe run there.
+    fn others(loop_ns: u64, runnable: bool, nice: i32) -> crate::model::OtherTasks {
+        let task = |tid: i32, comm: &str, kernel: bool, oncpu_ns: u64, runnable: bool| OtherTask {
+            pid: tid,
+            tid,
+            comm: comm.into(),
+            policy: if nice == 0 {
+                crate::model::SchedPolicy::Idle
+            } else {
+                crate::model::SchedPolicy::Other
+            },
+            nice,
+            kernel,
+            oncpu_ns,
+            runnable,
+        };
+        let mut tasks = vec![
+            task(22, "ksoftirqd/1", true, 400_000, true),
+            task(26331, "sh", false, loop_ns, runnable),
+        ];
+        OtherTask::rank(&mut tasks);
+        crate::model::OtherTasks {
+            span_ns: 979_000_000,
+            cpus: 1,
+            oncpu_ns: 400_000 + loop_ns,
+            tasks,
+        }
+    }
+
+    #[test]
+    fn a_low_priority_loop_on_the_cpu_fails_the_figure_and_is_named() {
+        let mut ev = one_participant();
+        ev.occupancy = occ(0.99, 0.0, 1);
+        // The SCHED_IDLE loop: 37 ms of 979, runnable at both readings.
+        ev.occupancy.as_mut().unwrap().others = Some(others(37_000_000, true, 0));
+        for holding in [Holding::Continuous, Holding::MaySleep] {
+            let (c, _) = occupancy_checks(&ev, holding);
+            assert_eq!(failed(&c), [OTHER_TASKS]);
+            let c = c.iter().find(|c| c.name == OTHER_TASKS).unwrap();
+            assert!(
+                c.observed
+                    .starts_with("runnable there throughout: pid 26331 (sh, SCHED_IDLE) 3.8%"),
+                "{c:?}"
+            );
+            assert!(contested(c));
+        }
+        // A loop that got no time at all still wanted the CPU throughout.
+        assert!(!others_check(&others(0, true, 0)).ok);
+        // A nice 19 loop that got almost nothing is still a competitor.
+        let c = others_check(&others(90_000, true, 19));
+        assert!(
+            !c.ok && c.observed.contains("(sh, SCHED_OTHER nice 19)"),
+            "{c:?}"
+        );
+        // The same task, not runnable throughout (it woke now and then): 3.8% in all passes,
+        // and is said.
+        let c = others_check(&others(37_000_000, false, 0));
+        assert!(
+            c.ok && c.observed.starts_with("3.8% (most: pid 26331"),
+            "{c:?}"
+        );
+        // Only the kernel's own thread: passes.
+        let c = others_check(&others(0, false, 0));
+        assert!(
+            c.ok && c.observed.starts_with("0.0% (most: pid 22 (ksoftirqd/1"),
+            "{c:?}"
+        );
+        // Many short tasks that add up to more than 5%: fails.
+        let c = others_check(&others(60_000_000, false, 0));
+        assert!(!c.ok, "{c:?}");
+        // An older run without the reading: no such check.
+        ev.occupancy.as_mut().unwrap().others = None;
+        let (c, _) = occupancy_checks(&ev, Holding::Continuous);
+        assert!(!c.iter().any(|c| c.name == OTHER_TASKS));
+    }
+
+    #[test]
+    fn other_tasks_of_rounds_add_up() {
+        let mut a = others(37_000_000, true, 0);
+        a.absorb(&others(10_000_000, false, 0));
+        assert_eq!((a.span_ns, a.oncpu_ns), (1_958_000_000, 47_800_000));
+        let sh = a.tasks.iter().find(|t| t.tid == 26331).unwrap();
+        assert!(sh.runnable && sh.oncpu_ns == 47_000_000);
+        assert_eq!(a.tasks.len(), 2);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! One measurement from its rounds. When a run spreads each measurement's rounds across the
-//! whole plan (cli::execute runs the plan in passes, one round of every item per pass), every
+//! whole plan (engine::plan runs it in passes, one round of every item per pass), every
 //! call of a job returns a Measurement of one round; this module folds them into the one
 //! Measurement the round-by-round sampler would have produced, so that a noise episode that
 //! hits one pass shows up as one round whose median is off — which widens the interval —
@@ -240,6 +240,11 @@ pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
         match (&mut out.occupancy, &ev.occupancy) {
             (Some(o), Some(n)) => o.absorb(n),
             (None, Some(n)) => out.occupancy = Some(n.clone()),
+            _ => {}
+        }
+        match (&mut out.interrupts, &ev.interrupts) {
+            (Some(o), Some(n)) => o.absorb(n),
+            (None, Some(n)) => out.interrupts = Some(n.clone()),
             _ => {}
         }
     }

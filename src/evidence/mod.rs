@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod cputime;
 pub mod interrupts;
+pub mod others;
 pub mod perf;
 pub mod placement;
 pub mod procfs;

@@ -9,6 +9,7 @@
 //! procfs, which costs the measured tasks nothing.
 
 use super::cputime::{self, CpuReading, Whose};
+use super::others;
 use super::perf::{EventSet, PerfSet};
 use super::procfs::{self, TaskSnapshot};
 use super::Participant;
@@ -37,6 +38,10 @@ pub struct Recorder {
     order_closing: Vec<usize>,
     /// Occupancy over the windows whose edges were read exactly.
     occ: OccupancyTotals,
+    /// Every task, read before the first window (see [`super::others`]).
+    others_before: Option<others::Reading>,
+    /// /proc/interrupts at the windows' edges.
+    irqs: super::interrupts::Windows,
 }
 
 /// Running sums behind [`Occupancy`]: only windows whose every reading was current count.
@@ -114,6 +119,7 @@ impl OccupancyTotals {
             exact_windows: self.exact_windows,
             cpus,
             method: OCCUPANCY_METHOD.into(),
+            others: None,
         })
     }
 }
@@ -162,6 +168,8 @@ impl Recorder {
             },
             whose,
             occ: OccupancyTotals::default(),
+            others_before: None,
+            irqs: Default::default(),
         }
     }
 
@@ -182,6 +190,9 @@ impl Recorder {
 
     /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
+        // First: its reading allocates, which the participants' rusage must not count.
+        self.irqs.opening(super::interrupts::read_table());
+        self.read_others();
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
         self.perf_live = Some(PerfSet::open(&tids, self.events));
         self.snapshot_all();
@@ -215,15 +226,19 @@ impl Recorder {
     /// the faults check at large working sets, whose windows hold few laps).
     pub fn prime(&mut self) {
         let (totals, occ, iterations) = (self.totals.clone(), self.occ, self.iterations);
+        let irqs = self.irqs.clone();
         self.begin_quiet();
         self.end_quiet(0);
         self.totals = totals;
         self.occ = occ;
         self.iterations = iterations;
+        self.irqs = irqs;
     }
 
     /// Start a quiet window: procfs counters, CPU clocks and placement only.
     pub fn begin_quiet(&mut self) {
+        self.irqs.opening(super::interrupts::read_table());
+        self.read_others();
         self.snapshot_all();
         self.start_clocks();
     }
@@ -233,6 +248,14 @@ impl Recorder {
         let now = crate::evidence::clock::now_ns();
         let cpu_after = self.read_cpu(false);
         self.close_window(now, cpu_after, iterations);
+    }
+
+    /// Every other task, once, before the first window opens (outside it: a walk of /proc
+    /// takes milliseconds).
+    fn read_others(&mut self) {
+        if self.others_before.is_none() {
+            self.others_before = Some(others::read());
+        }
     }
 
     /// Opening order as for the CPU clocks ([`Self::read_cpu`]): this process's threads
@@ -287,6 +310,8 @@ impl Recorder {
                 procfs::accumulate(&mut self.totals[i], &procfs::delta(&b, &a));
             }
         }
+        // Last: after the participants' rusage is read.
+        self.irqs.closing(super::interrupts::read_table());
         self.iterations += iterations;
     }
 
@@ -327,9 +352,23 @@ impl Recorder {
             .iter()
             .flat_map(|p| p.requested.iter().copied())
             .collect();
-        let occupancy = self.occ.occupancy(pinned.len());
+        let mut occupancy = self.occ.occupancy(pinned.len());
+        if let (Some(o), Some(before)) = (occupancy.as_mut(), &self.others_before) {
+            let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
+            o.others = others::between(before, &others::read(), &pinned, &tids);
+        }
+        // The probe's CPUs: where it was pinned, else where its participants ran.
+        let irq_cpus: Vec<usize> = if pinned.is_empty() {
+            cpus.iter()
+                .flat_map(|p| p.start.into_iter().chain(p.end))
+                .collect()
+        } else {
+            pinned.iter().copied().collect()
+        };
+        let interrupts = self.irqs.finish(&irq_cpus);
         Evidence {
             occupancy,
+            interrupts,
             rusage: RusageEvidence {
                 total,
                 iterations: self.iterations,
@@ -375,5 +414,12 @@ mod tests {
         let ev = rec.finish(&[None]);
         assert_eq!(ev.rusage.iterations, 7);
         assert!(ev.rusage.total.minflt >= 32, "{:?}", ev.rusage.total);
+        // The interrupts of the one counted window (the priming one is thrown away), on
+        // the CPU it ran on, where /proc/interrupts is readable.
+        if super::super::interrupts::read_table().is_some() {
+            let irqs = ev.interrupts.expect("interrupts read");
+            assert_eq!(irqs.windows, 1);
+            assert!(!irqs.cpus.is_empty(), "{irqs:?}");
+        }
     }
 }

@@ -10,7 +10,7 @@ pub mod validate;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::model::{Measurement, Run, SCHEMA_VERSION};
+use crate::model::{Run, SCHEMA_VERSION};
 pub use file::{kind_of, read_regular};
 pub use validate::{check_label, MAX_MAGNITUDE};
 
@@ -76,9 +76,10 @@ pub fn parse_run(text: &str, name: &str) -> Result<Run> {
     inert_value(&mut value);
     let mut run: Run = serde_json::from_value(value)
         .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))?;
-    run.measurements
-        .iter_mut()
-        .for_each(Measurement::settle_status);
+    for m in run.measurements.iter_mut() {
+        m.settle_status();
+        crate::model::switch_trace::lift_legacy(m);
+    }
     Ok(run)
 }
 

@@ -365,6 +365,8 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
     // The child read its own CPU clock at the edges of its timed walk: current, unlike the
     // parent's view of a child that was spinning in sched_yield when the window opened.
     let oncpu = slots.get(CPU_NS);
+    // Other tasks on the lab's CPU, as the recorder read them around the child's walk.
+    let others = evidence.occupancy.take().and_then(|o| o.others);
     evidence.occupancy = Some(Occupancy {
         wall_ns,
         oncpu_ns: oncpu,
@@ -375,6 +377,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         exact_windows: 1,
         cpus: 1,
         method: "the lab child's CLOCK_THREAD_CPUTIME_ID at the edges of its timed walk".into(),
+        others,
     });
     let at = |i: usize| slots.get(i).checked_sub(1).map(|c| c as usize);
     evidence.cpus = vec![Placement {
@@ -553,13 +556,6 @@ fn row_checks(
     }
     (checks, warnings)
 }
-
-/// What the lab takes against its own estimate (see [`crate::engine::estimate::Cost`]): its model (walks, file
-/// writes, the hog) took 1.4× its estimate on the quiet VM (34 s estimated, 48.5 s taken).
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    own_factor: 1.4,
-    ..crate::engine::estimate::Cost::UNKNOWN
-};
 
 #[cfg(test)]
 mod tests {
