@@ -57,12 +57,13 @@ pub struct Run {
     pub warnings: Vec<Remark>,
 }
 
-/// One plan item's wall time against the model's expectation (without history).
+/// One plan item's wall time against its estimate's bound (without history: the sampler's
+/// plan, or the item's own estimate; engine::estimate).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ItemTime {
     /// The item's label, e.g. `syscall.getpid` or `ctx.sweep N=2 S=64k`.
     pub label: String,
-    /// What the model expected, seconds.
+    /// The bound the estimate started from, seconds.
     pub expected_s: f64,
     /// What it took, seconds.
     pub elapsed_s: f64,
@@ -461,6 +462,76 @@ pub struct Evidence {
     /// Who held the CPU during the measured windows (None where schedstat is unavailable).
     #[serde(default)]
     pub occupancy: Option<Occupancy>,
+    /// The interrupts that arrived on the probe's CPUs during its windows (None where
+    /// /proc/interrupts is unreadable, and in runs recorded before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<Interrupts>,
+}
+
+/// The interrupts that arrived on a probe's CPUs during its measured windows: the deltas of
+/// /proc/interrupts' rows (device IRQs by number and device, the system vectors LOC, RES,
+/// CAL, TLB ...) summed over the windows, read at each window's edges outside the window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Interrupts {
+    /// The CPUs counted: the participants' pinned CPUs, else those they ran on.
+    pub cpus: Vec<usize>,
+    /// Windows whose both edges were read.
+    pub windows: u64,
+    /// The counts that were not zero, one per row and CPU, in /proc/interrupts' order.
+    pub counts: Vec<InterruptCount>,
+}
+
+/// One row of /proc/interrupts on one CPU over the windows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct InterruptCount {
+    /// The row's key: an IRQ number ("36") or a vector ("LOC").
+    pub key: String,
+    /// The device of a numbered IRQ, the description of a vector ("Local timer interrupts").
+    pub name: String,
+    pub cpu: usize,
+    pub count: u64,
+}
+
+impl Interrupts {
+    /// All interrupts counted, every row and CPU.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.count).sum()
+    }
+
+    /// Each row's count summed over the CPUs, in order: (key, name, count).
+    pub fn by_row(&self) -> Vec<(&str, &str, u64)> {
+        let mut out: Vec<(&str, &str, u64)> = Vec::new();
+        for c in &self.counts {
+            match out.iter_mut().find(|(k, _, _)| *k == c.key) {
+                Some(row) => row.2 += c.count,
+                None => out.push((&c.key, &c.name, c.count)),
+            }
+        }
+        out
+    }
+
+    /// Sum another measurement round's windows into these (its CPUs added).
+    pub fn absorb(&mut self, o: &Interrupts) {
+        self.windows += o.windows;
+        for cpu in &o.cpus {
+            if !self.cpus.contains(cpu) {
+                self.cpus.push(*cpu);
+            }
+        }
+        self.cpus.sort_unstable();
+        for c in &o.counts {
+            match self
+                .counts
+                .iter_mut()
+                .find(|x| x.key == c.key && x.cpu == c.cpu)
+            {
+                Some(x) => x.count += c.count,
+                None => self.counts.push(c.clone()),
+            }
+        }
+    }
 }
 
 /// How much of the measured wall time the participants themselves were on a CPU. Other

@@ -242,6 +242,11 @@ pub fn merge_evidence<'a>(all: impl Iterator<Item = &'a Evidence>) -> Evidence {
             (None, Some(n)) => out.occupancy = Some(n.clone()),
             _ => {}
         }
+        match (&mut out.interrupts, &ev.interrupts) {
+            (Some(o), Some(n)) => o.absorb(n),
+            (None, Some(n)) => out.interrupts = Some(n.clone()),
+            _ => {}
+        }
     }
     out.rusage.wall_ns = wall.filter(|_| out.rusage.iterations > 0);
     for (name, r) in out.events.iter_mut() {

@@ -171,9 +171,134 @@ pub fn delta(before: &Table, after: &Table, key: &str, cpu: usize) -> Option<u64
     )
 }
 
+/// The interrupts of a probe's windows: /proc/interrupts read at each window's opening and
+/// closing edge, every row's delta on every CPU summed; [`Windows::finish`] keeps the
+/// probe's CPUs. The reads fall outside the windows (the recorder's order), so what they
+/// cost is in no figure.
+#[derive(Debug, Clone, Default)]
+pub struct Windows {
+    open: Option<Table>,
+    /// (key, cpu) → count, in the order rows were first seen.
+    counts: Vec<(String, usize, u64)>,
+    names: BTreeMap<String, String>,
+    windows: u64,
+}
+
+impl Windows {
+    /// A window opens: the table as it stands (None: unreadable, the window is not counted).
+    pub fn opening(&mut self, table: Option<Table>) {
+        self.open = table;
+    }
+
+    /// The window closes: each row's delta since it opened, added up.
+    pub fn closing(&mut self, table: Option<Table>) {
+        let (Some(before), Some(after)) = (self.open.take(), table) else {
+            return;
+        };
+        self.windows += 1;
+        for row in &after.rows {
+            self.names
+                .entry(row.key.clone())
+                .or_insert_with(|| row.name.clone());
+            for &cpu in &after.cpus {
+                let Some(d) = delta(&before, &after, &row.key, cpu) else {
+                    continue;
+                };
+                match self
+                    .counts
+                    .iter_mut()
+                    .find(|(k, c, _)| *k == row.key && *c == cpu)
+                {
+                    Some(x) => x.2 += d,
+                    None => self.counts.push((row.key.clone(), cpu, d)),
+                }
+            }
+        }
+    }
+
+    /// What arrived on `cpus` over the windows counted (None when none was).
+    pub fn finish(&self, cpus: &[usize]) -> Option<crate::model::Interrupts> {
+        if self.windows == 0 {
+            return None;
+        }
+        let mut cpus = cpus.to_vec();
+        cpus.sort_unstable();
+        cpus.dedup();
+        Some(crate::model::Interrupts {
+            counts: self
+                .counts
+                .iter()
+                .filter(|(_, cpu, n)| *n > 0 && cpus.contains(cpu))
+                .map(|(key, cpu, count)| crate::model::InterruptCount {
+                    key: key.clone(),
+                    name: self.names.get(key).cloned().unwrap_or_default(),
+                    cpu: *cpu,
+                    count: *count,
+                })
+                .collect(),
+            cpus,
+            windows: self.windows,
+        })
+    }
+}
+
+/// /proc/interrupts now, None where it cannot be read.
+pub fn read_table() -> Option<Table> {
+    let text = std::fs::read_to_string("/proc/interrupts").ok()?;
+    let t = Table::parse(&text);
+    (!t.cpus.is_empty()).then_some(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Recorded /proc/interrupts text around one window: the deltas on the probe's CPU,
+    /// named, the other CPU's left out; two windows add up; an unreadable edge counts none.
+    #[test]
+    fn a_window_counts_the_interrupts_on_the_probes_cpus() {
+        let before = Table::parse(INTERRUPTS);
+        let after = Table::parse(include_str!("../../tests/fixtures/noise/interrupts.after"));
+        let mut w = Windows::default();
+        w.opening(Some(before.clone()));
+        w.closing(Some(after.clone()));
+        let one = w.finish(&[1]).unwrap();
+        assert_eq!(one.cpus, vec![1]);
+        assert_eq!(one.windows, 1);
+        let rows = one.by_row();
+        // CPU 1: LOC 753388 → 753461, IRQ 42 9352 → 9353.
+        assert!(
+            rows.contains(&("LOC", "Local timer interrupts", 73)),
+            "{rows:?}"
+        );
+        assert!(
+            rows.iter().any(|(k, _, n)| *k == "42" && *n == 1),
+            "{rows:?}"
+        );
+        assert!(
+            !rows.iter().any(|(k, _, _)| *k == "CAL"),
+            "CAL moved on CPU 0 only"
+        );
+        assert!(one.counts.iter().all(|c| c.cpu == 1 && c.count > 0));
+        let zero = w.finish(&[0]).unwrap();
+        assert!(zero
+            .by_row()
+            .contains(&("LOC", "Local timer interrupts", 80)));
+        assert!(zero
+            .by_row()
+            .contains(&("CAL", "Function call interrupts", 2)));
+        // A second window adds to the first.
+        w.opening(Some(before));
+        w.closing(Some(after));
+        let two = w.finish(&[1]).unwrap();
+        assert_eq!(two.windows, 2);
+        assert_eq!(two.total(), 2 * one.total());
+        // An edge that could not be read: the window is not counted.
+        let mut none = Windows::default();
+        none.opening(None);
+        none.closing(Some(Table::parse(INTERRUPTS)));
+        assert!(none.finish(&[1]).is_none());
+    }
 
     const INTERRUPTS: &str = include_str!("../../tests/fixtures/noise/interrupts.before");
     const SOFTIRQS: &str = include_str!("../../tests/fixtures/noise/softirqs.before");

@@ -38,6 +38,8 @@ pub struct Recorder {
     order_closing: Vec<usize>,
     /// Occupancy over the windows whose edges were read exactly.
     occ: OccupancyTotals,
+    /// /proc/interrupts at the windows' edges.
+    irqs: super::interrupts::Windows,
     /// Every task, read before the first window (see [`super::others`]).
     others_before: Option<others::Reading>,
 }
@@ -166,6 +168,7 @@ impl Recorder {
             },
             whose,
             occ: OccupancyTotals::default(),
+            irqs: Default::default(),
             others_before: None,
         }
     }
@@ -188,6 +191,9 @@ impl Recorder {
     /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
         self.read_others();
+        // Before the participants are read: its reading allocates, which their rusage must
+        // not count.
+        self.irqs.opening(super::interrupts::read_table());
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
         self.perf_live = Some(PerfSet::open(&tids, self.events));
         self.snapshot_all();
@@ -221,16 +227,19 @@ impl Recorder {
     /// the faults check at large working sets, whose windows hold few laps).
     pub fn prime(&mut self) {
         let (totals, occ, iterations) = (self.totals.clone(), self.occ, self.iterations);
+        let irqs = self.irqs.clone();
         self.begin_quiet();
         self.end_quiet(0);
         self.totals = totals;
         self.occ = occ;
         self.iterations = iterations;
+        self.irqs = irqs;
     }
 
     /// Start a quiet window: procfs counters, CPU clocks and placement only.
     pub fn begin_quiet(&mut self) {
         self.read_others();
+        self.irqs.opening(super::interrupts::read_table());
         self.snapshot_all();
         self.start_clocks();
     }
@@ -302,6 +311,8 @@ impl Recorder {
                 procfs::accumulate(&mut self.totals[i], &procfs::delta(&b, &a));
             }
         }
+        // Last: after the participants' rusage is read.
+        self.irqs.closing(super::interrupts::read_table());
         self.iterations += iterations;
     }
 
@@ -347,8 +358,18 @@ impl Recorder {
             let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
             o.others = others::between(before, &others::read(), &pinned, &tids);
         }
+        // The probe's CPUs: where it was pinned, else where its participants ran.
+        let irq_cpus: Vec<usize> = if pinned.is_empty() {
+            cpus.iter()
+                .flat_map(|p| p.start.into_iter().chain(p.end))
+                .collect()
+        } else {
+            pinned.iter().copied().collect()
+        };
+        let interrupts = self.irqs.finish(&irq_cpus);
         Evidence {
             occupancy,
+            interrupts,
             rusage: RusageEvidence {
                 total,
                 iterations: self.iterations,
@@ -394,5 +415,12 @@ mod tests {
         let ev = rec.finish(&[None]);
         assert_eq!(ev.rusage.iterations, 7);
         assert!(ev.rusage.total.minflt >= 32, "{:?}", ev.rusage.total);
+        // The interrupts of the one counted window (the priming one is thrown away), on
+        // the CPU it ran on, where /proc/interrupts is readable.
+        if super::super::interrupts::read_table().is_some() {
+            let irqs = ev.interrupts.expect("interrupts read");
+            assert_eq!(irqs.windows, 1);
+            assert!(!irqs.cpus.is_empty(), "{irqs:?}");
+        }
     }
 }

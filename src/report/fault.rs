@@ -291,6 +291,78 @@ pub fn latency_svgs(run: &Run) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What a fault case's bar stands on, per page or per fault: INVALID (its checks failed) or
+/// unstable (its interval is noise) is never drawn as a value.
+fn not_drawn(m: &Measurement, s: &crate::model::Summary) -> Option<String> {
+    if !m.valid || m.status == crate::model::Status::Invalid {
+        Some("INVALID".into())
+    } else if s.is_unstable() {
+        Some("unstable".into())
+    } else {
+        None
+    }
+}
+
+/// The fault report's own figures: the time per page touched (each case's loop over its
+/// pages, lmbench lat_pagefault's figure) and the time per fault taken (the same time over
+/// the faults getrusage counted), one chart each, their titles and axes saying which; a case
+/// without a figure per fault keeps its row there and says why. Then the per-touch latency
+/// histograms. Empty when the run has no fault case.
+pub fn figures(run: &Run, subtitle: &str) -> Vec<(super::figures::Size, String)> {
+    use super::plot::{Bar, BarChart};
+    let cases = loop_timed(run);
+    let mut out = Vec::new();
+    if !cases.is_empty() {
+        // "anon touch=write": the figure's title names the family.
+        let prefix = format!("{}.", fault::SECTION);
+        let label = |m: &Measurement| {
+            let l = short_label(m, &cases);
+            l.strip_prefix(&prefix).map(str::to_string).unwrap_or(l)
+        };
+        let bar = |m: &Measurement, s: &crate::model::Summary| match not_drawn(m, s) {
+            Some(why) => Bar::missing(label(m), why),
+            None => Bar::new(label(m), s.median, s.ci95[0], s.ci95[1]),
+        };
+        let per_page = cases.iter().map(|m| bar(m, &m.raw)).collect();
+        let per_fault = cases
+            .iter()
+            .map(|m| match (&m.value, why_per_page_only(m)) {
+                (Some(v), _) => bar(m, v),
+                (None, Some((why, _))) => Bar::missing(label(m), why),
+                (None, None) => Bar::missing(label(m), "no value"),
+            })
+            .collect();
+        for (title, axis, bars) in [
+            (
+                "fault: time per page touched",
+                "ns per page (each page touched once)",
+                per_page,
+            ),
+            (
+                "fault: time per fault taken",
+                "ns per fault (faults counted by getrusage)",
+                per_fault,
+            ),
+        ] {
+            let svg = BarChart {
+                title: title.into(),
+                subtitle: subtitle.into(),
+                value_label: axis.into(),
+                bars,
+                ..Default::default()
+            }
+            .to_svg();
+            out.push((super::figures::Size::Wide, svg));
+        }
+    }
+    out.extend(
+        latency_svgs(run)
+            .into_iter()
+            .map(|(_, svg)| (super::figures::Size::Small, svg)),
+    );
+    out
+}
+
 /// Page faults: a table per case with faults per page, the per-touch latency, and (with
 /// --verbose) each case's `/usr/bin/time -v` view, printed after the common table by `fault`.
 pub struct Fault;
@@ -318,6 +390,14 @@ impl Family for Fault {
 
     fn evidence(&self) -> Evidence {
         Evidence::Faults
+    }
+
+    fn draws_own_figures(&self) -> bool {
+        true
+    }
+
+    fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(super::figures::Size, String)> {
+        figures(run, subtitle)
     }
 
     fn derived(&self, run: &Run) -> Vec<String> {
@@ -583,5 +663,38 @@ mod tests {
         // (an evicted file's 8,339 faults over 311,296 pages).
         assert_eq!(per_page_of(8_339, 311_296), "8,339 in 311,296");
         assert_eq!(per_page_of(65_535, 65_536), "65,535 in 65,536");
+    }
+
+    /// Each figure says whether it is per page or per fault; a case with no figure per
+    /// fault keeps its row there and says why, and its figure per page is drawn.
+    #[test]
+    fn the_figures_are_per_page_and_per_fault_and_say_so() {
+        let run = recorded();
+        let figs = figures(&run, "host");
+        assert_eq!(figs.len(), 2, "per page, per fault (no per-touch samples)");
+        let (page, fault) = (&figs[0].1, &figs[1].1);
+        assert!(page.contains("fault: time per page touched"), "{page}");
+        assert!(page.contains("ns per page (each page touched once)"));
+        assert!(fault.contains("fault: time per fault taken"), "{fault}");
+        assert!(fault.contains("ns per fault (faults counted by getrusage)"));
+        assert!(
+            fault.contains("not plotted: major + minor mixed"),
+            "{fault}"
+        );
+        assert!(fault.contains("not plotted: populated in mmap"), "{fault}");
+        assert!(
+            !page.contains("not plotted"),
+            "every case has a figure per page"
+        );
+        // An invalid case is not drawn as a value in either.
+        let mut bad = recorded();
+        for m in bad.measurements.iter_mut() {
+            m.valid = false;
+            m.status = crate::model::Status::Invalid;
+        }
+        for (_, svg) in figures(&bad, "host") {
+            assert!(svg.contains("not plotted: INVALID"), "{svg}");
+            assert!(!svg.contains("class=\"pt\""), "{svg}");
+        }
     }
 }

@@ -438,7 +438,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
             let _ = write!(
                 h,
                 "<td class=\"num\">{}</td>",
-                value_cell(m, &mut notes, &label)
+                value_cell(m, &runs[0], &mut notes, &label)
             );
             if raw_column {
                 let _ = write!(h, "<td class=\"num\">{}</td>", raw_cell(m));
@@ -465,7 +465,7 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
                         let _ = write!(
                             h,
                             "<td class=\"num\">{}</td>",
-                            value_cell(m, &mut notes, &run_row)
+                            value_cell(m, &runs[i], &mut notes, &run_row)
                         );
                         measured.push((i + 1, run_row, m, checks_cell(m)));
                     }
@@ -530,8 +530,9 @@ pub fn effective_status(m: &Measurement) -> Status {
 }
 
 /// The figure, or what stands in its place. Why a figure is invalid is brief here, in full
-/// in the table's footnotes (`notes`; `row` names the row there).
-fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
+/// in the table's footnotes (`notes`; `row` names the row there). A figure shorter than
+/// [`super::cycles::BELOW`] cycles of `run`'s core clock gives them below it.
+fn value_cell(m: &Measurement, run: &Run, notes: &mut Footnotes, row: &str) -> String {
     match (effective_status(m), &m.value) {
         (Status::Invalid, _) => {
             let reason = m.invalid_reason();
@@ -552,7 +553,27 @@ fn value_cell(m: &Measurement, notes: &mut Footnotes, row: &str) -> String {
         ),
         // The badge says "unstable"; the text beside it gives the spread (once each).
         (Status::Unstable, Some(v)) => unstable_cell(v, &m.unit),
-        (Status::Ok, Some(v)) => estimate_cell(v, &m.unit, Emphasis::Value, None),
+        (Status::Ok, Some(v)) => {
+            let mut cell = estimate_cell(v, &m.unit, Emphasis::Value, None);
+            if let Some(c) = super::cycles::Cycles::of(&run.machine.core_clock, m) {
+                cell.push_str(&format!(
+                    "<span class=\"ci cycles\" title=\"{}\">= {}</span>",
+                    esc(&super::cycles::clock_note(c.ghz)),
+                    esc(&c.with_unit())
+                ));
+            }
+            // A part of a breakdown: the median is its figure here, the mean (which the
+            // breakdown's tables and bars add up) beside it, named, so the two views agree
+            // (a bimodal part read 0 ns here and 418 ns in the terminal's parts table).
+            if let Some(a) = &m.additive {
+                let [lo, hi] = a.mean.ci95;
+                cell.push_str(&format!(
+                    "<span class=\"ci mean\">mean {}, as the breakdown adds</span>",
+                    esc(&crate::units::fmt_figure(a.mean.value, lo, hi, &m.unit))
+                ));
+            }
+            cell
+        }
     }
 }
 
@@ -757,6 +778,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
     let mut out = Vec::new();
     let mut in_figure: Vec<(String, String)> = Vec::new();
     let mut probes: Vec<&str> = Vec::new();
+    let mut own_drawn: Vec<&str> = Vec::new();
     for r in rows {
         if !probes.contains(&r.probe.as_str()) {
             probes.push(&r.probe);
@@ -772,10 +794,14 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
             in_figure.extend(mine.map(|m| (m.probe.clone(), m.params_label())));
             continue;
         }
-        // Results with an analysis of their own draw its figure, one per run.
+        // Results with an analysis of their own draw its figures, one set per run, once for
+        // all the family's probes (the fault family's charts hold every case).
         if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
-            for (i, run) in runs.iter().enumerate() {
-                out.extend(f.own_figures(run, &subtitle_of(runs, i)));
+            if !own_drawn.contains(&f.section()) {
+                own_drawn.push(f.section());
+                for (i, run) in runs.iter().enumerate() {
+                    out.extend(f.own_figures(run, &subtitle_of(runs, i)));
+                }
             }
             in_figure.extend(
                 runs.iter()
@@ -1056,12 +1082,18 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
         } else {
             Vec::new()
         },
+        // A sparse sweep (a few slices) shows each point's interval as an error bar.
+        error_bars: series.iter().all(|s| s.points.len() <= SPARSE),
         series,
         left_out: no_value,
         ..Default::default()
     }
     .to_svg()
 }
+
+/// A sweep with at most this many points per line draws each point's 95% interval as an
+/// error bar: the band between a few points hides them.
+const SPARSE: usize = 8;
 
 fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) -> Option<String> {
     let axis = |k: &str| {
@@ -1139,6 +1171,44 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
 mod tests {
     use super::*;
     use crate::input::parse_run;
+
+    /// A part of a breakdown gives its mean, named, beside its median.
+    #[test]
+    fn a_parts_cell_gives_the_mean_the_breakdown_adds() {
+        let mut run = parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap();
+        assert!(!render(std::slice::from_ref(&run)).contains("as the breakdown adds"));
+        let m = &mut run.measurements[0];
+        m.additive = Some(crate::model::Additive {
+            mean: crate::model::Estimate {
+                value: 418.0,
+                ci95: [400.0, 436.0],
+            },
+            modes: None,
+            events: Default::default(),
+        });
+        let page = render(std::slice::from_ref(&run));
+        assert!(
+            page.contains("mean 418 ±18 ns/call, as the breakdown adds"),
+            "the mean, named"
+        );
+    }
+
+    #[test]
+    fn a_short_figure_gives_its_cycles_in_its_cell_when_the_clock_is_known() {
+        let mut run = parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap();
+        assert!(!render(std::slice::from_ref(&run)).contains("class=\"ci cycles\""));
+        run.machine.core_clock.ghz = Some(4.0);
+        let page = render(std::slice::from_ref(&run));
+        assert!(
+            page.contains(">= 2.92 cycles</span>"),
+            "call.function at 4 GHz"
+        );
+        // As many cells as the terminal's line lists.
+        assert_eq!(
+            page.matches("class=\"ci cycles\"").count(),
+            crate::report::cycles::in_run(&run).len()
+        );
+    }
 
     fn summary(n: usize, median: f64, lo: f64, hi: f64) -> Summary {
         Summary {
@@ -1533,6 +1603,9 @@ mod tests {
             !svg.contains("slice=") && !svg.contains("slice_reported_ns="),
             "{svg}"
         );
+        // Three points, each with its interval as an error bar (a line and two caps), beside
+        // the line itself.
+        assert!(svg.matches("<polyline").count() > 3 * 3, "{svg}");
     }
 
     #[test]

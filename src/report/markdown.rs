@@ -30,9 +30,15 @@ pub fn run_to_markdown(run: &Run) -> String {
             "| {} | {} | {} | {} | {} |\n",
             code(&m.probe),
             cell(&m.params_label()),
-            cell(&headline(m)),
+            cell(&with_cycles(run, m)),
             cell(&raw_baseline(m)),
             cell(&status)
+        ));
+    }
+    if let Some((_, c)) = super::cycles::in_run(run).first() {
+        o.push_str(&format!(
+            "\nFigures marked \"= N cycles\" are {}.\n",
+            cell(&super::cycles::clock_note(c.ghz))
         ));
     }
     let derived: Vec<String> = super::FAMILIES
@@ -46,6 +52,15 @@ pub fn run_to_markdown(run: &Run) -> String {
         }
     }
     o
+}
+
+/// The headline figure, and, when it is short, the same figure in cycles of the run's core
+/// clock: "0.731 ±0.073 ns/call = 2.9 cycles".
+fn with_cycles(run: &Run, m: &crate::model::Measurement) -> String {
+    match super::cycles::Cycles::of(&run.machine.core_clock, m) {
+        Some(c) => format!("{} = {}", headline(m), c.with_unit()),
+        None => headline(m),
+    }
 }
 
 #[cfg(test)]
@@ -62,5 +77,32 @@ mod tests {
             run.measurements.len()
         );
         assert!(md.contains("| invalid: "));
+        assert!(!md.contains("core clock"), "no clock estimate, no cycles");
+    }
+
+    #[test]
+    fn short_figures_also_read_in_cycles_when_the_clock_is_known() {
+        let mut run =
+            crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+                .unwrap();
+        run.machine.core_clock.ghz = Some(4.0);
+        let md = run_to_markdown(&run);
+        let call = md
+            .lines()
+            .find(|l| l.starts_with("| `call.function`"))
+            .unwrap();
+        assert!(
+            call.contains("0.731 +0.13/−0.011 ns/call = 2.92 cycles |"),
+            "{call}"
+        );
+        let null = md
+            .lines()
+            .find(|l| l.starts_with("| `syscall.null`"))
+            .unwrap();
+        assert!(!null.contains("cycles"), "540 cycles is not short: {null}");
+        assert!(
+            md.contains("are in cycles of the 4.00 GHz core clock"),
+            "{md}"
+        );
     }
 }

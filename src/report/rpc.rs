@@ -201,15 +201,15 @@ fn text_within(run: &Run, verbose: bool, term: &super::term::Term) -> String {
     if cs.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "\nrpc: time per RPC (untraced: median; traced, corrected: mean of the middle 80%)\n",
-    );
+    // One statistic per table: the medians of the table above here, the parts' means
+    // (which add up) below.
+    let mut out = String::from("\nrpc: time per RPC, median (the table above's figures)\n");
     out.push_str(&table(&summary_rows(&cs)));
     let traced: Vec<&Case> = cs.iter().filter(|c| c.traced.is_some()).collect();
     if traced.is_empty() {
         return out;
     }
-    out.push_str("\nrpc: where the time goes, mean per RPC: traced → corrected (--explain)\n");
+    out.push_str("\nrpc: parts of an RPC, means (they add up): traced → corrected (--explain)\n");
     // At most three cases side by side, so the table fits 80 columns.
     for (i, chunk) in traced.chunks(3).enumerate() {
         if i > 0 {
@@ -217,6 +217,7 @@ fn text_within(run: &Run, verbose: bool, term: &super::term::Term) -> String {
         }
         out.push_str(&table(&parts_rows(chunk)));
     }
+    out.push_str(&corrected_against_untraced(&cs, term));
     let calibrated = traced.iter().any(|c| c.calibration().is_some());
     if calibrated && !verbose {
         out.push_str("(corrected: the calibration pass's cost of each event: --verbose)\n");
@@ -276,7 +277,8 @@ fn corrected_failures(cs: &[Case], term: &super::term::Term, verbose: bool) -> S
     super::table::remark_block(&rows, &failed, "✗", term, verbose)
 }
 
-/// The summary table: untraced, traced, tracing adds, corrected sum (vs untraced).
+/// The summary table, medians as the common table prints them: untraced, traced, and what
+/// tracing adds (traced over untraced median, [`crate::probes::rpc::correct::tracing_adds`]).
 fn summary_rows(cs: &[Case]) -> Vec<Vec<String>> {
     let mut rows = vec![vec![
         "scenario".to_string(),
@@ -284,42 +286,58 @@ fn summary_rows(cs: &[Case]) -> Vec<Vec<String>> {
         "untraced".into(),
         "traced".into(),
         "tracing adds".into(),
-        "corrected".into(),
     ]];
+    let median = |m: Option<&Measurement>| {
+        let m = m.filter(|m| m.status != Status::Invalid)?;
+        m.value.as_ref().map(|v| Estimate {
+            value: v.median,
+            ci95: v.ci95,
+        })
+    };
     for c in cs {
-        let traced = match c.traced {
-            None => "—".into(),
-            Some(m) if m.status == Status::Invalid => "INVALID".into(),
-            Some(m) => m
-                .additive
-                .as_ref()
-                .map(|a| fmt_within(&a.mean))
-                .unwrap_or_else(|| cell(Some(m))),
-        };
-        let adds = c
-            .traced
-            .and_then(|m| m.observer.as_ref()?.tracing_adds)
-            .map(|e| fmt_rel(&e))
-            .unwrap_or_else(|| "—".into());
-        let corrected = match (c.calibration().and_then(|k| k.corrected_sum), c.untraced()) {
-            (Some(s), _) if c.corrected_failure().is_some() => {
-                format!("INVALID ({})", fmt_within(&s))
-            }
-            (Some(s), Some(u)) if c.has_corrected() => {
-                format!("{} ({:+.0}%)", fmt_within(&s), 100.0 * (s.value / u - 1.0))
-            }
-            _ => "—".into(),
-        };
+        let adds = match (median(c.traced), median(c.total)) {
+            (Some(t), Some(u)) => crate::probes::rpc::correct::tracing_adds(&t, &u),
+            _ => None,
+        }
+        .map(|e| fmt_rel(&e))
+        .unwrap_or_else(|| "—".into());
         rows.push(vec![
             c.scenario.name().into(),
             c.mech.clone(),
             cell(c.total),
-            traced,
+            cell(c.traced),
             adds,
-            corrected,
         ]);
     }
     rows
+}
+
+/// Each corrected breakdown's sum beside the untraced median it should match, one line per
+/// case that has both ("corrected vs untraced: local pipe 4.20 µs vs 4.00 µs (+5%)"); an
+/// invalid breakdown's reason follows the table ([`corrected_failures`]).
+fn corrected_against_untraced(cs: &[Case], term: &super::term::Term) -> String {
+    let parts: Vec<String> = cs
+        .iter()
+        .filter(|c| c.has_corrected() && c.corrected_failure().is_none())
+        .filter_map(|c| {
+            let s = c.calibration()?.corrected_sum?;
+            let u = c.total?.value.as_ref()?;
+            (u.median > 0.0).then(|| {
+                format!(
+                    "{} {} vs {} ({:+.0}%)",
+                    c.label(),
+                    fmt_within(&s),
+                    crate::units::interval::fmt_figure_alone(u.median, u.ci95[0], u.ci95[1], "ns"),
+                    100.0 * (s.value / u.median - 1.0)
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    let line = format!("corrected vs untraced: {}", parts.join(" · "));
+    super::term::wrap(&line, term.width, "", "  ") + "\n"
 }
 
 fn modes(m: &Measurement) -> Option<crate::model::ModeShares> {
@@ -364,7 +382,11 @@ fn part_cell(c: &Case, k: usize) -> String {
     let star = if modes(m).is_some() { "*" } else { "" };
     let corrected = match c.corrected[k] {
         None => return format!("{}{star}", fmt_within(&traced)),
-        Some(x) if x.status == Status::Invalid => "✗".to_string(),
+        // Invalid (the breakdown failed its check): marked, with the number it rejects.
+        Some(x) if x.status == Status::Invalid => match x.additive.as_ref() {
+            Some(a) => format!("✗ {}", fmt_within(&a.mean)),
+            None => "✗".to_string(),
+        },
         Some(x) => x
             .additive
             .as_ref()
@@ -386,7 +408,7 @@ fn sum_cell(c: &Case) -> String {
         return "—".into();
     };
     let corrected = match c.calibration().and_then(|k| k.corrected_sum) {
-        Some(_) if c.corrected_failure().is_some() => " → ✗".to_string(),
+        Some(s) if c.corrected_failure().is_some() => format!(" → ✗ {}", fmt_within(&s)),
         Some(s) if c.has_corrected() => format!(" → {}", fmt_within(&s)),
         _ => String::new(),
     };
@@ -746,11 +768,22 @@ mod tests {
         });
         let t = text(&run, true);
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
-        // Untraced median, traced and corrected means, tracing adds with its interval.
+        // Medians only: untraced, traced as the common table prints it, what tracing adds
+        // between the two; the corrected sum against the untraced median under the parts.
         let local = t.lines().find(|l| l.starts_with("local")).unwrap();
-        for want in ["4.00 µs", "10.0 µs", "+150% ±10", "4.20 µs (+5%)"] {
+        let traced = crate::report::table::headline(&run.measurements[1]);
+        let traced_figure = traced.split(" ±").next().unwrap();
+        for want in ["4.00 µs", traced_figure] {
             assert!(local.contains(want), "{want}: {t}");
         }
+        assert!(
+            !local.contains("4.20 µs"),
+            "no mean in the medians' table: {t}"
+        );
+        assert!(
+            t.contains("corrected vs untraced: local pipe 4.20 µs vs 4.00 µs (+5%)"),
+            "{t}"
+        );
         let send = t.lines().find(|l| l.starts_with("send")).unwrap();
         assert!(send.contains("1.50 µs* → 700 ns"), "{t}");
         // The IPI parts, left out of the only case (one CPU), are no row of dashes.
@@ -818,12 +851,20 @@ mod tests {
             });
         }
         let t = text_within(&run, true, &crate::report::term::Term::plain(80));
-        assert!(t.contains("INVALID (4.20 µs)"), "{t}");
+        let sum = t.lines().find(|l| l.starts_with("sum")).unwrap();
+        assert!(sum.contains("→ ✗ 4.20 µs"), "{t}");
+        assert!(
+            !t.contains("corrected vs untraced:"),
+            "an invalid breakdown: {t}"
+        );
         let joined = t.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(joined.contains("4.20 µs vs 2.00 µs (+110.0%)"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         let send = t.lines().find(|l| l.starts_with("send")).unwrap();
-        assert!(send.ends_with("→ ✗"), "{t}");
+        assert!(
+            send.ends_with("→ ✗ 700 ns"),
+            "the rejected number beside its mark: {t}"
+        );
         let svg = figures(std::slice::from_ref(&run)).remove(0);
         assert!(
             svg.contains("not plotted: invalid: corrected parts"),

@@ -69,54 +69,14 @@ fn definitions(run: &Run, term: &Term) -> String {
         .collect()
 }
 
-/// Figures shorter than this many cycles are also given in cycles: below it a nanosecond
-/// count says little until the clock is known.
-pub const CYCLES_BELOW: f64 = 100.0;
-
-/// The figures of `run` shorter than [`CYCLES_BELOW`] cycles of the core clock the run
-/// estimated, in cycles at their interval's precision; empty when the run has no estimate
-/// or no such figure.
+/// The figures of `run` shorter than [`super::cycles::BELOW`] cycles of the core clock the
+/// run estimated, in cycles, word-wrapped; empty when the run has no estimate or no such
+/// figure.
 pub fn in_cycles(run: &Run, term: &Term) -> String {
-    let Some(ghz) = run.machine.core_clock.ghz else {
-        return String::new();
-    };
-    let all: Vec<&crate::model::Measurement> = run.measurements.iter().collect();
-    let parts: Vec<String> = run
-        .measurements
-        .iter()
-        .filter(|m| m.status == crate::model::Status::Ok && m.unit.starts_with("ns/"))
-        .filter_map(|m| {
-            let v = m.value.as_ref()?;
-            let (c, lo, hi) = (v.median * ghz, v.ci95[0] * ghz, v.ci95[1] * ghz);
-            if !(c > 0.0 && c < CYCLES_BELOW) {
-                return None;
-            }
-            let half = (hi - lo).abs() / 2.0;
-            let digits = if half >= 1.0 {
-                0
-            } else if half >= 0.1 {
-                1
-            } else {
-                2
-            };
-            let peers: Vec<&crate::model::Measurement> =
-                all.iter().copied().filter(|p| p.probe == m.probe).collect();
-            let case = super::params::distinguishing(m, &peers);
-            let name = if case.is_empty() {
-                m.probe.clone()
-            } else {
-                format!("{} {case}", m.probe)
-            };
-            Some(format!("{name} {c:.digits$}"))
-        })
-        .collect();
-    if parts.is_empty() {
-        return String::new();
+    let text = super::cycles::line(run);
+    if text.is_empty() {
+        return text;
     }
-    let text = format!(
-        "in cycles of the {ghz:.2} GHz core clock (a dependent-add chain; `oscost machine`): {}",
-        parts.join(" · ")
-    );
     wrap(&text, term.width, "", "  ") + "\n"
 }
 

@@ -201,10 +201,16 @@ fn row_cells(c: &Curve, r: &Row, m: &Measurement, said: &mut Said, verbose: bool
         Some([_, lo, hi]) if r.size > 0 && crate::engine::derive::negative_finding(lo, hi) => {
             "faster (model fails)".into()
         }
-        Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => {
-            format!("≈0 ({})", ns(med))
+        // An interval that holds 0: its spread, never a median it does not back ("≈0
+        // (0.00439 µs)" printed three digits of a ±36 ns interval).
+        Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => format!(
+            "≈0 ({})",
+            crate::units::fmt_spread_with_unit(med, lo, hi, "ns")
+        ),
+        // No more precise than its interval, by the units' one rule.
+        Some([med, lo, hi]) if r.size > 0 => {
+            crate::units::interval::fmt_figure_alone(med, lo, hi, "ns")
         }
-        Some([med, _, _]) if r.size > 0 => ns(med),
         Some(_) => "(direct)".into(),
         None => "–".into(),
     };

@@ -445,6 +445,11 @@ fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, v
         out.push_str(&wrap(n, term.width, INDENT, "      "));
         out.push('\n');
     }
+    // The interrupts on its CPUs during its windows (evidence, so on request).
+    if let Some(text) = super::interrupts::line(m).filter(|_| verbose) {
+        out.push_str(&wrap(&text, term.width, INDENT, "      "));
+        out.push('\n');
+    }
     for c in m.failed_checks().filter(|_| verbose) {
         let text = format!(
             "{}: expected {}, observed {}",

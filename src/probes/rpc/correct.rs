@@ -176,7 +176,11 @@ pub fn judge_run(run: &mut Run) {
     let mut sums = Vec::new();
     for m in run.measurements.iter_mut().filter(|m| m.is(super::TRACED)) {
         let c = case(m);
-        let traced = m.additive.as_ref().map(|a| a.mean);
+        // Median over median, as the views print both figures (the mean is the parts').
+        let traced = m.value.as_ref().map(|v| Estimate {
+            value: v.median,
+            ci95: v.ci95,
+        });
         if let Some(o) = m.observer.as_mut() {
             o.tracing_adds = match (traced, untraced_of(&c)) {
                 (Some(t), Some(u)) => tracing_adds(&t, &u),

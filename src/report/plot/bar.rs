@@ -113,6 +113,9 @@ impl BarChart {
             .map(|v| v[1].min(v[0]))
             .fold(0.0f64, f64::min);
         let max = if max > 0.0 { max * 1.18 } else { 1.0 };
+        // Rows none of which has a value: no value axis (an empty 0–1 scale reads as a
+        // figure of nothing); each row says why it has no bar.
+        let any_value = self.bars.iter().any(|b| b.finite().is_some());
         let labels: Vec<&str> = self.bars.iter().map(|b| b.label.as_str()).collect();
         // Row i spans y in [n-1-i, n-i) so the first bar is at the top; labels are drawn here
         // (not by the mesh) so each sits exactly at its row's centre.
@@ -123,16 +126,28 @@ impl BarChart {
             .y_label_area_size(label_width(labels.iter().copied()).min(MAX_LABEL_W))
             .build_cartesian_2d(min..max, 0.0..n as f64)?;
         let x_fmt = |v: &f64| short_number(*v);
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_label_formatter(&x_fmt)
-            .x_desc(self.value_label.as_str())
-            .label_style((FONT, LABEL_PT))
-            .axis_desc_style((FONT, DESC_PT))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()?;
+        if any_value {
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_label_formatter(&x_fmt)
+                .x_desc(self.value_label.as_str())
+                .label_style((FONT, LABEL_PT))
+                .axis_desc_style((FONT, DESC_PT))
+                .light_line_style(RGBColor(235, 235, 235))
+                .draw()?;
+        } else {
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .disable_x_axis()
+                .x_labels(0)
+                .y_labels(0)
+                .x_desc(format!("{}: no row has a value", self.value_label))
+                .axis_desc_style((FONT, DESC_PT))
+                .draw()?;
+        }
         for (i, bar) in self.bars.iter().enumerate() {
             let row = (n - 1 - i) as f64;
             let mid = row + 0.5;
@@ -275,10 +290,27 @@ mod tests {
         let svg = BarChart {
             title: "t".into(),
             subtitle: "s".into(),
+            value_label: "ns/fault".into(),
             bars: vec![Bar::missing("a", "below resolution")],
             ..Default::default()
         }
         .to_svg();
         assert!(svg.contains("not plotted: below resolution"));
+        // No empty 0–1 value axis: no tick labels, the axis says no row has a value.
+        let texts = super::super::test_support::texts(&svg);
+        assert!(!texts.iter().any(|t| t == "0" || t == "1"), "{texts:?}");
+        assert!(has_text(&svg, "ns/fault: no row has a value"));
+        // With one value the axis is there.
+        let drawn = BarChart {
+            title: "t".into(),
+            subtitle: "s".into(),
+            value_label: "ns/fault".into(),
+            bars: vec![Bar::new("a", 5.0, 4.0, 6.0)],
+            ..Default::default()
+        }
+        .to_svg();
+        assert!(super::super::test_support::texts(&drawn)
+            .iter()
+            .any(|t| t == "0"));
     }
 }

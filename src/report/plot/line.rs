@@ -104,6 +104,10 @@ pub struct LinePlot {
     /// Valid points the caller did not put in a series, with the reason (e.g. the S = 0
     /// point of a log-x sweep, whose value the legend gives): stated under the figure.
     pub left_out: Vec<(usize, String)>,
+    /// Each point's 95% interval also drawn as a vertical error bar with caps: for a sparse
+    /// sweep (a few slices), whose band between few points hides the intervals, and a lone
+    /// point, which has no band at all.
+    pub error_bars: bool,
     /// Pixels; 0 means the default (900 × 480).
     pub width: u32,
     pub height: u32,
@@ -584,6 +588,21 @@ impl LinePlot {
                         });
                 }
             }
+            if self.error_bars {
+                let stroke = c.stroke_width(1);
+                for q in p.iter().filter(|q| q.hi > q.lo) {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(q.x, q.lo), (q.x, q.hi)],
+                        stroke,
+                    )))?;
+                    for end in [q.lo, q.hi] {
+                        chart.draw_series(std::iter::once(
+                            EmptyElement::at((q.x, end))
+                                + PathElement::new(vec![(-5, 0), (5, 0)], stroke),
+                        ))?;
+                    }
+                }
+            }
             chart.draw_series(
                 p.iter()
                     .map(|q| Circle::new((q.x, q.y), 3, super::mark_style(c, 1.0))),
@@ -884,6 +903,37 @@ mod tests {
         assert!(
             x > 450,
             "legend at x = {x}, over the falling curve's upper left"
+        );
+    }
+
+    /// Error bars: one line and two caps per point with an interval, none without the flag.
+    #[test]
+    fn error_bars_draw_each_points_interval() {
+        let plot = |error_bars| {
+            LinePlot {
+                title: "ctx.timeslice".into(),
+                subtitle: "s".into(),
+                x_label: "slice (ms)".into(),
+                y_label: "× sequential".into(),
+                series: vec![Series {
+                    name: String::new(),
+                    points: vec![
+                        Point::new(1.0, 1.0, 0.9, 1.2),
+                        Point::new(4.0, 1.1, 1.0, 1.3),
+                        Point::new(8.0, 1.2, 1.2, 1.2),
+                    ],
+                    ..Default::default()
+                }],
+                error_bars,
+                ..Default::default()
+            }
+            .to_svg()
+        };
+        let (with, without) = (plot(true), plot(false));
+        assert_eq!(
+            count(&with, "<polyline") - count(&without, "<polyline"),
+            6,
+            "two points with an interval, three strokes each"
         );
     }
 }
