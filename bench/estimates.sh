@@ -7,8 +7,8 @@
 # their ratio (actual / estimate; the goal is 0.7 to 1.3), with the exit code. Without
 # --history every run uses --no-save and a history that does not exist (--db in the temporary
 # directory: --no-save alone still reads the default history, whose make-up entry corrects
-# the estimate without the line saying so), so the estimates come from the model alone. With
-# --history each command runs twice against a fresh temporary history (--db): the second
+# the estimate without the line saying so), so the estimates are the plan's bounds alone
+# (the goal is for the second runs of --history). With --history each command runs twice against a fresh temporary history (--db): the second
 # estimate is learned from the first run's item times ("from the last 1 run").
 # The binary is $OSCOST, else target/release/oscost of this checkout (built if missing).
 # Leaves nothing behind: the temporary directory (stderr captures, history) is removed on
@@ -43,7 +43,7 @@ one() {
   est=$(grep -o 'about [0-9.]* s' "$tmp/err" | head -1 | grep -o '[0-9.]*')
   if grep -q 'from the last' "$tmp/err"; then src=history
   elif grep -q 'from past runs' "$tmp/err"; then src=partly
-  else src=model; fi
+  else src=bound; fi
   echo "${est:-?} $(echo "$e - $s" | bc) $rc $src"
 }
 

@@ -10,6 +10,7 @@ use crate::machine::Machine;
 
 pub mod noise;
 mod remark;
+pub mod switch_trace;
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
@@ -56,12 +57,13 @@ pub struct Run {
     pub warnings: Vec<Remark>,
 }
 
-/// One plan item's wall time against the model's expectation (without history).
+/// One plan item's wall time against its estimate's bound (without history: the sampler's
+/// plan, or the item's own estimate; engine::estimate).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ItemTime {
     /// The item's label, e.g. `syscall.getpid` or `ctx.sweep N=2 S=64k`.
     pub label: String,
-    /// What the model expected, seconds.
+    /// The bound the estimate started from, seconds.
     pub expected_s: f64,
     /// What it took, seconds.
     pub elapsed_s: f64,
@@ -238,6 +240,10 @@ pub struct Measurement {
     /// elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<noise::NoiseCpu>,
+    /// What the kernel recorded at a `ctx.anatomy` rung's switches (its trace pass). Absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_trace: Option<switch_trace::SwitchTrace>,
 }
 
 /// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that

@@ -61,6 +61,7 @@ fn point(procs: usize, size: u64, lap: f64, overhead: f64, jitter: f64) -> Measu
         additive: None,
         observer: None,
         noise: None,
+        switch_trace: None,
     }
 }
 

@@ -2,9 +2,10 @@
 //! same-CPU ping-pongs measured on this machine (probes::ctx::anatomy), shown as a waterfall.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
-use crate::probes::ctx::anatomy::{cannot_apply, measure_rung, Ladder, Rung, COST, PROBE};
+use crate::probes::ctx::anatomy::{cannot_apply, measure_rung, Ladder, Rung, PROBE};
 use crate::probes::ctx::anatomy_regs::{self as regs, Regs};
 use crate::probes::scratch::{check_memory, Keep, MemRoom};
 use crate::report::family::{Ask, Family};
@@ -117,12 +118,10 @@ pub fn run(a: AnatomyArgs) -> Result<i32> {
     }
     for rung in ladder.rungs(&sizes) {
         let l = ladder.clone();
-        plan.push(
-            PlanItem::new(format!("{PROBE} {}", rung.id()), move |ctx| {
-                measure_rung(ctx, &l, rung)
-            })
-            .with_cost(COST),
-        );
+        plan.push(PlanItem::new(
+            format!("{PROBE} {}", rung.id()),
+            move |ctx| measure_rung(ctx, &l, rung),
+        ));
     }
     let run = execute(plan, &a.opts)?;
     let ask = Ask {

@@ -1,7 +1,8 @@
 //! `oscost c2c`: the core-to-core latency map, one cache-line ping-pong per CPU pair.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::c2c::{measure_pair, pairs};
 use crate::probes::ipc::classes::{classify, parse_cpu_list, Pair};
@@ -45,13 +46,10 @@ pub fn run(a: C2cArgs) -> Result<i32> {
             b: j,
             class: classify(&machine, i, j),
         };
-        plan.push(
-            PlanItem::new(
-                format!("c2c {i}↔{j} ({})", pair.class.name()),
-                move |ctx| measure_pair(ctx, pair),
-            )
-            .with_cost(crate::probes::c2c::COST),
-        );
+        plan.push(PlanItem::new(
+            format!("c2c {i}↔{j} ({})", pair.class.name()),
+            move |ctx| measure_pair(ctx, pair),
+        ));
     }
     let run = execute(plan, &a.opts)?;
     finish(&run, &a.opts)

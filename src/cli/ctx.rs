@@ -2,8 +2,9 @@
 //! sweep) and `oscost ctx timeslice` (the indirect cost at the scale of a time slice).
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras};
 use super::probes::CtxArgs;
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::ctx::ring::{Policy, MAX_MEMBERS};
 use crate::probes::ctx::sweep::{evidence_pass, measure_point, Point};
@@ -182,7 +183,7 @@ fn sweep(mut a: SweepArgs) -> Result<i32> {
                 PlanItem::new(format!("ctx.sweep N={n} S={}", fmt_size(s)), move |ctx| {
                     measure_point(ctx, p, &c)
                 })
-                .with_cost(crate::probes::ctx::sweep::COST)
+                .hook_free()
                 .with_evidence_pass(move |_, m| evidence_pass(p, m)),
             );
         }

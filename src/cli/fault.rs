@@ -3,7 +3,8 @@
 //! latency percentiles and the mapping as the kernel shows it.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::engine::sampler::SamplingConfig;
 use crate::error::{Error, Result};
 use crate::probes::fault::{
@@ -345,13 +346,9 @@ const EVICTED_S_PER_BYTE: f64 = 1.5e-9;
 /// Writing the scratch file (about 1 GB/s).
 const FILL_S_PER_BYTE: f64 = 1e-9;
 
-/// Share of the span between the sampler's shortest and longest run that a case is expected
-/// to take: fresh mappings vary more than a hot loop, so the interval seldom tightens early.
-const FAULT_SHARE: f64 = 0.7;
-
-/// One case's expected time: the engine's sampler with one round (map, touch every page,
-/// unmap) per sample (engine::estimate::sampler_span); with `--histogram`, a warm-up round
-/// and one timed round.
+/// One case's expected time: the longest run of the engine's sampler with one round (map,
+/// touch every page, unmap) per sample (engine::estimate::call_bound_s); with
+/// `--histogram`, a warm-up round and one timed round.
 fn case_estimate(case: &Case, size: u64, sampling: &SamplingConfig) -> f64 {
     let per_byte = if case.kind == Kind::FileEvicted {
         EVICTED_S_PER_BYTE
@@ -362,8 +359,8 @@ fn case_estimate(case: &Case, size: u64, sampling: &SamplingConfig) -> f64 {
     if case.per_touch {
         return 2.0 * round;
     }
-    let (lo, hi) = crate::engine::estimate::sampler_span(sampling, round, 0.0);
-    lo + FAULT_SHARE * (hi - lo)
+    let rounds = crate::engine::sampler::plan(sampling, crate::engine::sampler::Call::Whole);
+    crate::engine::estimate::call_bound_s(&rounds, round)
 }
 
 #[cfg(test)]
@@ -378,9 +375,11 @@ mod tests {
         // 256 MiB, about 0.08 s a round: the 2 s budget bounds it.
         let e = case_estimate(&case, 256 * mib, &std);
         assert!(e > 1.0 && e < 2.3, "{e}");
-        // --rounds 30 of 256 MiB: the samples outlast the budget.
+        // --rounds 30 of 256 MiB: the samples outlast the budget, and their count ends them.
         let fixed = crate::probes::fault::case_sampling(&SamplingConfig::standard(), Some(30));
-        assert!(case_estimate(&case, 256 * mib, &fixed) > 30.0 * 0.08);
+        let thirty = 30.0 * 256.0 * mib as f64 * ROUND_S_PER_BYTE;
+        let e = case_estimate(&case, 256 * mib, &fixed);
+        assert!(e > thirty.max(2.0) && e < 2.0 * thirty, "{e}");
         // An evicted file waits for the disk: longer rounds.
         let ev = Case {
             kind: Kind::FileEvicted,

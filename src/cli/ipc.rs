@@ -2,7 +2,8 @@
 //! has, one representative CPU pair per class (or `--pairs`).
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::{parse_pairs, representatives, Class, Pair};
@@ -40,10 +41,9 @@ pub fn plan_cells(plan: &mut Plan, mechs: &[Mech], pairs: &[Pair]) {
                 plan.skip(&label, why);
                 continue;
             }
-            plan.push(
-                PlanItem::new(label, move |ctx| measure_cell(ctx, mech, pair))
-                    .with_cost(crate::probes::ipc::COST),
-            );
+            plan.push(PlanItem::new(label, move |ctx| {
+                measure_cell(ctx, mech, pair)
+            }));
         }
     }
 }

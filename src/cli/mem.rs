@@ -2,7 +2,8 @@
 //! knees.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish_with, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_with, Extras};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::mem::latency::{chase_sampling, measure_point, size_grid, Order, Point};
 use crate::probes::scratch::{check_memory, Keep, MemRoom};
@@ -118,8 +119,7 @@ fn latency(mut a: LatencyArgs) -> Result<i32> {
                             ),
                             move |ctx| measure_point(ctx, p, &c),
                         )
-                        .with_sampling(chase_sampling(&a.opts.sampling()))
-                        .with_cost(crate::probes::mem::latency::COST),
+                        .with_sampling(chase_sampling(&a.opts.sampling())),
                     );
                 }
             }

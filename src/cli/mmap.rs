@@ -2,8 +2,9 @@
 //! perf columns, one SVG per metric, and the competing memory hog or a cgroup memory limit.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish_after, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_after, Extras};
 use super::fault::{page_round, parse_size};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::mmap::cgroup::MemCgroup;
 use crate::probes::mmap::workload::walk;
@@ -295,7 +296,6 @@ fn lab(mut a: LabArgs) -> Result<i32> {
     plan.push(
         PlanItem::group("mmap.lab", move |ctx| run_lab(ctx, &lab))
             .with_estimate(estimate)
-            .with_cost(crate::probes::mmap::COST)
             .once("the lab interleaves its rows repetition by repetition (--reps)"),
     );
     let run = execute(plan, &a.opts)?;

@@ -3,7 +3,8 @@
 //! process may not use is refused before anything runs.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish_after, Extras, Plan, PlanItem};
+use super::execute::{execute, finish_after, Extras};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::noise::window::Asked;
 use crate::report::family::{Ask, Family};

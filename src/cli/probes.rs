@@ -2,8 +2,9 @@
 //! the default suite reuses.
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish, Plan, PlanItem};
-use crate::error::Result;
+use super::execute::{execute, finish};
+use crate::engine::plan::{Plan, PlanItem};
+use crate::error::{Error, Result};
 use crate::probes::ctx::pipe::{measure_pipe, tax_pass};
 use crate::probes::ctx::yield_::{
     evidence_pass as yield_evidence_pass, fifo_permitted, measure_yield, Policy,
@@ -56,26 +57,19 @@ pub struct CtxArgs {
 }
 
 pub fn plan_call(plan: &mut Plan, cpu: usize) {
-    plan.push(
-        PlanItem::new("call.function", move |ctx| {
-            crate::probes::call::function(ctx, cpu)
-        })
-        .with_cost(crate::probes::call::COST),
-    );
-    plan.push(
-        PlanItem::new("call.chain", move |ctx| {
-            crate::probes::call::chain(ctx, cpu)
-        })
-        .with_cost(crate::probes::call::COST),
-    );
+    plan.push(PlanItem::new("call.function", move |ctx| {
+        crate::probes::call::function(ctx, cpu)
+    }));
+    plan.push(PlanItem::new("call.chain", move |ctx| {
+        crate::probes::call::chain(ctx, cpu)
+    }));
 }
 
 pub fn plan_syscalls(plan: &mut Plan, which: &[Syscall], cpu: usize) {
     for &w in which {
-        plan.push(
-            PlanItem::new(w.probe_id(), move |ctx| measure_call(ctx, w, cpu))
-                .with_cost(crate::probes::syscall::COST),
-        );
+        plan.push(PlanItem::new(w.probe_id(), move |ctx| {
+            measure_call(ctx, w, cpu)
+        }));
     }
 }
 
@@ -98,7 +92,7 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                                 format!("ctx.pipe {} {}", mode.name(), clock.name()),
                                 move |ctx| measure_pipe(ctx, mode, cpu, clock),
                             )
-                            .with_cost(crate::probes::ctx::pipe::COST)
+                            .hook_free()
                             .with_evidence_pass(move |ctx, m| tax_pass(ctx, mode, cpu, m)),
                         );
                     }
@@ -107,7 +101,7 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                     PlanItem::new(format!("ctx.futex {}", mode.name()), move |ctx| {
                         measure_futex(ctx, mode, cpu)
                     })
-                    .with_cost(crate::probes::ctx::futex::COST)
+                    .hook_free()
                     .with_evidence_pass(move |_, m| {
                         crate::probes::ctx::futex::evidence_pass(mode, cpu, m)
                     }),
@@ -117,7 +111,7 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                         PlanItem::new("ctx.yield thread", move |ctx| {
                             measure_yield(ctx, cpu, Policy::Normal, true)
                         })
-                        .with_cost(crate::probes::ctx::yield_::COST)
+                        .hook_free()
                         .with_evidence_pass(move |_, m| {
                             yield_evidence_pass(cpu, Policy::Normal, m)
                         }),
@@ -128,7 +122,7 @@ pub fn plan_ctx(plan: &mut Plan, a: &CtxArgs, cpu: usize) {
                                 PlanItem::new("ctx.yield fifo", move |ctx| {
                                     measure_yield(ctx, cpu, Policy::Fifo, true)
                                 })
-                                .with_cost(crate::probes::ctx::yield_::COST)
+                                .hook_free()
                                 .with_evidence_pass(
                                     move |_, m| yield_evidence_pass(cpu, Policy::Fifo, m),
                                 ),
@@ -179,6 +173,11 @@ pub fn ctx(mut a: CtxArgs) -> Result<i32> {
     super::common::dedup(&mut a.mode);
     super::common::dedup(&mut a.clock);
     a.opts.check_outputs()?;
+    // Asked for by name, SCHED_FIFO that cannot be set is refused before anything is
+    // measured, as `ctx timeslice --mech rr` refuses SCHED_RR (the suite skips it instead).
+    if a.fifo && a.mech.contains(&Mech::Yield) && a.mode.contains(&Mode::Thread) {
+        fifo_permitted().map_err(|why| Error::usage(format!("cannot use --fifo: {why}")))?;
+    }
     let cpu = pick_cpu(a.cpu)?;
     let mut plan = Plan::default();
     plan_ctx(&mut plan, &a, cpu);

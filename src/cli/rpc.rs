@@ -3,7 +3,8 @@
 //! tracing is permitted.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish_after, Plan, PlanItem};
+use super::execute::{execute, finish_after};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::{parse_pairs, representatives, Class};
@@ -108,12 +109,9 @@ pub fn run(a: RpcArgs) -> Result<i32> {
                     continue;
                 }
             };
-            plan.push(
-                PlanItem::new(label.clone(), move |ctx| {
-                    measure_total(ctx, sc, mech, client, server_cpu)
-                })
-                .with_cost(crate::probes::rpc::COST),
-            );
+            plan.push(PlanItem::new(label.clone(), move |ctx| {
+                measure_total(ctx, sc, mech, client, server_cpu)
+            }));
             if trace.is_ok() && sc != Scenario::RemotePolling {
                 traced_items.push(
                     PlanItem::group(format!("{label} traced"), move |ctx| {

@@ -3,8 +3,9 @@
 //! cross-core round trip blocking (pipe) and polling (spin flag).
 
 use super::common::{pick_cpu, MeasureOpts};
-use super::execute::{execute, finish, Plan};
+use super::execute::{execute, finish};
 use super::probes::{plan_call, plan_ctx, plan_syscalls, CtxArgs};
+use crate::engine::plan::Plan;
 use crate::error::Result;
 use crate::probes::ctx::{ClockMethod, Mech, Mode};
 use crate::probes::syscall::Syscall;

@@ -5,7 +5,8 @@
 //! of a command, in one run.
 
 use super::common::MeasureOpts;
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish};
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::stat::{measure_runs, Config, Output, Program};
 

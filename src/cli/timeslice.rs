@@ -2,8 +2,9 @@
 //! time slice.
 
 use super::common::{parse_duration, pick_cpu, MeasureOpts};
-use super::execute::{execute, finish, Plan, PlanItem};
+use super::execute::{execute, finish};
 use crate::engine::measure::Context;
+use crate::engine::plan::{Plan, PlanItem};
 use crate::error::{Error, Result};
 use crate::probes::ctx::timeslice::{live_env, measure_slice, sampling, select, Config, SliceMech};
 use crate::probes::scratch::{check_memory, Keep, MemRoom};
@@ -42,7 +43,7 @@ fn parse_slice(s: &str) -> std::result::Result<Duration, String> {
     Ok(d)
 }
 
-/// One slice's expected time: the sampler's longest run (engine::estimate::sampler_span)
+/// One slice's expected time: the sampler's longest run (engine::estimate::call_bound_s)
 /// with whole-run samples, each running both tasks together and then one after the other
 /// (2 × `work` each); plus the calibration (about 4 × 20 ms) and filling the tasks' working
 /// sets. Whole-run samples rarely converge within ±1% at 3 samples a round, and with
@@ -50,8 +51,11 @@ fn parse_slice(s: &str) -> std::result::Result<Duration, String> {
 /// "about 9 s") missed the warm-up batches and the samples with counters (took 16.7 s).
 fn slice_estimate(budget: Duration, work: Duration, ci: Option<f64>) -> Duration {
     let half = 2.0 * work.as_secs_f64();
-    let (_, longest) =
-        crate::engine::estimate::sampler_span(&slice_sampling(budget, ci), half, half);
+    let rounds = crate::engine::sampler::plan(
+        &slice_sampling(budget, ci),
+        crate::engine::sampler::Call::Whole,
+    );
+    let longest = crate::engine::estimate::call_bound_s(&rounds, 2.0 * half);
     Duration::from_secs_f64(longest + 0.1)
 }
 

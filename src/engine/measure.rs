@@ -4,9 +4,7 @@
 use super::derive::derive_judged;
 use super::derive::Derived;
 pub use super::sampler::Workloads;
-use super::sampler::{
-    sample, sample_round, Round, RoundSlot, SampleSet, SamplingConfig, ScaleMemo, StopReason,
-};
+use super::sampler::{sample, Round, RoundSlot, SampleSet, SamplingConfig, ScaleMemo, StopReason};
 use super::stats::summarize;
 use crate::engine::clock::{self, min_sample_ns};
 use crate::error::{Error, Result};
@@ -27,11 +25,11 @@ pub struct Context {
     /// The iteration counts of this item's earlier rounds (None: scale at every call).
     pub scales: Option<ScaleMemo>,
     /// The plan runs this item's evidence pass (perf counters, an observer-tax pass) after
-    /// every item's figure samples (cli::execute, `PlanItem::with_evidence_pass`), so the
+    /// every item's figure samples (engine::plan, `PlanItem::with_evidence_pass`), so the
     /// probe leaves it out of its calls. False: the probe takes it itself, after its samples.
     pub evidence_later: bool,
     /// This call takes a round again, after the planned ones, for one the core ran slowed
-    /// through (cli::execute's make-up rounds): never the measurement's last round, so work
+    /// through (engine::plan's make-up rounds): never the measurement's last round, so work
     /// a probe does once per measurement is not done twice.
     pub make_up: bool,
 }
@@ -149,27 +147,14 @@ pub fn measure(
     let mut recorder = Recorder::new(tasks, spec.events);
     recorder.prime();
     let floor = min_sample_ns(&ctx.clock);
-    let set = match ctx.round {
-        None => sample(&ctx.sampling, floor, work.raw, work.baseline, &mut recorder)?,
-        Some(slot) => {
-            let identity = format!("{} {:?}", spec.probe, spec.params);
-            let (at, known) = match &ctx.scales {
-                Some(m) => m.next(&identity),
-                None => (0, None),
-            };
-            let set = sample_round(
-                &ctx.sampling,
-                floor,
-                Round { slot, known },
-                &mut work,
-                &mut recorder,
-            )?;
-            if let Some(m) = &ctx.scales {
-                m.keep(at, &identity, set.raw_iterations, set.baseline_iterations);
-            }
-            set
-        }
-    };
+    let identity = format!("{} {:?}", spec.probe, spec.params);
+    let memo = ctx.round.and(ctx.scales.as_ref());
+    let (at, known) = memo.map_or((0, None), |m| m.next(&identity));
+    let round = ctx.round.map(|slot| Round { slot, known });
+    let set = sample(&ctx.sampling, floor, round, &mut work, &mut recorder)?;
+    if let Some(m) = memo {
+        m.keep(at, &identity, set.raw_iterations, set.baseline_iterations);
+    }
     let evidence = recorder.finish(&start_cpus);
     let verdict = checker(&evidence);
     let mut m = conclude(spec, set, evidence, verdict)?;
@@ -341,6 +326,7 @@ fn conclude(
         additive: None,
         observer: None,
         noise: None,
+        switch_trace: None,
     })
 }
 

@@ -1,5 +1,5 @@
 //! One measurement from its rounds. When a run spreads each measurement's rounds across the
-//! whole plan (cli::execute runs the plan in passes, one round of every item per pass), every
+//! whole plan (engine::plan runs it in passes, one round of every item per pass), every
 //! call of a job returns a Measurement of one round; this module folds them into the one
 //! Measurement the round-by-round sampler would have produced, so that a noise episode that
 //! hits one pass shows up as one round whose median is off — which widens the interval —

@@ -8,7 +8,7 @@ use crate::evidence::clock::now_ns;
 use crate::evidence::recorder::Recorder;
 
 /// Which round of its measurement one call of a job takes, when the run spreads each
-/// measurement's rounds across the whole plan (cli::execute runs the plan in passes).
+/// measurement's rounds across the whole plan (engine::plan runs it in passes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoundSlot {
     /// 0-based round this call samples.
@@ -77,7 +77,7 @@ pub const EVIDENCE_EVERY: usize = 4;
 pub const EVIDENCE_PER_ROUND: usize = 2;
 
 /// The iteration counts a measurement's first round scaled to, kept for its later rounds
-/// when the run spreads them across the plan (cli::execute keeps one per plan item).
+/// when the run spreads them across the plan (engine::plan keeps one per plan item).
 ///
 /// Why: every call of a spread measurement scaled raw and baseline again (three or more
 /// timings of up to a sample each, at every round), although the rounds measure the same
@@ -197,97 +197,135 @@ pub struct Round {
     pub known: Option<(u64, u64)>,
 }
 
-/// Run the sampling loop in [`ROUNDS`] rounds, back to back. `recorder` brackets every raw
-/// sample. `min_sample_ns` is the clock's floor (see clock::min_sample_ns).
+/// One call of the sampler: every round of the measurement back to back (None), or one
+/// round of a measurement whose rounds are spread across the plan ([`Round`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// All [`ROUNDS`] rounds in this call, one after the other.
+    Whole,
+    /// One round of a spread measurement: `later` when an earlier round scaled its
+    /// iteration counts ([`ScaleMemo`]), `partners` when its tasks are started afresh at
+    /// every call (see [`round_warmup`]).
+    Round {
+        slot: RoundSlot,
+        later: bool,
+        partners: bool,
+    },
+}
+
+/// When a round stops sampling (once it has taken at least three samples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadline {
+    /// This long after the call began: rounds back to back share the budget, their
+    /// scaling and warm-ups included.
+    FromCall(u64),
+    /// This long after the round's warm-up: a spread round samples for its whole share,
+    /// scaling and warm-up come on top, so a measurement gets as many samples as when its
+    /// rounds ran back to back.
+    AfterWarmUp(u64),
+}
+
+/// One round as the sampler takes it: the sampler runs these ([`sample`]) and the estimate
+/// bounds a plan's time with the same ones (engine::estimate).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundPlan {
+    /// The round's 0-based index (its samples' tag).
+    pub index: u32,
+    /// Warm-up in ns: at least, at most (until steady in between).
+    pub warm: (u64, u64),
+    pub deadline: Deadline,
+    pub limits: RoundLimits,
+    /// The interval the round stops at ([`round_target`]).
+    pub target: f64,
+}
+
+/// The rounds one call takes: the sampler's round and budget arithmetic, in one place.
+///
+/// Back to back, the first warm-up lasts until consecutive batches agree (at least the
+/// warm-up, at most a quarter of the budget or 4× the warm-up); later rounds refresh caches
+/// and frequency after the gap, for a quarter of the warm-up; round r ends at (r + 1) /
+/// [`ROUNDS`] of the budget from the call's start. A spread round warms up as
+/// [`round_warmup`] says, then samples on `budget / of`, with its share of the sample limits.
+pub fn plan(cfg: &SamplingConfig, call: Call) -> Vec<RoundPlan> {
+    match call {
+        Call::Whole => (0..ROUNDS)
+            .map(|r| RoundPlan {
+                index: r as u32,
+                warm: if r == 0 {
+                    let cap = (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4));
+                    (cfg.warmup_ns, cap)
+                } else {
+                    (cfg.warmup_ns / 4, cfg.warmup_ns / 4)
+                },
+                deadline: Deadline::FromCall(cfg.budget_ns * (r as u64 + 1) / ROUNDS as u64),
+                limits: RoundLimits::of(cfg, ROUNDS),
+                target: round_target(cfg.rel_ci_target, ROUNDS),
+            })
+            .collect(),
+        Call::Round {
+            slot,
+            later,
+            partners,
+        } => {
+            let of = slot.of.max(1) as usize;
+            let share = cfg.budget_ns / of as u64;
+            vec![RoundPlan {
+                index: slot.index,
+                warm: round_warmup(cfg, share, later, partners),
+                deadline: Deadline::AfterWarmUp(share),
+                limits: RoundLimits::of(cfg, of),
+                target: round_target(cfg.rel_ci_target, of),
+            }]
+        }
+    }
+}
+
+/// Sample one measurement: all [`ROUNDS`] rounds back to back (`round` None), or the one
+/// round of a spread measurement that `round` names. Scales the iteration counts (unless an
+/// earlier round of it did: [`ScaleMemo`]), then takes each round of [`plan`]: a warm-up
+/// until steady, then samples until the round converges, hits its sample limit or its
+/// deadline. At least one evidence sample is taken, since each round's evidence is checked
+/// on its own. `recorder` brackets every raw sample; `min_sample_ns` is the clock's floor
+/// (see clock::min_sample_ns).
 pub fn sample(
     cfg: &SamplingConfig,
     min_sample_ns: f64,
-    raw: &mut Workload<'_>,
-    mut baseline: Option<&mut Workload<'_>>,
-    recorder: &mut Recorder,
-) -> Result<SampleSet> {
-    let start = now_ns();
-    let mut set = scaled_set(cfg, min_sample_ns, raw, baseline.as_deref_mut())?;
-    let limits = RoundLimits::of(cfg, ROUNDS);
-    let mut taken = 0usize;
-    for round in 0..ROUNDS {
-        // The first warm-up lasts until consecutive batches agree (warm_until_steady); later
-        // rounds refresh caches and frequency after the gap, for a quarter of the minimum.
-        if round == 0 {
-            warm_until_steady(
-                cfg,
-                raw,
-                baseline.as_deref_mut(),
-                set.raw_iterations,
-                set.baseline_iterations,
-            )?;
-        } else {
-            warm_up(
-                cfg.warmup_ns / 4,
-                raw,
-                baseline.as_deref_mut(),
-                set.raw_iterations,
-                set.baseline_iterations,
-            )?;
-        }
-        let deadline = start + cfg.budget_ns * (round as u64 + 1) / ROUNDS as u64;
-        let bounds = RoundBounds {
-            round: round as u32,
-            deadline,
-            limits: &limits,
-            target: round_target(cfg.rel_ci_target, ROUNDS),
-            evidence_every: cfg.evidence_every.max(3),
-        };
-        let mut work = Workloads {
-            raw: &mut *raw,
-            baseline: baseline.as_deref_mut(),
-        };
-        take_round(&bounds, &mut work, recorder, &mut set, &mut taken)?;
-    }
-    if set.evidence.is_empty() && recorder.attaches_counters() {
-        let iters = set.raw_iterations;
-        evidence_sample(raw, iters, recorder, &mut set)?;
-    }
-    Ok(set)
-}
-
-/// Take one round of a measurement whose rounds are spread across the plan (`slot.index`
-/// of `slot.of`): scale, warm up until steady (the partners and caches are fresh at every
-/// call), then sample on `budget / of` with the per-round sample limits of [`sample`]. At
-/// least one evidence sample is taken, since each round's evidence is checked on its own.
-pub fn sample_round(
-    cfg: &SamplingConfig,
-    min_sample_ns: f64,
-    round: Round,
+    round: Option<Round>,
     work: &mut Workloads<'_, '_, '_>,
     recorder: &mut Recorder,
 ) -> Result<SampleSet> {
-    let Round { slot, known } = round;
-    let of = slot.of.max(1) as usize;
-    let (mut set, later) = match known {
-        // An earlier round of this measurement scaled it (see ScaleMemo).
-        Some((r, b)) if r > 0 && (b > 0) == work.baseline.is_some() => (empty_set(r, b), true),
-        _ => (
-            scaled_set(cfg, min_sample_ns, work.raw, work.baseline.as_deref_mut())?,
-            false,
-        ),
+    let start = now_ns();
+    // Counts that do not fit the workloads (a baseline count without a baseline) are not used.
+    let known = round
+        .and_then(|r| r.known)
+        .filter(|&(r, b)| r > 0 && (b > 0) == work.baseline.is_some());
+    let mut set = match known {
+        Some((r, b)) => empty_set(r, b),
+        None => scaled_set(cfg, min_sample_ns, work.raw, work.baseline.as_deref_mut())?,
     };
-    let share = cfg.budget_ns / of as u64;
-    let (floor, cap) = round_warmup(cfg, share, later, recorder.has_partners());
+    let call = match round {
+        None => Call::Whole,
+        Some(r) => Call::Round {
+            slot: r.slot,
+            later: known.is_some(),
+            partners: recorder.has_partners(),
+        },
+    };
     let iterations = (set.raw_iterations, set.baseline_iterations);
-    warm_until_steady_capped(floor, cap, work, iterations)?;
-    let limits = RoundLimits::of(cfg, of);
-    let bounds = RoundBounds {
-        round: slot.index,
-        // The share is for sampling: scaling and warm-up come on top, once per round, so
-        // a measurement gets as many samples as when its rounds ran back to back.
-        deadline: now_ns() + share,
-        limits: &limits,
-        target: round_target(cfg.rel_ci_target, of),
-        evidence_every: cfg.evidence_every.max(3),
-    };
     let mut taken = 0usize;
-    take_round(&bounds, work, recorder, &mut set, &mut taken)?;
+    for r in plan(cfg, call) {
+        warm_until_steady(r.warm, work, iterations)?;
+        let deadline = match r.deadline {
+            Deadline::FromCall(d) => start + d,
+            Deadline::AfterWarmUp(d) => now_ns() + d,
+        };
+        let bounds = RoundBounds {
+            plan: r,
+            deadline,
+            evidence_every: cfg.evidence_every.max(3),
+        };
+        take_round(&bounds, work, recorder, &mut set, &mut taken)?;
+    }
     if set.evidence.is_empty() && recorder.attaches_counters() {
         let iters = set.raw_iterations;
         evidence_sample(work.raw, iters, recorder, &mut set)?;
@@ -394,12 +432,10 @@ pub fn round_target(target: f64, rounds: usize) -> f64 {
 /// back to the target.
 const STOP_BIAS: f64 = 0.9;
 
-/// Where one round stops.
-struct RoundBounds<'a> {
-    round: u32,
+/// Where one round stops: its plan, with its deadline as a time.
+struct RoundBounds {
+    plan: RoundPlan,
     deadline: u64,
-    limits: &'a RoundLimits,
-    target: f64,
     /// Every how many samples one is an evidence sample (at least 3).
     evidence_every: usize,
 }
@@ -408,7 +444,7 @@ struct RoundBounds<'a> {
 /// sample with counters attached) until it converges, hits its sample limit or its deadline;
 /// the weakest round's stop reason becomes the set's.
 fn take_round(
-    b: &RoundBounds<'_>,
+    b: &RoundBounds,
     work: &mut Workloads<'_, '_, '_>,
     recorder: &mut Recorder,
     set: &mut SampleSet,
@@ -434,7 +470,7 @@ fn take_round(
         let t = raw(raw_iters)?;
         recorder.end_quiet(raw_iters);
         set.raw.push(t as f64 / raw_iters as f64);
-        set.rounds.push(b.round);
+        set.rounds.push(b.plan.index);
         if let Some(bw) = baseline.as_deref_mut() {
             let t = bw(base_iters)?;
             set.baseline.push(t as f64 / base_iters as f64);
@@ -449,13 +485,13 @@ fn take_round(
         } else {
             &set.baseline[first..]
         };
-        if n >= b.limits.min_samples && converged(&set.raw[first..], base, b.target) {
+        if n >= b.plan.limits.min_samples && converged(&set.raw[first..], base, b.plan.target) {
             break StopReason::Converged;
         }
-        if n >= b.limits.max_samples {
+        if n >= b.plan.limits.max_samples {
             break StopReason::SampleLimit;
         }
-        if n >= b.limits.min_samples.min(3) && now_ns() >= b.deadline {
+        if n >= b.plan.limits.min_samples.min(3) && now_ns() >= b.deadline {
             break StopReason::Budget;
         }
     };
@@ -474,9 +510,10 @@ pub fn weakest(a: StopReason, b: StopReason) -> StopReason {
 }
 
 /// Samples per round.
-struct RoundLimits {
-    min_samples: usize,
-    max_samples: usize,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundLimits {
+    pub min_samples: usize,
+    pub max_samples: usize,
 }
 
 impl RoundLimits {
@@ -489,30 +526,9 @@ impl RoundLimits {
     }
 }
 
-/// Warm-up: caches, branch predictors, frequency, page tables. Runs the workloads (raw and
-/// baseline alternately) for `warmup_ns`.
-fn warm_up(
-    warmup_ns: u64,
-    raw: &mut Workload<'_>,
-    mut baseline: Option<&mut Workload<'_>>,
-    raw_iters: u64,
-    base_iters: u64,
-) -> Result<()> {
-    let warm_end = now_ns() + warmup_ns;
-    loop {
-        raw(raw_iters)?;
-        if let Some(b) = baseline.as_deref_mut() {
-            b(base_iters)?;
-        }
-        if now_ns() >= warm_end {
-            return Ok(());
-        }
-    }
-}
-
 /// Batches per window of the warm-up's steadiness test, and how far apart (relative) the
 /// medians of two consecutive windows may be.
-const WARM_WINDOW: usize = 3;
+pub const WARM_WINDOW: usize = 3;
 const WARM_TOLERANCE: f64 = 0.03;
 
 /// A warm-up batch is this fraction of a sample's iterations. The steadiness test needs two
@@ -531,34 +547,18 @@ pub fn warm_batch(iters: u64) -> u64 {
 }
 
 /// Warm-up (caches, branch predictors, frequency, page tables, the scheduler's view of the
-/// partners) until steady, not for a fixed count: at least `cfg.warmup_ns`, then until the
-/// median of the last [`WARM_WINDOW`] raw batches ([`warm_batch`] iterations each) agrees with the window before it within
-/// [`WARM_TOLERANCE`], or a quarter of the budget (at least 4× the minimum) is spent. A warm-up
-/// that ended too early shows as samples that drift or split in two (see
-/// engine::modes::bimodal). Returns whether it became steady.
-pub fn warm_until_steady(
-    cfg: &SamplingConfig,
-    raw: &mut Workload<'_>,
-    baseline: Option<&mut Workload<'_>>,
-    raw_iters: u64,
-    base_iters: u64,
-) -> Result<bool> {
-    warm_until_steady_capped(
-        cfg.warmup_ns,
-        (cfg.budget_ns / 4).max(cfg.warmup_ns.saturating_mul(4)),
-        &mut Workloads { raw, baseline },
-        (raw_iters, base_iters),
-    )
-}
-
-/// [`warm_until_steady`] for at least `floor_ns` and at most `cap_ns`, in batches of
-/// [`warm_batch`] of a sample's (raw, baseline) `iterations`.
-fn warm_until_steady_capped(
-    floor_ns: u64,
-    cap_ns: u64,
+/// partners) until steady, not for a fixed count: at least `warm.0` ns, then until the
+/// median of the last [`WARM_WINDOW`] raw batches ([`warm_batch`] of a sample's (raw,
+/// baseline) `iterations` each) agrees with the window before it within
+/// [`WARM_TOLERANCE`], or `warm.1` ns are spent. A warm-up that ended too early shows as
+/// samples that drift or split in two (see engine::modes::bimodal). Returns whether it
+/// became steady.
+fn warm_until_steady(
+    warm: (u64, u64),
     work: &mut Workloads<'_, '_, '_>,
     iterations: (u64, u64),
 ) -> Result<bool> {
+    let (floor_ns, cap_ns) = warm;
     let Workloads { raw, baseline } = work;
     let (raw_iters, base_iters) = (warm_batch(iterations.0), warm_batch(iterations.1));
     let start = now_ns();
@@ -644,6 +644,59 @@ mod tests {
     fn synthetic(ns_per_iter: u64) -> impl FnMut(u64) -> Result<u64> {
         crate::engine::canary::set_tagging(false);
         move |iters| Ok(iters * ns_per_iter)
+    }
+
+    /// The workloads of a test: `raw`, and `baseline` when given.
+    fn both<'a, 'r, 'b>(
+        raw: &'a mut Workload<'r>,
+        baseline: Option<&'a mut Workload<'b>>,
+    ) -> Workloads<'a, 'r, 'b> {
+        Workloads { raw, baseline }
+    }
+
+    /// The warm-up of the first round back to back, as the plan gives it.
+    fn first_warm_up(
+        cfg: &SamplingConfig,
+        work: &mut Workloads<'_, '_, '_>,
+        iterations: (u64, u64),
+    ) -> Result<bool> {
+        warm_until_steady(plan(cfg, Call::Whole)[0].warm, work, iterations)
+    }
+
+    #[test]
+    fn the_plan_shares_the_budget_among_the_rounds() {
+        let std = SamplingConfig::standard();
+        let whole = plan(&std, Call::Whole);
+        assert_eq!(whole.len(), ROUNDS);
+        // Back to back: the first warm-up until steady (at most a quarter of the budget),
+        // the later ones a quarter of the warm-up; round r ends at (r + 1) / 3 of the budget.
+        assert_eq!(whole[0].warm, (100_000_000, 500_000_000));
+        assert_eq!(whole[1].warm, (25_000_000, 25_000_000));
+        let ends: Vec<Deadline> = whole.iter().map(|r| r.deadline).collect();
+        let third = std.budget_ns / 3;
+        assert_eq!(
+            ends,
+            [
+                Deadline::FromCall(third),
+                Deadline::FromCall(2 * std.budget_ns / 3),
+                Deadline::FromCall(std.budget_ns)
+            ]
+        );
+        assert_eq!(whole[2].limits, RoundLimits::of(&std, ROUNDS));
+        // One spread round: its share after its warm-up, its index, its share of the limits.
+        let slot = RoundSlot { index: 2, of: 3 };
+        let call = Call::Round {
+            slot,
+            later: true,
+            partners: false,
+        };
+        let one = plan(&std, call);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].index, 2);
+        assert_eq!(one[0].deadline, Deadline::AfterWarmUp(third));
+        assert_eq!(one[0].warm, round_warmup(&std, third, true, false));
+        assert_eq!(one[0].limits.min_samples, 5);
+        assert_eq!(one[0].target, round_target(std.rel_ci_target, 3));
     }
 
     #[test]
@@ -781,13 +834,13 @@ mod tests {
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 1, of: 3 };
         let t0 = std::time::Instant::now();
-        sample_round(
+        sample(
             &cfg,
             0.0,
-            Round {
+            Some(Round {
                 slot,
                 known: Some((1, 0)),
-            },
+            }),
             &mut Workloads {
                 raw: &mut raw,
                 baseline: None,
@@ -862,7 +915,7 @@ mod tests {
             k += 1;
             Ok(iters * if k <= 10 { 300 - 10 * k } else { 200 })
         };
-        assert!(warm_until_steady(&cfg, &mut w, None, 10, 0).unwrap());
+        assert!(first_warm_up(&cfg, &mut both(&mut w, None), (10, 0)).unwrap());
         assert!(k >= 10 + 2 * WARM_WINDOW as u64 - 3, "{k}");
     }
 
@@ -886,7 +939,7 @@ mod tests {
             base_calls.push(iters);
             Ok(iters * 40)
         };
-        assert!(warm_until_steady(&cfg, &mut raw, Some(&mut base), 400, 1000).unwrap());
+        assert!(first_warm_up(&cfg, &mut both(&mut raw, Some(&mut base)), (400, 1000)).unwrap());
         // A steady workload passes the test after exactly two windows, not at the cap.
         assert_eq!(raw_calls, vec![100; 2 * WARM_WINDOW]);
         assert_eq!(base_calls, vec![250; 2 * WARM_WINDOW]);
@@ -942,7 +995,14 @@ mod tests {
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
         let mut base = synthetic(40);
-        let set = sample(&cfg, 0.0, &mut raw, Some(&mut base), &mut rec).unwrap();
+        let set = sample(
+            &cfg,
+            0.0,
+            None,
+            &mut both(&mut raw, Some(&mut base)),
+            &mut rec,
+        )
+        .unwrap();
         assert_eq!(set.stop, StopReason::Converged);
         assert_eq!(set.raw.len(), set.baseline.len());
         // At least 3 samples in each of the 3 rounds.
@@ -970,7 +1030,7 @@ mod tests {
         };
         let mut rec = Recorder::new(vec![], EventSet::None);
         let mut raw = synthetic(100);
-        let set = sample(&cfg, 0.0, &mut raw, None, &mut rec).unwrap();
+        let set = sample(&cfg, 0.0, None, &mut both(&mut raw, None), &mut rec).unwrap();
         assert_eq!(set.raw.len(), 9);
         assert!(set.evidence.is_empty());
         assert_eq!(rec.iterations(), 9 * set.raw_iterations);
@@ -990,10 +1050,10 @@ mod tests {
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 1, of: 3 };
-        let set = sample_round(
+        let set = sample(
             &cfg,
             0.0,
-            Round { slot, known: None },
+            Some(Round { slot, known: None }),
             &mut Workloads {
                 raw: &mut raw,
                 baseline: None,
@@ -1023,10 +1083,10 @@ mod tests {
         let mut rec = Recorder::new(vec![], EventSet::Software);
         let mut raw = synthetic(100);
         let slot = RoundSlot { index: 0, of: 3 };
-        let set = sample_round(
+        let set = sample(
             &cfg,
             0.0,
-            Round { slot, known: None },
+            Some(Round { slot, known: None }),
             &mut Workloads {
                 raw: &mut raw,
                 baseline: None,
@@ -1059,13 +1119,13 @@ mod tests {
             Ok(iters * 100)
         };
         let slot = RoundSlot { index: 1, of: 3 };
-        let set = sample_round(
+        let set = sample(
             &cfg,
             0.0,
-            Round {
+            Some(Round {
                 slot,
                 known: Some((40, 0)),
-            },
+            }),
             &mut Workloads {
                 raw: &mut raw,
                 baseline: None,
@@ -1083,13 +1143,13 @@ mod tests {
             seen.push(iters);
             Ok(iters * 100)
         };
-        sample_round(
+        sample(
             &cfg,
             0.0,
-            Round {
+            Some(Round {
                 slot,
                 known: Some((40, 7)),
-            },
+            }),
             &mut Workloads {
                 raw: &mut raw,
                 baseline: None,
@@ -1136,7 +1196,7 @@ mod tests {
             k += 1;
             Ok(iters * (100 + (k * 7919) % 50))
         };
-        let set = sample(&cfg, 0.0, &mut noisy, None, &mut rec).unwrap();
+        let set = sample(&cfg, 0.0, None, &mut both(&mut noisy, None), &mut rec).unwrap();
         assert_eq!(set.stop, StopReason::SampleLimit);
         assert_eq!(set.raw.len(), 30);
     }

@@ -160,11 +160,6 @@ pub fn pairs(cpus: &[usize], sample: Option<usize>) -> Vec<(usize, usize)> {
     }
 }
 
-/// What a pair takes beyond its samples (see [`crate::engine::estimate::Cost`]): 1.6 s on the busy VM with
-/// rounds spread, its partner at every call.
-pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::with_partners(0.4, 0.02);
-
 #[cfg(test)]
 mod tests {
     use super::*;

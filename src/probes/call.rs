@@ -84,9 +84,3 @@ pub fn chain(ctx: &Context, cpu: usize) -> Result<Measurement> {
         |ev| super::single_thread_verdict(ev, false),
     )
 }
-
-/// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): inside `run`
-/// (quiet VM, rounds spread) call and the system calls spent nearly their whole budget, 2.7 s
-/// of 2.8 s. On the quiet fast host: 1.78–2.50 s in `run`, share 0.6.
-pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::converging(0.9, 0.0).quiet(0.6);

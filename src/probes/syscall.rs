@@ -237,12 +237,3 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         },
     )
 }
-
-/// What an item of this probe (a system call or vDSO call) takes beyond its samples (see
-/// [`crate::engine::estimate::Cost`]). Its rounds stop once the figure is at target, whatever
-/// its 0.4 ns baseline reads (engine::sampler::converged), and that baseline takes quarter
-/// samples: 0.7–1.0 s of the 2 s budget in `run` (busy VM; before those two
-/// changes 1.4–1.9 s, share 0.55). On the quiet fast host: 0.73–0.85 s
-/// in `run` (share 0.07; one 1.19 s), 0.115–0.127 s with --quick (0.1): quiet share 0.1.
-pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::converging(0.25, 0.0).quiet(0.1);

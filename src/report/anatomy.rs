@@ -4,8 +4,9 @@
 
 use super::family::{Ask, Evidence, Family, Shown};
 use super::figures::Size;
-use super::term::wrap;
+use super::term::{wrap, Term};
 use crate::escape::xml;
+use crate::model::switch_trace::{SideTrace, SwitchTrace};
 use crate::model::{Measurement, Run, Status};
 use crate::units::interval::{fmt_figure, fmt_figure_alone};
 use crate::units::size::fmt_size;
@@ -42,7 +43,8 @@ pub struct Step {
     pub figure: Option<Figure>,
     /// "ok", "below resolution", "unstable", "invalid".
     pub status: String,
-    /// Share of the direct total (None without one, or for a figure not resolved).
+    /// Share of the waterfall's total ([`Waterfall::share_of`]; None without one, or for a
+    /// figure not resolved).
     pub share: Option<f64>,
     /// Whether the rung enters the sum (one cache rung does: the TLB walk's own lines).
     pub in_sum: bool,
@@ -64,6 +66,44 @@ pub struct Waterfall {
     pub ratio: Option<f64>,
     /// Whether the sum is within ±15% of the direct measurement.
     pub adds_up: Option<bool>,
+    /// What the shares are of (None: no total to take them of).
+    pub share_of: Option<ShareOf>,
+}
+
+/// What a rung's share is a share of.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShareOf {
+    /// The direct measurement of every cause at once (a valid figure): a switch with the
+    /// largest register state, the barrier, the TLB walk of `pages` pages and the partner on
+    /// another CPU where the ladder has them.
+    Direct { pages: u64 },
+    /// The sum of the rungs that enter it, where the direct measurement is no figure.
+    Sum,
+}
+
+impl ShareOf {
+    /// The words after "share of": in the quiz's parentheses and under the table.
+    fn words(self) -> &'static str {
+        match self {
+            ShareOf::Direct { .. } => "all causes at once",
+            ShareOf::Sum => "the sum of the rungs",
+        }
+    }
+
+    /// The line under the table that says what the share column is of.
+    fn line(self, direct_status: Option<&str>) -> String {
+        match self {
+            ShareOf::Direct { pages } => format!(
+                "share: of all causes at once, measured directly (walks of {pages} pages \
+                 included), not of a bare switch"
+            ),
+            ShareOf::Sum => format!(
+                "share: of the sum of the rungs (the direct measurement is {})",
+                direct_status.unwrap_or("missing")
+            ),
+        }
+    }
 }
 
 fn param<'a>(m: &'a Measurement, k: &str) -> Option<&'a serde_json::Value> {
@@ -129,6 +169,7 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         .and_then(|v| v.as_u64())
         .map(|p| p * 64);
     let mut steps = Vec::new();
+    let mut ok_figures = Vec::new();
     for m in ms
         .iter()
         .filter(|m| param(m, "rung").and_then(|v| v.as_str()) != Some("all"))
@@ -140,12 +181,6 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         let in_sum =
             !rung.starts_with("cache-") || param(m, "size").and_then(|v| v.as_u64()) == tlb_lines;
         let figure = figure_of(m);
-        let share = match (figure, direct) {
-            (Some(f), Some(d)) if m.status == Status::Ok && d.median > 0.0 => {
-                Some(f.median / d.median)
-            }
-            _ => None,
-        };
         steps.push(Step {
             cause: param(m, "cause")
                 .and_then(|v| v.as_str())
@@ -155,9 +190,12 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
             label: label(m),
             figure,
             status: status_word(m).into(),
-            share,
+            share: None,
             in_sum,
         });
+        if m.status == Status::Ok {
+            ok_figures.push((steps.len() - 1, figure));
+        }
     }
     let cannot: Vec<(String, String)> = run
         .skipped
@@ -184,6 +222,23 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         .iter()
         .filter(|s| s.in_sum && (s.status == "invalid" || s.figure.is_none()))
         .count();
+    // Shares of the direct figure where it is one, else of the sum; never of an invalid
+    // figure's median.
+    let (share_of, total) = match (direct, direct_status.as_deref(), sum) {
+        (Some(d), Some("ok"), _) if d.median > 0.0 => (
+            Some(ShareOf::Direct {
+                pages: tlb_lines.map_or(0, |l| l / 64),
+            }),
+            Some(d.median),
+        ),
+        (_, _, Some(s)) if s.median > 0.0 => (Some(ShareOf::Sum), Some(s.median)),
+        _ => (None, None),
+    };
+    if let Some(t) = total {
+        for (i, f) in ok_figures {
+            steps[i].share = f.map(|f| f.median / t);
+        }
+    }
     Some(Waterfall {
         steps,
         cannot,
@@ -193,6 +248,7 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         direct_status,
         ratio,
         adds_up: ratio.map(|r| (r - 1.0).abs() <= SUM_TOLERANCE),
+        share_of,
     })
 }
 
@@ -228,6 +284,12 @@ fn show(f: &Option<Figure>, status: &str) -> String {
 
 /// The waterfall table, the sum line, the rungs that could not apply and the quiz's answer.
 pub fn render(a: &Waterfall) -> String {
+    render_with(a, "")
+}
+
+/// [`render`] with `after_rows` right under the table's rows (the family's own view puts
+/// why rungs are invalid there).
+pub fn render_with(a: &Waterfall, after_rows: &str) -> String {
     let mut s = String::from("Why a switch costs what it does (per switch, same CPU)\n\n");
     s.push_str(&format!("{:<34}{:>22}{:>8}\n", "rung", "added", "share"));
     for st in &a.steps {
@@ -251,6 +313,7 @@ pub fn render(a: &Waterfall) -> String {
         ));
         s.push('\n');
     }
+    s.push_str(after_rows);
     s.push('\n');
     if let Some(sum) = a.sum {
         s.push_str(&format!(
@@ -300,6 +363,13 @@ pub fn render(a: &Waterfall) -> String {
     if a.steps.iter().any(|s| !s.in_sum) {
         s.push_str("* not in the sum: a cache rung at another size than the TLB walk's lines\n");
     }
+    if let Some(of) = a
+        .share_of
+        .filter(|_| a.steps.iter().any(|s| s.share.is_some()))
+    {
+        s.push_str(&wrap(&of.line(a.direct_status.as_deref()), WIDTH, "", "  "));
+        s.push('\n');
+    }
     s.push('\n');
     s.push_str(&quiz(a));
     s
@@ -316,7 +386,12 @@ fn overlap_reason(ratio: f64) -> &'static str {
 
 /// The quiz's three reasons with this machine's numbers.
 pub fn quiz(a: &Waterfall) -> String {
-    let total = a.direct.map(|d| d.median).filter(|d| *d > 0.0);
+    let total = match a.share_of {
+        Some(ShareOf::Direct { .. }) => a.direct.map(|d| d.median),
+        Some(ShareOf::Sum) => a.sum.map(|s| s.median),
+        None => None,
+    }
+    .filter(|t| *t > 0.0);
     let part = |cause: &str| -> String {
         let steps: Vec<&Step> = a
             .steps
@@ -338,22 +413,122 @@ pub fn quiz(a: &Waterfall) -> String {
             return "is below resolution here".into();
         }
         let f = sum_of(&resolved);
-        let share = total.map_or(String::new(), |t| {
-            format!(" ({:.0}% of the switch)", 100.0 * f.median / t)
+        let share = total.zip(a.share_of).map_or(String::new(), |(t, of)| {
+            format!(" ({:.0}% of {})", 100.0 * f.median / t, of.words())
         });
         format!(
             "adds {}{share}",
             fmt_figure_alone(f.median, f.ci95[0], f.ci95[1], "ns")
         )
     };
-    format!(
-        "register state: saving and restoring it {}\n\
-         caches: refilling evicted lines {}\n\
-         TLB: refilling page translations {}\n",
-        part("register state"),
-        part("caches"),
-        part("TLB")
-    )
+    [
+        ("register state: saving and restoring it", "register state"),
+        ("caches: refilling evicted lines", "caches"),
+        ("TLB: refilling page translations", "TLB"),
+    ]
+    .iter()
+    .map(|(words, cause)| wrap(&format!("{words} {}", part(cause)), WIDTH, "", "  ") + "\n")
+    .collect()
+}
+
+/// The rungs of a run, in its order.
+fn rungs(run: &Run) -> Vec<&Measurement> {
+    run.measurements
+        .iter()
+        .filter(|m| m.probe == PROBE)
+        .collect()
+}
+
+/// A rung's id, for the lines that name rungs.
+fn rung_id(m: &Measurement) -> String {
+    param(m, "rung")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// Why rungs are invalid: each failed check once (name, expected, observed) with the rungs it
+/// concerns, as the generic table writes them (report::table::failed_block), within the
+/// waterfall's width.
+pub fn failures(run: &Run, color: bool) -> String {
+    let ms = rungs(run);
+    let term = Term {
+        width: WIDTH,
+        color,
+    };
+    super::table::failed_block(&ms, &rung_id, &term)
+}
+
+/// One side's records in words: "1.00 register saves a switch (live in every one: 0x2e7),
+/// TLB flushes a switch: 0.62 flush on task switch, all flushed".
+fn side_words(t: &SideTrace) -> String {
+    let per = if t.switching {
+        "a switch"
+    } else {
+        "a round trip"
+    };
+    let mut w = format!("{:.2} register saves {per}", t.fpu_saves_per_switch);
+    if t.fpu_saves_per_switch > 0.0 {
+        w.push_str(&format!(
+            " (live in every one: {:#x})",
+            t.fpu_live_in_every_save
+        ));
+    }
+    if t.tlb_flush_per_switch.is_empty() {
+        w.push_str(", no TLB flush");
+    } else {
+        let each: Vec<String> = t
+            .tlb_flush_per_switch
+            .iter()
+            .map(|(why, n)| format!("{n:.3} {why}"))
+            .collect();
+        w.push_str(&format!(", TLB flushes {per}: {}", each.join("; ")));
+    }
+    if t.lost > 0 {
+        w.push_str(&format!(", {} records lost", t.lost));
+    }
+    w
+}
+
+/// What the kernel recorded at each rung's switches (the rungs' trace passes), in words, for
+/// --verbose: one paragraph a rung, or one line why nothing was recorded.
+pub fn trace_words(run: &Run) -> String {
+    let ms: Vec<(&Measurement, &SwitchTrace)> = rungs(run)
+        .into_iter()
+        .filter_map(|m| m.switch_trace.as_ref().map(|t| (m, t)))
+        .collect();
+    if ms.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nWhat the kernel recorded at the switches (tlb_flush, x86_fpu):\n");
+    let mut whys: Vec<&str> = Vec::new();
+    for (m, t) in &ms {
+        let text = match t {
+            SwitchTrace::Recorded(s) => format!(
+                "{} over {} round trips a side: measured {}; baseline {}",
+                rung_id(m),
+                s.round_trips,
+                side_words(&s.measured),
+                side_words(&s.baseline)
+            ),
+            SwitchTrace::NotRecorded(why) => {
+                if whys.contains(&why.as_str()) {
+                    continue;
+                }
+                whys.push(why);
+                let of: Vec<String> = ms
+                    .iter()
+                    .filter(|(_, x)| matches!(x, SwitchTrace::NotRecorded(w) if w == why))
+                    .map(|(m, _)| rung_id(m))
+                    .collect();
+                format!("{}: not recorded: {why}", of.join(", "))
+            }
+        };
+        out.push_str(&wrap(&text, WIDTH, "  ", "    "));
+        out.push('\n');
+    }
+    out
 }
 
 /// The waterfall chart: each rung a bar floating from the sum of the rungs before it, the
@@ -467,8 +642,14 @@ impl Family for Anatomy {
         Evidence::Switches
     }
 
-    fn under_table(&self, run: &Run, _verbose: bool) -> String {
-        analyze(run).map_or(String::new(), |a| render(&a))
+    fn under_table(&self, run: &Run, verbose: bool) -> String {
+        analyze(run).map_or(String::new(), |a| {
+            let mut s = render(&a);
+            if verbose {
+                s.push_str(&trace_words(run));
+            }
+            s
+        })
     }
 
     fn draws_own_figures(&self) -> bool {
@@ -490,7 +671,12 @@ impl Family for Anatomy {
         let Some(a) = analyze(run) else {
             return Ok(Shown::default());
         };
-        let text = super::table::with_run_notes(run, render(&a), ask.verbose);
+        let term = Term::stdout();
+        let mut view = render_with(&a, &failures(run, term.color));
+        if ask.verbose {
+            view.push_str(&trace_words(run));
+        }
+        let text = super::table::with_run_notes(run, view, ask.verbose);
         let figures = if ask.figures {
             vec![("anatomy".into(), svg(&a, &run.machine.short_name()))]
         } else {
@@ -546,6 +732,7 @@ mod tests {
             direct_status: Some("ok".into()),
             ratio: Some(ratio),
             adds_up: Some((ratio - 1.0).abs() <= SUM_TOLERANCE),
+            share_of: Some(ShareOf::Direct { pages: 4096 }),
         }
     }
 
@@ -579,7 +766,7 @@ mod tests {
             "{q}"
         );
         assert!(
-            lines[1].starts_with("caches:") && lines[1].contains("% of the switch"),
+            lines[1].starts_with("caches:") && lines[1].contains("(56% of all causes at once)"),
             "{q}"
         );
         assert!(lines[2].ends_with("is below resolution here"), "{q}");
@@ -591,6 +778,106 @@ mod tests {
         assert_eq!(show(&fig(5.0, 20.0), "ok"), "below resolution");
         assert_eq!(show(&fig(5.0, 20.0), "invalid"), "invalid");
         assert!(show(&fig(500.0, 20.0), "ok").contains("500"));
+    }
+
+    fn fixture() -> Run {
+        crate::input::parse_run(
+            include_str!("../../tests/fixtures/runs/anatomy.json"),
+            "fixture",
+        )
+        .unwrap()
+    }
+
+    /// The fixture with every rung's figure taken as it is (its checks passed).
+    fn all_ok() -> Run {
+        let mut run = fixture();
+        for m in run.measurements.iter_mut() {
+            m.checks.iter_mut().for_each(|c| c.ok = true);
+            m.valid = true;
+            m.status = Status::Ok;
+        }
+        run
+    }
+
+    #[test]
+    fn shares_are_of_the_direct_figure_or_of_the_sum_never_of_an_invalid_one() {
+        let run = all_ok();
+        let a = analyze(&run).unwrap();
+        assert_eq!(a.share_of, Some(ShareOf::Direct { pages: 4096 }));
+        let d = a.direct.unwrap().median;
+        let base = &a.steps[0];
+        assert_eq!(base.share, Some(base.figure.unwrap().median / d));
+        let t = render(&a);
+        assert!(
+            t.contains("share: of all causes at once, measured directly"),
+            "{t}"
+        );
+        assert!(t.contains("% of all causes at once)"), "{t}");
+        assert!(!t.contains("of the switch"), "{t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        // The direct measurement failed a check: its median is no total.
+        let mut run = all_ok();
+        let direct = run.measurements.last_mut().unwrap();
+        direct.status = Status::Invalid;
+        direct.valid = false;
+        let a = analyze(&run).unwrap();
+        assert_eq!(a.share_of, Some(ShareOf::Sum));
+        let sum = a.sum.unwrap().median;
+        assert_eq!(base.figure, a.steps[0].figure);
+        assert_eq!(a.steps[0].share, Some(base.figure.unwrap().median / sum));
+        let t = render(&a);
+        assert!(
+            t.contains("share: of the sum of the rungs (the direct measurement is invalid)"),
+            "{t}"
+        );
+        assert!(!t.contains("of all causes at once"), "{t}");
+    }
+
+    #[test]
+    fn the_own_view_says_each_failed_check_once_within_80_columns() {
+        let run = fixture();
+        let f = failures(&run, false);
+        let name = "context switches per round trip of both sides";
+        assert_eq!(f.matches(name).count(), 1, "{f}");
+        assert!(
+            f.contains(&format!("✗ {name}: expected")) && f.contains("observed"),
+            "{f}"
+        );
+        assert!(f.lines().all(|l| l.chars().count() <= 80), "{f}");
+        let shown = Anatomy.shown(&run, &Ask::default()).unwrap().text.unwrap();
+        assert!(shown.contains(&f), "{shown}");
+        // Nothing failed, nothing said.
+        assert_eq!(failures(&all_ok(), false), "");
+    }
+
+    #[test]
+    fn the_trace_is_evidence_in_words_not_a_parameter() {
+        let run = fixture();
+        assert!(run
+            .measurements
+            .iter()
+            .all(|m| !m.params.contains_key("trace") && m.switch_trace.is_some()));
+        let w = trace_words(&run);
+        assert!(
+            w.contains("all over 200 round trips a side: measured"),
+            "{w}"
+        );
+        assert!(w.contains("register saves a round trip"), "{w}");
+        assert!(w.lines().all(|l| l.chars().count() <= 80), "{w}");
+        assert!(!Anatomy.under_table(&run, false).contains("kernel recorded"));
+        assert!(Anatomy.under_table(&run, true).contains("kernel recorded"));
+        // Not recorded anywhere: one line with the rungs it concerns.
+        let mut run = fixture();
+        for m in run.measurements.iter_mut() {
+            m.switch_trace = Some(SwitchTrace::NotRecorded("tracefs is not readable".into()));
+        }
+        let w = trace_words(&run);
+        assert_eq!(
+            w.matches("not recorded: tracefs is not readable").count(),
+            1,
+            "{w}"
+        );
+        assert!(w.contains("base, address-space"), "{w}");
     }
 
     #[test]

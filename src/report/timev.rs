@@ -120,6 +120,7 @@ mod tests {
             additive: None,
             observer: None,
             noise: None,
+            switch_trace: None,
         }
     }
 

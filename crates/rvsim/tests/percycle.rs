@@ -142,3 +142,60 @@ fn per_cycle_counting_needs_the_pipeline_and_no_miss_penalty() {
         assert!(err.to_string().contains("per-cycle"), "{err}");
     }
 }
+
+#[test]
+fn a_register_shift_by_32_or_more_is_where_ripes_differs() {
+    // Ripes v2.2.6 shifts by all of rs2 where RV32 shifts by rs2[4:0] (see
+    // `ripes_register_shift`), so a register shift by 32 to 63 gives another value there,
+    // and a branch on it can go the other way. Here each of `sll`, `sra`, `srl` by 35 feeds a
+    // branch over an `addi x28` that Ripes takes and RV32 does not; `sll` by 67 is by 3 in
+    // both. Ripes itself on this program (assembled at 0x8000_0000, `run.sh -i 8,1,2,lru`):
+    // 28 cycles, 17 hits, 12 misses, x28 = 8 (only the last `addi` ran). The model keeps
+    // RV32's shifts (x28 = 1 + 2 + 4 + 8); with Ripes' shifts put in, it counts as Ripes does.
+    let (sll, srl, sra) = (
+        |rd, rs1, rs2| r([0, rs2, rs1, 1, rd, 0x33]),
+        |rd, rs1, rs2| r([0, rs2, rs1, 5, rd, 0x33]),
+        |rd, rs1, rs2| r([0x20, rs2, rs1, 5, rd, 0x33]),
+    );
+    let prog = [
+        addi(5, 0, 7),
+        addi(6, 0, 35),
+        sll(7, 5, 6),
+        beq(7, 0, 8),
+        addi(28, 28, 1),
+        lui(9, 0x80000),
+        sra(7, 9, 6),
+        addi(29, 0, -1),
+        beq(7, 29, 8),
+        addi(28, 28, 2),
+        srl(7, 9, 6),
+        beq(7, 0, 8),
+        addi(28, 28, 4),
+        addi(6, 0, 67),
+        sll(7, 5, 6),
+        beq(7, 0, 8),
+        addi(28, 28, 8),
+        EXIT[0],
+        EXIT[1],
+    ];
+    let cfg = per_cycle();
+    let mut m = machine(&prog, &cfg);
+    assert_eq!(m.run(), Stop::Exit(0));
+    assert_eq!(m.regs[28], 15);
+    let s = m.stats();
+    let ic = s.icache.unwrap();
+    assert_eq!(
+        (s.pipeline.unwrap().cycles(), ic.hits, ic.misses),
+        (25, 14, 12)
+    );
+
+    let mut m = machine(&prog, &cfg);
+    assert_eq!(run_with_ripes_shifts(&mut m), (Stop::Exit(0), 3));
+    assert_eq!(m.regs[28], 8);
+    let s = m.stats();
+    let ic = s.icache.unwrap();
+    assert_eq!(
+        (s.pipeline.unwrap().cycles(), ic.hits, ic.misses),
+        (28, 17, 12)
+    );
+}

@@ -3,6 +3,10 @@
 //! must give the same cycles, I-cache hits and I-cache misses, exactly, on the quiz program
 //! (both builds, five cache geometries), the riscv-tests Ripes can run from `.text`, the
 //! loop program built without a C library, and 200 random straight-line-and-branch programs.
+//! One difference is Ripes' and stays: its ALU shifts a register by all of rs2, not by its low
+//! 5 bits (`ripes_register_shift` in `common`); the random programs that shift by 32 or more
+//! and branch on the result are listed in [`KNOWN`] with both tools' counts, and the model
+//! with Ripes' shifts put in must count as Ripes does on them.
 //!
 //! Ripes comes from `RIPES=path/to/Ripes`, or from an earlier build of this test under the
 //! target folder, or is built there from `../shared/ripes` (4-6 minutes) when
@@ -15,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::Rng;
+use common::{run_with_ripes_shifts, Rng};
 use rvsim::{CacheConfig, Config, FetchCount, Machine, Program, Stop};
 
 const GCC: &str = "riscv64-unknown-elf-gcc";
@@ -197,7 +201,17 @@ fn text_address(bytes: &[u8]) -> u32 {
         .sh_addr as u32
 }
 
-fn run_model(case: &Case) -> (Counts, Stop) {
+/// What the model counts for one case, and what it counts with register shifts as Ripes
+/// computes them (`ripes_register_shift` in `common`).
+struct Model {
+    counts: Counts,
+    stop: Stop,
+    ripes_shifts: Counts,
+    /// Register shifts whose value differed in Ripes' reckoning (amounts of 32 or more).
+    shifts_differed: u64,
+}
+
+fn run_model(case: &Case) -> Model {
     let bytes = std::fs::read(&case.elf).unwrap();
     let mut program = Program::from_elf(&bytes).unwrap();
     if case.text_entry {
@@ -211,41 +225,67 @@ fn run_model(case: &Case) -> (Counts, Stop) {
         count: FetchCount::PerCycle,
         ..Config::default()
     };
+    let counts_of = |m: &Machine| {
+        let st = m.stats();
+        let ic = st.icache.unwrap();
+        Counts {
+            cycles: st.pipeline.unwrap().cycles(),
+            hits: ic.hits,
+            misses: ic.misses,
+        }
+    };
     let mut m = Machine::new(&cfg, &program).unwrap();
     let stop = m.run();
-    let st = m.stats();
-    let ic = st.icache.unwrap();
-    let counts = Counts {
-        cycles: st.pipeline.unwrap().cycles(),
-        hits: ic.hits,
-        misses: ic.misses,
-    };
-    (counts, stop)
+    let counts = counts_of(&m);
+    let mut m = Machine::new(&cfg, &program).unwrap();
+    let (_, shifts_differed) = run_with_ripes_shifts(&mut m);
+    Model {
+        counts,
+        stop,
+        ripes_shifts: counts_of(&m),
+        shifts_differed,
+    }
 }
 
-/// Runs every case through both and returns the table, failing on any difference.
-fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> String {
+/// Runs every case through both and fails on any difference but one explained by Ripes'
+/// register shifts: where the model differs from Ripes, a program that shifted by 32 or more
+/// and that the model counts as Ripes does once its shifts are Ripes' is such a difference.
+/// Returns the names of those, which each test holds to the list it expects.
+fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> Vec<String> {
     let mut table = String::new();
     let mut bad = Vec::new();
+    let mut explained = Vec::new();
     for case in cases {
         let (s, w, k) = case.geometry;
         let theirs = run_ripes(ripes, case).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        let (ours, stop) = run_model(case);
+        let model = run_model(case);
+        let ours = model.counts;
+        let shifted = model.shifts_differed > 0 && model.ripes_shifts == theirs;
         let _ = writeln!(
             table,
-            "{:<28} {s}x{w}x{k}  cycles {:>8} {:>8}  hits {:>8} {:>8}  misses {:>6} {:>6}",
+            "{:<28} {s}x{w}x{k}  cycles {:>8} {:>8}  hits {:>8} {:>8}  misses {:>6} {:>6}{}",
             case.name,
             theirs.cycles,
             ours.cycles,
             theirs.hits,
             ours.hits,
             theirs.misses,
-            ours.misses
+            ours.misses,
+            if theirs != ours && shifted {
+                "  Ripes' shift"
+            } else {
+                ""
+            }
         );
-        if theirs != ours {
+        if theirs == ours {
+            continue;
+        }
+        if shifted {
+            explained.push(case.name.clone());
+        } else {
             bad.push(format!(
-                "{} {s}x{w}x{k} ({stop}): Ripes {theirs:?}, model {ours:?}",
-                case.name
+                "{} {s}x{w}x{k} ({}): Ripes {theirs:?}, model {ours:?}",
+                case.name, model.stop
             ));
         }
     }
@@ -257,7 +297,50 @@ fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> String {
         cases.len(),
         bad.join("\n")
     );
-    table
+    explained
+}
+
+/// The random programs that Ripes v2.2.6 counts otherwise than the model, with what each
+/// counts (geometry: `GEOMETRIES[seed % 5]`). Each shifts a register by 32 or more
+/// (`sll x10, x5, x12` in 63's first loop, `sll x12, x9, x11` in 157's), where Ripes' ALU
+/// gives 0 and RV32 the value shifted by the amount's low 5 bits (`ripes_register_shift` in
+/// `common`); a later branch on what followed from it goes the other way (in 63, `bgeu x10,
+/// x11` at 0x1018c: taken in Ripes, 2 cycles of flush, one `c.addi` fewer). The model keeps
+/// RV32's shift; with Ripes' shift it counts as Ripes does.
+const KNOWN: &[Known] = &[
+    Known {
+        seed: 63,
+        ripes: Counts {
+            cycles: 316,
+            hits: 265,
+            misses: 52,
+        },
+        model: Counts {
+            cycles: 315,
+            hits: 264,
+            misses: 52,
+        },
+    },
+    Known {
+        seed: 157,
+        ripes: Counts {
+            cycles: 295,
+            hits: 274,
+            misses: 22,
+        },
+        model: Counts {
+            cycles: 292,
+            hits: 271,
+            misses: 22,
+        },
+    },
+];
+
+/// A random program on which Ripes and the model are known to differ.
+struct Known {
+    seed: u64,
+    ripes: Counts,
+    model: Counts,
 }
 
 fn programs_dir() -> PathBuf {
@@ -286,7 +369,7 @@ fn quiz_and_loop_match_ripes() {
             text_entry: false,
         });
     }
-    compare(&ripes, &cases);
+    assert_eq!(compare(&ripes, &cases), Vec::<String>::new());
 }
 
 #[test]
@@ -308,42 +391,75 @@ fn riscv_tests_match_ripes() {
             text_entry: true,
         })
         .collect();
-    compare(&ripes, &cases);
+    assert_eq!(compare(&ripes, &cases), Vec::<String>::new());
+}
+
+/// Random program `n`, assembled in `dir` (rv32im for even `n`, rv32imc for odd), as a case
+/// under its geometry.
+fn random_case(dir: &Path, n: u64) -> Case {
+    let march = if n.is_multiple_of(2) {
+        "rv32im"
+    } else {
+        "rv32imc"
+    };
+    let src = dir.join(format!("r{n}.s"));
+    let elf = dir.join(format!("r{n}-{march}.elf"));
+    std::fs::write(&src, random_program(n)).unwrap();
+    let out = Command::new(GCC)
+        .args(["-nostdlib", "-mabi=ilp32", &format!("-march={march}"), "-o"])
+        .arg(&elf)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Case {
+        name: format!("random {n} {march}"),
+        elf,
+        geometry: GEOMETRIES[n as usize % GEOMETRIES.len()],
+        text_entry: false,
+    }
+}
+
+fn have_gcc() -> bool {
+    Command::new(GCC).arg("--version").output().is_ok()
 }
 
 #[test]
 fn random_programs_match_ripes() {
     let Some(ripes) = ripes() else { return };
-    if Command::new(GCC).arg("--version").output().is_err() {
+    if !have_gcc() {
         unavailable(&format!("{GCC} is not installed"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut cases = Vec::new();
-    for n in 0..200u64 {
-        let march = if n % 2 == 0 { "rv32im" } else { "rv32imc" };
-        let src = dir.path().join(format!("r{n}.s"));
-        let elf = dir.path().join(format!("r{n}-{march}.elf"));
-        std::fs::write(&src, random_program(n)).unwrap();
-        let out = Command::new(GCC)
-            .args(["-nostdlib", "-mabi=ilp32", &format!("-march={march}"), "-o"])
-            .arg(&elf)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        cases.push(Case {
-            name: format!("random {n} {march}"),
-            elf,
-            geometry: GEOMETRIES[n as usize % GEOMETRIES.len()],
-            text_entry: false,
-        });
+    let cases: Vec<Case> = (0..200).map(|n| random_case(dir.path(), n)).collect();
+    let want: Vec<String> = KNOWN
+        .iter()
+        .map(|k| random_case(dir.path(), k.seed).name)
+        .collect();
+    assert_eq!(compare(&ripes, &cases), want);
+}
+
+#[test]
+fn the_known_differences_are_ripes_register_shifts() {
+    // Without Ripes: on the random programs Ripes counts otherwise, the model gives what it
+    // gave beside Ripes, and, with Ripes' register shifts put in, Ripes' own counts.
+    if !have_gcc() {
+        eprintln!("skipped: {GCC} is not installed");
+        return;
     }
-    compare(&ripes, &cases);
+    let dir = tempfile::tempdir().unwrap();
+    for k in KNOWN {
+        let case = random_case(dir.path(), k.seed);
+        let model = run_model(&case);
+        assert_eq!(model.counts, k.model, "{}", case.name);
+        assert!(model.shifts_differed > 0, "{}", case.name);
+        assert_eq!(model.ripes_shifts, k.ripes, "{}", case.name);
+    }
 }
 
 /// Registers the random programs compute with (x8 holds the data address, x30 counts loops,
@@ -437,40 +553,24 @@ fn random_program(seed: u64) -> String {
 fn random_programs_run_to_their_end_in_the_model() {
     // Without Ripes: every random program ends as it was written to, and the model's own
     // invariant holds (one access per cycle and one at reset).
-    if Command::new(GCC).arg("--version").output().is_err() {
+    if !have_gcc() {
         eprintln!("skipped: {GCC} is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     for n in 0..12u64 {
-        let march = if n % 2 == 0 { "rv32im" } else { "rv32imc" };
-        let src = dir.path().join(format!("r{n}.s"));
-        let elf = dir.path().join(format!("r{n}.elf"));
-        std::fs::write(&src, random_program(n)).unwrap();
-        let out = Command::new(GCC)
-            .args(["-nostdlib", "-mabi=ilp32", &format!("-march={march}"), "-o"])
-            .arg(&elf)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let case = Case {
-            name: String::new(),
-            elf,
             geometry: (8, 1, 2),
-            text_entry: false,
+            ..random_case(dir.path(), n)
         };
-        let (counts, stop) = run_model(&case);
+        let model = run_model(&case);
         let want = if n.is_multiple_of(3) {
             Stop::ReturnToZero(0)
         } else {
             Stop::Exit(0)
         };
-        assert_eq!(stop, want, "program {n}");
+        assert_eq!(model.stop, want, "program {n}");
+        let counts = model.counts;
         assert_eq!(
             counts.hits + counts.misses,
             counts.cycles + 1,

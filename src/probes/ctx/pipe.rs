@@ -284,19 +284,6 @@ fn tax_rounds(budget_ns: u64) -> usize {
     ((budget_ns / 10 / per_round) as usize).clamp(TAX_ROUNDS_MIN, TAX_ROUNDS)
 }
 
-/// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]): its partner
-/// is set up at every call; its figure takes no perf counters (the plan runs it before items
-/// that do), and the observer-tax pass runs once after (3–7 rounds × 5 timed runs of 5 ms,
-/// 75–175 ms, with the partner started again: 0.1 s; the 0.3 s it was counted at exceeded
-/// the whole item with --quick on the fast host, 0.26–0.28 s). Shares:
-/// 0.8 of the span on the noisy host (2.44 s in `run`, as before with the 0.3 s tail), 0.18 on
-/// the quiet fast one (1.23–1.40 s in `run`, like ctx.futex and ctx.yield).
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    hook_free: true,
-    tail_s: 0.1,
-    ..crate::engine::estimate::Cost::with_partners(0.8, 0.02).quiet(0.18)
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,7 +114,7 @@ fn ring_spec(p: &Point) -> RingSpec {
 const EVIDENCE_SAMPLES: usize = 4;
 
 /// The evidence pass of a point taken with `Context::evidence_later`: the ring started
-/// again, after every figure's samples (cli::execute runs it), for the perf counts.
+/// again, after every figure's samples (engine::plan runs it), for the perf counts.
 pub fn evidence_pass(p: Point, m: &mut Measurement) -> Result<()> {
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let mut ring = Ring::start(ring_spec(&p))?;
@@ -328,17 +328,6 @@ pub fn counters_per_switch(m: &Measurement) -> Vec<(String, f64)> {
         })
         .collect()
 }
-
-/// What a point of the sweep takes beyond its samples (see [`crate::engine::estimate::Cost`]): each point
-/// spawns its ring and fills every member's working set (0.26 s of 0.42 s with --quick), once
-/// more for its evidence pass; its figure takes no perf counters (the plan runs it first).
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    setup_s_per_byte: 4e-9,
-    hook_free: true,
-    // The evidence pass: the ring started again, one untimed and 4 timed samples.
-    tail_s: 0.1,
-    ..crate::engine::estimate::Cost::converging(0.4, 0.03)
-};
 
 #[cfg(test)]
 mod tests {

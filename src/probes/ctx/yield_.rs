@@ -242,20 +242,6 @@ fn spawn_partner(
     )
 }
 
-/// What an item of this probe takes beyond its samples (see [`crate::engine::estimate::Cost`]):
-/// like every same-core ping-pong, 1.8 s of a 2.2 s budget and its partner at every call; its
-/// figure takes no perf counters (the plan runs it before items that do), and the counts pass
-/// runs once after: five samples of the figure's length with the partner started again, 0.1 s
-/// in the default suite and 0.03 s with --quick, whose few seconds it is counted for (in the
-/// default suite the 0.07 s it leaves out, 0.3 s for the four ping-pong items, is 1% of 30 s).
-/// On the quiet fast host it converged early: 1.16–1.34 s in `run`
-/// (share 0.15–0.2 of the span), 0.21–0.30 s with --quick (0.0–0.5).
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    hook_free: true,
-    tail_s: 0.03,
-    ..crate::engine::estimate::Cost::with_partners(0.7, 0.02).quiet(0.15)
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,12 +221,6 @@ fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measureme
     result
 }
 
-/// What a cell takes beyond its samples (see [`crate::engine::estimate::Cost`]): 1.9 s of a 2.2 s budget, its
-/// partner at every call. On the quiet fast host the pipe cell took
-/// 1.42–1.60 s in `run` and the spin cell 0.90–1.00 s (shares 0.33–0.42 and 0.05–0.1); 0.3.
-pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::with_partners(0.65, 0.02).quiet(0.3);
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -258,18 +258,6 @@ pub fn size_grid(min: u64, max: u64) -> Vec<u64> {
     v
 }
 
-/// What a point of the chase takes beyond its samples (see [`crate::engine::estimate::Cost`]). A pointer chase
-/// is deterministic: it converges at the minimum samples; the time beyond is mapping, filling
-/// and linking the buffer into a random cycle (about 1.5 ns per byte), at every call. Quiet
-/// VM after the merge: points from 1.5 MB up ran to their budget (L3 and DRAM latencies there
-/// are bimodal from run to run), so about a third of the span. Since each round stops at the
-/// target × √3 × 0.9 and counters ride on every 8th sample, a 64 MB curve takes
-/// 19–24 s where this share said 49: 0.14.
-pub const COST: crate::engine::estimate::Cost = crate::engine::estimate::Cost {
-    setup_s_per_byte: 1.5e-9,
-    ..crate::engine::estimate::Cost::converging(0.14, 0.0)
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;

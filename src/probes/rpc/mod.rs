@@ -354,11 +354,6 @@ pub fn measure_total(
     )
 }
 
-/// What a scenario takes beyond its samples (see [`crate::engine::estimate::Cost`]): 1.6 s of a 2.2 s budget,
-/// its server at every call.
-pub const COST: crate::engine::estimate::Cost =
-    crate::engine::estimate::Cost::converging(0.6, 0.05);
-
 #[cfg(test)]
 mod tests {
     use super::*;

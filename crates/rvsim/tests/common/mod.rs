@@ -182,3 +182,45 @@ pub fn c_bz(ne: bool, rs: u32, off: i32) -> u16 {
         | (o >> 5 & 1) << 2
         | 1) as u16
 }
+
+/// What Ripes v2.2.6 computes for a register shift (`sll`, `srl`, `sra`: `bits`, on the
+/// operands `a` and `b`), or `None` when `bits` is not one. RV32 shifts by `b`'s low 5 bits;
+/// Ripes' ALU (`src/processors/RISC-V/rv_alu.h`) shifts `a`, held as a 64-bit value, by all
+/// of `b`, and keeps the low 32 bits: by 32 to 63, `sll` and `srl` give 0 and `sra` the sign.
+/// The amount is taken modulo 64, as the x86-64 shift instruction its build runs on does
+/// (a C++ shift by 64 or more is undefined): by 67, Ripes shifts by 3, as RV32 does.
+pub fn ripes_register_shift(bits: u32, a: u32, b: u32) -> Option<u32> {
+    let (op, f3, f7) = (bits & 0x7f, bits >> 12 & 7, bits >> 25);
+    let n = b & 63;
+    match (op, f3, f7) {
+        (0x33, 1, 0) => Some(((a as u64) << n) as u32),
+        (0x33, 5, 0) => Some(((a as u64) >> n) as u32),
+        (0x33, 5, 0x20) => Some(((a as i32 as i64) >> n) as u32),
+        _ => None,
+    }
+}
+
+/// Runs `m` to its end as Ripes computes register shifts ([`ripes_register_shift`]), step by
+/// step: after each shift the destination gets Ripes' value. Returns how the run ended and
+/// how many shifts gave a value other than RV32's.
+pub fn run_with_ripes_shifts(m: &mut Machine) -> (Stop, u64) {
+    let mut differed = 0;
+    loop {
+        let shift = m.instruction_bits(m.pc).and_then(|bits| {
+            let (rs1, rs2) = ((bits >> 15 & 31) as usize, (bits >> 20 & 31) as usize);
+            let ripes = ripes_register_shift(bits, m.regs[rs1], m.regs[rs2])?;
+            Some(((bits >> 7 & 31) as usize, ripes))
+        });
+        let retired = m.progress().instret;
+        let stop = m.step();
+        if let (Some((rd, value)), true) = (shift, m.progress().instret > retired) {
+            if rd != 0 && m.regs[rd] != value {
+                m.regs[rd] = value;
+                differed += 1;
+            }
+        }
+        if let Some(stop) = stop {
+            return (stop, differed);
+        }
+    }
+}
