@@ -134,3 +134,46 @@ fn every_riscv_test_passes_under_every_predictor_with_the_same_counts() {
         }
     }
 }
+
+#[test]
+fn the_pipeline_view_marks_a_branch_predicted_taken_and_its_wrong_path() {
+    // The counted loop under BTFN: the first pass's `bne` (no BTB entry yet) is a taken
+    // misprediction, squashing the exit's `addi a7` and `ecall` behind it; the last one was
+    // predicted taken and falls through, squashing the loop's `addi` and `bne` fetched from
+    // the predicted target.
+    use rvsim::pipetrace::{self, HazardKind, Start, Window};
+    let prog = [
+        addi(5, 0, 10),
+        addi(5, 5, -1),
+        bne(5, 0, -4),
+        EXIT[0],
+        EXIT[1],
+    ];
+    let mut m = machine(&prog, &with("btfn"));
+    let window = Window {
+        start: Start::Step(0),
+        before: 0,
+        count: 30,
+    };
+    let (stop, rec) = pipetrace::record(&mut m, &window);
+    assert_eq!(stop, Stop::Exit(0));
+    let d = pipetrace::build(&rec.unwrap());
+    let branches: Vec<(HazardKind, Vec<u32>)> = d
+        .hazards
+        .iter()
+        .filter(|h| matches!(h.kind, HazardKind::Branch { .. }))
+        .map(|h| {
+            (
+                h.kind,
+                h.flushed.iter().map(|&k| d.rows[k].pc - BASE).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        branches,
+        [
+            (HazardKind::Branch { taken: true }, vec![0xc, 0x10]),
+            (HazardKind::Branch { taken: false }, vec![0x4, 0x8]),
+        ]
+    );
+}
