@@ -79,6 +79,9 @@ def variant(name, change):
 variant("v0.json", lambda v: v.__setitem__("schema_version", 0))
 variant("date.json", lambda v: v.__setitem__("started_at", "not a date"))
 variant("host.json", lambda v: v["machine"].__setitem__("hostname", "h" * (1 << 20)))
+variant("tz.json", lambda v: v.__setitem__("started_at", "2026-01-01T10:00:00+14:00"))
+variant("neg.json", lambda v: v.__setitem__("schema_version", -1))
+variant("frac.json", lambda v: v.__setitem__("schema_version", 1.5))
 text = open(sys.argv[1]).read().replace('"started_at"', '"started_at": "x", "started_at"', 1)
 open("dup.json", "w").write(text)
 EOF
@@ -163,6 +166,18 @@ expect 2 "schema_version is 0" history import v0.json --db h.sqlite
 expect 2 "is not a time" history import date.json --db h.sqlite
 expect 2 "is given twice" history import dup.json --db h.sqlite
 expect 2 "1048576 bytes" history import host.json --db h.sqlite
+expect 0 "imported 1 run" history import tz.json --db tz.sqlite
+expect 0 "2025-12-31 20:00:00" history list --db tz.sqlite
+expect 2 "schema_version is -1; a schema version is a whole number" history import neg.json
+expect 2 "schema_version is 1.5; a schema version is a whole number" history import frac.json
+expect 2 "use e.g. 4096, 4k" fault --size 1p --no-save
+expect 2 "(at most 1024t)" fault --size 2000t --no-save
+head -c 3000 "$elf" >cut.elf
+expect 2 "truncated: its section header table ends at byte" sim run cut.elf
+holds "a cut ELF is not told in parser byte ranges" bash -c "! grep -q 'range \[0x' '$w/out'"
+OSCOST_RUNTIME_DIR="$w/shared" expect 2 "see the warning above" fault --quick --size 4m --no-save
+holds "a refused runtime directory is said once" \
+    test "$(grep -o 'writable by everyone' "$w/out" | wc -l)" = 1
 expect 2 "--max-instructions 0" sim run e.elf --max-instructions 0
 expect 2 "sets given twice" sim run e.elf --icache sets=8,sets=16
 expect 2 "--pair:" rpc --pair 0 --quick --no-save
@@ -275,6 +290,23 @@ json.dump(r, open("invalid.json", "w"))
 EOF2
 expect 1 "compared nothing" compare a.json invalid.json --fail-above 5
 
+## Wrong but valid: a competitor at the lowest priority is seen and named.
+if command -v chrt >/dev/null && command -v taskset >/dev/null; then
+    chrt -i 0 taskset -c "$cpu" sh -c 'while :; do :; done' &
+    idle=$!
+    expect 0 "" ctx --quick --mech pipe --mode process \
+        --cpu "$cpu" --no-save --json idle.json
+    holds "a SCHED_IDLE loop on the CPU makes the figure invalid and is named" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["measurements"][0]
+named = m["evidence"]["occupancy"]["others"]["tasks"]
+sys.exit(m["valid"] or not any(t["policy"] == "idle" and t["runnable"] for t in named))' idle.json
+    kill "$idle"
+    wait "$idle" 2>/dev/null
+else
+    echo "(no chrt or taskset: the low-priority competitor case is not run)"
+fi
+
 ## Hangs: a stopped partner ends its round; the Kanata log is linear.
 cases=$((cases + 1))
 timeout 30 "$bin" ipc --quick --mech pipe --no-save >"$w/out" 2>&1 &
@@ -303,6 +335,19 @@ cases=$((cases + 1))
 (ulimit -v 200000; timeout 20 "$bin" sim run "$elf" --memory 1g) >"$w/out" 2>&1
 code=$?
 { [ "$code" = 2 ] && grep -q "cannot allocate" "$w/out"; } || bad "ulimit -v" "exit $code: $(head -c 200 "$w/out")"
+python3 - "$fixture" <<'EOF3'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["measurements"][0]["samples"] = [1.5] * 4000000
+json.dump(r, open("huge.json", "w"))
+EOF3
+for args in "history import huge.json --db huge.sqlite" "report huge.json -o huge.html"; do
+    cases=$((cases + 1))
+    (ulimit -v 200000; timeout 20 "$bin" $args) >"$w/out" 2>&1
+    code=$?
+    { [ "$code" = 2 ] && grep -q "more memory, which this process cannot get" "$w/out"; } ||
+        bad "ulimit -v: $args" "exit $code: $(head -c 200 "$w/out")"
+done
 cases=$((cases + 1))
 (ulimit -s 64; timeout 20 "$bin" --version) >"$w/out" 2>&1 || bad "ulimit -s 64" "$(head -c 200 "$w/out")"
 expect 0 "imported 1 run" history import a.json --db lock.sqlite

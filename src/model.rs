@@ -57,12 +57,13 @@ pub struct Run {
     pub warnings: Vec<Remark>,
 }
 
-/// One plan item's wall time against the model's expectation (without history).
+/// One plan item's wall time against its estimate's bound (without history: the sampler's
+/// plan, or the item's own estimate; engine::estimate).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ItemTime {
     /// The item's label, e.g. `syscall.getpid` or `ctx.sweep N=2 S=64k`.
     pub label: String,
-    /// What the model expected, seconds.
+    /// The bound the estimate started from, seconds.
     pub expected_s: f64,
     /// What it took, seconds.
     pub elapsed_s: f64,

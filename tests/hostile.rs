@@ -312,3 +312,161 @@ fn a_file_of_svg_dir_named_like_another_output_does_not_replace_it() {
         .unwrap();
     assert_eq!(saved.len(), 1);
 }
+
+/// A real-time policy asked for by name and not permitted is refused the same way wherever
+/// it is asked for: `ctx --fifo` as `ctx timeslice --mech rr`, exit 2 and one line, before
+/// anything is measured. Run as an unprivileged user (root drops to nobody) with no
+/// RLIMIT_RTPRIO.
+#[test]
+fn a_real_time_policy_not_permitted_is_refused_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    // The unprivileged run must be able to make its runtime directory here.
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    // SAFETY: getuid has no preconditions.
+    let root = unsafe { libc::getuid() } == 0;
+    for (args, needle) in [
+        (
+            &[
+                "ctx", "--fifo", "--quick", "--mech", "yield", "--mode", "thread",
+            ][..],
+            "cannot use --fifo: SCHED_FIFO needs root",
+        ),
+        (&["ctx", "--fifo", "--quick"][..], "cannot use --fifo"),
+        (
+            &["ctx", "timeslice", "--quick", "--mech", "rr"][..],
+            "cannot use SCHED_RR slices: SCHED_RR needs root",
+        ),
+    ] {
+        let mut c = oscost(dir.path());
+        c.args(args).arg("--no-save");
+        // SAFETY: between fork and exec only async-signal-safe calls: no real-time priority
+        // allowed, then (as root) setgid and setuid to nobody.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, move || {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::setrlimit(libc::RLIMIT_RTPRIO, &none) != 0
+                    || root && (libc::setgid(65534) != 0 || libc::setuid(65534) != 0)
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let o = match c.output() {
+            Ok(o) => o,
+            // The test binary is not reachable for nobody here (e.g. a 0700 home directory).
+            Err(_) => return,
+        };
+        let err = String::from_utf8_lossy(&o.stderr);
+        if root && err.contains("Permission denied") {
+            return;
+        }
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?} measured: {err}");
+    }
+}
+
+/// A refused runtime directory is said once: the warning at start in full, and the command
+/// that then needs the directory refers to it instead of saying the paragraph again.
+#[test]
+fn a_refused_runtime_directory_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(
+        &shared,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    let o = oscost(dir.path())
+        .env("OSCOST_RUNTIME_DIR", &shared)
+        .args(["fault", "--quick", "--size", "4m", "--no-save"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("writable by everyone").count(), 1, "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .ends_with("not usable as the runtime directory (see the warning above)"),
+        "{err}"
+    );
+}
+
+/// A run file too large to parse within the process's memory limit (`ulimit -v`) is refused
+/// with one line and exit 2 before parsing, where parsing it once aborted the process; a
+/// file that fits is read under the same limit.
+#[test]
+fn a_run_file_too_large_for_the_memory_limit_is_refused_not_aborted() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 million more samples written short: 16 MB of text, about 250 MB of parsed values.
+    let text = std::fs::read_to_string(FIXTURE).unwrap().replacen(
+        "\"samples\": [",
+        &format!("\"samples\": [{}", "1.5,".repeat(4_000_000)),
+        1,
+    );
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, text).unwrap();
+    let limited = |args: &[&std::ffi::OsStr]| {
+        let mut c = oscost(dir.path());
+        c.args(args);
+        // SAFETY: only setrlimit between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                let l = libc::rlimit {
+                    rlim_cur: 200 << 20,
+                    rlim_max: 200 << 20,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        c.output().unwrap()
+    };
+    let db = dir.path().join("h.sqlite");
+    for args in [
+        vec![
+            "history".as_ref(),
+            "import".as_ref(),
+            big.as_os_str(),
+            "--db".as_ref(),
+            db.as_os_str(),
+        ],
+        vec![
+            "report".as_ref(),
+            big.as_os_str(),
+            "-o".as_ref(),
+            dir.path().join("r.html").as_os_str(),
+        ],
+    ] {
+        let o = limited(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("more memory, which this process cannot get"),
+            "{err}"
+        );
+    }
+    let o = limited(&[
+        "history".as_ref(),
+        "import".as_ref(),
+        FIXTURE.as_ref(),
+        "--db".as_ref(),
+        db.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -55,6 +55,40 @@ fn run_reports_counts_and_writes_json() {
 }
 
 #[test]
+fn a_predictor_changes_the_cycles_and_says_how_many_it_mispredicted() {
+    let elf = format!("{ELF_DIR}/loop-rv32imc.elf");
+    let json = std::env::temp_dir().join(format!("oscost-sim-bp-{}.json", std::process::id()));
+    let run = |predictor: &str| {
+        let (code, out, err) = oscost(&[
+            "sim",
+            "run",
+            &elf,
+            "--predictor",
+            predictor,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        (out, v)
+    };
+    let (out, plain) = run("not-taken");
+    assert!(out.contains("predictor not-taken: "), "{out}");
+    let (out, two_bit) = run("2bit:64");
+    assert!(out.contains("predictor 2bit:64,btb=64: "), "{out}");
+    assert_eq!(plain["instructions"], two_bit["instructions"]);
+    let (p, q) = (&plain["pipeline"], &two_bit["pipeline"]);
+    assert!(
+        q["mispredictions"].as_u64() < p["mispredictions"].as_u64(),
+        "{p} {q}"
+    );
+    assert!(q["cycles"].as_u64() < p["cycles"].as_u64(), "{p} {q}");
+    assert_eq!(q["predictor"], "2bit:64,btb=64");
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line() {
     let elf = format!("{ELF_DIR}/loop-rv32imc.elf");
     let cases: &[(&[&str], &str)] = &[
@@ -105,6 +139,38 @@ fn bad_input_exits_2_with_one_line() {
         (
             &["sim", "run", &elf, "--icache", "sets=8,sets=16"],
             "sets given twice",
+        ),
+        (
+            &["sim", "run", &elf, "--predictor", "3bit:64"],
+            "unknown predictor '3bit'",
+        ),
+        (
+            &["sim", "run", &elf, "--predictor", "2bit:100"],
+            "a power of two",
+        ),
+        (
+            &[
+                "sim",
+                "run",
+                &elf,
+                "--predictor",
+                "btfn",
+                "--pipeline",
+                "none",
+            ],
+            "--pipeline none",
+        ),
+        (
+            &[
+                "sim",
+                "run",
+                &elf,
+                "--predictor",
+                "gshare:64",
+                "--count",
+                "per-cycle",
+            ],
+            "no branch predictor",
         ),
     ];
     for (args, needle) in cases {
@@ -263,6 +329,7 @@ fn bench_of_an_elf_reports_each_configuration() {
         "functional only",
         "I-cache 8x1x2 (3C)",
         "I+D-cache + 5-stage",
+        "I+D-cache + 5-stage, 2bit",
         "I-cache per cycle + 5-stage",
     ] {
         assert!(out.contains(label), "{out}");
@@ -276,7 +343,7 @@ fn bench_of_an_elf_reports_each_configuration() {
     let w = &v["workloads"][0];
     assert_eq!(w["name"], "cselftest-rv32imc.elf");
     let sim = w["simulator"].as_array().unwrap();
-    assert_eq!(sim.len(), 4);
+    assert_eq!(sim.len(), 5);
     for t in sim {
         assert_eq!(t["valid"], true, "{t}");
         assert_eq!(t["seconds"].as_array().unwrap().len(), 2);

@@ -4,7 +4,7 @@
 use super::common::{pick_cpu, MeasureOpts};
 use super::execute::{execute, finish};
 use crate::engine::plan::{Plan, PlanItem};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::probes::ctx::pipe::{measure_pipe, tax_pass};
 use crate::probes::ctx::yield_::{
     evidence_pass as yield_evidence_pass, fifo_permitted, measure_yield, Policy,
@@ -173,6 +173,11 @@ pub fn ctx(mut a: CtxArgs) -> Result<i32> {
     super::common::dedup(&mut a.mode);
     super::common::dedup(&mut a.clock);
     a.opts.check_outputs()?;
+    // Asked for by name, SCHED_FIFO that cannot be set is refused before anything is
+    // measured, as `ctx timeslice --mech rr` refuses SCHED_RR (the suite skips it instead).
+    if a.fifo && a.mech.contains(&Mech::Yield) && a.mode.contains(&Mode::Thread) {
+        fifo_permitted().map_err(|why| Error::usage(format!("cannot use --fifo: {why}")))?;
+    }
     let cpu = pick_cpu(a.cpu)?;
     let mut plan = Plan::default();
     plan_ctx(&mut plan, &a, cpu);

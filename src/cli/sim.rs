@@ -68,6 +68,11 @@ pub struct MachineOpts {
         value_name = "per-instruction|per-cycle"
     )]
     pub count: String,
+    /// The 5-stage model's branch predictor: not-taken (static, no BTB: the model without
+    /// one), btfn (backward taken, forward not), 1bit:N, 2bit:N or gshare:N (tables of N
+    /// counters), each with a BTB of 64 entries or ,btb=N. Branches still resolve in EX.
+    #[arg(long, default_value = "not-taken", value_name = "KIND[:N][,btb=N]")]
+    pub predictor: String,
     /// Raise a machine timer interrupt every N instructions.
     #[arg(long, value_name = "N")]
     pub timer_interrupt: Option<u64>,
@@ -289,6 +294,19 @@ impl MachineOpts {
                 "--count per-cycle follows Ripes, whose caches add no stall cycles: it cannot be used with --miss-penalty",
             ));
         }
+        let predictor = rvsim::PredictorConfig::parse(&self.predictor)
+            .map_err(|e| Error::usage(format!("--predictor: {e}")))?;
+        if predictor.kind != rvsim::PredictorKind::NotTaken && !pipeline {
+            return Err(Error::usage(
+                "--predictor changes the 5-stage pipeline's timing: it cannot be used with --pipeline none",
+            ));
+        }
+        if predictor.kind != rvsim::PredictorKind::NotTaken && count == rvsim::FetchCount::PerCycle
+        {
+            return Err(Error::usage(
+                "--count per-cycle follows Ripes, which has no branch predictor: it cannot be used with --predictor",
+            ));
+        }
         if self.max_instructions == 0 {
             return Err(Error::usage(
                 "--max-instructions 0: the limit must be at least 1",
@@ -310,6 +328,7 @@ impl MachineOpts {
             timer_interval: self.timer_interrupt,
             max_instructions: self.max_instructions,
             count,
+            predictor,
             ..Config::default()
         })
     }

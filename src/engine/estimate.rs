@@ -7,7 +7,8 @@
 //! the item and the host; so every run records each item's bound and actual wall time
 //! (`Run::item_times`), and the next estimate of the same item on the same machine is its
 //! bound times the median of the past actual/bound ratios. Without history the estimate is
-//! the bound, and says so. The history is only read, and only when it exists.
+//! the bound, and says so: not an upper limit of the whole item, whose set-up (partners,
+//! working sets) and scaling come on top. The history is only read, and only when it exists.
 
 use super::sampler::{self, Call, Deadline, RoundPlan, RoundSlot, SamplingConfig, ROUNDS};
 use crate::model::ItemTime;
@@ -192,7 +193,7 @@ impl PlanEstimate {
 
     /// "N measurements, about T s" (tenths below 10 s: 1.4 s as "1 s" would be 30% off) and
     /// where it comes from: "from the last 3 runs" when every item has history (the fewest
-    /// runs any item has), "k of N from past runs" when some do, "at most" from the bounds.
+    /// runs any item has), "k of N from past runs" when some do, "the budgets alone" when none.
     pub fn line(&self) -> String {
         let n = self.items.len();
         let total = self.total_s();
@@ -210,9 +211,11 @@ impl PlanEstimate {
             format!(", {with} of {n} from past runs")
         } else if self.make_up.from_runs > 0 {
             // A history without these items still corrects the make-up rounds' allowance.
-            " at most, make-up rounds from past runs".to_string()
+            ", make-up rounds from past runs".to_string()
         } else {
-            " at most (no past runs here)".to_string()
+            // Not "at most": per-call set-up (partners, working sets), scaling and a loaded
+            // host's make-up rounds come on top of the sampler's plan.
+            " (the budgets alone: no past runs here)".to_string()
         };
         format!("{n} measurement{}, about {about} s{source}", plural(n))
     }

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 pub struct Child {
     pid: libc::pid_t,
     reaped: bool,
+    /// The wait status, once [`Child::has_exited`] reaped it.
+    status: Option<i32>,
 }
 
 impl Child {
@@ -54,7 +56,11 @@ impl Child {
             unsafe { libc::_exit(code) };
         }
         stopped::watch(pid);
-        Ok(Child { pid, reaped: false })
+        Ok(Child {
+            pid,
+            reaped: false,
+            status: None,
+        })
     }
 
     pub fn pid(&self) -> i32 {
@@ -88,8 +94,14 @@ impl Child {
         let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
         if r == self.pid {
             self.reaped = true;
+            self.status = Some(status);
         }
         self.reaped
+    }
+
+    /// How the child ended (a `waitpid` status), when [`Child::has_exited`] reaped it.
+    pub fn wait_status(&self) -> Option<i32> {
+        self.status
     }
 
     /// Whether the child has exited, without reaping it (so `&self` is enough and the guard

@@ -110,8 +110,8 @@ pub fn read() -> Reading {
 }
 
 /// What the tasks other than `participants` (thread ids) did on `cpus` between two
-/// readings. A task counts when it was on one of `cpus` at either reading; one that started
-/// in between counts all its CPU time. None when no CPU is given (unpinned participants:
+/// readings. A task counts when it was on one of `cpus` at both readings; one that started
+/// in between counts all its CPU time when it is on one of them at the second. None when no CPU is given (unpinned participants:
 /// there is no one CPU to watch) or the first reading saw no task at all (no /proc).
 pub fn between(
     before: &Reading,
@@ -133,7 +133,9 @@ pub fn between(
         }
         // A thread id reused by another process is another task.
         let b = before.tasks.get(tid).filter(|b| b.pid == a.pid);
-        let here = cpus.contains(&a.cpu) || b.is_some_and(|b| cpus.contains(&b.cpu));
+        // On those CPUs at both readings: a task that moved between CPUs ran part of its
+        // time elsewhere, which would count the CPUs' time more than once.
+        let here = cpus.contains(&a.cpu) && b.is_none_or(|b| cpus.contains(&b.cpu));
         if !here {
             continue;
         }
@@ -151,6 +153,10 @@ pub fn between(
         });
         OtherTask::rank(&mut out.tasks);
     }
+    // Never more than the CPUs had (a task's run time is read stale by up to a tick).
+    out.oncpu_ns = out
+        .oncpu_ns
+        .min(out.span_ns.saturating_mul(out.cpus as u64));
     Some(out)
 }
 
@@ -218,6 +224,13 @@ mod tests {
             ],
         );
         let cpus = BTreeSet::from([1]);
+        // A task that moved from CPU 1 to CPU 0 ran part of its time elsewhere: not counted.
+        let mut moved = after.clone();
+        moved.tasks.get_mut(&21).unwrap().cpu = 0;
+        assert_eq!(
+            between(&before, &moved, &cpus, &[]).unwrap().oncpu_ns,
+            37_000_000
+        );
         let o = between(&before, &after, &cpus, &[]).unwrap();
         assert_eq!(o.oncpu_ns, 37_400_000, "the task on CPU 0 is not counted");
         assert_eq!(o.span_ns, 979_000_000);

@@ -38,10 +38,10 @@ pub struct Recorder {
     order_closing: Vec<usize>,
     /// Occupancy over the windows whose edges were read exactly.
     occ: OccupancyTotals,
-    /// Every task, read before the first window (see [`super::others`]).
-    others_before: Option<others::Reading>,
     /// /proc/interrupts at the windows' edges.
     irqs: super::interrupts::Windows,
+    /// Every task, read before the first window (see [`super::others`]).
+    others_before: Option<others::Reading>,
 }
 
 /// Running sums behind [`Occupancy`]: only windows whose every reading was current count.
@@ -168,8 +168,8 @@ impl Recorder {
             },
             whose,
             occ: OccupancyTotals::default(),
-            others_before: None,
             irqs: Default::default(),
+            others_before: None,
         }
     }
 
@@ -190,9 +190,10 @@ impl Recorder {
 
     /// Start an evidence window: perf counters attached, plus everything a quiet window reads.
     pub fn begin(&mut self) {
-        // First: its reading allocates, which the participants' rusage must not count.
-        self.irqs.opening(super::interrupts::read_table());
         self.read_others();
+        // Before the participants are read: its reading allocates, which their rusage must
+        // not count.
+        self.irqs.opening(super::interrupts::read_table());
         let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
         self.perf_live = Some(PerfSet::open(&tids, self.events));
         self.snapshot_all();
@@ -237,8 +238,8 @@ impl Recorder {
 
     /// Start a quiet window: procfs counters, CPU clocks and placement only.
     pub fn begin_quiet(&mut self) {
-        self.irqs.opening(super::interrupts::read_table());
         self.read_others();
+        self.irqs.opening(super::interrupts::read_table());
         self.snapshot_all();
         self.start_clocks();
     }

@@ -21,6 +21,7 @@ pub const MAX_RUN_FILE: u64 = 1 << 30;
 /// Reads and checks one run file; errors name the file and the problem (exit code 2).
 pub fn read_run(path: &Path) -> Result<Run> {
     let bytes = read_regular(path, MAX_RUN_FILE, "a run file")?;
+    file::room_to_parse(path, &bytes)?;
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::usage(format!(
             "{}: not a run file (not UTF-8 text)",
@@ -47,10 +48,15 @@ pub fn parse_run(text: &str, name: &str) -> Result<Run> {
         ))
     })?;
     let version = match obj.get("schema_version") {
-        Some(v) => v.as_u64().ok_or_else(|| {
-            Error::usage(format!(
+        Some(v) => v.as_u64().ok_or_else(|| match v {
+            // A number, but no version: negative or with a fraction.
+            serde_json::Value::Number(n) => Error::usage(format!(
+                "{name}: not an oscost run (schema_version is {n}; a schema version is a whole \
+                 number from 1)"
+            )),
+            _ => Error::usage(format!(
                 "{name}: not an oscost run (schema_version is not a number)"
-            ))
+            )),
         })?,
         None => {
             return Err(Error::usage(format!(
@@ -73,6 +79,15 @@ pub fn parse_run(text: &str, name: &str) -> Result<Run> {
         return Err(Error::usage(format!("{name}: {why}; refusing the file")));
     }
     let mut value = value;
+    // One form for every time, so that runs sort by it: a numeric offset becomes UTC.
+    if let Some(utc) = value
+        .get("started_at")
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| humantime::parse_rfc3339_weak(s).is_err())
+        .and_then(validate::parse_time)
+    {
+        value["started_at"] = humantime::format_rfc3339(utc).to_string().into();
+    }
     inert_value(&mut value);
     let mut run: Run = serde_json::from_value(value)
         .map_err(|e| Error::usage(format!("{name}: not a valid oscost run ({e})")))?;
@@ -173,6 +188,53 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
         v["measurements"][1]["samples"][0] = serde_json::json!(-9e17);
         parse_run(&v.to_string(), "x.json").unwrap();
+    }
+
+    #[test]
+    fn a_time_with_an_offset_is_a_time_and_is_kept_in_utc() {
+        let with = |t: &str| {
+            let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+            v["started_at"] = t.into();
+            parse_run(&v.to_string(), "x.json")
+        };
+        let r = with("2026-01-01T10:00:00+14:00").unwrap();
+        assert_eq!(r.started_at, "2025-12-31T20:00:00Z");
+        let r = with("2026-01-01T10:00:00.5-09:30").unwrap();
+        assert_eq!(r.started_at, "2026-01-01T19:30:00.500000000Z");
+        assert_eq!(
+            with("2026-01-01T10:00:00Z").unwrap().started_at,
+            "2026-01-01T10:00:00Z"
+        );
+        for bad in [
+            "2026-01-01T10:00:00+24:00",
+            "2026-01-01T10:00:00+14:60",
+            "2026-01-01T10:00:00+1400",
+            "2026-01-01+14:00",
+            "+14:00",
+        ] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains("is not a time"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_schema_version_that_is_a_number_but_no_version_says_so() {
+        for (v, says) in [
+            (
+                serde_json::json!(-1),
+                "schema_version is -1; a schema version is a whole",
+            ),
+            (
+                serde_json::json!(1.5),
+                "schema_version is 1.5; a schema version is a whole",
+            ),
+            (serde_json::json!("1"), "schema_version is not a number"),
+        ] {
+            let mut r: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+            r["schema_version"] = v;
+            let e = err(&r.to_string());
+            assert!(e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -150,13 +150,41 @@ fn find(
     }
 }
 
+/// A time as RFC 3339 writes it: UTC (`Z`, or no zone at all as oscost's older runs did) or
+/// a numeric offset from it (`+14:00`, `-09:30`, `+00:00`), as a point in time.
+pub fn parse_time(s: &str) -> Option<std::time::SystemTime> {
+    if let Ok(t) = humantime::parse_rfc3339_weak(s) {
+        return Some(t);
+    }
+    let cut = s.len().checked_sub(6)?;
+    let (base, zone) = (s.get(..cut)?, s.get(cut..)?.as_bytes());
+    let digit = |i: usize| zone[i].is_ascii_digit().then(|| u64::from(zone[i] - b'0'));
+    let (sign, colon) = (zone[0], zone[3]);
+    if !matches!(sign, b'+' | b'-') || colon != b':' || !base.contains(['T', 't', ' ']) {
+        return None;
+    }
+    let hours = digit(1)? * 10 + digit(2)?;
+    let minutes = digit(4)? * 10 + digit(5)?;
+    if hours > 23 || minutes > 59 {
+        return None;
+    }
+    let local = humantime::parse_rfc3339_weak(base).ok()?;
+    let offset = std::time::Duration::from_secs(hours * 3600 + minutes * 60);
+    // Local time is UTC plus the offset.
+    if sign == b'+' {
+        local.checked_sub(offset)
+    } else {
+        local.checked_add(offset)
+    }
+}
+
 /// What in a parsed run file no oscost writes, named by its field; None when nothing is.
 pub fn problem(v: &Value) -> Option<String> {
     if v.get("schema_version").and_then(Value::as_u64) == Some(0) {
         return Some("schema_version is 0; oscost's run schema starts at 1".into());
     }
     match v.get("started_at") {
-        Some(Value::String(s)) if humantime::parse_rfc3339_weak(s).is_ok() => {}
+        Some(Value::String(s)) if parse_time(s).is_some() => {}
         Some(Value::String(s)) => {
             return Some(format!(
                 "started_at \"{}\" is not a time (RFC 3339, e.g. 2026-01-02T10:00:00Z)",

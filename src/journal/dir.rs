@@ -249,8 +249,19 @@ impl RuntimeDir {
     }
 }
 
-/// The refusal of a runtime directory: what is wrong and what to do.
+/// The refusal of a runtime directory: what is wrong and what to do, in full the first time
+/// this process refuses `path` (the warning at start), shortly after that (the command that
+/// then needs it), so one run does not say the same paragraph twice.
 fn refusal(path: &Path, why: &str) -> Error {
+    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.iter().any(|p| p == path) {
+        return Error::env(format!(
+            "{}: not usable as the runtime directory (see the warning above)",
+            path.display()
+        ));
+    }
+    said.push(path.to_path_buf());
     Error::env(format!(
         "{}: {why}; oscost keeps its journal of kernel changes and scratch there only in a \
          directory of your own that nobody else can write: not using it (set \

@@ -536,7 +536,8 @@ pub fn failed(status: libc::c_int, name: &str) -> Result<()> {
     )))
 }
 
-fn signal_name(sig: libc::c_int) -> &'static str {
+/// The name of a signal a child ended by ("another signal" for the rarer ones).
+pub fn signal_name(sig: libc::c_int) -> &'static str {
     match sig {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

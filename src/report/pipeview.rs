@@ -32,7 +32,8 @@ fn stage_colour(s: Stage) -> &'static str {
 /// The short name of a flush for its arrow.
 fn arrow_label(kind: HazardKind, via: Via) -> String {
     let what = match kind {
-        HazardKind::Branch => "taken branch",
+        HazardKind::Branch { taken: true } => "taken branch",
+        HazardKind::Branch { taken: false } => "branch not taken",
         HazardKind::Jump => "jump",
         HazardKind::Mret => "mret",
         HazardKind::HostEcall => "ecall (host)",

@@ -347,8 +347,14 @@ fn modes(m: &Measurement) -> Option<crate::model::ModeShares> {
 /// The parts table of some traced cases: one row per part some case has, "traced →
 /// corrected", the sums.
 fn parts_rows(traced: &[&Case]) -> Vec<Vec<String>> {
+    // A breakdown whose corrected parts failed their check: its column is marked ✗ once
+    // (the line after the table says why), its cells keep the numbers it rejects.
+    let label = |c: &Case| match c.corrected_failure() {
+        Some(_) => format!("✗ {}", c.label()),
+        None => c.label(),
+    };
     let mut rows = vec![std::iter::once("part".to_string())
-        .chain(traced.iter().map(|c| c.label()))
+        .chain(traced.iter().map(|c| label(c)))
         .collect::<Vec<_>>()];
     for (k, p) in PARTS.iter().enumerate() {
         let cells: Vec<String> = traced.iter().map(|c| part_cell(c, k)).collect();
@@ -382,11 +388,8 @@ fn part_cell(c: &Case, k: usize) -> String {
     let star = if modes(m).is_some() { "*" } else { "" };
     let corrected = match c.corrected[k] {
         None => return format!("{}{star}", fmt_within(&traced)),
-        // Invalid (the breakdown failed its check): marked, with the number it rejects.
-        Some(x) if x.status == Status::Invalid => match x.additive.as_ref() {
-            Some(a) => format!("✗ {}", fmt_within(&a.mean)),
-            None => "✗".to_string(),
-        },
+        // Invalid (the breakdown failed its check): the number it rejects, under the
+        // column's ✗ ([`parts_rows`]), which the line after the table explains.
         Some(x) => x
             .additive
             .as_ref()
@@ -408,7 +411,7 @@ fn sum_cell(c: &Case) -> String {
         return "—".into();
     };
     let corrected = match c.calibration().and_then(|k| k.corrected_sum) {
-        Some(s) if c.corrected_failure().is_some() => format!(" → ✗ {}", fmt_within(&s)),
+        Some(s) if c.corrected_failure().is_some() => format!(" → {}", fmt_within(&s)),
         Some(s) if c.has_corrected() => format!(" → {}", fmt_within(&s)),
         _ => String::new(),
     };
@@ -852,7 +855,9 @@ mod tests {
         }
         let t = text_within(&run, true, &crate::report::term::Term::plain(80));
         let sum = t.lines().find(|l| l.starts_with("sum")).unwrap();
-        assert!(sum.contains("→ ✗ 4.20 µs"), "{t}");
+        assert!(sum.contains("→ 4.20 µs"), "{t}");
+        let head = t.lines().find(|l| l.starts_with("part ")).unwrap();
+        assert!(head.ends_with("✗ local pipe"), "the column marked: {t}");
         assert!(
             !t.contains("corrected vs untraced:"),
             "an invalid breakdown: {t}"
@@ -862,8 +867,8 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         let send = t.lines().find(|l| l.starts_with("send")).unwrap();
         assert!(
-            send.ends_with("→ ✗ 700 ns"),
-            "the rejected number beside its mark: {t}"
+            send.ends_with("→ 700 ns"),
+            "the rejected number under its column's mark: {t}"
         );
         let svg = figures(std::slice::from_ref(&run)).remove(0);
         assert!(

@@ -6,12 +6,24 @@
 /// Sizes above this are refused as typos (1 PiB: no machine this tool measures has it).
 const LIMIT: u128 = 1 << 50;
 
+/// The limit as a size the grammar takes (there is no `p` suffix).
+const LIMIT_WRITTEN: &str = "1024t";
+
+/// The sizes a refusal suggests: each one accepted by every size option (none is zero).
+const EXAMPLES: [&str; 5] = ["4096", "4k", "4KiB", "1.5m", "2g"];
+
 /// Parse one size: a decimal number (fractions allowed with a suffix: `1.5m`), optionally a
 /// suffix k/m/g/t in either case, optionally followed by `b` or `ib` (`4KiB`, `4kb`), with
 /// optional space before the suffix. Arithmetic is exact and checked; fractions of a byte
 /// round to the nearest byte.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let bad = || format!("'{s}' is not a size: use e.g. 0, 4096, 4k, 4KiB, 1.5m or 2g");
+    let bad = || {
+        format!(
+            "'{s}' is not a size: use e.g. {} or {}",
+            EXAMPLES[..EXAMPLES.len() - 1].join(", "),
+            EXAMPLES[EXAMPLES.len() - 1]
+        )
+    };
     let t = s.trim().to_ascii_lowercase();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -33,7 +45,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     {
         return Err(bad());
     }
-    let too_large = || format!("'{s}' is too large (the limit is 1 PiB)");
+    let too_large = || format!("'{s}' is too large (at most {LIMIT_WRITTEN})");
     let int: u128 = if int.is_empty() {
         0
     } else {
@@ -179,6 +191,15 @@ mod tests {
             .unwrap_err()
             .contains("too large"));
         assert_eq!(parse_nonzero_size("4k").unwrap(), 4096);
+        // What a refusal suggests is taken, also where zero is not.
+        let e = parse_size("4x").unwrap_err();
+        assert!(e.ends_with("use e.g. 4096, 4k, 4KiB, 1.5m or 2g"), "{e}");
+        for ex in EXAMPLES {
+            assert!(parse_nonzero_size(ex).is_ok(), "{ex}");
+        }
+        let e = parse_size("1025t").unwrap_err();
+        assert!(e.ends_with("is too large (at most 1024t)"), "{e}");
+        assert_eq!(parse_size(LIMIT_WRITTEN).unwrap() as u128, LIMIT);
         assert!(parse_nonzero_size("0").unwrap_err().contains("above zero"));
     }
 

@@ -66,8 +66,8 @@ impl Program {
     /// Parses an ELF file. Never panics, whatever the bytes.
     pub fn from_elf(bytes: &[u8]) -> Result<Program, SimError> {
         check_ident(bytes)?;
-        let file = ElfBytes::<LittleEndian>::minimal_parse(bytes)
-            .map_err(|e| SimError::Elf(format!("cannot parse header: {e}")))?;
+        let file =
+            ElfBytes::<LittleEndian>::minimal_parse(bytes).map_err(|e| parse_error(&e, bytes))?;
         let hdr = &file.ehdr;
         if hdr.e_machine != EM_RISCV {
             return Err(SimError::Elf(format!(
@@ -109,9 +109,52 @@ impl Program {
 /// own source contributes, to find it again in the linked program.
 pub fn defined_functions(bytes: &[u8]) -> Result<BTreeMap<String, u32>, SimError> {
     check_ident(bytes)?;
-    let file = ElfBytes::<LittleEndian>::minimal_parse(bytes)
-        .map_err(|e| SimError::Elf(format!("cannot parse header: {e}")))?;
+    let file =
+        ElfBytes::<LittleEndian>::minimal_parse(bytes).map_err(|e| parse_error(&e, bytes))?;
     Ok(functions(&file))
+}
+
+/// The ELF header's tables (offset field, entry size field, count field), for saying which
+/// one a short file cuts off.
+const TABLES: [(&str, usize, usize, usize); 2] = [
+    ("program header table", 0x1c, 0x2a, 0x2c),
+    ("section header table", 0x20, 0x2e, 0x30),
+];
+
+/// A parser error in words: a file cut short names the table it cuts off and the sizes, in
+/// decimal, not the parser's hexadecimal byte range.
+fn parse_error(e: &elf::ParseError, bytes: &[u8]) -> SimError {
+    let len = bytes.len() as u64;
+    if len < 52 {
+        return SimError::Elf(format!(
+            "truncated: {len} bytes, shorter than a 32-bit ELF header (52 bytes)"
+        ));
+    }
+    let u32_at = |o: usize| {
+        u64::from(u32::from_le_bytes([
+            bytes[o],
+            bytes[o + 1],
+            bytes[o + 2],
+            bytes[o + 3],
+        ]))
+    };
+    let u16_at = |o: usize| u64::from(u16::from_le_bytes([bytes[o], bytes[o + 1]]));
+    for (what, off, size, count) in TABLES {
+        let start = u32_at(off);
+        let end = start + u16_at(size) * u16_at(count);
+        if end > len {
+            return SimError::Elf(format!(
+                "truncated: its {what} ends at byte {end}, the file has {len} (was it cut short \
+                 while copying or building?)"
+            ));
+        }
+    }
+    SimError::Elf(match e {
+        elf::ParseError::SliceReadError((_, end)) => {
+            format!("truncated or damaged: a part it names ends at byte {end}, the file has {len}")
+        }
+        e => format!("cannot parse header: {e}"),
+    })
 }
 
 fn check_ident(bytes: &[u8]) -> Result<(), SimError> {

@@ -24,6 +24,7 @@ use crate::elf::{Program, Segment};
 use crate::error::SimError;
 use crate::percycle::{self, FetchCount, FetchMemory, FlushKind, PerCycle, Slot};
 use crate::pipeline::{Pipeline, PipelineStats};
+use crate::predictor::{Predictor, PredictorConfig, PredictorKind, Transfer};
 use crate::stop::Stop;
 use crate::trap::*;
 
@@ -90,6 +91,10 @@ pub struct Config {
     /// (default), or per cycle as Ripes' 5-stage processor does ([`crate::percycle`]; needs
     /// the pipeline, no miss penalty, and runs on the per-instruction engine).
     pub count: FetchCount,
+    /// The 5-stage model's branch predictor ([`crate::predictor`]; static not-taken, the
+    /// default, is the model's timing without one). Another needs the pipeline and the
+    /// per-instruction count, and runs on the per-instruction engine.
+    pub predictor: PredictorConfig,
 }
 
 impl Default for Config {
@@ -107,6 +112,7 @@ impl Default for Config {
             host_abi: true,
             engine: Engine::Blocks,
             count: FetchCount::PerInstruction,
+            predictor: PredictorConfig::default(),
         }
     }
 }
@@ -261,6 +267,11 @@ pub struct Machine {
     /// front end may read.
     per_cycle: Option<PerCycle>,
     other_sections: Vec<Segment>,
+    /// The branch predictor, when it is not static not-taken.
+    predictor: Option<Box<Predictor>>,
+    /// Where the front end fetched after the last instruction retired with a predictor
+    /// (the wrong path starts there when it was mispredicted).
+    fetched_after: u32,
     engine: Engine,
     /// The block engine's blocks (empty with the reference engine).
     blocks: blocks::BlockCache,
@@ -350,6 +361,17 @@ impl Machine {
                 "per-cycle counting follows Ripes, whose caches add no stall cycles: use a miss penalty of 0".into(),
             ));
         }
+        let predicted = cfg.predictor.kind != PredictorKind::NotTaken;
+        if predicted && !cfg.pipeline {
+            return Err(SimError::Config(
+                "a branch predictor changes the 5-stage pipeline's timing: it needs the pipeline model".into(),
+            ));
+        }
+        if predicted && per_cycle {
+            return Err(SimError::Config(
+                "per-cycle counting follows Ripes, which has no branch predictor: use static not-taken".into(),
+            ));
+        }
         let mut m = Machine {
             regs: [0; 32],
             pc: program.entry,
@@ -372,8 +394,11 @@ impl Machine {
             } else {
                 Vec::new()
             },
-            // The per-cycle model follows each instruction: the reference engine runs it.
-            engine: if per_cycle {
+            predictor: predicted.then(|| Box::new(Predictor::new(cfg.predictor))),
+            fetched_after: 0,
+            // The per-cycle model and a predictor follow each instruction: the reference
+            // engine runs them.
+            engine: if per_cycle || predicted {
                 Engine::Reference
             } else {
                 cfg.engine
@@ -684,9 +709,34 @@ impl Machine {
             self.per_cycle_retire(d, pc, next);
             return;
         }
+        if self.predictor.is_some() {
+            self.predicted_retire(d, pc, next, imiss);
+            return;
+        }
         if let Some(p) = &mut self.pipeline {
             let redirected = next != pc.wrapping_add(d.len as u32);
             p.retire(d, redirected, imiss, self.dmiss);
+        }
+    }
+
+    /// A retired instruction's timing with a branch predictor: a branch or jump flushes only
+    /// when it was mispredicted.
+    #[cold]
+    #[inline(never)]
+    fn predicted_retire(&mut self, d: Decoded, pc: u32, next: u32, imiss: u32) {
+        let seq = pc.wrapping_add(d.len as u32);
+        let transfer = match d.op {
+            Op::Jal | Op::Jalr | Op::Mret => Some(Transfer::Jump),
+            op if op.is_branch() => Some(Transfer::Branch),
+            _ => None,
+        };
+        let fetched = match (transfer, &mut self.predictor) {
+            (Some(t), Some(bp)) => bp.resolve_from(t, pc, seq, next),
+            _ => next,
+        };
+        self.fetched_after = fetched;
+        if let Some(p) = &mut self.pipeline {
+            p.retire_predicted(d, fetched != next, imiss, self.dmiss);
         }
     }
 
@@ -885,6 +935,16 @@ impl Machine {
         }
         let off = (addr - self.base) as usize;
         Some(u32::from_le_bytes(self.ram[off..off + 4].try_into().ok()?))
+    }
+
+    /// Where the front end fetched after the instruction at `pc` that just retired and was
+    /// flushed: its sequential successor, or with a predictor the predicted target.
+    pub fn wrong_path_start(&self, pc: u32, len: u32) -> u32 {
+        if self.predictor.is_some() {
+            self.fetched_after
+        } else {
+            pc.wrapping_add(len)
+        }
     }
 
     /// The counters an observer stepping the machine compares before and after each step,

@@ -54,6 +54,11 @@ impl PipelineStats {
             e + 4
         }
     }
+    /// Branches and jumps that redirected fetch in EX (each flushed 2 cycles): with static
+    /// not-taken, every taken branch and every jump.
+    pub fn mispredictions(&self) -> u64 {
+        (self.branch_flushes + self.jump_flushes) / BRANCH_PENALTY
+    }
     pub fn cpi(&self) -> f64 {
         if self.retired == 0 {
             0.0
@@ -98,6 +103,23 @@ impl Pipeline {
             Op::Jal | Op::Jalr | Op::Mret => s.jump_flushes += BRANCH_PENALTY,
             Op::Ecall => s.trap_flushes += BRANCH_PENALTY,
             op if redirected && op.is_branch() => s.branch_flushes += BRANCH_PENALTY,
+            _ => {}
+        }
+        s.icache_miss_stalls += imiss as u64 * self.miss_penalty;
+        s.dcache_miss_stalls += dmiss as u64 * self.miss_penalty;
+    }
+
+    /// As [`Pipeline::retire`], with a branch predictor: a branch or jump flushes only when
+    /// `mispredicted`.
+    pub fn retire_predicted(&mut self, d: Decoded, mispredicted: bool, imiss: u32, dmiss: u32) {
+        let s = &mut self.stats;
+        s.retired += 1;
+        s.load_use_stalls += (self.load_mask & reads(d.rs1, d.rs2) != 0) as u64;
+        self.load_mask = load_mask(d);
+        match d.op {
+            Op::Jal | Op::Jalr | Op::Mret if mispredicted => s.jump_flushes += BRANCH_PENALTY,
+            Op::Ecall => s.trap_flushes += BRANCH_PENALTY,
+            op if mispredicted && op.is_branch() => s.branch_flushes += BRANCH_PENALTY,
             _ => {}
         }
         s.icache_miss_stalls += imiss as u64 * self.miss_penalty;

@@ -21,10 +21,13 @@ pub const BENCH_USER_ELF: &[u8] = include_bytes!("../programs/elf/bench-user-rv3
 
 /// The configurations `oscost sim bench` times (and the speed example and tests reuse):
 /// functional only; an 8-set direct-mapped I-cache of 2-word lines with 3C classification;
-/// that I-cache, a 16x2x4 D-cache and the 5-stage pipeline with a 10-cycle miss penalty; and
-/// the I-cache counted per cycle as Ripes does, with the pipeline (no miss penalty).
-pub fn bench_configs() -> [(&'static str, crate::Config); 4] {
-    use crate::{CacheConfig, Config, FetchCount, Replacement, WritePolicy};
+/// that I-cache, a 16x2x4 D-cache and the 5-stage pipeline with a 10-cycle miss penalty; the
+/// same with a 2-bit branch predictor (256 counters, a 64-entry BTB); and the I-cache counted
+/// per cycle as Ripes does, with the pipeline (no miss penalty).
+pub fn bench_configs() -> [(&'static str, crate::Config); 5] {
+    use crate::{
+        CacheConfig, Config, FetchCount, PredictorConfig, PredictorKind, Replacement, WritePolicy,
+    };
     let cache = |sets, ways, words| CacheConfig {
         sets,
         ways,
@@ -51,6 +54,20 @@ pub fn bench_configs() -> [(&'static str, crate::Config); 4] {
                 dcache: Some(cache(16, 2, 4)),
                 pipeline: true,
                 miss_penalty: 10,
+                ..base.clone()
+            },
+        ),
+        (
+            "I+D-cache + 5-stage, 2bit",
+            Config {
+                icache: Some(cache(8, 1, 2)),
+                dcache: Some(cache(16, 2, 4)),
+                pipeline: true,
+                miss_penalty: 10,
+                predictor: PredictorConfig {
+                    kind: PredictorKind::TwoBit,
+                    ..PredictorConfig::default()
+                },
                 ..base.clone()
             },
         ),

@@ -89,6 +89,38 @@ fn wrong_kinds_of_file_are_named() {
 }
 
 #[test]
+fn a_real_elf_cut_short_says_what_it_cuts_off_in_words() {
+    let real = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/elf/loop-rv32imc.elf"
+    ))
+    .unwrap();
+    for n in [20, 51] {
+        let err = elf_error(&real[..n]);
+        assert!(
+            err.starts_with(&format!("truncated: {n} bytes, shorter than")),
+            "{err}"
+        );
+    }
+    let cut = [
+        (52, "program"),
+        (60, "program"),
+        (3000, "section"),
+        (real.len() - 1, "section"),
+    ];
+    for (n, table) in cut {
+        let err = elf_error(&real[..n]);
+        assert!(
+            err.starts_with(&format!(
+                "truncated: its {table} header table ends at byte "
+            )) && err.contains(&format!(", the file has {n} (was it cut short")),
+            "{n}: {err}"
+        );
+        assert!(!err.contains("0x") && !err.contains("range ["), "{err}");
+    }
+}
+
+#[test]
 fn truncated_and_overlapping_segments_are_rejected() {
     let mut b = elf(&[(BASE, &[0u8; 64], 64)]);
     b.truncate(b.len() - 10);

@@ -177,7 +177,7 @@ fn every_row_and_cell_of_a_run_with_each_kind_of_hazard() {
         kinds,
         [
             HazardKind::LoadUse { load_row: Some(6) },
-            HazardKind::Branch,
+            HazardKind::Branch { taken: true },
             HazardKind::Exception {
                 cause: ILLEGAL_INSTRUCTION,
                 tval: ILLEGAL
@@ -191,7 +191,7 @@ fn every_row_and_cell_of_a_run_with_each_kind_of_hazard() {
             HazardKind::Interrupt {
                 cause: MACHINE_TIMER_INTERRUPT
             },
-            HazardKind::Branch,
+            HazardKind::Branch { taken: true },
             HazardKind::Mret,
             HazardKind::HostEcall,
         ]

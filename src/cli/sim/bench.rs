@@ -324,7 +324,7 @@ fn table(
         ""
     };
     let header = format!(
-        "  {:<22}{:>13}{:>9}  {:<20}{cm:>10}",
+        "  {:<28}{:>11}{:>9}  {:<17}{cm:>10}",
         "configuration", "instructions", "seconds", "MIPS (range)"
     );
     s += header.trim_end();
@@ -342,7 +342,7 @@ fn table(
             .map(|n| fmt_num(n as f64 / med))
             .unwrap_or_default();
         let line = format!(
-            "  {:<22}{:>13}{:>9}  {mips:<20}{per_s:>10}",
+            "  {:<28}{:>11}{:>9}  {mips:<17}{per_s:>10}",
             t.label,
             t.instructions,
             fmt_num(med)

@@ -125,7 +125,8 @@ fn cache_text(out: &mut String, name: &str, cfg: &Option<CacheConfig>, s: &Optio
     }
 }
 
-fn pipeline_text(out: &mut String, p: &PipelineStats, penalty: u32) {
+fn pipeline_text(out: &mut String, p: &PipelineStats, o: &Outcome) {
+    let penalty = o.config.miss_penalty;
     let _ = writeln!(
         out,
         "{:<13}5-stage: {} cycles, CPI {:.3} (miss penalty {penalty})",
@@ -149,6 +150,13 @@ fn pipeline_text(out: &mut String, p: &PipelineStats, penalty: u32) {
         p.jump_flushes,
         p.trap_flushes,
         p.interrupt_flushes
+    );
+    let _ = writeln!(
+        out,
+        "{:<13}predictor {}: {} mispredicted",
+        "",
+        o.config.predictor,
+        p.mispredictions()
     );
 }
 
@@ -205,7 +213,7 @@ pub fn run_text(o: &Outcome) -> String {
     }
     cache_text(&mut out, "D-cache", &o.config.dcache, &s.dcache);
     if let Some(p) = &s.pipeline {
-        pipeline_text(&mut out, p, o.config.miss_penalty);
+        pipeline_text(&mut out, p, o);
     }
     out
 }
@@ -234,6 +242,8 @@ pub fn run_json(o: &Outcome) -> Value {
                        "dcache_miss": p.dcache_miss_stalls, "ecall": p.ecall_stalls},
             "flushes": {"branch": p.branch_flushes, "jump": p.jump_flushes,
                         "trap": p.trap_flushes, "interrupt": p.interrupt_flushes},
+            "predictor": o.config.predictor.to_string(),
+            "mispredictions": p.mispredictions(),
         })
     });
     json!({

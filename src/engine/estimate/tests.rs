@@ -101,7 +101,9 @@ fn history_scales_the_bound_by_the_median_ratio() {
     let none = PlanEstimate::new([shape("syscall.getpid", None, &q)], &History::default());
     assert!(
         none.line().starts_with("1 measurement, about ")
-            && none.line().ends_with("s at most (no past runs here)"),
+            && none
+                .line()
+                .ends_with(" s (the budgets alone: no past runs here)"),
         "{}",
         none.line()
     );

@@ -285,8 +285,62 @@ fn current_cpu_slot() -> u64 {
     }
 }
 
-/// Wait until slot `i` is set, the child dies, or Ctrl-C.
-fn wait_slot(s: &Slots, i: usize, child: &mut Child, what: &str) -> Result<()> {
+/// The kernel's count of OOM kills so far (`oom_kill` of /proc/vmstat: every kill, a
+/// memory cgroup's too); None on kernels without it.
+pub fn oom_kills() -> Option<u64> {
+    parse_oom_kills(&std::fs::read_to_string("/proc/vmstat").ok()?)
+}
+
+fn parse_oom_kills(vmstat: &str) -> Option<u64> {
+    vmstat
+        .lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// How the lab child ended, from its wait status and the OOM kill count before it started
+/// and after it ended: the OOM killer is named only when the count rose.
+fn child_died(what: &str, status: Option<i32>, oom: (Option<u64>, Option<u64>)) -> Error {
+    let how = match status {
+        Some(st) if libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL => match oom {
+            (Some(a), Some(b)) if b > a => format!(
+                "killed by the OOM killer (the kernel's OOM kill count rose by {} while it \
+                     ran; a memory limit too small for --size?)",
+                b - a
+            ),
+            (Some(_), Some(_)) => "killed by SIGKILL from another process (not the OOM \
+                                       killer: the kernel's OOM kill count did not change)"
+                .into(),
+            _ => "killed by SIGKILL (the OOM killer or another process: this kernel \
+                      keeps no OOM kill count to tell)"
+                .into(),
+        },
+        Some(st) if libc::WIFSIGNALED(st) => {
+            let sig = libc::WTERMSIG(st);
+            format!(
+                "killed by signal {sig} ({})",
+                crate::probes::stat::signal_name(sig)
+            )
+        }
+        Some(st) if libc::WIFEXITED(st) => {
+            format!("exited with code {}", libc::WEXITSTATUS(st))
+        }
+        _ => "ended".into(),
+    };
+    Error::env(format!("{what}: the lab child {how}"))
+}
+
+/// Wait until slot `i` is set, the child dies, or Ctrl-C. `oom_before`: the OOM kill count
+/// before the child started.
+fn wait_slot(
+    s: &Slots,
+    i: usize,
+    child: &mut Child,
+    what: &str,
+    oom_before: Option<u64>,
+) -> Result<()> {
     loop {
         if s.get(i) != 0 {
             return Ok(());
@@ -295,9 +349,11 @@ fn wait_slot(s: &Slots, i: usize, child: &mut Child, what: &str) -> Result<()> {
             return Err(Error::env(format!("{what}: mmap failed in the lab child")));
         }
         if child.has_exited() {
-            return Err(Error::env(format!(
-                "{what}: the lab child died (killed by the OOM killer or a memory limit?)"
-            )));
+            return Err(child_died(
+                what,
+                child.wait_status(),
+                (oom_before, oom_kills()),
+            ));
         }
         crate::engine::interrupt::check()?;
         std::thread::sleep(std::time::Duration::from_micros(500));
@@ -331,8 +387,9 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
         msync: v == Variant::FileMsync,
     };
     let s: &Slots = &slots;
+    let oom_before = oom_kills();
     let mut child = Child::spawn(Some(lab.place.cpu), || child_body(s, walk))?;
-    wait_slot(&slots, READY, &mut child, v.name())?;
+    wait_slot(&slots, READY, &mut child, v.name(), oom_before)?;
     if let Pressure::Limit { cgroup, .. } = &lab.pressure {
         cgroup.add(child.pid())?;
     }
@@ -345,7 +402,7 @@ fn run_rep(lab: &Lab, v: Variant, p: Pattern) -> Result<Rep> {
     let mut rec = Recorder::new(vec![me], EventSet::WithStores);
     rec.begin();
     slots.set(GO, 1);
-    wait_slot(&slots, DONE, &mut child, v.name())?;
+    wait_slot(&slots, DONE, &mut child, v.name(), oom_before)?;
     rec.end(1);
     let evidence = rec.finish(&[None]);
     let g = |i: usize| slots.get(RU + i);
@@ -559,6 +616,44 @@ fn row_checks(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_killed_lab_child_is_blamed_on_the_oom_killer_only_with_its_count() {
+        let said = |st: Option<i32>, oom: (Option<u64>, Option<u64>)| {
+            child_died("anon", st, oom).to_string()
+        };
+        let sigkill = Some(libc::SIGKILL);
+        assert!(said(sigkill, (Some(3), Some(4)))
+            .contains("killed by the OOM killer (the kernel's OOM kill count rose by 1"));
+        let e = said(sigkill, (Some(3), Some(3)));
+        assert!(
+            e.contains("killed by SIGKILL from another process (not the OOM killer"),
+            "{e}"
+        );
+        assert!(said(sigkill, (None, None)).contains("this kernel keeps no OOM kill count"));
+        assert!(
+            said(Some(libc::SIGSEGV), (Some(0), Some(1))).contains("killed by signal 11 (SIGSEGV)")
+        );
+        assert!(said(Some(3 << 8), (Some(0), Some(0))).contains("exited with code 3"));
+        assert_eq!(parse_oom_kills("pgfault 12\noom_kill 7\n"), Some(7));
+        assert_eq!(parse_oom_kills("pgfault 12\n"), None);
+        // A child killed with SIGKILL from outside, as `kill -9` does, while no OOM kill
+        // happens: not blamed on the OOM killer.
+        let before = oom_kills();
+        let mut child = Child::spawn(None, || loop {
+            // SAFETY: pause only waits for a signal.
+            unsafe { libc::pause() };
+        })
+        .unwrap();
+        // SAFETY: killing our own child.
+        unsafe { libc::kill(child.pid(), libc::SIGKILL) };
+        while !child.has_exited() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let e = child_died("anon", child.wait_status(), (before, oom_kills())).to_string();
+        assert!(!e.contains("OOM killer ("), "{e}");
+        assert!(e.contains("killed by SIGKILL"), "{e}");
+    }
     use super::*;
     use crate::engine::checks::held_occupancy;
     use crate::model::EventReading;

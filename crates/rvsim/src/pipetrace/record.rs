@@ -24,7 +24,7 @@ pub enum Start {
     Trap,
     /// At the first interrupt taken.
     Interrupt,
-    /// At the first taken conditional branch.
+    /// At the first conditional branch that flushed (taken, or mispredicted by a predictor).
     Branch,
     /// The first time the program counter reaches this address (a symbol's value).
     Address { name: String, addr: u32 },
@@ -47,7 +47,7 @@ impl Start {
             Start::Step(n) => format!("instruction {n}"),
             Start::Trap => "the first exception".into(),
             Start::Interrupt => "the first interrupt".into(),
-            Start::Branch => "the first taken branch".into(),
+            Start::Branch => "the first flushed branch".into(),
             Start::Address { name, addr } => format!("{name} (0x{addr:08x})"),
         }
     }
@@ -160,12 +160,19 @@ impl StepRecord {
                 _ => FlushCause::Jump,
             },
         });
-        // The flushed younger instructions: those fetched sequentially behind this one (the
-        // trapping or interrupted instruction is flushed itself and counts as one).
+        // The flushed younger instructions: those fetched behind this one, sequentially or
+        // from where a predictor sent fetch (the trapping or interrupted instruction is
+        // flushed itself and counts as one).
         let mut wrong_path = Vec::new();
         if let Some(f) = flush {
             let itself = matches!(f.cause, FlushCause::Exception | FlushCause::Interrupt) as u64;
-            let mut at = pc.wrapping_add(bits.map_or(4, |b| instruction_len(b & 0xffff) as u32));
+            let len = bits.map_or(4, |b| instruction_len(b & 0xffff) as u32);
+            let mut at = match f.cause {
+                FlushCause::Branch | FlushCause::Jump | FlushCause::Mret => {
+                    m.wrong_path_start(pc, len)
+                }
+                _ => pc.wrapping_add(len),
+            };
             for _ in itself..f.cycles {
                 let b = m.instruction_bits(at);
                 wrong_path.push((at, b));

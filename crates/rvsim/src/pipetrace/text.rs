@@ -71,7 +71,12 @@ pub fn hazard_line(d: &Diagram, h: &Hazard, symbols: &Symbols) -> String {
         }
         HazardKind::ICacheMiss => format!("I-cache miss fetching {who}: {} cycles in IF", h.cycles),
         HazardKind::DCacheMiss => format!("D-cache miss by {who}: {} cycles in MEM", h.cycles),
-        HazardKind::Branch => format!("taken branch {who} (resolved in EX)"),
+        HazardKind::Branch { taken: true } => {
+            format!("mispredicted branch {who}, taken (resolved in EX)")
+        }
+        HazardKind::Branch { taken: false } => {
+            format!("mispredicted branch {who}, predicted taken (resolved in EX)")
+        }
         HazardKind::Jump => format!("jump {who} (resolved in EX)"),
         HazardKind::Mret => format!("return from the trap handler {who}"),
         HazardKind::HostEcall => format!("{who} served by the host (program ABI)"),

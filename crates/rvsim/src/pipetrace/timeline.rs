@@ -18,6 +18,7 @@
 //! count (`elapsed after it - its own flush + 4`) over whole runs.
 
 use super::record::{FlushCause, Recording, StepKind, StepRecord, Window};
+use crate::decode::instruction_len;
 use crate::disasm::disassemble;
 use crate::pipeline::PipelineStats;
 
@@ -142,7 +143,11 @@ pub enum HazardKind {
     },
     ICacheMiss,
     DCacheMiss,
-    Branch,
+    /// A mispredicted branch: taken (static not-taken's only kind), or predicted taken and
+    /// not taken.
+    Branch {
+        taken: bool,
+    },
     Jump,
     Mret,
     HostEcall,
@@ -506,14 +511,18 @@ fn hazards(
             let kind = match (f.cause, r.kind) {
                 (_, StepKind::Exception { cause, tval }) => HazardKind::Exception { cause, tval },
                 (_, StepKind::Interrupt { cause }) => HazardKind::Interrupt { cause },
-                (FlushCause::Branch, _) => HazardKind::Branch,
+                (FlushCause::Branch, _) => HazardKind::Branch {
+                    taken: r.next_pc
+                        != r.pc
+                            .wrapping_add(r.bits.map_or(4, |b| instruction_len(b & 0xffff) as u32)),
+                },
                 (FlushCause::Mret, _) => HazardKind::Mret,
                 (FlushCause::HostEcall, _) => HazardKind::HostEcall,
                 _ => HazardKind::Jump,
             };
             let via = match kind {
                 _ if r.last => Via::RunEnded,
-                HazardKind::Branch | HazardKind::Jump => Via::Target,
+                HazardKind::Branch { .. } | HazardKind::Jump => Via::Target,
                 HazardKind::Mret => Via::Mepc,
                 HazardKind::HostEcall => Via::Next,
                 _ => Via::Mtvec,
@@ -578,7 +587,7 @@ fn totals_shown(rows: &[Row], hazards: &[Hazard], plans: &[Plan]) -> Totals {
             .filter(|&&k| rows[k].cells.contains(&Cell::Squashed))
             .count() as u64;
         match h.kind {
-            HazardKind::Branch => t.branch += n,
+            HazardKind::Branch { .. } => t.branch += n,
             HazardKind::Jump | HazardKind::Mret => t.jump += n,
             HazardKind::Exception { .. } | HazardKind::HostEcall => t.trap += n,
             HazardKind::Interrupt { .. } => t.interrupt += n,
