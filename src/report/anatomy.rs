@@ -534,7 +534,9 @@ pub fn trace_words(run: &Run) -> String {
 /// The waterfall chart: each rung a bar floating from the sum of the rungs before it, the
 /// sum and the direct measurement as full bars.
 pub fn svg(a: &Waterfall, subtitle: &str) -> String {
-    let rows: Vec<(String, f64, f64, &str)> = {
+    // Each bar's label is the table's own words for it: a figure no more precise than its
+    // interval, or why there is none ("below resolution", "unstable (±36 ns)").
+    let rows: Vec<(String, f64, f64, &str, String)> = {
         let mut at = 0.0;
         let mut v = Vec::new();
         // An invalid rung is named without a bar: it is not in the sum either.
@@ -542,7 +544,7 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
             let f = match st.figure {
                 Some(f) if st.status != "invalid" => f.median,
                 _ => {
-                    v.push((format!("{} (invalid)", st.label), at, at, "none"));
+                    v.push((st.label.clone(), at, at, "none", "invalid".into()));
                     continue;
                 }
             };
@@ -551,17 +553,34 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
             } else {
                 "#b0b0b0"
             };
-            v.push((st.label.clone(), at, at + f, colour));
+            v.push((
+                st.label.clone(),
+                at,
+                at + f,
+                colour,
+                show(&st.figure, &st.status),
+            ));
             at += f;
         }
         if let Some(s) = a.sum {
-            v.push(("sum of the rungs".into(), 0.0, s.median, "#7a9a50"));
+            let text = show(&Some(s), "ok");
+            v.push(("sum of the rungs".into(), 0.0, s.median, "#7a9a50", text));
         }
         match (a.direct, a.direct_status.as_deref()) {
-            (Some(d), Some("ok")) => {
-                v.push(("all causes at once".into(), 0.0, d.median, "#c06030"))
-            }
-            (Some(_), _) => v.push(("all causes at once (not a figure)".into(), 0.0, 0.0, "none")),
+            (Some(d), Some("ok")) => v.push((
+                "all causes at once".into(),
+                0.0,
+                d.median,
+                "#c06030",
+                show(&Some(d), "ok"),
+            )),
+            (Some(_), status) => v.push((
+                "all causes at once".into(),
+                0.0,
+                0.0,
+                "none",
+                status.unwrap_or("invalid").to_string(),
+            )),
             _ => {}
         }
         v
@@ -578,7 +597,7 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
          (ns per switch)</text>\n<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>\n",
         xml(subtitle)
     );
-    for (i, (name, from, to, colour)) in rows.iter().enumerate() {
+    for (i, (name, from, to, colour, text)) in rows.iter().enumerate() {
         let y = top + row_h * i as f64;
         let (a0, a1) = (x(from.min(*to)), x(from.max(*to)));
         s.push_str(&format!(
@@ -593,11 +612,7 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
             row_h - 8.0,
             a1 + 4.0,
             y + 17.0,
-            if *colour == "none" {
-                String::new()
-            } else {
-                format!("{:.0}", to - from)
-            }
+            xml(text)
         ));
     }
     let axis_y = top + row_h * rows.len() as f64 + 8.0;
@@ -835,12 +850,23 @@ mod tests {
 
     #[test]
     fn the_own_view_says_each_failed_check_once_within_80_columns() {
-        let run = fixture();
-        let f = failures(&run, false);
+        // The recorded run passed every check: one is failed here, on the direct rung.
+        let mut run = fixture();
         let name = "context switches per round trip of both sides";
+        let direct = run
+            .measurements
+            .iter_mut()
+            .find(|m| param(m, "rung").and_then(|v| v.as_str()) == Some("all"))
+            .unwrap();
+        let c = direct.checks.iter_mut().find(|c| c.name == name).unwrap();
+        c.ok = false;
+        c.observed = "2.154 (rusage nvcsw+nivcsw)".into();
+        direct.valid = false;
+        direct.status = Status::Invalid;
+        let f = failures(&run, false);
         assert_eq!(f.matches(name).count(), 1, "{f}");
         assert!(
-            f.contains(&format!("✗ {name}: expected")) && f.contains("observed"),
+            f.contains(&format!("✗ all: {name}: expected")) && f.contains("observed 2.154"),
             "{f}"
         );
         assert!(f.lines().all(|l| l.chars().count() <= 80), "{f}");
@@ -885,5 +911,12 @@ mod tests {
         let s = svg(&ladder(1600.0), "host <x>");
         assert_eq!(s.matches("<rect x=").count(), 4 + 2);
         assert!(s.contains("host &lt;x&gt;"));
+        // Labels are the table's words: no median of a rung whose interval reaches zero.
+        let mut a = ladder(1600.0);
+        a.steps[1].figure = fig(30.0, 50.0);
+        a.steps[1].status = "below resolution".into();
+        let s = svg(&a, "");
+        assert!(s.contains(">below resolution</text>"), "{s}");
+        assert!(!s.contains(">30</text>"), "{s}");
     }
 }
