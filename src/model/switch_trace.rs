@@ -128,12 +128,14 @@ mod tests {
         let odd = serde_json::json!({"round_trips": 1});
         assert_eq!(from_legacy(&odd, true), None);
         assert_eq!(from_legacy(&serde_json::json!(7), true), None);
-        // A run written with the parameter: every rung's trace moves to its field.
+        // A rung written with the parameter (as runs before the field were): its trace moves
+        // to its field.
         let mut run: crate::model::Run =
             serde_json::from_str(include_str!("../../tests/fixtures/runs/anatomy.json")).unwrap();
         let mut m = run.measurements.pop().unwrap();
         assert_eq!(m.params["rung"], "all");
-        assert!(m.params.contains_key(LEGACY_PARAM));
+        m.switch_trace = None;
+        m.params.insert(LEGACY_PARAM.into(), v.clone());
         lift_legacy(&mut m);
         assert!(!m.params.contains_key(LEGACY_PARAM));
         let Some(SwitchTrace::Recorded(t)) = &m.switch_trace else {
