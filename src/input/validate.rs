@@ -151,7 +151,7 @@ fn find(
 }
 
 /// A time as RFC 3339 writes it: UTC (`Z`, or no zone at all as oscost's older runs did) or
-/// a numeric offset from it (`+14:00`, `-09:30`, `+00:00`), as a point in time.
+/// a numeric offset from it (plus or minus hours and minutes, `+HH:MM`), as a point in time.
 pub fn parse_time(s: &str) -> Option<std::time::SystemTime> {
     if let Ok(t) = humantime::parse_rfc3339_weak(s) {
         return Some(t);
