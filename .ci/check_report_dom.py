@@ -31,6 +31,9 @@ import re
 import sys
 from html.parser import HTMLParser
 
+# What a bar chart none of whose rows has a value says on its value axis (plot/bar.rs).
+NO_ROW_HAS_A_VALUE = ": no row has a value"
+
 LIMIT = 12
 
 
@@ -144,10 +147,11 @@ def main():
         title = f["texts"][0] if f["texts"] else "(untitled)"
         if not f["svg"]:
             errors.append(f"figure {i} ({title}): no SVG")
-        empty = [t for t in f["texts"] if "no data to plot" in t]
-        if empty and "every point is invalid" in empty[0]:
+        empty = [t for t in f["texts"] if "no data to plot" in t or NO_ROW_HAS_A_VALUE in t]
+        if empty and ("every point is invalid" in empty[0] or NO_ROW_HAS_A_VALUE in empty[0]):
             # The figure works and says why it is empty: the machine was too busy for valid
-            # results (the table gives each reason). Worth a look, not a broken figure.
+            # results (the table gives each reason; a bar chart names each row's reason and
+            # draws no value axis). Worth a look, not a broken figure.
             print(f"{dom_path}: warning: figure {i} ({title}): {empty[0]}", file=sys.stderr)
         elif empty:
             errors.append(f"figure {i} ({title}): empty ({empty[0]})")
