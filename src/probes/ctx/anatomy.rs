@@ -509,9 +509,16 @@ pub fn handoff_switches(laps: u64) -> (u64, u64) {
 /// a competitor that preempts the tasks adds switches beyond them, a side that does not
 /// switch takes them away. Samples are counted by the evidence's windows (one a sample);
 /// without that count the hand-offs are not allowed for.
+///
+/// A pair on two CPUs is not held to 2: a task whose reply was posted before it went to sleep
+/// returns from its wait without switching (the quiet full run's direct rung read 1.80 a round
+/// trip, a debug build's 1.89, how often depending on timing alone). It must still sleep on
+/// one side of every round trip, 1 a round trip at least, or the rung measures no wake-up.
 pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
-    let per_rt =
-        2.0 * (f64::from(u8::from(sides.0.switching)) + f64::from(u8::from(sides.1.switching)));
+    let switching = |s: &Side| f64::from(u8::from(s.switching));
+    let per_rt = 2.0 * (switching(sides.0) + switching(sides.1));
+    let across = |s: &Side| s.switching && s.partner_cpu != s.cpu;
+    let may_skip = f64::from(u8::from(across(sides.0))) + f64::from(u8::from(across(sides.1)));
     let (sw, source) = checks::switches_per_op(ev);
     let iterations = ev.rusage.iterations;
     let windows = ev
@@ -524,15 +531,15 @@ pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
         let per = w as f64 / iterations as f64;
         (lo as f64 * per, hi as f64 * per)
     });
-    let low = per_rt * (1.0 - SWITCH_TOLERANCE) + least;
+    let low = (per_rt - may_skip) * (1.0 - SWITCH_TOLERANCE) + least;
     let high = per_rt * (1.0 + SWITCH_TOLERANCE) + most;
     let (expected, of_samples) = match windows {
         Some(w) => {
             let (lo, hi) = handoff_switches(iterations / w);
             (
                 format!(
-                    "{per_rt:.2} ±{:.0}% a round trip, plus {lo}–{hi} a sample of chunk \
-                     hand-offs",
+                    "{} ±{:.0}% a round trip, plus {lo}–{hi} a sample of chunk hand-offs",
+                    per_round_trip(per_rt, may_skip),
                     SWITCH_TOLERANCE * 100.0
                 ),
                 format!("; {} round trips a sample", iterations / w),
@@ -540,7 +547,8 @@ pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
         }
         None => (
             format!(
-                "{per_rt:.2} ±{:.0}% (hand-offs not allowed for: no sample count)",
+                "{} ±{:.0}% (hand-offs not allowed for: no sample count)",
+                per_round_trip(per_rt, may_skip),
                 SWITCH_TOLERANCE * 100.0
             ),
             String::new(),
@@ -551,6 +559,16 @@ pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
         expected,
         observed: format!("{sw:.3} ({source}{of_samples})"),
         ok: sw.is_finite() && (low..=high).contains(&sw),
+    }
+}
+
+/// The switches a round trip should make: `most`, or from `most − may_skip` to `most` where
+/// a pair on two CPUs may find its reply posted before it sleeps.
+fn per_round_trip(most: f64, may_skip: f64) -> String {
+    if may_skip > 0.0 {
+        format!("{:.2}–{most:.2}", most - may_skip)
+    } else {
+        format!("{most:.2}")
     }
 }
 
@@ -868,7 +886,18 @@ mod tests {
         let c = switches_check(&counted(3, 41, 2 * 123 * 11 / 10 + 24), (&a, &b));
         assert!(!c.ok, "{c:?}");
         // A measured side that does not switch: the hand-offs alone.
-        assert!(!switches_check(&counted(3, 41, 123 + 18), (&a, &b)).ok);
+        assert!(!switches_check(&counted(3, 41, 18), (&a, &b)).ok);
+        // On two CPUs a waiter whose reply came first does not sleep: the quiet full run's
+        // 1.80 a round trip passes; less than one sleep a round trip does not.
+        let c = switches_check(&counted(19, 205, 6995), (&a, &b));
+        assert!(c.ok, "{c:?}");
+        assert!(c.expected.contains("1.00–2.00"), "{c:?}");
+        assert!(!switches_check(&counted(19, 205, 19 * 205 * 9 / 10), (&a, &b)).ok);
+        // The same count on one CPU is missing switches: there the pair always sleeps.
+        let (s, t) = l.sides(Rung::Base);
+        assert!(!s.switching || s.partner_cpu == s.cpu);
+        let c = switches_check(&counted(19, 205, 6995), (&s, &t));
+        assert!(!c.ok && !c.expected.contains("1.00–"), "{c:?}");
         // A rung of thousands of round trips a sample: the hand-offs are nothing there.
         let (a, b) = l.sides(Rung::AddressSpace);
         assert!(switches_check(&counted(5, 2000, 4 * 10_000 + 30), (&a, &b)).ok);
