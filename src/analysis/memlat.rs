@@ -117,12 +117,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 points.first().map(|p| p.0 as f64).unwrap_or(0.0),
                 points.last().map(|p| p.0 as f64).unwrap_or(0.0),
             );
-            let shown: Vec<(String, f64)> = bounds
-                .iter()
-                .filter(|(_, b)| *b >= lo && *b < hi)
-                .cloned()
-                .collect();
-            let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
+            let boundaries = knees::match_shown(&mut found, &bounds, (lo, hi), params.tolerance);
             MemCurve {
                 definition: Order::definition(&order).into(),
                 pages,

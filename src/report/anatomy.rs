@@ -131,7 +131,8 @@ fn label(m: &Measurement) -> String {
         "all" => "all causes at once".into(),
         r if r.starts_with("regs-") => {
             let name = param(m, "regs").and_then(|v| v.as_str()).unwrap_or("?");
-            format!("+ {name} state ({} B)", num("xsave_bytes"))
+            let bytes = num("xsave_bytes").max(num("state_bytes"));
+            format!("+ {name} state ({bytes} B)")
         }
         r if r.starts_with("cache-") => format!("+ cache refill {}", fmt_size(num("size"))),
         r if r.starts_with("tlb-") => format!("+ TLB refill {} pages", num("pages")),
