@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::evidence::trace::ring::{Recording, Tracer};
-use crate::evidence::trace::tracefs::{parse_format, read_int, Format};
+use crate::evidence::trace::tracefs::{read_int, Format};
 use crate::evidence::trace::{Group, RawRecord, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
 
 /// The events recorded.
@@ -164,29 +164,30 @@ pub fn around<T>(
     tracer.record(&[Group::Sched], work)
 }
 
-/// The formats of the fixtures' kernel (tests/fixtures/trace/<name>.{id,format}).
-pub fn fixture_formats(dir: &std::path::Path) -> Result<Vec<Format>> {
-    EVENTS
-        .iter()
-        .map(|name| {
-            let short = name.split(':').nth(1).unwrap_or(name);
-            let read = |ext: &str| {
-                std::fs::read_to_string(dir.join(format!("{short}.{ext}")))
-                    .map_err(|e| Error::env(format!("{short}.{ext}: {e}")))
-            };
-            let id = read("id")?
-                .trim()
-                .parse()
-                .map_err(|_| Error::env(format!("{short}.id: not a number")))?;
-            parse_format(name, id, &read("format")?)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::evidence::trace::parse_fixture;
+    use crate::evidence::trace::tracefs::parse_format;
+
+    /// The formats of the fixtures' kernel (tests/fixtures/trace/<name>.{id,format}).
+    pub fn fixture_formats(dir: &std::path::Path) -> Result<Vec<Format>> {
+        EVENTS
+            .iter()
+            .map(|name| {
+                let short = name.split(':').nth(1).unwrap_or(name);
+                let read = |ext: &str| {
+                    std::fs::read_to_string(dir.join(format!("{short}.{ext}")))
+                        .map_err(|e| Error::env(format!("{short}.{ext}: {e}")))
+                };
+                let id = read("id")?
+                    .trim()
+                    .parse()
+                    .map_err(|_| Error::env(format!("{short}.id: not a number")))?;
+                parse_format(name, id, &read("format")?)
+            })
+            .collect()
+    }
 
     fn dir() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace")
