@@ -122,7 +122,8 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .iter()
                 .map(|&(x, y, l, h)| Point::new(x as f64, y, l, h))
                 .collect(),
-            gaps: Vec::new(),
+            // A size without a value breaks the line there.
+            gaps: c.gaps.iter().map(|&g| g as f64).collect(),
         });
         for k in &c.knees {
             let what = k.match_suffix();
