@@ -61,7 +61,7 @@ fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
 
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
     let mut keys: Vec<(String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
         let k = (
             m.param_text("pages"),
             m.param_u64("stride").unwrap_or(0),
@@ -82,7 +82,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 .measurements
                 .iter()
                 .filter(|m| {
-                    m.probe == PROBE
+                    m.is(PROBE)
                         && m.param_text("pages") == pages
                         && m.param_u64("stride").unwrap_or(0) == stride
                         && order_of(m) == order
@@ -117,12 +117,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 points.first().map(|p| p.0 as f64).unwrap_or(0.0),
                 points.last().map(|p| p.0 as f64).unwrap_or(0.0),
             );
-            let shown: Vec<(String, f64)> = bounds
-                .iter()
-                .filter(|(_, b)| *b >= lo && *b < hi)
-                .cloned()
-                .collect();
-            let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
+            let boundaries = knees::match_shown(&mut found, &bounds, (lo, hi), params.tolerance);
             MemCurve {
                 definition: Order::definition(&order).into(),
                 pages,
