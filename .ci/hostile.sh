@@ -142,7 +142,7 @@ expect 0 "call" history list --db ok.sqlite
 expect 2 "" history import nonexistent.json --db new.sqlite
 holds "an import of nothing creates no database" test ! -e new.sqlite
 expect 2 "ends in '/'" call --quick --csv x.csv/
-holds "refused before measuring" bash -c "! grep -q 'measurement.*about' '$w/out'"
+holds "refused before measuring" bash -c "! grep -q 'to measure, about' '$w/out'"
 
 ## Hangs and memory: readers take regular files only.
 expect 2 "a FIFO" history import fifo.json --db h.sqlite
