@@ -162,6 +162,12 @@ impl ProbeId {
     }
 }
 
+impl std::fmt::Display for ProbeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 impl From<ProbeId> for String {
     fn from(id: ProbeId) -> String {
         id.0.to_string()

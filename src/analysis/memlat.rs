@@ -78,7 +78,7 @@ fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
 
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
     let mut keys: Vec<(String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
         let k = (
             m.param_text("pages"),
             m.param_u64("stride").unwrap_or(0),
@@ -99,7 +99,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 .measurements
                 .iter()
                 .filter(|m| {
-                    m.probe == PROBE
+                    m.is(PROBE)
                         && m.param_text("pages") == pages
                         && m.param_u64("stride").unwrap_or(0) == stride
                         && order_of(m) == order
@@ -202,7 +202,7 @@ mod tests {
         let m = run
             .measurements
             .iter_mut()
-            .find(|m| m.probe == PROBE && m.param_u64("size") == Some(size))
+            .find(|m| m.is(PROBE) && m.param_u64("size") == Some(size))
             .unwrap();
         let v = m.value.as_mut().unwrap();
         // An interval wider than ±50% of its median: unstable.

@@ -90,7 +90,7 @@ pub fn reason(m: &Measurement) -> Option<String> {
 /// Build the analysis of the sweep measurements in `run`.
 pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepAnalysis {
     let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
         let k = (
             m.param_text("mode"),
             m.param_u64("procs").unwrap_or(0) as usize,
@@ -109,7 +109,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
                 .measurements
                 .iter()
                 .filter(|m| {
-                    m.probe == PROBE
+                    m.is(PROBE)
                         && m.param_text("mode") == mode
                         && m.param_u64("procs").unwrap_or(0) as usize == procs
                         && m.param_text("access") == access

@@ -10,7 +10,7 @@ use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom}
 use crate::model::{Num, Remark, Run};
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
-pub const PROBE: &str = "noise.lost";
+pub use crate::probes::noise::PROBE;
 
 /// Causes shown per CPU by default (the timer tick and "outside the kernel" are shown too).
 const TOP: usize = 8;
@@ -22,7 +22,7 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
     let mut v: Vec<&NoiseCpu> = run
         .measurements
         .iter()
-        .filter(|m| m.probe == PROBE)
+        .filter(|m| m.is(PROBE))
         .filter_map(|m| m.noise.as_ref())
         .collect();
     v.sort_by_key(|n| n.cpu);
@@ -35,7 +35,7 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
 pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
     run.measurements
         .iter()
-        .filter(|m| m.probe == PROBE)
+        .filter(|m| m.is(PROBE))
         .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
         .map(|m| {
             let s = m.value.as_ref().unwrap_or(&m.raw);

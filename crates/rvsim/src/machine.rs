@@ -928,15 +928,6 @@ impl Machine {
         Ok(())
     }
 
-    /// Reads a word of memory (tests, inspection).
-    pub fn peek_u32(&self, addr: u32) -> Option<u32> {
-        if !self.in_ram(addr, 4) {
-            return None;
-        }
-        let off = (addr - self.base) as usize;
-        Some(u32::from_le_bytes(self.ram[off..off + 4].try_into().ok()?))
-    }
-
     /// Where the front end fetched after the instruction at `pc` that just retired and was
     /// flushed: its sequential successor, or with a predictor the predicted target.
     pub fn wrong_path_start(&self, pc: u32, len: u32) -> u32 {

@@ -71,7 +71,9 @@ fn filter_for(event: &str, pids: &[i32]) -> Option<String> {
         "raw_syscalls:sys_enter"
         | "raw_syscalls:sys_exit"
         | "ipi:ipi_send_cpu"
-        | "sched:sched_wake_idle_without_ipi" => Some(any("common_pid")),
+        | "sched:sched_wake_idle_without_ipi"
+        | "tlb:tlb_flush"
+        | "x86_fpu:x86_fpu_regs_deactivated" => Some(any("common_pid")),
         _ => None,
     }
 }
@@ -224,6 +226,20 @@ impl Tracer {
         }
     }
 
+    /// The records of `groups` while `work` runs.
+    pub fn record<T>(
+        &mut self,
+        groups: &[Group],
+        work: impl FnOnce() -> Result<T>,
+    ) -> Result<(T, Vec<RawRecord>)> {
+        self.enable_only(groups)?;
+        let out = work();
+        self.disable();
+        let mut records = Vec::new();
+        self.drain(&mut records);
+        Ok((out?, records))
+    }
+
     /// Move every record out of the rings.
     pub fn drain(&mut self, out: &mut Vec<RawRecord>) {
         for r in &mut self.rings {
@@ -255,6 +271,15 @@ mod tests {
         );
         assert_eq!(
             filter_for("ipi:ipi_send_cpu", &[3]).unwrap(),
+            "common_pid == 3"
+        );
+        // The anatomy's events are recorded in the switching task's context.
+        assert_eq!(
+            filter_for("tlb:tlb_flush", &[3, 4]).unwrap(),
+            "common_pid == 3 || common_pid == 4"
+        );
+        assert_eq!(
+            filter_for("x86_fpu:x86_fpu_regs_deactivated", &[3]).unwrap(),
             "common_pid == 3"
         );
         // Interrupt entries run on behalf of whoever the CPU was running (often idle).

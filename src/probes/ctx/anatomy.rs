@@ -19,7 +19,7 @@
 
 use super::anatomy_regs::{self as regs, Regs, Xsave};
 use super::anatomy_task::{pages_touched, Pair, Side, Walk, LINE};
-use super::anatomy_trace::{tally, Recorder, Tally};
+use super::anatomy_trace::{around, tally, Tally};
 use super::interleave::{self, Halves, Part};
 use super::Mode;
 use crate::engine::checks;
@@ -35,7 +35,7 @@ use crate::units::size::fmt_size;
 use std::cell::RefCell;
 
 /// The probe id of every rung.
-pub const PROBE: &str = "ctx.anatomy";
+pub const PROBE: crate::model::ProbeId = crate::model::switch_trace::ANATOMY;
 
 /// What a rung's baseline samples are, in place of the engine's BASELINE_NOTE.
 pub const INTERLEAVED_NOTE: &str = "baseline samples are the baseline halves of the figure's \
@@ -226,7 +226,7 @@ fn regs_bytes(x: &Xsave, r: Regs) -> u32 {
 
 /// The rung's spec: its parameters and what it measures.
 fn rung_spec(l: &Ladder, rung: Rung, sides: &(Side, Side)) -> Spec {
-    let mut spec = Spec::new(PROBE, "ns/switch", "ns/round trip", 2.0)
+    let mut spec = Spec::new(PROBE.0, "ns/switch", "ns/round trip", 2.0)
         .param("rung", rung.id())
         .param("cause", rung.cause())
         .param("cpus", vec![l.cpu])
@@ -401,7 +401,7 @@ fn trace_pass(on: &mut Pair, off: &mut Pair, m: &mut Measurement, rung: Rung) ->
         .chain(&off.participants)
         .map(|p| p.tid)
         .collect();
-    let mut rec = match Recorder::open(&cpus, &tids) {
+    let mut rec = match super::anatomy_trace::open(&cpus, &tids) {
         Ok(r) => r,
         Err(e) => {
             m.switch_trace = Some(SwitchTrace::NotRecorded(e.to_string()));
@@ -409,11 +409,12 @@ fn trace_pass(on: &mut Pair, off: &mut Pair, m: &mut Measurement, rung: Rung) ->
         }
     };
     let n = TRACED_ROUND_TRIPS;
-    let ((), rec_on) = rec.around(|| on.run(n).map(|_| ()))?;
-    let ((), rec_off) = rec.around(|| off.run(n).map(|_| ()))?;
+    let ((), rec_on) = around(&mut rec, || on.run(n).map(|_| ()))?;
+    let ((), rec_off) = around(&mut rec, || off.run(n).map(|_| ()))?;
     let tids_of = |p: &Pair| p.participants.iter().map(|x| x.tid).collect::<Vec<_>>();
-    let t_on = tally(&rec.formats, &rec_on, &tids_of(on));
-    let t_off = tally(&rec.formats, &rec_off, &tids_of(off));
+    let formats = &rec.decoder.formats;
+    let t_on = tally(formats, &rec_on, &tids_of(on));
+    let t_off = tally(formats, &rec_off, &tids_of(off));
     m.switch_trace = Some(SwitchTrace::Recorded(TracedSides {
         round_trips: n,
         measured: side_trace(&t_on, on.side.switching, n),

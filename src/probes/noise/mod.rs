@@ -21,7 +21,7 @@ use crate::model::{Check, Evidence, FamilyRemark, Measurement, Placement, Remark
 use attribute::{count_checks, entries_between, split_gap, step_of, Tally, Timed};
 use window::{Asked, Tracing, Window};
 
-pub const PROBE: &str = "noise.lost";
+pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("noise.lost");
 
 /// The longest gaps kept per CPU.
 const LONGEST: usize = 5;
@@ -283,7 +283,7 @@ pub fn conclude(w: &Window) -> Vec<NoiseCpu> {
 /// `noise`, its checks.
 pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Result<Measurement> {
     let samples = summary::window_shares(&r.gaps, r.t0, r.t1);
-    let mut spec = Spec::new(PROBE, "%", "%", 1.0).param("cpus", vec![n.cpu]);
+    let mut spec = Spec::new(PROBE.0, "%", "%", 1.0).param("cpus", vec![n.cpu]);
     if let Some(note) = note {
         spec = spec.note(note);
     }
