@@ -202,7 +202,7 @@ mod tests {
         let m = run
             .measurements
             .iter_mut()
-            .find(|m| m.probe == PROBE && m.param_u64("size") == Some(size))
+            .find(|m| m.is(PROBE) && m.param_u64("size") == Some(size))
             .unwrap();
         let v = m.value.as_mut().unwrap();
         // An interval wider than ±50% of its median: unstable.
