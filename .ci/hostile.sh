@@ -51,6 +51,7 @@ no_raw() { ! LC_ALL=C grep -q $'\x1b\|\x07\|\xc2\x9b\|\xe2\x80\xae' "$1"; }
 
 fixture="$OLDPWD/tests/fixtures/run-quick.json"
 elf="$OLDPWD/crates/rvsim/programs/elf/loop-rv32imc.elf"
+elfs="$OLDPWD/crates/rvsim/programs/elf"
 cp "$fixture" a.json
 cp "$fixture" keep.json
 mkfifo fifo.json
@@ -329,6 +330,20 @@ timeout 60 "$bin" sim run "$elf" --pipeview 0:100000 --kanata k.log --max-instru
     >/dev/null 2>&1
 [ $((SECONDS - t0)) -lt 20 ] && [ -s k.log ] ||
     bad "--kanata over 100,000 steps" "took $((SECONDS - t0)) s"
+
+# The simulator's slow paths: code that rewrites an instruction it runs every round (with
+# fence.i, and a counter in its own page), and an ebreak/mret trap loop, 100 million
+# instructions each (exit 124: the instruction limit). Self-modifying code took about 50 s
+# for this when every change rebuilt the page's blocks; both take seconds now.
+for prog in smc traploop; do
+    cases=$((cases + 1))
+    t0=$SECONDS
+    timeout 60 "$bin" sim run "$elfs/$prog-rv32im.elf" \
+        --max-instructions 100000000 >"$w/out" 2>&1
+    code=$?
+    { [ "$code" = 124 ] && [ $((SECONDS - t0)) -lt 20 ]; } ||
+        bad "sim run $prog.elf, 100M instructions" "exit $code after $((SECONDS - t0)) s"
+done
 
 ## Limits: allocation refused, a small stack, the history's lock waited on.
 cases=$((cases + 1))

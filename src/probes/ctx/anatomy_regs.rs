@@ -954,7 +954,7 @@ mod tests {
                 continue;
             }
             if regs == Regs::Sve {
-                assert!(x.sve_vl >= 16 && x.sve_vl <= 256 && x.sve_vl % 16 == 0);
+                assert!((16..=256).contains(&x.sve_vl) && x.sve_vl.is_multiple_of(16));
                 assert_eq!(x.enabled_bytes, sve_state_bytes(x.sve_vl));
             }
             // A fresh thread: nothing this test loaded is in its registers.
