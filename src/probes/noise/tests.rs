@@ -3,6 +3,22 @@
 //! and the checks' failing inputs made from it.
 
 use super::*;
+
+/// A noise check's bound, in the words the probe gave it.
+fn expected(c: &Check) -> &str {
+    match &c.bound {
+        crate::model::Bound::Text(t) => t,
+        _ => "",
+    }
+}
+
+/// A noise check's reading, in the words the probe gave it.
+fn observed(c: &Check) -> &str {
+    match &c.reading {
+        crate::model::Reading::Text(t) => t,
+        _ => "",
+    }
+}
 use crate::evidence::interrupts::{ProcText, Snapshot};
 use crate::evidence::trace::{parse_fixture, tracefs, RawRecord, NOISE_EVENTS};
 use crate::model::noise::Cause;
@@ -132,10 +148,10 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
     let failed: Vec<Check> = count_check_list(&n).into_iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     let c = &failed[0];
-    assert!(c.name.contains("LOC"), "{c:?}");
+    assert!(c.subject.as_str().contains("LOC"), "{c:?}");
     let delta = after + 100 - before;
     assert!(
-        c.expected.contains(&crate::units::fmt_thousands(delta)),
+        expected(c).contains(&crate::units::fmt_thousands(delta)),
         "{c:?}"
     );
     let t = traced(&n)
@@ -145,13 +161,18 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
         .unwrap()
         .traced;
     assert!(
-        c.observed.contains(&crate::units::fmt_thousands(t)),
+        observed(c).contains(&crate::units::fmt_thousands(t)),
         "{c:?}"
     );
     // The causes are partial; the reader's figure is not judged by the recording.
     let r = w.readers.iter().find(|r| r.cpu == 1).unwrap();
     let m = measurement(n.clone(), r, None).unwrap();
-    assert!(m.checks.iter().all(|c| !c.name.contains("/proc")), "{m:?}");
+    assert!(
+        m.checks
+            .iter()
+            .all(|c| !c.subject.as_str().contains("/proc")),
+        "{m:?}"
+    );
     let p = partial(&n).expect("a partial remark");
     assert!(p.is_family(PARTIAL));
     assert_eq!((p.values[0].lo, p.values[1].lo), (1.0, 0.0));
@@ -188,7 +209,7 @@ fn gaps_short_of_the_time_off_the_cpu_fail_the_clock_check() {
     n.thread_cpu_ns = (n.wall_ns - n.lost_ns) / 10;
     let c = clock_check(&n);
     assert!(!c.ok, "{c:?}");
-    assert!(c.expected.starts_with('≥') && c.observed.ends_with("in gaps"));
+    assert!(expected(&c).starts_with('≥') && observed(&c).ends_with("in gaps"));
 }
 
 #[test]
@@ -257,9 +278,9 @@ fn a_measurement_carries_the_window_and_its_checks() {
     assert!(m
         .checks
         .iter()
-        .any(|c| c.name.contains("stayed on its CPU")));
+        .any(|c| c.subject.as_str().contains("stayed on its CPU")));
     // The count checks judge the causes (a partial remark), not the figure.
-    assert!(m.checks.iter().all(|c| !c.name.contains("LOC")));
+    assert!(m.checks.iter().all(|c| !c.subject.as_str().contains("LOC")));
     let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back.noise, m.noise);
 }
