@@ -164,6 +164,12 @@ impl ProbeId {
     }
 }
 
+impl std::fmt::Display for ProbeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 impl From<ProbeId> for String {
     fn from(id: ProbeId) -> String {
         id.0.to_string()
@@ -803,10 +809,12 @@ pub enum ParamKind {
 pub fn param_kind(key: &str) -> ParamKind {
     match key {
         "size_label" | "work_set_label" | "slice" | "pages" | "blocks" => ParamKind::Label,
-        // ctx.anatomy: the cause a rung names, the XSAVE bytes CPUID gives for its state, and
+        // ctx.anatomy: the cause a rung names, the XSAVE bytes CPUID gives for its state (arm64:
+        // its state bytes and SVE vector length), and
         // the kernel's trace of its tasks (taken in the first round only, so a label of the
         // measurement rather than an observation every round repeats).
-        "cause" | "xsave_bytes" | "xsave_area_bytes" | "trace" => ParamKind::Label,
+        "cause" | "xsave_bytes" | "xsave_area_bytes" | "state_bytes" | "sve_vector_bytes"
+        | "trace" => ParamKind::Label,
         "system_thp" | "slice_reported_ns" | "huge_page_share" | "fits" | "fits_per_process"
         | "fits_total" | "speculation_status" => ParamKind::Observed,
         "rounds" | "reps" => ParamKind::Budget,

@@ -378,7 +378,7 @@ fn failed_corrected_checks_share_one_line_per_kind() {
 fn a_moved_untraced_rpc_is_said_once_for_every_scenario_it_concerns() {
     use oscost::probes::rpc::correct::{judge_run, PROBE, SUM_CHECK, SUM_CHECK_MOVED};
     let mut run = read_run("rpc-quick");
-    for m in run.measurements.iter_mut().filter(|m| m.probe == PROBE) {
+    for m in run.measurements.iter_mut().filter(|m| m.is(PROBE)) {
         m.checks
             .retain(|c| !oscost::report::checks::name(c).starts_with(SUM_CHECK));
     }

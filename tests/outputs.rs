@@ -50,7 +50,7 @@ fn refused_before_measuring(o: &Output, needle: &str, what: &str) {
     assert_eq!(o.status.code(), Some(2), "{what}: {err}");
     assert!(err.contains(needle), "{what}: {err}");
     assert!(
-        !err.contains("measurements, about") && !err.contains("measurement, about"),
+        !err.contains("to measure, about"),
         "{what}: measured first: {err}"
     );
     assert!(!err.contains("panicked"), "{what}: {err}");

@@ -217,7 +217,8 @@ mod tests {
             .contains("none is left"));
 
         let mut run = recorded();
-        run.measurements.retain(|m| m.probe != "fault.file-cached");
+        run.measurements
+            .retain(|m| !m.is(crate::probes::fault::FILE_CACHED));
         let c = &major_fault_costs(&run)[0];
         assert_eq!(c.derivation, Some(Derivation::AtMostElapsedOverMajor));
         assert_eq!(c.per_major_fault_ns, Some(c.elapsed_ns / 36.0));

@@ -203,6 +203,26 @@ pub fn match_boundaries(
     hits
 }
 
+/// Label every knee from all of `boundaries`, so a knee's label depends on the knee and the
+/// caches alone, and return (label, knee found?) for the boundaries the measured sizes can
+/// show: from the smallest size to below the largest (`sizes`), where a knee has points on
+/// both sides. A boundary at or beyond the largest size can still name a knee whose rise
+/// reaches it: filtering before matching made a knee ending at the largest size "match no
+/// cache boundary" in a run that stopped there and match it in one that measured further.
+pub fn match_shown(
+    knees: &mut [Knee],
+    boundaries: &[(String, f64)],
+    sizes: (f64, f64),
+    tolerance: f64,
+) -> Vec<(String, bool)> {
+    let hits = match_boundaries(knees, boundaries, tolerance);
+    hits.into_iter()
+        .zip(boundaries)
+        .filter(|(_, (_, b))| *b >= sizes.0 && *b < sizes.1)
+        .map(|(h, _)| h)
+        .collect()
+}
+
 /// Labels of the cache boundaries (label, knee found?) that no knee matched.
 pub fn missed(boundaries: &[(String, bool)]) -> Vec<&str> {
     boundaries
@@ -381,6 +401,42 @@ mod tests {
         match_boundaries(&mut early, &l2, 1.5);
         assert_eq!(early[1].matches, vec!["L2".to_string()]);
         assert!(early[0].matches.is_empty() && early[2].matches.is_empty());
+    }
+
+    /// The same knee, measured in a run that stops at its end and in one that goes on: the
+    /// same label; the boundary beyond the first run's sizes is not called missed there.
+    #[test]
+    fn a_knees_label_does_not_change_with_the_sizes_measured() {
+        let short = [
+            pt(256.0 * K, 10.0, 0.02),
+            pt(512.0 * K, 10.0, 0.02),
+            pt(M, 20.0, 0.02),
+        ];
+        let mut long = short.to_vec();
+        long.extend([pt(2.0 * M, 20.5, 0.02), pt(4.0 * M, 21.0, 0.02)]);
+        let bounds = [
+            ("L2 total (2m/2)".to_string(), M),
+            ("L3 (8m)".into(), 8.0 * M),
+        ];
+        let p = KneeParams::default();
+        let label = |pts: &[CurvePoint]| {
+            let mut k = detect(pts, &p);
+            let hi = pts.iter().map(|q| q.x).fold(0.0, f64::max);
+            let hits = match_shown(&mut k, &bounds, (256.0 * K, hi), p.tolerance);
+            (k[0].matches.clone(), hits)
+        };
+        let (a, hits_a) = label(&short);
+        let (b, hits_b) = label(&long);
+        assert_eq!(a, vec!["L2 total (2m/2)".to_string()]);
+        assert_eq!(a, b);
+        // 1m is the short run's largest size: not a boundary it can show, so never missed.
+        assert!(hits_a.is_empty(), "{hits_a:?}");
+        assert_eq!(hits_b, vec![("L2 total (2m/2)".to_string(), true)]);
+        // Matching only the boundaries inside the short run's sizes loses the label.
+        let inside: Vec<_> = bounds.iter().filter(|b| b.1 < M).cloned().collect();
+        let mut k = detect(&short, &p);
+        match_boundaries(&mut k, &inside, p.tolerance);
+        assert!(k[0].matches.is_empty());
     }
 
     #[test]

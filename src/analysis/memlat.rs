@@ -23,6 +23,10 @@ pub struct MemCurve {
     /// "unstable", "below_resolution"): not points of the curve; the figure says how many
     /// of each, the table why.
     pub without_value: Vec<(String, usize)>,
+    /// Those sizes themselves: the figure's line breaks at each instead of running straight
+    /// across it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<u64>,
     pub knees: Vec<Knee>,
     pub boundaries: Vec<(String, bool)>,
 }
@@ -42,6 +46,19 @@ pub fn order_of(m: &Measurement) -> String {
 }
 
 /// The measurements of a curve that are not points of it, counted by status.
+/// The sizes of `measured` without a valid, resolved figure (the curve's points are the rest).
+fn gap_sizes(measured: &[&Measurement]) -> Vec<u64> {
+    let mut out: Vec<u64> = measured
+        .iter()
+        .filter(|m| !(m.valid && m.status == Status::Ok && m.value.is_some()))
+        .filter_map(|m| m.param_u64("size"))
+        .filter(|&s| s > 0)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = Vec::new();
     for m in measured {
@@ -61,7 +78,7 @@ fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
 
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
     let mut keys: Vec<(String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
         let k = (
             m.param_text("pages"),
             m.param_u64("stride").unwrap_or(0),
@@ -82,7 +99,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 .measurements
                 .iter()
                 .filter(|m| {
-                    m.probe == PROBE
+                    m.is(PROBE)
                         && m.param_text("pages") == pages
                         && m.param_u64("stride").unwrap_or(0) == stride
                         && order_of(m) == order
@@ -117,18 +134,14 @@ pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
                 points.first().map(|p| p.0 as f64).unwrap_or(0.0),
                 points.last().map(|p| p.0 as f64).unwrap_or(0.0),
             );
-            let shown: Vec<(String, f64)> = bounds
-                .iter()
-                .filter(|(_, b)| *b >= lo && *b < hi)
-                .cloned()
-                .collect();
-            let boundaries = knees::match_boundaries(&mut found, &shown, params.tolerance);
+            let boundaries = knees::match_shown(&mut found, &bounds, (lo, hi), params.tolerance);
             MemCurve {
                 definition: Order::definition(&order).into(),
                 pages,
                 stride,
                 order,
                 without_value: without_value(&measured),
+                gaps: gap_sizes(&measured),
                 points,
                 knees: found,
                 boundaries,
@@ -171,6 +184,40 @@ pub fn plateaus(points: &[(u64, f64, f64, f64)], knees: &[Knee]) -> Vec<(f64, f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A size whose figure is unstable or invalid is no point of the curve and a gap in its
+    /// line, so the figure's line breaks there instead of joining its neighbours.
+    #[test]
+    fn a_size_without_a_value_is_a_gap_of_its_curve() {
+        let mut run = crate::input::parse_run(
+            include_str!("../../tests/fixtures/runs/memlat.json"),
+            "memlat",
+        )
+        .unwrap();
+        let caches: Vec<(String, u64)> = Vec::new();
+        let before = analyze(&run, &caches);
+        let c = &before.curves[0];
+        assert!(c.gaps.is_empty() && c.points.len() >= 3, "{:?}", c.gaps);
+        let size = c.points[1].0;
+        let m = run
+            .measurements
+            .iter_mut()
+            .find(|m| m.is(PROBE) && m.param_u64("size") == Some(size))
+            .unwrap();
+        let v = m.value.as_mut().unwrap();
+        // An interval wider than ±50% of its median: unstable.
+        v.ci95 = [v.median * 0.2, v.median * 1.9];
+        m.settle_status();
+        assert_eq!(m.status, Status::Unstable);
+        let after = analyze(&run, &caches);
+        let c = &after.curves[0];
+        assert_eq!(c.gaps, vec![size]);
+        assert!(c.points.iter().all(|p| p.0 != size));
+        let svg = crate::report::memlat::svg(&after, "host").unwrap();
+        let whole = crate::report::memlat::svg(&before, "host").unwrap();
+        // The broken line is drawn as more pieces than the whole one.
+        assert!(svg.matches("<polyline").count() > whole.matches("<polyline").count());
+    }
 
     #[test]
     fn plateaus_are_the_flat_stretches_between_knees() {

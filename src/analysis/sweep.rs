@@ -88,7 +88,7 @@ pub fn analyze(
     invalid: &dyn Fn(&Measurement) -> String,
 ) -> SweepAnalysis {
     let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.probe == PROBE) {
+    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
         let k = (
             m.param_text("mode"),
             m.param_u64("procs").unwrap_or(0) as usize,
@@ -107,7 +107,7 @@ pub fn analyze(
                 .measurements
                 .iter()
                 .filter(|m| {
-                    m.probe == PROBE
+                    m.is(PROBE)
                         && m.param_text("mode") == mode
                         && m.param_u64("procs").unwrap_or(0) as usize == procs
                         && m.param_text("access") == access
@@ -223,14 +223,14 @@ fn curve(
             k / procs as f64,
         ));
     }
-    // Only boundaries the swept sizes can show (a knee needs points on both sides).
+    // Knees are labelled from every boundary; hits and misses are told only for those the
+    // swept sizes can show (a knee needs points on both sides).
     let sizes: Vec<f64> = points.iter().map(|p| p.x).collect();
-    let (lo, hi) = (
+    let range = (
         sizes.iter().copied().fold(f64::INFINITY, f64::min),
         sizes.iter().copied().fold(0.0, f64::max),
     );
-    bounds.retain(|(_, b)| *b >= lo && *b < hi);
-    let boundaries = knees::match_boundaries(&mut found, &bounds, params.tolerance);
+    let boundaries = knees::match_shown(&mut found, &bounds, range, params.tolerance);
     Curve {
         definition: definition_label(&policy, &access, stride),
         mode,

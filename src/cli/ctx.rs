@@ -89,7 +89,8 @@ pub struct SweepArgs {
     pub opts: MeasureOpts,
 }
 
-pub fn run(c: CtxCommand) -> Result<i32> {
+pub fn run(c: Box<CtxCommand>) -> Result<i32> {
+    let c = *c;
     match c.sub {
         None => super::probes::ctx(c.args),
         Some(CtxSub::Sweep(a)) => sweep(a),

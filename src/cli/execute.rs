@@ -328,9 +328,8 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     if let Some(e) = kept.and_then(|k| tell_kept(k, opts)) {
         failed.push(e);
     }
-    let invalid = run.measurements.iter().filter(|m| !m.valid).count();
-    if invalid > 0 && !opts.quiet {
-        eprintln!("oscost: {invalid} measurement(s) invalid: see the reasons above");
+    if let Some(line) = invalid_line(run).filter(|_| !opts.quiet) {
+        eprintln!("oscost: {line}");
     }
     if closed {
         // Everything is kept and written: end as a closed pipe ends a Unix tool.
@@ -343,10 +342,25 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
         }
         return Err(last);
     }
-    Ok(if opts.strict && invalid > 0 { 1 } else { 0 })
+    let invalid = run.measurements.iter().any(|m| !m.valid);
+    Ok(if opts.strict && invalid { 1 } else { 0 })
 }
 
 /// Was `p` just written as a regular file (not a stream such as /dev/null)?
+/// "28 of 40 measurements invalid: see the reasons above", or None when none is. It counts
+/// measurements, the rows of the views, out of all of them: the plan's line at the start
+/// counts items, of which one may give several measurements.
+pub fn invalid_line(run: &Run) -> Option<String> {
+    let invalid = run.measurements.iter().filter(|m| !m.valid).count();
+    let all = run.measurements.len();
+    (invalid > 0).then(|| {
+        format!(
+            "{invalid} of {all} measurement{} invalid: see the reasons above",
+            if all == 1 { "" } else { "s" }
+        )
+    })
+}
+
 fn written(p: &std::path::Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
@@ -430,6 +444,30 @@ mod tests {
     struct Opts {
         #[command(flatten)]
         o: MeasureOpts,
+    }
+
+    #[test]
+    fn the_end_counts_invalid_measurements_out_of_all_of_them() {
+        let mut run =
+            crate::input::parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f")
+                .unwrap();
+        for m in &mut run.measurements {
+            m.valid = true;
+        }
+        assert_eq!(invalid_line(&run), None);
+        let all = run.measurements.len();
+        assert!(all > 2);
+        run.measurements[0].valid = false;
+        run.measurements[2].valid = false;
+        assert_eq!(
+            invalid_line(&run).unwrap(),
+            format!("2 of {all} measurements invalid: see the reasons above")
+        );
+        run.measurements.truncate(1);
+        assert_eq!(
+            invalid_line(&run).unwrap(),
+            "1 of 1 measurement invalid: see the reasons above"
+        );
     }
 
     #[test]

@@ -37,56 +37,75 @@ pub struct Cli {
     pub command: Command,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum Command {
+/// Every subcommand, one entry each: its help (the doc comment), its arguments and what runs
+/// it. The `Command` enum and its dispatch ([`Command::run`]) are made from this list.
+macro_rules! commands {
+    ($($(#[$doc:meta])* $name:ident($args:ty) => $run:path,)*) => {
+        #[derive(Debug, Subcommand)]
+        pub enum Command {
+            $($(#[$doc])* $name($args),)*
+        }
+
+        impl Command {
+            /// Run the subcommand; its exit code.
+            pub fn run(self) -> crate::error::Result<i32> {
+                match self {
+                    $(Command::$name(a) => $run(a),)*
+                }
+            }
+        }
+    };
+}
+
+commands! {
     /// Run the default suite (calls, system calls, same-core context switches, one cross-core
     /// round trip blocking and polling).
-    Run(run::RunArgs),
+    Run(run::RunArgs) => run::run,
     /// Show what this machine is and what will make numbers noisy.
-    Machine(machine::MachineArgs),
+    Machine(machine::MachineArgs) => machine::run,
     /// A function call: what it adds to an overlapping loop and to a dependent chain.
-    Call(probes::CallArgs),
+    Call(probes::CallArgs) => probes::call,
     /// The lmbench lat_syscall set and vDSO clock_gettime.
-    Syscall(probes::SyscallArgs),
+    Syscall(probes::SyscallArgs) => probes::syscall,
     /// Same-core context switches: pipe, futex and yield ping-pong; `ctx sweep` and
     /// `ctx timeslice` for working sets.
-    Ctx(Box<ctx::CtxCommand>),
+    Ctx(Box<ctx::CtxCommand>) => ctx::run,
     /// Memory: `mem latency`, the pointer-chase curve (lmbench lat_mem_rd).
-    Mem(mem::MemCommand),
+    Mem(mem::MemCommand) => mem::run,
     /// Page faults: anonymous, populated, page-cache and evicted file; THP, order, readahead.
-    Fault(fault::FaultArgs),
+    Fault(fault::FaultArgs) => fault::run,
     /// mmap experiments: `mmap lab` runs the nine-variant mmap lab.
-    Mmap(mmap::MmapArgs),
+    Mmap(mmap::MmapArgs) => mmap::run,
     /// Your own program run N times: wall, user and system time, /usr/bin/time -v's
     /// fields and perf stat's counters, with intervals, evidence and history.
-    Stat(Box<stat::StatArgs>),
+    Stat(Box<stat::StatArgs>) => stat::run,
     /// Write the HTML report for saved runs (files, history ids or --last N); side by side.
-    Report(report::ReportArgs),
+    Report(report::ReportArgs) => report::run,
     /// Compare two runs: medians, ratio with a 95% interval, verdict; a regression gate.
-    Compare(compare::CompareArgs),
+    Compare(compare::CompareArgs) => compare::run,
     /// The run history: list, show, export, delete, import.
-    History(history::HistoryArgs),
+    History(history::HistoryArgs) => history::run,
     /// Write one run (a file or a history id) as CSV, Markdown or JSON.
-    Export(export::ExportArgs),
+    Export(export::ExportArgs) => export::run,
     /// Cross-core IPC: round trip of pipe, unix, eventfd, futex, mqueue and a spin flag per
     /// placement class (same CPU, SMT sibling, same LLC, other LLC, other node).
-    Ipc(ipc::IpcArgs),
+    Ipc(ipc::IpcArgs) => ipc::run,
     /// One request/response in four placements (local, remote-exclusive, remote-polling,
     /// remote-shared) and, with permission, its kernel-traced breakdown.
-    Rpc(rpc::RpcArgs),
+    Rpc(rpc::RpcArgs) => rpc::run,
     /// OS noise: a busy reader per CPU; the share of CPU lost, the gaps and, with permission
     /// to trace, who took them (timer ticks, device IRQs, softirqs, IPIs, other tasks).
-    Noise(noise::NoiseArgs),
+    Noise(noise::NoiseArgs) => noise::run,
     /// Core-to-core latency map: cache-line ping-pong between every pair of CPUs.
-    C2c(c2c::C2cArgs),
+    C2c(c2c::C2cArgs) => c2c::run,
     /// Many hosts' runs side by side: ratios to the fleet median, the odd hosts and why.
-    Fleet(fleet::FleetArgs),
+    Fleet(fleet::FleetArgs) => fleet::run,
     /// Run programs on the modeled RISC-V machine (caches, 5-stage pipeline, traps).
-    Sim(sim::SimArgs),
+    Sim(sim::SimArgs) => sim::run,
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions(shell::CompletionsArgs),
+    Completions(shell::CompletionsArgs) => shell::completions,
     /// Print the man page (roff), or write all pages with --dir.
-    Man(shell::ManArgs),
+    Man(shell::ManArgs) => shell::man,
 }
 
 /// Parse, dispatch, and map errors to exit codes. Never panics on bad input.
@@ -134,29 +153,7 @@ pub fn main() -> i32 {
     for line in crate::journal::recover().lines {
         eprintln!("oscost: {line}");
     }
-    let result = match cli.command {
-        Command::Run(a) => run::run(a),
-        Command::Machine(a) => machine::run(a),
-        Command::Call(a) => probes::call(a),
-        Command::Syscall(a) => probes::syscall(a),
-        Command::Ctx(a) => ctx::run(*a),
-        Command::Mem(a) => mem::run(a),
-        Command::Fault(a) => fault::run(a),
-        Command::Mmap(a) => mmap::run(a),
-        Command::Stat(a) => stat::run(*a),
-        Command::Report(a) => report::run(a),
-        Command::Compare(a) => compare::run(a),
-        Command::History(a) => history::run(a),
-        Command::Export(a) => export::run(a),
-        Command::Ipc(a) => ipc::run(a),
-        Command::C2c(a) => c2c::run(a),
-        Command::Noise(a) => noise::run(a),
-        Command::Rpc(a) => rpc::run(a),
-        Command::Fleet(a) => fleet::run(a),
-        Command::Sim(a) => sim::run(a),
-        Command::Completions(a) => shell::completions(a),
-        Command::Man(a) => shell::man(a),
-    };
+    let result = cli.command.run();
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -166,5 +163,28 @@ pub fn main() -> i32 {
                 e => e.exit_code(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every family's own command, as its descriptor gives it, is a subcommand here.
+    #[test]
+    fn every_familys_command_parses() {
+        let mut seen = 0;
+        for f in crate::report::FAMILIES
+            .iter()
+            .filter(|f| !f.quick().is_empty())
+        {
+            let words = std::iter::once("oscost").chain(f.quick().iter().copied());
+            if let Err(e) = <Cli as clap::Parser>::try_parse_from(words) {
+                panic!("{:?}: {e}", f.quick());
+            }
+            seen += 1;
+        }
+        assert!(seen >= 8, "{seen} families with a command");
+        assert!(<Cli as clap::Parser>::try_parse_from(["oscost", "no-such-family"]).is_err());
     }
 }

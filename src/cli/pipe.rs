@@ -65,11 +65,6 @@ pub fn stdout_failure(payload: &(dyn Any + Send)) -> Option<StdoutFailure> {
     })
 }
 
-/// True for the panic `print!` raises when standard output is a closed pipe.
-pub fn is_broken_pipe(payload: &(dyn Any + Send)) -> bool {
-    stdout_failure(payload) == Some(StdoutFailure::Closed)
-}
-
 /// The exit code of a command that a failed standard output ended.
 pub fn exit_code(f: &StdoutFailure) -> i32 {
     match f {
@@ -81,6 +76,11 @@ pub fn exit_code(f: &StdoutFailure) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// True for the panic `print!` raises when standard output is a closed pipe.
+    fn is_broken_pipe(payload: &(dyn Any + Send)) -> bool {
+        stdout_failure(payload) == Some(StdoutFailure::Closed)
+    }
 
     #[test]
     fn only_stdout_panics_are_recognized_and_a_closed_pipe_apart() {

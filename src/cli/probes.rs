@@ -67,7 +67,7 @@ pub fn plan_call(plan: &mut Plan, cpu: usize) {
 
 pub fn plan_syscalls(plan: &mut Plan, which: &[Syscall], cpu: usize) {
     for &w in which {
-        plan.push(PlanItem::new(w.probe_id(), move |ctx| {
+        plan.push(PlanItem::new(w.probe_id().0, move |ctx| {
             measure_call(ctx, w, cpu)
         }));
     }

@@ -45,7 +45,8 @@ pub struct StatArgs {
     pub command: Vec<String>,
 }
 
-pub fn run(a: StatArgs) -> Result<i32> {
+pub fn run(a: Box<StatArgs>) -> Result<i32> {
+    let a = *a;
     refuse_sampling(&a.opts)?;
     a.opts.check_outputs()?;
     let cfg = config(&a)?;

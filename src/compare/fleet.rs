@@ -648,7 +648,7 @@ mod tests {
         let call = f
             .probes
             .iter()
-            .find(|p| p.probe == "call.function")
+            .find(|p| p.probe == crate::probes::call::FUNCTION.0)
             .unwrap();
         assert!(call.cells.iter().all(|c| !c.outlier && c.ratio == 1.0));
     }
@@ -659,7 +659,11 @@ mod tests {
         let g = GroupBy::resolve("kernel", &runs).unwrap();
         let f = analyze(&runs, BTreeMap::new(), Some(g));
         assert_eq!(f.rows, vec!["5.10".to_string(), "6.12".to_string()]);
-        let null = f.probes.iter().find(|p| p.probe == "syscall.null").unwrap();
+        let null = f
+            .probes
+            .iter()
+            .find(|p| p.probe == crate::probes::syscall::Syscall::Null.probe_id().0)
+            .unwrap();
         let old = &null.cells[0];
         assert_eq!((old.name.as_str(), old.hosts), ("5.10", 1));
         assert!(old.outlier);

@@ -191,7 +191,8 @@ impl PlanEstimate {
         FIXED_S + self.make_up.expected_s + self.items.iter().map(|i| i.expected_s).sum::<f64>()
     }
 
-    /// "N measurements, about T s" (tenths below 10 s: 1.4 s as "1 s" would be 30% off) and
+    /// "N items to measure, about T s" (an item is one entry of the plan, which may give
+    /// several measurements: the run's end counts those; tenths below 10 s: 1.4 s as "1 s" would be 30% off) and
     /// where it comes from: "from the last 3 runs" when every item has history (the fewest
     /// runs any item has), "k of N from past runs" when some do, "the budgets alone" when none.
     pub fn line(&self) -> String {
@@ -217,7 +218,7 @@ impl PlanEstimate {
             // host's make-up rounds come on top of the sampler's plan.
             " (the budgets alone: no past runs here)".to_string()
         };
-        format!("{n} measurement{}, about {about} s{source}", plural(n))
+        format!("{n} item{} to measure, about {about} s{source}", plural(n))
     }
 }
 

@@ -120,30 +120,35 @@ impl CoreClock {
     }
 }
 
-/// `iters` iterations of `ADDS` dependent adds; returns the chain's result.
+/// The chain's instructions in this architecture's assembly: one dependent add, the loop
+/// counter's decrement and the branch back while it is not zero.
 #[cfg(target_arch = "x86_64")]
-fn chain(iters: u64) -> u64 {
-    let mut x: u64 = 1;
-    // SAFETY: register arithmetic and a counted loop; no memory, no stack.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            ".rept 100",
-            "add {x}, {one}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            one = in(reg) 1u64,
-            n = inout(reg) iters.max(1) => _,
-            options(nomem, nostack),
-        );
-    }
-    x
+macro_rules! op {
+    (add) => {
+        "add {x}, {one}"
+    };
+    (count) => {
+        "dec {n}"
+    };
+    (again) => {
+        "jnz 2b"
+    };
+}
+#[cfg(target_arch = "aarch64")]
+macro_rules! op {
+    (add) => {
+        "add {x}, {x}, {one}"
+    };
+    (count) => {
+        "subs {n}, {n}, #1"
+    };
+    (again) => {
+        "b.ne 2b"
+    };
 }
 
 /// `iters` iterations of `ADDS` dependent adds; returns the chain's result.
-#[cfg(target_arch = "aarch64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn chain(iters: u64) -> u64 {
     let mut x: u64 = 1;
     // SAFETY: register arithmetic and a counted loop; no memory, no stack.
@@ -151,10 +156,10 @@ fn chain(iters: u64) -> u64 {
         std::arch::asm!(
             "2:",
             ".rept 100",
-            "add {x}, {x}, {one}",
+            op!(add),
             ".endr",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
+            op!(count),
+            op!(again),
             x = inout(reg) x,
             one = in(reg) 1u64,
             n = inout(reg) iters.max(1) => _,
@@ -180,12 +185,12 @@ fn current_cpu() -> Option<usize> {
     (c >= 0).then_some(c as usize)
 }
 
-/// ns per add of one timed sample of `iters` iterations.
+/// ns that `iters` iterations of the chain took.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn sample(iters: u64) -> f64 {
+fn timed(iters: u64) -> u64 {
     let t0 = now_ns();
     std::hint::black_box(chain(std::hint::black_box(iters)));
-    (now_ns() - t0) as f64 / (iters * ADDS) as f64
+    now_ns() - t0
 }
 
 /// The estimate on the CPU this thread runs on now (about 40 ms).
@@ -194,9 +199,7 @@ pub fn estimate() -> CoreClock {
     // Scale: a 1 ms trial says how many iterations make a sample.
     let mut iters = 1000u64;
     loop {
-        let t0 = now_ns();
-        std::hint::black_box(chain(iters));
-        let t = now_ns() - t0;
+        let t = timed(iters);
         if t >= SAMPLE_NS / 4 || iters > 1 << 40 {
             iters = (iters as f64 * SAMPLE_NS as f64 / t.max(1) as f64).ceil() as u64;
             break;
@@ -204,7 +207,8 @@ pub fn estimate() -> CoreClock {
         iters *= 4;
     }
     let cpu0 = current_cpu();
-    let mut ns: Vec<f64> = (0..SAMPLES).map(|_| sample(iters)).collect();
+    let per_add = |t: u64| t as f64 / (iters * ADDS) as f64;
+    let mut ns: Vec<f64> = (0..SAMPLES).map(|_| per_add(timed(iters))).collect();
     let cpu = current_cpu().filter(|c| Some(*c) == cpu0);
     ns.sort_by(f64::total_cmp);
     let ghz = |n: f64| (n > 0.0).then(|| 1.0 / n);

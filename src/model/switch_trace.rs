@@ -80,9 +80,12 @@ pub fn from_legacy(v: &serde_json::Value, baseline_switching: bool) -> Option<Sw
     }))
 }
 
+/// The anatomy's probe: the one whose measurements carry a switch trace.
+pub const ANATOMY: super::ProbeId = super::ProbeId("ctx.anatomy");
+
 /// Moves a legacy `trace` parameter of a `ctx.anatomy` measurement into its typed field.
 pub fn lift_legacy(m: &mut super::Measurement) {
-    if m.probe != "ctx.anatomy" || m.switch_trace.is_some() {
+    if !m.is(ANATOMY) || m.switch_trace.is_some() {
         return;
     }
     // The base and direct rungs' baselines are one task alone (probes::ctx::anatomy).

@@ -11,67 +11,68 @@ use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
-use crate::model::Measurement;
+use crate::model::{Measurement, ProbeId};
+
 use std::hint::black_box;
 
+/// What a call adds to a loop whose iterations overlap.
+pub const FUNCTION: ProbeId = ProbeId("call.function");
+/// What a call adds to a dependent chain.
+pub const CHAIN: ProbeId = ProbeId("call.chain");
+
 pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
-    let _pin = AffinityGuard::pin_current(&[cpu])?;
-    let spec = Spec::new("call.function", "ns/call", "ns/iteration", 1.0)
-        .param("cpus", vec![cpu])
-        .note(if super::call_loop::FIXED_SHAPE {
-            "what a call adds to a loop whose iterations overlap (f(i) of the loop counter), \
-             minus the same loop without it (both loops in assembly, so their shape does not \
-             vary by build)"
-        } else {
-            "what a call adds to a loop whose iterations overlap (f(i) of the loop counter; a \
-             function the compiler may not inline), minus the same loop without it"
-        })
-        .events_set(EventSet::Standard);
-    let mut raw = |iters: u64| {
-        let t0 = now_ns();
-        black_box(super::call_loop::raw(iters));
-        Ok(now_ns() - t0)
+    let note = if super::call_loop::FIXED_SHAPE {
+        "what a call adds to a loop whose iterations overlap (f(i) of the loop counter), \
+         minus the same loop without it (both loops in assembly, so their shape does not \
+         vary by build)"
+    } else {
+        "what a call adds to a loop whose iterations overlap (f(i) of the loop counter; a \
+         function the compiler may not inline), minus the same loop without it"
     };
-    let mut base = |iters: u64| {
-        let t0 = now_ns();
-        black_box(super::call_loop::base(iters));
-        Ok(now_ns() - t0)
-    };
-    let me = Participant::this_thread("caller", vec![cpu]);
-    measure(
+    let loops = [super::call_loop::raw, super::call_loop::base];
+    against_loop(
         ctx,
-        spec,
-        Participants::new(vec![me], vec![None]),
-        Workloads {
-            raw: &mut raw,
-            baseline: Some(&mut base),
-        },
-        |ev| super::single_thread_verdict(ev, false),
+        cpu,
+        Spec::new(FUNCTION.0, "ns/call", "ns/iteration", 1.0).note(note),
+        loops,
     )
 }
 
 pub fn chain(ctx: &Context, cpu: usize) -> Result<Measurement> {
+    let note = if super::call_loop::FIXED_SHAPE {
+        "what a call adds to a dependent chain (x = f(x), f(x) = x + 1: each call waits \
+         for the one before), minus the same chain with x + 1 in place (both in assembly)"
+    } else {
+        "what a call adds to a dependent chain (x = f(x), f(x) = x + 1, a function the \
+         compiler may not inline), minus the same chain with x + 1 in place"
+    };
+    let loops = [super::call_loop::chain_raw, super::call_loop::chain_base];
+    against_loop(
+        ctx,
+        cpu,
+        Spec::new(CHAIN.0, "ns/call", "ns/iteration", 1.0).note(note),
+        loops,
+    )
+}
+
+/// `spec` measured on `cpu`: `loops[0]` (with the call) timed against `loops[1]` (without),
+/// each given the iteration count and returning what it computed.
+fn against_loop(
+    ctx: &Context,
+    cpu: usize,
+    spec: Spec,
+    [with, without]: [fn(u64) -> u64; 2],
+) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[cpu])?;
-    let spec = Spec::new("call.chain", "ns/call", "ns/iteration", 1.0)
-        .param("cpus", vec![cpu])
-        .note(if super::call_loop::FIXED_SHAPE {
-            "what a call adds to a dependent chain (x = f(x), f(x) = x + 1: each call waits \
-             for the one before), minus the same chain with x + 1 in place (both in assembly)"
-        } else {
-            "what a call adds to a dependent chain (x = f(x), f(x) = x + 1, a function the \
-             compiler may not inline), minus the same chain with x + 1 in place"
-        })
-        .events_set(EventSet::Standard);
-    let mut raw = |iters: u64| {
-        let t0 = now_ns();
-        black_box(super::call_loop::chain_raw(black_box(iters)));
-        Ok(now_ns() - t0)
+    let spec = spec.param("cpus", vec![cpu]).events_set(EventSet::Standard);
+    let timed = |f: fn(u64) -> u64| {
+        move |iters: u64| {
+            let t0 = now_ns();
+            black_box(f(black_box(iters)));
+            Ok(now_ns() - t0)
+        }
     };
-    let mut base = |iters: u64| {
-        let t0 = now_ns();
-        black_box(super::call_loop::chain_base(black_box(iters)));
-        Ok(now_ns() - t0)
-    };
+    let (mut raw, mut base) = (timed(with), timed(without));
     let me = Participant::this_thread("caller", vec![cpu]);
     measure(
         ctx,

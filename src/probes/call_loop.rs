@@ -162,58 +162,42 @@ std::arch::global_asm!(
     ".popsection",
 );
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-extern "C" {
-    /// Calls the callee `n` times with i = 0..n; returns its last result, 3·(n−1), or 0.
-    fn oscost_call_raw(n: u64) -> u64;
-    /// The same loop with the callee's one instruction in place of the call.
-    fn oscost_call_base(n: u64) -> u64;
-    /// x = f(x) `n` times from x = 0, f(x) = x + 1 a called function; returns n.
-    fn oscost_chain_raw(n: u64) -> u64;
-    /// The same chain with x + 1 in place of the call.
-    fn oscost_chain_base(n: u64) -> u64;
+/// Each loop as a Rust function: the assembly one above where the architecture has it, else
+/// the portable one of [`rust`].
+macro_rules! loops {
+    ($($(#[$doc:meta])* $name:ident => $sym:ident;)*) => {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        extern "C" {
+            $(fn $sym(n: u64) -> u64;)*
+        }
+        $(
+            $(#[$doc])*
+            pub fn $name(n: u64) -> u64 {
+                #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+                // SAFETY: the symbol is defined above for this architecture with the C
+                // calling convention: it reads only its argument, writes only caller-saved
+                // registers (on aarch64 a loop that calls saves and restores the link
+                // register on its own stack frame), touches no memory of the caller and
+                // returns.
+                return unsafe { $sym(n) };
+                #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+                return rust::$name(n);
+            }
+        )*
+    };
 }
 
-/// `n` iterations of a call to a function that computes `3·i`; returns the last `3·i` (0 for n = 0).
-pub fn raw(n: u64) -> u64 {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: `oscost_call_raw` is defined above for this architecture with the C calling
-    // convention: it reads only its argument, writes only caller-saved registers (and, on
-    // aarch64, saves and restores the link register on its own stack frame), touches no
-    // memory of the caller and returns.
-    return unsafe { oscost_call_raw(n) };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return rust::raw(n);
-}
-
-/// `n` iterations of the same loop with `3·i` computed in place; returns the last `3·i`.
-pub fn base(n: u64) -> u64 {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: as for `raw`: `oscost_call_base` is a leaf defined above, C calling convention,
-    // caller-saved registers only, no memory.
-    return unsafe { oscost_call_base(n) };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return rust::base(n);
-}
-
-/// `n` links of a dependent chain x = f(x) through a called function f(x) = x + 1: each call
-/// waits for the one before it. Returns n.
-pub fn chain_raw(n: u64) -> u64 {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: as for `raw`: defined above, C calling convention, caller-saved registers only
-    // (aarch64 saves its link register on its own frame), no memory of the caller.
-    return unsafe { oscost_chain_raw(n) };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return rust::chain_raw(n);
-}
-
-/// The same chain with x + 1 computed in place. Returns n.
-pub fn chain_base(n: u64) -> u64 {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: a leaf defined above, C calling convention, caller-saved registers only.
-    return unsafe { oscost_chain_base(n) };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return rust::chain_base(n);
+loops! {
+    /// `n` iterations of a call to a function that computes `3·i`; returns the last `3·i`
+    /// (0 for n = 0).
+    raw => oscost_call_raw;
+    /// `n` iterations of the same loop with `3·i` computed in place; returns the last `3·i`.
+    base => oscost_call_base;
+    /// `n` links of a dependent chain x = f(x) through a called function f(x) = x + 1: each
+    /// call waits for the one before it. Returns n.
+    chain_raw => oscost_chain_raw;
+    /// The same chain with x + 1 computed in place. Returns n.
+    chain_base => oscost_chain_base;
 }
 
 /// The portable loops, for architectures without the assembly ones.

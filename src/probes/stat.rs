@@ -17,7 +17,7 @@ use crate::evidence::perf::PerfSet;
 use crate::model::{Evidence, Measurement, Rusage, RusageEvidence};
 
 /// The probe id of a program's runs.
-pub const PROBE: &str = "stat.run";
+pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("stat.run");
 
 /// Where the program's standard input, output and error go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -166,7 +166,7 @@ impl Config {
     /// The measurement's description: the command and placement are its inputs (what
     /// `compare` pairs on), the repeat count its budget.
     fn spec(&self) -> Spec {
-        let mut s = Spec::new(PROBE, "ns/run", "ns/run", 1.0)
+        let mut s = Spec::new(PROBE.0, "ns/run", "ns/run", 1.0)
             .param("command", self.program.command_line())
             .param("output", self.output.as_str())
             .param("reps", self.repeat)
@@ -654,7 +654,7 @@ mod tests {
         let cfg = config(&["true"]);
         let ctx = Context::new(crate::engine::sampler::SamplingConfig::quick());
         let m = measure_runs(&ctx, &cfg).unwrap();
-        assert_eq!(m.probe, PROBE);
+        assert!(m.is(PROBE), "{}", m.probe);
         assert_eq!(m.samples.len(), 3);
         assert_eq!(m.evidence.rusage.iterations, 3);
         assert_eq!(m.param_str("command"), Some("true"));

@@ -42,8 +42,8 @@ impl Syscall {
         Syscall::Vdso,
     ];
 
-    pub fn probe_id(self) -> &'static str {
-        match self {
+    pub fn probe_id(self) -> crate::model::ProbeId {
+        crate::model::ProbeId(match self {
             Syscall::Null => "syscall.null",
             Syscall::Read => "syscall.read",
             Syscall::Write => "syscall.write",
@@ -51,7 +51,7 @@ impl Syscall {
             Syscall::Fstat => "syscall.fstat",
             Syscall::Open => "syscall.open",
             Syscall::Vdso => "vdso.clock_gettime",
-        }
+        })
     }
 
     fn definition(self) -> &'static str {
@@ -206,7 +206,7 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
     } else {
         "ns/call"
     };
-    let spec = Spec::new(which.probe_id(), unit, "ns/iteration", 1.0)
+    let spec = Spec::new(which.probe_id().0, unit, "ns/iteration", 1.0)
         .param("cpus", vec![cpu])
         .note(which.definition());
 

@@ -13,7 +13,7 @@ use crate::units::size::fmt_size;
 use serde::Serialize;
 
 /// The probe id (probes::ctx::anatomy::PROBE; the report does not import probes).
-pub const PROBE: &str = "ctx.anatomy";
+pub use crate::probes::ctx::anatomy::PROBE;
 
 /// The width every line of the waterfall fits.
 const WIDTH: usize = 80;
@@ -131,7 +131,8 @@ fn label(m: &Measurement) -> String {
         "all" => "all causes at once".into(),
         r if r.starts_with("regs-") => {
             let name = param(m, "regs").and_then(|v| v.as_str()).unwrap_or("?");
-            format!("+ {name} state ({} B)", num("xsave_bytes"))
+            let bytes = num("xsave_bytes").max(num("state_bytes"));
+            format!("+ {name} state ({bytes} B)")
         }
         r if r.starts_with("cache-") => format!("+ cache refill {}", fmt_size(num("size"))),
         r if r.starts_with("tlb-") => format!("+ TLB refill {} pages", num("pages")),
@@ -150,11 +151,7 @@ fn status_word(m: &Measurement) -> &'static str {
 
 /// The ladder of a run's `ctx.anatomy` measurements (None when it has none).
 pub fn analyze(run: &Run) -> Option<Waterfall> {
-    let ms: Vec<&Measurement> = run
-        .measurements
-        .iter()
-        .filter(|m| m.probe == PROBE)
-        .collect();
+    let ms: Vec<&Measurement> = run.measurements.iter().filter(|m| m.is(PROBE)).collect();
     if ms.is_empty() {
         return None;
     }
@@ -202,7 +199,7 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         .iter()
         .filter_map(|s| {
             s.probe
-                .strip_prefix(PROBE)
+                .strip_prefix(PROBE.0)
                 .and_then(|r| r.strip_prefix(' '))
                 .map(|r| (r.to_string(), s.reason.clone()))
         })
@@ -433,10 +430,7 @@ pub fn quiz(a: &Waterfall) -> String {
 
 /// The rungs of a run, in its order.
 fn rungs(run: &Run) -> Vec<&Measurement> {
-    run.measurements
-        .iter()
-        .filter(|m| m.probe == PROBE)
-        .collect()
+    run.measurements.iter().filter(|m| m.is(PROBE)).collect()
 }
 
 /// A rung's id, for the lines that name rungs.
@@ -650,7 +644,7 @@ impl Family for Anatomy {
     }
 
     fn owns(&self, probe: &str) -> bool {
-        probe == PROBE
+        probe == PROBE.0
     }
 
     fn evidence(&self) -> Evidence {

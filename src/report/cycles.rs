@@ -115,7 +115,7 @@ mod tests {
         let got = in_run(&run);
         let call = got
             .iter()
-            .find(|(m, _)| m.probe == "call.function")
+            .find(|(m, _)| m.is(crate::probes::call::FUNCTION))
             .expect("0.73 ns is 2.9 cycles at 4 GHz");
         assert!((call.1.median - 4.0 * call.0.value.as_ref().unwrap().median).abs() < 1e-9);
         assert_eq!(call.1.with_unit(), format!("{} cycles", call.1.figure()));
@@ -124,7 +124,9 @@ mod tests {
             assert!(c.median < BELOW, "{}", m.probe);
             assert!(m.valid && m.status == Status::Ok, "{}", m.probe);
         }
-        assert!(!got.iter().any(|(m, _)| m.probe == "syscall.null"));
+        assert!(!got
+            .iter()
+            .any(|(m, _)| m.is(crate::probes::syscall::Syscall::Null.probe_id())));
         let l = line(&run);
         assert!(l.starts_with("in cycles of the 4.00 GHz"), "{l}");
         assert!(l.contains("call.function 2.92 "), "{l}");
@@ -137,7 +139,7 @@ mod tests {
         let i = run
             .measurements
             .iter()
-            .position(|m| m.probe == "call.function")
+            .position(|m| m.is(crate::probes::call::FUNCTION))
             .unwrap();
         run.measurements[i].valid = false;
         assert!(Cycles::of(&run.machine.core_clock, &run.measurements[i]).is_none());

@@ -538,9 +538,7 @@ mod tests {
         assert!(lines.contains("elapsed estimated"), "{lines}");
         // Without a cached-file case the minor faults cannot be taken out: a bound.
         let mut alone = run.clone();
-        alone
-            .measurements
-            .retain(|m| m.probe != "fault.file-cached");
+        alone.measurements.retain(|m| !m.is(fault::FILE_CACHED));
         let lines = major_fault_lines(&alone, &Term::plain(200));
         assert!(
             lines.contains("no time per major fault: 2,340 minor faults are mixed in"),
@@ -555,7 +553,7 @@ mod tests {
         for m in every
             .measurements
             .iter_mut()
-            .filter(|m| m.probe == "fault.file-evicted")
+            .filter(|m| m.is(fault::FILE_EVICTED))
         {
             m.evidence.rusage.total.minflt = 0;
         }

@@ -10,7 +10,7 @@ use crate::units::fmt_num;
 use crate::units::size::{fmt_bytes, ByteStyle};
 
 /// The lab's probe id.
-pub const PROBE: &str = crate::probes::mmap::LAB.0;
+pub const PROBE: crate::model::ProbeId = crate::probes::mmap::LAB;
 
 /// A metric: a column, a chart and a CSV field.
 pub struct Metric {
@@ -357,7 +357,7 @@ impl Family for Lab {
     }
 
     fn own_figures(&self, run: &Run, _subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+        if !run.measurements.iter().any(|m| m.is(PROBE)) {
             return Vec::new();
         }
         svgs(run)

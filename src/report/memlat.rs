@@ -25,7 +25,7 @@ pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
             c.pages, c.stride, c.order, c.definition, "size", "fits", "ns/load ±95%", "L1Dmiss/ld", "dTLBmiss/ld", "huge"
         ));
         for m in run.measurements.iter().filter(|m| {
-            m.probe == PROBE
+            m.is(PROBE)
                 && m.param_text("pages") == c.pages
                 && m.param_u64("stride").unwrap_or(0) == c.stride
                 && order_of(m) == c.order
@@ -124,7 +124,8 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
                 .iter()
                 .map(|&(x, y, l, h)| Point::new(x as f64, y, l, h))
                 .collect(),
-            gaps: Vec::new(),
+            // A size without a value breaks the line there.
+            gaps: c.gaps.iter().map(|&g| g as f64).collect(),
         });
         for k in &c.knees {
             let what = k.match_suffix();
@@ -178,7 +179,7 @@ impl Family for MemLatency {
     }
 
     fn owns(&self, probe: &str) -> bool {
-        probe == PROBE
+        probe == PROBE.0
     }
 
     fn draws_own_figures(&self) -> bool {
@@ -186,10 +187,10 @@ impl Family for MemLatency {
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+        if !run.measurements.iter().any(|m| m.is(PROBE)) {
             return Vec::new();
         }
-        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE));
+        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
         let a = analyze(run, &caches);
         svg(&a, subtitle)
             .ok()

@@ -10,7 +10,7 @@ use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom}
 use crate::model::{Num, Remark, Run};
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
-pub const PROBE: &str = "noise.lost";
+pub use crate::probes::noise::PROBE;
 
 /// Causes shown per CPU by default (the timer tick and "outside the kernel" are shown too).
 const TOP: usize = 8;
@@ -22,7 +22,7 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
     let mut v: Vec<&NoiseCpu> = run
         .measurements
         .iter()
-        .filter(|m| m.probe == PROBE)
+        .filter(|m| m.is(PROBE))
         .filter_map(|m| m.noise.as_ref())
         .collect();
     v.sort_by_key(|n| n.cpu);
@@ -35,7 +35,7 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
 pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
     run.measurements
         .iter()
-        .filter(|m| m.probe == PROBE)
+        .filter(|m| m.is(PROBE))
         .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
         .map(|m| {
             let s = m.value.as_ref().unwrap_or(&m.raw);
@@ -233,17 +233,38 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
             fmt_num(c * 100.0)
         ));
     }
-    for c in t.counts.iter().filter(|c| !c.agrees()) {
+    for c in t.counts.iter().filter(|c| !c.whole()) {
         out.push(format!(
             "causes partial: {} traced {} against the /proc delta {} (±2%): {}",
             count_row_label(&c.row),
             fmt_thousands(c.traced),
             fmt_thousands(c.proc_delta),
-            if c.traced < c.proc_delta {
-                "the recording missed some"
-            } else {
+            if c.traced > c.proc_delta {
                 "an edge that came while its handler ran is counted once, handled twice"
+            } else if c.agrees() {
+                "the kernel counted the rest and wrote no record of them"
+            } else {
+                "the recording missed some"
             }
+        ));
+    }
+    for u in &t.unwritten {
+        let why = match (u.ring_full, u.silent()) {
+            (0, _) => "no lost record: they came while a task whose tracepoints do not fire \
+                       ran"
+            .to_string(),
+            (full, 0) => format!("{} for want of room in the ring", fmt_thousands(full)),
+            (full, silent) => format!(
+                "{} for want of room in the ring, {} with no lost record",
+                fmt_thousands(full),
+                fmt_thousands(silent)
+            ),
+        };
+        out.push(format!(
+            "the kernel counted {} {} events and wrote {}: {why}",
+            fmt_thousands(u.counted),
+            crate::escape::terminal(&u.event),
+            fmt_thousands(u.recorded)
         ));
     }
     if t.lost_records > 0 {
@@ -538,11 +559,19 @@ impl Family for Noise {
             let v = r.values.get(i).map_or(Num::one(f64::NAN), |v| *v);
             super::remarks::span(v, &|x| format!("{x:.0}"))
         };
+        // Runs recorded before the counters were read carry two values.
+        let unwritten = match r.values.len() {
+            0..=2 => String::new(),
+            _ => format!(
+                ", {} events the kernel counted and wrote no record of",
+                n(2)
+            ),
+        };
         Some(format!(
-            "causes partial: {} /proc rows disagree with the traced entries, {} records \
-             dropped; the lost share stands (the reader measures it without tracing)",
+            "causes partial: {} /proc rows not all recorded, {} records dropped{unwritten}; the \
+             lost share stands (the reader measures it without tracing)",
             n(0),
-            n(1)
+            n(1),
         ))
     }
 

@@ -118,11 +118,7 @@ pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
 
 /// The sizes' warnings after every curve, each kind once with the sizes it concerns.
 fn size_warnings(a: &SweepAnalysis, run: &Run) -> String {
-    let ms: Vec<&Measurement> = run
-        .measurements
-        .iter()
-        .filter(|m| m.probe == PROBE)
-        .collect();
+    let ms: Vec<&Measurement> = run.measurements.iter().filter(|m| m.is(PROBE)).collect();
     // A row is named by its size, as in the table ("16k"), and by its ring when the run
     // has rings of several sizes: "in 4: 1m, 0, 4k, 16k" after rings of 2 and 4 did not
     // say which ring's 1m.
@@ -145,7 +141,7 @@ fn measurement_of<'a>(run: &'a Run, c: &Curve, r: &Row) -> &'a Measurement {
     run.measurements
         .iter()
         .find(|m| {
-            m.probe == PROBE
+            m.is(PROBE)
                 && m.param_u64("procs").unwrap_or(0) as usize == c.procs
                 && m.param_text("mode") == c.mode
                 && m.param_text("access") == c.access
@@ -346,11 +342,7 @@ fn indented_grid(header: &[&str], rows: &[Vec<String>]) -> String {
 /// parsers skip, so there is never a silent gap.
 pub fn lmbench(run: &Run) -> String {
     let mut sizes: Vec<u64> = Vec::new();
-    let sweep: Vec<&Measurement> = run
-        .measurements
-        .iter()
-        .filter(|m| m.probe == PROBE)
-        .collect();
+    let sweep: Vec<&Measurement> = run.measurements.iter().filter(|m| m.is(PROBE)).collect();
     for m in &sweep {
         let s = m.param_u64("size").unwrap_or(0);
         if !sizes.contains(&s) {
@@ -485,7 +477,7 @@ impl Family for Sweep {
     }
 
     fn owns(&self, probe: &str) -> bool {
-        probe == PROBE
+        probe == PROBE.0
     }
 
     fn evidence(&self) -> Evidence {
@@ -497,10 +489,10 @@ impl Family for Sweep {
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.probe == PROBE) {
+        if !run.measurements.iter().any(|m| m.is(PROBE)) {
             return Vec::new();
         }
-        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE));
+        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
         let a = analyze(run, &caches, &[], &invalid);
         svg(&a, subtitle)
             .ok()

@@ -38,7 +38,7 @@ pub mod trap;
 pub use cache::{Cache, CacheConfig, CacheStats, Replacement, WritePolicy};
 pub use elf::Program;
 pub use error::SimError;
-pub use machine::{Config, Engine, Layout, Machine, Progress, Stats};
+pub use machine::{Config, Engine, EngineCounts, Layout, Machine, Progress, Stats};
 pub use percycle::FetchCount;
 pub use pipeline::PipelineStats;
 pub use predictor::{PredictorConfig, PredictorKind};

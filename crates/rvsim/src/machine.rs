@@ -6,9 +6,10 @@
 //! allocation is lazy, so a large `--memory` costs only the pages the program touches.
 //!
 //! Instructions are decoded once and executed from a predecode cache allocated page by page
-//! for the code that actually runs; a store into a decoded page forgets the instructions it
-//! overlaps and `fence.i` forgets them all, so self-modifying code stays correct. The run loop
-//! allocates nothing once the code's pages are decoded.
+//! for the code that actually runs; a store that changes the bytes of decoded instructions
+//! forgets them (and the blocks that hold them), so what is decoded always matches memory and
+//! self-modifying code stays correct with or without `fence.i` (which has nothing left to
+//! forget). The run loop allocates nothing once the code's pages are decoded.
 //!
 //! Two engines run the machine with identical counts: the block engine ([`blocks`], the
 //! default and the fast one) and the per-instruction engine in this file, which is the
@@ -48,6 +49,17 @@ const OUTPUT_CAP: usize = 64 << 20;
 const PAGE_SHIFT: u32 = 12;
 const SLOTS_PER_PAGE: usize = 1 << (PAGE_SHIFT - 1);
 const NO_PAGE: u32 = u32::MAX;
+/// The block engine forgets blocks by chunks of a page, so a store into one instruction
+/// kills only the blocks with an instruction within 128 bytes of it, not the whole page's.
+const CHUNK_SHIFT: u32 = 7;
+const CHUNKS_PER_PAGE: usize = 1 << (PAGE_SHIFT - CHUNK_SHIFT);
+
+/// The index of the chunk holding memory offset `off`, whose page has predecode table
+/// `table`.
+#[inline(always)]
+fn chunk_of(table: u32, off: usize) -> usize {
+    table as usize * CHUNKS_PER_PAGE + ((off & ((1 << PAGE_SHIFT) - 1)) >> CHUNK_SHIFT)
+}
 /// `tohost` address when the program has none: odd, so no word address ever equals it.
 const NO_TOHOST: u32 = 1;
 
@@ -135,6 +147,31 @@ pub struct Stats {
     pub icache: Option<CacheStats>,
     pub dcache: Option<CacheStats>,
     pub pipeline: Option<PipelineStats>,
+}
+
+/// What the block engine did to run a program: how it met self-modifying code and traps.
+/// Not part of [`Stats`] (the reference engine has no blocks), and not the same from one
+/// engine or version to the next: these say which path the run took, for tests and
+/// diagnosis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineCounts {
+    /// Blocks decoded and built (a block whose code changed is built again at its next use).
+    pub blocks_built: u64,
+    /// Live blocks killed because a store changed their code.
+    pub blocks_killed: u64,
+    /// Blocks stopped before an op the fast path cannot finish (a store over decoded code or
+    /// to `tohost`, an access outside memory or to the timer, a jump that would trap).
+    pub cuts: u64,
+    /// Instructions the reference engine ran for the block engine: those blocks leave to it
+    /// (CSR access, `ecall`, `ebreak`, `mret`, `fence.i`, AMOs), the instruction at each cut,
+    /// and the code of chunks left to it.
+    pub reference_steps: u64,
+    /// Batches of steps started, on either engine: one per timer interrupt or limit step,
+    /// and one after each instruction that may make the timer fire sooner.
+    pub batches: u64,
+    /// 128-byte chunks of code left to the reference engine because their code kept
+    /// changing (see `machine/blocks`).
+    pub volatile_chunks: u64,
 }
 
 /// The counters that say what one step did (see [`Machine::progress`]).
@@ -251,6 +288,10 @@ pub struct Machine {
     base: u32,
     /// Per memory page: index of its predecode table in `decoded`, or NO_PAGE.
     page_table: Vec<u32>,
+    /// Per 128-byte chunk of memory: 1 if a byte of it was ever part of a decoded
+    /// instruction. A store into a chunk at 0 changes no decoded instruction (and no block),
+    /// whatever else its page holds.
+    code_chunks: Vec<u8>,
     /// Predecode tables, SLOTS_PER_PAGE halfword slots each, for the pages that ran code.
     decoded: Vec<Decoded>,
     /// The page of the last fetch (its address with the low 12 bits clear, or 1 = none) and
@@ -282,9 +323,14 @@ pub struct Machine {
     reservation: Option<u32>,
     /// mtime = steps + mtime_offset (mtime is derived, not ticked, and set by CLINT writes).
     mtime_offset: u64,
-    /// Set when something the run loop's batch relies on may have changed (interrupt
-    /// enables, mtimecmp): the batch ends and its length is recomputed.
+    /// Set when something the run loop's batch relies on may have changed (the timer may
+    /// now fire before the batch's checked step: interrupts enabled, mtimecmp or mtime
+    /// written): the batch ends and its length is recomputed.
     recheck: bool,
+    /// The step the current batch checks for the timer (see [`Machine::start_batch`]).
+    batch_end: u64,
+    /// Batches started (see [`EngineCounts::batches`]).
+    batches: u64,
     dmiss: u32,
     stats: Stats,
     stdout: Vec<u8>,
@@ -350,6 +396,12 @@ impl Machine {
                 .transpose()
         };
         let pages = (layout.size as usize).div_ceil(1 << PAGE_SHIFT);
+        let chunks = (layout.size as usize).div_ceil(1 << CHUNK_SHIFT);
+        let code_chunks = zeroed_bytes(chunks).ok_or_else(|| {
+            SimError::Config(format!(
+                "cannot allocate the map of the modeled memory's code ({chunks} bytes; a memory limit?): give a smaller --memory"
+            ))
+        })?;
         let per_cycle = cfg.count == FetchCount::PerCycle;
         if per_cycle && !cfg.pipeline {
             return Err(SimError::Config(
@@ -380,6 +432,7 @@ impl Machine {
             ram,
             base: layout.base,
             page_table: vec![NO_PAGE; pages],
+            code_chunks,
             decoded: Vec::new(),
             fetch_page: 1,
             fetch_slot0: 0,
@@ -413,6 +466,8 @@ impl Machine {
             reservation: None,
             mtime_offset: 0,
             recheck: false,
+            batch_end: 0,
+            batches: 0,
             dmiss: 0,
             stats: Stats::default(),
             stdout: Vec::new(),
@@ -494,8 +549,7 @@ impl Machine {
                     pc: self.pc,
                 };
             }
-            let budget = self.batch_budget();
-            self.recheck = false;
+            let budget = self.start_batch();
             let mut pc = self.pc;
             for _ in 1..budget {
                 self.stats.steps += 1;
@@ -513,6 +567,27 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// Starts a batch and returns its steps (see [`Machine::batch_budget`]).
+    #[inline(always)]
+    fn start_batch(&mut self) -> u64 {
+        let budget = self.batch_budget();
+        self.batch_end = self.stats.steps + budget;
+        self.recheck = false;
+        self.batches += 1;
+        budget
+    }
+
+    /// Whether the timer interrupt may now fire on a step of the current batch before its
+    /// checked step (which checks for it anyway): then the batch must end. A trap entry, an
+    /// `mret` or a CSR write that leaves the timer disabled, or enabled with mtimecmp no
+    /// nearer than the batch's end, leaves the batch as it is (a trap loop then runs in one
+    /// batch instead of one per instruction that touches the trap state).
+    #[inline(always)]
+    fn timer_may_fire_in_batch(&self) -> bool {
+        let until = self.clint.mtimecmp.saturating_sub(self.mtime()).max(1);
+        self.csr.timer_enabled() && self.stats.steps.saturating_add(until) < self.batch_end
     }
 
     /// Steps in the next batch (at least 1): up to the instruction limit or the first step on
@@ -865,8 +940,9 @@ impl Machine {
                 }
             });
         }
+        // Interrupts are disabled from here: the timer cannot fire earlier than the batch
+        // allowed for, so the batch goes on.
         self.reservation = None;
-        self.recheck = true;
         let c = &mut self.csr;
         c.mepc = epc & c.epc_mask;
         c.mcause = cause;
@@ -900,7 +976,23 @@ impl Machine {
         }
         let page = self.page_table[page_no] as usize;
         self.decoded[page * SLOTS_PER_PAGE + ((off >> 1) & (SLOTS_PER_PAGE - 1))] = d;
+        // Its bytes are code from now on (an instruction lies in at most two chunks).
+        self.code_chunks[off >> CHUNK_SHIFT] = 1;
+        self.code_chunks[(off + instruction_len(word) as usize - 1) >> CHUNK_SHIFT] = 1;
         Ok(d)
+    }
+
+    /// How the engine ran the program so far ([`EngineCounts`]).
+    pub fn engine_counts(&self) -> EngineCounts {
+        let b = &self.blocks;
+        EngineCounts {
+            blocks_built: b.built,
+            blocks_killed: b.killed,
+            cuts: b.cuts,
+            reference_steps: b.reference_steps,
+            batches: self.batches,
+            volatile_chunks: b.volatile_chunks(),
+        }
     }
 
     /// Bytes of predecode tables allocated (one table per page that ran code), and of the
@@ -923,18 +1015,8 @@ impl Machine {
             )));
         }
         let off = (addr - self.base) as usize;
-        self.ram[off..off + 4].copy_from_slice(&value.to_le_bytes());
-        self.invalidate(off, 4);
+        self.write(off, &value.to_le_bytes());
         Ok(())
-    }
-
-    /// Reads a word of memory (tests, inspection).
-    pub fn peek_u32(&self, addr: u32) -> Option<u32> {
-        if !self.in_ram(addr, 4) {
-            return None;
-        }
-        let off = (addr - self.base) as usize;
-        Some(u32::from_le_bytes(self.ram[off..off + 4].try_into().ok()?))
     }
 
     /// Where the front end fetched after the instruction at `pc` that just retired and was
@@ -998,39 +1080,67 @@ impl Machine {
         self.dropped_output
     }
 
-    /// Forgets decoded instructions overlapping memory bytes `off..off+len` (including one
-    /// that starts in the halfword before and extends into them).
+    /// Writes `bytes` into memory at offset `off`, forgetting the decoded instructions they
+    /// change.
     #[inline(always)]
-    fn invalidate(&mut self, off: usize, len: usize) {
-        let page_no = off >> PAGE_SHIFT;
-        // The common case: a store inside a page that never ran code, away from its start
-        // (where an instruction of the page before could end).
-        if self.page_table[page_no] == NO_PAGE
-            && off & ((1 << PAGE_SHIFT) - 1) >= 2
-            && (off + len - 1) >> PAGE_SHIFT == page_no
-        {
+    fn write(&mut self, off: usize, bytes: &[u8]) {
+        let len = bytes.len();
+        let chunk = off >> CHUNK_SHIFT;
+        // The common case: a store inside a chunk that never held code.
+        if self.code_chunks[chunk] == 0 && (off + len - 1) >> CHUNK_SHIFT == chunk {
+            self.ram[off..off + len].copy_from_slice(bytes);
             return;
         }
+        self.write_near_code(off, bytes);
+    }
+
+    /// [`Machine::write`] into or across a chunk that held code. Out of line, so the run loops
+    /// that inline stores keep their registers for the common case.
+    #[inline(never)]
+    fn write_near_code(&mut self, off: usize, bytes: &[u8]) {
+        let old = &mut self.ram[off..off + bytes.len()];
+        // A store of the bytes already there changes no instruction.
+        if old != bytes {
+            old.copy_from_slice(bytes);
+            self.invalidate(off, bytes.len());
+        }
+    }
+
+    /// Forgets decoded instructions overlapping memory bytes `off..off+len` (including one
+    /// that starts in the halfword before and extends into them).
+    fn invalidate(&mut self, off: usize, len: usize) {
         let first = (off >> 1).saturating_sub(1);
         let last = (off + len - 1) >> 1;
+        let mut code = false;
         for slot in first..=last {
             let page = match self.page_table.get(slot / SLOTS_PER_PAGE) {
                 Some(&p) if p != NO_PAGE => p as usize,
                 _ => continue,
             };
             let d = &mut self.decoded[page * SLOTS_PER_PAGE + (slot & (SLOTS_PER_PAGE - 1))];
-            if d.op != Op::Undecoded {
-                // Every instruction of a block is decoded: this one may be in a block.
-                self.blocks.page_changed(page);
-            }
+            // Every instruction of a block is decoded: this one may be in a block.
+            code |= d.op != Op::Undecoded;
             *d = Decoded::UNDECODED;
+        }
+        if code {
+            // A block holding one of the changed bytes is one of its chunk's blocks.
+            self.code_changed(off);
+            if (off + len - 1) >> CHUNK_SHIFT != off >> CHUNK_SHIFT {
+                self.code_changed(off + len - 1);
+            }
         }
     }
 
-    /// `fence.i`: forget every decoded instruction (the tables stay allocated).
-    fn invalidate_all(&mut self) {
-        self.decoded.fill(Decoded::UNDECODED);
-        self.blocks.all_changed();
+    /// The byte at memory offset `off` changed under a decoded instruction: every block
+    /// with an instruction in its chunk is dead from now on.
+    #[cold]
+    #[inline(never)]
+    fn code_changed(&mut self, off: usize) {
+        if let Some(&table) = self.page_table.get(off >> PAGE_SHIFT) {
+            if table != NO_PAGE {
+                self.blocks.chunk_changed(chunk_of(table, off));
+            }
+        }
     }
 
     /// Accounts a data access to the D-cache: one access per line the bytes touch.
@@ -1068,8 +1178,7 @@ impl Machine {
             self.dcache_access(addr, size, true);
             let off = (addr - self.base) as usize;
             let bytes = value.to_le_bytes();
-            self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
-            self.invalidate(off, size as usize);
+            self.write(off, &bytes[..size as usize]);
             if addr & !3 == self.tohost && value != 0 {
                 return Err(Flow::Tohost(value));
             }
@@ -1233,10 +1342,9 @@ impl Machine {
             }
             Op::Remu => rs1.checked_rem(rs2).unwrap_or(rs1),
             Op::Fence | Op::Wfi => return Ok(next),
-            Op::FenceI => {
-                self.invalidate_all();
-                return Ok(next);
-            }
+            // Nothing to forget: every store already forgets the decoded instructions and the
+            // blocks it changes (`invalidate`), so what is decoded always matches memory.
+            Op::FenceI => return Ok(next),
             Op::Ecall => return self.ecall().map(|()| next),
             Op::Ebreak => return Err(Exception::new(BREAKPOINT, pc).into()),
             Op::Mret => {
@@ -1246,8 +1354,9 @@ impl Machine {
                 if c.timer_enabled() {
                     c.timer_ever_enabled = true;
                 }
-                self.recheck = true;
-                return Ok(c.mepc);
+                let mepc = c.mepc;
+                self.recheck |= self.timer_may_fire_in_batch();
+                return Ok(mepc);
             }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
                 self.csr_op(d.op, d.rd, d.rs1, d.imm)?
@@ -1292,7 +1401,7 @@ impl Machine {
                 _ => old & !operand,
             };
             self.csr.write(csr, new, &counters).map_err(|_| illegal)?;
-            self.recheck = true;
+            self.recheck |= self.timer_may_fire_in_batch();
         }
         Ok(old)
     }

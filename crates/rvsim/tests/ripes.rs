@@ -12,11 +12,15 @@
 //! target folder, or is built there from `../shared/ripes` (4-6 minutes) when
 //! `RVSIM_REQUIRE_RIPES=1`. Without Ripes the test says so and passes, except with
 //! `RVSIM_REQUIRE_RIPES=1`, where it fails. The random programs need the cross assembler
-//! (`riscv64-unknown-elf-gcc`), required the same way.
+//! (`riscv64-unknown-elf-gcc`), required the same way. The programs run one per CPU at once,
+//! across the tests of this file ([`par_map`]); each test still lists every program that
+//! differs, in its own order. CI runs it with Ripes built from `../shared/ripes` (`.ci/run`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 mod common;
 use common::{run_with_ripes_shifts, Rng};
@@ -101,39 +105,116 @@ fn unavailable(why: &str) {
     eprintln!("skipped: {why} (RIPES=path/to/Ripes, or RVSIM_REQUIRE_RIPES=1 to build it from ../shared/ripes)");
 }
 
-/// The Ripes binary and its run script, or `None` (after saying why) when there is none.
-fn ripes() -> Option<(PathBuf, PathBuf)> {
+/// The Ripes binary and its run script.
+struct Ripes {
+    bin: PathBuf,
+    run_sh: PathBuf,
+}
+
+/// Ripes, or `None` (after saying why) when there is none. Found, or built, once for all the
+/// tests of this file, which run at once.
+fn ripes() -> Option<&'static Ripes> {
+    static FOUND: OnceLock<Result<Ripes, String>> = OnceLock::new();
+    match FOUND.get_or_init(find_ripes) {
+        Ok(ripes) => Some(ripes),
+        Err(why) => {
+            unavailable(why);
+            None
+        }
+    }
+}
+
+fn find_ripes() -> Result<Ripes, String> {
     let run_sh = shared().join("ripes/run.sh");
     if !run_sh.exists() {
-        unavailable(&format!("no {}", run_sh.display()));
-        return None;
+        return Err(format!("no {}", run_sh.display()));
     }
     if let Some(bin) = std::env::var_os("RIPES") {
         let bin = PathBuf::from(bin);
         if !bin.exists() {
-            unavailable(&format!("RIPES={} does not exist", bin.display()));
-            return None;
+            return Err(format!("RIPES={} does not exist", bin.display()));
         }
-        return Some((bin, run_sh));
+        return Ok(Ripes { bin, run_sh });
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ripes-build");
     let bin = out.join("build/Ripes");
     if bin.exists() {
-        return Some((bin, run_sh));
+        return Ok(Ripes { bin, run_sh });
     }
     if !required() {
-        unavailable("Ripes is not built");
-        return None;
+        return Err("Ripes is not built".into());
     }
     eprintln!("building Ripes into {} (4-6 minutes)", out.display());
     let status = Command::new("bash")
         .arg(shared().join("ripes/build.sh"))
         .arg(&out)
         .status()
-        .expect("run build.sh");
-    assert!(status.success(), "building Ripes failed: {status}");
-    assert!(bin.exists(), "build.sh did not make {}", bin.display());
-    Some((bin, run_sh))
+        .map_err(|e| format!("running build.sh: {e}"))?;
+    if !status.success() {
+        return Err(format!("building Ripes failed: {status}"));
+    }
+    if !bin.exists() {
+        return Err(format!("build.sh did not make {}", bin.display()));
+    }
+    Ok(Ripes { bin, run_sh })
+}
+
+/// How many programs run at once, across all the tests of this file: one per CPU (each is
+/// one Ripes process, or the assembler, then the model).
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// A place among the [`cpus`] programs that may run at once, given back when dropped.
+struct Slot;
+
+static FREE: Mutex<Option<usize>> = Mutex::new(None);
+static FREED: Condvar = Condvar::new();
+
+impl Slot {
+    fn take() -> Slot {
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let n = free.get_or_insert_with(cpus);
+            if *n > 0 {
+                *n -= 1;
+                return Slot;
+            }
+            free = FREED.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        *free.get_or_insert_with(cpus) += 1;
+        FREED.notify_one();
+    }
+}
+
+/// `f` of every item, in the items' order, computed by [`cpus`] threads that each hold a
+/// [`Slot`] while they compute one.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..cpus().min(items.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let slot = Slot::take();
+                let r = f(item);
+                drop(slot);
+                done.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every item computed"))
+        .collect()
 }
 
 /// What both tools counted for one run.
@@ -159,12 +240,12 @@ fn field(line: &str, key: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-fn run_ripes(ripes: &(PathBuf, PathBuf), case: &Case) -> Result<Counts, String> {
+fn run_ripes(ripes: &Ripes, case: &Case) -> Result<Counts, String> {
     let (s, w, k) = case.geometry;
     let mut cmd = Command::new("bash");
-    cmd.arg(&ripes.1)
+    cmd.arg(&ripes.run_sh)
         .args(["-i", &format!("{s},{w},{k},lru")])
-        .env("RIPES", &ripes.0)
+        .env("RIPES", &ripes.bin)
         .env("RIPES_WALL_S", "120");
     if case.text_entry {
         cmd.arg("-e");
@@ -183,8 +264,9 @@ fn run_ripes(ripes: &(PathBuf, PathBuf), case: &Case) -> Result<Counts, String> 
             misses,
         }),
         _ => Err(format!(
-            "Ripes did not finish: {line} {}",
-            String::from_utf8_lossy(&out.stderr)
+            "Ripes did not finish: {} {}",
+            line.trim_end(),
+            String::from_utf8_lossy(&out.stderr).trim_end()
         )),
     }
 }
@@ -201,17 +283,8 @@ fn text_address(bytes: &[u8]) -> u32 {
         .sh_addr as u32
 }
 
-/// What the model counts for one case, and what it counts with register shifts as Ripes
-/// computes them (`ripes_register_shift` in `common`).
-struct Model {
-    counts: Counts,
-    stop: Stop,
-    ripes_shifts: Counts,
-    /// Register shifts whose value differed in Ripes' reckoning (amounts of 32 or more).
-    shifts_differed: u64,
-}
-
-fn run_model(case: &Case) -> Model {
+/// The case's program, and the model's configuration for it.
+fn model_setup(case: &Case) -> (Program, Config) {
     let bytes = std::fs::read(&case.elf).unwrap();
     let mut program = Program::from_elf(&bytes).unwrap();
     if case.text_entry {
@@ -225,42 +298,86 @@ fn run_model(case: &Case) -> Model {
         count: FetchCount::PerCycle,
         ..Config::default()
     };
-    let counts_of = |m: &Machine| {
-        let st = m.stats();
-        let ic = st.icache.unwrap();
-        Counts {
-            cycles: st.pipeline.unwrap().cycles(),
-            hits: ic.hits,
-            misses: ic.misses,
-        }
-    };
+    (program, cfg)
+}
+
+fn counts_of(m: &Machine) -> Counts {
+    let st = m.stats();
+    let ic = st.icache.unwrap();
+    Counts {
+        cycles: st.pipeline.unwrap().cycles(),
+        hits: ic.hits,
+        misses: ic.misses,
+    }
+}
+
+/// What the model counts for one case, and how its run ended.
+fn run_model(case: &Case) -> (Counts, Stop) {
+    let (program, cfg) = model_setup(case);
     let mut m = Machine::new(&cfg, &program).unwrap();
     let stop = m.run();
-    let counts = counts_of(&m);
+    (counts_of(&m), stop)
+}
+
+/// What the model counts for one case with register shifts as Ripes computes them
+/// (`ripes_register_shift` in `common`), and how many register shifts gave another value
+/// in Ripes' reckoning (amounts of 32 or more).
+fn run_model_ripes_shifts(case: &Case) -> (Counts, u64) {
+    let (program, cfg) = model_setup(case);
     let mut m = Machine::new(&cfg, &program).unwrap();
     let (_, shifts_differed) = run_with_ripes_shifts(&mut m);
-    Model {
-        counts,
+    (counts_of(&m), shifts_differed)
+}
+
+/// One case through both tools: Ripes' counts (or why it gave none), the model's, how the
+/// model's run ended, and whether Ripes' register shifts explain a difference.
+struct Outcome {
+    theirs: Result<Counts, String>,
+    ours: Counts,
+    stop: Stop,
+    shifted: bool,
+}
+
+fn run_both(ripes: &Ripes, case: &Case) -> Outcome {
+    let theirs = run_ripes(ripes, case);
+    let (ours, stop) = run_model(case);
+    // The model with Ripes' shifts runs only where the two differ.
+    let shifted = match &theirs {
+        Ok(t) if *t != ours => {
+            let (counts, differed) = run_model_ripes_shifts(case);
+            differed > 0 && counts == *t
+        }
+        _ => false,
+    };
+    Outcome {
+        theirs,
+        ours,
         stop,
-        ripes_shifts: counts_of(&m),
-        shifts_differed,
+        shifted,
     }
 }
 
 /// Runs every case through both and fails on any difference but one explained by Ripes'
 /// register shifts: where the model differs from Ripes, a program that shifted by 32 or more
 /// and that the model counts as Ripes does once its shifts are Ripes' is such a difference.
-/// Returns the names of those, which each test holds to the list it expects.
-fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> Vec<String> {
+/// Returns the names of those, which each test holds to the list it expects. The cases run
+/// [`cpus`] at a time; the table and the failures list them in the order given.
+fn compare(ripes: &Ripes, cases: &[Case]) -> Vec<String> {
+    let outcomes = par_map(cases, |case| run_both(ripes, case));
     let mut table = String::new();
     let mut bad = Vec::new();
     let mut explained = Vec::new();
-    for case in cases {
+    for (case, outcome) in cases.iter().zip(outcomes) {
         let (s, w, k) = case.geometry;
-        let theirs = run_ripes(ripes, case).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        let model = run_model(case);
-        let ours = model.counts;
-        let shifted = model.shifts_differed > 0 && model.ripes_shifts == theirs;
+        let ours = outcome.ours;
+        let theirs = match outcome.theirs {
+            Ok(theirs) => theirs,
+            Err(e) => {
+                let _ = writeln!(table, "{:<28} {s}x{w}x{k}  Ripes gave no counts", case.name);
+                bad.push(format!("{} {s}x{w}x{k}: {e}", case.name));
+                continue;
+            }
+        };
         let _ = writeln!(
             table,
             "{:<28} {s}x{w}x{k}  cycles {:>8} {:>8}  hits {:>8} {:>8}  misses {:>6} {:>6}{}",
@@ -271,7 +388,7 @@ fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> Vec<String> {
             ours.hits,
             theirs.misses,
             ours.misses,
-            if theirs != ours && shifted {
+            if theirs != ours && outcome.shifted {
                 "  Ripes' shift"
             } else {
                 ""
@@ -280,12 +397,12 @@ fn compare(ripes: &(PathBuf, PathBuf), cases: &[Case]) -> Vec<String> {
         if theirs == ours {
             continue;
         }
-        if shifted {
+        if outcome.shifted {
             explained.push(case.name.clone());
         } else {
             bad.push(format!(
                 "{} {s}x{w}x{k} ({}): Ripes {theirs:?}, model {ours:?}",
-                case.name, model.stop
+                case.name, outcome.stop
             ));
         }
     }
@@ -369,7 +486,7 @@ fn quiz_and_loop_match_ripes() {
             text_entry: false,
         });
     }
-    assert_eq!(compare(&ripes, &cases), Vec::<String>::new());
+    assert_eq!(compare(ripes, &cases), Vec::<String>::new());
 }
 
 #[test]
@@ -391,17 +508,13 @@ fn riscv_tests_match_ripes() {
             text_entry: true,
         })
         .collect();
-    assert_eq!(compare(&ripes, &cases), Vec::<String>::new());
+    assert_eq!(compare(ripes, &cases), Vec::<String>::new());
 }
 
 /// Random program `n`, assembled in `dir` (rv32im for even `n`, rv32imc for odd), as a case
 /// under its geometry.
 fn random_case(dir: &Path, n: u64) -> Case {
-    let march = if n.is_multiple_of(2) {
-        "rv32im"
-    } else {
-        "rv32imc"
-    };
+    let march = random_march(n);
     let src = dir.join(format!("r{n}.s"));
     let elf = dir.join(format!("r{n}-{march}.elf"));
     std::fs::write(&src, random_program(n)).unwrap();
@@ -417,11 +530,23 @@ fn random_case(dir: &Path, n: u64) -> Case {
         String::from_utf8_lossy(&out.stderr)
     );
     Case {
-        name: format!("random {n} {march}"),
+        name: random_name(n),
         elf,
         geometry: GEOMETRIES[n as usize % GEOMETRIES.len()],
         text_entry: false,
     }
+}
+
+fn random_march(n: u64) -> &'static str {
+    if n.is_multiple_of(2) {
+        "rv32im"
+    } else {
+        "rv32imc"
+    }
+}
+
+fn random_name(n: u64) -> String {
+    format!("random {n} {}", random_march(n))
 }
 
 fn have_gcc() -> bool {
@@ -436,12 +561,10 @@ fn random_programs_match_ripes() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let cases: Vec<Case> = (0..200).map(|n| random_case(dir.path(), n)).collect();
-    let want: Vec<String> = KNOWN
-        .iter()
-        .map(|k| random_case(dir.path(), k.seed).name)
-        .collect();
-    assert_eq!(compare(&ripes, &cases), want);
+    let seeds: Vec<u64> = (0..200).collect();
+    let cases = par_map(&seeds, |&n| random_case(dir.path(), n));
+    let want: Vec<String> = KNOWN.iter().map(|k| random_name(k.seed)).collect();
+    assert_eq!(compare(ripes, &cases), want);
 }
 
 #[test]
@@ -455,10 +578,10 @@ fn the_known_differences_are_ripes_register_shifts() {
     let dir = tempfile::tempdir().unwrap();
     for k in KNOWN {
         let case = random_case(dir.path(), k.seed);
-        let model = run_model(&case);
-        assert_eq!(model.counts, k.model, "{}", case.name);
-        assert!(model.shifts_differed > 0, "{}", case.name);
-        assert_eq!(model.ripes_shifts, k.ripes, "{}", case.name);
+        assert_eq!(run_model(&case).0, k.model, "{}", case.name);
+        let (ripes_shifts, differed) = run_model_ripes_shifts(&case);
+        assert!(differed > 0, "{}", case.name);
+        assert_eq!(ripes_shifts, k.ripes, "{}", case.name);
     }
 }
 
@@ -563,18 +686,134 @@ fn random_programs_run_to_their_end_in_the_model() {
             geometry: (8, 1, 2),
             ..random_case(dir.path(), n)
         };
-        let model = run_model(&case);
+        let (counts, stop) = run_model(&case);
         let want = if n.is_multiple_of(3) {
             Stop::ReturnToZero(0)
         } else {
             Stop::Exit(0)
         };
-        assert_eq!(model.stop, want, "program {n}");
-        let counts = model.counts;
+        assert_eq!(stop, want, "program {n}");
         assert_eq!(
             counts.hits + counts.misses,
             counts.cycles + 1,
             "program {n}"
         );
+    }
+}
+
+/// A stand-in for Ripes behind `run.sh`: for each I-cache spec in `reports` (`8,1,2,lru`)
+/// it writes that report, for any other `other`, as Ripes' `--output` JSON.
+fn fake_ripes(dir: &Path, reports: &[(&str, String)], other: &str) -> Ripes {
+    let mut script = String::from(
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in --output) out=$2;; --icache) spec=$2;; esac\n  shift\ndone\ncase \"$spec\" in\n",
+    );
+    for (spec, report) in reports {
+        let _ = writeln!(script, "  {spec}) echo '{report}' >\"$out\";;");
+    }
+    let _ = writeln!(script, "  *) echo '{other}' >\"$out\";;\nesac");
+    let bin = dir.join("fake-ripes");
+    std::fs::write(&bin, script).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Ripes {
+        bin,
+        run_sh: shared().join("ripes/run.sh"),
+    }
+}
+
+/// Ripes' JSON report of `counts` for a program that ran to its end.
+fn report(counts: Counts) -> String {
+    format!(
+        r#"{{"cycles": {}, "cache": {{"L1I hits": {}, "L1I misses": {}, "L1I hit rate": 0.5}}, "endstate": {{"finished": "yes"}}}}"#,
+        counts.cycles, counts.hits, counts.misses
+    )
+}
+
+/// The message `compare` fails with on `cases` beside `ripes`.
+fn compare_fails(ripes: &Ripes, cases: &[Case]) -> String {
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compare(ripes, cases)))
+        .expect_err("compare passed");
+    err.downcast_ref::<String>().expect("a message").clone()
+}
+
+fn three_cases() -> Vec<Case> {
+    [
+        ("loop-bare-rv32im", (8, 1, 2)),
+        ("quiz-rv32imc", (4, 2, 2)),
+        ("loop-bare-rv32imc", (2, 4, 1)),
+    ]
+    .into_iter()
+    .map(|(build, geometry)| Case {
+        name: build.into(),
+        elf: programs_dir().join(format!("{build}.elf")),
+        geometry,
+        text_entry: false,
+    })
+    .collect()
+}
+
+#[test]
+fn a_ripes_that_counts_otherwise_fails_each_program_it_differs_on_in_order() {
+    // Without Ripes: a stand-in gives the model's own counts for the first program and other
+    // counts for the two after it, which run at once; the failure names those two, in order.
+    if !shared().join("ripes/run.sh").exists() {
+        eprintln!("skipped: no ../shared/ripes/run.sh");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases = three_cases();
+    let first = run_model(&cases[0]).0;
+    let wrong = Counts {
+        cycles: 5,
+        hits: 4,
+        misses: 2,
+    };
+    let ripes = fake_ripes(dir.path(), &[("8,1,2,lru", report(first))], &report(wrong));
+    let mut want = String::from("2 of 3 runs differ:");
+    for case in &cases[1..] {
+        let (ours, stop) = run_model(case);
+        let (s, w, k) = case.geometry;
+        let _ = write!(
+            want,
+            "\n{} {s}x{w}x{k} ({stop}): Ripes {wrong:?}, model {ours:?}",
+            case.name
+        );
+    }
+    assert_eq!(compare_fails(&ripes, &cases), want);
+
+    // With the model's own counts for each, all three pass.
+    let specs: Vec<(String, String)> = cases
+        .iter()
+        .map(|case| {
+            let (s, w, k) = case.geometry;
+            (format!("{s},{w},{k},lru"), report(run_model(case).0))
+        })
+        .collect();
+    let specs: Vec<(&str, String)> = specs.iter().map(|(s, r)| (s.as_str(), r.clone())).collect();
+    let ripes = fake_ripes(dir.path(), &specs, &report(wrong));
+    assert_eq!(compare(&ripes, &cases), Vec::<String>::new());
+}
+
+#[test]
+fn a_ripes_that_stops_short_fails_every_program() {
+    // Without Ripes: a stand-in whose processor never finishes gives no counts, and every
+    // program is a failure of its own, named in order.
+    if !shared().join("ripes/run.sh").exists() {
+        eprintln!("skipped: no ../shared/ripes/run.sh");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases = three_cases();
+    let stopped = r#"{"cycles": 5, "cache": {"L1I hits": 4, "L1I misses": 2, "L1I hit rate": 0.5}, "endstate": {"finished": "no"}}"#;
+    let ripes = fake_ripes(dir.path(), &[], stopped);
+    let failed = compare_fails(&ripes, &cases);
+    let lines: Vec<&str> = failed.lines().collect();
+    assert_eq!(lines.len(), 4, "{failed}");
+    assert_eq!(lines[0], "3 of 3 runs differ:");
+    for (line, case) in lines[1..].iter().zip(&cases) {
+        let (s, w, k) = case.geometry;
+        let head = format!("{} {s}x{w}x{k}: Ripes did not finish: ", case.name);
+        assert!(line.starts_with(&head), "{line}");
+        assert!(line.contains(" end=stopped "), "{line}");
     }
 }

@@ -100,7 +100,7 @@ fn history_scales_the_bound_by_the_median_ratio() {
     );
     let none = PlanEstimate::new([shape("syscall.getpid", None, &q)], &History::default());
     assert!(
-        none.line().starts_with("1 measurement, about ")
+        none.line().starts_with("1 item to measure, about ")
             && none
                 .line()
                 .ends_with(" s (the budgets alone: no past runs here)"),

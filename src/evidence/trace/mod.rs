@@ -384,6 +384,18 @@ impl Decoder {
         })
     }
 
+    /// The tracepoint (`group:name`) a sample body was written by; None for a truncated body
+    /// or an event this decoder does not know.
+    pub fn event_of(&self, body: &[u8]) -> Option<&str> {
+        let size = u32_at(body, 24)? as usize;
+        let raw = body.get(28..28 + size)?;
+        let ty = u16::from_le_bytes(raw.get(0..2)?.try_into().ok()?) as u64;
+        self.formats
+            .iter()
+            .find(|f| f.id == ty)
+            .map(|f| f.name.as_str())
+    }
+
     /// The command name of the task a `sched_switch` sample switches to (its `next_comm`);
     /// None for other records.
     pub fn next_comm(&self, body: &[u8]) -> Option<String> {

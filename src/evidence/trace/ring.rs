@@ -7,7 +7,7 @@ use super::tracefs::Tracefs;
 use super::{Decoder, Group, RawRecord};
 use crate::error::{Error, Result};
 use perf_event::events::{Software, Tracepoint};
-use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
+use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 use std::os::fd::AsRawFd;
 
 /// `_IO('$', 5)` and `_IOW('$', 6, char *)` from linux/perf_event.h.
@@ -21,11 +21,34 @@ pub struct Tracer {
     /// One ring per CPU, owned by a dummy event that writes perf's switch records
     /// ([`Group::Switches`]); every tracepoint of that CPU writes into it.
     rings: Vec<Sampler>,
-    /// The tracepoints, each with its group (enabled and disabled by group).
-    others: Vec<(Group, Counter)>,
+    /// The tracepoints, each with its group (enabled and disabled by group), its CPU and
+    /// its name.
+    others: Vec<(Group, Opened, Counter)>,
     pub decoder: Decoder,
     /// Filters the kernel refused (the records are then kept unfiltered).
     pub unfiltered: Vec<String>,
+}
+
+/// Which tracepoint a counter counts, on which CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Opened {
+    cpu: usize,
+    event: String,
+}
+
+/// How many times one tracepoint fired on one CPU while it was enabled: the event's own
+/// counter, read after it is disabled. The kernel adds to it before it writes the sample, so
+/// a count above the records written is samples the kernel counted and did not write.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counted {
+    pub cpu: usize,
+    /// The tracepoint, `group:name`.
+    pub event: String,
+    pub count: u64,
+    /// The samples the kernel could not write for want of room in the ring (None where the
+    /// kernel does not say).
+    #[serde(default)]
+    pub ring_full: Option<u64>,
 }
 
 /// Whether this process may trace every task on a CPU: Err holds the kernel's
@@ -71,7 +94,9 @@ fn filter_for(event: &str, pids: &[i32]) -> Option<String> {
         "raw_syscalls:sys_enter"
         | "raw_syscalls:sys_exit"
         | "ipi:ipi_send_cpu"
-        | "sched:sched_wake_idle_without_ipi" => Some(any("common_pid")),
+        | "sched:sched_wake_idle_without_ipi"
+        | "tlb:tlb_flush"
+        | "x86_fpu:x86_fpu_regs_deactivated" => Some(any("common_pid")),
         _ => None,
     }
 }
@@ -137,8 +162,8 @@ impl Tracer {
                 .sampled(rec.ring_bytes)
                 .map_err(|e| Error::env(format!("cannot map a perf ring on CPU {cpu}: {e}")))?;
             for f in &decoder.formats {
-                let counter = Builder::new(Tracepoint::with_id(f.id))
-                    .any_pid()
+                let mut b = Builder::new(Tracepoint::with_id(f.id));
+                b.any_pid()
                     .one_cpu(cpu)
                     .exclude_kernel(false)
                     .sample_period(1)
@@ -147,8 +172,14 @@ impl Tracer {
                     // could not write: with the sample id it says which CPU lost records.
                     .sample_id_all(true)
                     .clockid(Clock::MONOTONIC)
-                    .enabled(false)
+                    .enabled(false);
+                let times = ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING;
+                // The samples it could not write (a full ring), where the kernel (6.0 on)
+                // counts them: a ring that stays full never gets its lost record written.
+                let counter = b
+                    .read_format(times | ReadFormat::LOST)
                     .build()
+                    .or_else(|_| b.read_format(times).build())
                     .map_err(|e| {
                         Error::env(format!(
                             "cannot open tracepoint {} on CPU {cpu}: {}",
@@ -181,7 +212,11 @@ impl Tracer {
                         std::io::Error::last_os_error()
                     )));
                 }
-                others.push((Group::of_tracepoint(&f.name), counter));
+                let opened = Opened {
+                    cpu,
+                    event: f.name.clone(),
+                };
+                others.push((Group::of_tracepoint(&f.name), opened, counter));
             }
             rings.push(ring);
         }
@@ -206,7 +241,7 @@ impl Tracer {
                 r.enable().map_err(err)?;
             }
         }
-        for (g, c) in &mut self.others {
+        for (g, _, c) in &mut self.others {
             if groups.contains(g) {
                 c.enable().map_err(err)?;
             }
@@ -219,9 +254,39 @@ impl Tracer {
         for r in &mut self.rings {
             let _ = r.disable();
         }
-        for (_, c) in &mut self.others {
+        for (_, _, c) in &mut self.others {
             let _ = c.disable();
         }
+    }
+
+    /// Every tracepoint's own count on every CPU (read after [`Tracer::disable`], so that the
+    /// reads send no interrupt to a measured CPU); a counter that cannot be read is left out.
+    pub fn counts(&mut self) -> Vec<Counted> {
+        self.others
+            .iter_mut()
+            .filter_map(|(_, o, c)| {
+                c.read_full().ok().map(|d| Counted {
+                    cpu: o.cpu,
+                    event: o.event.clone(),
+                    count: d.count(),
+                    ring_full: d.lost(),
+                })
+            })
+            .collect()
+    }
+
+    /// The records of `groups` while `work` runs.
+    pub fn record<T>(
+        &mut self,
+        groups: &[Group],
+        work: impl FnOnce() -> Result<T>,
+    ) -> Result<(T, Vec<RawRecord>)> {
+        self.enable_only(groups)?;
+        let out = work();
+        self.disable();
+        let mut records = Vec::new();
+        self.drain(&mut records);
+        Ok((out?, records))
     }
 
     /// Move every record out of the rings.
@@ -255,6 +320,15 @@ mod tests {
         );
         assert_eq!(
             filter_for("ipi:ipi_send_cpu", &[3]).unwrap(),
+            "common_pid == 3"
+        );
+        // The anatomy's events are recorded in the switching task's context.
+        assert_eq!(
+            filter_for("tlb:tlb_flush", &[3, 4]).unwrap(),
+            "common_pid == 3 || common_pid == 4"
+        );
+        assert_eq!(
+            filter_for("x86_fpu:x86_fpu_regs_deactivated", &[3]).unwrap(),
             "common_pid == 3"
         );
         // Interrupt entries run on behalf of whoever the CPU was running (often idle).

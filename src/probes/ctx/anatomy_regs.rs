@@ -1,6 +1,8 @@
 //! The register state and the speculation control of `ctx anatomy`'s tasks: which SIMD state
 //! the CPU offers and what XSAVE stores of it (CPUID leaf 0xD), how a task makes that state
-//! live before a switch and how it proves it (XINUSE, `xgetbv(1)`), AMX permission
+//! live before a switch and how it proves it (XINUSE, `xgetbv(1)`); on arm64 the NEON and SVE
+//! states (`getauxval(AT_HWCAP)`, `prctl(PR_SVE_GET_VL)`) and a read-back of the loaded
+//! registers in place of XINUSE (below); AMX permission
 //! (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), the TLB's reach (CPUID leaf 0x18), and the
 //! indirect-branch speculation control (`prctl(PR_SET_SPECULATION_CTRL)`) with the kernel's
 //! answer read back. Everything a task calls after fork is a plain instruction or a raw
@@ -17,10 +19,22 @@ pub enum Regs {
     Avx512,
     /// The AMX tiles (with the AVX-512 state under them).
     Amx,
+    /// arm64: the 32 128-bit V registers (512 bytes), which the kernel saves and restores at
+    /// every switch of a task that has run in user mode, whatever the task left in them.
+    Neon,
+    /// arm64: the Z registers at the vector length, the P registers and FFR. A system call
+    /// discards them (the syscall ABI keeps only the V registers), so a task switched inside
+    /// one has only its V registers saved; what SVE use adds to such a switch is the kernel's
+    /// discard at every system call and, where the kernel disables SVE until the next SVE
+    /// instruction, that instruction's trap.
+    Sve,
 }
 
 impl Regs {
+    #[cfg(not(target_arch = "aarch64"))]
     pub const LADDER: [Regs; 3] = [Regs::Avx, Regs::Avx512, Regs::Amx];
+    #[cfg(target_arch = "aarch64")]
+    pub const LADDER: [Regs; 2] = [Regs::Neon, Regs::Sve];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -28,6 +42,24 @@ impl Regs {
             Regs::Avx => "avx",
             Regs::Avx512 => "avx-512",
             Regs::Amx => "amx",
+            Regs::Neon => "neon",
+            Regs::Sve => "sve",
+        }
+    }
+
+    /// Whether this is an arm64 state (read back, not read from XINUSE).
+    pub fn arm64(self) -> bool {
+        matches!(self, Regs::Neon | Regs::Sve)
+    }
+
+    /// The rung's baseline: (the state its tasks load, whether they release it before the
+    /// switch). XSAVE states and NEON: the same loads, released, so only the liveness at the
+    /// switch differs. SVE: the NEON loads of the same V registers and no SVE instruction,
+    /// since any SVE instruction engages the kernel's SVE handling whatever is left live.
+    pub fn baseline(self) -> (Regs, bool) {
+        match self {
+            Regs::Sve => (Regs::Neon, false),
+            r => (r, true),
         }
     }
 
@@ -37,31 +69,55 @@ impl Regs {
             Regs::Sse | Regs::Avx => Regs::Sse,
             Regs::Avx512 => Regs::Avx,
             Regs::Amx => Regs::Avx512,
+            Regs::Neon => Regs::Sse,
+            Regs::Sve => Regs::Neon,
         }
     }
 
-    /// The XSAVE components this state adds over the one below (bits of XCR0/XINUSE).
+    /// The XSAVE components this state adds over the one below (bits of XCR0/XINUSE); for the
+    /// arm64 states, their bits of [`Xsave::xcr0`] and of the read-back ([`NEON_BIT`],
+    /// [`SVE_BIT`]).
     pub fn components(self) -> u64 {
         match self {
             Regs::Sse => 1 << 1,
             Regs::Avx => 1 << 2,
             Regs::Avx512 => (1 << 5) | (1 << 6) | (1 << 7),
             Regs::Amx => (1 << 17) | (1 << 18),
+            Regs::Neon => NEON_BIT,
+            Regs::Sve => SVE_BIT,
         }
     }
 }
 
-/// XSAVE's facts from CPUID leaf 0xD and XCR0.
+/// The arm64 states' bits, above every XSAVE component: in [`Xsave::xcr0`] the state is
+/// offered, in a read-back the task's registers hold what it loaded.
+pub const NEON_BIT: u64 = 1 << 40;
+pub const SVE_BIT: u64 = 1 << 41;
+
+/// Bytes the kernel stores of a task's SVE state at vector length `vl` bytes: 32 Z registers
+/// of `vl`, 16 P registers and FFR of `vl / 8` each.
+pub fn sve_state_bytes(vl: u32) -> u32 {
+    32 * vl + 17 * (vl / 8)
+}
+
+/// XSAVE's facts from CPUID leaf 0xD and XCR0; on arm64 the same facts of its NEON and SVE
+/// state (the fields say which).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Xsave {
-    /// The components the OS enabled (XCR0).
+    /// The components the OS enabled (XCR0); on arm64 [`NEON_BIT`] always and [`SVE_BIT`]
+    /// where `AT_HWCAP` has HWCAP_SVE.
     pub xcr0: u64,
-    /// Bytes of the XSAVE area for the enabled components (CPUID 0xD.0 EBX).
+    /// Bytes of the XSAVE area for the enabled components (CPUID 0xD.0 EBX); on arm64 the
+    /// largest state the kernel stores for a task (the SVE state where offered, else the V
+    /// registers).
     pub enabled_bytes: u32,
-    /// Bytes for every component the CPU supports (CPUID 0xD.0 ECX).
+    /// Bytes for every component the CPU supports (CPUID 0xD.0 ECX); on arm64 as above.
     pub max_bytes: u32,
-    /// Whether `xgetbv(1)` reads XINUSE (CPUID 0xD.1 EAX bit 2).
+    /// Whether liveness can be read: `xgetbv(1)` reads XINUSE (CPUID 0xD.1 EAX bit 2); on
+    /// arm64 the read-back of the loaded registers, always.
     pub xinuse: bool,
+    /// arm64: the SVE vector length in bytes (`prctl(PR_SVE_GET_VL)`), 0 without SVE.
+    pub sve_vl: u32,
 }
 
 impl Xsave {
@@ -73,6 +129,8 @@ impl Xsave {
             .map(|i| match i {
                 0 => 160,
                 1 => 256,
+                40 => 512,
+                41 => sve_state_bytes(self.sve_vl).saturating_sub(512),
                 i => component_bytes(i),
             })
             .sum()
@@ -119,12 +177,47 @@ pub fn xsave() -> Xsave {
         enabled_bytes: ebx,
         max_bytes: ecx,
         xinuse: eax1 & (1 << 2) != 0,
+        sve_vl: 0,
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub fn xsave() -> Xsave {
     Xsave::default()
+}
+
+/// HWCAP_SVE of `AT_HWCAP` (arch/arm64/include/uapi/asm/hwcap.h).
+#[cfg(target_arch = "aarch64")]
+const HWCAP_SVE: libc::c_ulong = 1 << 22;
+#[cfg(target_arch = "aarch64")]
+const PR_SVE_GET_VL: libc::c_int = 51;
+#[cfg(target_arch = "aarch64")]
+const PR_SVE_VL_LEN_MASK: libc::c_int = 0xffff;
+
+/// arm64's NEON and SVE facts: NEON always, SVE where HWCAP_SVE is set, its vector length from
+/// `prctl(PR_SVE_GET_VL)`.
+#[cfg(target_arch = "aarch64")]
+pub fn xsave() -> Xsave {
+    // SAFETY: getauxval reads the process's auxiliary vector; prctl takes integers only.
+    let hwcap = unsafe { libc::getauxval(libc::AT_HWCAP) };
+    let vl = if hwcap & HWCAP_SVE != 0 {
+        let r = unsafe { libc::prctl(PR_SVE_GET_VL, 0, 0, 0, 0) };
+        if r > 0 {
+            (r & PR_SVE_VL_LEN_MASK) as u32
+        } else {
+            0
+        }
+    } else {
+        0
+    };
+    let bytes = if vl > 0 { sve_state_bytes(vl) } else { 512 };
+    Xsave {
+        xcr0: NEON_BIT | if vl > 0 { SVE_BIT } else { 0 },
+        enabled_bytes: bytes,
+        max_bytes: bytes,
+        xinuse: true,
+        sve_vl: vl,
+    }
 }
 
 /// `xgetbv(ecx)`: XCR0 for 0, XINUSE (the components not in their initial state) for 1.
@@ -169,8 +262,10 @@ static PATTERN: Pattern = {
 
 /// A zeroed XSAVE area (standard form: XSTATE_BV = 0), read by XRSTOR to put components back
 /// in their initial state. Larger than any XSAVE area (AMX's is about 11 KiB).
+#[cfg(target_arch = "x86_64")]
 #[repr(C, align(64))]
 struct InitArea([u8; 16384]);
+#[cfg(target_arch = "x86_64")]
 static INIT_AREA: InitArea = InitArea([0; 16384]);
 
 /// Make `regs` live: load every register of that state (and of the states below it) from
@@ -184,6 +279,7 @@ pub fn dirty(regs: Regs) {
     // (clobber_abi "C" holds xmm/ymm/zmm 0-31, k0-7 and the tiles).
     unsafe {
         match regs {
+            Regs::Neon | Regs::Sve => {}
             Regs::Sse => std::arch::asm!(
                 "movdqa xmm0, [{p}]", "movdqa xmm8, [{p} + 16]",
                 p = in(reg) p, clobber_abi("C"), options(nostack, readonly)),
@@ -254,7 +350,7 @@ pub fn release(regs: Regs) {
     // requested component to its initial state) with only enabled components requested.
     unsafe {
         match regs {
-            Regs::Sse => {}
+            Regs::Sse | Regs::Neon | Regs::Sve => {}
             Regs::Avx => std::arch::asm!("vzeroupper", clobber_abi("C"), options(nostack)),
             Regs::Avx512 => {
                 let mask = Regs::Avx512.components();
@@ -267,19 +363,267 @@ pub fn release(regs: Regs) {
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-pub fn dirty(_regs: Regs) {}
-#[cfg(not(target_arch = "x86_64"))]
-pub fn release(_regs: Regs) {}
-#[cfg(not(target_arch = "x86_64"))]
-pub fn xgetbv(_ecx: u32) -> u64 {
+/// What a task does before every switch: load `regs` (where `dirty`), release it (where
+/// `release`), and where `observe` return the reading that proves what was live (XINUSE).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn prepare(regs: Regs, dirty: bool, release: bool, observe: bool) -> u64 {
+    if dirty {
+        self::dirty(regs);
+        if release {
+            self::release(regs);
+        }
+    }
+    if observe {
+        xgetbv(1)
+    } else {
+        0
+    }
+}
+
+/// What a task does before every switch on arm64: load `regs` (where `dirty`), zero the V
+/// registers again (NEON where `release`; SVE's baseline is the NEON loads instead), and
+/// where `observe` return the read-back: [`NEON_BIT`] where V0 and V31 hold the pattern they
+/// were loaded from, [`SVE_BIT`] where Z0's and Z31's last bytes (beyond the V registers) do
+/// and P15 is all true. There is no XINUSE on arm64: the read-back proves the loads took
+/// effect at the full vector length right before the system call that switches, which then
+/// discards the SVE part (Documentation/arch/arm64/sve.rst, "System call behaviour").
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+pub fn prepare(regs: Regs, dirty: bool, release: bool, observe: bool) -> u64 {
+    let p = PATTERN.bytes.as_ptr();
+    let mask = match (regs, dirty) {
+        (Regs::Neon, true) => neon_mask(arm::load_v(p, release)),
+        (Regs::Sve, true) => sve_mask(arm::load_z(p)),
+        (Regs::Neon, false) => neon_mask(arm::read_v()),
+        (Regs::Sve, false) => sve_mask(arm::read_z()),
+        _ => 0,
+    };
+    if observe {
+        mask
+    } else {
+        0
+    }
+}
+
+/// The pattern's 8 bytes at `at`, as a register holds them (little-endian).
+fn pattern_u64(at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&PATTERN.bytes[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// NEON's read-back bit from (V0's, V31's low 64 bits): V0 is loaded from the pattern's first
+/// bytes, V31 from bytes 496..512.
+pub fn neon_mask((v0, v31): (u64, u64)) -> u64 {
+    if v0 == pattern_u64(0) && v31 == pattern_u64(496) {
+        NEON_BIT
+    } else {
+        0
+    }
+}
+
+/// What the SVE read-back saw: Z0's and Z31's last bytes, the active lanes of P15, and the
+/// vector length in bytes (`cntb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZReadBack {
+    pub z0_last: u8,
+    pub z31_last: u8,
+    pub p15_lanes: u64,
+    pub vl: u64,
+}
+
+/// SVE's read-back bit: every Z register is loaded from the pattern's first `vl` bytes and
+/// every P register set all true, so Z0's and Z31's last lanes hold byte `vl − 1` and P15 has
+/// `vl` active byte lanes. A task that ran no SVE load since its last system call reads the
+/// kernel's zeroes there instead.
+pub fn sve_mask(r: ZReadBack) -> u64 {
+    let vl = r.vl as usize;
+    let ok = (16..=PATTERN.bytes.len()).contains(&vl)
+        && r.z0_last == PATTERN.bytes[vl - 1]
+        && r.z31_last == PATTERN.bytes[vl - 1]
+        && r.p15_lanes == r.vl;
+    if ok {
+        SVE_BIT
+    } else {
+        0
+    }
+}
+
+/// The arm64 loads and read-backs, each one `asm!` block so nothing runs between a load and
+/// its read-back.
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use super::ZReadBack;
+
+    /// Load V0-V31 from the 512 bytes at `p` (zeroing them again where `release`), then read
+    /// back the low 64 bits of V0 and V31.
+    #[inline(always)]
+    pub fn load_v(p: *const u8, release: bool) -> (u64, u64) {
+        let (a, b): (u64, u64);
+        // SAFETY: the loads read the static 1024-byte pattern; every V register is declared
+        // written.
+        unsafe {
+            std::arch::asm!(
+                "ld1 {{v0.16b, v1.16b, v2.16b, v3.16b}}, [{p}], #64",
+                "ld1 {{v4.16b, v5.16b, v6.16b, v7.16b}}, [{p}], #64",
+                "ld1 {{v8.16b, v9.16b, v10.16b, v11.16b}}, [{p}], #64",
+                "ld1 {{v12.16b, v13.16b, v14.16b, v15.16b}}, [{p}], #64",
+                "ld1 {{v16.16b, v17.16b, v18.16b, v19.16b}}, [{p}], #64",
+                "ld1 {{v20.16b, v21.16b, v22.16b, v23.16b}}, [{p}], #64",
+                "ld1 {{v24.16b, v25.16b, v26.16b, v27.16b}}, [{p}], #64",
+                "ld1 {{v28.16b, v29.16b, v30.16b, v31.16b}}, [{p}], #64",
+                "cbz {rel}, 2f",
+                "movi v0.2d, #0", "movi v1.2d, #0", "movi v2.2d, #0", "movi v3.2d, #0",
+                "movi v4.2d, #0", "movi v5.2d, #0", "movi v6.2d, #0", "movi v7.2d, #0",
+                "movi v8.2d, #0", "movi v9.2d, #0", "movi v10.2d, #0", "movi v11.2d, #0",
+                "movi v12.2d, #0", "movi v13.2d, #0", "movi v14.2d, #0", "movi v15.2d, #0",
+                "movi v16.2d, #0", "movi v17.2d, #0", "movi v18.2d, #0", "movi v19.2d, #0",
+                "movi v20.2d, #0", "movi v21.2d, #0", "movi v22.2d, #0", "movi v23.2d, #0",
+                "movi v24.2d, #0", "movi v25.2d, #0", "movi v26.2d, #0", "movi v27.2d, #0",
+                "movi v28.2d, #0", "movi v29.2d, #0", "movi v30.2d, #0", "movi v31.2d, #0",
+                "2:",
+                "fmov {a}, d0",
+                "fmov {b}, d31",
+                p = inout(reg) p => _,
+                rel = in(reg) u64::from(release),
+                a = lateout(reg) a,
+                b = lateout(reg) b,
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _,
+                out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+                out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
+                out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+                out("v24") _, out("v25") _, out("v26") _, out("v27") _, out("v28") _, out("v29") _,
+                out("v30") _, out("v31") _,
+                options(nostack, readonly),
+            );
+        }
+        (a, b)
+    }
+
+    /// Read back the low 64 bits of V0 and V31 without loading them.
+    #[inline(always)]
+    pub fn read_v() -> (u64, u64) {
+        let (a, b): (u64, u64);
+        // SAFETY: reads two registers into general ones.
+        unsafe {
+            std::arch::asm!("fmov {a}, d0", "fmov {b}, d31", a = out(reg) a, b = out(reg) b,
+                            options(nomem, nostack, preserves_flags));
+        }
+        (a, b)
+    }
+
+    /// Load Z0-Z31 from the pattern's first VL bytes and set P0-P15 and FFR all true, then
+    /// read them back.
+    #[inline(always)]
+    pub fn load_z(p: *const u8) -> ZReadBack {
+        let (z0, z31, lanes, vl): (u64, u64, u64, u64);
+        // SAFETY: run only where HWCAP_SVE is set (the plan checks); the loads read at most
+        // 256 bytes (the largest vector length) of the 1024-byte pattern; every V (Z), P and
+        // FFR register is declared written.
+        unsafe {
+            std::arch::asm!(
+                ".arch_extension sve",
+                "ptrue p0.b",
+                "ld1b {{z0.b}}, p0/z, [{p}]", "ld1b {{z1.b}}, p0/z, [{p}]",
+                "ld1b {{z2.b}}, p0/z, [{p}]", "ld1b {{z3.b}}, p0/z, [{p}]",
+                "ld1b {{z4.b}}, p0/z, [{p}]", "ld1b {{z5.b}}, p0/z, [{p}]",
+                "ld1b {{z6.b}}, p0/z, [{p}]", "ld1b {{z7.b}}, p0/z, [{p}]",
+                "ld1b {{z8.b}}, p0/z, [{p}]", "ld1b {{z9.b}}, p0/z, [{p}]",
+                "ld1b {{z10.b}}, p0/z, [{p}]", "ld1b {{z11.b}}, p0/z, [{p}]",
+                "ld1b {{z12.b}}, p0/z, [{p}]", "ld1b {{z13.b}}, p0/z, [{p}]",
+                "ld1b {{z14.b}}, p0/z, [{p}]", "ld1b {{z15.b}}, p0/z, [{p}]",
+                "ld1b {{z16.b}}, p0/z, [{p}]", "ld1b {{z17.b}}, p0/z, [{p}]",
+                "ld1b {{z18.b}}, p0/z, [{p}]", "ld1b {{z19.b}}, p0/z, [{p}]",
+                "ld1b {{z20.b}}, p0/z, [{p}]", "ld1b {{z21.b}}, p0/z, [{p}]",
+                "ld1b {{z22.b}}, p0/z, [{p}]", "ld1b {{z23.b}}, p0/z, [{p}]",
+                "ld1b {{z24.b}}, p0/z, [{p}]", "ld1b {{z25.b}}, p0/z, [{p}]",
+                "ld1b {{z26.b}}, p0/z, [{p}]", "ld1b {{z27.b}}, p0/z, [{p}]",
+                "ld1b {{z28.b}}, p0/z, [{p}]", "ld1b {{z29.b}}, p0/z, [{p}]",
+                "ld1b {{z30.b}}, p0/z, [{p}]", "ld1b {{z31.b}}, p0/z, [{p}]",
+                "ptrue p1.b", "ptrue p2.b", "ptrue p3.b", "ptrue p4.b", "ptrue p5.b",
+                "ptrue p6.b", "ptrue p7.b", "ptrue p8.b", "ptrue p9.b", "ptrue p10.b",
+                "ptrue p11.b", "ptrue p12.b", "ptrue p13.b", "ptrue p14.b", "ptrue p15.b",
+                "setffr",
+                "lastb {z0:w}, p0, z0.b",
+                "lastb {z31:w}, p0, z31.b",
+                "cntp {lanes}, p15, p15.b",
+                "cntb {vl}",
+                p = in(reg) p,
+                z0 = lateout(reg) z0,
+                z31 = lateout(reg) z31,
+                lanes = lateout(reg) lanes,
+                vl = lateout(reg) vl,
+                out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _,
+                out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+                out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _,
+                out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+                out("v24") _, out("v25") _, out("v26") _, out("v27") _, out("v28") _, out("v29") _,
+                out("v30") _, out("v31") _,
+                out("p0") _, out("p1") _, out("p2") _, out("p3") _, out("p4") _, out("p5") _,
+                out("p6") _, out("p7") _, out("p8") _, out("p9") _, out("p10") _, out("p11") _,
+                out("p12") _, out("p13") _, out("p14") _, out("p15") _, out("ffr") _,
+                options(nostack, readonly),
+            );
+        }
+        ZReadBack {
+            z0_last: z0 as u8,
+            z31_last: z31 as u8,
+            p15_lanes: lanes,
+            vl,
+        }
+    }
+
+    /// Read back Z0's and Z31's last bytes and P15's active lanes without loading them.
+    #[inline(always)]
+    pub fn read_z() -> ZReadBack {
+        let (z0, z31, lanes, vl): (u64, u64, u64, u64);
+        // SAFETY: as load_z's; only p0 is written (all true, for the read).
+        unsafe {
+            std::arch::asm!(
+                ".arch_extension sve",
+                "ptrue p0.b",
+                "lastb {z0:w}, p0, z0.b",
+                "lastb {z31:w}, p0, z31.b",
+                "cntp {lanes}, p15, p15.b",
+                "cntb {vl}",
+                z0 = lateout(reg) z0,
+                z31 = lateout(reg) z31,
+                lanes = lateout(reg) lanes,
+                vl = lateout(reg) vl,
+                out("p0") _,
+                options(nomem, nostack),
+            );
+        }
+        ZReadBack {
+            z0_last: z0 as u8,
+            z31_last: z31 as u8,
+            p15_lanes: lanes,
+            vl,
+        }
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn prepare(_regs: Regs, _dirty: bool, _release: bool, _observe: bool) -> u64 {
     0
 }
 
 /// Why a register rung cannot run here, or None when it can.
 pub fn regs_unavailable(x: &Xsave, regs: Regs, amx_granted: &Result<(), String>) -> Option<String> {
+    if regs.arm64() {
+        if !cfg!(target_arch = "aarch64") {
+            return Some(format!("{} is an arm64 state", regs.as_str()));
+        }
+        return (!x.enabled(regs)).then(|| {
+            format!(
+                "this CPU or kernel offers no {} state (AT_HWCAP)",
+                regs.as_str()
+            )
+        });
+    }
     if !cfg!(target_arch = "x86_64") {
-        return Some("the register rungs are written for x86-64".into());
+        return Some("the XSAVE register rungs are written for x86-64".into());
     }
     if x.xcr0 == 0 {
         return Some("this CPU or OS offers no XSAVE".into());
@@ -295,11 +639,14 @@ pub fn regs_unavailable(x: &Xsave, regs: Regs, amx_granted: &Result<(), String>)
     (!x.enabled(regs)).then(|| format!("the OS did not enable {} state (XCR0)", regs.as_str()))
 }
 
+#[cfg(target_arch = "x86_64")]
 const ARCH_REQ_XCOMP_PERM: libc::c_int = 0x1023;
+#[cfg(target_arch = "x86_64")]
 const XFEATURE_XTILEDATA: libc::c_ulong = 18;
 
 /// Ask for AMX tile permission (process-wide, kept for the process's life: it lets tasks
 /// use tiles and does not itself enlarge any task's state). Err: the one line why not.
+#[cfg(target_arch = "x86_64")]
 pub fn request_amx() -> Result<(), String> {
     // SAFETY: arch_prctl with an integer argument; no memory is passed.
     let rc = unsafe {
@@ -319,12 +666,23 @@ pub fn request_amx() -> Result<(), String> {
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
+pub fn request_amx() -> Result<(), String> {
+    Err("AMX tiles are x86-64 state".into())
+}
+
 /// What a task's indirect-branch speculation control reads back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpecAnswer {
     /// prctl(PR_GET_SPECULATION_CTRL) after the set (its bits, or -errno).
     pub get: i64,
 }
+
+/// prctl's speculation control (include/uapi/linux/prctl.h, the same on every architecture).
+const PR_GET_SPECULATION_CTRL: libc::c_int = 52;
+const PR_SET_SPECULATION_CTRL: libc::c_int = 53;
+const PR_SPEC_INDIRECT_BRANCH: libc::c_ulong = 1;
+const PR_SPEC_FORCE_DISABLE: libc::c_ulong = 8;
 
 /// prctl's answer bits.
 const PR_SPEC_PRCTL: i64 = 1;
@@ -338,9 +696,9 @@ pub fn force_disable_indirect_branch() -> SpecAnswer {
     // SAFETY: prctl with integer arguments only.
     unsafe {
         libc::prctl(
-            libc::PR_SET_SPECULATION_CTRL,
-            libc::PR_SPEC_INDIRECT_BRANCH as libc::c_ulong,
-            libc::PR_SPEC_FORCE_DISABLE as libc::c_ulong,
+            PR_SET_SPECULATION_CTRL,
+            PR_SPEC_INDIRECT_BRANCH,
+            PR_SPEC_FORCE_DISABLE,
             0 as libc::c_ulong,
             0 as libc::c_ulong,
         );
@@ -353,8 +711,8 @@ pub fn spec_get() -> i64 {
     // SAFETY: prctl with integer arguments only.
     let r = unsafe {
         libc::prctl(
-            libc::PR_GET_SPECULATION_CTRL,
-            libc::PR_SPEC_INDIRECT_BRANCH as libc::c_ulong,
+            PR_GET_SPECULATION_CTRL,
+            PR_SPEC_INDIRECT_BRANCH,
             0 as libc::c_ulong,
             0 as libc::c_ulong,
             0 as libc::c_ulong,
@@ -496,6 +854,11 @@ mod tests {
         };
         assert!(x.enabled(Regs::Avx512) && !x.enabled(Regs::Amx));
         let none: Result<(), String> = Ok(());
+        if !cfg!(target_arch = "x86_64") {
+            let why = regs_unavailable(&x, Regs::Avx, &none);
+            assert!(why.is_some_and(|w| w.contains("x86-64")));
+            return;
+        }
         let no_xinuse = regs_unavailable(&x, Regs::Avx, &none);
         assert!(no_xinuse.is_some_and(|w| w.contains("XINUSE")));
         let x = Xsave { xinuse: true, ..x };
@@ -505,6 +868,111 @@ mod tests {
             regs_unavailable(&x, Regs::Amx, &refused).as_deref(),
             Some("refused")
         );
+    }
+
+    #[test]
+    fn arm64_states_have_their_sizes_baselines_and_words() {
+        // A 512-bit vector length: 32 Z of 64 B, 16 P and FFR of 8 B.
+        assert_eq!(sve_state_bytes(64), 2184);
+        let x = Xsave {
+            xcr0: NEON_BIT | SVE_BIT,
+            sve_vl: 64,
+            xinuse: true,
+            ..Default::default()
+        };
+        assert_eq!(x.bytes_of(Regs::Neon.components()), 512);
+        assert_eq!(x.bytes_of(Regs::Sve.components()), 2184 - 512);
+        assert_eq!(Regs::Sve.baseline(), (Regs::Neon, false));
+        assert_eq!(Regs::Neon.baseline(), (Regs::Neon, true));
+        assert_eq!(Regs::Avx512.baseline(), (Regs::Avx512, true));
+        let none: Result<(), String> = Ok(());
+        if cfg!(target_arch = "aarch64") {
+            assert!(regs_unavailable(&x, Regs::Sve, &none).is_none());
+            let no_sve = Xsave {
+                xcr0: NEON_BIT,
+                ..x
+            };
+            let why = regs_unavailable(&no_sve, Regs::Sve, &none);
+            assert!(why.is_some_and(|w| w.contains("no sve")));
+        } else {
+            let why = regs_unavailable(&x, Regs::Neon, &none);
+            assert!(why.is_some_and(|w| w.contains("arm64")));
+        }
+    }
+
+    #[test]
+    fn the_arm64_read_back_sees_only_the_loaded_values() {
+        assert_eq!(neon_mask((pattern_u64(0), pattern_u64(496))), NEON_BIT);
+        // Released (zeroed), or loaded from elsewhere: not the loads.
+        assert_eq!(neon_mask((0, 0)), 0);
+        assert_eq!(neon_mask((pattern_u64(0), pattern_u64(0))), 0);
+        let last = PATTERN.bytes[63];
+        let loaded = ZReadBack {
+            z0_last: last,
+            z31_last: last,
+            p15_lanes: 64,
+            vl: 64,
+        };
+        assert_eq!(sve_mask(loaded), SVE_BIT);
+        // After a system call the kernel zeroes the bits beyond the V registers and the P
+        // registers: a task that ran no SVE load since reads those.
+        let discarded = ZReadBack {
+            z0_last: 0,
+            z31_last: 0,
+            p15_lanes: 0,
+            ..loaded
+        };
+        assert_eq!(sve_mask(discarded), 0);
+        assert_eq!(
+            sve_mask(ZReadBack {
+                p15_lanes: 32,
+                ..loaded
+            }),
+            0
+        );
+        assert_eq!(
+            sve_mask(ZReadBack {
+                z31_last: 0,
+                ..loaded
+            }),
+            0
+        );
+        assert_eq!(sve_mask(ZReadBack { vl: 0, ..loaded }), 0);
+    }
+
+    /// On arm64 (or under an emulator of it): the loads show in the read-back, NEON's release
+    /// and SVE's NEON-only baseline do not, and a task that forgets to load shows nothing.
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn arm64_loads_show_in_the_read_back_and_a_forgetful_task_does_not() {
+        let x = xsave();
+        assert!(x.enabled(Regs::Neon) && x.xinuse);
+        let none: Result<(), String> = Ok(());
+        let mut ran = Vec::new();
+        for regs in Regs::LADDER {
+            if regs_unavailable(&x, regs, &none).is_some() {
+                continue;
+            }
+            if regs == Regs::Sve {
+                assert!((16..=256).contains(&x.sve_vl) && x.sve_vl.is_multiple_of(16));
+                assert_eq!(x.enabled_bytes, sve_state_bytes(x.sve_vl));
+            }
+            // A fresh thread: nothing this test loaded is in its registers.
+            let (forgot, live, base) = std::thread::spawn(move || {
+                let forgot = prepare(regs, false, false, true);
+                let live = prepare(regs, true, false, true);
+                let (b, release) = regs.baseline();
+                (forgot, live, prepare(b, true, release, true))
+            })
+            .join()
+            .unwrap();
+            let want = regs.components();
+            assert_eq!(forgot & want, 0, "{regs:?} {forgot:#x}");
+            assert_eq!(live & want, want, "{regs:?} {live:#x}");
+            assert_eq!(base & want, 0, "{regs:?} {base:#x}");
+            ran.push(regs.as_str());
+        }
+        eprintln!("arm64 states read back: {ran:?}, SVE vector {} B", x.sve_vl);
     }
 
     /// On a CPU that has the state: dirtying makes its components live, releasing returns

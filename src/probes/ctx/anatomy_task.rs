@@ -138,7 +138,7 @@ struct TaskCfg {
     hot: (usize, usize, usize),
 }
 
-/// The XINUSE readings of a side: per task, the AND (components live at every switch) and
+/// The liveness readings of a side (XINUSE, or arm64's read-back): per task, the AND (components live at every switch) and
 /// the OR (components live at any switch) over every switch of every sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seen {
@@ -168,17 +168,7 @@ fn walk(w: (usize, usize, usize)) -> u64 {
 
 #[inline(always)]
 fn prepare(c: &TaskCfg) -> u64 {
-    if c.dirty {
-        regs::dirty(c.regs);
-        if c.release {
-            regs::release(c.regs);
-        }
-    }
-    if c.observe {
-        regs::xgetbv(1)
-    } else {
-        0
-    }
+    regs::prepare(c.regs, c.dirty, c.release, c.observe)
 }
 
 fn stopped(page: &SharedPage) -> bool {
@@ -305,7 +295,7 @@ fn triple(ws: &WorkingSet, w: Walk) -> (usize, usize, usize) {
 }
 
 impl Pair {
-    /// Start both tasks of `side`, ready; `observe`: read XINUSE before every switch.
+    /// Start both tasks of `side`, ready; `observe`: read XINUSE (arm64: the read-back) before every switch.
     /// `dirty`: whether the tasks load `side.regs` (false only where a test plants a task that
     /// forgets to).
     pub fn start(side: Side, observe: bool, dirty: bool) -> Result<Pair> {

@@ -6,11 +6,9 @@
 //! files, the same sample layout and fixture format).
 
 use crate::error::{Error, Result};
-use crate::evidence::trace::tracefs::{parse_format, read_int, Format, Tracefs};
-use crate::evidence::trace::{RawRecord, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
-use perf_event::events::Tracepoint;
-use perf_event::{Builder, Clock, SampleFlag, Sampler};
-use std::os::fd::AsRawFd;
+use crate::evidence::trace::ring::{Recording, Tracer};
+use crate::evidence::trace::tracefs::{read_int, Format};
+use crate::evidence::trace::{Group, RawRecord, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
 
 /// The events recorded.
 pub const EVENTS: [&str; 2] = ["tlb:tlb_flush", "x86_fpu:x86_fpu_regs_deactivated"];
@@ -134,146 +132,62 @@ pub fn tally(formats: &[Format], records: &[RawRecord], tids: &[i32]) -> Tally {
     t
 }
 
-/// `_IO('$', 5)` and `_IOW('$', 6, char *)` from linux/perf_event.h.
-const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
-const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
+/// The events as the tracer opens them: each optional there, so that a missing one is said
+/// here, by name.
+const RECORDED: [(&str, bool); 2] = [(EVENTS[0], false), (EVENTS[1], false)];
 
-/// The two events on the given CPUs, filtered to the given tasks, one ring per CPU.
-pub struct Recorder {
-    pub formats: Vec<Format>,
-    rings: Vec<Sampler>,
-    others: Vec<perf_event::Counter>,
-}
-
-impl Recorder {
-    /// Open (disabled). Err: the one line why tracing cannot run here.
-    pub fn open(cpus: &[usize], tids: &[i32]) -> Result<Recorder> {
-        crate::evidence::trace::ring::permitted().map_err(Error::env)?;
-        let formats = {
-            let fs = Tracefs::open()?;
-            let mut v = Vec::new();
-            for e in EVENTS {
-                match fs.format(e)? {
-                    Some(f) => v.push(f),
-                    None => return Err(Error::env(format!("this kernel has no tracepoint {e}"))),
-                }
-            }
-            v
-        };
-        let filter = tids
-            .iter()
-            .map(|t| format!("common_pid == {t}"))
-            .collect::<Vec<_>>()
-            .join(" || ");
-        let mut rings: Vec<Sampler> = Vec::new();
-        let mut others = Vec::new();
-        for &cpu in cpus {
-            let mut owner: Option<Sampler> = None;
-            for f in &formats {
-                let b = Builder::new(Tracepoint::with_id(f.id))
-                    .any_pid()
-                    .one_cpu(cpu)
-                    .exclude_kernel(false)
-                    .sample_period(1)
-                    .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
-                    .clockid(Clock::MONOTONIC)
-                    .enabled(false)
-                    .build()
-                    .map_err(|e| {
-                        Error::env(format!(
-                            "cannot open tracepoint {} on CPU {cpu}: {}",
-                            f.name,
-                            crate::evidence::perf::open_error_reason(&e)
-                        ))
-                    })?;
-                let c = std::ffi::CString::new(filter.clone()).expect("no NUL");
-                // SAFETY: a NUL-terminated filter string on our own perf fd. A refused
-                // filter leaves the records unfiltered; tally() keeps the tasks' own.
-                unsafe { libc::ioctl(b.as_raw_fd(), PERF_EVENT_IOC_SET_FILTER, c.as_ptr()) };
-                match &owner {
-                    None => {
-                        owner = Some(b.sampled(1 << 20).map_err(|e| {
-                            Error::env(format!("cannot map a perf ring on CPU {cpu}: {e}"))
-                        })?)
-                    }
-                    Some(ring) => {
-                        // SAFETY: redirecting our own perf fd into another of ours on the
-                        // same CPU with the same clock, as perf_event_open(2) allows.
-                        let rc = unsafe {
-                            libc::ioctl(b.as_raw_fd(), PERF_EVENT_IOC_SET_OUTPUT, ring.as_raw_fd())
-                        };
-                        if rc != 0 {
-                            return Err(Error::env(format!(
-                                "cannot share one perf ring on CPU {cpu}: {}",
-                                std::io::Error::last_os_error()
-                            )));
-                        }
-                        others.push(b);
-                    }
-                }
-            }
-            rings.extend(owner);
-        }
-        Ok(Recorder {
-            formats,
-            rings,
-            others,
-        })
-    }
-
-    /// Record while `work` runs; the records.
-    pub fn around<T>(&mut self, work: impl FnOnce() -> Result<T>) -> Result<(T, Vec<RawRecord>)> {
-        let err = |e: std::io::Error| Error::env(format!("cannot enable tracing: {e}"));
-        for r in &mut self.rings {
-            r.enable().map_err(err)?;
-        }
-        for c in &mut self.others {
-            c.enable().map_err(err)?;
-        }
-        let out = work();
-        for r in &mut self.rings {
-            let _ = r.disable();
-        }
-        for c in &mut self.others {
-            let _ = c.disable();
-        }
-        let mut records = Vec::new();
-        for r in &mut self.rings {
-            while let Some(rec) = r.next_record() {
-                records.push(RawRecord {
-                    ty: rec.ty(),
-                    misc: rec.misc(),
-                    body: rec.to_vec(),
-                });
-            }
-        }
-        Ok((out?, records))
-    }
-}
-
-/// The formats of the fixtures' kernel (tests/fixtures/trace/<name>.{id,format}).
-pub fn fixture_formats(dir: &std::path::Path) -> Result<Vec<Format>> {
-    EVENTS
+/// The two events on the given CPUs, filtered to the given tasks, one ring per CPU (disabled).
+/// Err: the one line why tracing cannot run here.
+pub fn open(cpus: &[usize], tids: &[i32]) -> Result<Tracer> {
+    let rec = Recording {
+        events: &RECORDED,
+        pids: Some(tids),
+        ring_bytes: 1 << 20,
+    };
+    let tracer = Tracer::open_recording(cpus, rec)?;
+    let formats = &tracer.decoder.formats;
+    if let Some(e) = EVENTS
         .iter()
-        .map(|name| {
-            let short = name.split(':').nth(1).unwrap_or(name);
-            let read = |ext: &str| {
-                std::fs::read_to_string(dir.join(format!("{short}.{ext}")))
-                    .map_err(|e| Error::env(format!("{short}.{ext}: {e}")))
-            };
-            let id = read("id")?
-                .trim()
-                .parse()
-                .map_err(|_| Error::env(format!("{short}.id: not a number")))?;
-            parse_format(name, id, &read("format")?)
-        })
-        .collect()
+        .find(|e| !formats.iter().any(|f| f.name == **e))
+    {
+        return Err(Error::env(format!("this kernel has no tracepoint {e}")));
+    }
+    Ok(tracer)
+}
+
+/// The records of the two events while `work` runs (both are in [`Group::Sched`]; perf's
+/// switch records stay off).
+pub fn around<T>(
+    tracer: &mut Tracer,
+    work: impl FnOnce() -> Result<T>,
+) -> Result<(T, Vec<RawRecord>)> {
+    tracer.record(&[Group::Sched], work)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::evidence::trace::parse_fixture;
+    use crate::evidence::trace::tracefs::parse_format;
+
+    /// The formats of the fixtures' kernel (tests/fixtures/trace/<name>.{id,format}).
+    pub fn fixture_formats(dir: &std::path::Path) -> Result<Vec<Format>> {
+        EVENTS
+            .iter()
+            .map(|name| {
+                let short = name.split(':').nth(1).unwrap_or(name);
+                let read = |ext: &str| {
+                    std::fs::read_to_string(dir.join(format!("{short}.{ext}")))
+                        .map_err(|e| Error::env(format!("{short}.{ext}: {e}")))
+                };
+                let id = read("id")?
+                    .trim()
+                    .parse()
+                    .map_err(|_| Error::env(format!("{short}.id: not a number")))?;
+                parse_format(name, id, &read("format")?)
+            })
+            .collect()
+    }
 
     fn dir() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace")

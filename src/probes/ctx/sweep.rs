@@ -26,7 +26,7 @@ use crate::units::name::Named;
 use crate::units::size::fmt_size;
 
 /// The probe id.
-pub const PROBE: &str = "ctx.sweep";
+pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("ctx.sweep");
 
 /// What the sweep's baseline samples are, in place of the engine's BASELINE_NOTE.
 pub const INTERLEAVED_NOTE: &str = "overhead samples are the overhead halves of the figure's \
@@ -157,7 +157,7 @@ fn take_evidence(ring: &mut Ring, m: &mut Measurement) -> Result<()> {
 /// The point's spec: its parameters, its cache labels and the notes that say what it measures.
 fn point_spec(p: &Point, caches: &[(String, u64)]) -> Spec {
     let l = label(caches, p.procs, p.size);
-    let spec = Spec::new(PROBE, "ns/switch", "ns/lap", p.procs as f64)
+    let spec = Spec::new(PROBE.0, "ns/switch", "ns/lap", p.procs as f64)
         .param("mode", p.mode.name())
         .param("procs", p.procs)
         .param("size", p.size)
@@ -479,7 +479,7 @@ mod tests {
             policy: Policy::Batch,
         };
         let m = measure_point(&ctx, p, &caches).unwrap();
-        assert_eq!(m.probe, PROBE);
+        assert!(m.is(PROBE), "{}", m.probe);
         assert_eq!(m.units_per_iteration, 2.0);
         assert_eq!(m.params["fits_per_process"], "L1d");
         assert!(m.baseline.is_some() && m.difference.is_some());

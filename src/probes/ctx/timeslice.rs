@@ -25,7 +25,7 @@ use crate::units::size::fmt_size;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub const PROBE: &str = "ctx.timeslice";
+pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("ctx.timeslice");
 
 /// How the slice is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -408,7 +408,7 @@ fn spawn_tasks(
 
 /// The measurement's spec: the slice, how it was set, the work and what the value means.
 fn slice_spec(c: &Config, reported: Vec<u64>) -> Spec {
-    Spec::new(PROBE, "× sequential", "ns/run", 1.0)
+    Spec::new(PROBE.0, "× sequential", "ns/run", 1.0)
         .param("slice_ns", c.slice.as_nanos() as u64)
         .param("slice", humantime::format_duration(c.slice).to_string())
         .param("mechanism", c.mech.name())

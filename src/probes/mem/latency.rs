@@ -19,7 +19,7 @@ use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
 use crate::units::name::Named;
 use crate::units::size::fmt_size;
 
-pub const PROBE: &str = "mem.latency";
+pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("mem.latency");
 
 /// The order in which the chain visits the slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -171,7 +171,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         ..ctx.clone()
     };
     let share = huge_page_share(ws.as_ptr(), ws.len());
-    let spec = Spec::new(PROBE, "ns/load", "ns/load", 1.0)
+    let spec = Spec::new(PROBE.0, "ns/load", "ns/load", 1.0)
         .param("size", p.size)
         .param("size_label", fmt_size(p.size))
         .param("stride", p.stride)

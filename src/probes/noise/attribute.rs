@@ -290,6 +290,7 @@ pub fn count_checks(
                 },
                 proc_delta: delta,
                 traced: n,
+                unwritten: 0,
             })
         })
         .collect()

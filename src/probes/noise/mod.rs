@@ -15,13 +15,16 @@ pub mod window;
 
 use crate::engine::measure::{from_samples, Spec};
 use crate::error::Result;
+use crate::evidence::trace::ring::Counted;
 use crate::evidence::trace::{Decoder, Event, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
+use crate::model::noise::Unwritten;
 use crate::model::noise::{Attribution, NoiseCpu, ThresholdFrom, Traced};
 use crate::model::{Check, Evidence, FamilyRemark, Measurement, Placement, Remark};
 use attribute::{count_checks, entries_between, split_gap, step_of, Tally, Timed};
+use std::collections::BTreeMap;
 use window::{Asked, Tracing, Window};
 
-pub const PROBE: &str = "noise.lost";
+pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("noise.lost");
 
 /// The longest gaps kept per CPU.
 const LONGEST: usize = 5;
@@ -46,18 +49,19 @@ pub fn clock_check(n: &NoiseCpu) -> Check {
     )
 }
 
-/// A CPU's causes are partial (values: the /proc rows whose traced count disagrees
-/// with their delta, the records the kernel said it dropped). The lost share stands: the
-/// busy reader measures it without tracing, so a shortfall of the recording limits the
-/// attribution only.
+/// A CPU's causes are partial (values: the /proc rows not all recorded, the records the
+/// kernel said it dropped, the entries it counted and wrote no record of). The lost share
+/// stands: the busy reader measures it without tracing, so a shortfall of the recording limits
+/// the attribution only.
 pub const PARTIAL: FamilyRemark = FamilyRemark("noise.partial");
 
-/// The count checks of the attribution: each /proc row against the events traced of its
-/// kind. They judge the causes, not the figure: a failed one makes the causes partial
-/// ([`PARTIAL`]). On this kernel a /proc row and a tracefs trace of the same tracepoint on
-/// the same CPU agree to the event (the handler runs where its interrupt is counted), so a
-/// traced count below the delta is events the recording missed, not interrupts counted
-/// elsewhere.
+/// The count checks: each /proc row against the entries traced of its kind over the /proc
+/// window, with the entries its tracepoint's own counter holds and the kernel wrote no sample
+/// of ([`Unwritten`]). On this kernel a /proc row and a tracefs trace of the same tracepoint
+/// on the same CPU agree to the event, so a row the trace and the counter cannot reach is
+/// entries the recording lost itself, or counted on the wrong CPU or in the wrong window:
+/// the check fails and the measurement is invalid. Entries counted and not written make the
+/// causes partial ([`PARTIAL`]) without failing it.
 pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
     let Attribution::Traced(t) = &n.attribution else {
         return Vec::new();
@@ -71,7 +75,15 @@ pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
                     "{} (the /proc delta) ±2%",
                     crate::units::fmt_thousands(c.proc_delta)
                 ),
-                format!("{} traced", crate::units::fmt_thousands(c.traced)),
+                if c.unwritten > 0 {
+                    format!(
+                        "{} traced + {} the kernel counted unwritten",
+                        crate::units::fmt_thousands(c.traced),
+                        crate::units::fmt_thousands(c.unwritten)
+                    )
+                } else {
+                    format!("{} traced", crate::units::fmt_thousands(c.traced))
+                },
                 c.agrees(),
             )
         })
@@ -89,25 +101,31 @@ fn placement_check(r: &reader::ReaderOut) -> Check {
     )
 }
 
-/// Every decoded event of the window with its step, by CPU, in time order; and the records
-/// the kernel dropped, by CPU.
-fn steps_by_cpu(
-    records: &[crate::evidence::trace::RawRecord],
-    d: &Decoder,
-) -> (
-    std::collections::BTreeMap<u32, Vec<Timed>>,
-    std::collections::BTreeMap<u32, u64>,
-) {
-    let mut steps: std::collections::BTreeMap<u32, Vec<Timed>> = Default::default();
-    let mut lost: std::collections::BTreeMap<u32, u64> = Default::default();
+/// What a window's records hold, by CPU.
+#[derive(Debug, Default)]
+struct ByCpu {
+    /// Every decoded event with its step, in time order.
+    steps: BTreeMap<u32, Vec<Timed>>,
+    /// The records the kernel said it dropped (PERF_RECORD_LOST).
+    lost: BTreeMap<u32, u64>,
+    /// The samples each tracepoint wrote.
+    written: BTreeMap<(u32, String), u64>,
+}
+
+/// Sort a window's records by CPU.
+fn by_cpu(records: &[crate::evidence::trace::RawRecord], d: &Decoder) -> ByCpu {
+    let mut out = ByCpu::default();
     for r in records {
         match r.ty {
             PERF_RECORD_SAMPLE => {
                 let Some(e): Option<Event> = d.decode(&r.body) else {
                     continue;
                 };
+                if let Some(name) = d.event_of(&r.body) {
+                    *out.written.entry((e.cpu, name.to_string())).or_default() += 1;
+                }
                 if let Some(step) = step_of(&e, d.next_comm(&r.body)) {
-                    steps
+                    out.steps
                         .entry(e.cpu)
                         .or_default()
                         .push(Timed { time: e.time, step });
@@ -118,16 +136,60 @@ fn steps_by_cpu(
                 let at = |o: usize| r.body.get(o..o + 8).map(|b| b.try_into().unwrap());
                 if let (Some(n), Some(c)) = (at(8), r.body.get(32..36)) {
                     let cpu = u32::from_le_bytes(c.try_into().unwrap());
-                    *lost.entry(cpu).or_default() += u64::from_le_bytes(n);
+                    *out.lost.entry(cpu).or_default() += u64::from_le_bytes(n);
                 }
             }
             _ => {}
         }
     }
-    for v in steps.values_mut() {
+    for v in out.steps.values_mut() {
         v.sort_by_key(|t| t.time);
     }
-    (steps, lost)
+    out
+}
+
+/// The tracepoints of `cpu` that counted more entries than they wrote samples.
+fn unwritten_on(
+    cpu: usize,
+    counted: &[Counted],
+    written: &BTreeMap<(u32, String), u64>,
+) -> Vec<Unwritten> {
+    counted
+        .iter()
+        .filter(|c| c.cpu == cpu)
+        .map(|c| Unwritten {
+            event: c.event.clone(),
+            counted: c.count,
+            recorded: written
+                .get(&(cpu as u32, c.event.clone()))
+                .copied()
+                .unwrap_or(0),
+            ring_full: c.ring_full.unwrap_or(0),
+        })
+        .filter(|u| u.missing() > 0)
+        .collect()
+}
+
+/// The tracepoints whose entries a /proc row counts.
+fn row_events(soft: bool, row: &str) -> &'static [&'static str] {
+    if soft {
+        return &["irq:softirq_entry"];
+    }
+    match row {
+        "LOC" => &["irq_vectors:local_timer_entry"],
+        "RES" => &["irq_vectors:reschedule_entry"],
+        "CAL" => &[
+            "irq_vectors:call_function_entry",
+            "irq_vectors:call_function_single_entry",
+        ],
+        "IWI" => &["irq_vectors:irq_work_entry"],
+        "PLT" => &["irq_vectors:x86_platform_ipi_entry"],
+        "TRM" => &["irq_vectors:thermal_apic_entry"],
+        "SPU" => &["irq_vectors:spurious_apic_entry"],
+        "NMI" => &["nmi:nmi_handler"],
+        r if r.chars().all(|c| c.is_ascii_digit()) => &["irq:irq_handler_entry"],
+        _ => &[],
+    }
 }
 
 /// The /proc rows the tracer could count on this kernel (its tracepoint is recorded).
@@ -167,6 +229,7 @@ fn traced(
     steps: &[Timed],
     w: &Window,
     d: &Decoder,
+    unwritten: Vec<Unwritten>,
 ) -> (Traced, Vec<attribute::Parts>) {
     let irq_name = |irq: i32| w.before.interrupts.irq_name(irq).map(str::to_string);
     let mut tally = Tally::default();
@@ -211,13 +274,26 @@ fn traced(
         };
         crate::evidence::interrupts::delta(b, a, key, r.cpu)
     };
-    let counts = count_checks(&traced_counts, &proc_delta, &countable_rows(d, w));
+    let mut counts = count_checks(&traced_counts, &proc_delta, &countable_rows(d, w));
+    for c in &mut counts {
+        let (soft, row) = match c.row.strip_prefix("softirq ") {
+            Some(name) => (true, name),
+            None => (false, c.row.as_str()),
+        };
+        let events = row_events(soft, row);
+        c.unwritten = unwritten
+            .iter()
+            .filter(|u| events.contains(&u.event.as_str()))
+            .map(Unwritten::missing)
+            .sum();
+    }
     (
         Traced {
             causes: tally.rows(),
             covered_ns: covered,
             off_cpu_ns: off_cpu,
             lost_records: 0,
+            unwritten,
             counts,
             outside_gaps: in_window.saturating_sub(in_gaps),
         },
@@ -227,9 +303,9 @@ fn traced(
 
 /// Every CPU's window concluded.
 pub fn conclude(w: &Window) -> Vec<NoiseCpu> {
-    let (steps, lost) = match &w.tracing {
-        Tracing::Recorded(d) => steps_by_cpu(&w.records, d),
-        _ => Default::default(),
+    let by = match &w.tracing {
+        Tracing::Recorded(d) => by_cpu(&w.records, d),
+        _ => ByCpu::default(),
     };
     w.readers
         .iter()
@@ -237,9 +313,10 @@ pub fn conclude(w: &Window) -> Vec<NoiseCpu> {
             let (attribution, per_gap) = match &w.tracing {
                 Tracing::Recorded(d) => {
                     let none = Vec::new();
-                    let s = steps.get(&(r.cpu as u32)).unwrap_or(&none);
-                    let (mut t, per_gap) = traced(r, s, w, d);
-                    t.lost_records = lost.get(&(r.cpu as u32)).copied().unwrap_or(0);
+                    let s = by.steps.get(&(r.cpu as u32)).unwrap_or(&none);
+                    let unwritten = unwritten_on(r.cpu, &w.counted, &by.written);
+                    let (mut t, per_gap) = traced(r, s, w, d, unwritten);
+                    t.lost_records = by.lost.get(&(r.cpu as u32)).copied().unwrap_or(0);
                     (Attribution::Traced(t), per_gap)
                 }
                 Tracing::NotPermitted { paranoid } => (
@@ -285,11 +362,12 @@ pub fn conclude(w: &Window) -> Vec<NoiseCpu> {
 /// `noise`, its checks.
 pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Result<Measurement> {
     let samples = summary::window_shares(&r.gaps, r.t0, r.t1);
-    let mut spec = Spec::new(PROBE, "%", "%", 1.0).param("cpus", vec![n.cpu]);
+    let mut spec = Spec::new(PROBE.0, "%", "%", 1.0).param("cpus", vec![n.cpu]);
     if let Some(note) = note {
         spec = spec.note(note);
     }
-    let checks = vec![placement_check(r), clock_check(&n)];
+    let mut checks = vec![placement_check(r), clock_check(&n)];
+    checks.extend(count_check_list(&n));
     let partial = partial(&n);
     let evidence = Evidence {
         cpus: vec![Placement {
@@ -318,15 +396,21 @@ pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Re
     Ok(m)
 }
 
-/// The remark of causes that are partial: rows whose traced count disagrees with /proc, or
-/// records the kernel dropped (None when the attribution is whole or was not traced).
+/// The remark of causes that are partial: rows not all recorded, records the kernel dropped
+/// or entries it counted without writing (None when the attribution is whole or was not
+/// traced).
 pub fn partial(n: &NoiseCpu) -> Option<Remark> {
     let Attribution::Traced(t) = &n.attribution else {
         return None;
     };
-    let disagree = t.counts.iter().filter(|c| !c.agrees()).count();
-    (disagree > 0 || t.lost_records > 0)
-        .then(|| Remark::family(PARTIAL, &[disagree as f64, t.lost_records as f64]))
+    let short = t.counts.iter().filter(|c| !c.whole()).count();
+    let unwritten: u64 = t.unwritten.iter().map(Unwritten::missing).sum();
+    (short > 0 || t.lost_records > 0 || unwritten > 0).then(|| {
+        Remark::family(
+            PARTIAL,
+            &[short as f64, t.lost_records as f64, unwritten as f64],
+        )
+    })
 }
 
 /// The note of a run whose main thread shares a measured CPU: it sleeps through the window.

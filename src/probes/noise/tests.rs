@@ -43,11 +43,11 @@ fn decoder() -> Decoder {
     Decoder { formats }
 }
 
-fn snapshot(times: (u64, u64), when: &str) -> Snapshot {
+fn snapshot(dir: &str, times: (u64, u64), when: &str) -> Snapshot {
     let text = ProcText {
-        interrupts: read(&format!("noise/interrupts.{when}")),
-        softirqs: read(&format!("noise/softirqs.{when}")),
-        stat: read(&format!("noise/stat.{when}")),
+        interrupts: read(&format!("{dir}/interrupts.{when}")),
+        softirqs: read(&format!("{dir}/softirqs.{when}")),
+        stat: read(&format!("{dir}/stat.{when}")),
     };
     Snapshot::from_text(times, text, 100)
 }
@@ -59,17 +59,110 @@ fn times(v: &serde_json::Value) -> (u64, u64) {
 
 /// The recorded window, and the CPU the competitor was pinned to.
 pub(crate) fn recorded() -> (Window, usize) {
-    let j: serde_json::Value = serde_json::from_str(&read("noise/readers.json")).unwrap();
+    recorded_in("noise")
+}
+
+/// The window recorded in `tests/fixtures/<dir>` (its counters where it has them).
+fn recorded_in(dir: &str) -> (Window, usize) {
+    let j: serde_json::Value = serde_json::from_str(&read(&format!("{dir}/readers.json"))).unwrap();
     let readers = serde_json::from_value(j["readers"].clone()).unwrap();
-    let records: Vec<RawRecord> = parse_fixture(&read("noise/noise.records")).unwrap();
+    let records: Vec<RawRecord> = parse_fixture(&read(&format!("{dir}/noise.records"))).unwrap();
+    let counted = match j.get("counted") {
+        Some(c) => serde_json::from_value(c.clone()).unwrap(),
+        None => Vec::new(),
+    };
     let w = Window {
         readers,
-        before: snapshot(times(&j["before_ns"]), "before"),
-        after: snapshot(times(&j["after_ns"]), "after"),
+        before: snapshot(dir, times(&j["before_ns"]), "before"),
+        after: snapshot(dir, times(&j["after_ns"]), "after"),
         records,
+        counted,
         tracing: Tracing::Recorded(decoder()),
     };
     (w, j["competitor_cpu"].as_u64().unwrap() as usize)
+}
+
+/// The window recorded while the kernel counted tracepoint entries it wrote no sample of
+/// (tests/fixtures/noise-unwritten): its CPUs with such entries.
+#[test]
+fn entries_counted_unwritten_are_found_from_the_counters_and_the_records() {
+    let (w, _) = recorded_in("noise-unwritten");
+    let cs = conclude(&w);
+    let short: Vec<&NoiseCpu> = cs
+        .iter()
+        .filter(|n| !traced(n).unwritten.is_empty())
+        .collect();
+    assert!(!short.is_empty(), "the fixture holds unwritten entries");
+    for n in &short {
+        for u in &traced(n).unwritten {
+            // The counter against the samples of that tracepoint in the records.
+            let d = decoder();
+            let written = w
+                .records
+                .iter()
+                .filter(|r| r.ty == PERF_RECORD_SAMPLE)
+                .filter(|r| d.decode(&r.body).is_some_and(|e| e.cpu as usize == n.cpu))
+                .filter(|r| d.event_of(&r.body) == Some(u.event.as_str()))
+                .count() as u64;
+            assert_eq!(u.recorded, written, "{u:?}");
+            assert!(u.counted > u.recorded, "{u:?}");
+        }
+        // No lost record says so: only the counter does.
+        assert_eq!(traced(n).lost_records, 0);
+    }
+}
+
+/// CPU 1 of that window: the tick's /proc row is 64, 62 ticks were written and the tick's
+/// counter says 64 (and RCU's softirq row 12, 10 written). Records alone fail the rows (2
+/// short, beyond ±2% and 1); with the counters they are accounted for, the measurement valid
+/// and its causes partial.
+#[test]
+fn a_row_short_by_what_the_kernel_counted_unwritten_is_valid_and_partial() {
+    let (w, _) = recorded_in("noise-unwritten");
+    let n = conclude(&w).into_iter().find(|n| n.cpu == 1).unwrap();
+    let loc = traced(&n).counts.iter().find(|c| c.row == "LOC").unwrap();
+    assert_eq!((loc.proc_delta, loc.traced, loc.unwritten), (64, 62, 2));
+    assert!(!loc.whole() && loc.agrees(), "{loc:?}");
+    let r = w.readers.iter().find(|r| r.cpu == 1).unwrap();
+    let m = measurement(n.clone(), r, None).unwrap();
+    let proc: Vec<&Check> = m
+        .checks
+        .iter()
+        .filter(|c| c.subject.contains("/proc"))
+        .collect();
+    assert!(!proc.is_empty() && proc.iter().all(|c| c.ok), "{proc:?}");
+    let c = proc.iter().find(|c| c.subject.contains("LOC")).unwrap();
+    assert_eq!(observed(c), "62 traced + 2 the kernel counted unwritten");
+    let p = partial(&n).expect("a partial remark");
+    let unwritten: u64 = traced(&n).unwritten.iter().map(|u| u.missing()).sum();
+    assert_eq!(
+        (p.values[0].lo, p.values[1].lo, p.values[2].lo),
+        (2.0, 0.0, unwritten as f64)
+    );
+    // The kernel says of none of them that its ring was full.
+    assert!(traced(&n)
+        .unwritten
+        .iter()
+        .all(|u| u.silent() == u.missing()));
+    assert!(m.warnings.contains(&p));
+}
+
+/// The same window without its counters (what the recording alone says): the short rows
+/// fail, naming both numbers, and the measurement is invalid.
+#[test]
+fn without_the_counters_the_short_row_fails_the_measurement() {
+    let (mut w, _) = recorded_in("noise-unwritten");
+    w.counted.clear();
+    let n = conclude(&w).into_iter().find(|n| n.cpu == 1).unwrap();
+    assert!(traced(&n).unwritten.is_empty());
+    let r = w.readers.iter().find(|r| r.cpu == 1).unwrap();
+    let m = measurement(n, r, None).unwrap();
+    let failed: Vec<&Check> = m.checks.iter().filter(|c| !c.ok).collect();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(failed[0].subject.contains("LOC") && failed[1].subject.contains("softirq RCU"));
+    assert!(expected(failed[0]).starts_with("64 ") && observed(failed[0]) == "62 traced");
+    assert!(expected(failed[1]).starts_with("12 ") && observed(failed[1]) == "10 traced");
+    assert!(!m.valid);
 }
 
 fn traced(n: &NoiseCpu) -> &Traced {
@@ -148,7 +241,7 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
     let failed: Vec<Check> = count_check_list(&n).into_iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     let c = &failed[0];
-    assert!(c.subject.as_str().contains("LOC"), "{c:?}");
+    assert!(c.subject.contains("LOC"), "{c:?}");
     let delta = after + 100 - before;
     assert!(
         expected(c).contains(&crate::units::fmt_thousands(delta)),
@@ -164,18 +257,18 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
         observed(c).contains(&crate::units::fmt_thousands(t)),
         "{c:?}"
     );
-    // The causes are partial; the reader's figure is not judged by the recording.
+    // Neither traced nor counted unwritten: the measurement fails on it, and says the causes
+    // are partial.
     let r = w.readers.iter().find(|r| r.cpu == 1).unwrap();
     let m = measurement(n.clone(), r, None).unwrap();
-    assert!(
-        m.checks
-            .iter()
-            .all(|c| !c.subject.as_str().contains("/proc")),
-        "{m:?}"
-    );
+    assert!(m.checks.iter().any(|x| x == c), "{:?}", m.checks);
+    assert!(!m.valid);
     let p = partial(&n).expect("a partial remark");
     assert!(p.is_family(PARTIAL));
-    assert_eq!((p.values[0].lo, p.values[1].lo), (1.0, 0.0));
+    assert_eq!(
+        (p.values[0].lo, p.values[1].lo, p.values[2].lo),
+        (1.0, 0.0, 0.0)
+    );
     assert!(m.warnings.contains(&p));
 }
 
@@ -195,6 +288,17 @@ fn whole_counts_make_no_partial_remark_and_dropped_records_do() {
     }
     let p = partial(&n).expect("dropped records make the causes partial");
     assert_eq!((p.values[0].lo, p.values[1].lo), (0.0, 3.0));
+    if let Attribution::Traced(t) = &mut n.attribution {
+        t.lost_records = 0;
+        t.unwritten.push(crate::model::noise::Unwritten {
+            event: "irq:softirq_entry".into(),
+            counted: 10,
+            recorded: 7,
+            ring_full: 0,
+        });
+    }
+    let p = partial(&n).expect("entries counted unwritten make the causes partial");
+    assert_eq!((p.values[1].lo, p.values[2].lo), (0.0, 3.0));
     // Untraced: nothing to be partial.
     n.attribution = Attribution::NotAsked;
     assert!(partial(&n).is_none());
@@ -271,16 +375,19 @@ fn a_measurement_carries_the_window_and_its_checks() {
     let (w, _) = recorded();
     let n = conclude(&w).remove(0);
     let m = measurement(n, &w.readers[0], Some(ONE_CPU)).unwrap();
-    assert_eq!(m.probe, PROBE);
+    assert!(m.is(PROBE), "{}", m.probe);
     assert_eq!(m.unit, "%");
     assert!(m.noise.is_some());
     assert!(m.notes.iter().any(|x| x == ONE_CPU));
     assert!(m
         .checks
         .iter()
-        .any(|c| c.subject.as_str().contains("stayed on its CPU")));
-    // The count checks judge the causes (a partial remark), not the figure.
-    assert!(m.checks.iter().all(|c| !c.subject.as_str().contains("LOC")));
+        .any(|c| c.subject.contains("stayed on its CPU")));
+    // The count checks are among the figure's checks.
+    assert!(m
+        .checks
+        .iter()
+        .any(|c| c.subject.contains("LOC traced against /proc") && c.ok));
     let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back.noise, m.noise);
 }

@@ -6,7 +6,7 @@
 use super::reader::{mono_ns, run, Orders, ReaderOut, Start};
 use crate::error::{Error, Result};
 use crate::evidence::interrupts::Snapshot;
-use crate::evidence::trace::ring::{permission, Recording, Tracer};
+use crate::evidence::trace::ring::{permission, Counted, Recording, Tracer};
 use crate::evidence::trace::{Decoder, RawRecord, NOISE_EVENTS};
 
 /// What to take.
@@ -36,6 +36,9 @@ pub struct Window {
     pub before: Snapshot,
     pub after: Snapshot,
     pub records: Vec<RawRecord>,
+    /// Each tracepoint's own count on each CPU over the time it was enabled (empty where
+    /// nothing was traced).
+    pub counted: Vec<Counted>,
     pub tracing: Tracing,
 }
 
@@ -135,9 +138,11 @@ pub fn take(a: &Asked) -> Result<Window> {
     });
     let after = Snapshot::take();
     let mut records = Vec::new();
+    let mut counted = Vec::new();
     if let Some(t) = tracer.as_mut() {
         t.disable();
         t.drain(&mut records);
+        counted = t.counts();
     }
     crate::engine::interrupt::check()?;
     let readers = outs
@@ -149,6 +154,7 @@ pub fn take(a: &Asked) -> Result<Window> {
         before,
         after,
         records,
+        counted,
         tracing: match (tracing, tracer.is_some()) {
             (Tracing::Recorded(_), false) => {
                 Tracing::Unavailable("the tracer could not be switched on".into())
@@ -183,6 +189,6 @@ mod tests {
         assert_eq!(w.readers.len(), 1);
         assert_eq!(w.readers[0].cpu, cpus[0]);
         assert!(w.before.time_ns < w.readers[0].t0 && w.readers[0].t1 < w.after.time_ns);
-        assert!(w.records.is_empty());
+        assert!(w.records.is_empty() && w.counted.is_empty());
     }
 }

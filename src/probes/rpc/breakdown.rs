@@ -191,10 +191,7 @@ enum State {
 
 /// The pattern matcher over one time-ordered event list.
 struct Matcher<'a> {
-    client: i32,
-    servers: &'a [i32],
-    client_cpu: u32,
-    server_cpu: u32,
+    who: Who<'a>,
     calls: Calls,
     st: State,
     t: Times,
@@ -218,7 +215,7 @@ impl Matcher<'_> {
     }
 
     fn step(&mut self, e: &Event) {
-        let (c, st) = (self.client, self.st);
+        let (c, st) = (self.who.client, self.st);
         let role = self.role_of(e);
         let enter = matches!(e.kind, Kind::SysEnter { .. });
         // C sends a new request: it starts an RPC wherever we were. In ClientIn, C was
@@ -237,7 +234,7 @@ impl Matcher<'_> {
             return;
         }
         if let Kind::Waking { pid, .. } = e.kind {
-            if e.tid == c && self.servers.contains(&pid) {
+            if e.tid == c && self.who.servers.contains(&pid) {
                 if st != State::Sending {
                     // The send's sys_enter was not seen in this pattern: unusable.
                     self.st = State::Idle;
@@ -269,11 +266,11 @@ impl Matcher<'_> {
 
     /// The request half: from C's send to S's receive returning.
     fn on_request(&mut self, e: &Event, kind: Kind, role: Role) {
-        let (c, s, st) = (self.client, self.server, self.st);
+        let (c, s, st) = (self.who.client, self.server, self.st);
         let t = &mut self.t;
         match (st, kind) {
             (State::Sending, Kind::Switch { prev, next })
-                if prev == c && self.servers.contains(&next) =>
+                if prev == c && self.who.servers.contains(&next) =>
             {
                 // One CPU, S runnable but not asleep (preempted before it waited again): the
                 // request woke nobody and C's block hands the CPU to S.
@@ -284,12 +281,12 @@ impl Matcher<'_> {
                 self.st = State::ServerIn;
             }
             (State::Waking, Kind::IpiSend { cpu })
-                if e.tid == c && cpu as u32 == self.server_cpu =>
+                if e.tid == c && cpu as u32 == self.who.server_cpu =>
             {
                 t.ipi_send.get_or_insert(e.time);
             }
             (State::Waking, k)
-                if ipi_arrival(k) && e.cpu == self.server_cpu && t.ipi_send.is_some() =>
+                if ipi_arrival(k) && e.cpu == self.who.server_cpu && t.ipi_send.is_some() =>
             {
                 t.ipi_recv.get_or_insert(e.time);
             }
@@ -322,7 +319,7 @@ impl Matcher<'_> {
 
     /// The reply half: from S serving to C's receive returning.
     fn on_reply(&mut self, e: &Event, kind: Kind, role: Role) {
-        let (c, s, st) = (self.client, self.server, self.st);
+        let (c, s, st) = (self.who.client, self.server, self.st);
         let t = &mut self.t;
         match (st, kind) {
             (State::Serving, Kind::SysEnter { .. }) if e.tid == s && role == Role::Send => {
@@ -351,12 +348,12 @@ impl Matcher<'_> {
                 }
             }
             (State::Replying, Kind::IpiSend { cpu })
-                if e.tid == s && cpu as u32 == self.client_cpu =>
+                if e.tid == s && cpu as u32 == self.who.client_cpu =>
             {
                 t.ipi2_send.get_or_insert(e.time);
             }
             (State::Replying, k)
-                if ipi_arrival(k) && e.cpu == self.client_cpu && t.ipi2_send.is_some() =>
+                if ipi_arrival(k) && e.cpu == self.who.client_cpu && t.ipi2_send.is_some() =>
             {
                 t.ipi2_recv.get_or_insert(e.time);
             }
@@ -410,17 +407,8 @@ pub struct Who<'a> {
 /// sending and receiving system calls. RPCs whose events do not follow the pattern (e.g. cut
 /// by the start of the trace) are left out.
 pub fn split(events: &[Event], who: &Who<'_>, calls: Calls) -> Vec<Rpc> {
-    let &Who {
-        client,
-        servers,
-        client_cpu,
-        server_cpu,
-    } = who;
     let mut m = Matcher {
-        client,
-        servers,
-        client_cpu,
-        server_cpu,
+        who: *who,
         calls,
         st: State::Idle,
         t: Times::default(),
@@ -493,26 +481,27 @@ pub fn definition(part: &str) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::evidence::trace::tests::{fixture_decoder, fixture_records};
     use crate::evidence::trace::{parse_fixture, RawRecord};
 
-    fn fixture(name: &str) -> Vec<RawRecord> {
+    fn fixture_text(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/trace")
             .join(name);
-        parse_fixture(&std::fs::read_to_string(path).unwrap()).unwrap()
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    fn fixture(name: &str) -> Vec<RawRecord> {
+        parse_fixture(&fixture_text(name)).unwrap()
     }
 
     /// Split a committed recording; its first line names the client, the server and their
     /// CPUs ("# <scenario> <mech>: client C on CPU c, server [S] on CPU s; ...").
     fn split_fixture(name: &str, mech: Mech) -> Vec<Rpc> {
-        let recs = fixture(name);
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/trace")
-            .join(name);
-        let head = std::fs::read_to_string(path).unwrap();
+        let head = fixture_text(name);
+        let recs = parse_fixture(&head).unwrap();
         let n: Vec<i64> = head
             .lines()
             .next()
@@ -736,7 +725,7 @@ mod tests {
         assert_eq!(with, alone);
     }
 
-    fn ev(time: u64, cpu: u32, tid: i32, kind: Kind) -> Event {
+    pub(crate) fn ev(time: u64, cpu: u32, tid: i32, kind: Kind) -> Event {
         Event {
             time,
             cpu,
@@ -746,23 +735,23 @@ mod tests {
         }
     }
 
-    fn enter(id: i64) -> Kind {
+    pub(crate) fn enter(id: i64) -> Kind {
         Kind::SysEnter { id, arg1: 0 }
     }
 
-    fn exit(id: i64) -> Kind {
+    pub(crate) fn exit(id: i64) -> Kind {
         Kind::SysExit { id }
     }
 
-    fn waking(pid: i32) -> Kind {
+    pub(crate) fn waking(pid: i32) -> Kind {
         Kind::Waking { pid, target_cpu: 0 }
     }
 
-    const C: i32 = 10;
-    const S: i32 = 20;
+    pub(crate) const C: i32 = 10;
+    pub(crate) const S: i32 = 20;
 
     /// Pipe RPCs of client C on CPU 1 and server S on CPU 0.
-    fn pipe_rpcs(events: &[Event]) -> Vec<Rpc> {
+    pub(crate) fn pipe_rpcs(events: &[Event]) -> Vec<Rpc> {
         split(
             events,
             &Who {

@@ -210,7 +210,7 @@ pub fn judge_run(run: &mut Run) {
 
 /// The part names with the corrected ones' probe: `rpc.corrected` carries `part` like
 /// `rpc.part`.
-pub const PROBE: &str = super::CORRECTED.0;
+pub const PROBE: crate::model::ProbeId = super::CORRECTED;
 
 /// Definition of the correction, for `--explain` and the notes of each `rpc.corrected`.
 pub const NOTE: &str = "corrected: each traced part minus the calibrated cost of the events \
@@ -350,8 +350,8 @@ mod tests {
         run.measurements = vec![
             case("rpc.total", untraced),
             traced,
-            case(PROBE, 1500.0),
-            case(PROBE, 2000.0),
+            case(PROBE.0, 1500.0),
+            case(PROBE.0, 2000.0),
         ];
         run
     }
@@ -370,7 +370,7 @@ mod tests {
     fn sum_checks(run: &Run) -> Vec<&Check> {
         run.measurements
             .iter()
-            .filter(|m| m.probe == PROBE)
+            .filter(|m| m.is(PROBE))
             .filter_map(|m| m.checks.last())
             .collect()
     }
@@ -429,7 +429,7 @@ mod tests {
             "rpc-quick",
         )
         .unwrap();
-        for m in run.measurements.iter_mut().filter(|m| m.probe == PROBE) {
+        for m in run.measurements.iter_mut().filter(|m| m.is(PROBE)) {
             m.checks
                 .retain(|c| !crate::report::checks::name(c).starts_with(SUM_CHECK));
         }
@@ -438,7 +438,7 @@ mod tests {
             let m = run
                 .measurements
                 .iter()
-                .find(|m| m.probe == PROBE && m.param_str("scenario") == Some(scenario))
+                .find(|m| m.is(PROBE) && m.param_str("scenario") == Some(scenario))
                 .unwrap();
             let c = m.checks.last().unwrap();
             assert!(!c.ok && !m.valid, "{c:?}");

@@ -123,20 +123,8 @@ fn hand_off(
 mod tests {
     use super::*;
     use crate::probes::ipc::channel::Mech;
+    use crate::probes::rpc::breakdown::tests::{enter, ev, exit, pipe_rpcs, waking, C, S};
     use crate::probes::rpc::breakdown::{split, Calls};
-
-    fn ev(time: u64, cpu: u32, tid: i32, kind: Kind) -> Event {
-        Event {
-            time,
-            cpu,
-            pid: tid,
-            tid,
-            kind,
-        }
-    }
-
-    const C: i32 = 10;
-    const S: i32 = 20;
 
     /// One remote pipe RPC (client on CPU 1, server on CPU 0) with IPIs both ways: the
     /// client's leaving its send and entering its receive after the IPI went out, and the
@@ -144,9 +132,6 @@ mod tests {
     #[test]
     fn events_beside_the_path_are_not_counted() {
         let (w, r) = (libc::SYS_write, libc::SYS_read);
-        let enter = |id| Kind::SysEnter { id, arg1: 0 };
-        let exit = |id| Kind::SysExit { id };
-        let waking = |pid| Kind::Waking { pid, target_cpu: 0 };
         let events = [
             ev(100, 1, C, enter(w)),
             ev(105, 1, C, waking(S)),
@@ -176,16 +161,7 @@ mod tests {
             ev(161, 1, C, Kind::SwitchIn { prev: 0 }),
             ev(170, 1, C, exit(r)),
         ];
-        let rpcs = split(
-            &events,
-            &Who {
-                client: C,
-                servers: &[S],
-                client_cpu: 1,
-                server_cpu: 0,
-            },
-            Calls::of(Mech::Pipe),
-        );
+        let rpcs = pipe_rpcs(&events);
         assert_eq!(rpcs.len(), 1);
         let who = Who {
             client: C,
@@ -230,22 +206,13 @@ mod tests {
             ))
             .unwrap(),
         );
-        let rpcs = split(
-            &events,
-            &Who {
-                client: 32054,
-                servers: &[1827],
-                client_cpu: 1,
-                server_cpu: 1,
-            },
-            Calls::of(Mech::Pipe),
-        );
         let who = Who {
             client: 32054,
             servers: &[1827],
             client_cpu: 1,
             server_cpu: 1,
         };
+        let rpcs = split(&events, &who, Calls::of(Mech::Pipe));
         let paths = on_path(&events, &rpcs, &who);
         for (r, p) in rpcs.iter().zip(&paths) {
             let inside = events

@@ -560,7 +560,7 @@ fn corrected_parts(
     for &(i, mean) in &means {
         let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let spec = base(super::correct::PROBE, "ns/RPC");
+        let spec = base(super::correct::PROBE.0, "ns/RPC");
         let note = super::correct::NOTE;
         let corrected = Shared {
             checks: &corrected_checks,

@@ -153,6 +153,7 @@ fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
         row: "42".into(),
         proc_delta: 123,
         traced: 98,
+        unwritten: 0,
     });
     let s = text(&run, false);
     assert!(
@@ -162,10 +163,17 @@ fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("(±2%): the recording missed some"), "{s}");
     assert!(widest(&s) <= 80, "{s}");
-    let r = crate::model::Remark::family(crate::probes::noise::PARTIAL, &[1.0, 0.0]);
+    let r = crate::model::Remark::family(crate::probes::noise::PARTIAL, &[1.0, 0.0, 18.0]);
     let w = Noise.words(&r).unwrap();
     assert!(
-        w.starts_with("causes partial: 1 /proc rows disagree"),
+        w.starts_with("causes partial: 1 /proc rows not all recorded, 0 records dropped, 18"),
+        "{w}"
+    );
+    // A run recorded before the counters were read says the two it has.
+    let old = crate::model::Remark::family(crate::probes::noise::PARTIAL, &[1.0, 0.0]);
+    let w = Noise.words(&old).unwrap();
+    assert!(
+        w.contains("0 records dropped; the lost share stands"),
         "{w}"
     );
     assert!(Noise
@@ -174,6 +182,40 @@ fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
             &[]
         ))
         .is_none());
+}
+
+#[test]
+fn entries_the_kernel_counted_unwritten_are_said_with_the_counter_and_the_records() {
+    let mut run = run();
+    let n = run.measurements[0].noise.as_mut().unwrap();
+    let Attribution::Traced(t) = &mut n.attribution else {
+        panic!("traced")
+    };
+    t.counts.push(crate::model::noise::CountCheck {
+        row: "softirq RCU".into(),
+        proc_delta: 57,
+        traced: 39,
+        unwritten: 18,
+    });
+    t.unwritten.push(crate::model::noise::Unwritten {
+        event: "irq:softirq_entry".into(),
+        counted: 120,
+        recorded: 102,
+        ring_full: 0,
+    });
+    let s = text(&run, false);
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("traced 39 against the /proc delta 57 (±2%): the kernel counted the rest"),
+        "{s}"
+    );
+    assert!(
+        flat.contains(
+            "the kernel counted 120 irq:softirq_entry events and wrote 102: no lost record"
+        ),
+        "{s}"
+    );
+    assert!(widest(&s) <= 80, "{s}");
 }
 
 #[test]

@@ -42,6 +42,24 @@ impl Bar {
     }
 }
 
+/// A bar's value label at the tables' precision rule (units::interval): the figure no more
+/// precisely than its interval, "4" for 4.39 ±36, never "4.39"; a figure of 10⁴ or more
+/// scaled by k, M or G as the axis's numbers are, the rule applied to the scaled figure.
+pub fn value_text(v: f64, lo: f64, hi: f64) -> String {
+    let a = v.abs();
+    let (k, suffix) = if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let (figure, _) = crate::units::interval::fmt_estimate(v / k, lo / k, hi / k);
+    format!("{figure}{suffix}")
+}
+
 /// The widest label area, in pixels: the bars keep most of the figure.
 const MAX_LABEL_W: u32 = 420;
 
@@ -183,7 +201,11 @@ impl BarChart {
                     }
                     chart.draw_series(std::iter::once(
                         EmptyElement::at((hi.max(v), mid))
-                            + Text::new(short_number(v), (6, -7), (FONT, LABEL_PT).into_font()),
+                            + Text::new(
+                                value_text(v, lo, hi),
+                                (6, -7),
+                                (FONT, LABEL_PT).into_font(),
+                            ),
                     ))?;
                 }
                 None => {
@@ -206,6 +228,25 @@ impl BarChart {
 mod tests {
     use super::super::test_support::{assert_standalone, count, has_text};
     use super::*;
+
+    #[test]
+    fn value_labels_are_no_more_precise_than_their_interval() {
+        // ±36 on 4.39: the units digit is already uncertain.
+        assert_eq!(value_text(4.39, -31.6, 40.4), "4");
+        assert_eq!(short_number(4.39), "4.39");
+        assert_eq!(value_text(4.39, 4.38, 4.40), "4.39");
+        assert_eq!(value_text(46687.0, 42287.0, 51087.0), "46.7k");
+        assert_eq!(value_text(46687.0, 36687.0, 56687.0), "47k");
+        assert_eq!(value_text(1400.0, 1350.0, 1460.0), "1400");
+        let svg = BarChart {
+            title: "t".into(),
+            value_label: "ns".into(),
+            bars: vec![Bar::new("wide", 4.39, -31.6, 40.4)],
+            ..Default::default()
+        }
+        .to_svg();
+        assert!(has_text(&svg, "4") && !svg.contains("4.39"), "{svg}");
+    }
 
     #[test]
     fn bars_have_whiskers_labels_and_missing_rows_say_why() {
@@ -231,8 +272,9 @@ mod tests {
         assert!(count(&svg, "<rect") >= 3, "bar rectangles missing");
         // one whisker line + two caps per plotted bar
         assert!(count(&svg, "<polyline") >= 6);
+        // At the precision rule: 80 ±1.5 reads "80.0", 1400 ±55 "1400".
         assert!(
-            has_text(&svg, "80") && has_text(&svg, "1400"),
+            has_text(&svg, "80.0") && has_text(&svg, "1400"),
             "value labels missing"
         );
     }

@@ -130,39 +130,17 @@ impl Histogram {
         Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
     {
         let pad = (d.hi - d.lo) * 0.03;
-        let mut chart = ChartBuilder::on(area)
-            .margin(12)
-            .margin_right(24)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(d.lo - pad..d.hi + pad, y)?;
-        let fmt = |v: &f64| short_number(*v);
-        chart
-            .configure_mesh()
-            .x_desc(self.x_label.as_str())
-            .y_desc("count")
-            .x_label_formatter(&fmt)
-            .y_label_formatter(&fmt)
-            .label_style((FONT, LABEL_PT))
-            .axis_desc_style((FONT, DESC_PT))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()?;
-        let c = color(0);
-        chart.draw_series(
-            d.counts
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| **n > 0)
-                .map(|(i, n)| {
-                    let x0 = d.lo + i as f64 * d.w;
-                    let mut r = Rectangle::new(
-                        [(x0, floor), (x0 + d.w, f64::from(*n))],
-                        super::mark_style(c, 0.7),
-                    );
-                    r.set_margin(0, 0, 1, 1);
-                    r
-                }),
-        )?;
+        let bars = d
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| {
+                let x0 = d.lo + i as f64 * d.w;
+                ([x0, x0 + d.w], f64::from(*n))
+            });
+        let axes = (d.lo - pad..d.hi + pad, y);
+        let mut chart = draw_bins(area, axes, &self.x_label, bars, floor)?;
         let peak = f64::from(d.counts.iter().copied().max().unwrap_or(1).max(1));
         for (x, name, col) in [(d.median, "median", BLACK), (d.p95, "p95", color(5))] {
             chart
@@ -185,6 +163,54 @@ impl Histogram {
         Ok(())
     }
 }
+
+/// A histogram's axes (the value axis labelled `x_label`, the count axis "count") and its
+/// bars, each `[x0, x1)` from `floor` up to its count; the chart, for marks drawn over them.
+pub(super) fn draw_bins<'a, 'b, X, Y>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    (x, y): (X, Y),
+    x_label: &str,
+    bars: impl Iterator<Item = ([f64; 2], f64)>,
+    floor: f64,
+) -> Result<BinChart<'a, 'b, X, Y>, Box<dyn std::error::Error>>
+where
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(48)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)?;
+    let fmt = |v: &f64| short_number(*v);
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc("count")
+        .x_label_formatter(&fmt)
+        .y_label_formatter(&fmt)
+        .label_style((FONT, LABEL_PT))
+        .axis_desc_style((FONT, DESC_PT))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()?;
+    let c = color(0);
+    chart.draw_series(bars.map(|([x0, x1], n)| {
+        let mut r = Rectangle::new([(x0, floor), (x1, n)], super::mark_style(c, 0.7));
+        r.set_margin(0, 0, 1, 1);
+        r
+    }))?;
+    Ok(chart)
+}
+
+/// The chart [`draw_bins`] drew on.
+pub(super) type BinChart<'a, 'b, X, Y> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
 
 /// What `draw` computed and `plot` draws.
 struct Drawn<'a> {

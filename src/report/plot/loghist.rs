@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{color, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT};
+use super::{no_data, render, DrawResult};
 
 /// One bin: `[lo, hi)` and how many values fell in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,35 +52,12 @@ impl LogHistogram {
         let lo = bins.iter().map(|b| b.lo).fold(f64::INFINITY, f64::min);
         let hi = bins.iter().map(|b| b.hi).fold(0.0, f64::max);
         let top = bins.iter().map(|b| b.count).max().unwrap_or(1) as f64;
-        let mut chart = ChartBuilder::on(area)
-            .margin(12)
-            .margin_right(24)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                (lo / 1.2..hi * 1.2).log_scale(),
-                (0.8..top * 4.0).log_scale(),
-            )?;
-        let fmt = |v: &f64| short_number(*v);
-        chart
-            .configure_mesh()
-            .x_desc(self.x_label.as_str())
-            .y_desc("count")
-            .x_label_formatter(&fmt)
-            .y_label_formatter(&fmt)
-            .label_style((FONT, LABEL_PT))
-            .axis_desc_style((FONT, DESC_PT))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()?;
-        let c = color(0);
-        chart.draw_series(bins.iter().map(|b| {
-            let mut r = Rectangle::new(
-                [(b.lo, 0.8), (b.hi, b.count as f64)],
-                super::mark_style(c, 0.7),
-            );
-            r.set_margin(0, 0, 1, 1);
-            r
-        }))?;
+        let axes = (
+            (lo / 1.2..hi * 1.2).log_scale(),
+            (0.8..top * 4.0).log_scale(),
+        );
+        let bars = bins.iter().map(|b| ([b.lo, b.hi], b.count as f64));
+        super::histogram::draw_bins(area, axes, &self.x_label, bars, 0.8)?;
         Ok(())
     }
 }

@@ -6,7 +6,7 @@ use super::{
     MAX_BLOCK_LEN, MAX_OPS, NO_BLOCK, NO_EXIT,
 };
 use crate::decode::{Decoded, Op};
-use crate::machine::{Machine, NO_PAGE, PAGE_SHIFT, SLOTS_PER_PAGE};
+use crate::machine::{chunk_of, Machine, CHUNKS_PER_PAGE, NO_PAGE, PAGE_SHIFT, SLOTS_PER_PAGE};
 use crate::pipeline::BlockTiming;
 
 impl BlockCache {
@@ -19,9 +19,10 @@ impl BlockCache {
         self.lines.clear();
         self.slots.fill(NO_BLOCK);
         self.jumps.fill(NO_BLOCK);
-        for ids in &mut self.table_blocks {
+        for ids in &mut self.chunk_blocks {
             ids.clear();
         }
+        self.chunk_changes.fill(0);
         self.flushes += 1;
     }
 
@@ -30,8 +31,9 @@ impl BlockCache {
     fn cover(&mut self, slots: usize) {
         if self.slots.len() < slots {
             self.slots.resize(slots, NO_BLOCK);
-            self.table_blocks
-                .resize_with(slots / SLOTS_PER_PAGE, Vec::new);
+            let chunks = slots / SLOTS_PER_PAGE * CHUNKS_PER_PAGE;
+            self.chunk_blocks.resize_with(chunks, Vec::new);
+            self.chunk_changes.resize(chunks, 0);
         }
         if self.jumps.is_empty() {
             self.jumps = vec![NO_BLOCK; JUMPS];
@@ -121,7 +123,10 @@ impl Machine {
                 }
                 break;
             };
-            if at as u64 + d.len as u64 > page_end || !self.fits_in_block(d, at) {
+            if at as u64 + d.len as u64 > page_end
+                || !self.fits_in_block(d, at)
+                || self.in_volatile_chunk(at, d.len)
+            {
                 break;
             }
             code[n] = (at, d);
@@ -144,6 +149,7 @@ impl Machine {
             }
         }
         let code = &code[..n];
+        self.blocks.built += !code.is_empty() as u64;
         // The address after the last instruction (a jump's link when it ends the block).
         let fall = code
             .last()
@@ -152,16 +158,21 @@ impl Machine {
         let id = self.blocks.blocks.len() as u32;
         let block = self.new_block(code, pc, fall);
         self.blocks.blocks.push(block);
-        // Every page the block's instructions are in (each one decoded, so each page has a
-        // predecode table): a change to any of them kills the block.
-        let mut tables = [u32::MAX; MAX_BLOCK_LEN];
+        // Every chunk the block's instructions' bytes are in (each one decoded, so each page
+        // has a predecode table; an instruction does not cross a page): a change to any of
+        // them kills the block.
+        let mut chunks = [usize::MAX; 2 * MAX_BLOCK_LEN];
         let mut spanned = 0;
-        for &(a, _) in code.iter() {
-            let table = self.page_table[((a - self.base) >> PAGE_SHIFT) as usize];
-            if !tables[..spanned].contains(&table) {
-                tables[spanned] = table;
-                spanned += 1;
-                self.blocks.table_blocks[table as usize].push(id);
+        for &(a, d) in code.iter() {
+            let off = (a - self.base) as usize;
+            let table = self.page_table[off >> PAGE_SHIFT];
+            for byte in [off, off + d.len as usize - 1] {
+                let chunk = chunk_of(table, byte);
+                if !chunks[..spanned].contains(&chunk) {
+                    chunks[spanned] = chunk;
+                    spanned += 1;
+                    self.blocks.chunk_blocks[chunk].push(id);
+                }
             }
         }
         // The first instruction decoded, so its page has a predecode table.
@@ -257,6 +268,17 @@ impl Machine {
             last_exit: bc.exits.len().saturating_sub(1).max(block.exits as usize) as u32,
             ..block
         }
+    }
+
+    /// Whether the `len`-byte instruction at `pc` (decoded, so its page has a predecode
+    /// table) has a byte in a chunk left to the reference engine.
+    fn in_volatile_chunk(&self, pc: u32, len: u8) -> bool {
+        let off = (pc - self.base) as usize;
+        let table = self.page_table[off >> PAGE_SHIFT];
+        self.blocks.volatile(chunk_of(table, off))
+            || self
+                .blocks
+                .volatile(chunk_of(table, off + len as usize - 1))
     }
 
     /// Whether the block engine may run `d` (at `pc`) itself: everything but the

@@ -1,9 +1,11 @@
 //! Running blocks: the run loop of the block engine, the op interpreter, and the accounting
 //! of a block that ran to its end (all at once) or stopped early (op by op).
 
-use super::{Block, BlockCache, BlockOp, Kind, LEN_DEAD, MAX_LEFT, NO_BLOCK, NO_EXIT};
+use super::{
+    Block, BlockCache, BlockOp, Kind, LEN_DEAD, LEN_REFERENCE, MAX_LEFT, NO_BLOCK, NO_EXIT,
+};
 use crate::cache::Cache;
-use crate::machine::{Machine, Stats, NO_PAGE, PAGE_SHIFT};
+use crate::machine::{Machine, Stats, CHUNK_SHIFT};
 use crate::pipeline::Pipeline;
 use crate::stop::Stop;
 
@@ -41,34 +43,31 @@ struct Plain<'a> {
     base: u32,
     /// A jump target must satisfy `target & align_mask == 0`.
     align_mask: u32,
-    /// The reference's page table: a page with a predecode table may hold code.
-    page_table: &'a [u32],
-    /// Pages wholly inside memory (at most `page_table.len()`): a store into one of them
+    /// The reference's map of the chunks of memory that ever held a decoded instruction
+    /// (`Machine::code_chunks`): a store into any other chunk changes no instruction.
+    code_chunks: &'a [u8],
+    /// Chunks wholly inside memory (at most `code_chunks.len()`): a store into one of them
     /// needs no test against the end of memory. A memory whose size is not a whole number
-    /// of pages leaves its last, partial page to the reference engine.
-    full_pages: usize,
+    /// of chunks leaves its last, partial chunk to the reference engine.
+    full_chunks: usize,
     tohost: u32,
 }
 
 impl Plain<'_> {
     /// The memory offset of a `size`-byte store at `addr` when nothing but the store itself
-    /// has to happen: inside a page wholly in memory (so all `size` bytes are in memory), in
-    /// a page without code, away from the page's first halfword (where an instruction of the
-    /// page before may end) and its end, and not to `tohost`.
+    /// has to happen: inside one chunk of memory wholly in memory (so all `size` bytes are
+    /// in memory), a chunk that never held a decoded instruction, and not to `tohost`.
     #[inline(always)]
     fn offset(&self, addr: u32, size: u32) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
-        // Its offset in the page from 2 to the page size less `size`, in one comparison (an
-        // offset below 2 wraps around).
-        let in_page = off & ((1 << PAGE_SHIFT) - 1);
-        let inside = in_page.wrapping_sub(2) <= (1 << PAGE_SHIFT) - 2 - size as usize;
-        let page = off >> PAGE_SHIFT;
-        debug_assert!(self.full_pages <= self.page_table.len());
-        // SAFETY: `page < full_pages <= page_table.len()` (`run_chained` sets `full_pages`
-        // from the memory's size, which the page table covers).
+        let inside = off & ((1 << CHUNK_SHIFT) - 1) <= (1 << CHUNK_SHIFT) - size as usize;
+        let chunk = off >> CHUNK_SHIFT;
+        debug_assert!(self.full_chunks <= self.code_chunks.len());
+        // SAFETY: `chunk < full_chunks <= code_chunks.len()` (`run_chained` sets
+        // `full_chunks` from the memory's size, which the map covers).
         let plain = inside
-            && page < self.full_pages
-            && *unsafe { self.page_table.get_unchecked(page) } == NO_PAGE
+            && chunk < self.full_chunks
+            && *unsafe { self.code_chunks.get_unchecked(chunk) } == 0
             && addr & !3 != self.tohost;
         plain.then_some(off)
     }
@@ -119,8 +118,7 @@ impl Machine {
                     pc: self.pc,
                 };
             }
-            let mut left = (self.batch_budget() - 1).min(MAX_LEFT as u64) as u32;
-            self.recheck = false;
+            let mut left = (self.start_batch() - 1).min(MAX_LEFT as u64) as u32;
             let mut pc = self.pc;
             let mut id = self.block_at(pc);
             while left > 0 {
@@ -139,20 +137,31 @@ impl Machine {
                         left -= cut.op;
                     }
                 }
-                if left == 0 {
-                    break;
+                // Instructions on the reference engine, as long as the block at the next pc
+                // is an entry for it (CSR accesses and traps in a handler, code that keeps
+                // changing): without a return to the chained loop for each.
+                loop {
+                    if left == 0 {
+                        break;
+                    }
+                    self.blocks.reference_steps += 1;
+                    left -= 1;
+                    self.stats.steps += 1;
+                    pc = match self.execute_next::<IC, PIPE>(pc) {
+                        Ok(next) => next,
+                        Err(stop) => return stop,
+                    };
+                    if self.recheck {
+                        break;
+                    }
+                    id = self.block_at(pc);
+                    if self.blocks.block(id).len != LEN_REFERENCE {
+                        break;
+                    }
                 }
-                // One instruction on the reference engine.
-                left -= 1;
-                self.stats.steps += 1;
-                pc = match self.execute_next::<IC, PIPE>(pc) {
-                    Ok(next) => next,
-                    Err(stop) => return stop,
-                };
                 if self.recheck {
                     break;
                 }
-                id = self.block_at(pc);
             }
             if !self.recheck {
                 if let Some(stop) = self.step_with::<IC, PIPE>() {
@@ -171,15 +180,15 @@ impl Machine {
         id: u32,
         left: &mut u32,
     ) -> Leave {
-        let full_pages = (self.ram.len() >> PAGE_SHIFT).min(self.page_table.len());
+        let full_chunks = (self.ram.len() >> CHUNK_SHIFT).min(self.code_chunks.len());
         let mut core = Core {
             regs: &mut self.regs,
             ram: &mut self.ram,
             plain: Plain {
                 base: self.base,
                 align_mask: self.align_mask,
-                page_table: &self.page_table,
-                full_pages,
+                code_chunks: &self.code_chunks,
+                full_chunks,
                 tohost: self.tohost,
             },
             icache: self.icache.as_mut(),
@@ -195,6 +204,7 @@ impl Machine {
     #[cold]
     #[inline(never)]
     fn retire_prefix<const IC: bool, const PIPE: bool>(&mut self, id: u32, cut: Cut) -> u32 {
+        self.blocks.cuts += 1;
         let first = self.blocks.blocks[id as usize].ops as usize;
         for i in first..first + cut.op as usize {
             let (pc, d) = self.blocks.sources[i];

@@ -22,8 +22,8 @@
 //! it adds none: it is a hit that changes no state), and the pipeline's load-use stalls among
 //! them ([`BlockTiming`]). A block that leaves by an exit adds that exit's sums at once; only
 //! the D-cache is accessed op by op. When an op cannot finish on the fast path (an access outside memory or
-//! to the timer device, a store into a page holding code or to `tohost`, a jump that would
-//! trap), the block stops *before* it: the ops before it are accounted one by one through the
+//! to the timer device, a store into a 128-byte chunk of memory that ever held a decoded
+//! instruction or to `tohost`, a jump that would trap), the block stops *before* it: the ops before it are accounted one by one through the
 //! reference's own model calls, and the reference engine executes that instruction. Traps,
 //! interrupts, CSR reads of the counters and self-modifying code therefore see exactly the
 //! state the reference would show.
@@ -34,10 +34,14 @@
 //! small direct-mapped table remembers the targets of indirect jumps (returns, calls through
 //! pointers). Blocks then run one after another in a loop that touches nothing of the machine
 //! but registers, memory and the models ([`exec`]), until a chain is missing or the batch's
-//! steps run out. A store that overlaps a predecoded instruction marks every block of that
-//! page dead (`fence.i`: every block), which every chain and table entry into them sees at the
-//! next use. When the arena grows past [`MAX_BLOCKS`] blocks or [`MAX_OPS`] ops it is emptied
-//! and refilled on demand.
+//! steps run out. A store that changes the bytes of a predecoded instruction marks every block
+//! with an instruction in that instruction's 128-byte chunk dead (a store of the bytes already
+//! there changes nothing; `fence.i` forgets nothing), which every chain and table entry into
+//! them sees at the next use. A chunk whose live code changed [`VOLATILE_AFTER`] times is left
+//! to the reference engine (blocks stop before it), which decodes only the instruction that
+//! changed instead of building blocks again after every store. When the arena grows past
+//! [`MAX_BLOCKS`] blocks or [`MAX_OPS`] ops it is emptied and refilled on demand (and every
+//! chunk is given to blocks again).
 
 mod build;
 mod exec;
@@ -65,6 +69,12 @@ pub(super) const MAX_BLOCK_LEN: usize = 64;
 /// grow the arena without bound).
 const MAX_BLOCKS: usize = 1 << 16;
 const MAX_OPS: usize = 1 << 20;
+/// Times a chunk's live code may change before the block engine leaves that chunk to the
+/// reference engine (until the arena is next emptied): code that rewrites itself all the
+/// time would otherwise be decoded into blocks again after every store, at a few MIPS,
+/// where the reference engine, which decodes only the instruction that changed, keeps its
+/// own speed.
+const VOLATILE_AFTER: u32 = 16;
 
 /// What an op does. The last op of a block is always a terminator (a jump or `End`), so the
 /// op loop needs no bounds test.
@@ -249,12 +259,21 @@ pub(super) struct BlockCache {
     lines: Vec<u32>,
     /// Per halfword slot, parallel to the predecode tables: the block starting there.
     slots: Vec<u32>,
-    /// Per predecode table: the blocks built in it since its code last changed.
-    table_blocks: Vec<Vec<u32>>,
+    /// Per chunk of a predecode table's page (`machine::chunk_of`): the blocks with an
+    /// instruction in it, built since its code last changed.
+    chunk_blocks: Vec<Vec<u32>>,
+    /// Per chunk: how many times a change to its code killed a live block.
+    chunk_changes: Vec<u32>,
     /// Indirect-jump targets: the block for pc at `(pc >> 1) % JUMPS`, if its pc matches.
     jumps: Vec<u32>,
     /// How many times the arena was emptied (ids from before are meaningless).
     flushes: u64,
+    /// Blocks built, live blocks killed, blocks cut short, and instructions the reference
+    /// engine ran for the block engine ([`crate::machine::EngineCounts`]).
+    pub(super) built: u64,
+    pub(super) killed: u64,
+    pub(super) cuts: u64,
+    pub(super) reference_steps: u64,
 }
 
 impl Default for BlockCache {
@@ -266,9 +285,14 @@ impl Default for BlockCache {
             sources: Vec::new(),
             lines: Vec::new(),
             slots: Vec::new(),
-            table_blocks: Vec::new(),
+            chunk_blocks: Vec::new(),
+            chunk_changes: Vec::new(),
             jumps: Vec::new(),
             flushes: 0,
+            built: 0,
+            killed: 0,
+            cuts: 0,
+            reference_steps: 0,
         }
     }
 }
@@ -289,25 +313,40 @@ impl Block {
 }
 
 impl BlockCache {
-    /// Code in predecode table `table` changed: every block in it is dead from now on.
-    #[inline]
-    pub(super) fn page_changed(&mut self, table: usize) {
-        if let Some(ids) = self.table_blocks.get_mut(table) {
-            for &id in ids.iter() {
-                self.blocks[id as usize].len = LEN_DEAD;
-            }
-            ids.clear();
+    /// Code in chunk `chunk` changed: every block with an instruction in it is dead from now
+    /// on. (A block of several chunks stays listed, dead, in the others' lists until they
+    /// change or the arena is emptied.)
+    pub(super) fn chunk_changed(&mut self, chunk: usize) {
+        let Some(ids) = self.chunk_blocks.get_mut(chunk) else {
+            return;
+        };
+        let mut killed = 0;
+        for &id in ids.iter() {
+            let b = &mut self.blocks[id as usize];
+            killed += (b.len != LEN_DEAD) as u64;
+            b.len = LEN_DEAD;
+        }
+        ids.clear();
+        if killed > 0 {
+            self.killed += killed;
+            self.chunk_changes[chunk] += 1;
         }
     }
 
-    /// `fence.i`: every block is dead from now on.
-    pub(super) fn all_changed(&mut self) {
-        for b in &mut self.blocks {
-            b.len = LEN_DEAD;
-        }
-        for ids in &mut self.table_blocks {
-            ids.clear();
-        }
+    /// Whether chunk `chunk` is left to the reference engine (see [`VOLATILE_AFTER`]).
+    #[inline]
+    pub(super) fn volatile(&self, chunk: usize) -> bool {
+        self.chunk_changes
+            .get(chunk)
+            .is_some_and(|&n| n >= VOLATILE_AFTER)
+    }
+
+    /// Chunks left to the reference engine.
+    pub(super) fn volatile_chunks(&self) -> u64 {
+        self.chunk_changes
+            .iter()
+            .filter(|&&n| n >= VOLATILE_AFTER)
+            .count() as u64
     }
 
     /// Bytes of blocks built and of their tables (none before the first block).
@@ -320,8 +359,9 @@ impl BlockCache {
             + self.lines.len() * size_of::<u32>()
             + self.slots.len() * size_of::<u32>()
             + self.jumps.len() * size_of::<u32>()
+            + self.chunk_changes.len() * size_of::<u32>()
             + self
-                .table_blocks
+                .chunk_blocks
                 .iter()
                 .map(|t| t.len() * size_of::<u32>())
                 .sum::<usize>()
