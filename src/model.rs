@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 
 use crate::machine::Machine;
 
+mod check;
 pub mod noise;
 mod remark;
 pub mod switch_trace;
+pub use check::{Bound, Check, CheckKind, Misplaced, Moved, OtherSeen, Reading, SwitchSource};
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
@@ -448,15 +450,6 @@ impl Status {
     }
 }
 
-/// A declared expectation and what the machine showed.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Check {
-    pub name: String,
-    pub expected: String,
-    pub observed: String,
-    pub ok: bool,
-}
-
 /// What the machine observed while the raw samples ran.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Evidence {
@@ -856,29 +849,6 @@ impl Measurement {
     /// The checks that failed, for "why invalid" lines.
     pub fn failed_checks(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
-    }
-
-    /// Why this measurement is invalid, in one line: its failed checks; without one (a
-    /// figure a probe marked invalid), the first sentence of a version 1 run.
-    pub fn invalid_reason(&self) -> String {
-        let failed: Vec<String> = self
-            .failed_checks()
-            .map(|c| {
-                format!(
-                    "{}: expected {}, observed {}",
-                    c.name, c.expected, c.observed
-                )
-            })
-            .collect();
-        if !failed.is_empty() {
-            failed.join("; ")
-        } else {
-            self.warnings
-                .iter()
-                .find(|w| w.is_legacy())
-                .map(|w| w.subject.clone())
-                .unwrap_or_else(|| "marked invalid by the probe".into())
-        }
     }
 
     /// The parameters the user chose (see [`param_kind`]): what two measurements must share

@@ -6,7 +6,7 @@
 //! `OSCOST_QUIET_MACHINE=1` (the lead's quiet machine) the control is asserted as well: the
 //! same probes without the competitor pass their occupancy checks.
 
-use oscost::engine::checks::{contested, OTHER_TASKS};
+use oscost::engine::checks::contested;
 use oscost::engine::measure::Context;
 use oscost::engine::sampler::SamplingConfig;
 use oscost::machine::affinity::allowed_cpus;
@@ -129,7 +129,7 @@ fn probes() -> Vec<(String, bool, Vec<String>)> {
             .checks
             .iter()
             .filter(|c| !c.ok)
-            .map(|c| c.name.clone())
+            .map(oscost::report::checks::name)
             .collect();
         out.push((name.to_string(), m.valid, failed));
     };
@@ -175,7 +175,10 @@ fn probes() -> Vec<(String, bool, Vec<String>)> {
             .unwrap()
             .iter()
             .filter(|c| c["ok"] == false)
-            .map(|c| c["name"].as_str().unwrap().to_string())
+            .map(|c| {
+                let c: oscost::model::Check = serde_json::from_value(c.clone()).unwrap();
+                oscost::report::checks::name(&c)
+            })
             .collect();
         out.push((
             m["probe"].as_str().unwrap().to_string(),
@@ -188,12 +191,12 @@ fn probes() -> Vec<(String, bool, Vec<String>)> {
 
 /// The occupancy checks (the ones a competitor must trip).
 fn occupancy_family(name: &str) -> bool {
-    contested(&oscost::model::Check {
-        name: name.into(),
-        expected: String::new(),
-        observed: String::new(),
-        ok: false,
-    }) || name == "CPU time within the window"
+    contested(&oscost::model::Check::legacy(
+        name,
+        String::new(),
+        String::new(),
+        false,
+    )) || name == "CPU time within the window"
 }
 
 fn assert_all_caught(share: &str, results: &[(String, bool, Vec<String>)]) {
@@ -234,7 +237,10 @@ fn a_competitor_on_the_cpu_makes_every_affected_probe_invalid() {
 /// The other-tasks evidence of a measurement: its check, and whether the competitor `pid` is
 /// named there as runnable throughout, at its priority.
 fn named(m: &Measurement, pid: i32, low: Low) -> (Option<&oscost::model::Check>, bool) {
-    let check = m.checks.iter().find(|c| c.name == OTHER_TASKS);
+    let check = m
+        .checks
+        .iter()
+        .find(|c| c.kind == oscost::model::CheckKind::OtherTasks);
     let seen = m
         .evidence
         .occupancy

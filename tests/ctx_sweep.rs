@@ -113,7 +113,7 @@ fn synthetic_sweep() -> Run {
 #[test]
 fn subtraction_direct_indirect_and_below_resolution() {
     let run = synthetic_sweep();
-    let a = analyze(&run, &caches(), &[]);
+    let a = analyze(&run, &caches(), &[], &oscost::report::sweep::invalid);
     assert_eq!(a.curves.len(), 1);
     let c = &a.curves[0];
     assert_eq!(c.procs, 2);
@@ -136,7 +136,12 @@ fn subtraction_direct_indirect_and_below_resolution() {
 
 #[test]
 fn knees_on_the_sweep_match_the_total_footprint() {
-    let a = analyze(&synthetic_sweep(), &caches(), &[]);
+    let a = analyze(
+        &synthetic_sweep(),
+        &caches(),
+        &[],
+        &oscost::report::sweep::invalid,
+    );
     let c = &a.curves[0];
     assert_eq!(c.knees.len(), 1, "{:?}", c.knees);
     let k = &c.knees[0];
@@ -150,7 +155,12 @@ fn knees_on_the_sweep_match_the_total_footprint() {
         k.matches
     );
     // A memory-latency knee at 1m (one buffer) is S = 512k on a ring of two.
-    let a = analyze(&synthetic_sweep(), &caches(), &[(1u64 << 20) as f64]);
+    let a = analyze(
+        &synthetic_sweep(),
+        &caches(),
+        &[(1u64 << 20) as f64],
+        &oscost::report::sweep::invalid,
+    );
     assert!(a.curves[0].knees[0]
         .matches
         .iter()
@@ -263,7 +273,12 @@ fn ctx_keeps_its_flags_and_gains_subcommands() {
 
 #[test]
 fn sweep_svg_is_self_describing() {
-    let a = analyze(&synthetic_sweep(), &caches(), &[]);
+    let a = analyze(
+        &synthetic_sweep(),
+        &caches(),
+        &[],
+        &oscost::report::sweep::invalid,
+    );
     let svg = oscost::report::sweep::svg(&a, "test-host · 2 CPUs").unwrap();
     assert!(
         svg.starts_with("<svg") || svg.starts_with("<?xml"),

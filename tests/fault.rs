@@ -43,7 +43,7 @@ fn check<'a>(m: &'a Value, name_part: &str) -> &'a Value {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["name"].as_str().unwrap().contains(name_part))
+        .find(|c| c["subject"].as_str().is_some_and(|n| n.contains(name_part)))
         .unwrap_or_else(|| panic!("no check {name_part} in {m}"))
 }
 
@@ -52,26 +52,22 @@ fn check<'a>(m: &'a Value, name_part: &str) -> &'a Value {
 /// wall time counts as contention only beside a failed run-queue check: a thread that waits
 /// many times its run time in the queue can be preempted between the edge readings.
 fn assert_valid_unless_contested(m: &Value) {
-    let failed: Vec<&str> = m["checks"]
+    let failed: Vec<oscost::model::Check> = m["checks"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|c| c["ok"] == false)
-        .map(|c| c["name"].as_str().unwrap())
+        .map(|c| serde_json::from_value(c.clone()).unwrap())
         .collect();
-    let queued = failed.contains(&"run-queue wait");
-    let is_contested = |name: &str| {
-        oscost::engine::checks::contested(&oscost::model::Check {
-            name: name.into(),
-            expected: String::new(),
-            observed: String::new(),
-            ok: false,
-        })
-    };
+    let queued = failed
+        .iter()
+        .any(|c| c.kind == oscost::model::CheckKind::RunQueueWait);
+    let is_contested = oscost::engine::checks::contested;
     assert!(
         failed
             .iter()
-            .all(|n| is_contested(n) || (queued && *n == "CPU time within the window")),
+            .all(|c| is_contested(c)
+                || (queued && c.kind == oscost::model::CheckKind::CpuTimeInWindow)),
         "{failed:?} in {m}"
     );
     assert_eq!(m["valid"], failed.is_empty(), "{m}");

@@ -149,7 +149,7 @@ fn the_memory_latency_figure_states_the_sizes_it_has_no_figure_for() {
 fn the_context_switch_sweep_states_the_points_without_a_value() {
     let run = fixture("sweep");
     let caches = run.machine.data_cache_sizes(1);
-    let a = oscost::analysis::sweep::analyze(&run, &caches, &[]);
+    let a = oscost::analysis::sweep::analyze(&run, &caches, &[], &|_| String::new());
     let without: usize = a
         .curves
         .iter()

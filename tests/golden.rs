@@ -402,7 +402,7 @@ fn command_sections(g: &mut Goldens) {
     use oscost::report;
     let sweep = read_run("sweep");
     let caches = sweep.machine.data_cache_sizes(1);
-    let a = oscost::analysis::sweep::analyze(&sweep, &caches, &[]);
+    let a = oscost::analysis::sweep::analyze(&sweep, &caches, &[], &oscost::report::sweep::invalid);
     g.check(
         "sections/sweep.txt",
         report::sweep::render(&a, &sweep, true).as_bytes(),
@@ -438,7 +438,12 @@ fn command_sections(g: &mut Goldens) {
         .take(1)
         .flat_map(|c| c.knees.iter().map(|k| k.last_below))
         .collect();
-    let a = oscost::analysis::sweep::analyze(&sweep, &sweep.machine.data_cache_sizes(1), &knees);
+    let a = oscost::analysis::sweep::analyze(
+        &sweep,
+        &sweep.machine.data_cache_sizes(1),
+        &knees,
+        &oscost::report::sweep::invalid,
+    );
     g.check(
         "sections/sweep.mem-knees.txt",
         report::sweep::render(&a, &sweep, true).as_bytes(),

@@ -154,16 +154,20 @@ fn verbose_prints_every_reading_reason_and_warning_the_default_folds() {
     let (quiet, verbose) = (flat(&quiet), flat(&verbose));
     for m in &run.measurements {
         for c in m.failed_checks() {
-            assert!(verbose.contains(&flat(&c.observed)), "{}", c.observed);
+            assert!(
+                verbose.contains(&flat(&oscost::report::checks::observed(c))),
+                "{}",
+                oscost::report::checks::observed(c)
+            );
         }
     }
     let multi_round = run
         .measurements
         .iter()
         .flat_map(|m| m.failed_checks())
-        .find(|c| c.observed.contains("; round "))
+        .find(|c| oscost::report::checks::observed(c).contains("; round "))
         .expect("the recording has a check failed in two rounds");
-    assert!(!quiet.contains(&flat(&multi_round.observed)));
+    assert!(!quiet.contains(&flat(&oscost::report::checks::observed(multi_round))));
     assert!(!quiet.contains("observed round "), "{quiet}");
     assert!(!run.skipped.is_empty());
     for s in &run.skipped {
@@ -200,7 +204,10 @@ fn a_failed_check_is_one_line_per_kind_with_the_range_of_its_readings() {
     let failing = |name: &str| {
         run.measurements
             .iter()
-            .filter(|m| m.failed_checks().any(|c| c.name == name))
+            .filter(|m| {
+                m.failed_checks()
+                    .any(|c| oscost::report::checks::name(c) == name)
+            })
             .count()
     };
     assert_eq!(failing("CPU held by participants"), 11);
@@ -321,7 +328,7 @@ fn failed_corrected_checks_share_one_line_per_kind() {
         .iter()
         .filter(|m| m.probe == "rpc.corrected")
         .flat_map(|m| m.failed_checks())
-        .map(|c| c.observed.clone())
+        .map(oscost::report::checks::observed)
         .collect();
     let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     let readings: std::collections::BTreeSet<String> = failed.iter().map(|o| flat(o)).collect();
@@ -372,7 +379,8 @@ fn a_moved_untraced_rpc_is_said_once_for_every_scenario_it_concerns() {
     use oscost::probes::rpc::correct::{judge_run, PROBE, SUM_CHECK, SUM_CHECK_MOVED};
     let mut run = read_run("rpc-quick");
     for m in run.measurements.iter_mut().filter(|m| m.is(PROBE)) {
-        m.checks.retain(|c| !c.name.starts_with(SUM_CHECK));
+        m.checks
+            .retain(|c| !oscost::report::checks::name(c).starts_with(SUM_CHECK));
     }
     judge_run(&mut run);
     let text = printed(&run, QUIET);
@@ -415,12 +423,12 @@ fn a_curve_whose_points_fail_one_check_says_it_once() {
     let mut failed = 0;
     for (i, m) in run.measurements.iter_mut().enumerate().take(3) {
         m.status = Status::Invalid;
-        m.checks.push(Check {
-            name: "CPU held by participants".into(),
-            expected: "≥ 95% of wall time".into(),
-            observed: format!("round 1: {}.0%; round 2: 4{i}.5%", 30 + i),
-            ok: false,
-        });
+        m.checks.push(Check::text(
+            "CPU held by participants",
+            "≥ 95% of wall time",
+            format!("round 1: {}.0%; round 2: 4{i}.5%", 30 + i),
+            false,
+        ));
         failed += 1;
     }
     assert_eq!(failed, 3);
@@ -459,7 +467,12 @@ fn a_curve_whose_points_fail_one_check_says_it_once() {
 fn the_sweep_legend_wraps_as_one_paragraph_at_80_columns() {
     let run = read_run("sweep");
     std::env::set_var("COLUMNS", "80");
-    let a = oscost::analysis::sweep::analyze(&run, &run.machine.data_cache_sizes(1), &[]);
+    let a = oscost::analysis::sweep::analyze(
+        &run,
+        &run.machine.data_cache_sizes(1),
+        &[],
+        &oscost::report::sweep::invalid,
+    );
     let text = oscost::report::sweep::render(&a, &run, false);
     let start = text.find("  lap = ").expect("the legend");
     let legend: Vec<&str> = text[start..]

@@ -92,14 +92,12 @@ fn every_variant_has_a_row_with_every_metric_or_its_reason() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|c| c["name"] == "placement")
+            .find(|c| c["kind"] == "placement")
             .unwrap();
+        let placement: oscost::model::Check = serde_json::from_value(placement.clone()).unwrap();
         assert!(
-            placement["expected"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("{cpu}")),
-            "{placement}"
+            oscost::report::checks::expected(&placement).contains(&format!("{cpu}")),
+            "{placement:?}"
         );
         assert_eq!(m["probe"], "mmap.lab");
         let ru = &m["evidence"]["rusage"];

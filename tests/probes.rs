@@ -28,7 +28,7 @@ fn cpu() -> usize {
 fn check<'a>(m: &'a Measurement, prefix: &str) -> &'a oscost::model::Check {
     m.checks
         .iter()
-        .find(|c| c.name.starts_with(prefix))
+        .find(|c| oscost::report::checks::name(c).starts_with(prefix))
         .unwrap_or_else(|| panic!("no check {prefix} in {:?}", m.checks))
 }
 
@@ -73,7 +73,7 @@ fn pipe_ping_pong_same_cpu_is_valid_with_two_switches() {
         assert!(m
             .checks
             .iter()
-            .any(|c| c.name == "CPU held by participants"));
+            .any(|c| oscost::report::checks::name(c) == "CPU held by participants"));
         assert_eq!(m.valid, m.checks.iter().all(|c| c.ok));
         assert!(m.raw.median > m.baseline.as_ref().unwrap().median);
         assert!(m.baseline.is_some());
@@ -159,7 +159,7 @@ fn syscall_enters_kernel_and_vdso_does_not() {
     let share = null
         .checks
         .iter()
-        .find(|c| c.name.starts_with("kernel share"))
+        .find(|c| oscost::report::checks::name(c).starts_with("kernel share"))
         .unwrap_or_else(|| panic!("no kernel-share check: {:?}", null.checks));
     assert!(share.ok, "{share:?}");
     let t = &null.evidence.rusage.total;
@@ -185,6 +185,9 @@ fn syscall_fails_its_state_check_beside_a_planted_thread() {
     drop(tx);
     planted.join().unwrap();
     let c = check(&m, oscost::probes::syscall::ALONE);
-    assert!(!c.ok && c.observed.contains(" threads"), "{c:?}");
+    assert!(
+        !c.ok && oscost::report::checks::observed(c).contains(" threads"),
+        "{c:?}"
+    );
     assert!(!m.valid, "{:?}", m.checks);
 }

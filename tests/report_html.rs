@@ -73,7 +73,10 @@ fn invalid_measurements_are_shown_invalid_and_not_plotted() {
     );
     for m in &invalid {
         let c = m.failed_checks().next().expect("failed check");
-        assert!(html.contains(&format!("not plotted: invalid ({})", c.name)));
+        assert!(html.contains(&format!(
+            "not plotted: invalid ({})",
+            oscost::report::checks::name(c)
+        )));
         if let Some(v) = &m.value {
             // The number must not appear as a bar label.
             let label = format!(

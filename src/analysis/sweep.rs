@@ -54,20 +54,12 @@ pub struct SweepAnalysis {
     pub curves: Vec<Curve>,
 }
 
-/// Why a point has no number.
-pub fn reason(m: &Measurement) -> Option<String> {
+/// Why a point has no number; an invalid one's reason is its failed checks, worded by
+/// `invalid`.
+pub fn reason(m: &Measurement, invalid: &dyn Fn(&Measurement) -> String) -> Option<String> {
     match m.status {
         Status::Ok => None,
-        Status::Invalid => Some(format!(
-            "invalid: {}",
-            m.failed_checks()
-                .map(|c| format!(
-                    "{} expected {}, observed {}",
-                    c.name, c.expected, c.observed
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )),
+        Status::Invalid => Some(format!("invalid: {}", invalid(m))),
         Status::Unstable => Some(format!(
             "unstable: the 95% interval reaches beyond ±50% of the figure ({})",
             m.value
@@ -87,8 +79,14 @@ pub fn reason(m: &Measurement) -> Option<String> {
     }
 }
 
-/// Build the analysis of the sweep measurements in `run`.
-pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepAnalysis {
+/// Build the analysis of the sweep measurements in `run`; `invalid` words why an invalid
+/// point is.
+pub fn analyze(
+    run: &Run,
+    caches: &[(String, u64)],
+    mem_knees: &[f64],
+    invalid: &dyn Fn(&Measurement) -> String,
+) -> SweepAnalysis {
     let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
     for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
         let k = (
@@ -125,7 +123,7 @@ pub fn analyze(run: &Run, caches: &[(String, u64)], mem_knees: &[f64]) -> SweepA
                 stride,
                 policy,
             };
-            curve(shape, &ms, caches, mem_knees)
+            curve(shape, &ms, caches, mem_knees, invalid)
         })
         .collect();
     SweepAnalysis {
@@ -158,7 +156,13 @@ pub fn usable(m: &Measurement) -> Option<&Summary> {
         .filter(|_| m.valid && m.status == Status::Ok)
 }
 
-fn curve(shape: Shape, ms: &[&Measurement], caches: &[(String, u64)], mem_knees: &[f64]) -> Curve {
+fn curve(
+    shape: Shape,
+    ms: &[&Measurement],
+    caches: &[(String, u64)],
+    mem_knees: &[f64],
+    invalid: &dyn Fn(&Measurement) -> String,
+) -> Curve {
     let Shape {
         mode,
         procs,
@@ -190,7 +194,7 @@ fn curve(shape: Shape, ms: &[&Measurement], caches: &[(String, u64)], mem_knees:
                 indirect,
                 fits_per_process: m.param_text("fits_per_process"),
                 fits_total: m.param_text("fits_total"),
-                reason: reason(m),
+                reason: reason(m, invalid),
             }
         })
         .collect::<Vec<_>>();

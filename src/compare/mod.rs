@@ -70,6 +70,10 @@ pub struct Pair {
     /// The pairing key (probe and inputs), for the history's drift.
     #[serde(skip)]
     pub key: String,
+    /// The sides whose measurement is invalid ("A", "B") with its checks, which the views
+    /// word into the note.
+    #[serde(skip)]
+    pub invalid_in: Vec<(&'static str, Measurement)>,
 }
 
 /// A fact that differs between the two machines.
@@ -205,14 +209,14 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         decided_by: String::new(),
         history_drift_pct: None,
         key: key_string(a),
+        invalid_in: Vec::new(),
     };
     if !p.valid {
-        let which: Vec<String> = [("A", a), ("B", b)]
-            .iter()
+        p.invalid_in = [("A", a), ("B", b)]
+            .into_iter()
             .filter(|(_, m)| !m.valid)
-            .map(|(n, m)| format!("invalid in {n}: {}", m.invalid_reason()))
+            .map(|(n, m)| (n, m.clone()))
             .collect();
-        p.note = which.join("; ");
         return p;
     }
     // The samples each figure comes from (engine::canary leaves out those on a slowed core).
@@ -616,7 +620,9 @@ mod tests {
         b.measurements[0].valid = false;
         let cmp = compare(&a, "a", &b, "b");
         assert_eq!(cmp.pairs[0].verdict, Verdict::NotComparable);
-        assert!(cmp.pairs[0].note.starts_with("invalid in B"));
+        let sides: Vec<&str> = cmp.pairs[0].invalid_in.iter().map(|(s, _)| *s).collect();
+        assert_eq!(sides, ["B"]);
+        assert!(crate::report::compare::note(&cmp.pairs[0]).starts_with("invalid in B"));
         assert!(cmp.regressions(0.0).is_empty());
     }
 

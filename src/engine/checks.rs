@@ -1,36 +1,24 @@
 //! Declared expectations checked against evidence. Each check records what was expected,
 //! what was observed and whether they agree; one failed check makes a measurement invalid.
 
-use crate::model::{Check, Evidence, OtherTask, OtherTasks, Placement, Remark, RemarkKind};
+use crate::model::{
+    Bound, Check, CheckKind, Evidence, Misplaced, Moved, Num, OtherSeen, OtherTasks, Placement,
+    Reading, Remark, RemarkKind, SwitchSource,
+};
 
-/// observed within ±`tol` (fraction) of `expected`.
+/// A probe's check named `name`: observed within ±`tol` (fraction) of `expected`.
 pub fn near(name: &str, expected: f64, tol: f64, observed: f64) -> Check {
-    Check {
-        name: name.into(),
-        expected: format!("{expected:.2} ±{:.0}%", tol * 100.0),
-        observed: format!("{observed:.3}"),
-        ok: (observed - expected).abs() <= expected.abs() * tol,
-    }
+    Check::near(CheckKind::Named, expected, tol, observed).named(name)
 }
 
-/// observed ≤ limit.
+/// A probe's check named `name`: observed ≤ limit.
 pub fn at_most(name: &str, limit: f64, observed: f64) -> Check {
-    Check {
-        name: name.into(),
-        expected: format!("≤ {limit}"),
-        observed: format!("{observed:.3}"),
-        ok: observed <= limit,
-    }
+    Check::at_most(CheckKind::Named, limit, observed).named(name)
 }
 
-/// observed ≥ limit.
+/// A probe's check named `name`: observed ≥ limit.
 pub fn at_least(name: &str, limit: f64, observed: f64) -> Check {
-    Check {
-        name: name.into(),
-        expected: format!("≥ {limit}"),
-        observed: format!("{observed:.3}"),
-        ok: observed >= limit,
-    }
+    Check::at_least(CheckKind::Named, limit, observed).named(name)
 }
 
 /// Every participant that was pinned was seen on a requested CPU at start and end.
@@ -38,11 +26,14 @@ pub fn placement(placements: &[Placement]) -> Check {
     let mut bad = Vec::new();
     let mut seen = Vec::new();
     for p in placements.iter().filter(|p| !p.requested.is_empty()) {
-        for (when, cpu) in [("start", p.start), ("end", p.end)] {
+        for (at_end, cpu) in [(false, p.start), (true, p.end)] {
             match cpu {
                 Some(c) if p.requested.contains(&c) => seen.push(c),
-                Some(c) => bad.push(format!("{} on CPU {c} at {when}", p.role)),
-                None => bad.push(format!("{} not seen at {when}", p.role)),
+                cpu => bad.push(Misplaced {
+                    role: p.role.clone(),
+                    cpu,
+                    at_end,
+                }),
             }
         }
     }
@@ -57,49 +48,47 @@ pub fn placement(placements: &[Placement]) -> Check {
         r.dedup();
         r
     };
-    Check {
-        name: "placement".into(),
-        expected: format!(
-            "all participants on CPU {}",
-            crate::evidence::placement::format_cpu_list(&requested)
-        ),
-        observed: if bad.is_empty() {
-            format!(
-                "on CPU {}",
-                crate::evidence::placement::format_cpu_list(&seen)
-            )
+    let ok = bad.is_empty();
+    Check::new(
+        CheckKind::Placement,
+        Bound::OnCpus(requested),
+        if ok {
+            Reading::Cpus(seen)
         } else {
-            bad.join("; ")
+            Reading::Misplaced(bad)
         },
-        ok: bad.is_empty(),
-    }
+        ok,
+    )
 }
 
 /// Unpinned participants (a lab child the scheduler places) stayed on the CPU they started
 /// on: a move mid-window starts it on cold caches and counts a migration.
 pub fn stayed(placements: &[Placement]) -> Check {
-    let moved: Vec<String> = placements
+    let moved: Vec<Moved> = placements
         .iter()
         .filter_map(|p| match (p.start, p.end) {
             (Some(a), Some(b)) if a == b => None,
-            (Some(a), Some(b)) => Some(format!("{} moved CPU {a} → {b}", p.role)),
-            _ => Some(format!("{} not seen at both edges", p.role)),
+            (Some(a), Some(b)) => Some(Moved {
+                role: p.role.clone(),
+                from_to: Some((a, b)),
+            }),
+            _ => Some(Moved {
+                role: p.role.clone(),
+                from_to: None,
+            }),
         })
         .collect();
-    Check {
-        name: "placement".into(),
-        expected: "each participant stays on one CPU through its window".into(),
-        observed: if moved.is_empty() {
-            if placements.is_empty() {
-                "no placement seen".into()
-            } else {
-                format!("{} windows, each on one CPU", placements.len())
-            }
+    let ok = moved.is_empty() && !placements.is_empty();
+    Check::new(
+        CheckKind::Stayed,
+        Bound::Kind,
+        if moved.is_empty() {
+            Reading::value(placements.len() as f64)
         } else {
-            moved.join("; ")
+            Reading::Moved(moved)
         },
-        ok: moved.is_empty() && !placements.is_empty(),
-    }
+        ok,
+    )
 }
 
 /// All participants were seen on one and the same CPU (same-core probes).
@@ -111,16 +100,8 @@ pub fn same_cpu(placements: &[Placement]) -> Check {
         .collect();
     seen.sort_unstable();
     seen.dedup();
-    Check {
-        name: "same CPU".into(),
-        expected: "all participants on one CPU".into(),
-        observed: if seen.is_empty() {
-            "no placement seen".into()
-        } else {
-            format!("CPU {}", crate::evidence::placement::format_cpu_list(&seen))
-        },
-        ok: seen.len() == 1,
-    }
+    let ok = seen.len() == 1;
+    Check::new(CheckKind::SameCpu, Bound::Kind, Reading::Cpus(seen), ok)
 }
 
 /// How far above 100% the participants' CPU time may read before the window itself is in
@@ -196,33 +177,17 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Rem
     if known_exact
         && (o.windows - o.exact_windows.min(o.windows)) as f64 > MAX_LEFT_OUT * o.windows as f64
     {
-        checks.push(Check {
-            name: "CPU held by participants".into(),
-            expected: format!(
-                "CPU time read exactly in at least {:.0}% of windows",
-                (1.0 - MAX_LEFT_OUT) * 100.0
-            ),
-            observed: format!(
-                "{} of {} windows: participants were kept runnable at the edges (others \
-                 held the CPU?)",
-                o.exact_windows, o.windows
-            ),
-            ok: false,
-        });
+        checks.push(Check::new(
+            CheckKind::CpuLeftOut,
+            Bound::AtLeast(1.0 - MAX_LEFT_OUT),
+            Reading::Values(vec![
+                Num::one(o.exact_windows as f64),
+                Num::one(o.windows as f64),
+            ]),
+            false,
+        ));
     }
-    checks.push(Check {
-        name: "CPU time within the window".into(),
-        expected: format!("≤ {:.0}% of wall time per CPU", limit * 100.0),
-        observed: if o.share > limit {
-            format!(
-                "{:.1}%: measurement window error (CPU time counted outside the window)",
-                o.share * 100.0
-            )
-        } else {
-            held_pct(o.share)
-        },
-        ok: o.share <= limit,
-    });
+    checks.push(Check::at_most(CheckKind::CpuTimeInWindow, limit, o.share));
     // Older runs (no window count) read run-queue wait over the whole wall time.
     let delay_wall = if o.windows == 0 {
         o.wall_ns
@@ -238,12 +203,11 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Rem
         held_throughout(o.share, delay, &mut checks, &mut warnings);
     }
     if ev.cpus.len() == 1 && delay_wall > 0 {
-        checks.push(Check {
-            name: "run-queue wait".into(),
-            expected: format!("≤ {:.0}% of wall time", MAX_RUN_DELAY * 100.0),
-            observed: format!("{:.1}%", delay * 100.0),
-            ok: delay <= MAX_RUN_DELAY,
-        });
+        checks.push(Check::at_most(
+            CheckKind::RunQueueWait,
+            MAX_RUN_DELAY,
+            delay,
+        ));
     }
     if let Some(others) = &o.others {
         checks.push(others_check(others));
@@ -261,22 +225,20 @@ pub fn occupancy_checks(ev: &Evidence, holding: Holding) -> (Vec<Check>, Vec<Rem
 /// read exactly at no window's edge.
 fn unjudged(ev: &Evidence) -> Option<Check> {
     let Some(o) = ev.occupancy.as_ref() else {
-        return Some(Check {
-            name: "CPU held by participants".into(),
-            expected: "participants' CPU time readable".into(),
-            observed: "not readable (no thread clock or schedstat for them)".into(),
-            ok: false,
-        });
+        return Some(Check::new(
+            CheckKind::CpuUnreadable,
+            Bound::Kind,
+            Reading::Values(Vec::new()),
+            false,
+        ));
     };
-    (o.windows > 0 && o.exact_windows == 0).then(|| Check {
-        name: "CPU held by participants".into(),
-        expected: "CPU time read exactly at some window's edges".into(),
-        observed: format!(
-            "0 of {} windows: a participant was runnable at every edge, where its CPU \
-             time is stale by up to a tick",
-            o.windows
-        ),
-        ok: false,
+    (o.windows > 0 && o.exact_windows == 0).then(|| {
+        Check::new(
+            CheckKind::CpuNeverExact,
+            Bound::Kind,
+            Reading::value(o.windows as f64),
+            false,
+        )
     })
 }
 
@@ -285,16 +247,12 @@ fn unjudged(ev: &Evidence) -> Option<Check> {
 /// their place; a smaller gap is said as a warning.
 fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &mut Vec<Remark>) {
     let ok = share >= MIN_OCCUPANCY;
-    checks.push(Check {
-        name: "CPU held by participants".into(),
-        expected: format!("≥ {:.0}% of wall time", MIN_OCCUPANCY * 100.0),
-        observed: format!(
-            "{} (run-queue wait {:.1}% per participant)",
-            held_pct(share),
-            delay * 100.0
-        ),
+    checks.push(Check::new(
+        CheckKind::CpuHeld,
+        Bound::AtLeast(MIN_OCCUPANCY),
+        Reading::Values(vec![Num::one(share), Num::one(delay)]),
         ok,
-    });
+    ));
     if !ok {
         warnings.push(Remark::competitor_ran((1.0 - share).max(0.0)));
     } else if share < 0.98 {
@@ -306,85 +264,64 @@ fn held_throughout(share: f64, delay: f64, checks: &mut Vec<Check>, warnings: &m
 /// measurement (the kernel's own threads included): as [`MIN_OCCUPANCY`] leaves them.
 pub const MAX_OTHERS: f64 = 1.0 - MIN_OCCUPANCY;
 
-/// The name of the check on other tasks.
-pub const OTHER_TASKS: &str = "other tasks on the participants' CPUs";
-
 /// Other tasks on the participants' CPUs, at any priority: a user task that stayed runnable
 /// there is a competitor however small its share (a `SCHED_IDLE` or `nice 19` loop
 /// takes little time and still moves the figure by tens of percent: every wake-up lands on
 /// a busy CPU); all others together may take at most [`MAX_OTHERS`].
 pub fn others_check(o: &OtherTasks) -> Check {
     let share = o.share();
-    let name = |t: &OtherTask| {
-        let nice = if t.nice != 0 {
-            format!(" nice {}", t.nice)
-        } else {
-            String::new()
-        };
-        format!(
-            "pid {} ({}, {}{nice})",
-            t.tid,
-            crate::escape::terminal(&t.comm),
-            t.policy.name()
-        )
+    let of_span = |ns: u64| ns as f64 / (o.span_ns.max(1) as f64 * o.cpus.max(1) as f64);
+    let seen = |t: &crate::model::OtherTask| OtherSeen {
+        tid: t.tid,
+        comm: t.comm.clone(),
+        policy: t.policy,
+        nice: t.nice,
+        share: of_span(t.oncpu_ns),
     };
-    let of_span = |ns: u64| ns as f64 / (o.span_ns.max(1) as f64 * o.cpus.max(1) as f64) * 100.0;
-    let competitors: Vec<&OtherTask> = o.tasks.iter().filter(|t| t.competes()).collect();
-    let observed = match (competitors.first(), o.tasks.first()) {
-        (Some(_), _) => {
-            let named: Vec<String> = competitors
-                .iter()
-                .take(3)
-                .map(|t| format!("{} {:.1}%", name(t), of_span(t.oncpu_ns)))
-                .collect();
-            let more = match competitors.len().saturating_sub(3) {
-                0 => String::new(),
-                n => format!(" and {n} more"),
-            };
-            format!(
-                "runnable there throughout: {}{more} of the time (all others {:.1}%)",
-                named.join(", "),
-                share * 100.0
-            )
-        }
-        (None, Some(t)) if t.oncpu_ns > 0 => format!(
-            "{:.1}% (most: {} {:.1}%)",
-            share * 100.0,
-            name(t),
-            of_span(t.oncpu_ns)
-        ),
-        _ => format!("{:.1}%", share * 100.0),
+    let competitors: Vec<&crate::model::OtherTask> =
+        o.tasks.iter().filter(|t| t.competes()).collect();
+    let most = match (competitors.first(), o.tasks.first()) {
+        (None, Some(t)) if t.oncpu_ns > 0 => Some(seen(t)),
+        _ => None,
     };
-    Check {
-        name: OTHER_TASKS.into(),
-        expected: format!(
-            "none kept runnable there; ≤ {:.0}% of their time in all",
-            MAX_OTHERS * 100.0
-        ),
-        observed,
-        ok: competitors.is_empty() && share <= MAX_OTHERS,
-    }
+    Check::new(
+        CheckKind::OtherTasks,
+        Bound::AtMost(MAX_OTHERS),
+        Reading::Others {
+            share: Num::one(share),
+            competitors: competitors.iter().take(3).map(|t| seen(t)).collect(),
+            more: competitors.len().saturating_sub(3),
+            most,
+        },
+        competitors.is_empty() && share <= MAX_OTHERS,
+    )
 }
 
 /// The names of the occupancy checks: the ones a test on a shared machine may see fail
 /// (others really held the CPU), as opposed to a probe's own expectations.
 pub fn contested(c: &Check) -> bool {
-    matches!(
-        c.name.as_str(),
-        "CPU held by participants" | "run-queue wait" | OTHER_TASKS
-    )
+    match c.kind {
+        CheckKind::CpuHeld
+        | CheckKind::CpuUnreadable
+        | CheckKind::CpuNeverExact
+        | CheckKind::CpuLeftOut
+        | CheckKind::RunQueueWait
+        | CheckKind::OtherTasks => true,
+        // A version 1 check, by the names those checks had.
+        CheckKind::Legacy => matches!(
+            c.subject.as_str(),
+            "CPU held by participants" | "run-queue wait" | "other tasks on the participants' CPUs"
+        ),
+        _ => false,
+    }
 }
-
-/// A fully held single CPU, for tests whose synthetic evidence is about something else.
-/// The name of the kernel-entry check (engine::merge judges it again on pooled rounds).
-pub const KERNEL_SHARE: &str = "kernel share of CPU time";
 
 /// CPU time the kernel-entry check needs: procfs and getrusage split user and system time by
 /// clock ticks (4 ms at HZ=250), so a shorter window cannot tell.
-const KERNEL_SHARE_MIN_CPU_US: u64 = 50_000;
+pub const KERNEL_SHARE_MIN_CPU_US: u64 = 50_000;
 
-const ENTERS: &str = "enters the kernel (≥ 20% system time)";
-const STAYS: &str = "stays in user space (≤ 20% system time)";
+/// The system share that tells a loop in the kernel from one in user space.
+const KERNEL_SHARE_LIMIT: f64 = 0.2;
 
 /// Share of the participants' CPU time spent in the kernel, if enough time was accounted.
 pub fn kernel_share(ev: &Evidence) -> Option<f64> {
@@ -396,31 +333,26 @@ pub fn kernel_share(ev: &Evidence) -> Option<f64> {
 /// Did the measured loop enter the kernel (`expect_kernel`) or stay in user space? With
 /// too little CPU time to tell the check fails and says so, never disappears.
 pub fn kernel_entry(ev: &Evidence, expect_kernel: bool) -> Check {
-    let expected = if expect_kernel { ENTERS } else { STAYS };
     let Some(share) = kernel_share(ev) else {
         let t = &ev.rusage.total;
-        return Check {
-            name: KERNEL_SHARE.into(),
-            expected: format!(
-                "{expected}, from ≥ {} ms of CPU time",
-                KERNEL_SHARE_MIN_CPU_US / 1000
-            ),
-            observed: format!(
-                "not enough time to check ({:.1} ms; procfs counts clock ticks): use a \
-                 longer --budget",
-                (t.utime_us + t.stime_us) as f64 / 1000.0
-            ),
-            ok: false,
+        let bound = if expect_kernel {
+            Bound::AtLeast(KERNEL_SHARE_LIMIT)
+        } else {
+            Bound::AtMost(KERNEL_SHARE_LIMIT)
         };
+        let ms = (t.utime_us + t.stime_us) as f64 / 1000.0;
+        return Check::new(
+            CheckKind::KernelShare,
+            bound,
+            Reading::TooShort(Num::one(ms)),
+            false,
+        );
     };
-    let mut c = if expect_kernel {
-        at_least(KERNEL_SHARE, 0.2, share)
+    if expect_kernel {
+        Check::at_least(CheckKind::KernelShare, KERNEL_SHARE_LIMIT, share)
     } else {
-        at_most(KERNEL_SHARE, 0.2, share)
-    };
-    c.observed = format!("{:.0}% system time", share * 100.0);
-    c.expected = expected.into();
-    c
+        Check::at_most(CheckKind::KernelShare, KERNEL_SHARE_LIMIT, share)
+    }
 }
 
 /// The remark a measurement's own verdict supports when a loop meant to stay in user space
@@ -429,7 +361,10 @@ pub fn kernel_entry(ev: &Evidence, expect_kernel: bool) -> Check {
 /// never contradicts the verdict. Called on each call's checks and again on the merged ones.
 pub fn entered_kernel(checks: &[Check], ev: &Evidence) -> Option<Remark> {
     checks.iter().find(|c| {
-        c.name == KERNEL_SHARE && c.expected.starts_with(STAYS) && !c.ok && !undecided(c)
+        c.kind == CheckKind::KernelShare
+            && matches!(c.bound, Bound::AtMost(_))
+            && !c.ok
+            && !undecided(c)
     })?;
     kernel_share(ev).map(Remark::entered_kernel)
 }
@@ -442,13 +377,14 @@ pub fn is_entered_kernel(r: &Remark) -> bool {
 
 /// Whether a check failed only because its window was too short to decide.
 pub fn undecided(c: &Check) -> bool {
-    !c.ok && c.observed.starts_with("not enough time to check")
+    !c.ok && matches!(c.reading, Reading::TooShort(_))
 }
 
 /// The kernel-entry check judged again on `ev` (the pooled evidence of all rounds), in the
 /// direction `c` (any round's kernel-entry check) expected. None for any other check.
 pub fn kernel_entry_again(c: &Check, ev: &Evidence) -> Option<Check> {
-    (c.name == KERNEL_SHARE).then(|| kernel_entry(ev, c.expected.starts_with(ENTERS)))
+    (c.kind == CheckKind::KernelShare)
+        .then(|| kernel_entry(ev, matches!(c.bound, Bound::AtLeast(_))))
 }
 
 #[cfg(test)]
@@ -463,19 +399,6 @@ pub fn held_occupancy() -> Option<crate::model::Occupancy> {
         cpus: 1,
         ..Default::default()
     })
-}
-
-/// A held share for people: never above 100% as a figure; a reading within the tolerance
-/// above it says so.
-fn held_pct(share: f64) -> String {
-    if share > 1.0 {
-        format!(
-            "100% (read {:.1}%, within the clock-reading tolerance)",
-            share * 100.0
-        )
-    } else {
-        format!("{:.1}%", share * 100.0)
-    }
 }
 
 /// Push the occupancy checks of participants that hold their CPU continuously.
@@ -497,20 +420,40 @@ pub fn add_occupancy_with(
 
 /// Context switches per raw iteration, summed over participants: from the perf event where
 /// supported, else from rusage (voluntary + involuntary).
-pub fn switches_per_op(ev: &Evidence) -> (f64, &'static str) {
+pub fn switches_per_op(ev: &Evidence) -> (f64, SwitchSource) {
     if let Some(per) = ev
         .events
         .get("context-switches")
         .filter(|e| e.supported)
         .and_then(|e| e.per_op)
     {
-        return (per, "perf context-switches");
+        return (per, SwitchSource::Perf);
     }
     let it = ev.rusage.iterations.max(1) as f64;
     (
         (ev.rusage.total.nvcsw + ev.rusage.total.nivcsw) as f64 / it,
-        "rusage nvcsw+nivcsw",
+        SwitchSource::Rusage,
     )
+}
+
+/// A probe's check named `name` on context switches per operation: within ±`tol` of
+/// `expected`, the reading saying where the count comes from.
+pub fn switches_near(name: &str, expected: f64, tol: f64, ev: &Evidence) -> Check {
+    let (per_op, _) = switches_per_op(ev);
+    Check {
+        reading: switches_reading(ev, 3),
+        ..near(name, expected, tol, per_op)
+    }
+}
+
+/// The reading of context switches per operation, to `digits` digits.
+pub fn switches_reading(ev: &Evidence, digits: u8) -> Reading {
+    let (per_op, source) = switches_per_op(ev);
+    Reading::Switches {
+        per_op: Num::one(per_op),
+        source,
+        digits,
+    }
 }
 
 /// The "no CPU migrations" check. The perf count is the evidence; but when every participant
@@ -527,12 +470,9 @@ pub fn no_migrations(ev: &Evidence) -> Check {
                 && p.start == Some(p.requested[0])
                 && p.end == Some(p.requested[0])
         });
-    let mut c = at_most("cpu migrations", 0.0, counted);
+    let mut c = Check::at_most(CheckKind::CpuMigrations, 0.0, counted);
     if counted > 0.0 && pinned_and_stayed {
         c.ok = true;
-        c.observed = format!(
-            "0 (perf counted {counted:.0}, but every task is pinned to one CPU and stayed on it)"
-        );
     }
     c
 }
@@ -556,6 +496,9 @@ pub fn migrations(ev: &Evidence) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::OtherTask;
+
+    const OTHER_TASKS: &str = "other tasks on the participants' CPUs";
 
     #[test]
     fn the_entered_kernel_warning_follows_a_decided_verdict_only() {
@@ -635,7 +578,7 @@ mod tests {
         assert!(ok.ok, "{ok:?}");
         let bad = placement(&[placed("parent", 0, 0, 0), placed("child", 0, 1, 1)]);
         assert!(!bad.ok);
-        assert!(bad.observed.contains("child on CPU 1"));
+        assert!(crate::report::checks::observed(&bad).contains("child on CPU 1"));
     }
 
     #[test]
@@ -644,7 +587,10 @@ mod tests {
         assert!(stayed(&p).ok);
         p[1].end = Some(3);
         let c = stayed(&p);
-        assert!(!c.ok && c.observed.contains("1 → 3"), "{c:?}");
+        assert!(
+            !c.ok && crate::report::checks::observed(&c).contains("1 → 3"),
+            "{c:?}"
+        );
         assert!(!stayed(&[]).ok);
     }
 
@@ -656,7 +602,7 @@ mod tests {
         assert!(placement(&split).ok);
         let c = same_cpu(&split);
         assert!(!c.ok);
-        assert_eq!(c.observed, "CPU 0-1");
+        assert_eq!(crate::report::checks::observed(&c), "CPU 0-1");
     }
 
     fn occ(share: f64, delay: f64, cpus: usize) -> Option<crate::model::Occupancy> {
@@ -681,11 +627,11 @@ mod tests {
         }
     }
 
-    fn failed(checks: &[Check]) -> Vec<&str> {
+    fn failed(checks: &[Check]) -> Vec<String> {
         checks
             .iter()
             .filter(|c| !c.ok)
-            .map(|c| c.name.as_str())
+            .map(crate::report::checks::name)
             .collect()
     }
 
@@ -727,9 +673,12 @@ mod tests {
         for holding in [Holding::Continuous, Holding::MaySleep] {
             let (c, _) = occupancy_checks(&ev, holding);
             assert_eq!(failed(&c), [OTHER_TASKS]);
-            let c = c.iter().find(|c| c.name == OTHER_TASKS).unwrap();
+            let c = c
+                .iter()
+                .find(|c| crate::report::checks::name(c) == OTHER_TASKS)
+                .unwrap();
             assert!(
-                c.observed
+                crate::report::checks::observed(c)
                     .starts_with("runnable there throughout: pid 26331 (sh, SCHED_IDLE) 3.8%"),
                 "{c:?}"
             );
@@ -740,20 +689,21 @@ mod tests {
         // A nice 19 loop that got almost nothing is still a competitor.
         let c = others_check(&others(90_000, true, 19));
         assert!(
-            !c.ok && c.observed.contains("(sh, SCHED_OTHER nice 19)"),
+            !c.ok && crate::report::checks::observed(&c).contains("(sh, SCHED_OTHER nice 19)"),
             "{c:?}"
         );
         // The same task, not runnable throughout (it woke now and then): 3.8% in all passes,
         // and is said.
         let c = others_check(&others(37_000_000, false, 0));
         assert!(
-            c.ok && c.observed.starts_with("3.8% (most: pid 26331"),
+            c.ok && crate::report::checks::observed(&c).starts_with("3.8% (most: pid 26331"),
             "{c:?}"
         );
         // Only the kernel's own thread: passes.
         let c = others_check(&others(0, false, 0));
         assert!(
-            c.ok && c.observed.starts_with("0.0% (most: pid 22 (ksoftirqd/1"),
+            c.ok && crate::report::checks::observed(&c)
+                .starts_with("0.0% (most: pid 22 (ksoftirqd/1"),
             "{c:?}"
         );
         // Many short tasks that add up to more than 5%: fails.
@@ -762,7 +712,9 @@ mod tests {
         // An older run without the reading: no such check.
         ev.occupancy.as_mut().unwrap().others = None;
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
-        assert!(!c.iter().any(|c| c.name == OTHER_TASKS));
+        assert!(!c
+            .iter()
+            .any(|c| crate::report::checks::name(c) == OTHER_TASKS));
     }
 
     #[test]
@@ -802,7 +754,7 @@ mod tests {
         ev.occupancy = occ(1.15, 0.0, 1);
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
         assert_eq!(failed(&c), ["CPU time within the window"]);
-        assert!(c[0].observed.contains("measurement window error"));
+        assert!(crate::report::checks::observed(&c[0]).contains("measurement window error"));
         // Within the stated tolerance it passes.
         ev.occupancy = occ(1.01, 0.0, 1);
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
@@ -810,8 +762,8 @@ mod tests {
         // ... and is never printed as more than 100% held.
         assert!(
             c.iter()
-                .filter(|c| c.name.starts_with("CPU"))
-                .all(|c| c.observed.starts_with("100% (read 101.0%")),
+                .filter(|c| crate::report::checks::name(c).starts_with("CPU"))
+                .all(|c| crate::report::checks::observed(c).starts_with("100% (read 101.0%")),
             "{c:?}"
         );
     }
@@ -834,7 +786,10 @@ mod tests {
         ev.occupancy = occ(0.99, 0.0, 1);
         ev.occupancy.as_mut().unwrap().exact_windows = 0;
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
-        assert!(c[0].observed.starts_with("0 of 10 windows"), "{c:?}");
+        assert!(
+            crate::report::checks::observed(&c[0]).starts_with("0 of 10 windows"),
+            "{c:?}"
+        );
         assert!(!c[0].ok);
         // Many windows unreadable: the rest are the windows nobody competed in, not
         // evidence of a held CPU.
@@ -842,7 +797,7 @@ mod tests {
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
         assert!(
             c.iter()
-                .any(|c| !c.ok && c.observed.starts_with("4 of 10 windows")),
+                .any(|c| !c.ok && crate::report::checks::observed(c).starts_with("4 of 10 windows")),
             "{c:?}"
         );
         // Two of ten left out is already too many; one of ten is within the allowance.
@@ -850,7 +805,7 @@ mod tests {
         let (c, _) = occupancy_checks(&ev, Holding::Continuous);
         assert!(
             c.iter()
-                .any(|c| !c.ok && c.observed.starts_with("8 of 10 windows")),
+                .any(|c| !c.ok && crate::report::checks::observed(c).starts_with("8 of 10 windows")),
             "{c:?}"
         );
         ev.occupancy.as_mut().unwrap().exact_windows = 9;
@@ -898,7 +853,10 @@ mod tests {
             },
         );
         let c = no_migrations(&ev);
-        assert!(c.ok && c.observed.contains("perf counted 2"), "{c:?}");
+        assert!(
+            c.ok && crate::report::checks::observed(&c).contains("perf counted 2"),
+            "{c:?}"
+        );
         // Unpinned (or moved) tasks: the perf count stands.
         // Pinning not verified (affinity not read at both ends): the perf count stands.
         ev.cpus[1].affinity_held = false;
@@ -916,7 +874,7 @@ mod tests {
         ev.rusage.iterations = 100;
         ev.rusage.total.nvcsw = 150;
         ev.rusage.total.nivcsw = 50;
-        assert_eq!(switches_per_op(&ev), (2.0, "rusage nvcsw+nivcsw"));
+        assert_eq!(switches_per_op(&ev), (2.0, SwitchSource::Rusage));
         ev.events.insert(
             "context-switches".into(),
             crate::model::EventReading {

@@ -140,23 +140,23 @@ fn push_unique<T: Clone + PartialEq>(to: &mut Vec<T>, from: &[T]) {
     }
 }
 
-/// Checks by name, in first-seen order. A check passes only if it passed in every round
-/// that judged it; a failed one says which rounds failed and what they observed.
+/// Checks by kind and name, in first-seen order. A check passes only if it passed in every
+/// round that judged it; a failed one keeps the reading of each round that failed.
 fn merge_checks(rounds: &[(u32, Measurement)]) -> Vec<Check> {
-    let mut names: Vec<&str> = Vec::new();
+    let mut kinds: Vec<&Check> = Vec::new();
     for (_, m) in rounds {
         for c in &m.checks {
-            if !names.contains(&c.name.as_str()) {
-                names.push(&c.name);
+            if !kinds.iter().any(|k| k.same_as(c)) {
+                kinds.push(c);
             }
         }
     }
-    names
+    kinds
         .into_iter()
-        .map(|name| {
+        .map(|kind| {
             let seen: Vec<(u32, &Check)> = rounds
                 .iter()
-                .flat_map(|(r, m)| m.checks.iter().filter(|c| c.name == name).map(|c| (*r, c)))
+                .flat_map(|(r, m)| m.checks.iter().filter(|c| c.same_as(kind)).map(|c| (*r, c)))
                 .collect();
             let failed: Vec<&(u32, &Check)> = seen.iter().filter(|(_, c)| !c.ok).collect();
             let shown: Vec<&(u32, &Check)> = if failed.is_empty() {
@@ -164,21 +164,16 @@ fn merge_checks(rounds: &[(u32, Measurement)]) -> Vec<Check> {
             } else {
                 failed
             };
-            let all_same = shown.iter().all(|(_, c)| c.observed == shown[0].1.observed);
-            let observed = if all_same && shown.len() == seen.len() {
-                shown[0].1.observed.clone()
-            } else {
-                shown
-                    .iter()
-                    .map(|(r, c)| format!("round {}: {}", r + 1, c.observed))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            };
+            let all_same = shown.iter().all(|(_, c)| c.reading == shown[0].1.reading);
             Check {
-                name: name.to_string(),
-                expected: seen[0].1.expected.clone(),
-                observed,
+                reading: shown[0].1.reading.clone(),
+                rounds: if all_same && shown.len() == seen.len() {
+                    Vec::new()
+                } else {
+                    shown.iter().map(|(r, c)| (*r, c.reading.clone())).collect()
+                },
                 ok: seen.iter().all(|(_, c)| c.ok),
+                ..seen[0].1.clone()
             }
         })
         .collect()
@@ -192,7 +187,7 @@ fn judge_pooled(checks: &mut [Check], rounds: &[(u32, Measurement)], pooled: &Ev
         let decided_failure = rounds.iter().any(|(_, m)| {
             m.checks
                 .iter()
-                .any(|x| x.name == c.name && !x.ok && !super::checks::undecided(x))
+                .any(|x| x.same_as(c) && !x.ok && !super::checks::undecided(x))
         });
         if decided_failure {
             continue;
@@ -405,12 +400,7 @@ mod tests {
     }
 
     fn ok(name: &str, observed: &str) -> Check {
-        Check {
-            name: name.into(),
-            expected: "e".into(),
-            observed: observed.into(),
-            ok: true,
-        }
+        Check::text(name, "e", observed, true)
     }
 
     fn spread(centre: f64, n: usize) -> Vec<f64> {
@@ -451,7 +441,10 @@ mod tests {
         assert_eq!(m.status, Status::Invalid);
         assert_eq!(m.checks.len(), 1);
         assert!(!m.checks[0].ok);
-        assert_eq!(m.checks[0].observed, "round 2: 2.400");
+        assert_eq!(
+            crate::report::checks::observed(&m.checks[0]),
+            "round 2: 2.400"
+        );
         // Checks that passed everywhere stay one passing check.
         let m = merge_rounds(vec![
             (
@@ -464,7 +457,7 @@ mod tests {
             ),
         ])
         .unwrap();
-        assert!(m.valid && m.checks[0].ok && m.checks[0].observed == "1");
+        assert!(m.valid && m.checks[0].ok && crate::report::checks::observed(&m.checks[0]) == "1");
     }
 
     #[test]

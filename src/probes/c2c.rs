@@ -40,13 +40,11 @@ pub const MAX_SWITCHES: f64 = 0.001;
 /// The checks: no switches (both threads polled throughout), no migrations, each thread where
 /// it was pinned on two different CPUs, and the participants held their CPUs.
 pub fn verdict(ev: &Evidence) -> Verdict {
-    let (sw, source) = checks::switches_per_op(ev);
+    let (sw, _) = checks::switches_per_op(ev);
     let mut list = vec![
         Check {
-            name: "context switches per round trip".into(),
-            expected: format!("≤ {MAX_SWITCHES}"),
-            observed: format!("{sw:.4} ({source})"),
-            ok: sw <= MAX_SWITCHES,
+            reading: checks::switches_reading(ev, 4),
+            ..checks::at_most("context switches per round trip", MAX_SWITCHES, sw)
         },
         checks::no_migrations(ev),
         checks::placement(&ev.cpus),

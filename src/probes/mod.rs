@@ -46,17 +46,17 @@ mod tests {
         let (c, _) = single_thread_verdict(&ev, true);
         let k = c
             .iter()
-            .find(|c| c.name == "kernel share of CPU time")
+            .find(|c| crate::report::checks::name(c) == "kernel share of CPU time")
             .unwrap();
         assert!(
-            !k.ok && k.observed.starts_with("not enough time to check"),
+            !k.ok && crate::report::checks::observed(k).starts_with("not enough time to check"),
             "{k:?}"
         );
         ev.rusage.total.stime_us = 60_000;
         let (c, _) = single_thread_verdict(&ev, true);
         assert!(
             c.iter()
-                .find(|c| c.name == "kernel share of CPU time")
+                .find(|c| crate::report::checks::name(c) == "kernel share of CPU time")
                 .unwrap()
                 .ok
         );
@@ -64,7 +64,7 @@ mod tests {
         let (c, _) = single_thread_verdict(&ev, false);
         assert!(
             !c.iter()
-                .find(|c| c.name == "kernel share of CPU time")
+                .find(|c| crate::report::checks::name(c) == "kernel share of CPU time")
                 .unwrap()
                 .ok
         );

@@ -187,12 +187,12 @@ pub fn alone_check(a: &Alone) -> Check {
         ),
         None => "its children could not be listed".to_string(),
     };
-    Check {
-        name: ALONE.into(),
-        expected: "1 thread, its files shared with no other task".into(),
-        observed: format!("{threads}, {files}"),
-        ok: a.holds(),
-    }
+    Check::text(
+        ALONE,
+        "1 thread, its files shared with no other task",
+        format!("{threads}, {files}"),
+        a.holds(),
+    )
 }
 
 pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measurement> {

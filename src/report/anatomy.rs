@@ -852,9 +852,9 @@ mod tests {
             .iter_mut()
             .find(|m| param(m, "rung").and_then(|v| v.as_str()) == Some("all"))
             .unwrap();
-        let c = direct.checks.iter_mut().find(|c| c.name == name).unwrap();
+        let c = direct.checks.iter_mut().find(|c| c.is_named(name)).unwrap();
         c.ok = false;
-        c.observed = "2.154 (rusage nvcsw+nivcsw)".into();
+        c.reading = crate::model::Reading::Text("2.154 (rusage nvcsw+nivcsw)".into());
         direct.valid = false;
         direct.status = Status::Invalid;
         let f = failures(&run, false);

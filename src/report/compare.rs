@@ -112,8 +112,9 @@ pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
     let mut decided: Vec<(&str, usize)> = Vec::new();
     let mut notes = String::new();
     for (r, p) in rows.iter().zip(&c.pairs) {
-        if !p.note.is_empty() {
-            let line = format!("{}: {}", r[0], p.note);
+        let note = note(p);
+        if !note.is_empty() {
+            let line = format!("{}: {note}", r[0]);
             notes.push_str(&(wrap(&line, term.width, "  ", "    ") + "\n"));
         }
         if !p.decided_by.is_empty() {
@@ -222,16 +223,32 @@ pub fn markdown(c: &Comparison) -> String {
             r[2],
             r[3],
             v,
-            md_cell(&p.note)
+            md_cell(&note(p))
         ));
     }
     unpaired(&mut o, c, |s| format!("- {}\n", md_code(s)));
     o
 }
 
+/// A pair's note: why a side is invalid (its failed checks), or what the comparison said.
+pub fn note(p: &crate::compare::Pair) -> String {
+    if p.invalid_in.is_empty() {
+        return p.note.clone();
+    }
+    p.invalid_in
+        .iter()
+        .map(|(side, m)| format!("invalid in {side}: {}", super::checks::invalid_reason(m)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Pretty JSON of the whole comparison.
 pub fn json(c: &Comparison) -> String {
-    serde_json::to_string_pretty(c).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
+    let mut c = c.clone();
+    for p in &mut c.pairs {
+        p.note = note(p);
+    }
+    serde_json::to_string_pretty(&c).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
 }
 
 /// The comparison figure: ratio B/A per paired probe with its 95% interval, a line at 1,
@@ -254,10 +271,9 @@ pub fn svg(c: &crate::compare::Comparison, fail_above: Option<f64>, min_effect: 
                 Verdict::Faster => Some(false),
                 _ => None,
             },
-            note: if p.note.is_empty() {
-                p.verdict.as_str().to_string()
-            } else {
-                p.note.clone()
+            note: match note(p) {
+                n if n.is_empty() => p.verdict.as_str().to_string(),
+                n => n,
             },
         })
         .collect();
@@ -343,7 +359,7 @@ pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
             esc(p.verdict.as_str()),
             notes.remark(
                 &format!("{} {}", p.probe, p.params),
-                &p.note,
+                &note(p),
                 crate::report::footnotes::Mark::Note
             )
         ));

@@ -58,7 +58,9 @@ pub fn to_csv(run: &Run) -> Result<String> {
             .map(|c| {
                 format!(
                     "{}: expected {}, observed {}",
-                    c.name, c.expected, c.observed
+                    crate::report::checks::name(c),
+                    crate::report::checks::expected(c),
+                    crate::report::checks::observed(c)
                 )
             })
             .collect();

@@ -535,7 +535,7 @@ pub fn effective_status(m: &Measurement) -> Status {
 fn value_cell(m: &Measurement, run: &Run, notes: &mut Footnotes, row: &str) -> String {
     match (effective_status(m), &m.value) {
         (Status::Invalid, _) => {
-            let reason = m.invalid_reason();
+            let reason = super::checks::invalid_reason(m);
             let n = notes.number(row, &reason, Mark::Invalid);
             format!(
                 "<span class=\"badge b-invalid\">invalid</span><span class=\"ci why\">{}</span>",
@@ -677,17 +677,17 @@ fn checks_cell(m: &Measurement) -> String {
         let _ = write!(
             s,
             "<li class=\"fail\">✗ {}: expected {}, observed {}</li>",
-            esc(&c.name),
-            esc(&c.expected),
-            esc(&c.observed)
+            esc(&crate::report::checks::name(c)),
+            esc(&crate::report::checks::expected(c)),
+            esc(&crate::report::checks::observed(c))
         );
     }
     for c in m.checks.iter().filter(|c| c.ok) {
         let _ = write!(
             s,
             "<li class=\"pass\">✓ {}: {}</li>",
-            esc(&c.name),
-            esc(&c.observed)
+            esc(&crate::report::checks::name(c)),
+            esc(&crate::report::checks::observed(c))
         );
     }
     s.push_str("</ul></details>");
@@ -761,8 +761,8 @@ fn missing_note(m: &Measurement) -> String {
             "invalid ({})",
             m.failed_checks()
                 .next()
-                .map(|c| c.name.as_str())
-                .unwrap_or("see table")
+                .map(crate::report::checks::name)
+                .unwrap_or_else(|| "see table".into())
         ),
         Status::Unstable => "unstable".into(),
         Status::Ok => super::instead_of_value(m),
@@ -1440,12 +1440,7 @@ mod tests {
     #[test]
     fn checks_are_a_tally_with_the_readings_behind_details() {
         let mut m = fixture().measurements[0].clone();
-        let check = |name: &str, ok| crate::model::Check {
-            name: name.into(),
-            expected: "e".into(),
-            observed: "round 1: o".into(),
-            ok,
-        };
+        let check = |name: &str, ok| crate::model::Check::text(name, "e", "round 1: o", ok);
         m.checks = vec![check("placement", true), check("run-queue wait", true)];
         let cell = checks_cell(&m);
         assert!(

@@ -20,7 +20,7 @@ pub fn run_to_markdown(run: &Run) -> String {
     o.push_str("\n| probe | parameters | value (± 95% CI) | raw / baseline | status |\n|---|---|--:|---|---|\n");
     for m in &run.measurements {
         let status = if !m.valid || m.status == Status::Invalid {
-            format!("invalid: {}", m.invalid_reason())
+            format!("invalid: {}", super::checks::invalid_reason(m))
         } else if m.status == Status::BelowResolution {
             "below resolution".into()
         } else {

@@ -65,7 +65,9 @@ pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
             for f in m.failed_checks().filter(|_| verbose) {
                 out.push_str(&format!(
                     "    ✗ {}: expected {}, observed {}\n",
-                    f.name, f.expected, f.observed
+                    crate::report::checks::name(f),
+                    crate::report::checks::expected(f),
+                    crate::report::checks::observed(f)
                 ));
             }
             points.push(m);

@@ -5,6 +5,7 @@
 
 pub mod anatomy;
 pub mod c2c;
+pub mod checks;
 pub mod compare;
 pub mod ctx;
 pub mod cycles;

@@ -262,7 +262,12 @@ fn corrected_failures(cs: &[Case], term: &super::term::Term, verbose: bool) -> S
             .flat_map(|c| c.corrected.iter().flatten())
         {
             for f in x.failed_checks() {
-                let t = format!("{}: {}, expected {}", f.name, f.observed, f.expected);
+                let t = format!(
+                    "{}: {}, expected {}",
+                    crate::report::checks::name(f),
+                    crate::report::checks::observed(f),
+                    crate::report::checks::expected(f)
+                );
                 if !texts.contains(&t) {
                     texts.push(t);
                 }
@@ -561,9 +566,13 @@ fn bar(
     marker: Option<f64>,
 ) -> StackedRow {
     let failed = parts.iter().flatten().find_map(|m| {
-        m.failed_checks()
-            .next()
-            .map(|c| format!("invalid: {} ({})", c.name, c.observed))
+        m.failed_checks().next().map(|c| {
+            format!(
+                "invalid: {} ({})",
+                crate::report::checks::name(c),
+                crate::report::checks::observed(c)
+            )
+        })
     });
     let segments: Option<Vec<f64>> = parts
         .iter()
@@ -846,12 +855,12 @@ mod tests {
         {
             x.status = Status::Invalid;
             x.valid = false;
-            x.checks.push(Check {
-                name: "corrected parts vs untraced rpc.total".into(),
-                expected: "within ±15%".into(),
-                observed: "4.20 µs vs 2.00 µs (+110.0%)".into(),
-                ok: false,
-            });
+            x.checks.push(Check::text(
+                "corrected parts vs untraced rpc.total",
+                "within ±15%",
+                "4.20 µs vs 2.00 µs (+110.0%)",
+                false,
+            ));
         }
         let t = text_within(&run, true, &crate::report::term::Term::plain(80));
         let sum = t.lines().find(|l| l.starts_with("sum")).unwrap();

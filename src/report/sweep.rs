@@ -16,6 +16,21 @@ fn ns(v: f64) -> String {
     crate::units::fmt_num(v / 1000.0) + " µs"
 }
 
+/// Why a point is invalid: its failed checks, "name expected …, observed …".
+pub fn invalid(m: &crate::model::Measurement) -> String {
+    m.failed_checks()
+        .map(|c| {
+            format!(
+                "{} expected {}, observed {}",
+                super::checks::name(c),
+                super::checks::expected(c),
+                super::checks::observed(c)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The sweep tables and knee lines.
 pub fn render(a: &SweepAnalysis, run: &Run, verbose: bool) -> String {
     let mut out = String::new();
@@ -354,7 +369,7 @@ pub fn lmbench(run: &Run) -> String {
                 Some(v) => out.push_str(&format!("{n} {:.2}\n", v.median / 1000.0)),
                 None => out.push_str(&format!(
                     "# {n} {}\n",
-                    reason(m).unwrap_or_else(|| "no value".into())
+                    reason(m, &invalid).unwrap_or_else(|| "no value".into())
                 )),
             }
         }
@@ -478,7 +493,7 @@ impl Family for Sweep {
             return Vec::new();
         }
         let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
-        let a = analyze(run, &caches, &[]);
+        let a = analyze(run, &caches, &[], &invalid);
         svg(&a, subtitle)
             .ok()
             .map(|s| (Size::Wide, s))
@@ -487,7 +502,7 @@ impl Family for Sweep {
     }
 
     fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {
-        let analysis = analyze(run, &ask.caches, &ask.mem_knees);
+        let analysis = analyze(run, &ask.caches, &ask.mem_knees, &invalid);
         let text = if ask.lmbench {
             lmbench(run)
         } else {

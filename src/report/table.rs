@@ -453,7 +453,9 @@ fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, v
     for c in m.failed_checks().filter(|_| verbose) {
         let text = format!(
             "{}: expected {}, observed {}",
-            c.name, c.expected, c.observed
+            crate::report::checks::name(c),
+            crate::report::checks::expected(c),
+            crate::report::checks::observed(c)
         );
         let mark = paint("✗", Tone::Bad, term.color);
         out.push_str(&wrap(
@@ -483,25 +485,6 @@ fn is_drift(note: &str) -> bool {
     note.starts_with(crate::compare::interval::DRIFT_LINE)
 }
 
-/// A failed check's readings without their rounds, folded into one with the range of each
-/// number: "round 1: 57.0% (…); round 3: 41.4% (…)" reads "41.4–57.0% (…)". Readings
-/// merged over rounds are "round N: …" joined by "; " (engine::merge); a single reading is
-/// kept whole.
-fn readings(observed: &str) -> String {
-    let Some(rest) = observed.strip_prefix("round ") else {
-        return observed.to_string();
-    };
-    let each: Vec<String> = rest
-        .split("; round ")
-        .map(|r| {
-            r.split_once(": ")
-                .map_or(r, |(_, reading)| reading)
-                .to_string()
-        })
-        .collect();
-    super::remarks::fold_sentences(&each).join("; ")
-}
-
 /// The rows' failed checks after the table, once per kind with the rows they concern, as
 /// the warnings are ([`kind_block`]): "✗ CPU held by participants: expected ≥ 95% of wall
 /// time, observed 41.4–58.4% (…) (in 14: call.function, …)". On a loaded machine every
@@ -517,9 +500,9 @@ pub(crate) fn failed_block(
             .map(|c| {
                 format!(
                     "{}: expected {}, observed {}",
-                    c.name,
-                    c.expected,
-                    readings(&c.observed)
+                    crate::report::checks::name(c),
+                    crate::report::checks::expected(c),
+                    crate::report::checks::folded(c)
                 )
             })
             .collect()

@@ -455,12 +455,12 @@ pub fn side_trace(t: &Tally, switching: bool, n: u64) -> SideTrace {
 /// live (x86_fpu_regs_deactivated's xfeatures).
 pub fn saved_live_check(r: Regs, t: &Tally) -> Check {
     let want = r.components();
-    Check {
-        name: format!("{} state saved live (x86_fpu)", r.as_str()),
-        expected: format!("xfeatures ⊇ {want:#x} in every save"),
-        observed: format!("{:#x} in {} saves", t.fpu_live_in_all & want, t.fpu_saves),
-        ok: t.fpu_saves > 0 && t.fpu_live_in_all & want == want,
-    }
+    Check::text(
+        format!("{} state saved live (x86_fpu)", r.as_str()),
+        format!("xfeatures ⊇ {want:#x} in every save"),
+        format!("{:#x} in {} saves", t.fpu_live_in_all & want, t.fpu_saves),
+        t.fpu_saves > 0 && t.fpu_live_in_all & want == want,
+    )
 }
 
 /// The checks of a rung: the switches both sides make, no migrations, placement, and the
@@ -564,12 +564,12 @@ pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
             String::new(),
         ),
     };
-    Check {
-        name: "context switches per round trip of both sides".into(),
+    Check::text(
+        "context switches per round trip of both sides",
         expected,
-        observed: format!("{sw:.3} ({source}{of_samples})"),
-        ok: sw.is_finite() && (low..=high).contains(&sw),
-    }
+        format!("{sw:.3} ({}{of_samples})", source.as_str()),
+        sw.is_finite() && (low..=high).contains(&sw),
+    )
 }
 
 /// The hand-offs' range a round trip (`range`: most − least), where it is wider than the
@@ -656,12 +656,12 @@ pub fn live_check(r: Regs, and: Option<u64>) -> Check {
             format!("{what} ⊇ {want:#x} in both tasks"),
         )
     };
-    Check {
+    Check::text(
         name,
         expected,
-        observed: and.map_or(format!("{what} not read"), |a| format!("{:#x}", a & want)),
-        ok: and.is_some_and(|a| a & want == want),
-    }
+        and.map_or(format!("{what} not read"), |a| format!("{:#x}", a & want)),
+        and.is_some_and(|a| a & want == want),
+    )
 }
 
 /// What a liveness reading is called for `r`.
@@ -677,12 +677,12 @@ fn reading(r: Regs) -> &'static str {
 pub fn released_check(r: Regs, or: Option<u64>) -> Check {
     let want = r.components();
     let what = reading(r);
-    Check {
-        name: format!("{} state released in the baseline", r.as_str()),
-        expected: format!("{what} ∩ {want:#x} = 0 at every switch"),
-        observed: or.map_or(format!("{what} not read"), |o| format!("{:#x}", o & want)),
-        ok: or.is_some_and(|o| o & want == 0),
-    }
+    Check::text(
+        format!("{} state released in the baseline", r.as_str()),
+        format!("{what} ∩ {want:#x} = 0 at every switch"),
+        or.map_or(format!("{what} not read"), |o| format!("{:#x}", o & want)),
+        or.is_some_and(|o| o & want == 0),
+    )
 }
 
 /// Both measured tasks read back a forced-off indirect-branch speculation (prctl and their
@@ -700,29 +700,29 @@ pub fn barrier_check(spec: &[i64], on: &[Option<String>], off: &[Option<String>]
             .collect::<Vec<_>>()
             .join(", ")
     };
-    Check {
-        name: "indirect-branch barrier granted".into(),
-        expected: "prctl reads force disabled, status 'force disabled' (baseline not)".into(),
-        observed: format!(
+    Check::text(
+        "indirect-branch barrier granted",
+        "prctl reads force disabled, status 'force disabled' (baseline not)",
+        format!(
             "prctl {:?}; status {} (baseline {})",
             spec,
             show(on),
             show(off)
         ),
         ok,
-    }
+    )
 }
 
 /// A walk touched the pages it claims, counted on a fresh mapping.
 pub fn walk_check(name: &str, lines: usize, pages: usize, seen: Option<(usize, usize)>) -> Check {
-    Check {
-        name: name.into(),
-        expected: format!("{lines} lines in {pages} pages"),
-        observed: seen.map_or("not counted".into(), |(l, p)| {
+    Check::text(
+        name,
+        format!("{lines} lines in {pages} pages"),
+        seen.map_or("not counted".into(), |(l, p)| {
             format!("{l} lines in {p} pages")
         }),
-        ok: seen == Some((lines, pages)),
-    }
+        seen == Some((lines, pages)),
+    )
 }
 
 /// The measured side's partner ran on the other CPU (start and end), its timer on the first.
@@ -731,17 +731,16 @@ pub fn other_cpu_check(cpus: &[Placement], cpu: usize, other: usize) -> Check {
         cpus.get(i)
             .is_some_and(|p| p.start == Some(c) && p.end == Some(c))
     };
-    Check {
-        name: "partner ran on another CPU".into(),
-        expected: format!("timer on CPU {cpu}, partner on CPU {other}"),
-        observed: cpus
-            .iter()
+    Check::text(
+        "partner ran on another CPU",
+        format!("timer on CPU {cpu}, partner on CPU {other}"),
+        cpus.iter()
             .take(2)
             .map(|p| format!("{} on {:?}→{:?}", p.role, p.start, p.end))
             .collect::<Vec<_>>()
             .join(", "),
-        ok: on(0, cpu) && on(1, other) && cpu != other,
-    }
+        on(0, cpu) && on(1, other) && cpu != other,
+    )
 }
 
 #[cfg(test)]
@@ -924,8 +923,14 @@ mod tests {
         // round trip of the measured side and 6 hand-offs a sample (2.15 a round trip).
         let c = switches_check(&counted(3, 41, 2 * 123 + 18), (&a, &b));
         assert!(c.ok, "{c:?}");
-        assert!(c.expected.contains("plus 4–8 a sample"), "{c:?}");
-        assert!(c.observed.contains("41 round trips a sample"), "{c:?}");
+        assert!(
+            crate::report::checks::expected(&c).contains("plus 4–8 a sample"),
+            "{c:?}"
+        );
+        assert!(
+            crate::report::checks::observed(&c).contains("41 round trips a sample"),
+            "{c:?}"
+        );
         // Without a count of samples the hand-offs cannot be allowed for: 2.15 fails ±5%.
         let mut bare = counted(3, 41, 2 * 123 + 18);
         bare.occupancy = None;
@@ -940,24 +945,33 @@ mod tests {
         // 1.80 a round trip passes; less than one sleep a round trip does not.
         let c = switches_check(&counted(19, 205, 6995), (&a, &b));
         assert!(c.ok, "{c:?}");
-        assert!(c.expected.contains("1.00–2.00"), "{c:?}");
+        assert!(
+            crate::report::checks::expected(&c).contains("1.00–2.00"),
+            "{c:?}"
+        );
         assert!(!switches_check(&counted(19, 205, 19 * 205 * 9 / 10), (&a, &b)).ok);
         // The same count on one CPU is missing switches: there the pair always sleeps.
         let (s, t) = l.sides(Rung::Base);
         assert!(!s.switching || s.partner_cpu == s.cpu);
         let c = switches_check(&counted(19, 205, 6995), (&s, &t));
-        assert!(!c.ok && !c.expected.contains("1.00–"), "{c:?}");
+        assert!(
+            !c.ok && !crate::report::checks::expected(&c).contains("1.00–"),
+            "{c:?}"
+        );
         // A sample of 3 round trips: the hand-offs' range (4 a sample, 1.33 a round trip) is
         // wider than ±5% of 2, and the check says so; 41 a sample is not.
         let c = switches_check(&counted(3, 3, 3 * 3 * 2 + 18), (&a, &b));
         assert!(c.ok, "{c:?}");
         assert!(
-            c.expected
+            crate::report::checks::expected(&c)
                 .contains("range, 1.33 a round trip at 3 a sample, is wider"),
             "{c:?}"
         );
         let c = switches_check(&counted(3, 41, 2 * 123 + 18), (&a, &b));
-        assert!(!c.expected.contains("wider"), "{c:?}");
+        assert!(
+            !crate::report::checks::expected(&c).contains("wider"),
+            "{c:?}"
+        );
         // A rung of thousands of round trips a sample: the hand-offs are nothing there.
         let (a, b) = l.sides(Rung::AddressSpace);
         assert!(switches_check(&counted(5, 2000, 4 * 10_000 + 30), (&a, &b)).ok);
@@ -985,8 +999,16 @@ mod tests {
         assert_eq!(m.evidence.cpus.len(), 4);
         assert!(m.baseline.is_some() && m.difference.is_some());
         assert_eq!(m.samples.len(), m.baseline_samples.len());
-        let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
-        assert!(names.contains(&"context switches per round trip of both sides"));
-        assert!(m.checks.iter().find(|c| c.name == "placement").unwrap().ok);
+        let names: Vec<String> = m.checks.iter().map(crate::report::checks::name).collect();
+        assert!(names
+            .iter()
+            .any(|n| n == "context switches per round trip of both sides"));
+        assert!(
+            m.checks
+                .iter()
+                .find(|c| crate::report::checks::name(c) == "placement")
+                .unwrap()
+                .ok
+        );
     }
 }

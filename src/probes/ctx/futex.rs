@@ -222,9 +222,13 @@ mod tests {
             let c = m
                 .checks
                 .iter()
-                .find(|c| c.name.starts_with("context switches"))
+                .find(|c| crate::report::checks::name(c).starts_with("context switches"))
                 .unwrap();
-            assert!(c.observed.contains("rusage"), "{}", c.observed);
+            assert!(
+                crate::report::checks::observed(c).contains("rusage"),
+                "{}",
+                crate::report::checks::observed(c)
+            );
             evidence_pass(mode, cpu, &mut m).unwrap();
             assert!(m.evidence.events.contains_key("context-switches"));
             assert!(m

@@ -326,9 +326,13 @@ mod tests {
         let c = m
             .checks
             .iter()
-            .find(|c| c.name.starts_with("context switches"))
+            .find(|c| crate::report::checks::name(c).starts_with("context switches"))
             .unwrap();
-        assert!(c.observed.contains("rusage"), "{}", c.observed);
+        assert!(
+            crate::report::checks::observed(c).contains("rusage"),
+            "{}",
+            crate::report::checks::observed(c)
+        );
 
         // In a plan the tax pass is left to the evidence pass after every figure: the call
         // opens no counters, and the pass (partner started again) supplies them.

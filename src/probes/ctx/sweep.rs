@@ -227,10 +227,11 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize, policy: Policy) -> Verdict {
     let vol = ev.rusage.total.nvcsw as f64 / it / n;
     let invol = ev.rusage.total.nivcsw as f64 / it / n;
     let mut c = switches_per_hop_check(sw / n, procs, policy);
-    c.observed = format!(
-        "{:.3} ({source}; voluntary {vol:.3}, involuntary {invol:.3})",
-        sw / n
-    );
+    c.reading = crate::model::Reading::Text(format!(
+        "{:.3} ({}; voluntary {vol:.3}, involuntary {invol:.3})",
+        sw / n,
+        source.as_str()
+    ));
     // perf counts only the evidence windows, so its count is divided by the laps of those
     // windows (its per_op), rusage's by the laps of all windows.
     let (minflt, per_lap) = match ev
@@ -248,12 +249,12 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize, policy: Policy) -> Verdict {
     // A stray fault or two over a whole point (stack growth, the recorder's own reads) is
     // not a per-switch cost; a fault every hundred switches would be.
     let per = per_lap / n;
-    let f = crate::model::Check {
-        name: "minor faults per switch".into(),
-        expected: "≤ 0.01 (or ≤ 2 in all)".into(),
-        observed: format!("{per:.5} ({minflt:.0} in the measured windows)"),
-        ok: per <= 0.01 || minflt <= 2.0,
-    };
+    let f = crate::model::Check::text(
+        "minor faults per switch",
+        "≤ 0.01 (or ≤ 2 in all)",
+        format!("{per:.5} ({minflt:.0} in the measured windows)"),
+        per <= 0.01 || minflt <= 2.0,
+    );
     // A woken member may preempt the one that woke it (an involuntary switch) instead of
     // waiting for it to block: either way one member leaves the CPU per hop. Only a share of
     // voluntary switches far below one half means the members were not taking turns.
@@ -279,14 +280,13 @@ pub fn switches_per_hop_check(per_hop: f64, procs: usize, policy: Policy) -> cra
     if policy == Policy::Batch || procs <= 2 {
         return checks::near(NAME, 1.0, 0.05, per_hop);
     }
-    crate::model::Check {
-        name: NAME.into(),
-        expected: "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose woken member \
-                   preempted its waker)"
-            .into(),
-        observed: format!("{per_hop:.3}"),
-        ok: (0.95..=2.1).contains(&per_hop),
-    }
+    crate::model::Check::text(
+        NAME,
+        "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose woken member \
+                   preempted its waker)",
+        format!("{per_hop:.3}"),
+        (0.95..=2.1).contains(&per_hop),
+    )
 }
 
 /// What a definition choice means next to lat_ctx's (normal scheduling, every word read):
@@ -408,9 +408,12 @@ mod tests {
         let (c, _) = sweep_verdict(&ev, 2, Policy::Batch);
         let f = c
             .iter()
-            .find(|c| c.name == "minor faults per switch")
+            .find(|c| crate::report::checks::name(c) == "minor faults per switch")
             .unwrap();
-        assert!(!f.ok && f.observed.starts_with("0.02000"), "{f:?}");
+        assert!(
+            !f.ok && crate::report::checks::observed(f).starts_with("0.02000"),
+            "{f:?}"
+        );
     }
 
     #[test]
@@ -495,11 +498,17 @@ mod tests {
         // engine's "between the evidence windows".
         assert!(m.notes.iter().any(|n| n == INTERLEAVED_NOTE));
         assert!(!m.notes.iter().any(|n| n == BASELINE_NOTE));
-        let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
-        assert!(names.contains(&"context switches per hop"));
-        assert!(names.contains(&"minor faults per switch"));
+        let names: Vec<String> = m.checks.iter().map(crate::report::checks::name).collect();
+        assert!(names.iter().any(|n| n == "context switches per hop"));
+        assert!(names.iter().any(|n| n == "minor faults per switch"));
         // Placement is forced by pinning, so it must hold whatever the load.
-        assert!(m.checks.iter().find(|c| c.name == "placement").unwrap().ok);
+        assert!(
+            m.checks
+                .iter()
+                .find(|c| crate::report::checks::name(c) == "placement")
+                .unwrap()
+                .ok
+        );
         match m.status {
             Status::Ok => assert!(m.value.as_ref().unwrap().median > 0.0),
             Status::Unstable => assert!(m.value.as_ref().unwrap().is_unstable()),
@@ -517,7 +526,8 @@ mod tests {
         assert!(
             failed
                 .iter()
-                .all(|c| checks::contested(c) || (contested && follows(&c.name))),
+                .all(|c| checks::contested(c)
+                    || (contested && follows(&crate::report::checks::name(c)))),
             "{failed:?} {:?} {:?}",
             m.evidence.events.get("cpu-migrations"),
             m.evidence.cpus

@@ -444,7 +444,7 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
     };
     let expected = 1.0 / slice.as_secs_f64();
     let mut c = checks::near("involuntary switches per second", expected, 0.35, rate);
-    c.observed = format!(
+    c.reading = crate::model::Reading::Text(format!(
         "{rate:.0}/s ({} over {wall_s:.2} s of CPU time), i.e. one every {:.2} ms",
         ev.rusage.total.nivcsw,
         if rate > 0.0 {
@@ -452,7 +452,7 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
         } else {
             f64::INFINITY
         }
-    );
+    ));
     let mut warnings = Vec::new();
     if !c.ok && rate > 0.0 {
         warnings.push(crate::model::Remark::slice_not_taken(

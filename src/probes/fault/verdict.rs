@@ -5,7 +5,7 @@
 use super::{Kind, Phase, Thp};
 use crate::engine::checks::{at_least, at_most, near};
 use crate::engine::measure::Verdict;
-use crate::model::{Check, Remark, RemarkKind};
+use crate::model::{Check, Reading, Remark, RemarkKind};
 
 /// The counted facts of one case over its recorded rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,14 +139,17 @@ fn file_evicted(f: &Facts, checks: &mut Vec<Check>) {
             hi as f64,
         );
         if !c.ok {
-            c.observed = format!("{hi} of {} pages resident: eviction did not work", f.pages);
+            c.reading = Reading::Text(format!(
+                "{hi} of {} pages resident: eviction did not work",
+                f.pages
+            ));
         }
         checks.push(c);
     }
     checks.push(at_least("major faults", 1.0, f.majflt as f64));
     let mut io = at_least("blocks read in (inblock)", 1.0, f.inblock as f64);
     if !io.ok {
-        io.observed = "0: no storage reads were accounted to this task".into();
+        io.reading = Reading::Text("0: no storage reads were accounted to this task".into());
     }
     checks.push(io);
 }
@@ -183,7 +186,7 @@ mod tests {
         // THP crept in: 2000 pages in 4 faults.
         let v = verdict(&facts(Kind::Anon, Thp::Never, 4, 0));
         assert!(!ok(&v));
-        assert!(v.0[0].name.contains("THP off"));
+        assert!(crate::report::checks::name(&v.0[0]).contains("THP off"));
     }
 
     #[test]
@@ -228,7 +231,7 @@ mod tests {
         g.resident_before = Some((1000, 1000));
         let v = verdict(&g);
         assert_eq!(v.0.iter().filter(|c| !c.ok).count(), 3, "{v:?}");
-        assert!(v.0[0].observed.contains("eviction did not work"));
+        assert!(crate::report::checks::observed(&v.0[0]).contains("eviction did not work"));
     }
 
     #[test]

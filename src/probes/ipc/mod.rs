@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
-use crate::model::{Check, Evidence, Measurement, Placement};
+use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Placement, Reading};
 use channel::{Channel, Mech};
 use classes::{Class, Pair};
 use std::cell::RefCell;
@@ -49,13 +49,14 @@ pub fn expected_switches(mech: Mech, class: Class) -> (f64, f64) {
 /// every participant where it was pinned, and (same CPU) one CPU / (across) two distinct CPUs.
 pub fn cell_verdict(ev: &Evidence, mech: Mech, class: Class) -> Verdict {
     let (lo, hi) = expected_switches(mech, class);
-    let (sw, source) = checks::switches_per_op(ev);
-    let c = Check {
-        name: "context switches per round trip".into(),
-        expected: format!("{lo} to {hi}"),
-        observed: format!("{sw:.3} ({source})"),
-        ok: sw >= lo && sw <= hi,
-    };
+    let (sw, _) = checks::switches_per_op(ev);
+    let c = Check::new(
+        CheckKind::Named,
+        Bound::Between { lo, hi },
+        checks::switches_reading(ev, 3),
+        sw >= lo && sw <= hi,
+    )
+    .named("context switches per round trip");
     let mut warnings = Vec::new();
     let mut list = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
     if class == Class::SameCpu {
@@ -83,12 +84,12 @@ pub const MAX_RUN_QUEUE_WAIT: f64 = 0.1;
 pub fn run_queue_wait(ev: &Evidence) -> Option<Check> {
     let o = ev.occupancy.as_ref()?;
     let share = o.run_delay_ns as f64 / o.wall_ns.max(1) as f64;
-    Some(Check {
-        name: "run-queue wait (others on the partners' CPUs)".into(),
-        expected: format!("≤ {:.0}% of wall time", MAX_RUN_QUEUE_WAIT * 100.0),
-        observed: format!("{:.1}%", share * 100.0),
-        ok: share <= MAX_RUN_QUEUE_WAIT,
-    })
+    Some(Check::text(
+        "run-queue wait (others on the partners' CPUs)",
+        format!("≤ {:.0}% of wall time", MAX_RUN_QUEUE_WAIT * 100.0),
+        format!("{:.1}%", share * 100.0),
+        share <= MAX_RUN_QUEUE_WAIT,
+    ))
 }
 
 /// The two participants were seen on two different CPUs (a cross-CPU cell that silently ran
@@ -97,12 +98,13 @@ pub fn distinct_cpus(placements: &[Placement]) -> Check {
     // The complement of the same-CPU check, over the same observed CPUs (two participants,
     // each pinned to one CPU: not one CPU and something seen means two).
     let same = checks::same_cpu(placements);
-    Check {
-        name: "different CPUs".into(),
-        expected: "the partners on two CPUs".into(),
-        ok: !same.ok && same.observed.starts_with("CPU "),
-        observed: same.observed,
-    }
+    let seen = matches!(&same.reading, Reading::Cpus(c) if !c.is_empty());
+    Check::new(
+        CheckKind::DistinctCpus,
+        Bound::Kind,
+        same.reading,
+        !same.ok && seen,
+    )
 }
 
 /// Measure one cell: `mech` between the measuring thread on `pair.a` and a forked partner on

@@ -225,12 +225,12 @@ pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64
     let mut warnings = Vec::new();
     if pages == Pages::Thp && size >= 4 << 20 {
         match share {
-            Some(s) => c.push(Check {
-                name: "huge pages backing the buffer".into(),
-                expected: "≥ 50% (AnonHugePages in /proc/self/smaps)".into(),
-                observed: format!("{:.0}%", s * 100.0),
-                ok: s >= 0.5,
-            }),
+            Some(s) => c.push(Check::text(
+                "huge pages backing the buffer",
+                "≥ 50% (AnonHugePages in /proc/self/smaps)",
+                format!("{:.0}%", s * 100.0),
+                s >= 0.5,
+            )),
             None => warnings.push(crate::model::Remark::plain(
                 crate::model::RemarkKind::SmapsUnreadable,
             )),

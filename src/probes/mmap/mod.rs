@@ -585,7 +585,7 @@ fn row_checks(
             1.0,
             if alive { 1.0 } else { 0.0 },
         );
-        c.observed = if alive { "alive" } else { "dead" }.into();
+        c.reading = crate::model::Reading::Text(if alive { "alive" } else { "dead" }.into());
         checks.push(c);
     }
     if v.populate() {
@@ -674,7 +674,10 @@ mod tests {
     }
 
     fn failed(c: &[Check]) -> Vec<String> {
-        c.iter().filter(|c| !c.ok).map(|c| c.name.clone()).collect()
+        c.iter()
+            .filter(|c| !c.ok)
+            .map(crate::report::checks::name)
+            .collect()
     }
 
     #[test]

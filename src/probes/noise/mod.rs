@@ -36,17 +36,17 @@ const LONGEST: usize = 5;
 pub fn clock_check(n: &NoiseCpu) -> Check {
     let missed = n.clock_lost_ns();
     let slack = (missed as f64 * 0.02).max(20_000.0);
-    Check {
-        name: format!("CPU {} gaps hold the time off the CPU", n.cpu),
-        expected: format!(
+    Check::text(
+        format!("CPU {} gaps hold the time off the CPU", n.cpu),
+        format!(
             "≥ {} (wall {} − the reader's CPU time {})",
             crate::units::fmt_time(missed as f64),
             crate::units::fmt_time(n.wall_ns as f64),
             crate::units::fmt_time(n.thread_cpu_ns as f64)
         ),
-        observed: format!("{} in gaps", crate::units::fmt_time(n.lost_ns as f64)),
-        ok: n.lost_ns as f64 + slack >= missed as f64,
-    }
+        format!("{} in gaps", crate::units::fmt_time(n.lost_ns as f64)),
+        n.lost_ns as f64 + slack >= missed as f64,
+    )
 }
 
 /// A CPU's causes are partial (values: the /proc rows not all recorded, the records the
@@ -68,22 +68,24 @@ pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
     };
     t.counts
         .iter()
-        .map(|c| Check {
-            name: format!("CPU {} {} traced against /proc", n.cpu, c.row),
-            expected: format!(
-                "{} (the /proc delta) ±2%",
-                crate::units::fmt_thousands(c.proc_delta)
-            ),
-            observed: if c.unwritten > 0 {
+        .map(|c| {
+            Check::text(
+                format!("CPU {} {} traced against /proc", n.cpu, c.row),
                 format!(
-                    "{} traced + {} the kernel counted unwritten",
-                    crate::units::fmt_thousands(c.traced),
-                    crate::units::fmt_thousands(c.unwritten)
-                )
-            } else {
-                format!("{} traced", crate::units::fmt_thousands(c.traced))
-            },
-            ok: c.agrees(),
+                    "{} (the /proc delta) ±2%",
+                    crate::units::fmt_thousands(c.proc_delta)
+                ),
+                if c.unwritten > 0 {
+                    format!(
+                        "{} traced + {} the kernel counted unwritten",
+                        crate::units::fmt_thousands(c.traced),
+                        crate::units::fmt_thousands(c.unwritten)
+                    )
+                } else {
+                    format!("{} traced", crate::units::fmt_thousands(c.traced))
+                },
+                c.agrees(),
+            )
         })
         .collect()
 }
@@ -91,12 +93,12 @@ pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
 /// The reader stayed on its CPU.
 fn placement_check(r: &reader::ReaderOut) -> Check {
     let seen = |c: Option<usize>| c.map_or("?".into(), |c| c.to_string());
-    Check {
-        name: format!("CPU {} reader stayed on its CPU", r.cpu),
-        expected: format!("CPU {} at start and end", r.cpu),
-        observed: format!("CPU {} and {}", seen(r.start_cpu), seen(r.end_cpu)),
-        ok: r.start_cpu == Some(r.cpu) && r.end_cpu == Some(r.cpu),
-    }
+    Check::text(
+        format!("CPU {} reader stayed on its CPU", r.cpu),
+        format!("CPU {} at start and end", r.cpu),
+        format!("CPU {} and {}", seen(r.start_cpu), seen(r.end_cpu)),
+        r.start_cpu == Some(r.cpu) && r.end_cpu == Some(r.cpu),
+    )
 }
 
 /// What a window's records hold, by CPU.

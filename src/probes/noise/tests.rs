@@ -3,6 +3,22 @@
 //! and the checks' failing inputs made from it.
 
 use super::*;
+
+/// A noise check's bound, in the words the probe gave it.
+fn expected(c: &Check) -> &str {
+    match &c.bound {
+        crate::model::Bound::Text(t) => t,
+        _ => "",
+    }
+}
+
+/// A noise check's reading, in the words the probe gave it.
+fn observed(c: &Check) -> &str {
+    match &c.reading {
+        crate::model::Reading::Text(t) => t,
+        _ => "",
+    }
+}
 use crate::evidence::interrupts::{ProcText, Snapshot};
 use crate::evidence::trace::{parse_fixture, tracefs, RawRecord, NOISE_EVENTS};
 use crate::model::noise::Cause;
@@ -112,11 +128,11 @@ fn a_row_short_by_what_the_kernel_counted_unwritten_is_valid_and_partial() {
     let proc: Vec<&Check> = m
         .checks
         .iter()
-        .filter(|c| c.name.contains("/proc"))
+        .filter(|c| c.subject.contains("/proc"))
         .collect();
     assert!(!proc.is_empty() && proc.iter().all(|c| c.ok), "{proc:?}");
-    let c = proc.iter().find(|c| c.name.contains("LOC")).unwrap();
-    assert_eq!(c.observed, "62 traced + 2 the kernel counted unwritten");
+    let c = proc.iter().find(|c| c.subject.contains("LOC")).unwrap();
+    assert_eq!(observed(c), "62 traced + 2 the kernel counted unwritten");
     let p = partial(&n).expect("a partial remark");
     let unwritten: u64 = traced(&n).unwritten.iter().map(|u| u.missing()).sum();
     assert_eq!(
@@ -143,9 +159,9 @@ fn without_the_counters_the_short_row_fails_the_measurement() {
     let m = measurement(n, r, None).unwrap();
     let failed: Vec<&Check> = m.checks.iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 2, "{failed:?}");
-    assert!(failed[0].name.contains("LOC") && failed[1].name.contains("softirq RCU"));
-    assert!(failed[0].expected.starts_with("64 ") && failed[0].observed == "62 traced");
-    assert!(failed[1].expected.starts_with("12 ") && failed[1].observed == "10 traced");
+    assert!(failed[0].subject.contains("LOC") && failed[1].subject.contains("softirq RCU"));
+    assert!(expected(failed[0]).starts_with("64 ") && observed(failed[0]) == "62 traced");
+    assert!(expected(failed[1]).starts_with("12 ") && observed(failed[1]) == "10 traced");
     assert!(!m.valid);
 }
 
@@ -225,10 +241,10 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
     let failed: Vec<Check> = count_check_list(&n).into_iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     let c = &failed[0];
-    assert!(c.name.contains("LOC"), "{c:?}");
+    assert!(c.subject.contains("LOC"), "{c:?}");
     let delta = after + 100 - before;
     assert!(
-        c.expected.contains(&crate::units::fmt_thousands(delta)),
+        expected(c).contains(&crate::units::fmt_thousands(delta)),
         "{c:?}"
     );
     let t = traced(&n)
@@ -238,7 +254,7 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
         .unwrap()
         .traced;
     assert!(
-        c.observed.contains(&crate::units::fmt_thousands(t)),
+        observed(c).contains(&crate::units::fmt_thousands(t)),
         "{c:?}"
     );
     // Neither traced nor counted unwritten: the measurement fails on it, and says the causes
@@ -297,7 +313,7 @@ fn gaps_short_of_the_time_off_the_cpu_fail_the_clock_check() {
     n.thread_cpu_ns = (n.wall_ns - n.lost_ns) / 10;
     let c = clock_check(&n);
     assert!(!c.ok, "{c:?}");
-    assert!(c.expected.starts_with('≥') && c.observed.ends_with("in gaps"));
+    assert!(expected(&c).starts_with('≥') && observed(&c).ends_with("in gaps"));
 }
 
 #[test]
@@ -366,12 +382,12 @@ fn a_measurement_carries_the_window_and_its_checks() {
     assert!(m
         .checks
         .iter()
-        .any(|c| c.name.contains("stayed on its CPU")));
+        .any(|c| c.subject.contains("stayed on its CPU")));
     // The count checks are among the figure's checks.
     assert!(m
         .checks
         .iter()
-        .any(|c| c.name.contains("LOC traced against /proc") && c.ok));
+        .any(|c| c.subject.contains("LOC traced against /proc") && c.ok));
     let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back.noise, m.noise);
 }

@@ -93,24 +93,23 @@ pub fn sum_check(corrected_sum: f64, untraced: Option<f64>, beside: Option<f64>)
                     100.0 * off(b, u)
                 ));
             }
-            Check {
-                name: if moved.is_some() {
+            Check::text(
+                if moved.is_some() {
                     SUM_CHECK_MOVED
                 } else {
                     SUM_CHECK
-                }
-                .to_string(),
+                },
                 expected,
                 observed,
                 ok,
-            }
+            )
         }
-        _ => Check {
-            name: SUM_CHECK.to_string(),
+        _ => Check::text(
+            SUM_CHECK,
             expected,
-            observed: format!("{}, untraced rpc.total not measured", t(corrected_sum)),
-            ok: false,
-        },
+            format!("{}, untraced rpc.total not measured", t(corrected_sum)),
+            false,
+        ),
     }
 }
 
@@ -395,13 +394,13 @@ mod tests {
             for c in sum_checks(&run) {
                 assert!(!c.ok, "{c:?}");
                 assert!(
-                    c.observed.starts_with("7.40 µs vs 4.00 µs (+85.0%)"),
+                    crate::report::checks::observed(c).starts_with("7.40 µs vs 4.00 µs (+85.0%)"),
                     "{c:?}"
                 );
                 let name = if moved { SUM_CHECK_MOVED } else { SUM_CHECK };
-                assert_eq!(c.name, name, "{batches:?}");
+                assert_eq!(crate::report::checks::name(c), name, "{batches:?}");
                 assert_eq!(
-                    c.observed
+                    crate::report::checks::observed(c)
                         .contains("beside the traced batches the untraced RPC took 7.30 µs"),
                     moved,
                     "{c:?}"
@@ -412,7 +411,9 @@ mod tests {
         let mut run = run_with(7000.0, 7400.0);
         beside(&mut run, &[4000.0, 4100.0, 3900.0]);
         judge_run(&mut run);
-        assert!(sum_checks(&run).iter().all(|c| c.ok && c.name == SUM_CHECK));
+        assert!(sum_checks(&run)
+            .iter()
+            .all(|c| c.ok && crate::report::checks::name(c) == SUM_CHECK));
     }
 
     /// The recorded quick run of the quiet 2-vCPU VM (tests/fixtures/runs/rpc-quick.json),
@@ -429,7 +430,8 @@ mod tests {
         )
         .unwrap();
         for m in run.measurements.iter_mut().filter(|m| m.is(PROBE)) {
-            m.checks.retain(|c| !c.name.starts_with(SUM_CHECK));
+            m.checks
+                .retain(|c| !crate::report::checks::name(c).starts_with(SUM_CHECK));
         }
         judge_run(&mut run);
         let name_of = |scenario: &str| {
@@ -440,7 +442,10 @@ mod tests {
                 .unwrap();
             let c = m.checks.last().unwrap();
             assert!(!c.ok && !m.valid, "{c:?}");
-            (c.name.clone(), c.observed.clone())
+            (
+                crate::report::checks::name(c),
+                crate::report::checks::observed(c),
+            )
         };
         for (scenario, beside) in [
             ("remote-exclusive", "65.4 µs"),
@@ -482,7 +487,11 @@ mod tests {
             assert_eq!(m.status, Status::Invalid);
             let c = m.checks.last().unwrap();
             assert!(!c.ok);
-            assert!(c.observed.contains("7.40 µs vs 4.00 µs"), "{}", c.observed);
+            assert!(
+                crate::report::checks::observed(c).contains("7.40 µs vs 4.00 µs"),
+                "{}",
+                crate::report::checks::observed(c)
+            );
         }
         assert!(run.measurements[1]
             .observer

@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
-use crate::model::{Check, Evidence, Measurement};
+use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Reading};
 use crate::probes::ipc::channel::{Channel, Mech};
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -258,49 +258,48 @@ pub fn verdict(ev: &Evidence, scenario: Scenario) -> Verdict {
     let (sv, si) = switches_of(ev, "server");
     match scenario {
         Scenario::Local => {
-            let (sw, source) = checks::switches_per_op(ev);
-            let mut c = checks::near("context switches per RPC", 2.0, 0.05, sw);
-            c.observed = format!("{sw:.3} ({source})");
-            list.push(c);
+            list.push(checks::switches_near(
+                "context switches per RPC",
+                2.0,
+                0.05,
+                ev,
+            ));
             list.push(checks::same_cpu(&ev.cpus));
             checks::add_occupancy(ev, &mut list, &mut warnings);
         }
         Scenario::RemoteExclusive => {
-            list.push(Check {
-                name: "server sleeps and is woken every RPC (its voluntary switches per RPC)"
-                    .into(),
-                expected: "0.9 to 1.1".into(),
-                observed: format!("{sv:.3}"),
-                ok: (0.9..=1.1).contains(&sv),
-            });
-            let mut c = checks::at_most(
+            list.push(
+                Check::new(
+                    CheckKind::Named,
+                    Bound::Between { lo: 0.9, hi: 1.1 },
+                    Reading::value(sv),
+                    (0.9..=1.1).contains(&sv),
+                )
+                .named("server sleeps and is woken every RPC (its voluntary switches per RPC)"),
+            );
+            list.push(checks::at_most(
                 "server's CPU otherwise idle (server's involuntary switches per RPC)",
                 0.1,
                 si,
-            );
-            c.observed = format!("{si:.3}");
-            list.push(c);
+            ));
             list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
             list.extend(crate::probes::ipc::run_queue_wait(ev));
         }
         Scenario::RemotePolling => {
-            let (sw, source) = checks::switches_per_op(ev);
+            let (sw, _) = checks::switches_per_op(ev);
             list.push(Check {
-                name: "context switches per RPC".into(),
-                expected: "≤ 0.01".into(),
-                observed: format!("{sw:.4} ({source})"),
-                ok: sw <= 0.01,
+                reading: checks::switches_reading(ev, 4),
+                ..checks::at_most("context switches per RPC", 0.01, sw)
             });
             list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
             checks::add_occupancy(ev, &mut list, &mut warnings);
         }
         Scenario::RemoteShared => {
-            list.push(Check {
-                name: "switches per RPC on the remote CPU (both servers')".into(),
-                expected: "≥ 0.9".into(),
-                observed: format!("{:.3}", sv + si),
-                ok: sv + si >= 0.9,
-            });
+            list.push(checks::at_least(
+                "switches per RPC on the remote CPU (both servers')",
+                0.9,
+                sv + si,
+            ));
             list.push(crate::probes::ipc::distinct_cpus(&ev.cpus));
             list.extend(crate::probes::ipc::run_queue_wait(ev));
         }

@@ -100,55 +100,50 @@ pub fn checks(a: &Analysis, client: &[Option<f64>], scenario: Scenario) -> Vec<C
     let (sum, traced_mean) = same_rpcs(&a.rpcs, client);
     let idle = a.rpcs.iter().filter(|r| r.from_idle).count() as f64 / a.rpcs.len().max(1) as f64;
     let mut list = vec![
-        Check {
-            name: "RPCs matched in the trace".into(),
-            expected: "≥ 50% of those made".into(),
-            observed: format!("{:.0}% ({} of {})", matched * 100.0, a.rpcs.len(), a.made),
-            ok: matched >= 0.5,
-        },
-        Check {
-            name: "trace records lost".into(),
-            expected: "0".into(),
-            observed: a.lost.to_string(),
-            ok: a.lost == 0,
-        },
-        Check {
-            name: "every part ≥ 0".into(),
-            expected: "≥ 0 ns".into(),
-            observed: if min_part.is_finite() {
+        Check::text(
+            "RPCs matched in the trace",
+            "≥ 50% of those made",
+            format!("{:.0}% ({} of {})", matched * 100.0, a.rpcs.len(), a.made),
+            matched >= 0.5,
+        ),
+        Check::text("trace records lost", "0", a.lost.to_string(), a.lost == 0),
+        Check::text(
+            "every part ≥ 0",
+            "≥ 0 ns",
+            if min_part.is_finite() {
                 format!("smallest {min_part:.0} ns")
             } else {
                 "no parts".into()
             },
-            ok: min_part.is_finite() && min_part >= 0.0,
-        },
-        Check {
-            name: "sum of part means vs the client's time of the same RPCs".into(),
-            expected: "within ±10%".into(),
-            observed: format!(
+            min_part.is_finite() && min_part >= 0.0,
+        ),
+        Check::text(
+            "sum of part means vs the client's time of the same RPCs",
+            "within ±10%",
+            format!(
                 "{:.0} ns vs {:.0} ns ({:+.1}%)",
                 sum,
                 traced_mean,
                 100.0 * (sum / traced_mean - 1.0)
             ),
-            ok: sum.is_finite()
+            sum.is_finite()
                 && traced_mean.is_finite()
                 && (sum - traced_mean).abs() <= 0.1 * traced_mean,
-        },
+        ),
     ];
     match scenario {
-        Scenario::RemoteExclusive => list.push(Check {
-            name: "server's CPU idle→server switch per RPC (traced)".into(),
-            expected: "≥ 0.9".into(),
-            observed: format!("{idle:.3}"),
-            ok: idle >= 0.9,
-        }),
-        Scenario::RemoteShared => list.push(Check {
-            name: "switches to a server on the remote CPU per RPC (traced)".into(),
-            expected: "≥ 0.9".into(),
-            observed: format!("{:.3}", a.remote_switches_per_rpc),
-            ok: a.remote_switches_per_rpc >= 0.9,
-        }),
+        Scenario::RemoteExclusive => list.push(Check::text(
+            "server's CPU idle→server switch per RPC (traced)",
+            "≥ 0.9",
+            format!("{idle:.3}"),
+            idle >= 0.9,
+        )),
+        Scenario::RemoteShared => list.push(Check::text(
+            "switches to a server on the remote CPU per RPC (traced)",
+            "≥ 0.9",
+            format!("{:.3}", a.remote_switches_per_rpc),
+            a.remote_switches_per_rpc >= 0.9,
+        )),
         _ => {}
     }
     list
@@ -159,12 +154,12 @@ pub fn checks(a: &Analysis, client: &[Option<f64>], scenario: Scenario) -> Vec<C
 /// switch records would silently move a wake-up into the part after it ("reply wake-up" read
 /// 0 with its time in "return"); this makes that an invalid result instead.
 pub fn trace_complete(traced_per_rpc: f64, counted_per_rpc: f64) -> Check {
-    Check {
-        name: "switches to the client in the trace vs counted (rusage)".into(),
-        expected: "within 10% per RPC".into(),
-        observed: format!("{traced_per_rpc:.3} traced vs {counted_per_rpc:.3} counted"),
-        ok: (traced_per_rpc - counted_per_rpc).abs() <= 0.1 * counted_per_rpc + 0.02,
-    }
+    Check::text(
+        "switches to the client in the trace vs counted (rusage)",
+        "within 10% per RPC",
+        format!("{traced_per_rpc:.3} traced vs {counted_per_rpc:.3} counted"),
+        (traced_per_rpc - counted_per_rpc).abs() <= 0.1 * counted_per_rpc + 0.02,
+    )
 }
 
 /// Wake-ups of an idle CPU that needed no IPI because it was polling for work, on `cpus`.
@@ -367,18 +362,18 @@ pub fn corrected_nonnegative(means: &[(usize, crate::model::Estimate)]) -> Check
     let worst = means
         .iter()
         .min_by(|a, b| a.1.ci95[1].total_cmp(&b.1.ci95[1]));
-    Check {
-        name: "every corrected part ≥ 0".into(),
-        expected: "each mean's interval reaches ≥ 0 ns".into(),
-        observed: match worst {
+    Check::text(
+        "every corrected part ≥ 0",
+        "each mean's interval reaches ≥ 0 ns",
+        match worst {
             Some((k, e)) => format!(
                 "lowest: {} {:.0} ns, interval up to {:.0}",
                 PARTS[*k], e.value, e.ci95[1]
             ),
             None => "no parts".into(),
         },
-        ok: worst.is_some_and(|(_, e)| e.ci95[1] >= 0.0),
-    }
+        worst.is_some_and(|(_, e)| e.ci95[1] >= 0.0),
+    )
 }
 
 /// The calibration's fit and the corrected parts' samples and means (None without a fit).
@@ -720,7 +715,7 @@ mod tests {
         }
         let sum_check = |c: &[Check]| {
             c.iter()
-                .find(|x| x.name.starts_with("sum"))
+                .find(|x| crate::report::checks::name(x).starts_with("sum"))
                 .unwrap()
                 .clone()
         };
@@ -749,13 +744,23 @@ mod tests {
         let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
         assert!(!spans.is_empty());
         let c = checks(&a, &scaled(&a, 1.0), Scenario::Local);
-        let named = |n: &str| c.iter().find(|x| x.name.starts_with(n)).unwrap().ok;
+        let named = |n: &str| {
+            c.iter()
+                .find(|x| crate::report::checks::name(x).starts_with(n))
+                .unwrap()
+                .ok
+        };
         assert!(named("RPCs matched"));
         assert!(named("every part"));
         assert!(named("trace records lost"));
         // A client time far from the parts' sum fails the sum check.
         let c = checks(&a, &scaled(&a, 2.0), Scenario::Local);
-        assert!(!c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok);
+        assert!(
+            !c.iter()
+                .find(|x| crate::report::checks::name(x).starts_with("sum"))
+                .unwrap()
+                .ok
+        );
     }
 
     /// Recorded local RPCs whose parts are bimodal (the woken server preempts the client in
@@ -804,7 +809,12 @@ mod tests {
             })
             .count();
         assert!(modes >= 2, "{modes} bimodal parts");
-        let named = |c: &[Check]| c.iter().find(|x| x.name.starts_with("sum")).unwrap().ok;
+        let named = |c: &[Check]| {
+            c.iter()
+                .find(|x| crate::report::checks::name(x).starts_with("sum"))
+                .unwrap()
+                .ok
+        };
         assert!(named(&checks(&a, &scaled(&a, 1.0), Scenario::Local)));
         assert!(!named(&checks(&a, &scaled(&a, 1.2), Scenario::Local)));
     }
@@ -818,7 +828,11 @@ mod tests {
         assert!(corrected_nonnegative(&[(0, e(500.0, 600.0)), (3, e(-20.0, 40.0))]).ok);
         let c = corrected_nonnegative(&[(0, e(500.0, 600.0)), (3, e(-900.0, -700.0))]);
         assert!(!c.ok);
-        assert!(c.observed.contains("switch-in"), "{}", c.observed);
+        assert!(
+            crate::report::checks::observed(&c).contains("switch-in"),
+            "{}",
+            crate::report::checks::observed(&c)
+        );
         assert!(!corrected_nonnegative(&[]).ok);
     }
 
@@ -882,7 +896,10 @@ mod tests {
         let c = checks(&a, &scaled(&a, 1e9), Scenario::RemoteExclusive);
         for name in ["trace records lost", "every part", "server's CPU idle"] {
             assert!(
-                !c.iter().find(|x| x.name.starts_with(name)).unwrap().ok,
+                !c.iter()
+                    .find(|x| crate::report::checks::name(x).starts_with(name))
+                    .unwrap()
+                    .ok,
                 "{name}"
             );
         }
@@ -898,13 +915,13 @@ mod tests {
         let c = checks(&a, &scaled(&a, 1e9), Scenario::RemoteShared);
         assert!(
             !c.iter()
-                .find(|x| x.name.starts_with("RPCs matched"))
+                .find(|x| crate::report::checks::name(x).starts_with("RPCs matched"))
                 .unwrap()
                 .ok
         );
         assert!(
             !c.iter()
-                .find(|x| x.name.starts_with("switches to a server"))
+                .find(|x| crate::report::checks::name(x).starts_with("switches to a server"))
                 .unwrap()
                 .ok
         );

@@ -1,0 +1,442 @@
+//! A declared expectation and what the machine showed: its kind, its bound and its readings as
+//! numbers, and whether they agree.
+//!
+//! A check is data, never a sentence: the engine and the probes say *what* they judged
+//! ([`Check::at_most`]`(CheckKind::CpuMigrations, 0.0, 2.0)`), and `report::checks` alone
+//! words it ("cpu migrations: expected ≤ 0, observed 2.000"). A check judged in several
+//! rounds keeps the reading of each round it shows ([`Check::rounds`]); a view folds them
+//! into one reading with ranges.
+//!
+//! Runs of schema version 1 carried checks as `{name, expected, observed, ok}` sentences:
+//! they load as [`CheckKind::Legacy`] with the name as subject and the bound and the
+//! reading as [`Bound::Text`] and [`Reading::Text`], and are written and shown as they were.
+
+use serde::{Deserialize, Serialize};
+
+use super::Num;
+
+/// What a check judges. Kinds that the engine judges for every family are variants; a
+/// probe's own expectation is [`CheckKind::Named`], its name the check's subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// A check of a schema version 1 run (subject: its name).
+    Legacy,
+    /// A probe's own check (subject: its name).
+    Named,
+    /// Every pinned participant seen on a requested CPU at start and end (bound: the
+    /// requested CPUs; reading: the CPUs seen, or the participants that were not).
+    Placement,
+    /// Unpinned participants stayed on one CPU through each window (reading: the windows,
+    /// or the moves).
+    Stayed,
+    /// All participants on one and the same CPU (reading: the CPUs seen).
+    SameCpu,
+    /// Two partners seen on two different CPUs (reading: the CPUs seen).
+    DistinctCpus,
+    /// The participants held their CPU (bound: the least share; values: the share held and
+    /// the run-queue wait per participant).
+    CpuHeld,
+    /// The participants' CPU time could not be read at all.
+    CpuUnreadable,
+    /// The participants' CPU time was read exactly at no window's edge (values: windows).
+    CpuNeverExact,
+    /// Too many windows left out of the occupancy (bound: the least share read exactly;
+    /// values: exact windows, windows).
+    CpuLeftOut,
+    /// The participants' CPU time fits in the window (bound: the largest share; values: the
+    /// share read).
+    CpuTimeInWindow,
+    /// A single participant's run-queue wait (bound: the largest share; values: the share).
+    RunQueueWait,
+    /// Other tasks on the participants' CPUs (bound: the largest share of all others).
+    OtherTasks,
+    /// The measured loop entered the kernel or stayed in user space (bound: at least or at
+    /// most the system share; values: the share, or the CPU time in ms when too short).
+    KernelShare,
+    /// CPU migrations during the windows (values: the count).
+    CpuMigrations,
+}
+
+/// A check's bound on its reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Within ±`tol` (a fraction) of `value`.
+    Near {
+        value: f64,
+        tol: f64,
+    },
+    AtMost(f64),
+    AtLeast(f64),
+    /// From `lo` to `hi`, both included.
+    Between {
+        lo: f64,
+        hi: f64,
+    },
+    /// The CPUs every participant must be on.
+    OnCpus(Vec<usize>),
+    /// No number: the kind says what is expected (one CPU, no move).
+    Kind,
+    /// A bound in words: a version 1 check, or a probe's check not yet typed.
+    Text(String),
+}
+
+/// A participant that was not where it should be at a window's edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Misplaced {
+    pub role: String,
+    /// The CPU it was on (None: not seen).
+    pub cpu: Option<usize>,
+    /// At the end of the window (else at its start).
+    pub at_end: bool,
+}
+
+/// A participant that moved between CPUs in a window (or was not seen at both edges).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Moved {
+    pub role: String,
+    /// Its CPUs at start and end (None where not seen at both).
+    pub from_to: Option<(usize, usize)>,
+}
+
+/// Another task on the participants' CPUs, as the other-tasks check names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OtherSeen {
+    pub tid: i32,
+    pub comm: String,
+    pub policy: super::SchedPolicy,
+    pub nice: i32,
+    /// Its share of the CPUs' time over the span.
+    pub share: f64,
+}
+
+/// Where a count of context switches comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchSource {
+    /// The perf context-switches event.
+    Perf,
+    /// rusage's voluntary and involuntary switches.
+    Rusage,
+}
+
+impl SwitchSource {
+    /// The source's name as readings give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SwitchSource::Perf => "perf context-switches",
+            SwitchSource::Rusage => "rusage nvcsw+nivcsw",
+        }
+    }
+}
+
+/// What a check read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// Numbers the kind words (a figure, a share, counts); ranges when folded over rounds.
+    Values(Vec<Num>),
+    /// A count of context switches per operation, where it comes from, and the digits it
+    /// is read to.
+    Switches {
+        per_op: Num,
+        source: SwitchSource,
+        digits: u8,
+    },
+    /// The CPUs seen (placement, same CPU).
+    Cpus(Vec<usize>),
+    /// Participants not on their requested CPU.
+    Misplaced(Vec<Misplaced>),
+    /// Participants that moved.
+    Moved(Vec<Moved>),
+    /// Other tasks: their share in all, the competitors (runnable throughout) or else the
+    /// one that took most.
+    Others {
+        share: Num,
+        competitors: Vec<OtherSeen>,
+        /// Competitors beyond those named.
+        more: usize,
+        most: Option<OtherSeen>,
+    },
+    /// A CPU-time window too short to decide (values: the CPU time in ms).
+    TooShort(Num),
+    /// A reading in words: a version 1 check, or a probe's check not yet typed.
+    Text(String),
+}
+
+impl Reading {
+    /// One number.
+    pub fn value(v: f64) -> Reading {
+        Reading::Values(vec![Num::one(v)])
+    }
+
+    /// The `i`-th number's low end (NaN when absent).
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            Reading::Values(v) => v.get(i).map_or(f64::NAN, |n| n.lo),
+            Reading::Switches { per_op, .. } => {
+                if i == 0 {
+                    per_op.lo
+                } else {
+                    f64::NAN
+                }
+            }
+            _ => f64::NAN,
+        }
+    }
+
+    /// The reading holding both, when they differ only in their numbers.
+    pub fn widen(&self, o: &Reading) -> Option<Reading> {
+        match (self, o) {
+            (Reading::Values(a), Reading::Values(b)) if a.len() == b.len() => Some(
+                Reading::Values(a.iter().zip(b).map(|(x, y)| x.widen(*y)).collect()),
+            ),
+            (
+                Reading::Switches {
+                    per_op,
+                    source,
+                    digits,
+                },
+                Reading::Switches {
+                    per_op: p,
+                    source: s,
+                    digits: d,
+                },
+            ) if source == s && digits == d => Some(Reading::Switches {
+                per_op: per_op.widen(*p),
+                source: *source,
+                digits: *digits,
+            }),
+            (Reading::TooShort(a), Reading::TooShort(b)) => Some(Reading::TooShort(a.widen(*b))),
+            _ => (self == o).then(|| self.clone()),
+        }
+    }
+}
+
+/// One check: what it judges (its kind, and for a probe's own its name), its bound, its
+/// reading, and whether they agree. Merged over rounds, `rounds` holds each shown round's
+/// reading (numbered from 0) when they differ or not all rounds are shown, and `reading`
+/// the first of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub kind: CheckKind,
+    pub subject: String,
+    pub bound: Bound,
+    pub reading: Reading,
+    pub rounds: Vec<(u32, Reading)>,
+    pub ok: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Typed {
+    kind: CheckKind,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    subject: String,
+    bound: Bound,
+    reading: Reading,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    rounds: Vec<(u32, Reading)>,
+    ok: bool,
+}
+
+/// A check of schema version 1.
+#[derive(Serialize, Deserialize)]
+struct Text {
+    name: String,
+    expected: String,
+    observed: String,
+    ok: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CheckRepr {
+    Typed(Typed),
+    Text(Text),
+}
+
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let (CheckKind::Legacy, Bound::Text(e), Reading::Text(o)) =
+            (self.kind, &self.bound, &self.reading)
+        {
+            // A version 1 run is written back as it was read.
+            return Text {
+                name: self.subject.clone(),
+                expected: e.clone(),
+                observed: o.clone(),
+                ok: self.ok,
+            }
+            .serialize(s);
+        }
+        Typed {
+            kind: self.kind,
+            subject: self.subject.clone(),
+            bound: self.bound.clone(),
+            reading: self.reading.clone(),
+            rounds: self.rounds.clone(),
+            ok: self.ok,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Check {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Check, D::Error> {
+        Ok(match CheckRepr::deserialize(d)? {
+            CheckRepr::Text(t) => Check::legacy(t.name, t.expected, t.observed, t.ok),
+            CheckRepr::Typed(t) => Check {
+                kind: t.kind,
+                subject: t.subject,
+                bound: t.bound,
+                reading: t.reading,
+                rounds: t.rounds,
+                ok: t.ok,
+            },
+        })
+    }
+}
+
+impl Check {
+    /// A check of `kind` with its bound, reading and verdict.
+    pub fn new(kind: CheckKind, bound: Bound, reading: Reading, ok: bool) -> Check {
+        Check {
+            kind,
+            subject: String::new(),
+            bound,
+            reading,
+            rounds: Vec::new(),
+            ok,
+        }
+    }
+
+    /// A check of a schema version 1 run.
+    pub fn legacy(
+        name: impl Into<String>,
+        expected: impl Into<String>,
+        observed: impl Into<String>,
+        ok: bool,
+    ) -> Check {
+        Check {
+            subject: name.into(),
+            ..Check::new(
+                CheckKind::Legacy,
+                Bound::Text(expected.into()),
+                Reading::Text(observed.into()),
+                ok,
+            )
+        }
+    }
+
+    /// A probe's own check whose bound and reading are still said in words.
+    pub fn text(
+        name: impl Into<String>,
+        expected: impl Into<String>,
+        observed: impl Into<String>,
+        ok: bool,
+    ) -> Check {
+        Check {
+            kind: CheckKind::Named,
+            ..Check::legacy(name, expected, observed, ok)
+        }
+    }
+
+    /// Named `name` (a probe's own check; any kind's name is its subject).
+    pub fn named(self, name: impl Into<String>) -> Check {
+        Check {
+            kind: CheckKind::Named,
+            subject: name.into(),
+            ..self
+        }
+    }
+
+    /// observed within ±`tol` (fraction) of `expected`.
+    pub fn near(kind: CheckKind, expected: f64, tol: f64, observed: f64) -> Check {
+        Check::new(
+            kind,
+            Bound::Near {
+                value: expected,
+                tol,
+            },
+            Reading::value(observed),
+            (observed - expected).abs() <= expected.abs() * tol,
+        )
+    }
+
+    /// observed ≤ limit.
+    pub fn at_most(kind: CheckKind, limit: f64, observed: f64) -> Check {
+        Check::new(
+            kind,
+            Bound::AtMost(limit),
+            Reading::value(observed),
+            observed <= limit,
+        )
+    }
+
+    /// observed ≥ limit.
+    pub fn at_least(kind: CheckKind, limit: f64, observed: f64) -> Check {
+        Check::new(
+            kind,
+            Bound::AtLeast(limit),
+            Reading::value(observed),
+            observed >= limit,
+        )
+    }
+
+    /// Whether it judges the same thing as `o` (kind and name).
+    pub fn same_as(&self, o: &Check) -> bool {
+        self.kind == o.kind && self.subject == o.subject
+    }
+
+    /// Whether it is a probe's own check (or a version 1 check) named `name`.
+    pub fn is_named(&self, name: &str) -> bool {
+        matches!(self.kind, CheckKind::Named | CheckKind::Legacy) && self.subject == name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_check_loads_as_legacy_and_is_written_back_as_it_was() {
+        let v1 = r#"{"name":"placement","expected":"all participants on CPU 1","observed":"on CPU 2","ok":false}"#;
+        let c: Check = serde_json::from_str(v1).unwrap();
+        assert_eq!(c.kind, CheckKind::Legacy);
+        assert_eq!(c.subject, "placement");
+        assert_eq!(c.reading, Reading::Text("on CPU 2".into()));
+        assert!(!c.ok);
+        assert_eq!(serde_json::to_string(&c).unwrap(), v1);
+    }
+
+    #[test]
+    fn a_typed_check_round_trips_with_its_rounds() {
+        let mut c = Check::at_least(CheckKind::CpuHeld, 0.95, 0.5);
+        c.rounds = vec![(0, Reading::value(0.5)), (2, Reading::value(0.4))];
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(json.contains("\"kind\":\"cpu_held\""), "{json}");
+        let back: Check = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+        let named = Check::near(CheckKind::Named, 2.0, 0.05, 2.2).named("switches");
+        let back: Check = serde_json::from_str(&serde_json::to_string(&named).unwrap()).unwrap();
+        assert_eq!(back, named);
+        assert!(!back.ok && back.is_named("switches"));
+    }
+
+    #[test]
+    fn readings_widen_only_when_they_differ_in_numbers() {
+        let a = Reading::Values(vec![Num::one(0.5), Num::one(0.01)]);
+        let b = Reading::Values(vec![Num::one(0.4), Num::one(0.02)]);
+        let w = a.widen(&b).unwrap();
+        assert_eq!(w.get(0), 0.4);
+        assert_eq!(
+            w,
+            Reading::Values(vec![Num { lo: 0.4, hi: 0.5 }, Num { lo: 0.01, hi: 0.02 }])
+        );
+        assert!(Reading::Cpus(vec![1])
+            .widen(&Reading::Cpus(vec![2]))
+            .is_none());
+        assert!(a.widen(&Reading::value(1.0)).is_none());
+    }
+}

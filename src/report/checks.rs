@@ -1,0 +1,373 @@
+//! Checks in words: the one place a [`Check`] becomes text. Every view (terminal, CSV,
+//! Markdown, HTML) names a check, says its bound and its reading through [`name`],
+//! [`expected`] and [`observed`]; a reading merged over rounds is "round N: …" joined by
+//! "; " ([`observed`]) or folded into one with the range of each number ([`folded`]).
+//!
+//! Checks of schema version 1 runs are kept as they were read, and fold as they did then:
+//! by their words with the digits taken out.
+
+use crate::engine::checks::{KERNEL_SHARE_MIN_CPU_US, MAX_LEFT_OUT};
+use crate::evidence::placement::format_cpu_list;
+use crate::model::{Bound, Check, CheckKind as K, Measurement, Num, Reading};
+
+use super::remarks::span;
+
+const ENTERS: &str = "enters the kernel (≥ 20% system time)";
+const STAYS: &str = "stays in user space (≤ 20% system time)";
+
+/// What the check judges.
+pub fn name(c: &Check) -> String {
+    match c.kind {
+        K::Legacy | K::Named => c.subject.clone(),
+        K::Placement | K::Stayed => "placement".into(),
+        K::SameCpu => "same CPU".into(),
+        K::DistinctCpus => "different CPUs".into(),
+        K::CpuHeld | K::CpuUnreadable | K::CpuNeverExact | K::CpuLeftOut => {
+            "CPU held by participants".into()
+        }
+        K::CpuTimeInWindow => "CPU time within the window".into(),
+        K::RunQueueWait => "run-queue wait".into(),
+        K::OtherTasks => "other tasks on the participants' CPUs".into(),
+        K::KernelShare => "kernel share of CPU time".into(),
+        K::CpuMigrations => "cpu migrations".into(),
+    }
+}
+
+/// The bound, as "expected …" goes on.
+pub fn expected(c: &Check) -> String {
+    let pct = |x: f64| format!("{:.0}", x * 100.0);
+    match (c.kind, &c.bound) {
+        (_, Bound::Text(t)) => t.clone(),
+        (K::Placement, Bound::OnCpus(cpus)) => {
+            format!("all participants on CPU {}", format_cpu_list(cpus))
+        }
+        (K::Stayed, _) => "each participant stays on one CPU through its window".into(),
+        (K::SameCpu, _) => "all participants on one CPU".into(),
+        (K::DistinctCpus, _) => "the partners on two CPUs".into(),
+        (K::CpuHeld, Bound::AtLeast(x)) => format!("≥ {}% of wall time", pct(*x)),
+        (K::CpuUnreadable, _) => "participants' CPU time readable".into(),
+        (K::CpuNeverExact, _) => "CPU time read exactly at some window's edges".into(),
+        (K::CpuLeftOut, _) => format!(
+            "CPU time read exactly in at least {:.0}% of windows",
+            (1.0 - MAX_LEFT_OUT) * 100.0
+        ),
+        (K::CpuTimeInWindow, Bound::AtMost(x)) => {
+            format!("≤ {}% of wall time per CPU", pct(*x))
+        }
+        (K::RunQueueWait, Bound::AtMost(x)) => format!("≤ {}% of wall time", pct(*x)),
+        (K::OtherTasks, Bound::AtMost(x)) => {
+            format!(
+                "none kept runnable there; ≤ {}% of their time in all",
+                pct(*x)
+            )
+        }
+        (K::KernelShare, b) => {
+            let dir = if matches!(b, Bound::AtLeast(_)) {
+                ENTERS
+            } else {
+                STAYS
+            };
+            if matches!(c.reading, Reading::TooShort(_)) {
+                format!(
+                    "{dir}, from ≥ {} ms of CPU time",
+                    KERNEL_SHARE_MIN_CPU_US / 1000
+                )
+            } else {
+                dir.into()
+            }
+        }
+        (_, b) => bound(b),
+    }
+}
+
+/// A bound by itself: "2.00 ±5%", "≤ 0", "≥ 1".
+fn bound(b: &Bound) -> String {
+    match b {
+        Bound::Near { value, tol } => format!("{value:.2} ±{:.0}%", tol * 100.0),
+        Bound::AtMost(x) => format!("≤ {x}"),
+        Bound::AtLeast(x) => format!("≥ {x}"),
+        Bound::Between { lo, hi } => format!("{lo} to {hi}"),
+        Bound::OnCpus(cpus) => format!("on CPU {}", format_cpu_list(cpus)),
+        Bound::Kind => String::new(),
+        Bound::Text(t) => t.clone(),
+    }
+}
+
+/// What was observed; merged over rounds that differ, each shown round's reading after its
+/// number: "round 1: 57.0% (…); round 3: 41.4% (…)".
+pub fn observed(c: &Check) -> String {
+    if c.rounds.is_empty() {
+        return reading(c, &c.reading);
+    }
+    c.rounds
+        .iter()
+        .map(|(r, x)| format!("round {}: {}", r + 1, reading(c, x)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What was observed without the rounds: readings that differ only in their numbers fold
+/// into one with the range of each ("41.4–57.0% (…)"); others are joined by "; ".
+pub fn folded(c: &Check) -> String {
+    if c.rounds.is_empty() {
+        return match &c.reading {
+            // A version 1 check merged over rounds held them in its words.
+            Reading::Text(t) => legacy_readings(t),
+            r => reading(c, r),
+        };
+    }
+    let mut groups: Vec<Reading> = Vec::new();
+    for (_, r) in &c.rounds {
+        match groups.iter_mut().find_map(|g| g.widen(r).map(|w| (g, w))) {
+            Some((g, w)) => *g = w,
+            None => groups.push(r.clone()),
+        }
+    }
+    groups
+        .iter()
+        .map(|r| reading(c, r))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// "name: expected …, observed …", the line of a failed check.
+pub fn line(c: &Check) -> String {
+    format!(
+        "{}: expected {}, observed {}",
+        name(c),
+        expected(c),
+        observed(c)
+    )
+}
+
+/// Why a measurement is invalid, in one line: its failed checks; without one (a figure a
+/// probe marked invalid), the first sentence of a version 1 run.
+pub fn invalid_reason(m: &Measurement) -> String {
+    let failed: Vec<String> = m.failed_checks().map(line).collect();
+    if !failed.is_empty() {
+        failed.join("; ")
+    } else {
+        m.warnings
+            .iter()
+            .find(|w| w.is_legacy())
+            .map(|w| w.subject.clone())
+            .unwrap_or_else(|| "marked invalid by the probe".into())
+    }
+}
+
+/// A held share for people: never above 100% as a figure; a reading within the tolerance
+/// above it says so.
+fn held_pct(share: Num) -> String {
+    if share.lo > 1.0 {
+        format!(
+            "100% (read {}%, within the clock-reading tolerance)",
+            span(share, &|x| format!("{:.1}", x * 100.0))
+        )
+    } else {
+        format!("{}%", span(share, &|x| format!("{:.1}", x * 100.0)))
+    }
+}
+
+fn reading(c: &Check, r: &Reading) -> String {
+    let nums = |r: &Reading, i: usize| match r {
+        Reading::Values(v) => v.get(i).copied().unwrap_or(Num::one(f64::NAN)),
+        _ => Num::one(f64::NAN),
+    };
+    let v = |i: usize| nums(r, i);
+    let pct = |n: Num, d: usize| span(n, &|x| format!("{:.d$}", x * 100.0));
+    let fixed = |n: Num, d: usize| span(n, &|x| format!("{x:.d$}"));
+    match (c.kind, r) {
+        (_, Reading::Text(t)) => t.clone(),
+        (
+            _,
+            Reading::Switches {
+                per_op,
+                source,
+                digits,
+            },
+        ) => format!(
+            "{} ({})",
+            fixed(*per_op, usize::from(*digits)),
+            source.as_str()
+        ),
+        (_, Reading::Cpus(cpus)) if cpus.is_empty() => "no placement seen".into(),
+        (K::Placement, Reading::Cpus(cpus)) => format!("on CPU {}", format_cpu_list(cpus)),
+        (_, Reading::Cpus(cpus)) => format!("CPU {}", format_cpu_list(cpus)),
+        (_, Reading::Misplaced(bad)) => bad
+            .iter()
+            .map(|p| {
+                let when = if p.at_end { "end" } else { "start" };
+                match p.cpu {
+                    Some(cpu) => format!("{} on CPU {cpu} at {when}", p.role),
+                    None => format!("{} not seen at {when}", p.role),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        (_, Reading::Moved(moved)) => moved
+            .iter()
+            .map(|m| match m.from_to {
+                Some((a, b)) => format!("{} moved CPU {a} → {b}", m.role),
+                None => format!("{} not seen at both edges", m.role),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        (K::Stayed, _) if v(0).lo == 0.0 => "no placement seen".into(),
+        (K::Stayed, _) => format!("{} windows, each on one CPU", fixed(v(0), 0)),
+        (K::CpuHeld, _) => format!(
+            "{} (run-queue wait {}% per participant)",
+            held_pct(v(0)),
+            pct(v(1), 1)
+        ),
+        (K::CpuUnreadable, _) => "not readable (no thread clock or schedstat for them)".into(),
+        (K::CpuNeverExact, _) => format!(
+            "0 of {} windows: a participant was runnable at every edge, where its CPU time is \
+             stale by up to a tick",
+            fixed(v(0), 0)
+        ),
+        (K::CpuLeftOut, _) => format!(
+            "{} of {} windows: participants were kept runnable at the edges (others held the \
+             CPU?)",
+            fixed(v(0), 0),
+            fixed(v(1), 0)
+        ),
+        (K::CpuTimeInWindow, _) if !c.ok => format!(
+            "{}%: measurement window error (CPU time counted outside the window)",
+            pct(v(0), 1)
+        ),
+        (K::CpuTimeInWindow, _) => held_pct(v(0)),
+        (K::RunQueueWait, _) => format!("{}%", pct(v(0), 1)),
+        (
+            _,
+            Reading::Others {
+                share,
+                competitors,
+                more,
+                most,
+            },
+        ) => others(*share, competitors, *more, most.as_ref()),
+        (_, Reading::TooShort(ms)) => format!(
+            "not enough time to check ({} ms; procfs counts clock ticks): use a longer --budget",
+            fixed(*ms, 1)
+        ),
+        (K::KernelShare, _) => format!("{}% system time", pct(v(0), 0)),
+        (K::CpuMigrations, _) if c.ok && v(0).hi > 0.0 => format!(
+            "0 (perf counted {}, but every task is pinned to one CPU and stayed on it)",
+            fixed(v(0), 0)
+        ),
+        (_, Reading::Values(vals)) => vals
+            .iter()
+            .map(|n| fixed(*n, 3))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The other-tasks reading: the competitors named (three at most), else the one that took
+/// most, with the share of all others.
+fn others(
+    share: Num,
+    competitors: &[crate::model::OtherSeen],
+    more: usize,
+    most: Option<&crate::model::OtherSeen>,
+) -> String {
+    let pct = |x: f64| format!("{:.1}", x * 100.0);
+    let all = span(share, &pct);
+    let who = |t: &crate::model::OtherSeen| {
+        let nice = if t.nice != 0 {
+            format!(" nice {}", t.nice)
+        } else {
+            String::new()
+        };
+        format!(
+            "pid {} ({}, {}{nice})",
+            t.tid,
+            crate::escape::terminal(&t.comm),
+            t.policy.name()
+        )
+    };
+    if !competitors.is_empty() {
+        let named: Vec<String> = competitors
+            .iter()
+            .map(|t| format!("{} {}%", who(t), pct(t.share)))
+            .collect();
+        let more = match more {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        return format!(
+            "runnable there throughout: {}{more} of the time (all others {all}%)",
+            named.join(", ")
+        );
+    }
+    match most {
+        Some(t) => format!("{all}% (most: {} {}%)", who(t), pct(t.share)),
+        None => format!("{all}%"),
+    }
+}
+
+/// A version 1 check's readings without their rounds, folded into one with the range of
+/// each number: "round 1: 57.0% (…); round 3: 41.4% (…)" reads "41.4–57.0% (…)". Readings
+/// merged over rounds were "round N: …" joined by "; "; a single reading is kept whole.
+fn legacy_readings(observed: &str) -> String {
+    let Some(rest) = observed.strip_prefix("round ") else {
+        return observed.to_string();
+    };
+    let each: Vec<String> = rest
+        .split("; round ")
+        .map(|r| {
+            r.split_once(": ")
+                .map_or(r, |(_, reading)| reading)
+                .to_string()
+        })
+        .collect();
+    super::remarks::fold_sentences(&each).join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CheckKind;
+
+    #[test]
+    fn generic_bounds_read_as_they_always_did() {
+        let c = Check::near(CheckKind::Named, 2.0, 0.05, 2.2).named("switches");
+        assert_eq!(line(&c), "switches: expected 2.00 ±5%, observed 2.200");
+        let c = Check::at_most(CheckKind::CpuMigrations, 0.0, 2.0);
+        assert_eq!(line(&c), "cpu migrations: expected ≤ 0, observed 2.000");
+        let c = Check::at_least(CheckKind::Named, 1.0 / 64.0, 0.0).named("f");
+        assert_eq!(expected(&c), "≥ 0.015625");
+    }
+
+    #[test]
+    fn rounds_are_numbered_and_fold_into_ranges() {
+        let mut c = Check::at_least(CheckKind::CpuHeld, 0.95, 0.57);
+        let held = |s: f64, d: f64| Reading::Values(vec![Num::one(s), Num::one(d)]);
+        c.ok = false;
+        c.rounds = vec![(0, held(0.57, 0.012)), (2, held(0.414, 0.008))];
+        assert_eq!(
+            observed(&c),
+            "round 1: 57.0% (run-queue wait 1.2% per participant); round 3: 41.4% \
+             (run-queue wait 0.8% per participant)"
+        );
+        assert_eq!(
+            folded(&c),
+            "41.4–57.0% (run-queue wait 0.8–1.2% per participant)"
+        );
+        // Readings of different shapes stay apart.
+        c.rounds.push((3, Reading::Text("unreadable".into())));
+        assert!(folded(&c).ends_with("; unreadable"), "{}", folded(&c));
+    }
+
+    #[test]
+    fn a_version_1_check_folds_by_its_words() {
+        let c = Check::legacy(
+            "CPU held by participants",
+            "≥ 95% of wall time",
+            "round 1: 30.0%; round 2: 42.5%",
+            false,
+        );
+        assert_eq!(folded(&c), "30.0–42.5%");
+        assert_eq!(observed(&c), "round 1: 30.0%; round 2: 42.5%");
+    }
+}
