@@ -46,6 +46,10 @@ pub struct MajorFaultCost {
     /// The file-cached case's cost per (minor) fault used to take the minor faults out.
     pub minor_fault_ns: Option<f64>,
     pub per_major_fault_ns: Option<f64>,
+    /// Its 95% interval: the samples' per-page interval carried in proportion to the
+    /// elapsed time (the time per page is what varies from sample to sample), the minor
+    /// faults' share taken out of each side.
+    pub per_major_fault_ci95: Option<[f64; 2]>,
     pub derivation: Option<Derivation>,
     /// Why there is no time per major fault (None when there is one).
     pub per_major_fault_missing: Option<String>,
@@ -123,6 +127,18 @@ pub fn cost_of(m: &Measurement, minor_cost: Option<f64>) -> MajorFaultCost {
             Some(Derivation::AtMostElapsedOverMajor),
         ),
     };
+    // The per-page samples' interval, as a share of their median, carried to elapsed.
+    let spread = (m.raw.median > 0.0 && m.raw.ci95.iter().all(|x| x.is_finite()))
+        .then(|| m.raw.ci95.map(|x| x / m.raw.median));
+    let per_major_ci95 = per_major.zip(spread).map(|(_, [lo, hi])| {
+        let taken =
+            minor_share.filter(|_| derivation == Some(Derivation::ElapsedLessMinorAtCachedCost));
+        let s = taken.unwrap_or(0.0);
+        [
+            (elapsed_ns * lo - s) / major as f64,
+            (elapsed_ns * hi - s) / major as f64,
+        ]
+    });
     let io_missing = if !m.valid {
         Some("the measurement is invalid".to_string())
     } else if wall_s < MIN_SHARE_WINDOW_S {
@@ -143,6 +159,7 @@ pub fn cost_of(m: &Measurement, minor_cost: Option<f64>) -> MajorFaultCost {
         minor_fault_ns: minor_cost
             .filter(|_| derivation == Some(Derivation::ElapsedLessMinorAtCachedCost)),
         per_major_fault_ns: per_major,
+        per_major_fault_ci95: per_major_ci95,
         derivation,
         per_major_fault_missing: missing,
         io_share: io_missing.is_none().then(|| 1.0 - cpu_ns / elapsed_ns),
@@ -181,6 +198,13 @@ mod tests {
         let minor = c.minor_fault_ns.unwrap();
         let want = (c.elapsed_ns - 2340.0 * minor) / 36.0;
         assert!((c.per_major_fault_ns.unwrap() - want).abs() < 1e-6);
+        // Its interval: the per-page samples' interval in proportion, the minor share out.
+        let m = evicted(&mut run).clone();
+        let [lo, hi] = c.per_major_fault_ci95.unwrap();
+        let lo_want = (c.elapsed_ns * m.raw.ci95[0] / m.raw.median - 2340.0 * minor) / 36.0;
+        let hi_want = (c.elapsed_ns * m.raw.ci95[1] / m.raw.median - 2340.0 * minor) / 36.0;
+        assert!((lo - lo_want).abs() < 1e-6 && (hi - hi_want).abs() < 1e-6);
+        assert!(lo < want && want < hi, "{lo} {want} {hi}");
         assert_eq!(c.derivation, Some(Derivation::ElapsedLessMinorAtCachedCost));
         let share = c.io_share.unwrap();
         assert!((share - (1.0 - c.cpu_ns / c.elapsed_ns)).abs() < 1e-12);

@@ -367,8 +367,10 @@ impl Remark {
         Remark::new(RemarkKind::RingCompeted, "", &[voluntary, involuntary])
     }
 
-    pub fn slice_not_taken(every_ms: f64, set_ms: f64) -> Remark {
-        Remark::new(RemarkKind::SliceNotTaken, "", &[every_ms, set_ms])
+    /// Preempted every `every_ms` where the slice was `set_ms`, under mechanism `mech`
+    /// ("rr", "eevdf"): its words suggest only what is not already in use.
+    pub fn slice_not_taken(every_ms: f64, set_ms: f64, mech: &str) -> Remark {
+        Remark::new(RemarkKind::SliceNotTaken, mech, &[every_ms, set_ms])
     }
 
     pub fn fault_counts_disagree(perf: f64, rusage: f64) -> Remark {

@@ -8,7 +8,7 @@ use super::term::{wrap, Term};
 use crate::escape::xml;
 use crate::model::switch_trace::{SideTrace, SwitchTrace};
 use crate::model::{Measurement, Run, Status};
-use crate::units::interval::{fmt_figure, fmt_figure_alone};
+use crate::units::interval::{fmt_figure, fmt_figure_alone, fmt_unstable};
 use crate::units::size::fmt_size;
 use serde::Serialize;
 
@@ -273,6 +273,8 @@ fn show(f: &Option<Figure>, status: &str) -> String {
     match (f, status) {
         (_, "invalid") => "invalid".into(),
         (_, "below resolution") => "below resolution".into(),
+        // Noise says so with its spread, as the table does, whether or not it reaches zero.
+        (Some(f), "unstable") => fmt_unstable(f.median, f.ci95[0], f.ci95[1], "ns"),
         (Some(f), _) if f.reaches_zero() => "below resolution".into(),
         (Some(f), _) => fmt_figure(f.median, f.ci95[0], f.ci95[1], "ns"),
         (None, _) => "no value".into(),
@@ -406,15 +408,29 @@ pub fn quiz(a: &Waterfall) -> String {
         if steps.iter().all(|s| s.status == "invalid") {
             return "failed its checks here (see the rungs)".into();
         }
+        // Unstable rungs are noise, not "below resolution": their spread is said.
+        let unstable: Vec<Figure> = steps
+            .iter()
+            .filter(|s| s.status == "unstable")
+            .filter_map(|s| s.figure)
+            .collect();
+        let noise = (!unstable.is_empty()).then(|| {
+            let u = sum_of(&unstable);
+            fmt_unstable(u.median, u.ci95[0], u.ci95[1], "ns")
+        });
         if resolved.is_empty() {
-            return "is below resolution here".into();
+            return match noise {
+                Some(n) => format!("is {n} here"),
+                None => "is below resolution here".into(),
+            };
         }
         let f = sum_of(&resolved);
         let share = total.zip(a.share_of).map_or(String::new(), |(t, of)| {
             format!(" ({:.0}% of {})", 100.0 * f.median / t, of.words())
         });
+        let also = noise.map_or(String::new(), |n| format!(", plus a rung {n}"));
         format!(
-            "adds {}{share}",
+            "adds {}{share}{also}",
             fmt_figure_alone(f.median, f.ci95[0], f.ci95[1], "ns")
         )
     };
@@ -763,6 +779,23 @@ mod tests {
         let t = render(&a);
         assert!(t.contains("the sum is not checked: the direct measurement is invalid"));
         assert!(!t.contains("overlap") && !t.contains("add up"), "{t}");
+    }
+
+    #[test]
+    fn an_unstable_rung_says_unstable_in_the_table_the_chart_and_the_quiz() {
+        let mut a = ladder(1600.0);
+        // A spread wider than the figure, reaching below zero, as a noisy amx rung does.
+        a.steps[3] = step("regs-amx", "TLB", fig(440.0, 890.0), "unstable");
+        assert_eq!(show(&a.steps[3].figure, "unstable"), "unstable (±890 ns)");
+        let t = render(&a);
+        assert!(t.contains("unstable (±890 ns)"), "{t}");
+        assert!(!t.contains("below resolution"), "{t}");
+        assert!(t.contains("is unstable (±890 ns) here"), "{t}");
+        let s = svg(&a, "test");
+        assert!(s.contains("unstable (±890 ns)"), "{s}");
+        a.steps.push(step("tlb-1p", "TLB", fig(50.0, 5.0), "ok"));
+        let q = quiz(&a).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(q.contains("plus a rung unstable (±890 ns)"), "{q}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ fn fmt_median(v: Option<f64>, unit: &str) -> String {
 
 fn ratio_text(p: &Pair) -> String {
     match (p.ratio, p.ratio_ci95) {
-        (Some(r), Some([lo, hi])) => format!("{} [{}, {}]", fmt_num(r), fmt_num(lo), fmt_num(hi)),
+        (Some(r), Some([lo, hi])) => crate::units::interval::fmt_bounds(r, lo, hi),
         (Some(r), None) => fmt_num(r),
         _ => "—".into(),
     }
@@ -308,7 +308,7 @@ pub fn svg(c: &crate::compare::Comparison, fail_above: Option<f64>, min_effect: 
 /// A self-contained HTML page for a comparison: machine differences, the figure, the table.
 pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
     use crate::report::html::esc;
-    use crate::units::{fmt_num, fmt_with_unit};
+    use crate::units::fmt_with_unit;
     let mut h = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -341,13 +341,7 @@ pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
     // A note (why a pair is not compared) is brief in its row, in full below the table.
     let mut notes = crate::report::footnotes::Footnotes::new("compare");
     for p in &c.pairs {
-        let ratio = match (p.ratio, p.ratio_ci95) {
-            (Some(r), Some([lo, hi])) => {
-                format!("{} [{}, {}]", fmt_num(r), fmt_num(lo), fmt_num(hi))
-            }
-            (Some(r), None) => fmt_num(r),
-            _ => "—".into(),
-        };
+        let ratio = ratio_text(p);
         h.push_str(&format!(
             "<tr><td><code>{}</code> {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"notes\">{}</td></tr>\n",
@@ -401,6 +395,21 @@ mod tests {
         assert!(diff < head && head < unp, "{t}");
         assert!(t.contains("no significant difference"));
         assert!(t.contains("invalid in A"), "invalid pair should say why");
+    }
+
+    #[test]
+    fn a_ratio_is_no_more_precise_than_its_interval_and_noise_says_unstable() {
+        let mut c = cmp();
+        let p = c.pairs.iter_mut().find(|p| p.ratio.is_some()).unwrap();
+        p.ratio = Some(0.753);
+        p.ratio_ci95 = Some([0.409, 1.16]);
+        assert_eq!(ratio_text(p), "unstable (±0.41)");
+        p.ratio = Some(0.99684);
+        p.ratio_ci95 = Some([0.99012, 1.00331]);
+        assert_eq!(ratio_text(p), "0.997 [0.990, 1.003]");
+        p.ratio = Some(0.753);
+        p.ratio_ci95 = Some([0.409, 1.16]);
+        assert!(html(&c, String::new()).contains("unstable (±0.41)"));
     }
 
     #[test]

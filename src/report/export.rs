@@ -48,10 +48,26 @@ pub fn to_csv(run: &Run) -> Result<String> {
         "mean_ci_lo",
         "mean_ci_hi",
         "instead_of_value",
+        "per_major_fault_ns",
+        "per_major_fault_ci_lo",
+        "per_major_fault_ci_hi",
+        "io_share",
     ])
     .map_err(|e| Error::env(e.to_string()))?;
+    let majors = crate::analysis::faults::major_fault_costs(run);
     for m in &run.measurements {
         let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+        // An evicted-file case's major faults, costed as every other view costs them.
+        let major = majors
+            .iter()
+            .find(|c| c.probe == m.probe && c.params == m.params);
+        // A bound (no file-cached cost to take the minor faults out) is not a figure.
+        let per_major = major
+            .filter(|c| {
+                c.derivation != Some(crate::analysis::faults::Derivation::AtMostElapsedOverMajor)
+            })
+            .and_then(|c| c.per_major_fault_ns);
+        let per_major_ci = major.and_then(|c| c.per_major_fault_ci95);
         let status = m.status.as_str();
         let failed: Vec<String> = m
             .failed_checks()
@@ -88,6 +104,10 @@ pub fn to_csv(run: &Run) -> Result<String> {
             opt(m.additive.as_ref().map(|a| a.mean.ci95[0])),
             opt(m.additive.as_ref().map(|a| a.mean.ci95[1])),
             text(&instead(m)),
+            opt(per_major),
+            opt(per_major.and(per_major_ci.map(|c| c[0]))),
+            opt(per_major.and(per_major_ci.map(|c| c[1]))),
+            opt(major.and_then(|c| c.io_share)),
         ])
         .map_err(|e| Error::env(e.to_string()))?;
     }

@@ -121,10 +121,15 @@ pub fn major_fault_sentences(run: &Run) -> Vec<String> {
 /// why there is none: the same text in the terminal, Markdown and HTML.
 pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
     let n = crate::units::fmt_thousands;
+    // The figure with its interval by the one rule, where it has one.
+    let figure = |v: f64| match c.per_major_fault_ci95 {
+        Some([lo, hi]) => crate::units::interval::fmt_figure(v, lo, hi, "ns"),
+        None => fmt_time(v),
+    };
     let per_major = match (c.per_major_fault_ns, c.derivation, c.minor_fault_ns) {
         (Some(v), Some(Derivation::ElapsedLessMinorAtCachedCost), Some(minor)) => format!(
             "{} per major fault = (elapsed {} − {} minor × {} per cached-file fault) / {} major",
-            fmt_time(v),
+            figure(v),
             fmt_time(c.elapsed_ns),
             n(c.minor_faults),
             fmt_time(minor),
@@ -132,7 +137,7 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
         ),
         (Some(v), Some(Derivation::EveryFaultMajor), _) => format!(
             "{} per major fault = elapsed {} / {} major (every fault major)",
-            fmt_time(v),
+            figure(v),
             fmt_time(c.elapsed_ns),
             n(c.major_faults)
         ),
@@ -573,8 +578,38 @@ mod tests {
         let share = cost["io_share"].as_f64().unwrap();
         assert_eq!(cost["derivation"], "elapsed_less_minor_at_cached_cost");
         assert_eq!(cost["major_faults"], 36);
-        let figure = format!("{} per major fault", fmt_time(per_major));
+        let ci = &cost["per_major_fault_ci95"];
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        // The figure no more precise than its interval, as every figure is.
+        let figure = format!(
+            "{} per major fault",
+            crate::units::interval::fmt_figure(per_major, lo, hi, "ns")
+        );
+        assert!(figure.contains('±'), "{figure}");
         let io = format!("off the CPU (waiting for I/O) {:.0}%", 100.0 * share);
+        // The CSV carries the same figures in their columns.
+        let csv = crate::report::export::to_csv(&run).unwrap();
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        let head = r.headers().unwrap().clone();
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+        let evicted = rows
+            .iter()
+            .find(|r| &r[0] == "fault.file-evicted" && &r[col("raw_unit")] == "ns/page")
+            .unwrap();
+        // Other cases have no major-fault cost: their cells are empty.
+        let anon = rows
+            .iter()
+            .find(|r| r[0].starts_with("fault.anon"))
+            .unwrap();
+        assert!(anon[col("per_major_fault_ns")].is_empty() && anon[col("io_share")].is_empty());
+        let c = &major_fault_costs(&run)[0];
+        let [c_lo, c_hi] = c.per_major_fault_ci95.unwrap();
+        let cell = |name: &str| evicted[col(name)].parse::<f64>().unwrap();
+        assert_eq!(cell("per_major_fault_ns"), c.per_major_fault_ns.unwrap());
+        assert_eq!(cell("per_major_fault_ci_lo"), c_lo);
+        assert_eq!(cell("per_major_fault_ci_hi"), c_hi);
+        assert_eq!(cell("io_share"), c.io_share.unwrap());
         let term = major_fault_lines(&run, &Term::plain(400));
         let md = crate::report::markdown::run_to_markdown(&run);
         let html = crate::report::html::render(std::slice::from_ref(&run));

@@ -1131,6 +1131,18 @@ fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) ->
     )
 }
 
+/// What one raw sample of `m` is, for its histogram's axis: a time per iteration for a
+/// timed loop, a window's lost share for OS noise, otherwise the sample in its unit.
+fn sample_axis(m: &Measurement) -> String {
+    if m.is(crate::probes::noise::PROBE) {
+        format!("lost share of each 100 ms window ({})", m.raw_unit)
+    } else if m.raw_unit.starts_with("ns") {
+        format!("time per iteration ({})", m.raw_unit)
+    } else {
+        format!("each sample ({})", m.raw_unit)
+    }
+}
+
 /// Per-measurement sample histograms, folded away so the page stays short.
 fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
     let mut body = String::new();
@@ -1151,7 +1163,7 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
                 Histogram {
                     title: format!("{}: raw samples", what.trim()),
                     subtitle: subtitle_of(runs, i),
-                    x_label: format!("time per iteration ({})", m.raw_unit),
+                    x_label: sample_axis(m),
                     values: m.samples.clone(),
                     log_count: false,
                 }
@@ -1191,6 +1203,19 @@ mod tests {
             page.contains("mean 418 ±18 ns/call, as the breakdown adds"),
             "the mean, named"
         );
+    }
+
+    #[test]
+    fn a_samples_axis_says_what_a_sample_is() {
+        let run = parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap();
+        let mut m = run.measurements[0].clone();
+        m.raw_unit = "ns/call".into();
+        assert_eq!(sample_axis(&m), "time per iteration (ns/call)");
+        m.probe = crate::probes::noise::PROBE.0.into();
+        m.raw_unit = "%".into();
+        assert_eq!(sample_axis(&m), "lost share of each 100 ms window (%)");
+        m.probe = "mmap.lab".into();
+        assert_eq!(sample_axis(&m), "each sample (%)");
     }
 
     #[test]

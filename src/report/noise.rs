@@ -43,6 +43,30 @@ pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
         })
 }
 
+/// Whether a CPU's figure is noise: its measurement says unstable, or its interval reaches
+/// beyond ±50% of it. Every view then says "unstable" with its spread, never the median.
+pub fn is_unstable(run: &Run, cpu: usize) -> bool {
+    let status = run
+        .measurements
+        .iter()
+        .filter(|m| m.is(PROBE))
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
+        .map(|m| m.status);
+    status == Some(crate::model::Status::Unstable)
+        || figure(run, cpu)
+            .is_some_and(|[v, lo, hi]| crate::units::interval::is_unstable(v, lo, hi))
+}
+
+/// A CPU's figure in a column whose intervals are in the table above it: "2.4%" (no more
+/// precise than its interval), or "unstable".
+fn lost_cell(run: &Run, n: &NoiseCpu) -> String {
+    match figure(run, n.cpu) {
+        None => pct(n.lost_ns, n.wall_ns),
+        Some(_) if is_unstable(run, n.cpu) => "unstable".into(),
+        Some([v, lo, hi]) => format!("{}%", crate::units::interval::fmt_estimate(v, lo, hi).0),
+    }
+}
+
 /// What the figure is, in the words every view uses.
 pub const FIGURE_IS: &str = "median of the 100 ms windows' lost shares, 95% interval";
 
@@ -108,10 +132,7 @@ fn overview(run: &Run, cs: &[&NoiseCpu]) -> String {
         s.push_str(&format!(
             "{:<4} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
             n.cpu,
-            figure(run, n.cpu).map_or_else(
-                || pct(n.lost_ns, n.wall_ns),
-                |f| format!("{}%", fmt_num(f[0]))
-            ),
+            lost_cell(run, n),
             fmt_num(n.gaps_per_s()),
             fmt_time(d.median_ns),
             fmt_time(d.p99_ns),
@@ -479,6 +500,17 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
             let scale = if whole > 0.0 { total[0] / whole } else { 0.0 };
             for x in &mut seg {
                 *x *= scale;
+            }
+            // Noise is not drawn as a value: the row says it is unstable, with its spread.
+            if is_unstable(run, n.cpu) {
+                let [v, lo, hi] = total;
+                return StackedRow {
+                    label: format!("CPU {}", n.cpu),
+                    segments: Vec::new(),
+                    total,
+                    note: crate::units::interval::fmt_unstable(v, lo, hi, "%"),
+                    marker: None,
+                };
             }
             StackedRow {
                 label: format!("CPU {}", n.cpu),

@@ -112,11 +112,16 @@ pub fn words(r: &Remark) -> String {
         K::SliceNotTaken => format!(
             "the tasks were preempted every {} ms, not every {} ms: the slice did not take \
              effect as set (the scheduler tick, HZ, bounds how often a running task is \
-             preempted unless HRTICK is on). To try: --mech rr (SCHED_RR with \
-             kernel.sched_rr_timeslice_ms, as root), slices of at least the tick, or a \
+             preempted unless HRTICK is on). To try: {}slices of at least the tick, or a \
              kernel built with a higher HZ (CONFIG_HZ=1000)",
             fixed(0, 2),
-            fixed(1, 2)
+            fixed(1, 2),
+            // SCHED_RR is no advice to a run that already used it.
+            if s == "rr" {
+                ""
+            } else {
+                "--mech rr (SCHED_RR with kernel.sched_rr_timeslice_ms, as root), "
+            }
         ),
         K::FaultCountsDisagree => format!(
             "perf page-faults counted {} per round, getrusage {}: the two sources disagree",

@@ -191,6 +191,18 @@ fn scaled_unit(magnitude: f64, unit: &str) -> (f64, String) {
     }
 }
 
+/// A figure and its interval's bounds, for a view whose column reads "[95% CI]": the figure
+/// by [`fmt_estimate`] and each bound at the figure's decimals, "0.997 [0.990, 1.003]"; or,
+/// when the interval reaches beyond ±50% of it, "unstable (±0.41)".
+pub fn fmt_bounds(v: f64, lo: f64, hi: f64) -> String {
+    if is_unstable(v, lo, hi) {
+        return format!("unstable ({})", fmt_spread(v, lo, hi));
+    }
+    let (figure, _) = fmt_estimate(v, lo, hi);
+    let d = figure.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+    format!("{figure} [{}, {}]", write_at(lo, d), write_at(hi, d))
+}
+
 /// A relative change and its interval, in percent of the base, by the same rule: (0.0512,
 /// [0.031, 0.071]) → "+5.1% ±2.0"; a half-width below the last digit → "+5% ±<0.5".
 pub fn fmt_percent(change: f64, lo: f64, hi: f64) -> String {
@@ -322,6 +334,16 @@ mod tests {
             "1.00 ±0.10 faults/page"
         );
         assert_eq!(fmt_figure(3.0, 2.9, 3.1, ""), "3.00 ±0.10");
+    }
+
+    #[test]
+    fn bounds_are_written_at_the_figures_decimals() {
+        assert_eq!(
+            fmt_bounds(0.99684, 0.99012, 1.00331),
+            "0.997 [0.990, 1.003]"
+        );
+        assert_eq!(fmt_bounds(12.34, 9.0, 15.0), "12.3 [9.0, 15.0]");
+        assert_eq!(fmt_bounds(0.753, 0.409, 1.16), "unstable (±0.41)");
     }
 
     #[test]

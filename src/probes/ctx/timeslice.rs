@@ -315,8 +315,16 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
             requested: vec![c.cpu],
         })
         .collect();
+    let slice = SliceSet {
+        asked: c.slice,
+        reported: reported
+            .iter()
+            .copied()
+            .find(|&ns| ns > 0)
+            .map(Duration::from_nanos),
+        mech: c.mech,
+    };
     let spec = slice_spec(&c, reported);
-    let slice = c.slice;
     let m = measure(
         ctx,
         spec,
@@ -433,9 +441,34 @@ fn slice_spec(c: &Config, reported: Vec<u64>) -> Spec {
         ))
 }
 
-/// Involuntary switches per second while running together ≈ 1 / slice (±35%): with two
-/// CPU-bound tasks, every expired slice preempts one of them. Plus placement.
-pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
+/// The slice a measurement asked for and the one the kernel reports it set
+/// (sched_rr_get_interval under SCHED_RR, which gives the RR knob's slice rounded to the
+/// tick; sched_runtime read back under EEVDF).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SliceSet {
+    pub asked: Duration,
+    pub reported: Option<Duration>,
+    pub mech: SliceMech,
+}
+
+impl SliceSet {
+    /// The slice the tasks run with: the kernel's where it reports one, else the asked.
+    fn in_effect(&self) -> Duration {
+        self.reported.unwrap_or(self.asked)
+    }
+
+    /// Whether the kernel's slice differs from the asked one (by more than 1%).
+    fn differs(&self) -> bool {
+        let (a, e) = (self.asked.as_secs_f64(), self.in_effect().as_secs_f64());
+        (a - e).abs() > 0.01 * a
+    }
+}
+
+/// Involuntary switches per second while running together ≈ 1 / slice (±35%), the slice
+/// the kernel reports it set: with two CPU-bound tasks, every expired slice preempts one of
+/// them. Plus placement.
+pub fn slice_verdict(ev: &Evidence, set: SliceSet) -> Verdict {
+    let slice = set.in_effect();
     let wall_s = ev.rusage.total.utime_us as f64 / 1e6 + ev.rusage.total.stime_us as f64 / 1e6;
     let rate = if wall_s > 0.0 {
         ev.rusage.total.nivcsw as f64 / wall_s
@@ -444,6 +477,13 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
     };
     let expected = 1.0 / slice.as_secs_f64();
     let mut c = checks::near("involuntary switches per second", expected, 0.35, rate);
+    if set.differs() {
+        c.bound = crate::model::Bound::Text(format!(
+            "{expected:.2} ±35% (the kernel's {} ms slice; {} ms asked)",
+            fmt_ms(slice),
+            fmt_ms(set.asked)
+        ));
+    }
     c.reading = crate::model::Reading::Text(format!(
         "{rate:.0}/s ({} over {wall_s:.2} s of CPU time), i.e. one every {:.2} ms",
         ev.rusage.total.nivcsw,
@@ -458,6 +498,7 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
         warnings.push(crate::model::Remark::slice_not_taken(
             1000.0 / rate,
             slice.as_secs_f64() * 1000.0,
+            set.mech.name(),
         ));
     }
     let mut checks = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
@@ -465,9 +506,24 @@ pub fn slice_verdict(ev: &Evidence, slice: Duration) -> Verdict {
     (checks, warnings)
 }
 
+/// A slice in ms, as many decimals as it needs ("4", "1.5").
+fn fmt_ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    let s = format!("{ms:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn asked(ms: u64, mech: SliceMech) -> SliceSet {
+        SliceSet {
+            asked: Duration::from_millis(ms),
+            reported: None,
+            mech,
+        }
+    }
 
     fn env(kernel: Option<(u32, u32)>, may_rt: bool, knob: bool) -> SliceEnv {
         SliceEnv {
@@ -544,11 +600,11 @@ mod tests {
         // 2 s of CPU time, 4 ms slices: 500 preemptions expected.
         ev.rusage.total.utime_us = 2_000_000;
         ev.rusage.total.nivcsw = 480;
-        let (c, w) = slice_verdict(&ev, Duration::from_millis(4));
+        let (c, w) = slice_verdict(&ev, asked(4, SliceMech::Eevdf));
         assert!(c[0].ok, "{:?}", c[0]);
         assert!(w.is_empty());
         // 1 ms asked, but preempted only at the 4 ms tick.
-        let (c, w) = slice_verdict(&ev, Duration::from_millis(1));
+        let (c, w) = slice_verdict(&ev, asked(1, SliceMech::Eevdf));
         assert!(!c[0].ok);
         assert!(crate::report::remarks::words(&w[0]).contains("did not take effect"));
         assert!(
@@ -556,5 +612,46 @@ mod tests {
             "{:?}",
             w[0]
         );
+        // Under SCHED_RR already, the advice does not suggest it.
+        let (_, w) = slice_verdict(&ev, asked(1, SliceMech::Rr));
+        let said = crate::report::remarks::words(&w[0]);
+        assert!(!said.contains("--mech rr"), "{said}");
+        assert!(
+            said.contains("To try: slices of at least the tick"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn the_rate_is_expected_from_the_slice_the_kernel_reports() {
+        let mut ev = Evidence::default();
+        ev.rusage.total.utime_us = 2_000_000;
+        ev.rusage.total.nivcsw = 480;
+        // 1 ms asked under SCHED_RR, the kernel set 4 ms (slice_reported_ns=4000000).
+        let set = SliceSet {
+            reported: Some(Duration::from_nanos(4_000_000)),
+            ..asked(1, SliceMech::Rr)
+        };
+        let (c, w) = slice_verdict(&ev, set);
+        assert!(c[0].ok, "{:?}", c[0]);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(
+            matches!(&c[0].bound, crate::model::Bound::Text(t)
+                if t.contains("the kernel's 4 ms slice; 1 ms asked")),
+            "{:?}",
+            c[0]
+        );
+        // The same rate against a kernel slice that is the asked one fails.
+        let set = SliceSet {
+            reported: Some(Duration::from_millis(1)),
+            ..asked(1, SliceMech::Rr)
+        };
+        let (c, _) = slice_verdict(&ev, set);
+        assert!(
+            !c[0].ok && !matches!(&c[0].bound, crate::model::Bound::Text(_)),
+            "{:?}",
+            c[0]
+        );
+        assert_eq!(fmt_ms(Duration::from_micros(1500)), "1.5");
     }
 }

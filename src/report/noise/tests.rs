@@ -244,3 +244,29 @@ fn every_view_says_the_measurements_figure_not_the_whole_windows() {
     let whole = crate::units::interval::fmt_figure(n.lost_share() * 100.0, 0.0, 0.0, "%");
     assert!(!svg.contains(whole.trim_end_matches('%').trim_end()));
 }
+
+#[test]
+fn an_unstable_cpu_is_unstable_in_the_table_and_the_bars_never_a_value() {
+    let mut run = run();
+    let m = run
+        .measurements
+        .iter_mut()
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == 0))
+        .unwrap();
+    // The recorded run's CPU 0: 3.6% with an interval to 21%.
+    let v = m.value.as_mut().unwrap();
+    v.median = 3.597011;
+    v.ci95 = [2.872783, 21.140693];
+    m.status = crate::model::Status::Unstable;
+    let t = text(&run, false);
+    let row = t.lines().find(|l| l.starts_with("0 ")).unwrap();
+    assert!(row.contains("unstable"), "{t}");
+    assert!(!t.contains("3.60%") && !t.contains("3.6%"), "{t}");
+    let bars = &svgs(&run, "host")[0].1;
+    assert!(bars.contains("not plotted: unstable (±18 %)"), "{bars}");
+    // A figure that is one is printed no more precisely than its interval.
+    let cpu1 = t.lines().find(|l| l.starts_with("1 ")).unwrap();
+    let [v1, lo1, hi1] = figure(&run, 1).unwrap();
+    let want = format!("{}%", crate::units::interval::fmt_estimate(v1, lo1, hi1).0);
+    assert!(cpu1.contains(&want), "{cpu1} lacks {want}");
+}
