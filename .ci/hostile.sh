@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The hostile-input campaign, replayable: each case runs oscost as an attacker or a careless
 # user would and says what must happen (exit code, the line it prints, what must still hold
-# afterwards). Every case has a 20 s limit, so a hang fails instead of blocking CI. The same
-# behaviours are unit and integration tests (tests/hostile.rs, journal.rs, never_lost.rs,
-# inert.rs, mount_kill.rs); this list is the campaign's own form, run against the release
-# binary in about half a minute.
+# afterwards). Every case has a limit (20 s, 30 s where a partner is stopped, 90 s for the
+# compiler's own 60 s limit), so a hang fails instead of blocking CI. The same behaviours are
+# unit and integration tests (tests/hostile.rs, journal.rs, never_lost.rs, inert.rs,
+# mount_kill.rs); this list is the campaign's own form, run against the release binary in
+# about a minute (the compiler's time limit, run beside the other cases, is the longest).
 # Usage: .ci/hostile.sh [path/to/oscost]   (default: target/release/oscost)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,6 +87,27 @@ variant("frac.json", lambda v: v.__setitem__("schema_version", 1.5))
 text = open(sys.argv[1]).read().replace('"started_at"', '"started_at": "x", "started_at"', 1)
 open("dup.json", "w").write(text)
 EOF
+
+# The cross compiler's time limit (60 s) bounds `#include "/dev/zero"` and an include of a
+# FIFO no one writes (which only the limit ends). Both start first, as the FIFO's 60 s is the
+# longest case, run beside the others in a runtime directory of their own (so their scratch
+# is not mistaken for another case's) and are collected at the end of the restricted-
+# environments block. The /dev/zero compile's address space is capped at 4 GiB so cc1
+# reading zeros cannot take the machine's memory.
+if command -v riscv64-unknown-elf-gcc >/dev/null; then
+    printf '#include "/dev/zero"\nint main(void){return 0;}\n' >zero.c
+    mkfifo never.fifo
+    printf '#include "never.fifo"\nint main(void){return 0;}\n' >never.c
+    mkdir -m 700 rt15
+    zt0=$SECONDS
+    # Each job writes its exit code and the seconds it took.
+    (ulimit -v 4194304; OSCOST_RUNTIME_DIR="$w/rt15" timeout 90 "$bin" sim compare zero.c \
+        >"$w/zero.out" 2>&1; echo "$? $((SECONDS - zt0))" >"$w/zero.rc") &
+    zpid=$!
+    (OSCOST_RUNTIME_DIR="$w/rt15" timeout 90 "$bin" sim compare never.c >"$w/never.out" 2>&1
+        echo "$? $((SECONDS - zt0))" >"$w/never.rc") &
+    npid=$!
+fi
 
 ## Security: the knob journal restores only what oscost changed, in a directory of its own.
 mkdir -m 700 rt
@@ -381,9 +403,158 @@ c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("BEGIN EXCLUSIVE")
 time.sleep(8)
 c.execute("COMMIT")' lock.sqlite &
+lock=$!
 sleep 0.5
 expect 0 "saved as run 2" call --quick --db lock.sqlite
-wait
+wait "$lock"
+
+## Restricted environments: planted links, option-like names, full stdout, no home, stopped
+## partners, a small stack, a memory cgroup, each as the campaign ran it.
+# stop_partners PID: until the run under `timeout` ends (at most 10 s), stops every process
+# it forks, those it forks late included.
+stop_partners() {
+    local parent
+    for _ in $(seq 200); do
+        kill -0 "$1" 2>/dev/null || break
+        parent="$(pgrep -P "$1" | head -1)"
+        [ -n "$parent" ] || { sleep 0.05; continue; }
+        for child in $(pgrep -P "$parent"); do
+            kill -STOP "$child" 2>/dev/null
+        done
+        sleep 0.05
+    done
+}
+
+# outputs through a link another user planted in a sticky directory.
+mkdir -m 1777 sticky4
+echo keep >victim4
+if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/fs/protected_symlinks 2>/dev/null)" = 1 ]; then
+    ln -s "$w/victim4" sticky4/run.json
+    chown -h nobody sticky4/run.json
+    expect 2 "does not let you write through" call --quick --json sticky4/run.json --db s4.sqlite
+    holds "call --json did not write through another user's link" cmp -s victim4 <(echo keep)
+else
+    echo "(protected_symlinks is off or not root: call --json through a planted link is not run)"
+fi
+if command -v riscv64-unknown-elf-gcc >/dev/null && [ -d "$OLDPWD/../shared/coremark" ]; then
+    mkdir -m 1777 builds4
+    ln -s "$w/victim4" builds4/coremark-rv32im.elf
+    [ "$(id -u)" = 0 ] && chown -h nobody builds4/coremark-rv32im.elf
+    expect 2 "never written through a link" sim bench --repeat 1 --no-qemu \
+        --coremark "$OLDPWD/../shared/coremark" --keep-builds builds4
+    holds "sim bench --keep-builds did not write through a planted link" \
+        cmp -s victim4 <(echo keep)
+else
+    echo "(no cross compiler or CoreMark sources: sim bench --keep-builds is not run)"
+fi
+
+# sim sweep never hands a source named like an option to the compiler as an option.
+if command -v riscv64-unknown-elf-gcc >/dev/null; then
+    printf '#include <stdint.h>\nint main(void){volatile uint32_t s=0;for(uint32_t i=0;i<9;i++)s+=i;for(;;);}\n' \
+        >./-fdump-tree-original=victim4.c
+    echo keep >victim4.c
+    expect 0 "" sim sweep --march rv32im --icache-sizes 64,128 --max-instructions 2000 \
+        -- -fdump-tree-original=victim4.c
+    holds "sim sweep: a source named like an option wrote no dump" cmp -s victim4.c <(echo keep)
+    holds "sim sweep: no dump file beside the source" \
+        bash -c '! ls | grep -q "victim4\.c\..*original"'
+fi
+
+# reading commands with standard output on a full device: exit 2, one line, the
+# history unchanged.
+cp full.sqlite full6.sqlite
+for args in "history show 1 --db full6.sqlite" "export a.json --format csv" \
+    "fleet --db full6.sqlite"; do
+    cases=$((cases + 1))
+    timeout 20 "$bin" $args >/dev/full 2>"$w/err"
+    code=$?
+    { [ "$code" = 2 ] && [ "$(wc -l <"$w/err")" = 1 ] && grep -q "standard output" "$w/err" &&
+        ! grep -q panicked "$w/err"; } ||
+        bad "$args >/dev/full" "exit $code: $(head -c 200 "$w/err")"
+done
+holds "a full stdout lost nothing from the history" cmp -s full.sqlite full6.sqlite
+
+# under a file size limit the run is kept, in the history or in unsaved/.
+holds "ulimit -f: the run is in the history or unsaved/" bash -c '
+"$1" history list --db fsize.sqlite 2>/dev/null | grep -q call ||
+    ls "$XDG_DATA_HOME/oscost/unsaved/" 2>/dev/null | grep -q "^run-"' _ "$bin"
+
+# neither HOME nor XDG_DATA_HOME: the run is kept under the password-database home
+# (a throwaway one, bound over a copy of /etc/passwd in a mount namespace of its own), and
+# the user's real history is not touched.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -m 700 pwhome
+    awk -F: -v OFS=: -v h="$w/pwhome" '$3 == 0 { $6 = h } 1' /etc/passwd >passwd4
+    real="$(getent passwd 0 | cut -d: -f6)/.local/share/oscost"
+    before="$(ls -la --time-style=full-iso "$real" 2>&1)"
+    cases=$((cases + 1))
+    unshare -m bash -c 'mount --bind "$1" /etc/passwd && exec env -u HOME -u XDG_DATA_HOME \
+        timeout 20 "$2" call --quick' _ "$w/passwd4" "$bin" >"$w/out" 2>&1
+    code=$?
+    [ "$code" = 0 ] || bad "no HOME, no XDG_DATA_HOME" "exit $code: $(head -c 200 "$w/out")"
+    holds "no HOME: the run is kept under the password-database home" bash -c '
+        test -s "$1/.local/share/oscost/history.sqlite" ||
+            ls "$1/.local/share/oscost/unsaved/" 2>/dev/null | grep -q "^run-"' _ "$w/pwhome"
+    holds "no HOME: the user's real history is untouched" \
+        test "$(ls -la --time-style=full-iso "$real" 2>&1)" = "$before"
+else
+    echo "(not root or no mount namespaces: the no-HOME case is not run)"
+fi
+
+# a stopped partner of ctx (process mode, and the sweep) ends its round within the
+# bound and is named.
+for args in "ctx --quick --mech pipe --mode process --no-save" \
+    "ctx sweep --quick --sizes 64k --procs 4 --no-save"; do
+    cases=$((cases + 1))
+    timeout 30 "$bin" $args >"$w/out" 2>&1 &
+    pid=$!
+    stop_partners "$pid"
+    wait "$pid"
+    code=$?
+    [ "$code" = 124 ] && bad "$args, stopped partner" "still running after 30 s"
+    tr -s " \n" " " <"$w/out" | grep -q "was stopped" || bad "$args, stopped partner" "no reason given"
+done
+
+# a 64 KiB stack runs real commands, not only --version.
+for args in "machine" "call --quick --no-save"; do
+    cases=$((cases + 1))
+    (ulimit -s 64; timeout 20 "$bin" $args) >"$w/out" 2>&1 ||
+        bad "ulimit -s 64: $args" "$(head -c 200 "$w/out")"
+done
+
+# in a 64 MiB memory cgroup the free-memory reserve follows the cgroup, not host RAM.
+cg=/sys/fs/cgroup
+if [ "$(stat -fc %T "$cg" 2>/dev/null)" = cgroup2fs ] && [ -w "$cg" ] &&
+    grep -qw memory "$cg/cgroup.subtree_control" 2>/dev/null &&
+    mkdir "$cg/oscost-hostile-$$" 2>/dev/null; then
+    echo 64M >"$cg/oscost-hostile-$$/memory.max"
+    cases=$((cases + 1))
+    sh -c 'echo $$ >"$1/cgroup.procs" && exec timeout 20 "$2" fault --quick --size 4m --no-save' \
+        _ "$cg/oscost-hostile-$$" "$bin" >"$w/out" 2>&1
+    code=$?
+    [ "$code" = 0 ] || bad "fault --size 4m in a 64 MiB cgroup" "exit $code: $(head -c 200 "$w/out")"
+    rmdir "$cg/oscost-hostile-$$"
+else
+    echo "(cgroup v2 with the memory controller is not writable here: the 64 MiB cgroup case is not run)"
+fi
+
+# The compiler's time limit, collected: `#include "/dev/zero"` ended within the compiler's time limit.
+if [ -n "${zpid:-}" ]; then
+    cases=$((cases + 1))
+    wait "$zpid"
+    read -r code took <"$w/zero.rc"
+    { [ "$code" != 124 ] && [ "$took" -le 70 ] && grep -q "compil" "$w/zero.out" &&
+        ! grep -q panicked "$w/zero.out"; } ||
+        bad 'sim compare of #include "/dev/zero"' "exit $code after $took s"
+    cases=$((cases + 1))
+    wait "$npid"
+    read -r code took <"$w/never.rc"
+    { [ "$code" = 2 ] && [ "$took" -le 70 ] && grep -q "60 s" "$w/never.out"; } ||
+        bad 'sim compare of #include "never.fifo"' \
+            "exit $code after $took s: $(head -c 200 "$w/never.out")"
+    holds "the compiler stopped at its limit left no scratch" \
+        bash -c '! ls rt15 2>/dev/null | grep -q "^scratch-"'
+fi
 
 if [ "$fails" -gt 0 ]; then
     echo "== hostile cases: $fails of $cases failed" >&2
