@@ -136,6 +136,11 @@ fn bad_input_exits_2_with_one_line() {
             &["sim", "run", &elf, "--max-instructions", "0"],
             "--max-instructions 0",
         ),
+        (&["sim", "run", &elf, "--time-limit=-1"], "--time-limit -1"),
+        (
+            &["sim", "sweep", &elf, "--time-limit", "nan"],
+            "--time-limit NaN",
+        ),
         (
             &["sim", "run", &elf, "--icache", "sets=8,sets=16"],
             "sets given twice",
@@ -350,4 +355,47 @@ fn bench_of_an_elf_reports_each_configuration() {
         assert!(t["instructions"].as_u64().unwrap() > 1000);
     }
     assert!(w["qemu"]["skipped"].is_string());
+}
+
+/// A trap loop runs at reference-engine speed: the time limit ends it, says so, how far it
+/// got and how to raise it, with the instruction limit's exit code; 0 is no bound. Neither
+/// depends on the host's speed: 1 ms passes long before 10^10 instructions.
+#[test]
+fn a_time_limit_bounds_trap_loops_on_every_running_command() {
+    let elf = format!("{ELF_DIR}/traploop-rv32im.elf");
+    let (code, out, _) = oscost(&["sim", "run", &elf, "--time-limit", "0.001"]);
+    // Lines wrap at the terminal's width: compare the words.
+    let out = flat(&out);
+    assert_eq!(code, 124, "{out}");
+    assert!(
+        out.contains("time limit of 0.001 s reached after "),
+        "{out}"
+    );
+    assert!(out.contains("not deterministic"), "{out}");
+    assert!(
+        out.contains("raise it with --time-limit SECONDS (0: no bound)"),
+        "{out}"
+    );
+    let (code, out, _) = oscost(&[
+        "sim",
+        "run",
+        &elf,
+        "--time-limit",
+        "0",
+        "--max-instructions",
+        "1000",
+    ]);
+    let out = flat(&out);
+    assert_eq!(code, 124, "{out}");
+    assert!(out.contains("instruction limit of 1000 reached"), "{out}");
+    assert!(!out.contains("time limit"), "{out}");
+    let (code, out, err) = oscost(&["sim", "compare", &elf, &elf, "--time-limit", "0.001"]);
+    let out = flat(&out);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("time limit of 0.001 s reached"), "{out}");
+    assert!(out.contains("raise it with --time-limit"), "{out}");
+}
+
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -13,6 +13,7 @@ mod timeline;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use rvsim::{CacheConfig, Config, Machine, Program, SimError, Stop};
@@ -42,6 +43,9 @@ pub enum SimCommand {
     /// installed.
     Bench(BenchArgs),
 }
+
+/// `--time-limit`'s default, in seconds (see its help).
+const DEFAULT_TIME_LIMIT: f64 = 60.0;
 
 /// The modeled machine, shared by run, compare and sweep.
 #[derive(Debug, Args, Clone)]
@@ -79,6 +83,14 @@ pub struct MachineOpts {
     /// End the run (with its statistics) after this many instructions.
     #[arg(long, default_value_t = 10_000_000_000)]
     pub max_instructions: u64,
+    /// End the run (with its statistics, exit code 124) after this many seconds of wall-clock
+    /// time; 0: no bound. The 10^10-instruction default limit takes up to about a minute on
+    /// the fast path (150-500 MIPS, by model) but minutes where the reference engine runs
+    /// (trap loops: ebreak, ecall, mret, CSR accesses, some 50 MIPS): 60 s bounds those
+    /// without ending what the instruction limit would have. Where a run stops by time
+    /// depends on the host: not deterministic, unlike every other ending.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIME_LIMIT)]
+    pub time_limit: f64,
     /// Memory size from the program's lowest page, e.g. 4M, 1G (default: its segments plus
     /// the stack, and up to a __stack symbol).
     #[arg(long)]
@@ -312,6 +324,12 @@ impl MachineOpts {
                 "--max-instructions 0: the limit must be at least 1",
             ));
         }
+        if !(self.time_limit.is_finite() && self.time_limit >= 0.0) {
+            return Err(Error::usage(format!(
+                "--time-limit {}: give seconds, 0 or more (0: no bound)",
+                self.time_limit
+            )));
+        }
         if self.timer_interrupt == Some(0) {
             return Err(Error::usage(
                 "--timer-interrupt 0: the interval must be at least 1",
@@ -327,6 +345,9 @@ impl MachineOpts {
             miss_penalty: self.miss_penalty,
             timer_interval: self.timer_interrupt,
             max_instructions: self.max_instructions,
+            time_limit: (self.time_limit > 0.0)
+                .then(|| Duration::try_from_secs_f64(self.time_limit).ok())
+                .flatten(),
             count,
             predictor,
             ..Config::default()

@@ -9,7 +9,7 @@ use super::ipc::text_table as table;
 use super::plot::{StackedBars, StackedRow};
 use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
-use crate::probes::rpc::Scenario;
+use crate::probes::rpc::{self, Scenario};
 use crate::report::family::{Evidence, Family};
 use crate::units::name::Named;
 use crate::units::{fmt_num, fmt_time, time_unit};
@@ -56,11 +56,11 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
         let part = PARTS
             .iter()
             .position(|p| *p == m.param_str("part").unwrap_or(""));
-        match (m.probe.as_str(), part) {
-            ("rpc.total", _) => c.total = Some(m),
-            ("rpc.traced", _) => c.traced = Some(m),
-            ("rpc.part", Some(k)) => c.parts[k] = Some(m),
-            ("rpc.corrected", Some(k)) => c.corrected[k] = Some(m),
+        match part {
+            _ if m.is(rpc::TOTAL) => c.total = Some(m),
+            _ if m.is(rpc::TRACED) => c.traced = Some(m),
+            Some(k) if m.is(rpc::PART) => c.parts[k] = Some(m),
+            Some(k) if m.is(rpc::CORRECTED) => c.corrected[k] = Some(m),
             _ => {}
         }
     }
@@ -674,7 +674,7 @@ impl Family for Rpc {
     /// means, which add up; the medians with --explain) and as the stacked bars: not as rows
     /// or figures of their own.
     fn shown_alone(&self, m: &Measurement) -> bool {
-        !matches!(m.probe.as_str(), "rpc.part" | "rpc.corrected")
+        !(m.is(rpc::PART) || m.is(rpc::CORRECTED))
     }
 
     fn under_table(&self, run: &Run, verbose: bool) -> String {

@@ -29,6 +29,8 @@ use crate::predictor::{Predictor, PredictorConfig, PredictorKind, Transfer};
 use crate::stop::Stop;
 use crate::trap::*;
 
+use std::time::{Duration, Instant};
+
 /// Where the shipped linker script places programs.
 pub const RAM_BASE: u32 = 0x8000_0000;
 /// Name of the variable in which the shipped start-up code reads the timer interval.
@@ -60,6 +62,10 @@ const CHUNKS_PER_PAGE: usize = 1 << (PAGE_SHIFT - CHUNK_SHIFT);
 fn chunk_of(table: u32, off: usize) -> usize {
     table as usize * CHUNKS_PER_PAGE + ((off & ((1 << PAGE_SHIFT) - 1)) >> CHUNK_SHIFT)
 }
+/// Steps between two readings of the clock under a time limit: about 20 ms on the reference
+/// engine (the slowest path, a trap loop at some 50 million instructions a second), a few on
+/// the block engine, and one clock read per million steps costs nothing measurable.
+pub const TIME_CHECK_STEPS: u64 = 1 << 20;
 /// `tohost` address when the program has none: odd, so no word address ever equals it.
 const NO_TOHOST: u32 = 1;
 
@@ -94,6 +100,12 @@ pub struct Config {
     pub timer_interval: Option<u64>,
     /// Stop after this many instruction steps.
     pub max_instructions: u64,
+    /// Stop once this much wall-clock time has passed since the machine was built
+    /// ([`Stop::TimeLimit`]; `None`: no bound, the default here, so that a library run ends
+    /// the same way on any host). The clock is read once per [`TIME_CHECK_STEPS`] steps, not
+    /// per instruction. Where a run stops by time depends on the host's speed and load: it
+    /// is not deterministic.
+    pub time_limit: Option<Duration>,
     /// Serve `ecall` with a7=64 (write) and a7=93 (exit) in the host when the program has no
     /// trap handler; with a handler installed `ecall` always traps to it.
     pub host_abi: bool,
@@ -121,6 +133,7 @@ impl Default for Config {
             miss_penalty: 0,
             timer_interval: None,
             max_instructions: 10_000_000_000,
+            time_limit: None,
             host_abi: true,
             engine: Engine::Blocks,
             count: FetchCount::PerInstruction,
@@ -318,6 +331,10 @@ pub struct Machine {
     blocks: blocks::BlockCache,
     host_abi: bool,
     max_steps: u64,
+    /// The time limit and when it runs out (`None`: no bound).
+    deadline: Option<(Duration, Instant)>,
+    /// The step at which the clock is next read (`u64::MAX` without a time limit).
+    next_time_check: u64,
     tohost: u32,
     /// Address reserved by the last LR.W (A extension), if any.
     reservation: Option<u32>,
@@ -459,6 +476,15 @@ impl Machine {
             blocks: blocks::BlockCache::default(),
             host_abi: cfg.host_abi,
             max_steps: cfg.max_instructions,
+            // A bound too far out for the clock to represent is none.
+            deadline: cfg
+                .time_limit
+                .and_then(|d| Some((d, Instant::now().checked_add(d)?))),
+            next_time_check: if cfg.time_limit.is_some() {
+                0
+            } else {
+                u64::MAX
+            },
             tohost: program
                 .symbols
                 .get(TOHOST_SYMBOL)
@@ -549,6 +575,11 @@ impl Machine {
                     pc: self.pc,
                 };
             }
+            if self.stats.steps >= self.next_time_check {
+                if let Some(stop) = self.check_time() {
+                    return stop;
+                }
+            }
             let budget = self.start_batch();
             let mut pc = self.pc;
             for _ in 1..budget {
@@ -594,7 +625,8 @@ impl Machine {
     /// which the timer interrupt could fire. Its last step is the one that checks for it.
     #[inline(always)]
     fn batch_budget(&self) -> u64 {
-        let mut budget = self.max_steps - self.stats.steps;
+        let mut budget = (self.max_steps - self.stats.steps)
+            .min(self.next_time_check.saturating_sub(self.stats.steps).max(1));
         if self.csr.timer_enabled() {
             // Step k of the batch sees mtime = now + k; the interrupt can fire first on
             // step mtimecmp - now.
@@ -602,6 +634,24 @@ impl Machine {
             budget = budget.min(until);
         }
         budget
+    }
+
+    /// Reads the clock: the time-limit ending once the deadline has passed, otherwise
+    /// `None` and the next check [`TIME_CHECK_STEPS`] steps on. The run loops call it at the
+    /// start of a batch whose step has reached `next_time_check` (batches end there), and
+    /// [`Machine::step`] before its step, so the clock is read once per that many steps.
+    #[cold]
+    fn check_time(&mut self) -> Option<Stop> {
+        let (limit, deadline) = self.deadline?;
+        if Instant::now() >= deadline {
+            return Some(Stop::TimeLimit {
+                seconds: limit.as_secs_f64(),
+                instructions: self.stats.steps,
+                pc: self.pc,
+            });
+        }
+        self.next_time_check = self.stats.steps.saturating_add(TIME_CHECK_STEPS);
+        None
     }
 
     /// The current mtime (one tick per instruction step, plus what the program wrote).
@@ -613,6 +663,12 @@ impl Machine {
     /// Executes one instruction (or takes one interrupt). Returns why the run ended once it
     /// has.
     pub fn step(&mut self) -> Option<Stop> {
+        if self.stats.steps >= self.next_time_check {
+            if let Some(stop) = self.check_time() {
+                self.finish_per_cycle();
+                return Some(stop);
+            }
+        }
         let stop = match (self.icache.is_some(), self.pipeline.is_some()) {
             (false, false) => self.step_with::<false, false>(),
             (true, false) => self.step_with::<true, false>(),

@@ -7,7 +7,7 @@ use std::fmt;
 use crate::trap::*;
 
 /// The reason a run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Stop {
     /// The exit call of the program ABI (`ecall` with a7 = 93 and no trap handler installed).
     Exit(i32),
@@ -23,10 +23,19 @@ pub enum Stop {
     Trap { cause: u32, pc: u32, tval: u32 },
     /// The instruction limit was reached.
     Limit { limit: u64, pc: u32 },
+    /// The wall-clock time limit (`Config::time_limit`, in seconds) ran out after this many
+    /// instruction steps. Unlike every other ending it depends on the host's speed: the same
+    /// program and configuration may stop elsewhere on another run.
+    TimeLimit {
+        seconds: f64,
+        instructions: u64,
+        pc: u32,
+    },
 }
 
 impl Stop {
-    /// A short machine-readable name: exit, tohost, return, ebreak, trap or limit.
+    /// A short machine-readable name: exit, tohost, return, ebreak, trap, limit
+    /// or time-limit.
     pub fn kind(&self) -> &'static str {
         match self {
             Stop::Exit(_) => "exit",
@@ -35,6 +44,7 @@ impl Stop {
             Stop::Ebreak { .. } => "ebreak",
             Stop::Trap { .. } => "trap",
             Stop::Limit { .. } => "limit",
+            Stop::TimeLimit { .. } => "time-limit",
         }
     }
 
@@ -51,7 +61,7 @@ impl Stop {
     /// the program's status when it gave one (255 when outside 0..=255), 128 + a signal
     /// number for a trap (SIGTRAP 5 for ebreak, SIGILL 4, SIGBUS 7 for misaligned accesses,
     /// SIGSEGV 11 for access faults, SIGSYS 31 for an unknown ecall), 124 for the
-    /// instruction limit (as `timeout` does) and 125 for an HTIF command that is not an exit.
+    /// instruction and time limits (as `timeout` does) and 125 for an HTIF command that is not an exit.
     pub fn exit_code(&self) -> u8 {
         match *self {
             Stop::Exit(_) | Stop::ReturnToZero(_) | Stop::Tohost(_) => match self.status() {
@@ -66,7 +76,7 @@ impl Stop {
                 ECALL_FROM_M => 128 + 31,
                 _ => 128 + 11,
             },
-            Stop::Limit { .. } => 124,
+            Stop::Limit { .. } | Stop::TimeLimit { .. } => 124,
         }
     }
 }
@@ -95,6 +105,14 @@ impl fmt::Display for Stop {
             Stop::Limit { limit, pc } => write!(
                 f,
                 "instruction limit of {limit} reached at pc 0x{pc:08x}"
+            ),
+            Stop::TimeLimit {
+                seconds,
+                instructions,
+                pc,
+            } => write!(
+                f,
+                "time limit of {seconds} s reached after {instructions} instructions at pc 0x{pc:08x} (where a run stops by time depends on the host: not deterministic)"
             ),
         }
     }
@@ -128,6 +146,15 @@ mod tests {
         assert_eq!(trap(LOAD_ACCESS_FAULT), 139);
         assert_eq!(trap(ECALL_FROM_M), 159);
         assert_eq!(Stop::Limit { limit: 1, pc: 0 }.exit_code(), 124);
+        let time = Stop::TimeLimit {
+            seconds: 0.5,
+            instructions: 7,
+            pc: 0x100,
+        };
+        assert_eq!((time.kind(), time.exit_code()), ("time-limit", 124));
+        assert!(time
+            .to_string()
+            .starts_with("time limit of 0.5 s reached after 7 instructions at pc 0x00000100"));
         assert!(Stop::Tohost(5).to_string().contains("test case 2 failed"));
     }
 }

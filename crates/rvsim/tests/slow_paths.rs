@@ -280,3 +280,92 @@ fn a_timer_enabled_by_mret_with_mtimecmp_passed_fires_at_once_on_both_engines() 
         assert_eq!(m.regs[21], 1);
     }
 }
+
+fn traploop() -> Program {
+    let path = format!(
+        "{}/programs/elf/traploop-rv32im.elf",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    Program::from_elf(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+/// A trap loop runs on the reference engine; the time limit bounds it. These tests do not
+/// depend on the host's speed: a bound of 0 s has passed at the first reading of the clock,
+/// a bound of 1 ms long before 10^10 instructions, and where a run stops by time is always
+/// a multiple of the steps between two readings (the clock is never read per instruction).
+#[test]
+fn time_limit_bounds_a_trap_loop() {
+    let program = traploop();
+    for engine in [Engine::Blocks, Engine::Reference] {
+        for cfg in configs() {
+            let cfg = Config {
+                engine,
+                time_limit: Some(std::time::Duration::ZERO),
+                ..cfg
+            };
+            let mut m = Machine::new(&cfg, &program).unwrap();
+            let stop = m.run();
+            assert_eq!(
+                stop,
+                Stop::TimeLimit {
+                    seconds: 0.0,
+                    instructions: 0,
+                    pc: program.entry
+                }
+            );
+            assert_eq!((stop.kind(), stop.exit_code()), ("time-limit", 124));
+            // Single steps read the clock too.
+            let mut m = Machine::new(&cfg, &program).unwrap();
+            assert!(matches!(m.step(), Some(Stop::TimeLimit { .. })));
+
+            let cfg = Config {
+                time_limit: Some(std::time::Duration::from_millis(1)),
+                ..cfg
+            };
+            let mut m = Machine::new(&cfg, &program).unwrap();
+            let Stop::TimeLimit {
+                seconds,
+                instructions,
+                ..
+            } = m.run()
+            else {
+                panic!("a trap loop of 10^10 instructions ended in under 1 ms");
+            };
+            assert_eq!(seconds, 0.001);
+            assert_eq!(m.stats().steps, instructions);
+            assert!(instructions > 0);
+            assert_eq!(instructions % rvsim::machine::TIME_CHECK_STEPS, 0);
+        }
+    }
+}
+
+/// No time limit, or one too long to matter or to represent, leaves the instruction limit
+/// to end the loop, at the same place on both engines.
+#[test]
+fn no_time_limit_means_none() {
+    let program = traploop();
+    let limit = 3 * rvsim::machine::TIME_CHECK_STEPS + 5;
+    for time_limit in [
+        None,
+        Some(std::time::Duration::from_secs(3600)),
+        Some(std::time::Duration::MAX),
+    ] {
+        let cfg = Config {
+            max_instructions: limit,
+            time_limit,
+            ..Config::default()
+        };
+        for engine in [Engine::Blocks, Engine::Reference] {
+            let cfg = Config {
+                engine,
+                ..cfg.clone()
+            };
+            let mut m = Machine::new(&cfg, &program).unwrap();
+            assert!(
+                matches!(m.run(), Stop::Limit { limit: l, .. } if l == limit),
+                "{time_limit:?}"
+            );
+            assert_eq!(m.stats().steps, limit);
+        }
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use rvsim::{CacheConfig, CacheStats, PipelineStats, Replacement, WritePolicy};
+use rvsim::{CacheConfig, CacheStats, PipelineStats, Replacement, Stop, WritePolicy};
 use serde_json::{json, Value};
 
 use super::Outcome;
@@ -28,6 +28,17 @@ pub const CSV_HEADER: [&str; 17] = [
     "cycles",
     "cpi",
 ];
+
+/// How to let a run that a limit stopped go further, naming the option that set the limit.
+pub fn raise_hint(stop: &Stop) -> Option<&'static str> {
+    match stop {
+        Stop::Limit { .. } => Some("raise it with --max-instructions N"),
+        Stop::TimeLimit { .. } => {
+            Some("stopped by --time-limit: raise it with --time-limit SECONDS (0: no bound)")
+        }
+        _ => None,
+    }
+}
 
 /// One CSV row per outcome (empty cells for what was not modeled).
 pub fn csv_row(o: &Outcome) -> Vec<String> {
@@ -181,6 +192,9 @@ pub fn run_text(o: &Outcome) -> String {
         o.memory.1 / 1024
     );
     let _ = writeln!(out, "{:<13}{}", "ended", o.stop);
+    if let Some(hint) = raise_hint(&o.stop) {
+        let _ = writeln!(out, "{:<13}{hint}", "");
+    }
     if let Some(status) = o.stop.status() {
         let _ = writeln!(out, "{:<13}{status}", "exit status");
     }
@@ -390,6 +404,9 @@ pub fn compare_text(outs: &[Outcome]) -> String {
     let mut out = layout(&rows);
     for o in outs {
         let _ = writeln!(out, "{}: {}", o.label, o.stop);
+        if let Some(hint) = raise_hint(&o.stop) {
+            let _ = writeln!(out, "{}: {hint}", o.label);
+        }
         if let Some(note) = timer_note(o) {
             let _ = writeln!(out, "{}: {note}", o.label);
         }

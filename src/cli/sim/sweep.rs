@@ -21,6 +21,8 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .with(Format::Svg, a.svg.as_deref());
     outputs.check(&[], &[a.source.as_path()], None)?;
     let (sizes, caches) = sizes_and_caches(&a)?;
+    // Bad machine options are refused before anything is compiled.
+    a.machine.config(true)?;
     let builds = compile::build_all(&a.source, &a.march, &a.cflags, &a.runtime)?;
     let mut series = Vec::new();
     let mut rows = Vec::new();
@@ -45,6 +47,9 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     "oscost: note: {} ended without a status: {}",
                     build.march, o.stop
                 );
+                if let Some(hint) = report::raise_hint(&o.stop) {
+                    eprintln!("oscost: note: {hint}");
+                }
             }
             let mut row = vec![size.to_string()];
             row.extend(report::csv_row(&o));

@@ -467,7 +467,7 @@ fn traced_measurement(
 ) -> Result<Measurement> {
     let Shared { evidence, base, .. } = shared;
     let verdict = (shared.checks.to_vec(), warnings);
-    let mut traced = from_samples(base("rpc.traced", "ns/RPC").note(format!(
+    let mut traced = from_samples(base(super::TRACED.0, "ns/RPC").note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
              record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
              up to the client's send sys_enter → its last event before user space (the \
@@ -536,7 +536,7 @@ fn part_measurements(
         let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
         let note = super::breakdown::definition(PARTS[i]);
-        let mut m = one_part(base("rpc.part", "ns/RPC"), i, note, samples, shared)?;
+        let mut m = one_part(base(super::PART.0, "ns/RPC"), i, note, samples, shared)?;
         m.additive = super::additive::of(&kept, ev);
         out.push(m);
     }

@@ -118,6 +118,11 @@ impl Machine {
                     pc: self.pc,
                 };
             }
+            if self.stats.steps >= self.next_time_check {
+                if let Some(stop) = self.check_time() {
+                    return stop;
+                }
+            }
             let mut left = (self.start_batch() - 1).min(MAX_LEFT as u64) as u32;
             let mut pc = self.pc;
             let mut id = self.block_at(pc);
