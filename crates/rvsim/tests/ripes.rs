@@ -1,7 +1,7 @@
 //! Per-cycle counting (`FetchCount::PerCycle`) checked against Ripes itself: the same ELF
 //! through Ripes v2.2.6's 5-stage processor (`../shared/ripes/run.sh`) and through this model
 //! must give the same cycles, I-cache hits and I-cache misses, exactly, on the quiz program
-//! (both builds, five cache geometries), the riscv-tests Ripes can run from `.text`, the
+//! and the lab program (both builds each, five cache geometries), the riscv-tests Ripes can run from `.text`, the
 //! loop program built without a C library, and 200 random straight-line-and-branch programs.
 //! One difference is Ripes' and stays: its ALU shifts a register by all of rs2, not by its low
 //! 5 bits (`ripes_register_shift` in `common`); the random programs that shift by 32 or more
@@ -468,7 +468,7 @@ fn programs_dir() -> PathBuf {
 fn quiz_and_loop_match_ripes() {
     let Some(ripes) = ripes() else { return };
     let mut cases = Vec::new();
-    for build in ["quiz-rv32im", "quiz-rv32imc"] {
+    for build in ["quiz-rv32im", "quiz-rv32imc", "lab-rv32im", "lab-rv32imc"] {
         for &geometry in GEOMETRIES {
             cases.push(Case {
                 name: build.into(),
@@ -815,5 +815,32 @@ fn a_ripes_that_stops_short_fails_every_program() {
         let head = format!("{} {s}x{w}x{k}: Ripes did not finish: ", case.name);
         assert!(line.starts_with(&head), "{line}");
         assert!(line.contains(" end=stopped "), "{line}");
+    }
+}
+
+#[test]
+fn the_lab_program_counts_what_ripes_counted() {
+    // Without Ripes: the lab program's counts as Ripes v2.2.6 gave them (`run.sh -i 4,1,2,lru`
+    // and `-i 8,1,2,lru`), the 0.5000 / 0.7498 of 4 lines included; the model must repeat them.
+    let ripes = [
+        ("lab-rv32im", 4, (164_004, 82_005, 82_000)),
+        ("lab-rv32imc", 4, (164_025, 122_989, 41_037)),
+        ("lab-rv32im", 8, (164_004, 163_863, 142)),
+        ("lab-rv32imc", 8, (164_025, 163_954, 72)),
+    ];
+    for (build, sets, (cycles, hits, misses)) in ripes {
+        let case = Case {
+            name: build.into(),
+            elf: programs_dir().join(format!("{build}.elf")),
+            geometry: (sets, 1, 2),
+            text_entry: false,
+        };
+        let (counts, stop) = run_model(&case);
+        assert_eq!(stop, Stop::ReturnToZero(210), "{build}, {sets} lines");
+        assert_eq!(
+            (counts.cycles, counts.hits, counts.misses),
+            (cycles, hits, misses),
+            "{build}, {sets} lines"
+        );
     }
 }
