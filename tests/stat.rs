@@ -121,7 +121,7 @@ fn a_failing_or_missing_program_is_a_one_line_error_and_nothing_is_saved() {
         assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
         let lines: Vec<&str> = err
             .lines()
-            .filter(|l| !l.starts_with("oscost: 1 measurement"))
+            .filter(|l| !l.starts_with("oscost: 1 item to measure"))
             .collect();
         assert_eq!(lines.len(), 1, "{all:?}: {err}");
         assert!(lines[0].contains(words), "{all:?}: {err}");
