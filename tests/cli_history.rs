@@ -208,3 +208,37 @@ fn bad_inputs_are_one_line_errors_with_exit_2() {
     );
     assert_eq!(std::fs::read(&junk).unwrap(), bytes);
 }
+
+#[test]
+fn history_show_gives_short_figures_in_cycles_as_the_run_printed_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    let plain = dir.path().join("plain.json");
+    std::fs::write(&plain, v.to_string()).unwrap();
+    v["machine"]["core_clock"] = serde_json::json!({"ghz": 4.0, "samples": 9});
+    v["started_at"] = "2026-01-02T03:04:05Z".into();
+    let clocked = dir.path().join("clocked.json");
+    std::fs::write(&clocked, v.to_string()).unwrap();
+    let o = oscost(
+        &db,
+        &[
+            "history",
+            "import",
+            plain.to_str().unwrap(),
+            clocked.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{:?}", text(&o));
+    let (without, _) = text(&oscost(&db, &["history", "show", "1"]));
+    assert!(
+        !without.contains("in cycles of"),
+        "no clock, no cycles: {without}"
+    );
+    let (with, _) = text(&oscost(&db, &["history", "show", "2"]));
+    assert!(
+        with.contains("in cycles of the 4.00 GHz core clock"),
+        "{with}"
+    );
+}

@@ -283,6 +283,7 @@ fn show(run: &crate::model::Run, id: i64, verbose: bool) {
         "{}",
         crate::report::table::render_detail(run, &term, verbose)
     );
+    print!("{}", crate::report::screen::in_cycles(run, &term));
 }
 
 #[cfg(test)]

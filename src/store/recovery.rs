@@ -101,7 +101,9 @@ pub fn save_or_keep(
         }
         Err(e) => e,
     };
-    let text = crate::report::export::to_json(run);
+    // Compact, not pretty: the file is for `history import`, and at half the size it gets
+    // through a file-size limit or a nearly full disk that refused the history.
+    let text = serde_json::to_string(run).expect("a Run always serializes");
     let mut kept = Error::env("no directory to keep it in");
     for dir in keep_dirs {
         match keep_in(dir, run, &text) {
