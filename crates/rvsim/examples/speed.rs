@@ -1,7 +1,7 @@
-//! The three configurations of `oscost sim bench` on the built-in benchmark, with every
+//! The configurations of `oscost sim bench` on the built-in benchmark, with every
 //! counter printed, so two builds of the simulator can be compared for speed (user CPU time,
 //! alternating runs) and for identical statistics (diff the output without the timing).
-//! `cargo run --release -p rvsim --example speed -- [functional|icache|pipeline|all] [repeat] [ELF]`
+//! `cargo run --release -p rvsim --example speed -- [functional|icache|pipeline|percycle|all] [repeat] [ELF]`
 //! (the ELF instead of the built-in benchmark, e.g. a CoreMark build).
 //!
 //! The configurations are spelled out here rather than taken from
@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use rvsim::runtime::BENCH_ELF;
-use rvsim::{CacheConfig, Config, Machine, Program};
+use rvsim::{CacheConfig, Config, FetchCount, Machine, Program};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -40,6 +40,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 dcache: Some(dcache),
                 pipeline: true,
                 miss_penalty: 10,
+                ..base.clone()
+            },
+        ),
+        (
+            "percycle",
+            Config {
+                icache: Some(icache),
+                pipeline: true,
+                count: FetchCount::PerCycle,
                 ..base.clone()
             },
         ),

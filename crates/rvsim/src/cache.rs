@@ -343,15 +343,18 @@ impl Cache {
     /// at address 0 after a return there). Hits and misses are exact; the miss kind of a
     /// line outside memory is classified in one of [`OUTSIDE_LINES`] shared shadow entries.
     /// Returns whether it missed.
+    #[inline]
     pub fn fetch_any(&mut self, addr: u32) -> bool {
         let line = addr >> self.line_shift;
-        let index = line.wrapping_sub(self.base_line);
-        if index < self.in_memory {
-            return self.access_line(line, false);
-        }
         self.counts.reads += 1;
+        // A repeated read of the last line is a hit that changes no state, inside memory or
+        // not (as in `access_line`).
         if line == self.last_line {
             return false;
+        }
+        let index = line.wrapping_sub(self.base_line);
+        if index < self.in_memory {
+            return self.access_slow(line, false);
         }
         self.access_slow_at(line, self.in_memory + (line % OUTSIDE_LINES), false)
     }
@@ -513,7 +516,39 @@ impl Cache {
         if self.ways == 2 {
             return self.access_two_ways_any(line, write);
         }
+        if self.ways == 1 && !write {
+            return self.read_direct_mapped(line);
+        }
         self.access_slow_at(line, line.wrapping_sub(self.base_line), write)
+    }
+
+    /// [`Cache::access_slow_at`] for a read of a direct-mapped cache (the usual I-cache, on
+    /// every change of line in the per-instruction engine and the per-cycle front end): one
+    /// slot to look at, no victim to choose, the line always allocated. The same state
+    /// changes as the general path, step for step.
+    #[inline(always)]
+    fn read_direct_mapped(&mut self, line: u32) -> bool {
+        self.repeat = (NO_LINE, 0);
+        let set = (line & self.set_mask) as usize;
+        let index = line.wrapping_sub(self.base_line);
+        debug_assert!(set < self.lines.len());
+        // SAFETY: `set <= set_mask < sets`, and a direct-mapped cache has `sets` slots.
+        let slot = unsafe { self.lines.get_unchecked_mut(set) };
+        self.last_line = line;
+        if slot.line == line {
+            // A line the real cache holds is kept in the shadow too.
+            self.shadow.touch_read::<false, true>(index);
+            self.last_dirty = slot.dirty;
+            return false;
+        }
+        classify_miss(&mut self.kinds, self.shadow.touch_read::<true, true>(index));
+        // An empty slot is never dirty.
+        if slot.dirty {
+            self.counts.writebacks += 1;
+        }
+        *slot = Slot { line, dirty: false };
+        self.last_dirty = false;
+        true
     }
 
     /// [`Cache::access_slow`] for any number of ways, with the line's shadow index given.

@@ -890,15 +890,22 @@ impl Machine {
             }
             _ => None,
         };
-        let word = percycle::word(&self.fetch_memory(), pc);
+        let load = percycle::is_plain_load(&d);
+        let bits = match &self.per_cycle {
+            Some(model) if model.reads_bits(load) => {
+                let word = self.fetch_memory().word(pc);
+                if d.len == 2 {
+                    percycle::expand_rvc(word)
+                } else {
+                    word
+                }
+            }
+            _ => 0,
+        };
         let slot = Slot {
             pc,
-            bits: if d.len == 2 {
-                percycle::expand_rvc(word)
-            } else {
-                word
-            },
-            load: percycle::is_plain_load(&d),
+            bits,
+            load,
             writes: percycle::writes_register(d.op),
             ecall: d.op == Op::Ecall,
             redirect: kind.map(|k| (next, k)),
@@ -924,6 +931,7 @@ impl Machine {
         self.per_cycle_slot(&slot);
     }
 
+    #[inline(always)]
     fn per_cycle_slot(&mut self, slot: &Slot) {
         let mem = FetchView {
             ram: &self.ram,
@@ -1536,6 +1544,15 @@ struct FetchView<'a> {
 }
 
 impl FetchMemory for FetchView<'_> {
+    #[inline]
+    fn word(&self, addr: u32) -> u32 {
+        let off = addr.wrapping_sub(self.base) as usize;
+        match self.ram.get(off..off.wrapping_add(4)) {
+            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+            _ => percycle::word(self, addr),
+        }
+    }
+
     fn byte(&self, addr: u32) -> u8 {
         let off = addr.wrapping_sub(self.base) as usize;
         if let Some(&b) = self.ram.get(off) {

@@ -69,7 +69,8 @@ pub(crate) enum FlushKind {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slot {
     pub pc: u32,
-    /// Bits 31:0 of the instruction as Ripes' decoder sees it (a compressed one expanded).
+    /// Bits 31:0 of the instruction as Ripes' decoder sees it (a compressed one expanded);
+    /// any value where [`PerCycle::reads_bits`] says they are not read.
     pub bits: u32,
     pub load: bool,
     /// Writes a register, by opcode (Ripes' control: x0 included).
@@ -87,6 +88,10 @@ pub(crate) struct Slot {
 /// [`crate::elf::Program::other_sections`]).
 pub(crate) trait FetchMemory {
     fn byte(&self, addr: u32) -> u8;
+    /// The little-endian word at `addr`: [`word`]'s bytes, which a memory may read at once.
+    fn word(&self, addr: u32) -> u32 {
+        word(self, addr)
+    }
 }
 
 /// The state of the per-cycle model between instructions.
@@ -94,7 +99,8 @@ pub(crate) trait FetchMemory {
 pub(crate) struct PerCycle {
     compressed: bool,
     /// The cycle in which the last two slots left EX (the newest first), and whether each
-    /// writes a register.
+    /// writes a register. Before the first slot, 1: the first slot enters EX in cycle 2,
+    /// by the same sum as every other (no slot before it writes, loads or redirects).
     ex_left: [u64; 2],
     writes: [bool; 2],
     /// The previous slot's destination when it was a load.
@@ -111,7 +117,7 @@ impl PerCycle {
     pub fn new(compressed: bool) -> PerCycle {
         PerCycle {
             compressed,
-            ex_left: [0; 2],
+            ex_left: [1, 0],
             writes: [false; 2],
             load_rd: None,
             redirected: None,
@@ -121,12 +127,20 @@ impl PerCycle {
         }
     }
 
+    /// Whether the next slot's [`Slot::bits`] are read: only by the load-use test after a
+    /// load, and for a load's destination (`load`: the slot is one). Otherwise any value
+    /// counts the same, and the machine need not read and expand the instruction.
+    #[inline(always)]
+    pub fn reads_bits(&self, load: bool) -> bool {
+        load || self.load_rd.is_some()
+    }
+
     /// The PC step after the word at `addr` (Ripes' `Uncompress::Pc_Inc`).
     pub fn step(&self, mem: &impl FetchMemory, addr: u32) -> u32 {
         if !self.compressed {
             return 4;
         }
-        let w = word(mem, addr);
+        let w = mem.word(addr);
         if w & 3 == 3 || w == 0 {
             4
         } else {
@@ -135,6 +149,7 @@ impl PerCycle {
     }
 
     /// Accounts for one slot: its cycles into `p`, its fetches into `ic`.
+    #[inline(always)]
     pub fn slot(
         &mut self,
         s: &Slot,
@@ -145,17 +160,16 @@ impl PerCycle {
         let (rs1, rs2) = ((s.bits >> 15) & 31, (s.bits >> 20) & 31);
         let load_use = matches!(self.load_rd, Some(rd) if rd == rs1 || rd == rs2);
         // The cycle this slot enters EX.
-        let enter = if self.started {
-            self.ex_left[0] + 1 + BRANCH_PENALTY * self.redirected.is_some() as u64
-        } else {
-            2
-        } + load_use as u64;
+        let enter = self.ex_left[0]
+            + 1
+            + BRANCH_PENALTY * self.redirected.is_some() as u64
+            + load_use as u64;
         // An ecall waits while an older register write is in MEM or WB (it is there up to
         // 2 cycles after leaving EX).
         let mut wait = 0;
         if s.ecall {
             for k in 0..2 {
-                if self.writes[k] && self.started {
+                if self.writes[k] {
                     wait = wait.max((self.ex_left[k] + 3).saturating_sub(enter));
                 }
             }
@@ -231,7 +245,7 @@ impl PerCycle {
 }
 
 /// The little-endian word at `addr`, byte by byte.
-pub(crate) fn word(mem: &impl FetchMemory, addr: u32) -> u32 {
+pub(crate) fn word<M: FetchMemory + ?Sized>(mem: &M, addr: u32) -> u32 {
     (0..4).fold(0, |w, i| {
         w | (mem.byte(addr.wrapping_add(i)) as u32) << (8 * i)
     })
@@ -240,44 +254,22 @@ pub(crate) fn word(mem: &impl FetchMemory, addr: u32) -> u32 {
 /// Whether an instruction writes a register in Ripes' control (by opcode, x0 included).
 pub(crate) fn writes_register(op: Op) -> bool {
     use Op::*;
-    matches!(
-        op,
-        Lui | Auipc
-            | Jal
-            | Jalr
-            | Lb
-            | Lh
-            | Lw
-            | Lbu
-            | Lhu
-            | Addi
-            | Slti
-            | Sltiu
-            | Xori
-            | Ori
-            | Andi
-            | Slli
-            | Srli
-            | Srai
-            | Add
-            | Sub
-            | Sll
-            | Slt
-            | Sltu
-            | Xor
-            | Srl
-            | Sra
-            | Or
-            | And
-            | Mul
-            | Mulh
-            | Mulhsu
-            | Mulhu
-            | Div
-            | Divu
-            | Rem
-            | Remu
-    )
+    // As a mask by opcode number: one shift and test per instruction.
+    const WRITES: u128 = {
+        let ops = [
+            Lui, Auipc, Jal, Jalr, Lb, Lh, Lw, Lbu, Lhu, Addi, Slti, Sltiu, Xori, Ori, Andi, Slli,
+            Srli, Srai, Add, Sub, Sll, Slt, Sltu, Xor, Srl, Sra, Or, And, Mul, Mulh, Mulhsu, Mulhu,
+            Div, Divu, Rem, Remu,
+        ];
+        let mut mask = 0u128;
+        let mut i = 0;
+        while i < ops.len() {
+            mask |= 1 << ops[i] as u8;
+            i += 1;
+        }
+        mask
+    };
+    (WRITES >> (op as u8 & 127)) & 1 != 0
 }
 
 /// Whether `d` reads memory in Ripes' control (the A extension is not in Ripes).
