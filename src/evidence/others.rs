@@ -420,7 +420,7 @@ mod tests {
         assert!(c.ok, "{c:?}");
         let said = crate::report::checks::observed(&c);
         assert!(
-            said.ends_with("; tasks that came and went took 20 ms of CPU 1 (±40 ms)"),
+            said.ends_with(", and tasks that came and went took 20 ms of CPU 1 (±40 ms)"),
             "{said}"
         );
     }
@@ -462,6 +462,25 @@ mod tests {
         let (_, c) = span(300_000_000, 30, 100_000_000);
         assert!(!c.ok, "{c:?}");
         assert!(crate::report::checks::observed(&c).contains("took 200 ms of CPU 1"));
+    }
+
+    #[test]
+    fn rounds_sum_their_accounts_where_every_one_counted() {
+        let (mut all, _) = span(2_000_000_000, 200, 1_980_000_000);
+        let (round, _) = span(2_000_000_000, 200, 1_380_000_000);
+        all.absorb(&round);
+        let a = counted(&all);
+        assert_eq!((a.span_ns, a.busy_ns), (4_000_000_000, 4_000_000_000));
+        assert_eq!((a.unseen_ns(), a.allowance_ns), (639_200_000, 80_000_000));
+        assert!(!crate::engine::checks::others_check(&all).ok);
+        let mut unreadable = round.clone();
+        unreadable.account = Some(CpuAccount::Unreadable);
+        all.absorb(&unreadable);
+        assert_eq!(all.account, Some(CpuAccount::Unreadable));
+        let mut older = round;
+        older.account = None;
+        all.absorb(&older);
+        assert_eq!(all.account, None);
     }
 
     #[test]

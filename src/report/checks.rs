@@ -250,7 +250,7 @@ fn reading(c: &Check, r: &Reading) -> String {
             let seen = others(*share, competitors, *more, most.as_ref());
             match unseen {
                 None => seen,
-                Some(u) => format!("{seen}; {}", unseen_time(u)),
+                Some(u) => format!("{seen}, and {}", unseen_time(u)),
             }
         }
         (_, Reading::TooShort(ms)) => format!(
