@@ -12,7 +12,9 @@ mod check;
 pub mod noise;
 mod remark;
 pub mod switch_trace;
-pub use check::{Bound, Check, CheckKind, Misplaced, Moved, OtherSeen, Reading, SwitchSource};
+pub use check::{
+    Bound, Check, CheckKind, Misplaced, Moved, OtherSeen, Reading, SwitchSource, Unseen,
+};
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
 /// Bumped when a field changes meaning or disappears (adding an optional field does not).
@@ -583,6 +585,64 @@ pub struct OtherTasks {
     /// [`OtherTasks::COMPETITORS`]), then the longest-running others (at most
     /// [`OtherTasks::NAMED`]).
     pub tasks: Vec<OtherTask>,
+    /// Those CPUs' time as /proc/stat counts it, against what the tasks seen ran there: the
+    /// time of tasks that came and went between the readings (None in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<CpuAccount>,
+}
+
+/// The participants' CPUs' busy time between the two readings of the other tasks, against
+/// the run time of every task seen that may have run there: what no task seen took was
+/// taken by tasks that started and exited in between (or exited, or passed through from
+/// another CPU).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuAccount {
+    /// /proc/stat could not be read (or lacked one of the CPUs): not counted.
+    Unreadable,
+    Counted(BusyAccount),
+}
+
+/// The figures of a [`CpuAccount`], summed over the participants' CPUs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BusyAccount {
+    /// The CPUs.
+    pub cpus: Vec<usize>,
+    /// Wall time between the two /proc/stat readings.
+    pub span_ns: u64,
+    /// user + nice + system over the span (guest time is in user).
+    pub busy_ns: u64,
+    /// irq + softirq + steal: the kernel's interrupt work and the hypervisor's, no task's
+    /// (kept apart, not counted).
+    pub irq_ns: u64,
+    /// Run time of every task seen that may have run there: the participants, this
+    /// process's threads, and the others on those CPUs at either reading.
+    pub known_ns: u64,
+    /// How far `busy_ns - known_ns` may be off by the readings alone (see
+    /// [`crate::evidence::others::allowance_ns`]).
+    pub allowance_ns: u64,
+}
+
+impl BusyAccount {
+    /// Busy time no task seen accounts for.
+    pub fn unseen_ns(&self) -> u64 {
+        self.busy_ns.saturating_sub(self.known_ns)
+    }
+
+    /// Sum another measurement's account into this one (the allowances add up: a bound).
+    pub fn absorb(&mut self, o: &BusyAccount) {
+        for c in &o.cpus {
+            if !self.cpus.contains(c) {
+                self.cpus.push(*c);
+            }
+        }
+        self.cpus.sort_unstable();
+        self.span_ns += o.span_ns;
+        self.busy_ns += o.busy_ns;
+        self.irq_ns += o.irq_ns;
+        self.known_ns += o.known_ns;
+        self.allowance_ns += o.allowance_ns;
+    }
 }
 
 impl OtherTasks {
@@ -601,6 +661,15 @@ impl OtherTasks {
         self.span_ns += o.span_ns;
         self.cpus = self.cpus.max(o.cpus);
         self.oncpu_ns += o.oncpu_ns;
+        // Counted only where every measurement summed counted it.
+        self.account = match (self.account.take(), &o.account) {
+            (Some(CpuAccount::Counted(mut a)), Some(CpuAccount::Counted(b))) => {
+                a.absorb(b);
+                Some(CpuAccount::Counted(a))
+            }
+            (None, _) | (_, None) => None,
+            _ => Some(CpuAccount::Unreadable),
+        };
         for t in &o.tasks {
             match self
                 .tasks

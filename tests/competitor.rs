@@ -298,3 +298,99 @@ fn a_low_priority_loop_on_the_cpu_is_named_and_the_figure_invalid() {
         drop(comp);
     }
 }
+
+/// Spin on `cpu` until this process has run `cpu_ns` of CPU time, then exit: a set amount of
+/// work, however long the machine takes to give it.
+fn spin_for(cpu: usize, cpu_ns: u64) -> ! {
+    // SAFETY: a zeroed cpu_set_t with one bit set is a valid mask for this process; the
+    // clock read has a valid out-buffer; _exit ends the forked child without unwinding.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        loop {
+            libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+            if ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64 >= cpu_ns {
+                libc::_exit(0);
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// A loop that starts after the first reading of the other tasks and exits before the last is
+/// in neither reading; the CPUs' busy time from /proc/stat shows it. The participant is
+/// declared on every CPU, so every task the readings saw counts where it ran (none ran
+/// elsewhere, where a task that moved would count against the CPUs' time as a bound), and
+/// the loop runs a set amount of its own CPU time (2 s). More load only adds time that no
+/// task seen took; the loop's time fails the check unless the loop got under about 15% of
+/// its CPU.
+#[test]
+fn a_loop_that_started_and_exited_between_the_readings_fails_the_check() {
+    use oscost::engine::checks::others_check;
+    use oscost::evidence::{recorder::Recorder, Participant};
+    use oscost::model::{Reading, Unseen};
+    let cpus = allowed_cpus();
+    let mut rec = Recorder::new(
+        vec![Participant::this_thread("waiter", cpus.clone())],
+        oscost::evidence::perf::EventSet::None,
+    );
+    // The first reading of the other tasks, then the loop, reaped before the last.
+    rec.begin_quiet();
+    // SAFETY: the child only spins and reads its CPU clock, then _exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        spin_for(cpu(), 2_000_000_000);
+    }
+    let mut status = 0;
+    // SAFETY: reaping our own child, with a valid rusage out-buffer.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!((reaped, status), (pid, 0));
+    let child_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) as f64 * 1e3
+        + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) as f64 / 1e3;
+    rec.end_quiet(1);
+    let ev = rec.finish(&[None]);
+    let mut others = ev
+        .occupancy
+        .and_then(|o| o.others)
+        .expect("the other tasks were read");
+    // The time no task seen took, by itself: without the tasks the readings saw (on a busy
+    // machine some of them stay runnable, which fails the check for its own reason).
+    others.tasks.clear();
+    others.oncpu_ns = 0;
+    let c = others_check(&others);
+    let Reading::Others {
+        unseen:
+            Some(Unseen::Took {
+                ms,
+                allowance_ms,
+                judged,
+                ..
+            }),
+        ..
+    } = &c.reading
+    else {
+        panic!("no account of the CPUs' time: {c:?}");
+    };
+    assert!(
+        !c.ok && *judged,
+        "a loop of {child_ms:.0} ms that came and went passed: {c:?}"
+    );
+    // The figure is the loop's: it ran on one of these CPUs and no reading saw it (irq
+    // ticks on its CPU are kept apart).
+    let irq_ms = match &others.account {
+        Some(oscost::model::CpuAccount::Counted(a)) => a.irq_ns as f64 / 1e6,
+        a => panic!("{a:?}"),
+    };
+    assert!(
+        ms.lo + allowance_ms.lo + irq_ms >= child_ms,
+        "{ms:?} ± {allowance_ms:?} (irq {irq_ms} ms) of a {child_ms} ms loop"
+    );
+}

@@ -2,8 +2,8 @@
 //! what was observed and whether they agree; one failed check makes a measurement invalid.
 
 use crate::model::{
-    Bound, Check, CheckKind, Evidence, Misplaced, Moved, Num, OtherSeen, OtherTasks, Placement,
-    Reading, Remark, RemarkKind, SwitchSource,
+    Bound, Check, CheckKind, CpuAccount, Evidence, Misplaced, Moved, Num, OtherSeen, OtherTasks,
+    Placement, Reading, Remark, RemarkKind, SwitchSource, Unseen,
 };
 
 /// A probe's check named `name`: observed within ±`tol` (fraction) of `expected`.
@@ -284,6 +284,7 @@ pub fn others_check(o: &OtherTasks) -> Check {
         (None, Some(t)) if t.oncpu_ns > 0 => Some(seen(t)),
         _ => None,
     };
+    let (unseen, unseen_ok) = unseen_time(o);
     Check::new(
         CheckKind::OtherTasks,
         Bound::AtMost(MAX_OTHERS),
@@ -292,9 +293,35 @@ pub fn others_check(o: &OtherTasks) -> Check {
             competitors: competitors.iter().take(3).map(|t| seen(t)).collect(),
             more: competitors.len().saturating_sub(3),
             most,
+            unseen,
         },
-        competitors.is_empty() && share <= MAX_OTHERS,
+        competitors.is_empty() && share <= MAX_OTHERS && unseen_ok,
     )
+}
+
+/// The time of tasks that came and went, as the check reads it, and whether it passes: the
+/// others seen and the time no task seen took may together take at most [`MAX_OTHERS`] of
+/// the CPUs' time plus the readings' allowance. Where the allowance alone is more than that
+/// limit (a short span: /proc/stat counts 10 ms ticks) only a figure above both fails and
+/// the rest is not judged; an unreadable /proc/stat passes, said.
+fn unseen_time(o: &OtherTasks) -> (Option<Unseen>, bool) {
+    match &o.account {
+        None => (None, true),
+        Some(CpuAccount::Unreadable) => (Some(Unseen::Unreadable), true),
+        Some(CpuAccount::Counted(a)) => {
+            let limit = MAX_OTHERS * a.span_ns as f64 * a.cpus.len().max(1) as f64;
+            let allowance = a.allowance_ns as f64;
+            let over = (o.oncpu_ns + a.unseen_ns()) as f64 > limit + allowance;
+            let ms = |ns: f64| Num::one(ns / 1e6);
+            let reading = Unseen::Took {
+                cpus: a.cpus.clone(),
+                ms: ms(a.unseen_ns() as f64),
+                allowance_ms: ms(allowance),
+                judged: over || allowance <= limit,
+            };
+            (Some(reading), !over)
+        }
+    }
 }
 
 /// The names of the occupancy checks: the ones a test on a shared machine may see fail
@@ -661,6 +688,7 @@ mod tests {
             cpus: 1,
             oncpu_ns: 400_000 + loop_ns,
             tasks,
+            account: None,
         }
     }
 

@@ -255,7 +255,7 @@ impl Recorder {
     /// takes milliseconds).
     fn read_others(&mut self) {
         if self.others_before.is_none() {
-            self.others_before = Some(others::read());
+            self.others_before = Some(others::read(true));
         }
     }
 
@@ -356,7 +356,7 @@ impl Recorder {
         let mut occupancy = self.occ.occupancy(pinned.len());
         if let (Some(o), Some(before)) = (occupancy.as_mut(), &self.others_before) {
             let tids: Vec<i32> = self.participants.iter().map(|p| p.tid).collect();
-            o.others = others::between(before, &others::read(), &pinned, &tids);
+            o.others = others::between(before, &others::read(false), &pinned, &tids);
         }
         // The probe's CPUs: where it was pinned, else where its participants ran.
         let irq_cpus: Vec<usize> = if pinned.is_empty() {

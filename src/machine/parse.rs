@@ -132,6 +132,8 @@ pub struct CpuTimes {
     pub idle: u64,
     /// user + nice + system + irq + softirq: the CPU ran something.
     pub busy: u64,
+    /// irq + softirq (within `busy`): interrupt work, charged to no task.
+    pub irq: u64,
     /// Time a hypervisor gave our virtual CPU's host CPU to someone else.
     pub steal: u64,
 }
@@ -158,6 +160,7 @@ pub fn parse_proc_stat(s: &str) -> BTreeMap<usize, CpuTimes> {
             cpu,
             CpuTimes {
                 busy: get(0) + get(1) + get(2) + get(5) + get(6),
+                irq: get(5) + get(6),
                 idle: get(3) + get(4),
                 steal: get(7),
             },

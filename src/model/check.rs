@@ -111,6 +111,24 @@ pub struct OtherSeen {
     pub share: f64,
 }
 
+/// The participants' CPUs' time that no task seen at both readings took, as an other-tasks
+/// check read it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unseen {
+    /// /proc/stat could not be read: not counted.
+    Unreadable,
+    /// Tasks that came and went took `ms` of `cpus`; `allowance_ms` is what the readings
+    /// alone may be off by. Not judged: the allowance is more than the limit (a span too
+    /// short for /proc/stat's ticks), so only a figure above both fails.
+    Took {
+        cpus: Vec<usize>,
+        ms: Num,
+        allowance_ms: Num,
+        judged: bool,
+    },
+}
+
 /// Where a count of context switches comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -158,6 +176,9 @@ pub enum Reading {
         /// Competitors beyond those named.
         more: usize,
         most: Option<OtherSeen>,
+        /// The time of tasks that came and went (None in older runs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unseen: Option<Unseen>,
     },
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),

@@ -244,8 +244,15 @@ fn reading(c: &Check, r: &Reading) -> String {
                 competitors,
                 more,
                 most,
+                unseen,
             },
-        ) => others(*share, competitors, *more, most.as_ref()),
+        ) => {
+            let seen = others(*share, competitors, *more, most.as_ref());
+            match unseen {
+                None => seen,
+                Some(u) => format!("{seen}, and {}", unseen_time(u)),
+            }
+        }
         (_, Reading::TooShort(ms)) => format!(
             "not enough time to check ({} ms; procfs counts clock ticks): use a longer --budget",
             fixed(*ms, 1)
@@ -303,6 +310,41 @@ fn others(
     match most {
         Some(t) => format!("{all}% (most: {} {}%)", who(t), pct(t.share)),
         None => format!("{all}%"),
+    }
+}
+
+/// The time of tasks that came and went: "tasks that came and went took 412 ms of CPU 1
+/// (±40 ms)".
+fn unseen_time(u: &crate::model::Unseen) -> String {
+    use crate::model::Unseen;
+    let ms = |n: Num| span(n, &|x| format!("{x:.0}"));
+    match u {
+        Unseen::Unreadable => {
+            "tasks that came and went: not counted (/proc/stat unreadable)".into()
+        }
+        Unseen::Took {
+            cpus,
+            ms: took,
+            allowance_ms,
+            judged: true,
+        } => format!(
+            "tasks that came and went took {} ms of CPU {} (±{} ms)",
+            ms(*took),
+            format_cpu_list(cpus),
+            ms(*allowance_ms)
+        ),
+        Unseen::Took {
+            cpus,
+            ms: took,
+            allowance_ms,
+            judged: false,
+        } => format!(
+            "tasks that came and went: {} ms of CPU {}, not judged (too short a span: \
+             /proc/stat's ticks leave ±{} ms, more than the limit)",
+            ms(*took),
+            format_cpu_list(cpus),
+            ms(*allowance_ms)
+        ),
     }
 }
 
