@@ -19,6 +19,7 @@ use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Placement, Reading};
+use crate::units::{Per, Unit};
 use channel::{Channel, Mech};
 use classes::{Class, Pair};
 use std::cell::RefCell;
@@ -187,8 +188,8 @@ fn time_cell(
 fn cell_spec(mech: Mech, pair: Pair, partner: &str) -> Spec {
     Spec::new(
         &format!("ipc.{}", mech.name()),
-        "ns/round trip",
-        "ns/round trip",
+        Unit::ns(Per::RoundTrip),
+        Unit::ns(Per::RoundTrip),
         1.0,
     )
     .param("class", pair.class.name())

@@ -18,6 +18,7 @@ use crate::model::{Check, Evidence, Measurement};
 use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
 use crate::units::name::Named;
 use crate::units::size::fmt_size;
+use crate::units::{Per, Unit};
 
 pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("mem.latency");
 
@@ -171,7 +172,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         ..ctx.clone()
     };
     let share = huge_page_share(ws.as_ptr(), ws.len());
-    let spec = Spec::new(PROBE.0, "ns/load", "ns/load", 1.0)
+    let spec = Spec::new(PROBE.0, Unit::ns(Per::Load), Unit::ns(Per::Load), 1.0)
         .param("size", p.size)
         .param("size_label", fmt_size(p.size))
         .param("stride", p.stride)

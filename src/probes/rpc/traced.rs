@@ -23,6 +23,7 @@ use crate::evidence::trace::{Event, Group, Kind};
 use crate::model::{Check, Measurement, Observer, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
 use crate::units::name::Named;
+use crate::units::{Per, Unit};
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
@@ -443,12 +444,12 @@ fn traced_warnings(
 }
 
 /// What every measurement of a traced run shares: its checks, its evidence, and the spec of
-/// a probe of it (probe id, unit) with the scenario's parameters.
+/// a probe of it (its id; every figure is in ns/RPC) with the scenario's parameters.
 #[derive(Clone, Copy)]
 struct Shared<'a> {
     checks: &'a [Check],
     evidence: &'a crate::model::Evidence,
-    base: &'a dyn Fn(&str, &str) -> Spec,
+    base: &'a dyn Fn(&str) -> Spec,
 }
 
 /// `rpc.traced`: the client's RPC times while the tracepoints record, with their additive
@@ -462,7 +463,7 @@ fn traced_measurement(
 ) -> Result<Measurement> {
     let Shared { evidence, base, .. } = shared;
     let verdict = (shared.checks.to_vec(), warnings);
-    let mut traced = from_samples(base(super::TRACED.0, "ns/RPC").note(format!(
+    let mut traced = from_samples(base(super::TRACED.0).note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
              record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
              up to the client's send sys_enter → its last event before user space (the \
@@ -531,7 +532,7 @@ fn part_measurements(
         let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
         let note = super::breakdown::definition(PARTS[i]);
-        let mut m = one_part(base(super::PART.0, "ns/RPC"), i, note, samples, shared)?;
+        let mut m = one_part(base(super::PART.0), i, note, samples, shared)?;
         m.additive = super::additive::of(&kept, ev);
         out.push(m);
     }
@@ -560,7 +561,7 @@ fn corrected_parts(
     for &(i, mean) in &means {
         let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let spec = base(super::correct::PROBE.0, "ns/RPC");
+        let spec = base(super::correct::PROBE.0);
         let note = super::correct::NOTE;
         let corrected = Shared {
             checks: &corrected_checks,
@@ -630,8 +631,8 @@ pub fn measure_traced(
         scenario.remote(),
     );
     let warnings = traced_warnings(&left_out, &tracer.unfiltered, correction.is_some(), &a);
-    let base = |probe: &str, unit: &str| {
-        Spec::new(probe, unit, unit, 1.0)
+    let base = |probe: &str| {
+        Spec::new(probe, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
             .param("scenario", scenario.name())
             .param("mech", s.mech.name())
             .param("cpus", vec![s.client_cpu, s.server_cpu])
