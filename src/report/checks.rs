@@ -30,6 +30,11 @@ pub fn name(c: &Check) -> String {
         K::OtherTasks => "other tasks on the participants' CPUs".into(),
         K::KernelShare => "kernel share of CPU time".into(),
         K::CpuMigrations => "cpu migrations".into(),
+        K::TraceMatched => "RPCs matched in the trace".into(),
+        K::TraceLost => "trace records lost".into(),
+        K::PartsNonNegative => "every part ≥ 0".into(),
+        K::PartsAddUp => "sum of part means vs the client's time of the same RPCs".into(),
+        K::TraceComplete => "switches to the client in the trace vs counted (rusage)".into(),
     }
 }
 
@@ -76,6 +81,11 @@ pub fn expected(c: &Check) -> String {
                 dir.into()
             }
         }
+        (K::TraceMatched, Bound::AtLeast(x)) => format!("≥ {}% of those made", pct(*x)),
+        (K::TraceLost, Bound::AtMost(x)) => format!("{x}"),
+        (K::PartsNonNegative, Bound::AtLeast(x)) => format!("≥ {x} ns"),
+        (K::PartsAddUp, Bound::Near { tol, .. }) => format!("within ±{}%", pct(*tol)),
+        (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
         (_, b) => bound(b),
     }
 }
@@ -255,6 +265,24 @@ fn reading(c: &Check, r: &Reading) -> String {
             "0 (perf counted {}, but every task is pinned to one CPU and stayed on it)",
             fixed(v(0), 0)
         ),
+        (K::TraceMatched, _) => format!(
+            "{}% ({} of {})",
+            pct(v(0), 0),
+            fixed(v(1), 0),
+            fixed(v(2), 0)
+        ),
+        (K::TraceLost, _) => fixed(v(0), 0),
+        (K::PartsNonNegative, _) if v(0).lo.is_finite() => {
+            format!("smallest {} ns", fixed(v(0), 0))
+        }
+        (K::PartsNonNegative, _) => "no parts".into(),
+        (K::PartsAddUp, _) => format!(
+            "{} ns vs {} ns ({}%)",
+            fixed(v(0), 0),
+            fixed(v(1), 0),
+            span(v(2), &|x| format!("{:+.1}", x * 100.0))
+        ),
+        (K::TraceComplete, _) => format!("{} traced vs {} counted", fixed(v(0), 3), fixed(v(1), 3)),
         (_, Reading::Values(vals)) => vals
             .iter()
             .map(|n| fixed(*n, 3))
