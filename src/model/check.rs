@@ -70,6 +70,11 @@ pub enum CheckKind {
     /// As many switches to the client in the trace as the kernel counted (bound: their
     /// ratio near 1, with 0.02 per RPC of slack; values: traced and counted per RPC).
     TraceComplete,
+    /// Minor faults per switch of a ring (bound: at most a share per switch, unless the
+    /// windows held only a stray few; values: per switch, in all).
+    MinorFaultsPerSwitch,
+    /// Huge pages back a THP buffer (bound: the least share; values: the share).
+    HugePages,
 }
 
 /// A check's bound on its reading.

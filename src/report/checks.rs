@@ -35,6 +35,8 @@ pub fn name(c: &Check) -> String {
         K::PartsNonNegative => "every part ≥ 0".into(),
         K::PartsAddUp => "sum of part means vs the client's time of the same RPCs".into(),
         K::TraceComplete => "switches to the client in the trace vs counted (rusage)".into(),
+        K::MinorFaultsPerSwitch => "minor faults per switch".into(),
+        K::HugePages => "huge pages backing the buffer".into(),
     }
 }
 
@@ -86,6 +88,15 @@ pub fn expected(c: &Check) -> String {
         (K::PartsNonNegative, Bound::AtLeast(x)) => format!("≥ {x} ns"),
         (K::PartsAddUp, Bound::Near { tol, .. }) => format!("within ±{}%", pct(*tol)),
         (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
+        (K::MinorFaultsPerSwitch, Bound::AtMost(x)) => {
+            format!(
+                "≤ {x} (or ≤ {} in all)",
+                crate::probes::ctx::sweep::STRAY_FAULTS
+            )
+        }
+        (K::HugePages, Bound::AtLeast(x)) => {
+            format!("≥ {}% (AnonHugePages in /proc/self/smaps)", pct(*x))
+        }
         (_, b) => bound(b),
     }
 }
@@ -283,6 +294,12 @@ fn reading(c: &Check, r: &Reading) -> String {
             span(v(2), &|x| format!("{:+.1}", x * 100.0))
         ),
         (K::TraceComplete, _) => format!("{} traced vs {} counted", fixed(v(0), 3), fixed(v(1), 3)),
+        (K::MinorFaultsPerSwitch, _) => format!(
+            "{} ({} in the measured windows)",
+            fixed(v(0), 5),
+            fixed(v(1), 0)
+        ),
+        (K::HugePages, _) => format!("{}%", pct(v(0), 0)),
         (_, Reading::Values(vals)) => vals
             .iter()
             .map(|n| fixed(*n, 3))
