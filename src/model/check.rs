@@ -75,6 +75,9 @@ pub enum CheckKind {
     MinorFaultsPerSwitch,
     /// Huge pages back a THP buffer (bound: the least share; values: the share).
     HugePages,
+    /// The partners of a blocking cross-CPU hand-off together waiting for their CPUs, others
+    /// running there (bound: the largest share of wall time; values: the share).
+    PartnersRunQueueWait,
 }
 
 /// A check's bound on its reading.

@@ -37,6 +37,7 @@ pub fn name(c: &Check) -> String {
         K::TraceComplete => "switches to the client in the trace vs counted (rusage)".into(),
         K::MinorFaultsPerSwitch => "minor faults per switch".into(),
         K::HugePages => "huge pages backing the buffer".into(),
+        K::PartnersRunQueueWait => "run-queue wait (others on the partners' CPUs)".into(),
     }
 }
 
@@ -61,7 +62,9 @@ pub fn expected(c: &Check) -> String {
         (K::CpuTimeInWindow, Bound::AtMost(x)) => {
             format!("≤ {}% of wall time per CPU", pct(*x))
         }
-        (K::RunQueueWait, Bound::AtMost(x)) => format!("≤ {}% of wall time", pct(*x)),
+        (K::RunQueueWait | K::PartnersRunQueueWait, Bound::AtMost(x)) => {
+            format!("≤ {}% of wall time", pct(*x))
+        }
         (K::OtherTasks, Bound::AtMost(x)) => {
             format!(
                 "none kept runnable there; ≤ {}% of their time in all",
@@ -257,7 +260,7 @@ fn reading(c: &Check, r: &Reading) -> String {
             pct(v(0), 1)
         ),
         (K::CpuTimeInWindow, _) => held_pct(v(0)),
-        (K::RunQueueWait, _) => format!("{}%", pct(v(0), 1)),
+        (K::RunQueueWait | K::PartnersRunQueueWait, _) => format!("{}%", pct(v(0), 1)),
         (
             _,
             Reading::Others {
