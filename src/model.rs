@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use crate::machine::Machine;
+use crate::units::Unit;
 
 mod check;
 pub mod noise;
@@ -186,13 +187,13 @@ pub struct Measurement {
     /// e.g. {"mode": "process", "cpus": [0]}.
     pub params: BTreeMap<String, serde_json::Value>,
     /// Unit of `value`, e.g. "ns/switch".
-    pub unit: String,
+    pub unit: Unit,
     /// The derived figure. None when it is below resolution or could not be derived.
     pub value: Option<Summary>,
     /// What was timed directly, per raw iteration (unit in `raw_unit`).
     pub raw: Summary,
     #[serde(default)]
-    pub raw_unit: String,
+    pub raw_unit: Unit,
     /// The same work without the mechanism, per baseline iteration; None when not subtracted.
     pub baseline: Option<Summary>,
     /// raw - baseline before scaling, kept even when it is below resolution.

@@ -5,6 +5,7 @@
 
 use oscost::input::parse_run;
 use oscost::model::{Run, Status};
+use oscost::units::{Per, Unit};
 
 fn fixture(name: &str) -> Run {
     let path = format!(
@@ -177,7 +178,7 @@ fn the_generic_bar_chart_draws_each_resolved_row_and_says_why_for_the_rest() {
     let calls: Vec<usize> = (0..run.measurements.len())
         .filter(|&i| {
             let m = &run.measurements[i];
-            m.probe.starts_with("syscall.") && m.unit == "ns/call" && m.value.is_some()
+            m.probe.starts_with("syscall.") && m.unit == Unit::ns(Per::Call) && m.value.is_some()
         })
         .collect();
     let n = calls.len();

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::model::{Measurement, Run};
 use crate::probes::fault;
+use crate::units::Per;
 
 /// Below this window CPU time, counted in scheduler ticks, says nothing as a share.
 const MIN_SHARE_WINDOW_S: f64 = 0.05;
@@ -85,7 +86,7 @@ pub fn major_fault_costs(run: &Run) -> Vec<MajorFaultCost> {
         .map(|v| v.median);
     run.measurements
         .iter()
-        .filter(|m| m.is(fault::FILE_EVICTED) && m.raw_unit == "ns/page")
+        .filter(|m| m.is(fault::FILE_EVICTED) && m.raw_unit.per() == Some(&Per::Page))
         .map(|m| cost_of(m, minor_cost))
         .collect()
 }
@@ -182,7 +183,7 @@ mod tests {
     fn evicted(run: &mut Run) -> &mut Measurement {
         run.measurements
             .iter_mut()
-            .find(|m| m.is(fault::FILE_EVICTED) && m.raw_unit == "ns/page")
+            .find(|m| m.is(fault::FILE_EVICTED) && m.raw_unit.per() == Some(&Per::Page))
             .unwrap()
     }
 

@@ -21,6 +21,7 @@ use serde::Serialize;
 use crate::engine::stats::{median, median_ci_indices};
 use crate::machine::facts::{or_unknown, Facts};
 use crate::machine::Machine;
+use crate::units::Unit;
 
 /// Modified z-score beyond which a host is outside the fleet's spread.
 pub const Z_LIMIT: f64 = 3.5;
@@ -95,7 +96,7 @@ pub struct Figure {
     pub probe: String,
     /// `mode=process cpus=0` (Measurement::params_label).
     pub params: String,
-    pub unit: String,
+    pub unit: Unit,
     pub median: f64,
     pub ci: [f64; 2],
 }
@@ -239,7 +240,7 @@ pub struct Cell {
 pub struct ProbeRow {
     pub probe: String,
     pub params: String,
-    pub unit: String,
+    pub unit: Unit,
     pub spread: Spread,
     pub cells: Vec<Cell>,
 }
@@ -319,7 +320,7 @@ pub fn analyze(
     let mut order: Vec<&FleetRun> = runs.iter().collect();
     order.sort_by(|a, b| b.started_at.cmp(&a.started_at).then(b.uid.cmp(&a.uid)));
     let mut hosts: BTreeMap<String, Host> = BTreeMap::new();
-    type Key = (String, String, String);
+    type Key = (String, String, Unit);
     let mut figures: BTreeMap<Key, BTreeMap<String, Figure>> = BTreeMap::new();
     for r in &order {
         let h = hosts.entry(r.host().to_string()).or_insert_with(|| Host {
@@ -398,7 +399,7 @@ pub fn analyze(
 /// One probe across the fleet: its spread over the hosts, and each row's (host's or
 /// group's) cell judged against it.
 fn probe_row(
-    (probe, params, unit): (String, String, String),
+    (probe, params, unit): (String, String, Unit),
     by_host: &BTreeMap<String, Figure>,
     groups: &BTreeMap<String, Vec<String>>,
 ) -> ProbeRow {

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::machine::facts;
 use crate::model::{Measurement, Run, Status};
+use crate::units::Unit;
 use bootstrap::{ratio_interval, seed_for, Side};
 
 /// What the interval says about B relative to A.
@@ -45,7 +46,7 @@ impl Verdict {
 pub struct Pair {
     pub probe: String,
     pub params: String,
-    pub unit: String,
+    pub unit: Unit,
     /// "value" (the derived figure, baseline subtracted) or "raw" (when a side has no
     /// resolved value, e.g. below resolution).
     pub basis: String,
@@ -94,13 +95,6 @@ pub struct Comparison {
     /// "probe params" present only in A / only in B.
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
-}
-
-/// Units where a larger number is better (throughput, hit rates): there "slower" means a
-/// smaller B. Every other unit is a cost (time per operation, misses per operation).
-pub fn higher_is_better(unit: &str) -> bool {
-    let u = unit.to_ascii_lowercase();
-    u.ends_with("/s") || u.contains("per second") || u.contains("hit rate") || u.contains("ops/")
 }
 
 /// The pairing key: the probe and its inputs only (budgets, rounds and observed facts never
@@ -301,12 +295,12 @@ fn widen_by_drift(p: &mut Pair, [lo, hi]: [f64; 2], drift: f64) -> (f64, f64) {
 /// The verdict of a ratio `r` = B/A whose interval is [lo, hi], and its change in percent
 /// (for a higher-is-better unit, the change of its inverse).
 fn decide(p: &mut Pair, lo: f64, hi: f64, r: f64) {
-    let costlier = if higher_is_better(&p.unit) {
+    let costlier = if p.unit.higher_is_better() {
         hi < 1.0
     } else {
         lo > 1.0
     };
-    let cheaper = if higher_is_better(&p.unit) {
+    let cheaper = if p.unit.higher_is_better() {
         lo > 1.0
     } else {
         hi < 1.0
@@ -318,7 +312,7 @@ fn decide(p: &mut Pair, lo: f64, hi: f64, r: f64) {
     } else {
         Verdict::NoSignificantDifference
     };
-    p.change_pct = Some(if higher_is_better(&p.unit) {
+    p.change_pct = Some(if p.unit.higher_is_better() {
         (1.0 / r - 1.0) * 100.0
     } else {
         (r - 1.0) * 100.0
@@ -605,7 +599,8 @@ mod tests {
 
     #[test]
     fn throughput_units_flip_the_direction() {
-        assert!(higher_is_better("GB/s") && !higher_is_better("ns/switch"));
+        assert!(Unit::from("GB/s").higher_is_better());
+        assert!(!Unit::ns(crate::units::Per::Switch).higher_is_better());
         let mut a = run_with(samples(100.0, 30, 5));
         let mut b = run_with(samples(120.0, 30, 6));
         a.measurements[0].unit = "MB/s".into();

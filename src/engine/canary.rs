@@ -19,6 +19,7 @@
 
 use crate::evidence::clock::now_ns;
 use crate::model::{Remark, RemarkKind};
+use crate::units::Unit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Iterations of one reading: about 25 µs at 0.8 ns each; a reading is the faster of two,
@@ -257,7 +258,7 @@ pub fn round_slowed(m: &crate::model::Measurement, best: f64) -> bool {
 
 /// The remark on a split: what share ran slowed, what it read (in `unit`), and whether the
 /// figure leaves the slowed samples out (report::remarks words it).
-pub fn warning_for(s: &Split, unit: &str) -> Remark {
+pub fn warning_for(s: &Split, unit: &Unit) -> Remark {
     let kind = if !s.enough_fast {
         RemarkKind::CoreSlowedTooFewFast
     } else if s.leave_out {
@@ -268,7 +269,7 @@ pub fn warning_for(s: &Split, unit: &str) -> Remark {
     let n = s.fast.len();
     Remark::core_slowed(
         kind,
-        unit,
+        &unit.to_string(),
         &[
             s.slowed as f64,
             n as f64,
@@ -398,6 +399,7 @@ pub fn judge_run(run: &mut crate::model::Run, history: &[crate::model::Run]) {
 mod tests {
     use super::*;
     use crate::report::remarks::{brief, words};
+    use crate::units::Per;
 
     /// A recorded `run --quick` to edit the canary fields of.
     fn fixture_run() -> crate::model::Run {
@@ -448,7 +450,7 @@ mod tests {
         ];
         let s = split(&tags, &samples, 0.82).unwrap();
         assert!(!s.enough_fast && !s.leave_out);
-        let w = words(&warning_for(&s, "ns"));
+        let w = words(&warning_for(&s, &Unit::NS));
         assert!(
             w.contains("10 of 12 samples") && w.contains("figure from all"),
             "{w}"
@@ -569,7 +571,7 @@ mod tests {
         samples[3] = 12_200.0;
         let s = split(&tags, &samples, 0.83).unwrap();
         assert!(s.enough_fast && !s.leave_out, "{s:?}");
-        let w = words(&warning_for(&s, "ns"));
+        let w = words(&warning_for(&s, &Unit::NS));
         assert!(
             w.contains("they read faster") && w.ends_with("figure from all"),
             "{w}"
@@ -617,7 +619,7 @@ mod tests {
             0.83,
         )
         .unwrap();
-        let w = words(&warning_for(&s, "ns"));
+        let w = words(&warning_for(&s, &Unit::NS));
         assert!(w.contains("1 of 4 samples"), "{w}");
         assert!(
             w.contains("the 3 on a fast core 176 ns: figure from those"),
@@ -633,7 +635,7 @@ mod tests {
         let tags = [0.83, 1.2, 0.84, 0.83, 1.3, 0.83];
         let left_out = split(&tags, &[2.080, 2.082, 2.079, 2.080, 2.083, 2.080], 0.83).unwrap();
         assert!(left_out.leave_out, "{left_out:?}");
-        let w = words(&warning_for(&left_out, "ns/iteration"));
+        let w = words(&warning_for(&left_out, &Unit::ns(Per::Iteration)));
         assert_eq!(w.matches("2.08 ns/iteration").count(), 1, "{w}");
         assert!(
             w.contains("they read 2.08 ns/iteration, as the 4 on a fast core did"),
@@ -647,7 +649,7 @@ mod tests {
         // Slowed a hair faster, printed alike: not "they read faster", and the figure keeps all.
         let kept = split(&tags, &[2.080, 2.078, 2.081, 2.080, 2.079, 2.080], 0.83).unwrap();
         assert!(!kept.leave_out, "{kept:?}");
-        let w = words(&warning_for(&kept, "ns/iteration"));
+        let w = words(&warning_for(&kept, &Unit::ns(Per::Iteration)));
         assert!(
             !w.contains("faster") && w.ends_with(": figure from all"),
             "{w}"
@@ -663,7 +665,7 @@ mod tests {
     #[test]
     fn each_warning_has_the_brief_form_that_is_true_of_it() {
         let brief_of = |canary: &[f64], samples: &[f64]| {
-            let w = warning_for(&split(canary, samples, 0.83).unwrap(), "ns");
+            let w = warning_for(&split(canary, samples, 0.83).unwrap(), &Unit::NS);
             brief(&w).unwrap_or_else(|| panic!("no brief for {w:?}"))
         };
         let left_out = brief_of(&[0.83, 1.2, 0.84, 0.83], &[176.0, 240.0, 176.0, 177.0]);

@@ -147,7 +147,7 @@ pub fn derive_judged(
     samples: Samples<'_>,
     fastest: Option<f64>,
     units_per_iteration: f64,
-    raw_unit: &str,
+    raw_unit: &crate::units::Unit,
 ) -> Option<Judged> {
     let Samples {
         raw,
@@ -204,7 +204,7 @@ mod tests {
             },
             Some(0.82),
             1.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert!(all.warning.is_none() && all.raw.len() == 8);
@@ -217,7 +217,7 @@ mod tests {
             },
             Some(0.82),
             1.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert_eq!(j.raw, vec![175.0, 176.0, 174.0, 175.0, 176.0]);
@@ -234,7 +234,7 @@ mod tests {
             },
             None,
             1.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert_eq!(none.raw.len(), 8);
@@ -247,7 +247,7 @@ mod tests {
             },
             Some(1.2),
             1.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert_eq!((fast.raw.len(), fast.warning), (8, None));
@@ -262,7 +262,7 @@ mod tests {
             },
             Some(0.82),
             1.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert_eq!(j.derived.difference.unwrap().median, 75.0);
@@ -298,7 +298,7 @@ mod tests {
             },
             Some(best),
             2.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert_eq!(j.raw.len(), 18);
@@ -336,7 +336,7 @@ mod tests {
             },
             Some(0.82),
             1.0,
-            "ns",
+            &crate::units::Unit::NS,
         )
         .unwrap();
         assert_eq!(j.raw.len(), 19, "a faster sample was left out");

@@ -12,6 +12,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{Check, ClockInfo, Evidence, Measurement, Remark, Status};
+use crate::units::Unit;
 use std::collections::BTreeMap;
 
 /// What every probe gets: how to sample, what the clock can do, and which round to take.
@@ -80,21 +81,21 @@ pub struct Spec {
     pub probe: String,
     pub params: BTreeMap<String, serde_json::Value>,
     /// Unit of the derived value, e.g. "ns/switch".
-    pub unit: String,
+    pub unit: Unit,
     /// Unit of one raw iteration, e.g. "ns/round trip".
-    pub raw_unit: String,
+    pub raw_unit: Unit,
     pub units_per_iteration: f64,
     pub events: EventSet,
     pub notes: Vec<String>,
 }
 
 impl Spec {
-    pub fn new(probe: &str, unit: &str, raw_unit: &str, units_per_iteration: f64) -> Self {
+    pub fn new(probe: &str, unit: Unit, raw_unit: Unit, units_per_iteration: f64) -> Self {
         Spec {
             probe: probe.into(),
             params: BTreeMap::new(),
-            unit: unit.into(),
-            raw_unit: raw_unit.into(),
+            unit,
+            raw_unit,
             units_per_iteration,
             events: EventSet::Standard,
             notes: Vec::new(),
@@ -217,7 +218,7 @@ pub fn derived_remarks(
     derived: &Derived,
     raw: &[f64],
     evidence_samples: &[f64],
-    raw_unit: &str,
+    raw_unit: &Unit,
 ) -> (Vec<Remark>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
@@ -238,8 +239,10 @@ pub fn derived_remarks(
         warnings.push(Remark::one_sample());
     }
     if let Some(modes) = modes {
-        let unit = raw_unit.split('/').next().unwrap_or("ns");
-        warnings.push(crate::engine::modes::remark(&modes, unit));
+        warnings.push(crate::engine::modes::remark(
+            &modes,
+            &raw_unit.without_per(),
+        ));
     }
     if let Some(with_counters) = summarize(evidence_samples) {
         let slowdown = with_counters.median / derived.raw.median - 1.0;
@@ -333,6 +336,7 @@ fn conclude(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Per;
 
     /// Samples tagged as the ipc run was: one "slowed" sample that read faster.
     fn tagged_set() -> SampleSet {
@@ -359,7 +363,7 @@ mod tests {
         raw.extend((0..10).map(|i| 200.0 + (i % 5) as f64 * 0.5));
         let d = super::super::derive::derive(&raw, &[], 1.0).unwrap();
         assert!(!d.raw.outliers.is_empty());
-        let (w, _) = derived_remarks(&d, &raw, &[], "ns/op");
+        let (w, _) = derived_remarks(&d, &raw, &[], &Unit::ns(Per::Op));
         assert!(
             w.iter()
                 .any(|w| crate::report::remarks::words(w).contains("bimodal")),
@@ -374,7 +378,7 @@ mod tests {
         let mut one: Vec<f64> = (0..30).map(|i| 100.0 + (i % 5) as f64 * 0.5).collect();
         one[7] = 300.0;
         let d = super::super::derive::derive(&one, &[], 1.0).unwrap();
-        let (w, _) = derived_remarks(&d, &one, &[], "ns/op");
+        let (w, _) = derived_remarks(&d, &one, &[], &Unit::ns(Per::Op));
         assert!(
             w.iter()
                 .any(|w| crate::report::remarks::words(w).contains("1 of 30 samples are outliers")),
@@ -385,8 +389,13 @@ mod tests {
     #[test]
     fn a_probe_spanning_two_cpus_is_not_judged_by_the_canary() {
         super::super::canary::record(0.83);
-        let spec =
-            Spec::new("ipc.pipe", "ns/round trip", "ns/round trip", 1.0).param("cpus", vec![0, 1]);
+        let spec = Spec::new(
+            "ipc.pipe",
+            Unit::ns(Per::RoundTrip),
+            Unit::ns(Per::RoundTrip),
+            1.0,
+        )
+        .param("cpus", vec![0, 1]);
         let m = conclude(
             spec,
             tagged_set(),
@@ -408,7 +417,13 @@ mod tests {
         );
         assert_eq!(m.raw.n, 19);
         // On one CPU the tags stay (the faster sample still counts: see canary's tests).
-        let spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0).param("cpus", vec![0]);
+        let spec = Spec::new(
+            "ctx.pipe",
+            Unit::ns(Per::Switch),
+            Unit::ns(Per::RoundTrip),
+            2.0,
+        )
+        .param("cpus", vec![0]);
         let m = conclude(
             spec,
             tagged_set(),

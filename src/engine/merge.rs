@@ -335,6 +335,7 @@ mod tests {
     use crate::engine::derive::derive_in_rounds;
     use crate::engine::measure::{from_samples, Spec};
     use crate::model::{Occupancy, Rusage};
+    use crate::units::{Per, Unit};
 
     /// One round's measurement: `samples` tagged with `round`, checks as given, evidence
     /// with `iters` iterations and `switches` context switches counted by perf.
@@ -382,8 +383,13 @@ mod tests {
             share: 0.99,
             ..Occupancy::default()
         });
-        let spec =
-            Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0).param("mode", "process");
+        let spec = Spec::new(
+            "ctx.pipe",
+            Unit::ns(Per::Switch),
+            Unit::ns(Per::RoundTrip),
+            2.0,
+        )
+        .param("mode", "process");
         let mut m = from_samples(
             spec,
             crate::engine::measure::OwnSamples {

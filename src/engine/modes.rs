@@ -4,6 +4,7 @@
 
 use crate::engine::stats::median;
 use crate::model::Remark;
+use crate::units::Unit;
 
 /// Two groups found in a set of samples.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,8 +67,13 @@ pub fn bimodal(samples: &[f64]) -> Option<Modes> {
 }
 
 /// The remark on bimodal samples, in the unit of the samples.
-pub fn remark(m: &Modes, unit: &str) -> Remark {
-    Remark::bimodal(unit, (m.low_n, m.low), (m.high_n, m.high), m.in_sequence)
+pub fn remark(m: &Modes, unit: &Unit) -> Remark {
+    Remark::bimodal(
+        &unit.to_string(),
+        (m.low_n, m.low),
+        (m.high_n, m.high),
+        m.in_sequence,
+    )
 }
 
 #[cfg(test)]
@@ -87,7 +93,7 @@ mod tests {
             "{m:?}"
         );
         assert!(m.in_sequence);
-        let w = crate::report::remarks::words(&remark(&m, "ns"));
+        let w = crate::report::remarks::words(&remark(&m, &Unit::NS));
         assert!(
             w.contains("bimodal") && w.contains("one after the other"),
             "{w}"

@@ -556,6 +556,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::engine::measure::{measure, Spec};
     use crate::evidence::perf::EventSet;
+    use crate::units::{Per, Unit};
     use std::cell::RefCell;
     use std::rc::Rc;
 
@@ -586,7 +587,8 @@ pub(crate) mod tests {
                 return Err(fail.take().unwrap().1);
             }
             let mut w = |iters: u64| -> Result<u64> { Ok(iters * ns) };
-            let spec = Spec::new(label, "ns/op", "ns/op", 1.0).events_set(EventSet::Software);
+            let spec = Spec::new(label, Unit::ns(Per::Op), Unit::ns(Per::Op), 1.0)
+                .events_set(EventSet::Software);
             let mut m = measure(
                 ctx,
                 spec,

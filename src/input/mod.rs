@@ -146,6 +146,42 @@ mod tests {
         e.to_string()
     }
 
+    /// Every unit of the recorded runs is one this version makes, and reads back as the
+    /// text it was recorded as.
+    #[test]
+    fn recorded_units_are_known_and_read_back_as_recorded() {
+        use crate::units::{Per, Unit};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = vec![dir.join("run-quick.json")];
+        for sub in ["runs", "compare"] {
+            for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+                files.push(e.unwrap().path());
+            }
+        }
+        let mut seen = 0;
+        for f in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|x| x == "json"))
+        {
+            let text = std::fs::read_to_string(f).unwrap();
+            let run = parse_run(&text, "fixture").unwrap();
+            let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for (m, r) in run
+                .measurements
+                .iter()
+                .zip(raw["measurements"].as_array().unwrap())
+            {
+                for (u, field) in [(&m.unit, "unit"), (&m.raw_unit, "raw_unit")] {
+                    let known = !matches!(u, Unit::Other(_) | Unit::Ns(Some(Per::Other(_))));
+                    assert!(known, "{}: {} {u}", f.display(), m.probe);
+                    assert_eq!(u.to_string(), r[field].as_str().unwrap_or(""));
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 100, "{seen}");
+    }
+
     #[test]
     fn fixture_parses() {
         let run = parse_run(FIXTURE, "fixture").unwrap();

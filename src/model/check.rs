@@ -56,6 +56,28 @@ pub enum CheckKind {
     KernelShare,
     /// CPU migrations during the windows (values: the count).
     CpuMigrations,
+    /// RPCs matched in a trace (bound: at least a share of those made; values: the share
+    /// matched, the RPCs matched, the RPCs made).
+    TraceMatched,
+    /// Records a trace lost (bound: at most 0; values: the count).
+    TraceLost,
+    /// Every traced part of an RPC ≥ 0 (bound: at least 0 ns; values: the smallest part in
+    /// ns, none without parts).
+    PartsNonNegative,
+    /// The traced parts' means add up to the client's time of the same RPCs (bound: their
+    /// ratio near 1; values: the sum and the client's mean in ns, and sum / mean − 1).
+    PartsAddUp,
+    /// As many switches to the client in the trace as the kernel counted (bound: their
+    /// ratio near 1, with 0.02 per RPC of slack; values: traced and counted per RPC).
+    TraceComplete,
+    /// Minor faults per switch of a ring (bound: at most a share per switch, unless the
+    /// windows held only a stray few; values: per switch, in all).
+    MinorFaultsPerSwitch,
+    /// Huge pages back a THP buffer (bound: the least share; values: the share).
+    HugePages,
+    /// The partners of a blocking cross-CPU hand-off together waiting for their CPUs, others
+    /// running there (bound: the largest share of wall time; values: the share).
+    PartnersRunQueueWait,
 }
 
 /// A check's bound on its reading.
@@ -190,6 +212,11 @@ impl Reading {
     /// One number.
     pub fn value(v: f64) -> Reading {
         Reading::Values(vec![Num::one(v)])
+    }
+
+    /// Several numbers, in the order the kind words them.
+    pub fn values(v: &[f64]) -> Reading {
+        Reading::Values(v.iter().map(|x| Num::one(*x)).collect())
     }
 
     /// The `i`-th number's low end (NaN when absent).

@@ -15,6 +15,7 @@ use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement};
 use crate::probes::ipc::classes::Pair;
 use crate::units::name::Named;
+use crate::units::{Per, Unit};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -118,7 +119,7 @@ pub fn measure_pair(ctx: &Context, pair: Pair) -> Result<Measurement> {
         }
         Ok(now_ns() - t0)
     };
-    let spec = Spec::new(PAIR.0, "ns/one-way", "ns/round trip", 2.0)
+    let spec = Spec::new(PAIR.0, Unit::ns(Per::OneWay), Unit::ns(Per::RoundTrip), 2.0)
         .param("class", pair.class.name())
         .param("from", pair.a)
         .param("to", pair.b)

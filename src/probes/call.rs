@@ -13,6 +13,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Measurement, ProbeId};
 
+use crate::units::{Per, Unit};
 use std::hint::black_box;
 
 /// What a call adds to a loop whose iterations overlap.
@@ -33,7 +34,13 @@ pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
     against_loop(
         ctx,
         cpu,
-        Spec::new(FUNCTION.0, "ns/call", "ns/iteration", 1.0).note(note),
+        Spec::new(
+            FUNCTION.0,
+            Unit::ns(Per::Call),
+            Unit::ns(Per::Iteration),
+            1.0,
+        )
+        .note(note),
         loops,
     )
 }
@@ -50,7 +57,7 @@ pub fn chain(ctx: &Context, cpu: usize) -> Result<Measurement> {
     against_loop(
         ctx,
         cpu,
-        Spec::new(CHAIN.0, "ns/call", "ns/iteration", 1.0).note(note),
+        Spec::new(CHAIN.0, Unit::ns(Per::Call), Unit::ns(Per::Iteration), 1.0).note(note),
         loops,
     )
 }

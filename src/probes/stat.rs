@@ -15,6 +15,7 @@ use crate::engine::measure::{from_samples, Context, Spec, Verdict};
 use crate::error::{Error, Result};
 use crate::evidence::perf::PerfSet;
 use crate::model::{Evidence, Measurement, Rusage, RusageEvidence};
+use crate::units::{Per, Unit};
 
 /// The probe id of a program's runs.
 pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("stat.run");
@@ -166,7 +167,7 @@ impl Config {
     /// The measurement's description: the command and placement are its inputs (what
     /// `compare` pairs on), the repeat count its budget.
     fn spec(&self) -> Spec {
-        let mut s = Spec::new(PROBE.0, "ns/run", "ns/run", 1.0)
+        let mut s = Spec::new(PROBE.0, Unit::ns(Per::Run), Unit::ns(Per::Run), 1.0)
             .param("command", self.program.command_line())
             .param("output", self.output.as_str())
             .param("reps", self.repeat)

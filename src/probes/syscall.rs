@@ -10,6 +10,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::task::{Alone, TaskState};
 use crate::evidence::Participant;
 use crate::model::{Check, Measurement};
+use crate::units::{Per, Unit};
 use std::hint::black_box;
 
 /// Which call to time.
@@ -202,11 +203,11 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
     let null = Fd::open(c"/dev/null", libc::O_WRONLY)?;
     let (zfd, nfd) = (zero.0, null.0);
     let unit = if which == Syscall::Open {
-        "ns/open+close"
+        Unit::ns(Per::OpenClose)
     } else {
-        "ns/call"
+        Unit::ns(Per::Call)
     };
-    let spec = Spec::new(which.probe_id().0, unit, "ns/iteration", 1.0)
+    let spec = Spec::new(which.probe_id().0, unit, Unit::ns(Per::Iteration), 1.0)
         .param("cpus", vec![cpu])
         .note(which.definition());
 

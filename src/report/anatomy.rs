@@ -10,6 +10,7 @@ use crate::model::switch_trace::{SideTrace, SwitchTrace};
 use crate::model::{Measurement, Run, Status};
 use crate::units::interval::{fmt_figure, fmt_figure_alone, fmt_unstable};
 use crate::units::size::fmt_size;
+use crate::units::Unit;
 use serde::Serialize;
 
 /// The probe id (probes::ctx::anatomy::PROBE; the report does not import probes).
@@ -274,9 +275,9 @@ fn show(f: &Option<Figure>, status: &str) -> String {
         (_, "invalid") => "invalid".into(),
         (_, "below resolution") => "below resolution".into(),
         // Noise says so with its spread, as the table does, whether or not it reaches zero.
-        (Some(f), "unstable") => fmt_unstable(f.median, f.ci95[0], f.ci95[1], "ns"),
+        (Some(f), "unstable") => fmt_unstable(f.median, f.ci95[0], f.ci95[1], &Unit::NS),
         (Some(f), _) if f.reaches_zero() => "below resolution".into(),
-        (Some(f), _) => fmt_figure(f.median, f.ci95[0], f.ci95[1], "ns"),
+        (Some(f), _) => fmt_figure(f.median, f.ci95[0], f.ci95[1], &Unit::NS),
         (None, _) => "no value".into(),
     }
 }
@@ -318,7 +319,7 @@ pub fn render_with(a: &Waterfall, after_rows: &str) -> String {
         s.push_str(&format!(
             "{:<34}{:>22}\n",
             "sum of the rungs",
-            fmt_figure(sum.median, sum.ci95[0], sum.ci95[1], "ns")
+            fmt_figure(sum.median, sum.ci95[0], sum.ci95[1], &Unit::NS)
         ));
     }
     if let Some(d) = a.direct {
@@ -416,7 +417,7 @@ pub fn quiz(a: &Waterfall) -> String {
             .collect();
         let noise = (!unstable.is_empty()).then(|| {
             let u = sum_of(&unstable);
-            fmt_unstable(u.median, u.ci95[0], u.ci95[1], "ns")
+            fmt_unstable(u.median, u.ci95[0], u.ci95[1], &Unit::NS)
         });
         if resolved.is_empty() {
             return match noise {
@@ -431,7 +432,7 @@ pub fn quiz(a: &Waterfall) -> String {
         let also = noise.map_or(String::new(), |n| format!(", plus a rung {n}"));
         format!(
             "adds {}{share}{also}",
-            fmt_figure_alone(f.median, f.ci95[0], f.ci95[1], "ns")
+            fmt_figure_alone(f.median, f.ci95[0], f.ci95[1], &Unit::NS)
         )
     };
     [

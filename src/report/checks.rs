@@ -30,6 +30,14 @@ pub fn name(c: &Check) -> String {
         K::OtherTasks => "other tasks on the participants' CPUs".into(),
         K::KernelShare => "kernel share of CPU time".into(),
         K::CpuMigrations => "cpu migrations".into(),
+        K::TraceMatched => "RPCs matched in the trace".into(),
+        K::TraceLost => "trace records lost".into(),
+        K::PartsNonNegative => "every part ≥ 0".into(),
+        K::PartsAddUp => "sum of part means vs the client's time of the same RPCs".into(),
+        K::TraceComplete => "switches to the client in the trace vs counted (rusage)".into(),
+        K::MinorFaultsPerSwitch => "minor faults per switch".into(),
+        K::HugePages => "huge pages backing the buffer".into(),
+        K::PartnersRunQueueWait => "run-queue wait (others on the partners' CPUs)".into(),
     }
 }
 
@@ -54,7 +62,9 @@ pub fn expected(c: &Check) -> String {
         (K::CpuTimeInWindow, Bound::AtMost(x)) => {
             format!("≤ {}% of wall time per CPU", pct(*x))
         }
-        (K::RunQueueWait, Bound::AtMost(x)) => format!("≤ {}% of wall time", pct(*x)),
+        (K::RunQueueWait | K::PartnersRunQueueWait, Bound::AtMost(x)) => {
+            format!("≤ {}% of wall time", pct(*x))
+        }
         (K::OtherTasks, Bound::AtMost(x)) => {
             format!(
                 "none kept runnable there; ≤ {}% of their time in all",
@@ -75,6 +85,20 @@ pub fn expected(c: &Check) -> String {
             } else {
                 dir.into()
             }
+        }
+        (K::TraceMatched, Bound::AtLeast(x)) => format!("≥ {}% of those made", pct(*x)),
+        (K::TraceLost, Bound::AtMost(x)) => format!("{x}"),
+        (K::PartsNonNegative, Bound::AtLeast(x)) => format!("≥ {x} ns"),
+        (K::PartsAddUp, Bound::Near { tol, .. }) => format!("within ±{}%", pct(*tol)),
+        (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
+        (K::MinorFaultsPerSwitch, Bound::AtMost(x)) => {
+            format!(
+                "≤ {x} (or ≤ {} in all)",
+                crate::probes::ctx::sweep::STRAY_FAULTS
+            )
+        }
+        (K::HugePages, Bound::AtLeast(x)) => {
+            format!("≥ {}% (AnonHugePages in /proc/self/smaps)", pct(*x))
         }
         (_, b) => bound(b),
     }
@@ -236,7 +260,7 @@ fn reading(c: &Check, r: &Reading) -> String {
             pct(v(0), 1)
         ),
         (K::CpuTimeInWindow, _) => held_pct(v(0)),
-        (K::RunQueueWait, _) => format!("{}%", pct(v(0), 1)),
+        (K::RunQueueWait | K::PartnersRunQueueWait, _) => format!("{}%", pct(v(0), 1)),
         (
             _,
             Reading::Others {
@@ -262,6 +286,30 @@ fn reading(c: &Check, r: &Reading) -> String {
             "0 (perf counted {}, but every task is pinned to one CPU and stayed on it)",
             fixed(v(0), 0)
         ),
+        (K::TraceMatched, _) => format!(
+            "{}% ({} of {})",
+            pct(v(0), 0),
+            fixed(v(1), 0),
+            fixed(v(2), 0)
+        ),
+        (K::TraceLost, _) => fixed(v(0), 0),
+        (K::PartsNonNegative, _) if v(0).lo.is_finite() => {
+            format!("smallest {} ns", fixed(v(0), 0))
+        }
+        (K::PartsNonNegative, _) => "no parts".into(),
+        (K::PartsAddUp, _) => format!(
+            "{} ns vs {} ns ({}%)",
+            fixed(v(0), 0),
+            fixed(v(1), 0),
+            span(v(2), &|x| format!("{:+.1}", x * 100.0))
+        ),
+        (K::TraceComplete, _) => format!("{} traced vs {} counted", fixed(v(0), 3), fixed(v(1), 3)),
+        (K::MinorFaultsPerSwitch, _) => format!(
+            "{} ({} in the measured windows)",
+            fixed(v(0), 5),
+            fixed(v(1), 0)
+        ),
+        (K::HugePages, _) => format!("{}%", pct(v(0), 0)),
         (_, Reading::Values(vals)) => vals
             .iter()
             .map(|n| fixed(*n, 3))

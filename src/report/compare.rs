@@ -2,9 +2,9 @@
 //! report) and JSON (for scripts). All list machine differences first and unpaired last.
 
 use crate::compare::{Comparison, Pair, Verdict};
-use crate::units::fmt_num;
+use crate::units::{fmt_num, Unit};
 
-fn fmt_median(v: Option<f64>, unit: &str) -> String {
+fn fmt_median(v: Option<f64>, unit: &Unit) -> String {
     match v {
         None => "—".into(),
         Some(v) => crate::units::fmt_with_unit(v, unit),
@@ -337,7 +337,7 @@ pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
         "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>A</th>\
          <th>B</th><th>B/A [95% CI]</th><th>verdict</th><th>note</th></tr>\n",
     );
-    let med = |v: Option<f64>, unit: &str| v.map(|v| fmt_with_unit(v, unit)).unwrap_or("—".into());
+    let med = |v: Option<f64>, unit: &Unit| v.map(|v| fmt_with_unit(v, unit)).unwrap_or("—".into());
     // A note (why a pair is not compared) is brief in its row, in full below the table.
     let mut notes = crate::report::footnotes::Footnotes::new("compare");
     for p in &c.pairs {

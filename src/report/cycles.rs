@@ -6,6 +6,7 @@
 
 use crate::machine::clock::CoreClock;
 use crate::model::{Measurement, Run, Status};
+use crate::units::Unit;
 
 /// Figures shorter than this many cycles are also given in cycles.
 pub const BELOW: f64 = 100.0;
@@ -25,7 +26,7 @@ impl Cycles {
     /// [`BELOW`] cycles, when the run estimated its clock; None otherwise.
     pub fn of(clock: &CoreClock, m: &Measurement) -> Option<Cycles> {
         let ghz = clock.ghz.filter(|g| g.is_finite() && *g > 0.0)?;
-        if !m.valid || m.status != Status::Ok || !m.unit.starts_with("ns/") {
+        if !m.valid || m.status != Status::Ok || !m.unit.is_time_per_op() {
             return None;
         }
         let v = m.value.as_ref()?;
@@ -44,7 +45,7 @@ impl Cycles {
 
     /// The figure alone, no more precise than its interval: "2.9", "87".
     pub fn figure(&self) -> String {
-        crate::units::interval::fmt_figure_alone(self.median, self.lo, self.hi, "")
+        crate::units::interval::fmt_figure_alone(self.median, self.lo, self.hi, &Unit::Bare)
     }
 
     /// The figure and its unit: "2.9 cycles".

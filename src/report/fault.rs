@@ -9,7 +9,7 @@ use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
 use crate::probes::fault;
 use crate::report::family::{Ask, Evidence, Family, Shown};
-use crate::units::{fmt_num, fmt_time};
+use crate::units::{fmt_num, fmt_time, Per, Unit};
 
 /// "fault table": one line per loop-timed fault measurement, fitted to the terminal.
 pub fn table(run: &Run) -> String {
@@ -75,7 +75,7 @@ pub fn table_for(run: &Run, term: &Term) -> String {
 fn loop_timed(run: &Run) -> Vec<&Measurement> {
     run.measurements
         .iter()
-        .filter(|m| m.in_section(fault::SECTION) && m.raw_unit == "ns/page")
+        .filter(|m| m.in_section(fault::SECTION) && m.raw_unit.per() == Some(&Per::Page))
         .collect()
 }
 
@@ -123,7 +123,7 @@ pub fn major_fault_text(c: &MajorFaultCost, label: &str) -> String {
     let n = crate::units::fmt_thousands;
     // The figure with its interval by the one rule, where it has one.
     let figure = |v: f64| match c.per_major_fault_ci95 {
-        Some([lo, hi]) => crate::units::interval::fmt_figure(v, lo, hi, "ns"),
+        Some([lo, hi]) => crate::units::interval::fmt_figure(v, lo, hi, &Unit::NS),
         None => fmt_time(v),
     };
     let per_major = match (c.per_major_fault_ns, c.derivation, c.minor_fault_ns) {
@@ -188,7 +188,8 @@ fn per_page_of(majflt: u64, pages: u64) -> String {
 /// both kinds (a disk wait averaged with a page-table update), none counted, or none by
 /// design (populate's touch phase). Its figure per page — lat_pagefault's — it always has.
 pub fn why_per_page_only(m: &Measurement) -> Option<(&'static str, String)> {
-    if !(m.in_section(fault::SECTION) && m.raw_unit == "ns/page") || m.value.is_some() {
+    if !(m.in_section(fault::SECTION) && m.raw_unit.per() == Some(&Per::Page)) || m.value.is_some()
+    {
         return None;
     }
     let t = &m.evidence.rusage.total;
@@ -219,9 +220,9 @@ pub fn per_page_instead(m: &Measurement) -> Option<String> {
     let (why, _) = why_per_page_only(m)?;
     let r = &m.raw;
     let figure = if r.n < 2 {
-        crate::units::fmt_with_unit(r.median, "ns/page")
+        crate::units::fmt_with_unit(r.median, &Unit::ns(Per::Page))
     } else {
-        crate::units::fmt_figure(r.median, r.ci95[0], r.ci95[1], "ns/page")
+        crate::units::fmt_figure(r.median, r.ci95[0], r.ci95[1], &Unit::ns(Per::Page))
     };
     Some(format!("{figure} ({why})"))
 }
@@ -255,7 +256,11 @@ pub fn percentiles(samples: &[f64]) -> Option<[f64; 4]> {
 /// The latency lines for every per-touch measurement.
 pub fn latency_table(run: &Run) -> String {
     let mut out = String::new();
-    for m in run.measurements.iter().filter(|m| m.unit == "ns/touch") {
+    for m in run
+        .measurements
+        .iter()
+        .filter(|m| m.unit.per() == Some(&Per::Touch))
+    {
         if let Some([p50, p90, p99, max]) = percentiles(&m.samples) {
             out.push_str(&format!(
                 "{:<56} p50 {} ns  p90 {} ns  p99 {} ns  max {} ns  ({} touches)\n",
@@ -276,7 +281,7 @@ pub fn latency_svgs(run: &Run) -> Vec<(String, String)> {
     let host = run.machine.short_name();
     run.measurements
         .iter()
-        .filter(|m| m.unit == "ns/touch")
+        .filter(|m| m.unit.per() == Some(&Per::Touch))
         .map(|m| {
             let label = case_label(m);
             let stem = label.replace(['=', ' '], "_").replace(
@@ -484,7 +489,7 @@ mod tests {
             .iter()
             .find(|m| {
                 m.probe == probe
-                    && m.raw_unit == "ns/page"
+                    && m.raw_unit.per() == Some(&Per::Page)
                     && phase.is_none_or(|p| m.param_text("phase") == p)
             })
             .unwrap()
@@ -583,7 +588,7 @@ mod tests {
         // The figure no more precise than its interval, as every figure is.
         let figure = format!(
             "{} per major fault",
-            crate::units::interval::fmt_figure(per_major, lo, hi, "ns")
+            crate::units::interval::fmt_figure(per_major, lo, hi, &Unit::NS)
         );
         assert!(figure.contains('±'), "{figure}");
         let io = format!("off the CPU (waiting for I/O) {:.0}%", 100.0 * share);

@@ -12,7 +12,7 @@ use crate::report::plot::Heatmap;
 pub const MAX_ROWS_SHOWN: usize = 40;
 
 /// "51.5 ns/call", "1.93 µs/switch".
-pub fn value_text(v: f64, unit: &str) -> String {
+pub fn value_text(v: f64, unit: &crate::units::Unit) -> String {
     crate::units::fmt_with_unit(v, unit)
 }
 
@@ -293,7 +293,7 @@ pub fn csv(f: &Fleet) -> Result<String> {
                 text(&c.name),
                 text(&p.probe),
                 text(&p.params),
-                text(&p.unit),
+                text(&p.unit.to_string()),
                 c.median.to_string(),
                 c.ci[0].to_string(),
                 c.ci[1].to_string(),
@@ -431,7 +431,7 @@ fn ratios_section(h: &mut String, f: &Fleet) {
             "<tr><td>P{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             i + 1,
             esc(&p.label()),
-            esc(&p.unit),
+            esc(&p.unit.to_string()),
             esc(&value_text(p.spread.median, &p.unit)),
             esc(&value_text(p.spread.mad, &p.unit)),
             p.spread.hosts,

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::model::{Measurement, Run, Status};
+use crate::units::Unit;
 
 /// A family name from a probe id: `oscost_` and the id with every character outside
 /// `[a-zA-Z0-9_]` as `_`.
@@ -50,14 +51,17 @@ struct Scale {
     label: (&'static str, String),
 }
 
-fn scale_of(unit: &str) -> Scale {
-    match unit.strip_prefix("ns") {
-        Some(rest) => Scale {
+fn scale_of(unit: &Unit) -> Scale {
+    match unit {
+        Unit::Ns(per) => Scale {
             factor: 1e-9,
             suffix: "_seconds",
-            label: ("per", rest.trim_start_matches('/').to_string()),
+            label: (
+                "per",
+                per.as_ref().map(|p| p.to_string()).unwrap_or_default(),
+            ),
         },
-        None => Scale {
+        _ => Scale {
             factor: 1.0,
             suffix: "",
             label: ("unit", unit.to_string()),
@@ -260,7 +264,7 @@ pub fn benchmark_action(run: &Run) -> String {
             }
             Some(serde_json::json!({
                 "name": bench_name(m),
-                "unit": crate::escape::terminal(&m.unit),
+                "unit": crate::escape::terminal(&m.unit.to_string()),
                 "value": v.median,
                 "range": format!("± {}", crate::units::fmt_num(half)),
                 "extra": extra,
@@ -272,12 +276,12 @@ pub fn benchmark_action(run: &Run) -> String {
 
 /// The Bencher measure a unit is tracked as: `latency` (Bencher's own, in nanoseconds) for
 /// time units, else the unit as a slug (`faults/page`: `faults-per-page`).
-fn measure_slug(unit: &str) -> String {
-    if unit.starts_with("ns/") || unit == "ns" {
+fn measure_slug(unit: &Unit) -> String {
+    if unit.is_time() {
         return "latency".into();
     }
     let mut slug = String::new();
-    for c in unit.replace('/', " per ").chars() {
+    for c in unit.to_string().replace('/', " per ").chars() {
         if c.is_ascii_alphanumeric() {
             slug.push(c.to_ascii_lowercase());
         } else if !slug.ends_with('-') && !slug.is_empty() {
@@ -406,7 +410,7 @@ mod tests {
         let m = r
             .measurements
             .iter()
-            .find(|m| m.status == Status::Ok && m.valid && m.unit.starts_with("ns/"))
+            .find(|m| m.status == Status::Ok && m.valid && m.unit.is_time_per_op())
             .unwrap();
         let name = family_name(&m.probe, "_seconds");
         assert!(text.contains(&format!("# TYPE {name} gauge\n")), "{text}");
@@ -514,9 +518,9 @@ mod tests {
                 assert!(lo <= val && val <= hi, "{name}: {metric}");
             }
         }
-        assert_eq!(measure_slug("ns/switch"), "latency");
-        assert_eq!(measure_slug("faults/page"), "faults-per-page");
-        assert_eq!(measure_slug("× sequential"), "sequential");
-        assert_eq!(measure_slug("MB/s"), "mb-per-s");
+        assert_eq!(measure_slug(&"ns/switch".into()), "latency");
+        assert_eq!(measure_slug(&"faults/page".into()), "faults-per-page");
+        assert_eq!(measure_slug(&Unit::TimesSequential), "sequential");
+        assert_eq!(measure_slug(&"MB/s".into()), "mb-per-s");
     }
 }

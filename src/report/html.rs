@@ -6,6 +6,7 @@
 //! numbers; values below resolution say so.
 
 use crate::units::size::{fmt_bytes, ByteStyle};
+use crate::units::Unit;
 use std::fmt::Write;
 
 use crate::report::family;
@@ -544,7 +545,7 @@ fn value_cell(m: &Measurement, run: &Run, notes: &mut Footnotes, row: &str) -> S
         }
         (Status::BelowResolution, _) => format!(
             "<span class=\"badge b-below\">below resolution</span><span class=\"ci\">{}</span>",
-            esc(&m.unit)
+            esc(&m.unit.to_string())
         ),
         // What the terminal shows too: a family's figure and reason, or "no value".
         (_, None) => format!(
@@ -592,7 +593,7 @@ enum Emphasis {
 /// neither line breaks inside a number. The count is left out when it is `shown_n`, the
 /// count the row's value cell already gives. An interval wider than ±50% is noise:
 /// [`unstable_cell`].
-fn estimate_cell(s: &Summary, unit: &str, emphasis: Emphasis, shown_n: Option<usize>) -> String {
+fn estimate_cell(s: &Summary, unit: &Unit, emphasis: Emphasis, shown_n: Option<usize>) -> String {
     let [lo, hi] = s.ci95;
     if crate::units::interval::is_unstable(s.median, lo, hi) {
         return unstable_cell(s, unit);
@@ -615,7 +616,7 @@ fn estimate_cell(s: &Summary, unit: &str, emphasis: Emphasis, shown_n: Option<us
 }
 
 /// Noise as what it is, never a number: the "unstable" badge and the spread beside it.
-fn unstable_cell(s: &Summary, unit: &str) -> String {
+fn unstable_cell(s: &Summary, unit: &Unit) -> String {
     format!(
         "<span class=\"badge b-below\">unstable</span><span class=\"ci why\">spread \
          <span class=\"nw\">{}</span></span>",
@@ -626,7 +627,7 @@ fn unstable_cell(s: &Summary, unit: &str) -> String {
 }
 
 /// A raw or baseline summary; `shown_n` is the count the row's value cell gives.
-fn summary_cell(s: Option<&Summary>, unit: &str, shown_n: Option<usize>) -> String {
+fn summary_cell(s: Option<&Summary>, unit: &Unit, shown_n: Option<usize>) -> String {
     match s {
         None => "—".into(),
         Some(s) => estimate_cell(s, unit, Emphasis::Summary, shown_n),
@@ -859,7 +860,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
 fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size, String)> {
     let subtitle = subtitle.to_string();
     let mut out = Vec::new();
-    let mut units: Vec<String> = Vec::new();
+    let mut units: Vec<Unit> = Vec::new();
     for r in rest {
         for m in r.per_run.iter().flatten() {
             if !units.contains(&m.unit) {
@@ -905,7 +906,7 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
                 BarChart {
                     title,
                     subtitle: subtitle.clone(),
-                    value_label: unit.clone(),
+                    value_label: unit.to_string(),
                     bars,
                     ..Default::default()
                 }
@@ -927,7 +928,7 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
                     title,
                     subtitle: subtitle.clone(),
                     x_label: "probe".into(),
-                    y_label: unit.clone(),
+                    y_label: unit.to_string(),
                     groups: labels,
                     series,
                 }
@@ -1061,7 +1062,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
         .iter()
         .flat_map(|r| &r.measurements)
         .find(|m| m.probe == probe)
-        .map(|m| m.unit.clone())
+        .map(|m| m.unit.to_string())
         .unwrap_or_default();
     let bytes = is_bytes_param(key);
     LinePlot {
@@ -1122,7 +1123,7 @@ fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) ->
             subtitle: subtitle.to_string(),
             x_label: ck.clone(),
             y_label: rk.clone(),
-            unit: ms[0].unit.clone(),
+            unit: ms[0].unit.to_string(),
             col_labels: cols.iter().map(|v| short_number(*v)).collect(),
             row_labels: rows.iter().map(|v| short_number(*v)).collect(),
             cells,
@@ -1136,7 +1137,7 @@ fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) ->
 fn sample_axis(m: &Measurement) -> String {
     if m.is(crate::probes::noise::PROBE) {
         format!("lost share of each 100 ms window ({})", m.raw_unit)
-    } else if m.raw_unit.starts_with("ns") {
+    } else if m.raw_unit.is_time() {
         format!("time per iteration ({})", m.raw_unit)
     } else {
         format!("each sample ({})", m.raw_unit)
@@ -1183,6 +1184,7 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
 mod tests {
     use super::*;
     use crate::input::parse_run;
+    use crate::units::Per;
 
     /// A part of a breakdown gives its mean, named, beside its median.
     #[test]
@@ -1253,7 +1255,12 @@ mod tests {
     #[test]
     fn figure_cells_write_the_interval_by_the_units_rule() {
         // A part that was 0 in every sample: a bound, never "±0" or "95% CI 0 – 0".
-        let zero = estimate_cell(&summary(18, 0.0, 0.0, 0.0), "ns/RPC", Emphasis::Value, None);
+        let zero = estimate_cell(
+            &summary(18, 0.0, 0.0, 0.0),
+            &Unit::ns(Per::Rpc),
+            Emphasis::Value,
+            None,
+        );
         assert!(
             zero.contains("<b>0</b> ns/RPC") && zero.contains("±&lt;0.5"),
             "{zero}"
@@ -1263,7 +1270,7 @@ mod tests {
         // count is below: "22.3k" and "95% CI 22.3k – 22.3k" said nothing.
         let rpc = estimate_cell(
             &summary(2200, 18_700.0, 18_690.0, 18_710.0),
-            "ns/RPC",
+            &Unit::ns(Per::Rpc),
             Emphasis::Value,
             None,
         );
@@ -1275,7 +1282,7 @@ mod tests {
         // Asymmetric: +a/−b (README's old "0.731 ±0.073" for 0.719–0.865).
         let skew = estimate_cell(
             &summary(9, 0.731, 0.719, 0.865),
-            "",
+            &Unit::Bare,
             Emphasis::Summary,
             None,
         );
@@ -1286,7 +1293,7 @@ mod tests {
         // A raw or baseline cell leaves out the count its value cell already gives.
         let raw = summary_cell(
             Some(&summary(9, 6560.0, 6000.0, 7120.0)),
-            "ns/round trip",
+            &Unit::ns(Per::RoundTrip),
             Some(9),
         );
         assert!(
@@ -1296,7 +1303,7 @@ mod tests {
         assert!(!raw.contains("n="), "{raw}");
         let raw = summary_cell(
             Some(&summary(12, 6560.0, 6000.0, 7120.0)),
-            "ns/round trip",
+            &Unit::ns(Per::RoundTrip),
             Some(9),
         );
         assert!(raw.contains("n=12"), "{raw}");
@@ -1312,7 +1319,7 @@ mod tests {
         // An rpc row's raw 55 µs in [24, 86] µs printed "55 ±31 µs/RPC".
         let noisy = summary_cell(
             Some(&summary(30, 55_000.0, 24_000.0, 86_000.0)),
-            "ns/RPC",
+            &Unit::ns(Per::Rpc),
             None,
         );
         assert!(
@@ -1323,7 +1330,7 @@ mod tests {
         // A baseline whose interval crosses zero (0.667 in [−0.016, 1.41] ns).
         let base = summary_cell(
             Some(&summary(16, 0.667, -0.016, 1.41)),
-            "ns/iteration",
+            &Unit::ns(Per::Iteration),
             None,
         );
         assert!(

@@ -25,7 +25,7 @@ pub fn line(m: &Measurement) -> Option<String> {
     let total = irqs.total();
     let ops = m.evidence.rusage.iterations;
     let rate = if ops > 0 {
-        let word = m.raw_unit.strip_prefix("ns/").unwrap_or("iteration");
+        let word = m.raw_unit.per().map_or("iteration", |p| p.name());
         let plural = if word.ends_with('s') { "" } else { "s" };
         format!(
             " ({} per 1,000 {word}{plural})",

@@ -17,6 +17,9 @@ pub struct Metric {
     pub key: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
+    /// A perf counter of the cache or TLB (not a software count): listed once per reason
+    /// when no variant could read it, never a column of the software table.
+    pub hardware: bool,
     /// Per walk; Err(reason) when the machine could not count it.
     pub get: fn(&Measurement) -> Result<f64, String>,
 }
@@ -43,11 +46,12 @@ fn event(m: &Measurement, name: &str) -> Result<f64, String> {
 }
 
 macro_rules! ev {
-    ($key:expr, $title:expr) => {
+    ($key:expr, $title:expr, $hardware:expr) => {
         Metric {
             key: $key,
             title: $title,
             unit: "events/walk",
+            hardware: $hardware,
             get: |m| event(m, $key),
         }
     };
@@ -60,72 +64,82 @@ pub fn metrics() -> Vec<Metric> {
             key: "wall",
             title: "wall time",
             unit: "s/walk",
+            hardware: false,
             get: |m| Ok(m.raw.median / 1e9),
         },
         Metric {
             key: "user",
             title: "user time",
             unit: "s/walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.utime_us) / 1e6),
         },
         Metric {
             key: "sys",
             title: "system time",
             unit: "s/walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.stime_us) / 1e6),
         },
-        ev!("minor-faults", "minor faults (perf)"),
-        ev!("major-faults", "major faults (perf)"),
+        ev!("minor-faults", "minor faults (perf)", false),
+        ev!("major-faults", "major faults (perf)", false),
         Metric {
             key: "page-reclaims",
             title: "page reclaims (ru_minflt)",
             unit: "per walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.minflt)),
         },
         Metric {
             key: "hard-faults",
             title: "page faults needing I/O (ru_majflt)",
             unit: "per walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.majflt)),
         },
         Metric {
             key: "maxrss",
             title: "max RSS",
             unit: "KiB",
+            hardware: false,
             get: |m| Ok(m.evidence.rusage.total.maxrss_kb as f64),
         },
         Metric {
             key: "inblock",
             title: "block input",
             unit: "512-byte blocks/walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.inblock)),
         },
         Metric {
             key: "oublock",
             title: "block output",
             unit: "512-byte blocks/walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.oublock)),
         },
         Metric {
             key: "nvcsw",
             title: "voluntary context switches",
             unit: "per walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.nvcsw)),
         },
         Metric {
             key: "nivcsw",
             title: "involuntary context switches",
             unit: "per walk",
+            hardware: false,
             get: |m| Ok(per_walk(m, m.evidence.rusage.total.nivcsw)),
         },
-        ev!("L1-dcache-loads", "L1D read accesses"),
-        ev!("L1-dcache-load-misses", "L1D read misses"),
-        ev!("L1-dcache-stores", "L1D write accesses"),
-        ev!("L1-dcache-store-misses", "L1D write misses"),
-        ev!("dTLB-loads", "dTLB read accesses"),
-        ev!("dTLB-load-misses", "dTLB read misses"),
-        ev!("dTLB-stores", "dTLB write accesses"),
-        ev!("dTLB-store-misses", "dTLB write misses"),
+        ev!("L1-dcache-loads", "L1D read accesses", true),
+        ev!("L1-dcache-load-misses", "L1D read misses", true),
+        ev!("L1-dcache-stores", "L1D write accesses", true),
+        ev!("L1-dcache-store-misses", "L1D write misses", true),
+        ev!("dTLB-loads", "dTLB read accesses", true),
+        ev!("dTLB-load-misses", "dTLB read misses", true),
+        ev!("dTLB-stores", "dTLB write accesses", true),
+        ev!("dTLB-store-misses", "dTLB write misses", true),
     ]
 }
 
@@ -159,10 +173,7 @@ pub fn row_label(m: &Measurement) -> String {
 pub fn table(run: &Run) -> String {
     let rows = rows(run);
     let ms = metrics();
-    let sw: Vec<&Metric> = ms
-        .iter()
-        .filter(|x| x.unit != "events/walk" || x.key.ends_with("faults"))
-        .collect();
+    let sw: Vec<&Metric> = ms.iter().filter(|x| !x.hardware).collect();
     let header: Vec<&str> = std::iter::once("variant")
         .chain(sw.iter().map(|x| short(x.key)))
         .collect();
@@ -190,10 +201,7 @@ pub fn table(run: &Run) -> String {
     // Counters no variant could read, once per reason: "L1-dcache-loads, dTLB-loads, …: not
     // supported: …" (eight lines of the same reason on a machine without a PMU).
     let mut missing: Vec<(String, Vec<&str>)> = Vec::new();
-    for x in ms
-        .iter()
-        .filter(|x| x.unit == "events/walk" && !x.key.ends_with("faults"))
-    {
+    for x in ms.iter().filter(|x| x.hardware) {
         let cells: Vec<Result<f64, String>> = rows.iter().map(|m| (x.get)(m)).collect();
         if let Some(Err(reason)) = cells.iter().find(|c| c.is_err()) {
             if cells.iter().all(|c| c.is_err()) {

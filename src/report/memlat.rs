@@ -8,6 +8,7 @@ use crate::probes::mem::latency::PROBE;
 use crate::report::family::{measured_cpu, Ask, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
+use crate::units::Unit;
 
 /// The curves' tables within the terminal's width: a point's failed checks follow its
 /// curve's table once per kind with the sizes they concern and the range of their readings
@@ -42,7 +43,7 @@ pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
             let val = match (&m.value, m.status) {
                 // The column's header carries the unit.
                 (Some(v), Status::Ok | Status::Unstable) => {
-                    crate::units::fmt_figure(v.median, v.ci95[0], v.ci95[1], "")
+                    crate::units::fmt_figure(v.median, v.ci95[0], v.ci95[1], &Unit::Bare)
                 }
                 (_, Status::Invalid) => "INVALID".into(),
                 _ => "below resolution".into(),

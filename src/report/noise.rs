@@ -8,6 +8,7 @@ use super::figures::Size;
 use super::plot::{LogBin, LogHistogram, StackedBars, StackedRow};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom};
 use crate::model::{Num, Remark, Run};
+use crate::units::Unit;
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
 pub use crate::probes::noise::PROBE;
@@ -508,7 +509,7 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
                     label: format!("CPU {}", n.cpu),
                     segments: Vec::new(),
                     total,
-                    note: crate::units::interval::fmt_unstable(v, lo, hi, "%"),
+                    note: crate::units::interval::fmt_unstable(v, lo, hi, &Unit::Percent),
                     marker: None,
                 };
             }
@@ -524,7 +525,7 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
     let svg = StackedBars {
         title: "OS noise: lost share (median of 100 ms windows, 95% interval) by cause".into(),
         subtitle: subtitle.to_string(),
-        value_label: "% of the CPU's time".into(),
+        value_label: Unit::Other("% of the CPU's time".into()),
         segments,
         rows,
     }

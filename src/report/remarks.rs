@@ -6,7 +6,7 @@
 //! then: by their words with the digits taken out ([`legacy`]).
 
 use crate::model::{fold_remarks, Num, Remark, RemarkKind as K};
-use crate::units::{fmt_num, fmt_with_unit, rescale_unit, time_unit};
+use crate::units::{fmt_num, fmt_with_unit, time_unit, Unit};
 
 /// A difference raw − baseline whose whole interval is below zero.
 pub const NEGATIVE_FINDING: &str = "faster with than without: the subtraction's model does not \
@@ -195,18 +195,19 @@ pub fn span(n: Num, f: &dyn Fn(f64) -> String) -> String {
     }
 }
 
-/// A value in `unit` with its unit ("1.41 ns"); a range in one unit writes it once
-/// ("1.41–2.55 ns").
-fn with_unit(n: Num, unit: &str) -> String {
-    if n.is_one() || !unit.starts_with("ns") {
-        return span(n, &|x| fmt_with_unit(x, unit));
+/// A value in the remark's unit (its `subject`, the unit as written) with its unit ("1.41
+/// ns"); a range in one unit writes it once ("1.41–2.55 ns").
+fn with_unit(n: Num, subject: &str) -> String {
+    let unit = Unit::from(subject);
+    if n.is_one() || !unit.is_time() {
+        return span(n, &|x| fmt_with_unit(x, &unit));
     }
     let ((dl, sl), (dh, sh)) = (time_unit(n.lo), time_unit(n.hi));
     if sl != sh {
-        return span(n, &|x| fmt_with_unit(x, unit));
+        return span(n, &|x| fmt_with_unit(x, &unit));
     }
     let (lo, hi) = (fmt_num(n.lo / dl), fmt_num(n.hi / dh));
-    let unit = rescale_unit(unit, sl);
+    let unit = unit.rescaled(sl);
     if lo == hi {
         format!("{lo} {unit}")
     } else {

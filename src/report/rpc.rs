@@ -12,6 +12,7 @@ use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::{self, Scenario};
 use crate::report::family::{Evidence, Family};
 use crate::units::name::Named;
+use crate::units::Unit;
 use crate::units::{fmt_num, fmt_time, time_unit};
 
 /// One scenario × mechanism and its measurements.
@@ -118,7 +119,7 @@ pub fn fmt_within(e: &Estimate) -> String {
         );
     }
     if lo.is_finite() && hi.is_finite() {
-        return crate::units::interval::fmt_figure_alone(e.value, lo, hi, "ns");
+        return crate::units::interval::fmt_figure_alone(e.value, lo, hi, &Unit::NS);
     }
     let half = (e.ci95[1] - e.ci95[0]) / 2.0;
     let (d, u) = time_unit(e.value.abs().max(half.min(e.value.abs() * 10.0)));
@@ -148,7 +149,7 @@ pub fn fmt_est(e: &Estimate) -> String {
     if !(e.ci95[0].is_finite() && e.ci95[1].is_finite()) {
         return format!("{} (no interval)", crate::units::fmt_time(e.value));
     }
-    crate::units::fmt_figure(e.value, e.ci95[0], e.ci95[1], "ns")
+    crate::units::fmt_figure(e.value, e.ci95[0], e.ci95[1], &Unit::NS)
 }
 
 /// "+165% ±15": a relative change and its interval, in percent, by the same rule; "unstable
@@ -174,7 +175,9 @@ fn cell(m: Option<&Measurement>) -> String {
         Some(x) => x
             .value
             .as_ref()
-            .map(|v| crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], "ns"))
+            .map(|v| {
+                crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], &Unit::NS)
+            })
             .unwrap_or_else(|| "—".into()),
     }
 }
@@ -332,7 +335,12 @@ fn corrected_against_untraced(cs: &[Case], term: &super::term::Term) -> String {
                     "{} {} vs {} ({:+.0}%)",
                     c.label(),
                     fmt_within(&s),
-                    crate::units::interval::fmt_figure_alone(u.median, u.ci95[0], u.ci95[1], "ns"),
+                    crate::units::interval::fmt_figure_alone(
+                        u.median,
+                        u.ci95[0],
+                        u.ci95[1],
+                        &Unit::NS
+                    ),
                     100.0 * (s.value / u.median - 1.0)
                 )
             })
@@ -645,7 +653,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
                     "{} · means per RPC over the middle 80% of RPCs (they add up) · total ± 95% CI · red tick = untraced RPC time",
                     run.machine.short_name()
                 ),
-                value_label: "ns/RPC".into(),
+                value_label: Unit::ns(crate::units::Per::Rpc),
                 segments: PARTS.iter().map(|p| p.to_string()).collect(),
                 rows,
             }

@@ -11,6 +11,7 @@ use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
 use crate::report::family::{measured_cpu, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
+use crate::units::Unit;
 
 fn ns(v: f64) -> String {
     crate::units::fmt_num(v / 1000.0) + " µs"
@@ -202,7 +203,7 @@ struct Said {
 fn row_cells(c: &Curve, r: &Row, m: &Measurement, said: &mut Said, verbose: bool) -> Vec<String> {
     let Said { notes, extra } = said;
     let per = match (&r.per_switch, r.status) {
-        (Some(v), _) => super::table::fmt_value(v, "ns"),
+        (Some(v), _) => super::table::fmt_value(v, &Unit::NS),
         (None, Status::BelowResolution) => "below resolution".into(),
         (None, Status::Unstable) => super::table::headline(m),
         (None, _) => "INVALID".into(),
@@ -216,11 +217,11 @@ fn row_cells(c: &Curve, r: &Row, m: &Measurement, said: &mut Said, verbose: bool
         // (0.00439 µs)" printed three digits of a ±36 ns interval).
         Some([med, lo, hi]) if lo <= 0.0 && hi >= 0.0 && r.size > 0 => format!(
             "≈0 ({})",
-            crate::units::fmt_spread_with_unit(med, lo, hi, "ns")
+            crate::units::fmt_spread_with_unit(med, lo, hi, &Unit::NS)
         ),
         // No more precise than its interval, by the units' one rule.
         Some([med, lo, hi]) if r.size > 0 => {
-            crate::units::interval::fmt_figure_alone(med, lo, hi, "ns")
+            crate::units::interval::fmt_figure_alone(med, lo, hi, &Unit::NS)
         }
         Some(_) => "(direct)".into(),
         None => "–".into(),
@@ -263,7 +264,7 @@ fn row_cells(c: &Curve, r: &Row, m: &Measurement, said: &mut Said, verbose: bool
             per(v.median),
             per(v.ci95[0]),
             per(v.ci95[1]),
-            "ns",
+            &Unit::NS,
         );
         extra.push((r.size, per_hop_sw, figure));
     }

@@ -8,12 +8,12 @@ use super::remarks::{self, legacy};
 use super::term::{paint, wrap, Term, Tone};
 use crate::model::{Measurement, Remark, Run, Status, Summary};
 use crate::units::{
-    fmt_figure, fmt_num, fmt_per_op, fmt_time, fmt_unstable, fmt_with_unit, plural,
+    fmt_figure, fmt_num, fmt_per_op, fmt_time, fmt_unstable, fmt_with_unit, plural, Unit,
 };
 use std::collections::HashMap;
 
 /// "1.93 ±0.03 µs/switch" for a summary in a ns-based unit (others printed as they are).
-pub fn fmt_value(s: &Summary, unit: &str) -> String {
+pub fn fmt_value(s: &Summary, unit: &Unit) -> String {
     // One sample has no spread to build an interval from: never print it as ±0.
     if s.n < 2 {
         return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
@@ -21,7 +21,7 @@ pub fn fmt_value(s: &Summary, unit: &str) -> String {
     fmt_figure(s.median, s.ci95[0], s.ci95[1], unit)
 }
 
-fn fmt_plain(s: &Summary, unit: &str) -> String {
+fn fmt_plain(s: &Summary, unit: &Unit) -> String {
     fmt_with_unit(s.median, unit)
 }
 
@@ -44,7 +44,7 @@ pub fn raw_baseline(m: &Measurement) -> String {
     }
     let raw = fmt_plain(&m.raw, &m.raw_unit);
     match &m.baseline {
-        Some(b) => format!("raw {raw}, baseline {}", fmt_plain(b, "ns")),
+        Some(b) => format!("raw {raw}, baseline {}", fmt_plain(b, &Unit::NS)),
         None => format!("raw {raw}"),
     }
 }
@@ -836,6 +836,7 @@ pub const CHECKS: &str = "occupancy: the participants' CPU time is read at each 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Per;
 
     /// A remark of most rows names the rows it leaves out when that is shorter; of every
     /// row, "in every row"; of few, their names; never "but" where two rows share a label.
@@ -876,11 +877,14 @@ mod tests {
     fn one_sample_has_no_interval() {
         let s = crate::engine::stats::summarize(&[1500.0]).unwrap();
         assert_eq!(
-            fmt_value(&s, "ns/op"),
-            format!("{} (1 sample, no interval)", fmt_plain(&s, "ns/op"))
+            fmt_value(&s, &Unit::ns(Per::Op)),
+            format!(
+                "{} (1 sample, no interval)",
+                fmt_plain(&s, &Unit::ns(Per::Op))
+            )
         );
         let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();
-        assert!(fmt_value(&s, "ns/op").contains('±'));
+        assert!(fmt_value(&s, &Unit::ns(Per::Op)).contains('±'));
     }
 
     /// The terminal and Markdown views follow the HTML's rule: an rpc part's raw reading is
@@ -1037,6 +1041,35 @@ mod tests {
         assert!(
             row.contains("raw ") && row.contains('✓') || row.contains('✗'),
             "{row}"
+        );
+    }
+
+    /// A unit this version does not make (an older or a later file's) loads as written,
+    /// prints as written (a time per something still rescaled) and is written back as it was.
+    #[test]
+    fn a_unit_this_version_does_not_make_loads_and_prints_as_written() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/run-quick.json")).unwrap();
+        v["measurements"][3]["unit"] = "widgets/s".into();
+        v["measurements"][3]["raw_unit"] = "ns/widget".into();
+        let run = crate::input::parse_run(&v.to_string(), "old.json").unwrap();
+        let m = &run.measurements[3];
+        assert_eq!(m.unit, Unit::Other("widgets/s".into()));
+        assert_eq!(m.raw_unit.per(), Some(&Per::Other("widget".into())));
+        let head = headline(m);
+        assert!(
+            head.starts_with("2012 ") && head.ends_with(" widgets/s"),
+            "{head}"
+        );
+        let raw = raw_baseline(m);
+        assert!(raw.starts_with("raw 2.01 µs/widget, baseline "), "{raw}");
+        let back = serde_json::to_value(m).unwrap();
+        assert_eq!(back["unit"], "widgets/s");
+        assert_eq!(back["raw_unit"], "ns/widget");
+        let csv = crate::report::export::to_csv(&run).unwrap();
+        assert!(
+            csv.contains(",widgets/s,") && csv.contains(",ns/widget,"),
+            "{csv}"
         );
     }
 
@@ -1212,7 +1245,7 @@ mod tests {
                 high_n: 6,
                 in_sequence: true,
             },
-            "ns/RPC",
+            &Unit::ns(Per::Rpc),
         )];
         let shown = [&run.measurements[0]];
         let brief = warning_block(&shown, &Term::plain(80), false);

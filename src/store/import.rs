@@ -185,7 +185,7 @@ impl super::Store {
             run.figures.push(Figure {
                 probe: t(&probe),
                 params: t(&crate::model::params_label(&params)),
-                unit: t(&unit),
+                unit: crate::units::Unit::from(t(&unit)),
                 median,
                 ci: [lo.unwrap_or(median), hi.unwrap_or(median)],
             });

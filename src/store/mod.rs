@@ -649,7 +649,7 @@ fn insert_run(
             i as i64,
             m.probe,
             serde_json::to_string(&m.params).unwrap_or_default(),
-            m.unit,
+            m.unit.to_string(),
             status,
             m.valid,
             m.value.as_ref().map(|v| v.median),

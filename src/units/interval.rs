@@ -13,6 +13,8 @@
 //! - a figure whose interval reaches beyond ±50% of it is noise: "unstable (±130)", never a
 //!   number (model::Status::Unstable).
 
+use super::Unit;
+
 /// The smaller side of an interval at least this share of the larger: written "±larger".
 /// (Conservative: the ± shows the larger side for both.)
 const SYMMETRIC: f64 = 0.6;
@@ -138,7 +140,7 @@ pub fn fmt_spread(v: f64, lo: f64, hi: f64) -> String {
 /// A figure in `unit` with its interval, time units rescaled to the figure ("ns/switch" →
 /// "µs/switch"): "1.93 ±0.03 µs/switch", "22.3 ±<0.05 µs/RPC", or, when the interval reaches
 /// beyond ±50% of it, [`fmt_unstable`].
-pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &str) -> String {
+pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &Unit) -> String {
     if is_unstable(v, lo, hi) {
         return fmt_unstable(v, lo, hi, unit);
     }
@@ -149,7 +151,7 @@ pub fn fmt_figure(v: f64, lo: f64, hi: f64, unit: &str) -> String {
 
 /// [`fmt_estimate`] in `unit` rescaled to the figure: ("1.93", "±0.03", "µs/switch"), for a
 /// view that sets the three apart (the HTML cell bolds the figure); [`fmt_figure`] joins them.
-pub fn fmt_estimate_in(v: f64, lo: f64, hi: f64, unit: &str) -> (String, String, String) {
+pub fn fmt_estimate_in(v: f64, lo: f64, hi: f64, unit: &Unit) -> (String, String, String) {
     let (d, unit) = scaled_unit(v, unit);
     let (f, s) = fmt_estimate(v / d, lo / d, hi / d);
     (f, s, unit)
@@ -159,7 +161,7 @@ pub fn fmt_estimate_in(v: f64, lo: f64, hi: f64, unit: &str) -> (String, String,
 /// "45 µs" for 45.3 µs ±19 µs (as "45 ±19 µs" does), "7.45 µs" for ±0.096 µs. For a column
 /// whose intervals are elsewhere (a summary beside the table that prints them), so that one
 /// figure reads the same in both. Whether the figure is noise is the caller's to say first.
-pub fn fmt_figure_alone(v: f64, lo: f64, hi: f64, unit: &str) -> String {
+pub fn fmt_figure_alone(v: f64, lo: f64, hi: f64, unit: &Unit) -> String {
     let (d, unit) = scaled_unit(v, unit);
     let space = if unit.is_empty() { "" } else { " " };
     let (f, _) = fmt_estimate(v / d, lo / d, hi / d);
@@ -168,13 +170,13 @@ pub fn fmt_figure_alone(v: f64, lo: f64, hi: f64, unit: &str) -> String {
 
 /// Noise written as what it is, with its spread and never its median: "unstable (±1.1
 /// µs/RPC)", the unit scaled to the spread.
-pub fn fmt_unstable(v: f64, lo: f64, hi: f64, unit: &str) -> String {
+pub fn fmt_unstable(v: f64, lo: f64, hi: f64, unit: &Unit) -> String {
     format!("unstable ({})", fmt_spread_with_unit(v, lo, hi, unit))
 }
 
 /// An unstable figure's spread in its unit, "±131 ns": what [`fmt_unstable`] puts in
 /// parentheses, for a view that says "unstable" on its own (the HTML badge).
-pub fn fmt_spread_with_unit(v: f64, lo: f64, hi: f64, unit: &str) -> String {
+pub fn fmt_spread_with_unit(v: f64, lo: f64, hi: f64, unit: &Unit) -> String {
     let magnitude = v.abs().max((hi - v).max(v - lo));
     let (d, unit) = scaled_unit(magnitude, unit);
     let space = if unit.is_empty() { "" } else { " " };
@@ -182,10 +184,10 @@ pub fn fmt_spread_with_unit(v: f64, lo: f64, hi: f64, unit: &str) -> String {
 }
 
 /// The divisor and unit that suit a magnitude: time units ("ns...") rescaled, others kept.
-fn scaled_unit(magnitude: f64, unit: &str) -> (f64, String) {
-    if unit.starts_with("ns") {
+fn scaled_unit(magnitude: f64, unit: &Unit) -> (f64, String) {
+    if unit.is_time() {
         let (d, suffix) = super::time_unit(magnitude);
-        (d, super::rescale_unit(unit, suffix))
+        (d, unit.rescaled(suffix))
     } else {
         (1.0, unit.to_string())
     }
@@ -240,13 +242,19 @@ mod tests {
     /// The figure alone reads as it does beside its interval, unit scaled to it.
     #[test]
     fn a_figure_alone_has_the_digits_it_has_beside_its_interval() {
-        assert_eq!(fmt_figure(45_300.0, 26_300.0, 64_300.0, "ns"), "45 ±19 µs");
         assert_eq!(
-            fmt_figure_alone(45_300.0, 26_300.0, 64_300.0, "ns"),
+            fmt_figure(45_300.0, 26_300.0, 64_300.0, &"ns".into()),
+            "45 ±19 µs"
+        );
+        assert_eq!(
+            fmt_figure_alone(45_300.0, 26_300.0, 64_300.0, &"ns".into()),
             "45 µs"
         );
-        assert_eq!(fmt_figure_alone(7451.85, 7355.85, 7547.85, "ns"), "7.45 µs");
-        assert_eq!(fmt_figure_alone(0.731, 0.719, 0.865, ""), "0.731");
+        assert_eq!(
+            fmt_figure_alone(7451.85, 7355.85, 7547.85, &"ns".into()),
+            "7.45 µs"
+        );
+        assert_eq!(fmt_figure_alone(0.731, 0.719, 0.865, &"".into()), "0.731");
     }
 
     #[test]
@@ -318,22 +326,22 @@ mod tests {
     #[test]
     fn figures_carry_their_unit_scaled_to_the_figure() {
         assert_eq!(
-            fmt_figure(1930.0, 1900.0, 1960.0, "ns/switch"),
+            fmt_figure(1930.0, 1900.0, 1960.0, &"ns/switch".into()),
             "1.93 ±0.03 µs/switch"
         );
         assert_eq!(
-            fmt_figure(22300.0, 22299.9, 22300.1, "ns/RPC"),
+            fmt_figure(22300.0, 22299.9, 22300.1, &"ns/RPC".into()),
             "22.3 ±<0.05 µs/RPC"
         );
         assert_eq!(
-            fmt_figure(176.0, -897.0, 1249.0, "ns/RPC"),
+            fmt_figure(176.0, -897.0, 1249.0, &"ns/RPC".into()),
             "unstable (±1.1 µs/RPC)"
         );
         assert_eq!(
-            fmt_figure(1.0, 0.9, 1.1, "faults/page"),
+            fmt_figure(1.0, 0.9, 1.1, &"faults/page".into()),
             "1.00 ±0.10 faults/page"
         );
-        assert_eq!(fmt_figure(3.0, 2.9, 3.1, ""), "3.00 ±0.10");
+        assert_eq!(fmt_figure(3.0, 2.9, 3.1, &"".into()), "3.00 ±0.10");
     }
 
     #[test]

@@ -7,11 +7,13 @@
 pub mod interval;
 pub mod name;
 pub mod size;
+pub mod unit;
 
 pub use interval::{
     fmt_estimate, fmt_figure, fmt_percent, fmt_spread, fmt_spread_with_unit, fmt_thousands,
     fmt_unstable, is_unstable,
 };
+pub use unit::{Per, Unit};
 
 /// Pick a time unit for a nanosecond magnitude: (divisor, suffix).
 pub fn time_unit(ns: f64) -> (f64, &'static str) {
@@ -120,20 +122,12 @@ pub fn fmt_time(ns: f64) -> String {
     format!("{} {u}", fmt_num(ns / d))
 }
 
-/// Unit strings like "ns/switch" become "µs/switch" when the value is scaled.
-pub fn rescale_unit(unit: &str, suffix: &str) -> String {
-    match unit.strip_prefix("ns") {
-        Some(rest) => format!("{suffix}{rest}"),
-        None => unit.to_string(),
-    }
-}
-
 /// A value in `unit` with its unit, time units rescaled: (1930, "ns/switch") →
 /// "1.93 µs/switch"; (16386, "faults/page") → "16386 faults/page".
-pub fn fmt_with_unit(v: f64, unit: &str) -> String {
-    if unit.starts_with("ns") {
+pub fn fmt_with_unit(v: f64, unit: &Unit) -> String {
+    if unit.is_time() {
         let (d, suffix) = time_unit(v);
-        format!("{} {}", fmt_num(v / d), rescale_unit(unit, suffix))
+        format!("{} {}", fmt_num(v / d), unit.rescaled(suffix))
     } else {
         format!("{} {unit}", fmt_num(v))
     }
@@ -150,9 +144,16 @@ mod tests {
         assert_eq!(fmt_time(1930.0), "1.93 µs");
         assert_eq!(fmt_time(2.5e7), "25.0 ms");
         assert_eq!(fmt_time(999_960.0), "1000 µs");
-        assert_eq!(rescale_unit("ns/switch", "µs"), "µs/switch");
-        assert_eq!(rescale_unit("faults/page", "µs"), "faults/page");
-        assert_eq!(fmt_with_unit(1930.0, "ns/switch"), "1.93 µs/switch");
+        assert_eq!(Unit::ns(Per::Switch).rescaled("µs"), "µs/switch");
+        assert_eq!(Unit::from("faults/page").rescaled("µs"), "faults/page");
+        assert_eq!(
+            fmt_with_unit(1930.0, &Unit::ns(Per::Switch)),
+            "1.93 µs/switch"
+        );
+        assert_eq!(
+            fmt_with_unit(16386.0, &"faults/page".into()),
+            "16386 faults/page"
+        );
     }
 
     #[test]

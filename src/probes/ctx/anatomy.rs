@@ -32,6 +32,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::model::switch_trace::{SideTrace, SwitchTrace, TracedSides};
 use crate::model::{Check, Evidence, Measurement, Placement};
 use crate::units::size::fmt_size;
+use crate::units::{Per, Unit};
 use std::cell::RefCell;
 
 /// The probe id of every rung.
@@ -226,18 +227,23 @@ fn regs_bytes(x: &Xsave, r: Regs) -> u32 {
 
 /// The rung's spec: its parameters and what it measures.
 fn rung_spec(l: &Ladder, rung: Rung, sides: &(Side, Side)) -> Spec {
-    let mut spec = Spec::new(PROBE.0, "ns/switch", "ns/round trip", 2.0)
-        .param("rung", rung.id())
-        .param("cause", rung.cause())
-        .param("cpus", vec![l.cpu])
-        .events_set(EventSet::None)
-        .note(format!(
-            "per switch = (round trip of {} − round trip of {}) / 2 switches; the two sides \
+    let mut spec = Spec::new(
+        PROBE.0,
+        Unit::ns(Per::Switch),
+        Unit::ns(Per::RoundTrip),
+        2.0,
+    )
+    .param("rung", rung.id())
+    .param("cause", rung.cause())
+    .param("cpus", vec![l.cpu])
+    .events_set(EventSet::None)
+    .note(format!(
+        "per switch = (round trip of {} − round trip of {}) / 2 switches; the two sides \
              alternate in two chunks each inside every sample (measured, baseline, baseline, \
              measured)",
-            describe(&sides.0),
-            describe(&sides.1)
-        ));
+        describe(&sides.0),
+        describe(&sides.1)
+    ));
     match rung {
         Rung::Regs(r) if r.arm64() => {
             spec = spec

@@ -16,6 +16,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
 use crate::units::name::Named;
+use crate::units::{Per, Unit};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
@@ -140,14 +141,19 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
     let scratch: &AtomicI32 = page.slot(SCRATCH);
     let private = pair.private;
 
-    let mut spec = Spec::new("ctx.futex", "ns/switch", "ns/round trip", 2.0)
-        .param("mode", mode.name())
-        .param("cpus", vec![cpu])
-        .events_set(EventSet::None)
-        .note(
-            "per switch = (futex round trip − the same wake and wait returning at once, in one \
+    let mut spec = Spec::new(
+        "ctx.futex",
+        Unit::ns(Per::Switch),
+        Unit::ns(Per::RoundTrip),
+        2.0,
+    )
+    .param("mode", mode.name())
+    .param("cpus", vec![cpu])
+    .events_set(EventSet::None)
+    .note(
+        "per switch = (futex round trip − the same wake and wait returning at once, in one \
              thread) / 2 switches",
-        );
+    );
     if let Some(n) = quiet_hooks(ctx)? {
         spec = spec.note(n);
     }

@@ -17,6 +17,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
 use crate::units::name::Named;
+use crate::units::{Per, Unit};
 
 /// Echo bytes from `rfd` to `wfd` until EOF or error. Allocation-free (runs after fork).
 fn echo(rfd: i32, wfd: i32) -> i32 {
@@ -63,10 +64,15 @@ pub fn measure_pipe_on(
 
     // No perf counters in the figure's samples (not even in its evidence samples), and none
     // closed in the last second: see tax.rs. The counts come from the tax pass afterwards.
-    let mut spec = Spec::new("ctx.pipe", "ns/switch", "ns/round trip", 2.0)
-        .param("mode", mode.name())
-        .param("cpus", vec![cpu])
-        .events_set(EventSet::None);
+    let mut spec = Spec::new(
+        "ctx.pipe",
+        Unit::ns(Per::Switch),
+        Unit::ns(Per::RoundTrip),
+        2.0,
+    )
+    .param("mode", mode.name())
+    .param("cpus", vec![cpu])
+    .events_set(EventSet::None);
     if let Some(n) = quiet_hooks(ctx)? {
         spec = spec.note(n);
     }

@@ -22,6 +22,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{EventReading, Measurement};
+use crate::units::Unit;
 use std::collections::BTreeMap;
 
 /// One kind of evidence collection around a timed sample.
@@ -210,8 +211,8 @@ pub fn counts_pass(
 
 /// The note of a counts pass: its samples, and how much longer an iteration took there
 /// (`slower`, a fraction) than the figure's raw median.
-fn counts_note(iters: u64, slower: f64, raw_unit: &str) -> String {
-    let what = raw_unit.split('/').nth(1).unwrap_or("iteration");
+fn counts_note(iters: u64, slower: f64, raw_unit: &Unit) -> String {
+    let what = raw_unit.per().map_or("iteration", |p| p.name());
     format!(
         "perf counts come from {COUNTED_SAMPLES} samples of {iters} {what}s with counters \
          attached, taken after all the figure's samples with the partner started again (a \

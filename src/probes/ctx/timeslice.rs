@@ -22,6 +22,7 @@ use crate::model::{Evidence, Measurement, Status};
 use crate::probes::workset::{Access, WorkingSet};
 use crate::units::name::Named;
 use crate::units::size::fmt_size;
+use crate::units::{Per, Unit};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -416,7 +417,7 @@ fn spawn_tasks(
 
 /// The measurement's spec: the slice, how it was set, the work and what the value means.
 fn slice_spec(c: &Config, reported: Vec<u64>) -> Spec {
-    Spec::new(PROBE.0, "× sequential", "ns/run", 1.0)
+    Spec::new(PROBE.0, Unit::TimesSequential, Unit::ns(Per::Run), 1.0)
         .param("slice_ns", c.slice.as_nanos() as u64)
         .param("slice", humantime::format_duration(c.slice).to_string())
         .param("mechanism", c.mech.name())

@@ -14,6 +14,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::Measurement;
+use crate::units::{Per, Unit};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -131,15 +132,20 @@ pub fn measure_yield(
     let fifo = policy == Policy::Fifo;
     let yielders = Yielders::start(cpu, fifo, with_partner)?;
     let (pause, parked) = (yielders.page.slot(PAUSE), yielders.page.slot(PARKED));
-    let mut spec = Spec::new("ctx.yield", "ns/switch", "ns/yield", 2.0)
-        .param("mode", "thread")
-        .param("policy", if fifo { "fifo" } else { "normal" })
-        .param("cpus", vec![cpu])
-        .events_set(EventSet::None)
-        .note(
-            "per switch = (time per yield of the measuring thread, which includes the partner's \
+    let mut spec = Spec::new(
+        "ctx.yield",
+        Unit::ns(Per::Switch),
+        Unit::ns(Per::Yield),
+        2.0,
+    )
+    .param("mode", "thread")
+    .param("policy", if fifo { "fifo" } else { "normal" })
+    .param("cpus", vec![cpu])
+    .events_set(EventSet::None)
+    .note(
+        "per switch = (time per yield of the measuring thread, which includes the partner's \
              yield − a yield with the partner parked) / 2 switches",
-        );
+    );
     if !with_partner {
         spec = spec.param("partner", false);
     }

@@ -44,6 +44,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{Evidence, Measurement, Remark, RemarkKind, StopReason};
+use crate::units::{Per, Unit};
 use std::cell::{OnceCell, RefCell};
 
 /// What kind of memory is faulted in.
@@ -527,14 +528,14 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
     let pages_f = pages as f64;
     // The bimodality warning names the modes in the samples' unit: per page now.
     let per_mapping = crate::engine::modes::bimodal(&m.samples)
-        .map(|modes| crate::engine::modes::remark(&modes, "ns"));
+        .map(|modes| crate::engine::modes::remark(&modes, &Unit::NS));
     m.raw = scale_summary(&m.raw, 1.0 / pages_f);
     for v in m.samples.iter_mut().chain(m.evidence_samples.iter_mut()) {
         *v /= pages_f;
     }
     if let Some(old) = per_mapping {
         let new = crate::engine::modes::bimodal(&m.samples)
-            .map(|modes| crate::engine::modes::remark(&modes, "ns"));
+            .map(|modes| crate::engine::modes::remark(&modes, &Unit::NS));
         m.warnings.retain(|w| *w != old);
         m.warnings.extend(new);
     }
@@ -696,9 +697,9 @@ pub fn mixed_faults_note(major: u64, minor: u64) -> String {
 
 fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
     let (unit, raw_unit) = if case.per_touch {
-        ("ns/touch", "ns/touch")
+        (Unit::ns(Per::Touch), Unit::ns(Per::Touch))
     } else {
-        ("ns/fault", "ns/page")
+        (Unit::ns(Per::Fault), Unit::ns(Per::Page))
     };
     let mut spec = Spec::new(&case.probe_id(), unit, raw_unit, 1.0)
         .param("size_bytes", s.size as u64)

@@ -19,6 +19,7 @@ use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Placement, Reading};
+use crate::units::{Per, Unit};
 use channel::{Channel, Mech};
 use classes::{Class, Pair};
 use std::cell::RefCell;
@@ -84,11 +85,10 @@ pub const MAX_RUN_QUEUE_WAIT: f64 = 0.1;
 pub fn run_queue_wait(ev: &Evidence) -> Option<Check> {
     let o = ev.occupancy.as_ref()?;
     let share = o.run_delay_ns as f64 / o.wall_ns.max(1) as f64;
-    Some(Check::text(
-        "run-queue wait (others on the partners' CPUs)",
-        format!("≤ {:.0}% of wall time", MAX_RUN_QUEUE_WAIT * 100.0),
-        format!("{:.1}%", share * 100.0),
-        share <= MAX_RUN_QUEUE_WAIT,
+    Some(Check::at_most(
+        CheckKind::PartnersRunQueueWait,
+        MAX_RUN_QUEUE_WAIT,
+        share,
     ))
 }
 
@@ -187,8 +187,8 @@ fn time_cell(
 fn cell_spec(mech: Mech, pair: Pair, partner: &str) -> Spec {
     Spec::new(
         &format!("ipc.{}", mech.name()),
-        "ns/round trip",
-        "ns/round trip",
+        Unit::ns(Per::RoundTrip),
+        Unit::ns(Per::RoundTrip),
         1.0,
     )
     .param("class", pair.class.name())
@@ -279,6 +279,11 @@ mod tests {
             ..Default::default()
         });
         assert!(!ok(&cell_verdict(&waited, Mech::Pipe, Class::SameLlc)));
+        assert_eq!(
+            crate::report::checks::line(&run_queue_wait(&waited).unwrap()),
+            "run-queue wait (others on the partners' CPUs): expected ≤ 10% of wall time, \
+             observed 40.0%"
+        );
         waited.occupancy.as_mut().unwrap().run_delay_ns = 20;
         assert!(ok(&cell_verdict(&waited, Mech::Pipe, Class::SameLlc)));
         // Too many switches: someone else took the CPU in between.

@@ -14,10 +14,11 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::machine::fits::fits_in;
-use crate::model::{Check, Evidence, Measurement};
+use crate::model::{Check, CheckKind, Evidence, Measurement};
 use crate::probes::workset::{huge_page_share, Pages, WorkingSet};
 use crate::units::name::Named;
 use crate::units::size::fmt_size;
+use crate::units::{Per, Unit};
 
 pub const PROBE: crate::model::ProbeId = crate::model::ProbeId("mem.latency");
 
@@ -171,7 +172,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         ..ctx.clone()
     };
     let share = huge_page_share(ws.as_ptr(), ws.len());
-    let spec = Spec::new(PROBE.0, "ns/load", "ns/load", 1.0)
+    let spec = Spec::new(PROBE.0, Unit::ns(Per::Load), Unit::ns(Per::Load), 1.0)
         .param("size", p.size)
         .param("size_label", fmt_size(p.size))
         .param("stride", p.stride)
@@ -225,12 +226,7 @@ pub fn latency_verdict(ev: &Evidence, pages: Pages, size: u64, share: Option<f64
     let mut warnings = Vec::new();
     if pages == Pages::Thp && size >= 4 << 20 {
         match share {
-            Some(s) => c.push(Check::text(
-                "huge pages backing the buffer",
-                "≥ 50% (AnonHugePages in /proc/self/smaps)",
-                format!("{:.0}%", s * 100.0),
-                s >= 0.5,
-            )),
+            Some(s) => c.push(Check::at_least(CheckKind::HugePages, 0.5, s)),
             None => warnings.push(crate::model::Remark::plain(
                 crate::model::RemarkKind::SmapsUnreadable,
             )),
@@ -351,6 +347,12 @@ mod tests {
         };
         let (c, _) = latency_verdict(&ev, Pages::Thp, 64 << 20, Some(0.0));
         assert!(c.iter().any(|c| !c.ok));
+        let huge = c.iter().find(|c| c.kind == CheckKind::HugePages).unwrap();
+        assert_eq!(
+            crate::report::checks::line(huge),
+            "huge pages backing the buffer: expected ≥ 50% (AnonHugePages in /proc/self/smaps), \
+             observed 0%"
+        );
         let (c, _) = latency_verdict(&ev, Pages::Thp, 64 << 20, Some(0.9));
         assert!(c.iter().all(|c| c.ok));
         let (c, _) = latency_verdict(&ev, Pages::Small, 64 << 20, Some(0.0));

@@ -33,6 +33,7 @@ use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{Check, Evidence, Measurement, Occupancy, Placement, Rusage};
 use crate::units::size::{fmt_bytes, ByteStyle};
+use crate::units::{Per, Unit};
 
 /// The nine rows of the lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -530,7 +531,7 @@ pub fn run_lab(_ctx: &Context, lab: &Lab) -> Result<Vec<Measurement>> {
         } else {
             p.name()
         };
-        let spec = Spec::new(LAB.0, "ns/block", "ns/walk", blocks)
+        let spec = Spec::new(LAB.0, Unit::ns(Per::Block), Unit::ns(Per::Walk), blocks)
             .param("variant", v.name())
             .param("pattern", pattern)
             .param("size_bytes", lab.size as u64)

@@ -20,6 +20,7 @@ use crate::evidence::trace::{Decoder, Event, PERF_RECORD_LOST, PERF_RECORD_SAMPL
 use crate::model::noise::Unwritten;
 use crate::model::noise::{Attribution, NoiseCpu, ThresholdFrom, Traced};
 use crate::model::{Check, Evidence, FamilyRemark, Measurement, Placement, Remark};
+use crate::units::Unit;
 use attribute::{count_checks, entries_between, split_gap, step_of, Tally, Timed};
 use std::collections::BTreeMap;
 use window::{Asked, Tracing, Window};
@@ -362,7 +363,7 @@ pub fn conclude(w: &Window) -> Vec<NoiseCpu> {
 /// `noise`, its checks.
 pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Result<Measurement> {
     let samples = summary::window_shares(&r.gaps, r.t0, r.t1);
-    let mut spec = Spec::new(PROBE.0, "%", "%", 1.0).param("cpus", vec![n.cpu]);
+    let mut spec = Spec::new(PROBE.0, Unit::Percent, Unit::Percent, 1.0).param("cpus", vec![n.cpu]);
     if let Some(note) = note {
         spec = spec.note(note);
     }

@@ -376,7 +376,7 @@ fn a_measurement_carries_the_window_and_its_checks() {
     let n = conclude(&w).remove(0);
     let m = measurement(n, &w.readers[0], Some(ONE_CPU)).unwrap();
     assert!(m.is(PROBE), "{}", m.probe);
-    assert_eq!(m.unit, "%");
+    assert_eq!(m.unit, crate::units::Unit::Percent);
     assert!(m.noise.is_some());
     assert!(m.notes.iter().any(|x| x == ONE_CPU));
     assert!(m

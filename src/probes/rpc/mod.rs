@@ -45,6 +45,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Reading};
 use crate::probes::ipc::channel::{Channel, Mech};
+use crate::units::{Per, Unit};
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
@@ -323,7 +324,7 @@ pub fn measure_total(
     }
     let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
     let (participants, start) = s.participants();
-    let spec = Spec::new(TOTAL.0, "ns/RPC", "ns/RPC", 1.0)
+    let spec = Spec::new(TOTAL.0, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
         .param("scenario", scenario.name())
         .param("mech", s.mech.name())
         .param("cpus", vec![s.client_cpu, s.server_cpu])

@@ -20,9 +20,10 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
-use crate::model::{Check, Measurement, Observer, Remark, RemarkKind};
+use crate::model::{Bound, Check, CheckKind, Measurement, Observer, Reading, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
 use crate::units::name::Named;
+use crate::units::{Per, Unit};
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
@@ -99,66 +100,74 @@ pub fn checks(a: &Analysis, client: &[Option<f64>], scenario: Scenario) -> Vec<C
         .fold(f64::INFINITY, f64::min);
     let (sum, traced_mean) = same_rpcs(&a.rpcs, client);
     let idle = a.rpcs.iter().filter(|r| r.from_idle).count() as f64 / a.rpcs.len().max(1) as f64;
+    let smallest = if min_part.is_finite() {
+        Reading::value(min_part)
+    } else {
+        Reading::Values(Vec::new())
+    };
     let mut list = vec![
-        Check::text(
-            "RPCs matched in the trace",
-            "≥ 50% of those made",
-            format!("{:.0}% ({} of {})", matched * 100.0, a.rpcs.len(), a.made),
+        Check::new(
+            CheckKind::TraceMatched,
+            Bound::AtLeast(0.5),
+            Reading::values(&[matched, a.rpcs.len() as f64, a.made as f64]),
             matched >= 0.5,
         ),
-        Check::text("trace records lost", "0", a.lost.to_string(), a.lost == 0),
-        Check::text(
-            "every part ≥ 0",
-            "≥ 0 ns",
-            if min_part.is_finite() {
-                format!("smallest {min_part:.0} ns")
-            } else {
-                "no parts".into()
-            },
+        Check::at_most(CheckKind::TraceLost, 0.0, a.lost as f64),
+        Check::new(
+            CheckKind::PartsNonNegative,
+            Bound::AtLeast(0.0),
+            smallest,
             min_part.is_finite() && min_part >= 0.0,
         ),
-        Check::text(
-            "sum of part means vs the client's time of the same RPCs",
-            "within ±10%",
-            format!(
-                "{:.0} ns vs {:.0} ns ({:+.1}%)",
-                sum,
-                traced_mean,
-                100.0 * (sum / traced_mean - 1.0)
-            ),
+        Check::new(
+            CheckKind::PartsAddUp,
+            Bound::Near {
+                value: 1.0,
+                tol: SUM_TOLERANCE,
+            },
+            Reading::values(&[sum, traced_mean, sum / traced_mean - 1.0]),
             sum.is_finite()
                 && traced_mean.is_finite()
-                && (sum - traced_mean).abs() <= 0.1 * traced_mean,
+                && (sum - traced_mean).abs() <= SUM_TOLERANCE * traced_mean,
         ),
     ];
+    let switches =
+        |name: &str, per_rpc: f64| Check::at_least(CheckKind::Named, 0.9, per_rpc).named(name);
     match scenario {
-        Scenario::RemoteExclusive => list.push(Check::text(
+        Scenario::RemoteExclusive => list.push(switches(
             "server's CPU idle→server switch per RPC (traced)",
-            "≥ 0.9",
-            format!("{idle:.3}"),
-            idle >= 0.9,
+            idle,
         )),
-        Scenario::RemoteShared => list.push(Check::text(
+        Scenario::RemoteShared => list.push(switches(
             "switches to a server on the remote CPU per RPC (traced)",
-            "≥ 0.9",
-            format!("{:.3}", a.remote_switches_per_rpc),
-            a.remote_switches_per_rpc >= 0.9,
+            a.remote_switches_per_rpc,
         )),
         _ => {}
     }
     list
 }
 
+/// How far the parts' means may add up from the client's time of the same RPCs (a fraction).
+const SUM_TOLERANCE: f64 = 0.1;
+
+/// How far the switches to the client in the trace may be from those counted (a fraction,
+/// plus [`TRACE_SLACK`] per RPC).
+const TRACE_TOLERANCE: f64 = 0.1;
+const TRACE_SLACK: f64 = 0.02;
+
 /// The trace holds every switch to the client: as many per RPC as the kernel counted context
 /// switches of the client (rusage, over the same windows), within 10% (+0.02 per RPC). Missing
 /// switch records would silently move a wake-up into the part after it ("reply wake-up" read
 /// 0 with its time in "return"); this makes that an invalid result instead.
 pub fn trace_complete(traced_per_rpc: f64, counted_per_rpc: f64) -> Check {
-    Check::text(
-        "switches to the client in the trace vs counted (rusage)",
-        "within 10% per RPC",
-        format!("{traced_per_rpc:.3} traced vs {counted_per_rpc:.3} counted"),
-        (traced_per_rpc - counted_per_rpc).abs() <= 0.1 * counted_per_rpc + 0.02,
+    Check::new(
+        CheckKind::TraceComplete,
+        Bound::Near {
+            value: 1.0,
+            tol: TRACE_TOLERANCE,
+        },
+        Reading::values(&[traced_per_rpc, counted_per_rpc]),
+        (traced_per_rpc - counted_per_rpc).abs() <= TRACE_TOLERANCE * counted_per_rpc + TRACE_SLACK,
     )
 }
 
@@ -443,12 +452,12 @@ fn traced_warnings(
 }
 
 /// What every measurement of a traced run shares: its checks, its evidence, and the spec of
-/// a probe of it (probe id, unit) with the scenario's parameters.
+/// a probe of it (its id; every figure is in ns/RPC) with the scenario's parameters.
 #[derive(Clone, Copy)]
 struct Shared<'a> {
     checks: &'a [Check],
     evidence: &'a crate::model::Evidence,
-    base: &'a dyn Fn(&str, &str) -> Spec,
+    base: &'a dyn Fn(&str) -> Spec,
 }
 
 /// `rpc.traced`: the client's RPC times while the tracepoints record, with their additive
@@ -462,7 +471,7 @@ fn traced_measurement(
 ) -> Result<Measurement> {
     let Shared { evidence, base, .. } = shared;
     let verdict = (shared.checks.to_vec(), warnings);
-    let mut traced = from_samples(base(super::TRACED.0, "ns/RPC").note(format!(
+    let mut traced = from_samples(base(super::TRACED.0).note(format!(
             "the client's RPC time (CLOCK_MONOTONIC around each RPC) while kernel tracepoints \
              record; compare with rpc.total for the observer effect. Parts: {}. The parts add \
              up to the client's send sys_enter → its last event before user space (the \
@@ -531,7 +540,7 @@ fn part_measurements(
         let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
         let note = super::breakdown::definition(PARTS[i]);
-        let mut m = one_part(base(super::PART.0, "ns/RPC"), i, note, samples, shared)?;
+        let mut m = one_part(base(super::PART.0), i, note, samples, shared)?;
         m.additive = super::additive::of(&kept, ev);
         out.push(m);
     }
@@ -560,7 +569,7 @@ fn corrected_parts(
     for &(i, mean) in &means {
         let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
         let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let spec = base(super::correct::PROBE.0, "ns/RPC");
+        let spec = base(super::correct::PROBE.0);
         let note = super::correct::NOTE;
         let corrected = Shared {
             checks: &corrected_checks,
@@ -630,8 +639,8 @@ pub fn measure_traced(
         scenario.remote(),
     );
     let warnings = traced_warnings(&left_out, &tracer.unfiltered, correction.is_some(), &a);
-    let base = |probe: &str, unit: &str| {
-        Spec::new(probe, unit, unit, 1.0)
+    let base = |probe: &str| {
+        Spec::new(probe, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
             .param("scenario", scenario.name())
             .param("mech", s.mech.name())
             .param("cpus", vec![s.client_cpu, s.server_cpu])
@@ -886,6 +895,71 @@ mod tests {
         let v = ipi_left_out(&[], &unseen, 37, true);
         assert_eq!(parts(&v), [1, 5]);
         assert!(v[1].1.contains("37 found the idle CPU polling"), "{v:?}");
+    }
+
+    /// The breakdown's checks are numbers against bounds, and read as the sentences they
+    /// were written as before, written to a run and read back included.
+    #[test]
+    fn typed_checks_read_as_the_sentences_they_replaced() {
+        use crate::report::checks::line;
+        let mut a = fixture_analysis();
+        a.lost = 3;
+        let client = scaled(&a, 1.0);
+        let c = checks(&a, &client, Scenario::RemoteExclusive);
+        let lines: Vec<String> = c.iter().map(line).collect();
+        let matched = a.rpcs.len() as f64 / a.made.max(1) as f64;
+        assert_eq!(
+            lines[0],
+            format!(
+                "RPCs matched in the trace: expected ≥ 50% of those made, observed {:.0}% ({} of {})",
+                matched * 100.0,
+                a.rpcs.len(),
+                a.made
+            )
+        );
+        assert_eq!(lines[1], "trace records lost: expected 0, observed 3");
+        let min_part = a
+            .rpcs
+            .iter()
+            .flat_map(|r| r.parts)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(
+            lines[2],
+            format!("every part ≥ 0: expected ≥ 0 ns, observed smallest {min_part:.0} ns")
+        );
+        let (sum, mean) = same_rpcs(&a.rpcs, &client);
+        assert_eq!(
+            lines[3],
+            format!(
+                "sum of part means vs the client's time of the same RPCs: expected within ±10%, \
+                 observed {sum:.0} ns vs {mean:.0} ns ({:+.1}%)",
+                100.0 * (sum / mean - 1.0)
+            )
+        );
+        let idle = a.rpcs.iter().filter(|r| r.from_idle).count() as f64 / a.rpcs.len() as f64;
+        assert_eq!(
+            lines[4],
+            format!(
+                "server's CPU idle→server switch per RPC (traced): expected ≥ 0.9, observed {idle:.3}"
+            )
+        );
+        assert_eq!(
+            line(&trace_complete(1.0, 1.25)),
+            "switches to the client in the trace vs counted (rusage): expected within 10% per \
+             RPC, observed 1.000 traced vs 1.250 counted"
+        );
+        // Nothing matched: no parts, sums that are not numbers; a run file keeps them.
+        let none = Analysis {
+            rpcs: Vec::new(),
+            ..a
+        };
+        for c in checks(&none, &[], Scenario::Local) {
+            let back: Check = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+            assert_eq!(line(&back), line(&c));
+            assert!(
+                c.kind != CheckKind::PartsNonNegative || line(&c).ends_with("observed no parts")
+            );
+        }
     }
 
     #[test]

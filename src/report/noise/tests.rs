@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::noise::Traced;
+use crate::units::Unit;
 
 /// A run holding one measurement per CPU of the recorded window.
 fn run() -> Run {
@@ -238,10 +239,11 @@ fn every_view_says_the_measurements_figure_not_the_whole_windows() {
     assert!(row.contains(&format!("{}%", fmt_num(median))), "{row}");
     assert!(t.contains("the whole window's"), "{t}");
     let (_, svg) = stacked(&run, "machine").unwrap();
-    let said = crate::units::interval::fmt_figure(f[0], f[1], f[2], "%");
+    let said = crate::units::interval::fmt_figure(f[0], f[1], f[2], &Unit::Percent);
     let number = said.trim_end_matches('%').trim_end();
     assert!(svg.contains(number), "{said} not in the bars");
-    let whole = crate::units::interval::fmt_figure(n.lost_share() * 100.0, 0.0, 0.0, "%");
+    let whole =
+        crate::units::interval::fmt_figure(n.lost_share() * 100.0, 0.0, 0.0, &Unit::Percent);
     assert!(!svg.contains(whole.trim_end_matches('%').trim_end()));
 }
 

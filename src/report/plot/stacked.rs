@@ -9,6 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::units::Unit;
+
 use super::{color, label_width, no_data, render, short_number, DrawResult, FONT, LABEL_PT};
 
 /// One row: segment lengths in the chart's segment order, and the total to write at the end.
@@ -30,7 +32,8 @@ pub struct StackedRow {
 pub struct StackedBars {
     pub title: String,
     pub subtitle: String,
-    pub value_label: String,
+    /// The values' unit: the axis's label and the unit the totals are written in.
+    pub value_label: Unit,
     /// Segment names, in drawing (and colour) order.
     pub segments: Vec<String>,
     pub rows: Vec<StackedRow>,
@@ -100,7 +103,7 @@ impl StackedBars {
             .disable_y_mesh()
             .y_labels(0)
             .x_label_formatter(&x_fmt)
-            .x_desc(self.value_label.as_str())
+            .x_desc(self.value_label.to_string())
             .label_style((FONT, LABEL_PT))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
@@ -144,7 +147,7 @@ fn text_px(text: &str) -> f64 {
 /// its bar (or its interval), or after its marker when the text would run across the
 /// marker's tick ("21.2 ±0.1 µs/RPC untraced 25.9 µs" was struck through by the tick at
 /// 25.9 µs).
-fn text_anchor(r: &StackedRow, unit: &str, range: f64, plot_px: f64) -> f64 {
+fn text_anchor(r: &StackedRow, unit: &Unit, range: f64, plot_px: f64) -> f64 {
     let end = r.segments.iter().sum::<f64>().max(r.total[2]);
     let width = text_px(&total_text(r, unit)) * range / plot_px;
     match r.marker.filter(|v| v.is_finite()) {
@@ -156,7 +159,7 @@ fn text_anchor(r: &StackedRow, unit: &str, range: f64, plot_px: f64) -> f64 {
 /// The x axis's extent: every bar and marker, and every total text after its bar or marker
 /// inside the plotting area (a text anchored at `a` ends at `a + px·range/plot_px`, so the
 /// range must be at least `a / (1 − px/plot_px)`).
-fn x_range(rows: &[&StackedRow], max: f64, plot_px: f64, unit: &str) -> f64 {
+fn x_range(rows: &[&StackedRow], max: f64, plot_px: f64, unit: &Unit) -> f64 {
     let fits = |range: f64| {
         rows.iter()
             .filter(|r| !r.segments.is_empty())
@@ -172,7 +175,7 @@ fn x_range(rows: &[&StackedRow], max: f64, plot_px: f64, unit: &str) -> f64 {
 
 /// A row's total with its interval by the units module's rule, as every view writes them
 /// ("18.4 ±<0.05 µs/RPC"), never "18.4k [18.4k, 18.4k]", then its note.
-fn total_text(r: &StackedRow, unit: &str) -> String {
+fn total_text(r: &StackedRow, unit: &Unit) -> String {
     let [t, lo, hi] = r.total;
     format!(
         "{}{}",
@@ -195,7 +198,7 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 /// The value axis the rows are drawn on: its unit, the value at its right end, its width in
 /// pixels.
 struct Axis<'a> {
-    unit: &'a str,
+    unit: &'a Unit,
     range: f64,
     plot_px: f64,
 }
