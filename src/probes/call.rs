@@ -13,6 +13,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Measurement, ProbeId};
 
+use super::call_loop::FIXED_SHAPE;
 use std::hint::black_box;
 
 /// What a call adds to a loop whose iterations overlap.
@@ -62,12 +63,9 @@ pub fn chain(ctx: &Context, cpu: usize) -> Result<Measurement> {
 fn against_loop(ctx: &Context, cpu: usize, fig: Figure) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[cpu])?;
     let [fixed, rust] = fig.notes;
+    let note = if FIXED_SHAPE { fixed } else { rust };
     let spec = Spec::new(fig.id.0, "ns/call", "ns/iteration", 1.0)
-        .note(if super::call_loop::FIXED_SHAPE {
-            fixed
-        } else {
-            rust
-        })
+        .note(note)
         .param("cpus", vec![cpu])
         .events_set(EventSet::Standard);
     let [with, without] = fig.loops;
