@@ -56,11 +56,6 @@ impl CoreClock {
         }
     }
 
-    /// `ns` in cycles of this clock, when there is an estimate.
-    pub fn cycles(&self, ns: f64) -> Option<f64> {
-        self.ghz.map(|g| ns * g)
-    }
-
     /// One line: the estimate, how steady it was, how it was taken and what it was checked
     /// against.
     pub fn describe(&self) -> String {
@@ -312,12 +307,10 @@ mod tests {
         assert!(line.contains("not steady"), "{line}");
         assert!(line.contains("cpufreq 2.00 GHz (disagrees)"), "{line}");
         assert!(line.contains("PMU cycles 1.00 per add (agrees)"), "{line}");
-        assert_eq!(c.cycles(25.0), Some(100.0));
         let none = CoreClock {
             reason: Some("no chain".into()),
             ..Default::default()
         };
         assert_eq!(none.describe(), "not estimated: no chain");
-        assert_eq!(none.cycles(1.0), None);
     }
 }

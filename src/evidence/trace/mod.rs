@@ -303,12 +303,8 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 }
 
 impl Decoder {
-    /// Read the formats of every event this kernel has; the required ones must be there.
-    pub fn from_tracefs(fs: &tracefs::Tracefs) -> Result<Decoder> {
-        Decoder::from_tracefs_for(fs, &EVENTS)
-    }
-
-    /// [`Decoder::from_tracefs`] for another list of events (name, required).
+    /// Read the formats of `events` (name, required) this kernel has; the required ones must
+    /// be there.
     pub fn from_tracefs_for(fs: &tracefs::Tracefs, events: &[(&str, bool)]) -> Result<Decoder> {
         let mut formats = Vec::new();
         for &(name, required) in events {

@@ -90,12 +90,6 @@ impl Mapping {
     pub fn ptr(&self) -> *mut u8 {
         self.ptr
     }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 
     /// madvise over the whole mapping.
     pub fn advise(&self, advice: i32, name: &str) -> Result<()> {
