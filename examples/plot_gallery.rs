@@ -100,12 +100,16 @@ fn main() -> std::io::Result<()> {
                 title: "fault.minor: per-fault latency".into(),
                 subtitle: sub.clone(),
                 x_label: "latency (ns/fault)".into(),
-                values: (0..2000)
-                    .map(|i| {
-                        500.0 + f64::from((i * 7919) % 300) + if i % 10 == 0 { 900.0 } else { 0.0 }
-                    })
-                    .collect(),
-                log_count: false,
+                values: Values::Samples {
+                    values: (0..2000)
+                        .map(|i| {
+                            500.0
+                                + f64::from((i * 7919) % 300)
+                                + if i % 10 == 0 { 900.0 } else { 0.0 }
+                        })
+                        .collect(),
+                    log_count: false,
+                },
             }
             .to_svg(),
         ),

@@ -77,10 +77,6 @@ impl Outputs {
         self.files.iter().map(|(_, p)| p.as_path()).collect()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
     /// The one check (see [`check`]) of these outputs and `extra` ones named by the command
     /// (a figure's `--svg`), before anything is read, measured or written.
     pub fn check(&self, extra: &[&Path], inputs: &[&Path], db: Option<&Path>) -> Result<()> {

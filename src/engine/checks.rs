@@ -2,7 +2,7 @@
 //! what was observed and whether they agree; one failed check makes a measurement invalid.
 
 use crate::model::{
-    Bound, Check, CheckKind, CpuAccount, Evidence, Misplaced, Moved, Num, OtherSeen, OtherTasks,
+    Bound, Check, CheckKind, CpuAccount, Evidence, Misplaced, Num, OtherSeen, OtherTasks,
     Placement, Reading, Remark, RemarkKind, SwitchSource, Unseen,
 };
 
@@ -56,36 +56,6 @@ pub fn placement(placements: &[Placement]) -> Check {
             Reading::Cpus(seen)
         } else {
             Reading::Misplaced(bad)
-        },
-        ok,
-    )
-}
-
-/// Unpinned participants (a lab child the scheduler places) stayed on the CPU they started
-/// on: a move mid-window starts it on cold caches and counts a migration.
-pub fn stayed(placements: &[Placement]) -> Check {
-    let moved: Vec<Moved> = placements
-        .iter()
-        .filter_map(|p| match (p.start, p.end) {
-            (Some(a), Some(b)) if a == b => None,
-            (Some(a), Some(b)) => Some(Moved {
-                role: p.role.clone(),
-                from_to: Some((a, b)),
-            }),
-            _ => Some(Moved {
-                role: p.role.clone(),
-                from_to: None,
-            }),
-        })
-        .collect();
-    let ok = moved.is_empty() && !placements.is_empty();
-    Check::new(
-        CheckKind::Stayed,
-        Bound::Kind,
-        if moved.is_empty() {
-            Reading::value(placements.len() as f64)
-        } else {
-            Reading::Moved(moved)
         },
         ok,
     )
@@ -606,19 +576,6 @@ mod tests {
         let bad = placement(&[placed("parent", 0, 0, 0), placed("child", 0, 1, 1)]);
         assert!(!bad.ok);
         assert!(crate::report::checks::observed(&bad).contains("child on CPU 1"));
-    }
-
-    #[test]
-    fn stayed_fails_when_a_window_moved() {
-        let mut p = vec![placed("a", 0, 2, 2), placed("a", 0, 1, 1)];
-        assert!(stayed(&p).ok);
-        p[1].end = Some(3);
-        let c = stayed(&p);
-        assert!(
-            !c.ok && crate::report::checks::observed(&c).contains("1 → 3"),
-            "{c:?}"
-        );
-        assert!(!stayed(&[]).ok);
     }
 
     #[test]

@@ -56,11 +56,6 @@ impl CoreClock {
         }
     }
 
-    /// `ns` in cycles of this clock, when there is an estimate.
-    pub fn cycles(&self, ns: f64) -> Option<f64> {
-        self.ghz.map(|g| ns * g)
-    }
-
     /// One line: the estimate, how steady it was, how it was taken and what it was checked
     /// against.
     pub fn describe(&self) -> String {
@@ -87,28 +82,21 @@ impl CoreClock {
             self.cpu.map_or(String::new(), |c| format!(" on CPU {c}")),
             self.slowed
         );
+        // A check agrees when its ratio to the chain's clock is within 5% of 1.
+        let agrees = |ratio: f64| {
+            if (ratio - 1.0).abs() <= 0.05 {
+                "agrees"
+            } else {
+                "disagrees"
+            }
+        };
         let mut checked = Vec::new();
         if let Some(c) = self.pmu_cycles_per_add {
-            checked.push(format!(
-                "PMU cycles {c:.2} per add ({})",
-                if (c - 1.0).abs() <= 0.05 {
-                    "agrees"
-                } else {
-                    "disagrees"
-                }
-            ));
+            checked.push(format!("PMU cycles {c:.2} per add ({})", agrees(c)));
         }
         if let Some(mhz) = self.cpufreq_mhz {
-            let ratio = mhz / 1000.0 / ghz;
-            checked.push(format!(
-                "cpufreq {:.2} GHz ({})",
-                mhz / 1000.0,
-                if (ratio - 1.0).abs() <= 0.05 {
-                    "agrees"
-                } else {
-                    "disagrees"
-                }
-            ));
+            let f = mhz / 1000.0;
+            checked.push(format!("cpufreq {f:.2} GHz ({})", agrees(f / ghz)));
         }
         if checked.is_empty() {
             s.push_str("; no PMU cycles or cpufreq to check it against");
@@ -185,12 +173,12 @@ fn current_cpu() -> Option<usize> {
     (c >= 0).then_some(c as usize)
 }
 
-/// ns that `iters` iterations of the chain took.
+/// How far `read` (a clock, a counter) moved over `iters` iterations of the chain.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn timed(iters: u64) -> u64 {
-    let t0 = now_ns();
+fn timed(iters: u64, mut read: impl FnMut() -> u64) -> u64 {
+    let t0 = read();
     std::hint::black_box(chain(std::hint::black_box(iters)));
-    now_ns() - t0
+    read().saturating_sub(t0)
 }
 
 /// The estimate on the CPU this thread runs on now (about 40 ms).
@@ -199,7 +187,7 @@ pub fn estimate() -> CoreClock {
     // Scale: a 1 ms trial says how many iterations make a sample.
     let mut iters = 1000u64;
     loop {
-        let t = timed(iters);
+        let t = timed(iters, now_ns);
         if t >= SAMPLE_NS / 4 || iters > 1 << 40 {
             iters = (iters as f64 * SAMPLE_NS as f64 / t.max(1) as f64).ceil() as u64;
             break;
@@ -208,7 +196,9 @@ pub fn estimate() -> CoreClock {
     }
     let cpu0 = current_cpu();
     let per_add = |t: u64| t as f64 / (iters * ADDS) as f64;
-    let mut ns: Vec<f64> = (0..SAMPLES).map(|_| per_add(timed(iters))).collect();
+    let mut ns: Vec<f64> = (0..SAMPLES)
+        .map(|_| per_add(timed(iters, now_ns)))
+        .collect();
     let cpu = current_cpu().filter(|c| Some(*c) == cpu0);
     ns.sort_by(f64::total_cmp);
     let ghz = |n: f64| (n > 0.0).then(|| 1.0 / n);
@@ -263,15 +253,16 @@ pub fn check_with_pmu(c: &mut CoreClock) {
             return;
         }
     };
-    let iters = (SAMPLE_NS as f64 * c.ghz.unwrap_or(1.0) / ADDS as f64) as u64;
+    let iters = ((SAMPLE_NS as f64 * c.ghz.unwrap_or(1.0) / ADDS as f64) as u64).max(1);
     if counter.enable().is_err() {
         return;
     }
-    std::hint::black_box(chain(iters.max(1)));
+    let n = timed(iters, || counter.read().unwrap_or(0));
     let _ = counter.disable();
-    match counter.read() {
-        Ok(n) if n > 0 => c.pmu_cycles_per_add = Some(n as f64 / (iters.max(1) * ADDS) as f64),
-        _ => c.reason = Some("the PMU cycles counter read nothing (virtualized?)".into()),
+    if n > 0 {
+        c.pmu_cycles_per_add = Some(n as f64 / (iters * ADDS) as f64);
+    } else {
+        c.reason = Some("the PMU cycles counter read nothing (virtualized?)".into());
     }
 }
 
@@ -316,12 +307,10 @@ mod tests {
         assert!(line.contains("not steady"), "{line}");
         assert!(line.contains("cpufreq 2.00 GHz (disagrees)"), "{line}");
         assert!(line.contains("PMU cycles 1.00 per add (agrees)"), "{line}");
-        assert_eq!(c.cycles(25.0), Some(100.0));
         let none = CoreClock {
             reason: Some("no chain".into()),
             ..Default::default()
         };
         assert_eq!(none.describe(), "not estimated: no chain");
-        assert_eq!(none.cycles(1.0), None);
     }
 }

@@ -31,9 +31,6 @@ pub struct Pmu {
 }
 
 impl Pmu {
-    pub fn event(&self, name: &str) -> Option<&EventSupport> {
-        self.events.iter().find(|e| e.name == name)
-    }
     /// At least one hardware event opened.
     pub fn has_hardware(&self) -> bool {
         self.events.iter().any(|e| e.hardware && e.supported)

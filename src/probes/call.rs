@@ -13,6 +13,7 @@ use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Measurement, ProbeId};
 
+use super::call_loop::FIXED_SHAPE;
 use crate::units::{Per, Unit};
 use std::hint::black_box;
 
@@ -21,57 +22,54 @@ pub const FUNCTION: ProbeId = ProbeId("call.function");
 /// What a call adds to a dependent chain.
 pub const CHAIN: ProbeId = ProbeId("call.chain");
 
+/// One figure: its id, its loop with the call and without, and its note where the loops are
+/// in assembly and where they are Rust.
+struct Figure {
+    id: ProbeId,
+    loops: [fn(u64) -> u64; 2],
+    notes: [&'static str; 2],
+}
+
 pub fn function(ctx: &Context, cpu: usize) -> Result<Measurement> {
-    let note = if super::call_loop::FIXED_SHAPE {
-        "what a call adds to a loop whose iterations overlap (f(i) of the loop counter), \
-         minus the same loop without it (both loops in assembly, so their shape does not \
-         vary by build)"
-    } else {
-        "what a call adds to a loop whose iterations overlap (f(i) of the loop counter; a \
-         function the compiler may not inline), minus the same loop without it"
+    let fig = Figure {
+        id: FUNCTION,
+        loops: [super::call_loop::raw, super::call_loop::base],
+        notes: [
+            "what a call adds to a loop whose iterations overlap (f(i) of the loop counter), \
+             minus the same loop without it (both loops in assembly, so their shape does not \
+             vary by build)",
+            "what a call adds to a loop whose iterations overlap (f(i) of the loop counter; a \
+             function the compiler may not inline), minus the same loop without it",
+        ],
     };
-    let loops = [super::call_loop::raw, super::call_loop::base];
-    against_loop(
-        ctx,
-        cpu,
-        Spec::new(
-            FUNCTION.0,
-            Unit::ns(Per::Call),
-            Unit::ns(Per::Iteration),
-            1.0,
-        )
-        .note(note),
-        loops,
-    )
+    against_loop(ctx, cpu, fig)
 }
 
 pub fn chain(ctx: &Context, cpu: usize) -> Result<Measurement> {
-    let note = if super::call_loop::FIXED_SHAPE {
-        "what a call adds to a dependent chain (x = f(x), f(x) = x + 1: each call waits \
-         for the one before), minus the same chain with x + 1 in place (both in assembly)"
-    } else {
-        "what a call adds to a dependent chain (x = f(x), f(x) = x + 1, a function the \
-         compiler may not inline), minus the same chain with x + 1 in place"
+    let fig = Figure {
+        id: CHAIN,
+        loops: [super::call_loop::chain_raw, super::call_loop::chain_base],
+        notes: [
+            "what a call adds to a dependent chain (x = f(x), f(x) = x + 1: each call waits \
+             for the one before), minus the same chain with x + 1 in place (both in assembly)",
+            "what a call adds to a dependent chain (x = f(x), f(x) = x + 1, a function the \
+             compiler may not inline), minus the same chain with x + 1 in place",
+        ],
     };
-    let loops = [super::call_loop::chain_raw, super::call_loop::chain_base];
-    against_loop(
-        ctx,
-        cpu,
-        Spec::new(CHAIN.0, Unit::ns(Per::Call), Unit::ns(Per::Iteration), 1.0).note(note),
-        loops,
-    )
+    against_loop(ctx, cpu, fig)
 }
 
-/// `spec` measured on `cpu`: `loops[0]` (with the call) timed against `loops[1]` (without),
-/// each given the iteration count and returning what it computed.
-fn against_loop(
-    ctx: &Context,
-    cpu: usize,
-    spec: Spec,
-    [with, without]: [fn(u64) -> u64; 2],
-) -> Result<Measurement> {
+/// `fig` measured on `cpu`: its loop with the call timed against the one without, each given
+/// the iteration count and returning what it computed.
+fn against_loop(ctx: &Context, cpu: usize, fig: Figure) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[cpu])?;
-    let spec = spec.param("cpus", vec![cpu]).events_set(EventSet::Standard);
+    let [fixed, rust] = fig.notes;
+    let note = if FIXED_SHAPE { fixed } else { rust };
+    let spec = Spec::new(fig.id.0, Unit::ns(Per::Call), Unit::ns(Per::Iteration), 1.0)
+        .note(note)
+        .param("cpus", vec![cpu])
+        .events_set(EventSet::Standard);
+    let [with, without] = fig.loops;
     let timed = |f: fn(u64) -> u64| {
         move |iters: u64| {
             let t0 = now_ns();

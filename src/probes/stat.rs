@@ -15,6 +15,7 @@ use crate::engine::measure::{from_samples, Context, Spec, Verdict};
 use crate::error::{Error, Result};
 use crate::evidence::perf::PerfSet;
 use crate::model::{Evidence, Measurement, Rusage, RusageEvidence};
+use crate::units::name::Named;
 use crate::units::{Per, Unit};
 
 /// The probe id of a program's runs.
@@ -29,14 +30,7 @@ pub enum Output {
     Inherit,
 }
 
-impl Output {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Output::Null => "null",
-            Output::Inherit => "inherit",
-        }
-    }
-}
+crate::units::name::named!(Output);
 
 /// The software events counted by default, in perf stat's order.
 pub const DEFAULT_SOFTWARE: &[&str] = &[
@@ -169,7 +163,7 @@ impl Config {
     fn spec(&self) -> Spec {
         let mut s = Spec::new(PROBE.0, Unit::ns(Per::Run), Unit::ns(Per::Run), 1.0)
             .param("command", self.program.command_line())
-            .param("output", self.output.as_str())
+            .param("output", self.output.name())
             .param("reps", self.repeat)
             .note(
                 "one sample is one run's wall time, from releasing the forked child to \
@@ -484,7 +478,7 @@ pub fn run_once(cfg: &Config) -> Result<RunReading> {
     }
     Ok(RunReading {
         wall_ns: t1.saturating_sub(t0),
-        rusage: usage_of(&ru),
+        rusage: crate::probes::fault::mem::usage_of(&ru),
         counters,
     })
 }
@@ -553,22 +547,6 @@ pub fn signal_name(sig: libc::c_int) -> &'static str {
         libc::SIGALRM => "SIGALRM",
         libc::SIGTERM => "SIGTERM",
         _ => "another signal",
-    }
-}
-
-/// A run's usage from wait4: what `/usr/bin/time -v` reads.
-fn usage_of(ru: &libc::rusage) -> Rusage {
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Rusage {
-        utime_us: us(ru.ru_utime),
-        stime_us: us(ru.ru_stime),
-        maxrss_kb: ru.ru_maxrss as u64,
-        minflt: ru.ru_minflt as u64,
-        majflt: ru.ru_majflt as u64,
-        inblock: ru.ru_inblock as u64,
-        oublock: ru.ru_oublock as u64,
-        nvcsw: ru.ru_nvcsw as u64,
-        nivcsw: ru.ru_nivcsw as u64,
     }
 }
 

@@ -2,7 +2,7 @@
 //! page (the figure fault-around, THP and readahead change), the per-touch latency percentiles
 //! and histogram plots, and the mapping as /proc/self/maps shows it. Reports never measure.
 
-use super::plot::Histogram;
+use super::plot::{Histogram, Values};
 use super::term::{grid, Term};
 use crate::analysis::faults::{major_fault_costs, Derivation, MajorFaultCost};
 use crate::engine::stats::quantile_sorted;
@@ -292,8 +292,10 @@ pub fn latency_svgs(run: &Run) -> Vec<(String, String)> {
                 title: format!("{label}: time per touch"),
                 subtitle: format!("{host}, {} touches", m.samples.len()),
                 x_label: "ns/touch".into(),
-                values: m.samples.clone(),
-                log_count: true,
+                values: Values::Samples {
+                    values: m.samples.clone(),
+                    log_count: true,
+                },
             }
             .to_svg();
             (stem, svg)

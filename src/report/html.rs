@@ -19,7 +19,7 @@ use crate::machine::{render_text, Machine};
 use crate::model::{Measurement, Run, Status, Summary};
 use crate::report::plot::{
     short_number, Bar, BarChart, GroupedBars, GroupedSeries, Heatmap, Histogram, LinePlot, Marker,
-    Point, Series,
+    Point, Series, Values,
 };
 
 /// Escapes text for HTML element content and attribute values: the one XML escape, which
@@ -1165,8 +1165,10 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
                     title: format!("{}: raw samples", what.trim()),
                     subtitle: subtitle_of(runs, i),
                     x_label: sample_axis(m),
-                    values: m.samples.clone(),
-                    log_count: false,
+                    values: Values::Samples {
+                        values: m.samples.clone(),
+                        log_count: false,
+                    },
                 }
                 .to_svg(),
             ));

@@ -5,7 +5,7 @@
 
 use super::family::{Ask, Family, Shown};
 use super::figures::Size;
-use super::plot::{LogBin, LogHistogram, StackedBars, StackedRow};
+use super::plot::{Histogram, LogBin, StackedBars, StackedRow, Values};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom};
 use crate::model::{Num, Remark, Run};
 use crate::units::Unit;
@@ -431,11 +431,11 @@ fn histograms(run: &Run, subtitle: &str) -> Vec<(String, String)> {
                     count: b.count,
                 })
                 .collect();
-            let svg = LogHistogram {
+            let svg = Histogram {
                 title: format!("OS noise gaps on CPU {}", n.cpu),
                 subtitle: subtitle.to_string(),
                 x_label: "gap length (ns)".into(),
-                bins,
+                values: Values::LogBins(bins),
             }
             .to_svg();
             (format!("noise-gaps-cpu{}", n.cpu), svg)

@@ -31,14 +31,6 @@ pub enum Target {
     Stream(PathBuf),
 }
 
-impl Target {
-    pub fn path(&self) -> &Path {
-        match self {
-            Target::File(p) | Target::Stream(p) => p,
-        }
-    }
-}
-
 /// The file an output replaces: what the new one keeps of it.
 #[derive(Debug, Clone, Copy)]
 struct Existing {

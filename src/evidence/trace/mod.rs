@@ -157,7 +157,9 @@ impl Group {
             Kind::Waking { .. }
             | Kind::Wakeup { .. }
             | Kind::Switch { .. }
-            | Kind::WakeIdleNoIpi { .. } => Group::Sched,
+            | Kind::WakeIdleNoIpi { .. }
+            | Kind::TlbFlush { .. }
+            | Kind::FpuSaved { .. } => Group::Sched,
             Kind::SysEnter { .. } | Kind::SysExit { .. } => Group::Syscalls,
             Kind::IpiSend { .. }
             | Kind::ReschedEntry
@@ -254,6 +256,17 @@ pub enum Kind {
     Nmi {
         delta_ns: i64,
     },
+    /// A TLB flush (`tlb:tlb_flush`) and its reason (arch/x86 `enum tlb_flush_reason`; 0 is
+    /// "flush on task switch"), of `pages` pages (all: u64::MAX).
+    TlbFlush {
+        reason: i64,
+        pages: u64,
+    },
+    /// A task's register state saved as it leaves the CPU
+    /// (`x86_fpu:x86_fpu_regs_deactivated`), with the components XSAVE found live.
+    FpuSaved {
+        xfeatures: u64,
+    },
 }
 
 /// One decoded record: when (CLOCK_MONOTONIC ns), on which CPU, by which task.
@@ -290,12 +303,8 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 }
 
 impl Decoder {
-    /// Read the formats of every event this kernel has; the required ones must be there.
-    pub fn from_tracefs(fs: &tracefs::Tracefs) -> Result<Decoder> {
-        Decoder::from_tracefs_for(fs, &EVENTS)
-    }
-
-    /// [`Decoder::from_tracefs`] for another list of events (name, required).
+    /// Read the formats of `events` (name, required) this kernel has; the required ones must
+    /// be there.
     pub fn from_tracefs_for(fs: &tracefs::Tracefs, events: &[(&str, bool)]) -> Result<Decoder> {
         let mut formats = Vec::new();
         for &(name, required) in events {
@@ -327,10 +336,7 @@ impl Decoder {
         let tid = u32_at(body, 4)? as i32;
         let time = u64_at(body, 8)?;
         let cpu = u32_at(body, 16)?;
-        let size = u32_at(body, 24)? as usize;
-        let raw = body.get(28..28 + size)?;
-        let ty = u16::from_le_bytes(raw.get(0..2)?.try_into().ok()?) as u64;
-        let f = self.formats.iter().find(|f| f.id == ty)?;
+        let (f, raw) = self.raw(body)?;
         let get = |name: &str| f.field(name).and_then(|x| read_int(raw, x));
         let kind = match f.name.as_str() {
             "sched:sched_waking" => Kind::Waking {
@@ -370,6 +376,13 @@ impl Decoder {
             "nmi:nmi_handler" => Kind::Nmi {
                 delta_ns: get("delta_ns")?,
             },
+            "tlb:tlb_flush" => Kind::TlbFlush {
+                reason: get("reason")?,
+                pages: get("pages")? as u64,
+            },
+            "x86_fpu:x86_fpu_regs_deactivated" => Kind::FpuSaved {
+                xfeatures: get("xfeatures")? as u64,
+            },
             name => match Vector::of_tracepoint(name) {
                 Some((vector, entry)) => Kind::Vector { vector, entry },
                 None => return None,
@@ -387,22 +400,22 @@ impl Decoder {
     /// The tracepoint (`group:name`) a sample body was written by; None for a truncated body
     /// or an event this decoder does not know.
     pub fn event_of(&self, body: &[u8]) -> Option<&str> {
+        self.raw(body).map(|(f, _)| f.name.as_str())
+    }
+
+    /// A sample body's raw tracepoint record (after pid, tid, time, cpu, res and its size)
+    /// and the format of the event that wrote it (its `common_type`).
+    fn raw<'b>(&self, body: &'b [u8]) -> Option<(&Format, &'b [u8])> {
         let size = u32_at(body, 24)? as usize;
         let raw = body.get(28..28 + size)?;
         let ty = u16::from_le_bytes(raw.get(0..2)?.try_into().ok()?) as u64;
-        self.formats
-            .iter()
-            .find(|f| f.id == ty)
-            .map(|f| f.name.as_str())
+        Some((self.formats.iter().find(|f| f.id == ty)?, raw))
     }
 
     /// The command name of the task a `sched_switch` sample switches to (its `next_comm`);
     /// None for other records.
     pub fn next_comm(&self, body: &[u8]) -> Option<String> {
-        let size = u32_at(body, 24)? as usize;
-        let raw = body.get(28..28 + size)?;
-        let ty = u16::from_le_bytes(raw.get(0..2)?.try_into().ok()?) as u64;
-        let f = self.formats.iter().find(|f| f.id == ty)?;
+        let (f, raw) = self.raw(body)?;
         if f.name != "sched:sched_switch" {
             return None;
         }
@@ -507,8 +520,13 @@ pub(crate) mod tests {
 
     /// The formats recorded from the kernel the fixtures come from.
     pub(crate) fn fixture_decoder() -> Decoder {
+        fixture_decoder_for(&EVENTS)
+    }
+
+    /// [`fixture_decoder`] for another list of events.
+    pub(crate) fn fixture_decoder_for(events: &[(&str, bool)]) -> Decoder {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace");
-        let formats = EVENTS
+        let formats = events
             .iter()
             .map(|(name, _)| {
                 let short = name.split(':').nth(1).unwrap();

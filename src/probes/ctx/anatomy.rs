@@ -418,9 +418,8 @@ fn trace_pass(on: &mut Pair, off: &mut Pair, m: &mut Measurement, rung: Rung) ->
     let ((), rec_on) = around(&mut rec, || on.run(n).map(|_| ()))?;
     let ((), rec_off) = around(&mut rec, || off.run(n).map(|_| ()))?;
     let tids_of = |p: &Pair| p.participants.iter().map(|x| x.tid).collect::<Vec<_>>();
-    let formats = &rec.decoder.formats;
-    let t_on = tally(formats, &rec_on, &tids_of(on));
-    let t_off = tally(formats, &rec_off, &tids_of(off));
+    let t_on = tally(&rec.decoder, &rec_on, &tids_of(on));
+    let t_off = tally(&rec.decoder, &rec_off, &tids_of(off));
     m.switch_trace = Some(SwitchTrace::Recorded(TracedSides {
         round_trips: n,
         measured: side_trace(&t_on, on.side.switching, n),

@@ -90,12 +90,6 @@ impl Mapping {
     pub fn ptr(&self) -> *mut u8 {
         self.ptr
     }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 
     /// madvise over the whole mapping.
     pub fn advise(&self, advice: i32, name: &str) -> Result<()> {
@@ -181,6 +175,11 @@ pub fn thread_rusage() -> crate::model::Rusage {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid out-pointer; RUSAGE_THREAD needs no other precondition.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    usage_of(&ru)
+}
+
+/// A usage as getrusage or wait4 gives it (what `/usr/bin/time -v` reads).
+pub fn usage_of(ru: &libc::rusage) -> crate::model::Rusage {
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     crate::model::Rusage {
         utime_us: us(ru.ru_utime),

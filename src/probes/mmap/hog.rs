@@ -74,10 +74,6 @@ impl Hog {
         })
     }
 
-    pub fn pid(&self) -> i32 {
-        self.child.pid()
-    }
-
     /// Still running (not OOM-killed)?
     pub fn alive(&mut self) -> bool {
         !self.child.has_exited()

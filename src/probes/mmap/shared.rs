@@ -11,8 +11,6 @@ pub struct Slots {
 }
 
 impl Slots {
-    pub const N: usize = SharedPage::SLOTS / 2;
-
     pub fn new() -> Result<Slots> {
         Ok(Slots {
             page: SharedPage::new()?,

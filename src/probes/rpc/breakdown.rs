@@ -59,14 +59,16 @@ pub struct Rpc {
     pub parts: [f64; 8],
     /// The server's CPU was idle when it switched to the server.
     pub from_idle: bool,
-    /// An IPI was sent towards the server's / the client's CPU (whether or not its arrival
-    /// was seen).
-    pub ipi_sent: [bool; 2],
-    /// The traced span, C's send entry → C's receive exit.
-    pub span_ns: u64,
     /// When each part began and the RPC ended: what places a recorded event in a part
     /// (probes::rpc::path).
     pub marks: Marks,
+}
+
+impl Rpc {
+    /// The traced span, C's send entry → C's receive exit.
+    pub fn span_ns(&self) -> u64 {
+        self.marks.end.saturating_sub(self.marks.enter)
+    }
 }
 
 /// The instants that bound an RPC's parts (CLOCK_MONOTONIC ns). Each hand-off (request,
@@ -81,6 +83,8 @@ pub struct Marks {
     pub reply_wake: u64,
     pub client_in: u64,
     pub end: u64,
+    /// An IPI sent towards the server's / the client's CPU (whether or not its arrival was
+    /// seen).
     pub ipi_send: [Option<u64>; 2],
     /// The IPI parts' intervals, when counted (sent and seen arriving within the hand-off).
     pub ipi: [Option<(u64, u64)>; 2],
@@ -156,15 +160,14 @@ impl Calls {
 struct Times {
     enter: u64,
     wake: u64,
-    ipi_send: Option<u64>,
-    ipi_recv: Option<u64>,
+    /// Each hand-off's IPI (0: the request's, 1: the reply's) as sent and as received.
+    ipi_send: [Option<u64>; 2],
+    ipi_recv: [Option<u64>; 2],
     switch_in: u64,
     srv_exit: u64,
     /// S entered the system call that sends its reply.
     srv_send: Option<u64>,
     reply_wake: u64,
-    ipi2_send: Option<u64>,
-    ipi2_recv: Option<u64>,
     client_in: u64,
     /// C's switch-in record after the switch back to it: the last event C writes before
     /// user space when it takes the reply without a receive system call.
@@ -257,11 +260,35 @@ impl Matcher<'_> {
             }
             k => k,
         };
+        if self.on_ipi(e, kind) {
+            return;
+        }
         match st {
             State::Sending | State::Waking | State::ServerIn => self.on_request(e, kind, role),
             State::Serving | State::Replying | State::ClientIn => self.on_reply(e, kind, role),
             State::Idle => {}
         }
+    }
+
+    /// Inside a hand-off (S waking: the request's; C waking: the reply's), the waker's IPI to
+    /// the woken task's CPU as sent and as it arrives there; whether `e` was one of them.
+    fn on_ipi(&mut self, e: &Event, kind: Kind) -> bool {
+        let (k, waker, target) = match self.st {
+            State::Waking => (0, self.who.client, self.who.server_cpu),
+            State::Replying => (1, self.server, self.who.client_cpu),
+            _ => return false,
+        };
+        let t = &mut self.t;
+        match kind {
+            Kind::IpiSend { cpu } if e.tid == waker && cpu as u32 == target => {
+                t.ipi_send[k].get_or_insert(e.time);
+            }
+            k2 if ipi_arrival(k2) && e.cpu == target && t.ipi_send[k].is_some() => {
+                t.ipi_recv[k].get_or_insert(e.time);
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// The request half: from C's send to S's receive returning.
@@ -279,16 +306,6 @@ impl Matcher<'_> {
                 t.switch_in = e.time;
                 self.from_idle = false;
                 self.st = State::ServerIn;
-            }
-            (State::Waking, Kind::IpiSend { cpu })
-                if e.tid == c && cpu as u32 == self.who.server_cpu =>
-            {
-                t.ipi_send.get_or_insert(e.time);
-            }
-            (State::Waking, k)
-                if ipi_arrival(k) && e.cpu == self.who.server_cpu && t.ipi_send.is_some() =>
-            {
-                t.ipi_recv.get_or_insert(e.time);
             }
             (State::Waking, Kind::Switch { prev, next }) if next == s => {
                 t.switch_in = e.time;
@@ -346,16 +363,6 @@ impl Matcher<'_> {
                     t.client_in = t.reply_wake;
                     self.finish(e.time);
                 }
-            }
-            (State::Replying, Kind::IpiSend { cpu })
-                if e.tid == s && cpu as u32 == self.who.client_cpu =>
-            {
-                t.ipi2_send.get_or_insert(e.time);
-            }
-            (State::Replying, k)
-                if ipi_arrival(k) && e.cpu == self.who.client_cpu && t.ipi2_send.is_some() =>
-            {
-                t.ipi2_recv.get_or_insert(e.time);
             }
             (State::Replying, Kind::Switch { next, .. }) if next == c => {
                 t.client_in = e.time;
@@ -424,7 +431,7 @@ pub fn split(events: &[Event], who: &Who<'_>, calls: Calls) -> Vec<Rpc> {
 }
 
 /// The IPI part's interval: sent and received within its hand-off.
-fn ipi(send: Option<u64>, recv: Option<u64>, from: u64, to: u64) -> Option<(u64, u64)> {
+fn ipi(send: Option<u64>, recv: Option<u64>, (from, to): (u64, u64)) -> Option<(u64, u64)> {
     match (send, recv) {
         (Some(s), Some(r)) if s >= from && r >= s && r <= to => Some((s, r)),
         _ => None,
@@ -433,10 +440,8 @@ fn ipi(send: Option<u64>, recv: Option<u64>, from: u64, to: u64) -> Option<(u64,
 
 fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
     let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
-    let ipi_at = [
-        ipi(t.ipi_send, t.ipi_recv, t.wake, t.switch_in),
-        ipi(t.ipi2_send, t.ipi2_recv, t.reply_wake, t.client_in),
-    ];
+    let hand_offs = [(t.wake, t.switch_in), (t.reply_wake, t.client_in)];
+    let ipi_at = [0, 1].map(|k| ipi(t.ipi_send[k], t.ipi_recv[k], hand_offs[k]));
     let [ipi1, ipi2] = ipi_at.map(|x| x.map_or(0, |(s, r)| r - s));
     Rpc {
         parts: [
@@ -450,8 +455,6 @@ fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
             d(t.client_in, end),
         ],
         from_idle,
-        ipi_sent: [t.ipi_send.is_some(), t.ipi2_send.is_some()],
-        span_ns: end.saturating_sub(t.enter),
         marks: Marks {
             enter: t.enter,
             wake: t.wake,
@@ -460,7 +463,7 @@ fn finish(t: &Times, end: u64, from_idle: bool) -> Rpc {
             reply_wake: t.reply_wake,
             client_in: t.client_in,
             end,
-            ipi_send: [t.ipi_send, t.ipi2_send],
+            ipi_send: t.ipi_send,
             ipi: ipi_at,
         },
     }
@@ -527,7 +530,7 @@ pub(crate) mod tests {
     fn adds_up(rpcs: &[Rpc]) {
         for r in rpcs {
             assert!(r.parts.iter().all(|&p| p >= 0.0), "{r:?}");
-            assert_eq!(r.parts.iter().sum::<f64>(), r.span_ns as f64, "{r:?}");
+            assert_eq!(r.parts.iter().sum::<f64>(), r.span_ns() as f64, "{r:?}");
         }
     }
 
@@ -823,7 +826,7 @@ pub(crate) mod tests {
         let rpcs = pipe_rpcs(&events);
         assert_eq!(rpcs.len(), 1);
         assert_eq!(rpcs[0].parts, [5.0, 13.0, 7.0, 5.0, 10.0, 8.0, 12.0, 10.0]);
-        assert_eq!(rpcs[0].span_ns, 70);
+        assert_eq!(rpcs[0].span_ns(), 70);
     }
 
     /// On some guests no tracepoint fires in a CPU's idle task: the switches away from idle

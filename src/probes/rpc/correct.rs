@@ -297,7 +297,7 @@ mod tests {
             }
             let all: [f64; GROUPS] = std::array::from_fn(|g| p.timed()[g] - p.tail[g]);
             let sum: f64 = f.iter().sum();
-            assert!((sum - (r.span_ns as f64 - c.cost_of(&all))).abs() < 1e-6);
+            assert!((sum - (r.span_ns() as f64 - c.cost_of(&all))).abs() < 1e-6);
         }
         // Every RPC's send holds its write's entry: at least one system-call record.
         assert!(mean_events(&paths, Some(0))[1] >= 1.0);

@@ -127,7 +127,6 @@ impl Server {
 /// Client and servers set up for one scenario: the client pinned, the servers forked, pinned
 /// and ready. Dropping it kills and reaps the servers and restores the client's affinity.
 pub struct Session {
-    pub scenario: Scenario,
     pub mech: Mech,
     pub client_cpu: usize,
     pub server_cpu: usize,
@@ -193,7 +192,6 @@ impl Session {
             servers.push(Server::Process(RefCell::new(child)));
         }
         Ok(Session {
-            scenario,
             mech,
             client_cpu,
             server_cpu,

@@ -13,7 +13,7 @@
 //! the RPC is on the path.
 
 pub use super::breakdown::Who;
-use super::breakdown::{Marks, Rpc, PARTS};
+use super::breakdown::{Marks, Rpc, IPI_PARTS, PARTS};
 use crate::evidence::trace::{Event, Group, Kind};
 
 /// Number of event groups ([`Group::ALL`]).
@@ -69,15 +69,13 @@ fn part_of(e: &Event, m: &Marks, who: &Who) -> Option<usize> {
     if t < m.wake {
         on(who.client_cpu, 0)
     } else if t < m.switch_in {
-        let waker = |tid: i32| tid == who.client;
-        hand_off(e, m, 0, (who.client_cpu, who.server_cpu), &waker)
+        hand_off(e, m, 0, who)
     } else if t < m.srv_exit {
         on(who.server_cpu, 3)
     } else if t < m.reply_wake {
         on(who.server_cpu, 4)
     } else if t < m.client_in {
-        let waker = |tid: i32| who.servers.contains(&tid);
-        hand_off(e, m, 1, (who.server_cpu, who.client_cpu), &waker)
+        hand_off(e, m, 1, who)
     } else {
         on(who.client_cpu, 7)
     }
@@ -85,14 +83,13 @@ fn part_of(e: &Event, m: &Marks, who: &Who) -> Option<usize> {
 
 /// Hand-off `k` (0: the request, parts IPI and wake-up; 1: the reply, reply IPI and reply
 /// wake-up) from the waker's CPU to the target's.
-fn hand_off(
-    e: &Event,
-    m: &Marks,
-    k: usize,
-    (waker_cpu, target_cpu): (u32, u32),
-    is_waker: &dyn Fn(i32) -> bool,
-) -> Option<usize> {
-    let (ipi_part, wake_part) = if k == 0 { (1, 2) } else { (5, 6) };
+fn hand_off(e: &Event, m: &Marks, k: usize, who: &Who) -> Option<usize> {
+    let (ipi_part, wake_part) = (IPI_PARTS[k], IPI_PARTS[k] + 1);
+    let (waker_cpu, target_cpu, is_waker) = if k == 0 {
+        (who.client_cpu, who.server_cpu, e.tid == who.client)
+    } else {
+        (who.server_cpu, who.client_cpu, who.servers.contains(&e.tid))
+    };
     if waker_cpu == target_cpu {
         return Some(wake_part);
     }
@@ -114,7 +111,7 @@ fn hand_off(
             wake_part
         }),
         Some(_) => None,
-        None => (is_waker(e.tid) && matches!(e.kind, Kind::Waking { .. } | Kind::Wakeup { .. }))
+        None => (is_waker && matches!(e.kind, Kind::Waking { .. } | Kind::Wakeup { .. }))
             .then_some(wake_part),
     }
 }

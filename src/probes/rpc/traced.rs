@@ -47,7 +47,7 @@ pub struct Analysis {
 /// The matched RPCs the means are taken over: the middle 80% by traced span
 /// (probes::rpc::additive).
 pub fn middle(rpcs: &[Rpc]) -> Vec<usize> {
-    let spans: Vec<f64> = rpcs.iter().map(|r| r.span_ns as f64).collect();
+    let spans: Vec<f64> = rpcs.iter().map(|r| r.span_ns() as f64).collect();
     super::additive::middle(&spans)
 }
 
@@ -211,7 +211,10 @@ pub fn ipi_left_out(
         if rpcs.iter().any(|r| r.parts[i] > 0.0) {
             continue;
         }
-        let sent = rpcs.iter().filter(|r| r.ipi_sent[k]).count();
+        let sent = rpcs
+            .iter()
+            .filter(|r| r.marks.ipi_send[k].is_some())
+            .count();
         out.push((
             i,
             if sent > 0 {
@@ -690,7 +693,10 @@ mod tests {
 
     /// Client times `k` × each RPC's span.
     fn scaled(a: &Analysis, k: f64) -> Vec<Option<f64>> {
-        a.rpcs.iter().map(|r| Some(r.span_ns as f64 * k)).collect()
+        a.rpcs
+            .iter()
+            .map(|r| Some(r.span_ns() as f64 * k))
+            .collect()
     }
 
     /// The recorded local futex RPCs with each call's client time: every matched RPC finds
@@ -720,7 +726,7 @@ mod tests {
         assert!(client.iter().all(Option::is_some), "{client:?}");
         for (r, t) in a.rpcs.iter().zip(&client) {
             // The timed call holds the whole RPC.
-            assert!(t.unwrap() >= r.span_ns as f64, "{r:?} in {t:?}");
+            assert!(t.unwrap() >= r.span_ns() as f64, "{r:?} in {t:?}");
         }
         let sum_check = |c: &[Check]| {
             c.iter()
@@ -750,7 +756,7 @@ mod tests {
     #[test]
     fn fixture_breakdown_adds_up_to_its_own_span() {
         let a = fixture_analysis();
-        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
+        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns() as f64).collect();
         assert!(!spans.is_empty());
         let c = checks(&a, &scaled(&a, 1.0), Scenario::Local);
         let named = |n: &str| {
@@ -795,7 +801,7 @@ mod tests {
             },
             Mech::Futex,
         );
-        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns as f64).collect();
+        let spans: Vec<f64> = a.rpcs.iter().map(|r| r.span_ns() as f64).collect();
         let medians: f64 = (0..8)
             .map(|k| median(&a.rpcs.iter().map(|r| r.parts[k]).collect::<Vec<_>>()))
             .sum();
@@ -890,7 +896,7 @@ mod tests {
         // Never sent: every idle target polling.
         for r in &mut unseen {
             r.parts[1] = 0.0;
-            r.ipi_sent = [false; 2];
+            r.marks.ipi_send = [None; 2];
         }
         let v = ipi_left_out(&[], &unseen, 37, true);
         assert_eq!(parts(&v), [1, 5]);

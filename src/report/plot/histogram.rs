@@ -1,5 +1,7 @@
 //! Latency distributions: how the per-sample or per-event times spread, with the median and
-//! p95 marked, because a median alone hides a bimodal or long-tailed mechanism.
+//! p95 marked, because a median alone hides a bimodal or long-tailed mechanism; and lengths
+//! that span decades (an OS-noise gap of 400 ns beside one of 40 ms), pre-binned in bins of
+//! equal ratio on log axes.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
@@ -7,18 +9,41 @@ use plotters::prelude::*;
 
 use super::{color, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT};
 
-/// A histogram of raw values. Bins are computed here (Freedman–Diaconis or √n, whichever is finer, 5..=60 bins); the
-/// top 0.5% of values is left out of the axis range when it would squash the body, and the
-/// number left out is said under the plot (plot::tally).
+/// A histogram of what [`Values`] holds.
 #[derive(Debug, Clone, Default)]
 pub struct Histogram {
     pub title: String,
     pub subtitle: String,
     /// The value axis with its unit, e.g. "ns/fault".
     pub x_label: String,
-    pub values: Vec<f64>,
-    /// Log-scaled count axis, for long tails.
-    pub log_count: bool,
+    pub values: Values,
+}
+
+/// What a histogram counts.
+#[derive(Debug, Clone)]
+pub enum Values {
+    /// Raw values. Bins are computed here (Freedman–Diaconis or √n, whichever is finer,
+    /// 5..=60 bins); the top 0.5% of values is left out of the axis range when it would
+    /// squash the body, and the number left out is said under the plot (plot::tally).
+    /// `log_count`: a log-scaled count axis, for long tails.
+    Samples { values: Vec<f64>, log_count: bool },
+    /// Bins counted already, each a bar from its lower edge to the next one's, on log axes
+    /// (counts that span decades too).
+    LogBins(Vec<LogBin>),
+}
+
+impl Default for Values {
+    fn default() -> Values {
+        Values::LogBins(Vec::new())
+    }
+}
+
+/// One bin: `[lo, hi)` and how many values fell in it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogBin {
+    pub lo: f64,
+    pub hi: f64,
+    pub count: u64,
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -59,12 +84,24 @@ impl Histogram {
 
     /// Every sample is given; those not finite and those past the cut (a far tail would
     /// squash the body into one bin) are left out and counted under the figure. A bin holds
-    /// many samples, so the marks are not counted one per sample.
+    /// many samples, so the marks are not counted one per sample. Of pre-counted bins, those
+    /// with a count are the marks; one whose edges are not positive and finite, or not in
+    /// order, is left out and counted.
     pub fn tally(&self) -> super::Tally {
+        let values = match &self.values {
+            Values::Samples { values, .. } => values,
+            Values::LogBins(bins) => {
+                let mut t = super::Tally::binned("bin");
+                for b in bins.iter().filter(|b| b.count > 0) {
+                    t.count((!drawable(b)).then_some("its edges are not positive and in order"));
+                }
+                return t;
+            }
+        };
         let mut t = super::Tally::binned("sample");
-        let v = self.finite_sorted();
-        t.given = self.values.len();
-        t.leave_out(self.values.len() - v.len(), "not a finite number");
+        let v = finite_sorted(values);
+        t.given = values.len();
+        t.leave_out(values.len() - v.len(), "not a finite number");
         if let Some(hi) = upper_cut(&v) {
             let above = v.iter().filter(|x| **x > hi).count();
             t.leave_out(
@@ -75,19 +112,12 @@ impl Histogram {
         t
     }
 
-    fn finite_sorted(&self) -> Vec<f64> {
-        let mut v: Vec<f64> = self
-            .values
-            .iter()
-            .copied()
-            .filter(|x| super::plottable(*x))
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v
-    }
-
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
-        let v = self.finite_sorted();
+        let (values, log_count) = match &self.values {
+            Values::Samples { values, log_count } => (values, *log_count),
+            Values::LogBins(bins) => return self.draw_log_bins(area, bins),
+        };
+        let v = finite_sorted(values);
         let Some(hi) = upper_cut(&v) else {
             return Err(no_data("no finite values"));
         };
@@ -111,11 +141,28 @@ impl Histogram {
         };
         // Headroom above the tallest bar holds the legend and the "not shown" note, so no
         // label lies across a bar or the median and p95 lines (which stop at the tallest bar).
-        if self.log_count {
+        if log_count {
             self.plot(area, (0.8..top * 8.0).log_scale(), 0.8, &d)
         } else {
             self.plot(area, 0.0..top * 1.6, 0.0, &d)
         }
+    }
+
+    fn draw_log_bins(&self, area: &DrawingArea<SVGBackend, Shift>, bins: &[LogBin]) -> DrawResult {
+        let bins: Vec<&LogBin> = bins.iter().filter(|b| b.count > 0 && drawable(b)).collect();
+        if bins.is_empty() {
+            return Err(no_data("no bin holds a value"));
+        }
+        let lo = bins.iter().map(|b| b.lo).fold(f64::INFINITY, f64::min);
+        let hi = bins.iter().map(|b| b.hi).fold(0.0, f64::max);
+        let top = bins.iter().map(|b| b.count).max().unwrap_or(1) as f64;
+        let axes = (
+            (lo / 1.2..hi * 1.2).log_scale(),
+            (0.8..top * 4.0).log_scale(),
+        );
+        let bars = bins.iter().map(|b| ([b.lo, b.hi], b.count as f64));
+        draw_bins(area, axes, &self.x_label, bars, 0.8)?;
+        Ok(())
     }
 
     fn plot<Y>(
@@ -164,9 +211,23 @@ impl Histogram {
     }
 }
 
+fn finite_sorted(values: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|x| super::plottable(*x))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn drawable(b: &LogBin) -> bool {
+    b.lo.is_finite() && b.hi.is_finite() && b.lo > 0.0 && b.hi > b.lo
+}
+
 /// A histogram's axes (the value axis labelled `x_label`, the count axis "count") and its
 /// bars, each `[x0, x1)` from `floor` up to its count; the chart, for marks drawn over them.
-pub(super) fn draw_bins<'a, 'b, X, Y>(
+fn draw_bins<'a, 'b, X, Y>(
     area: &'a DrawingArea<SVGBackend<'b>, Shift>,
     (x, y): (X, Y),
     x_label: &str,
@@ -206,7 +267,7 @@ where
 }
 
 /// The chart [`draw_bins`] drew on.
-pub(super) type BinChart<'a, 'b, X, Y> = ChartContext<
+type BinChart<'a, 'b, X, Y> = ChartContext<
     'a,
     SVGBackend<'b>,
     Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
@@ -255,8 +316,10 @@ mod tests {
             title: "fault.minor: per-fault latency".into(),
             subtitle: "testhost".into(),
             x_label: "latency (ns/fault)".into(),
-            values: values(),
-            log_count: false,
+            values: Values::Samples {
+                values: values(),
+                log_count: false,
+            },
         }
         .to_svg();
         assert_standalone(&svg, "fault.minor: per-fault latency", "testhost");
@@ -286,11 +349,35 @@ mod tests {
             title: "t".into(),
             subtitle: "s".into(),
             x_label: "ns".into(),
-            values: vec![7.0; 30],
-            log_count: true,
+            values: Values::Samples {
+                values: vec![7.0; 30],
+                log_count: true,
+            },
         }
         .to_svg();
         assert!(!svg.contains("no data") && count(&svg, "<rect") >= 2);
+    }
+
+    #[test]
+    fn log_bins_are_drawn_and_bad_ones_counted() {
+        let bin = |lo, hi, count| LogBin { lo, hi, count };
+        let h = Histogram {
+            title: "gaps".into(),
+            subtitle: "host".into(),
+            x_label: "gap (ns)".into(),
+            values: Values::LogBins(vec![
+                bin(400.0, 566.0, 12),
+                bin(566.0, 800.0, 0),
+                bin(1e6, 1.41e6, 1),
+                bin(-1.0, 2.0, 3),
+            ]),
+        };
+        let svg = h.to_svg();
+        assert_standalone(&svg, "gaps", "host");
+        let t = h.tally();
+        assert_eq!((t.drawn(), t.not_drawn()), (2, 1));
+        let empty = Histogram::default().to_svg();
+        assert!(empty.contains("no data to plot"));
     }
 
     #[test]

@@ -11,8 +11,7 @@
 //! | single figures with 95% intervals      | [`BarChart`]     |
 //! | sweeps (working set, ring size ...)    | [`LinePlot`]     |
 //! | matrices (core-to-core latency)        | [`Heatmap`]      |
-//! | latency distributions                  | [`Histogram`]    |
-//! | distributions over decades (log axes)  | [`LogHistogram`] |
+//! | latency distributions, log-binned ones | [`Histogram`]    |
 //! | variant labs (mechanism × variant)     | [`GroupedBars`]  |
 //! | comparisons (ratio B/A per probe)      | [`RatioPlot`]    |
 //! | breakdowns (RPC parts per scenario)    | [`StackedBars`]  |
@@ -25,7 +24,6 @@ mod grouped;
 mod heatmap;
 mod histogram;
 mod line;
-mod loghist;
 mod place;
 mod ratio;
 mod stacked;
@@ -34,9 +32,8 @@ mod tally;
 pub use bar::{Bar, BarChart};
 pub use grouped::{GroupedBars, GroupedSeries};
 pub use heatmap::Heatmap;
-pub use histogram::Histogram;
+pub use histogram::{Histogram, LogBin, Values};
 pub use line::{Annotation, LinePlot, Marker, Point, Series, MAX_LEGEND};
-pub use loghist::{LogBin, LogHistogram};
 pub use ratio::{RatioPlot, RatioRow, Threshold};
 pub use stacked::{StackedBars, StackedRow};
 pub use tally::stack;
