@@ -192,13 +192,22 @@ impl RatioPlot {
                 vec![(l, mid), (h, mid)],
                 c.stroke_width(2),
             )))?;
-            chart.draw_series(std::iter::once(Circle::new(
-                (v, mid),
-                5,
-                super::mark_style(c, 1.0),
-            )))?;
-            let text = x_fmt(&v);
-            let (at, offset) = value_label_place(chart, [v, l, h], mid, &text);
+            // Noise is its spread, never a ratio: the interval without a point, labelled as
+            // the table labels it ("unstable (±0.41)").
+            let unstable = crate::units::interval::is_unstable(v, l, h);
+            if !unstable {
+                chart.draw_series(std::iter::once(Circle::new(
+                    (v, mid),
+                    5,
+                    super::mark_style(c, 1.0),
+                )))?;
+            }
+            let text = if unstable {
+                crate::units::interval::fmt_bounds(v, l, h)
+            } else {
+                x_fmt(&v)
+            };
+            let (at, offset) = value_label_place(chart, [v, l, h], mid, &text, i == 0);
             chart.draw_series(std::iter::once(
                 EmptyElement::at((at, mid))
                     + Text::new(text, offset, (FONT, LABEL_PT).into_font().color(&c)),
@@ -211,12 +220,15 @@ impl RatioPlot {
 /// Where a row's value label goes: right of its interval; left of it where the figure ends
 /// before the label does (a ratio whose interval reaches the axis' right end had its label
 /// cut off at the figure's edge, "0.835×" in a CI run); above the point where the interval
-/// spans the whole axis. Returns the anchor's ratio and the text's offset from it in pixels.
+/// spans the whole axis, or below it on the top row, whose space above holds the thresholds'
+/// labels ("0.934×" over "−2%" in a CI run). Returns the anchor's ratio and the text's offset
+/// from it in pixels.
 fn value_label_place<X>(
     chart: &ChartContext<SVGBackend, Cartesian2d<X, RangedCoordf64>>,
     [v, l, h]: [f64; 3],
     mid: f64,
     text: &str,
+    top_row: bool,
 ) -> (f64, (i32, i32))
 where
     X: Ranged<ValueType = f64>,
@@ -231,6 +243,8 @@ where
         (h, (8, -7))
     } else if x_of(l) - 8 - width >= left {
         (l, (-8 - width, -7))
+    } else if top_row {
+        (v, (-width / 2, 8))
     } else {
         (v, (-width / 2, -22))
     }
@@ -393,7 +407,15 @@ mod tests {
         }
         .to_svg();
         let width = super::super::test_support::int_after(&svg, "width=\"");
-        for label in ["0.835×", "1.00×", "1.20×"] {
+        // The wide rows are noise: their labels are their spreads.
+        let spreads: Vec<String> = svg
+            .lines()
+            .map(str::trim)
+            .filter(|t| t.starts_with("unstable ("))
+            .map(String::from)
+            .collect();
+        assert_eq!(spreads.len(), 2, "{svg}");
+        for label in spreads.iter().map(String::as_str).chain(["1.00×"]) {
             let x = text_x(&svg, label);
             assert!(
                 x >= 0 && x + label.chars().count() as i32 * 8 <= width,
@@ -401,12 +423,34 @@ mod tests {
             );
         }
         // The narrow row's label keeps its place right of its interval.
-        assert!(text_x(&svg, "1.00×") > text_x(&svg, "0.835×"));
+        assert!(text_x(&svg, "1.00×") > text_x(&svg, &spreads[0]));
     }
 
     #[test]
     fn nothing_paired_says_so() {
         let svg = RatioPlot::default().to_svg();
         assert!(svg.contains("no paired measurements"));
+    }
+
+    /// Noise is drawn as its interval with the table's words, never as a ratio.
+    #[test]
+    fn an_unstable_ratio_is_labelled_as_noise_without_a_point() {
+        let svg = RatioPlot {
+            title: "compare".into(),
+            rows: vec![RatioRow {
+                label: "noisy".into(),
+                ratio: Some([0.934, 0.2, 3.0]),
+                slower: None,
+                note: String::new(),
+            }],
+            ..Default::default()
+        }
+        .to_svg();
+        assert!(!svg.contains("0.934×"), "{svg}");
+        assert!(svg.contains("unstable (±"), "{svg}");
+        assert!(
+            !svg.contains("<circle"),
+            "an unstable ratio has no point: {svg}"
+        );
     }
 }
