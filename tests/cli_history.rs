@@ -13,6 +13,11 @@ fn oscost(db: &Path, args: &[&str]) -> Output {
     common::oscost_with_db(db, args)
 }
 
+/// The recorded run, to be changed and written back.
+fn fixture() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap()
+}
+
 fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into(),
@@ -33,8 +38,7 @@ fn import_list_export_compare_report_delete() {
     let db = dir.path().join("h.sqlite");
     // A second run of the same host: the fixture with other samples (the fixture itself twice
     // would be one run, the second copy skipped as already stored).
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    let mut v = fixture();
     v["measurements"][0]["samples"][0] = 1.0.into();
     let second = dir.path().join("second.json");
     std::fs::write(&second, v.to_string()).unwrap();
@@ -69,8 +73,7 @@ fn import_list_export_compare_report_delete() {
 
     let (json, _) = text(&oscost(&db, &["export", "1", "--format", "json"]));
     let a: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let b: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    let b = fixture();
     // Fields added since the fixture was recorded may appear as null; the data must match.
     let key = |v: &serde_json::Value| -> Vec<serde_json::Value> {
         v["measurements"]
@@ -122,8 +125,7 @@ fn import_list_export_compare_report_delete() {
 fn slower_run_trips_the_gate_with_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    let mut v = fixture();
     for m in v["measurements"].as_array_mut().unwrap() {
         for key in ["samples", "baseline_samples"] {
             for s in m[key].as_array_mut().unwrap() {
@@ -213,22 +215,14 @@ fn bad_inputs_are_one_line_errors_with_exit_2() {
 fn history_show_gives_short_figures_in_cycles_as_the_run_printed_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
-    let plain = dir.path().join("plain.json");
-    std::fs::write(&plain, v.to_string()).unwrap();
+    let mut v = fixture();
     v["machine"]["core_clock"] = serde_json::json!({"ghz": 4.0, "samples": 9});
     v["started_at"] = "2026-01-02T03:04:05Z".into();
     let clocked = dir.path().join("clocked.json");
     std::fs::write(&clocked, v.to_string()).unwrap();
     let o = oscost(
         &db,
-        &[
-            "history",
-            "import",
-            plain.to_str().unwrap(),
-            clocked.to_str().unwrap(),
-        ],
+        &["history", "import", FIXTURE, clocked.to_str().unwrap()],
     );
     assert!(o.status.success(), "{:?}", text(&o));
     let (without, _) = text(&oscost(&db, &["history", "show", "1"]));
