@@ -53,6 +53,11 @@ pub struct MeasureOpts {
     pub labels: Vec<(String, String)>,
     #[command(flatten)]
     pub db: super::store_opts::DbOpts,
+    /// Each measurement's share of a suite's sampling time in all, when the command shares
+    /// one among its items (`oscost run`): the budget of a measurement is at most this,
+    /// unless `--budget` sets it.
+    #[arg(skip)]
+    pub share: Option<Duration>,
 }
 
 impl MeasureOpts {
@@ -62,6 +67,9 @@ impl MeasureOpts {
         } else {
             SamplingConfig::standard()
         };
+        if let Some(share) = self.share {
+            cfg.budget_ns = cfg.budget_ns.min(share.as_nanos() as u64);
+        }
         if let Some(b) = self.budget {
             cfg.budget_ns = b.as_nanos() as u64;
             // Short budgets need short samples, or a handful of samples eat the budget.
