@@ -12,7 +12,8 @@ pub struct MeasureOpts {
     /// Quick mode: short samples and a 0.3 s budget per measurement (a few seconds in all).
     #[arg(long)]
     pub quick: bool,
-    /// Time budget per measurement, e.g. 2s, 500ms (default 2s, quick 300ms).
+    /// Time budget per measurement, e.g. 2s, 500ms (default 2s, quick 300ms; `run` without
+    /// it shares 13 s of sampling among its items).
     #[arg(long, value_parser = parse_duration)]
     pub budget: Option<Duration>,
     /// Stop sampling when the 95% interval is within ± this percent of the median.
