@@ -382,7 +382,8 @@ fn detail(explain: bool) -> oscost::report::screen::Detail {
     oscost::report::screen::Detail::asked(false, explain)
 }
 
-/// Every command's `--help`, from the top to the deepest subcommand, wraps at COLUMNS.
+/// Every command's help, from the top to the deepest subcommand, wraps at COLUMNS: the long
+/// `--help`, the short `-h` and the `help` subcommand's.
 fn help(w: &mut Widths, width: usize) {
     fn paths(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
         out.push(prefix.to_vec());
@@ -400,9 +401,11 @@ fn help(w: &mut Widths, width: usize) {
     );
     assert!(all.len() > 20, "only {} commands", all.len());
     for p in all {
-        let mut args: Vec<&str> = p.iter().map(String::as_str).collect();
-        args.push("--help");
-        w.oscost(&args, width, &[0]);
+        let path: Vec<&str> = p.iter().map(String::as_str).collect();
+        for flag in ["--help", "-h"] {
+            w.oscost(&[path.as_slice(), &[flag]].concat(), width, &[0]);
+        }
+        w.oscost(&[&["help"], path.as_slice()].concat(), width, &[0]);
     }
 }
 

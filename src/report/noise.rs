@@ -6,8 +6,8 @@
 use super::family::{Ask, Family, Shown};
 use super::figures::Size;
 use super::plot::{Histogram, LogBin, StackedBars, StackedRow, Values};
-use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom};
-use crate::model::{Num, Remark, Run};
+use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom, Unwritten};
+use crate::model::{Remark, Run};
 use crate::units::Unit;
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
@@ -270,7 +270,7 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
             }
         ));
     }
-    for u in &t.unwritten {
+    for (u, paired) in entry_exit_pairs(&t.unwritten) {
         let why = match (u.ring_full, u.silent()) {
             (0, _) => "no lost record: they came while a task whose tracepoints do not fire \
                        ran"
@@ -282,12 +282,21 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
                 fmt_thousands(silent)
             ),
         };
-        out.push(format!(
-            "the kernel counted {} {} events and wrote {}: {why}",
-            fmt_thousands(u.counted),
-            crate::escape::terminal(&u.event),
-            fmt_thousands(u.recorded)
-        ));
+        out.push(if paired {
+            format!(
+                "the kernel counted {} {} and _exit events each and wrote {} of each: {why}",
+                fmt_thousands(u.counted),
+                crate::escape::terminal(&u.event),
+                fmt_thousands(u.recorded)
+            )
+        } else {
+            format!(
+                "the kernel counted {} {} events and wrote {}: {why}",
+                fmt_thousands(u.counted),
+                crate::escape::terminal(&u.event),
+                fmt_thousands(u.recorded)
+            )
+        });
     }
     if t.lost_records > 0 {
         out.push(format!(
@@ -303,6 +312,30 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
     }
     out.iter()
         .map(|l| super::term::wrap(&format!("! {l}"), 78, "  ", "    ") + "\n")
+        .collect()
+}
+
+/// The tracepoints counted unwritten, each said once: an `_entry` whose `_exit` has the same
+/// counts stands for both (paired true) and the `_exit` is left out; any other stands alone.
+fn entry_exit_pairs(us: &[Unwritten]) -> Vec<(&Unwritten, bool)> {
+    let exit_of = |u: &Unwritten| {
+        u.event
+            .strip_suffix("_entry")
+            .map(|stem| format!("{stem}_exit"))
+    };
+    let same = |a: &Unwritten, b: &Unwritten| {
+        (a.counted, a.recorded, a.ring_full) == (b.counted, b.recorded, b.ring_full)
+    };
+    let pairs = |u: &Unwritten| {
+        exit_of(u).is_some_and(|exit| us.iter().any(|e| e.event == exit && same(u, e)))
+    };
+    us.iter()
+        .filter(|u| {
+            // An exit said by its entry's line.
+            !us.iter()
+                .any(|e| exit_of(e).is_some_and(|exit| exit == u.event) && same(e, u))
+        })
+        .map(|u| (u, pairs(u)))
         .collect()
 }
 
@@ -588,23 +621,34 @@ impl Family for Noise {
         if !r.is_family(crate::probes::noise::PARTIAL) {
             return None;
         }
-        let n = |i: usize| {
-            let v = r.values.get(i).map_or(Num::one(f64::NAN), |v| *v);
-            super::remarks::span(v, &|x| format!("{x:.0}"))
-        };
-        // Runs recorded before the counters were read carry two values.
-        let unwritten = match r.values.len() {
-            0..=2 => String::new(),
-            _ => format!(
-                ", {} events the kernel counted and wrote no record of",
-                n(2)
-            ),
+        // Each part by its count, the parts at zero left out. Runs recorded before the
+        // counters were read carry the first two.
+        let parts: Vec<String> = [
+            ("/proc row", " not all recorded"),
+            ("record", " dropped"),
+            ("event", " the kernel counted and wrote no record of"),
+        ]
+        .iter()
+        .zip(&r.values)
+        .filter(|(_, v)| !(v.lo == 0.0 && v.hi == 0.0))
+        .map(|((noun, what), v)| {
+            let noun = if v.lo == 1.0 && v.hi == 1.0 {
+                noun.to_string()
+            } else {
+                crate::units::plural_noun(noun)
+            };
+            let n = super::remarks::span(*v, &|x| format!("{x:.0}"));
+            format!("{n} {noun}{what}")
+        })
+        .collect();
+        let parts = if parts.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", parts.join(", "))
         };
         Some(format!(
-            "causes partial: {} /proc rows not all recorded, {} records dropped{unwritten}; the \
-             lost share stands (the reader measures it without tracing)",
-            n(0),
-            n(1),
+            "causes partial{parts}; the lost share stands (the reader measures it without \
+             tracing)"
         ))
     }
 

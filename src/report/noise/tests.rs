@@ -164,19 +164,51 @@ fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("(±2%): the recording missed some"), "{s}");
     assert!(widest(&s) <= 80, "{s}");
-    let r = crate::model::Remark::family(crate::probes::noise::PARTIAL, &[1.0, 0.0, 18.0]);
-    let w = Noise.words(&r).unwrap();
-    assert!(
-        w.starts_with("causes partial: 1 /proc rows not all recorded, 0 records dropped, 18"),
-        "{w}"
+    let words = |values: &[f64]| {
+        Noise
+            .words(&crate::model::Remark::family(
+                crate::probes::noise::PARTIAL,
+                values,
+            ))
+            .unwrap()
+    };
+    let stands = "; the lost share stands (the reader measures it without tracing)";
+    // Only what is partial is named: a part at zero is left out.
+    assert_eq!(
+        words(&[1.0, 0.0, 18.0]),
+        format!(
+            "causes partial: 1 /proc row not all recorded, 18 events the kernel counted and \
+             wrote no record of{stands}"
+        )
+    );
+    assert_eq!(
+        words(&[0.0, 7.0, 0.0]),
+        format!("causes partial: 7 records dropped{stands}")
+    );
+    assert_eq!(
+        words(&[0.0, 0.0, 1.0]),
+        format!("causes partial: 1 event the kernel counted and wrote no record of{stands}")
+    );
+    assert_eq!(
+        words(&[2.0, 1.0, 30.0]),
+        format!(
+            "causes partial: 2 /proc rows not all recorded, 1 record dropped, 30 events the \
+             kernel counted and wrote no record of{stands}"
+        )
     );
     // A run recorded before the counters were read says the two it has.
-    let old = crate::model::Remark::family(crate::probes::noise::PARTIAL, &[1.0, 0.0]);
-    let w = Noise.words(&old).unwrap();
-    assert!(
-        w.contains("0 records dropped; the lost share stands"),
-        "{w}"
+    assert_eq!(
+        words(&[1.0, 0.0]),
+        format!("causes partial: 1 /proc row not all recorded{stands}")
     );
+    for w in [
+        words(&[1.0, 0.0, 18.0]),
+        words(&[0.0, 7.0, 0.0]),
+        words(&[0.0, 0.0, 1.0]),
+        words(&[1.0, 0.0]),
+    ] {
+        assert!(!w.contains(" 0 "), "{w}");
+    }
     assert!(Noise
         .words(&crate::model::Remark::family(
             crate::model::FamilyRemark("noise.other"),
@@ -216,6 +248,48 @@ fn entries_the_kernel_counted_unwritten_are_said_with_the_counter_and_the_record
         ),
         "{s}"
     );
+    assert!(widest(&s) <= 80, "{s}");
+}
+
+#[test]
+fn an_entry_and_its_exit_counted_alike_are_one_line() {
+    let mut run = run();
+    let n = run.measurements[0].noise.as_mut().unwrap();
+    let Attribution::Traced(t) = &mut n.attribution else {
+        panic!("traced")
+    };
+    let u = |event: &str, counted, recorded| crate::model::noise::Unwritten {
+        event: event.into(),
+        counted,
+        recorded,
+        ring_full: 0,
+    };
+    t.unwritten = vec![
+        u("irq_vectors:local_timer_entry", 545, 543),
+        u("irq_vectors:local_timer_exit", 545, 543),
+        u("irq:softirq_entry", 64, 62),
+        // An exit whose counts differ from its entry's is a fact of its own.
+        u("irq:softirq_exit", 64, 61),
+    ];
+    let s = text(&run, false);
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "the kernel counted 545 irq_vectors:local_timer_entry and _exit events each and \
+             wrote 543 of each: no lost record"
+        ),
+        "{s}"
+    );
+    assert!(!flat.contains("local_timer_exit"), "{s}");
+    assert!(
+        flat.contains("the kernel counted 64 irq:softirq_entry events and wrote 62:"),
+        "{s}"
+    );
+    assert!(
+        flat.contains("the kernel counted 64 irq:softirq_exit events and wrote 61:"),
+        "{s}"
+    );
+    assert_eq!(flat.matches("the kernel counted").count(), 3, "{s}");
     assert!(widest(&s) <= 80, "{s}");
 }
 

@@ -47,7 +47,7 @@ impl Rect {
         self.bottom - self.top
     }
 
-    fn overlaps(&self, o: &Rect) -> bool {
+    pub fn overlaps(&self, o: &Rect) -> bool {
         self.left < o.right && o.left < self.right && self.top < o.bottom && o.top < self.bottom
     }
 

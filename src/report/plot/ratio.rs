@@ -426,6 +426,89 @@ mod tests {
         assert!(text_x(&svg, "1.00×") > text_x(&svg, &spreads[0]));
     }
 
+    /// The (x, y) at which `text` is drawn.
+    fn text_xy(svg: &str, text: &str) -> (i32, i32) {
+        let line = svg
+            .lines()
+            .zip(svg.lines().skip(1))
+            .find(|(_, t)| t.trim() == text)
+            .unwrap_or_else(|| panic!("no text {text}"))
+            .0;
+        (
+            text_x(svg, text),
+            super::super::test_support::int_after(line, " y=\""),
+        )
+    }
+
+    /// A top row whose interval spans the axis had its value label above its point, over
+    /// the thresholds' labels ("−2%"): there the label goes below the row's point, clear of
+    /// every threshold label's box (each box as the figure measures text).
+    #[test]
+    fn a_spanning_top_row_puts_its_label_below_clear_of_the_thresholds() {
+        use super::super::place::Rect;
+        let row = |label: &str, ratio| RatioRow {
+            label: label.into(),
+            ratio: Some(ratio),
+            slower: None,
+            note: String::new(),
+        };
+        // The thresholds as compare draws them at a 2% minimum effect; rows under the top
+        // one keep its row as thin as a real comparison's.
+        let thresholds = vec![
+            Threshold {
+                at: 0.98,
+                label: "−2%".into(),
+            },
+            Threshold {
+                at: 1.02,
+                label: "+2% (minimum effect)".into(),
+            },
+        ];
+        let mut rows = vec![row("syscall.read", [1.0, 0.3, 3.0])];
+        rows.extend((0..5).map(|i| row(&format!("p{i}"), [1.0, 0.99, 1.01])));
+        let svg = RatioPlot {
+            title: "compare".into(),
+            subtitle: "a vs b".into(),
+            rows,
+            thresholds: thresholds.clone(),
+            ..Default::default()
+        }
+        .to_svg();
+        let label = crate::units::interval::fmt_bounds(1.0, 0.3, 3.0);
+        let (x, y) = text_xy(&svg, &label);
+        // Neither right nor left of the interval is room for it: the spanning case, the
+        // label over the interval.
+        let whisker = svg
+            .lines()
+            .find(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
+            .expect("the top row's interval");
+        let points = &whisker[whisker.find("points=\"").unwrap() + 8..];
+        let ends: Vec<(i32, i32)> = points
+            .split_whitespace()
+            .filter_map(|p| p.trim_end_matches('"').split_once(','))
+            .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+            .collect();
+        let (row_y, (from, to)) = (ends[0].1, (ends[0].0, ends[1].0));
+        assert!(
+            from < x && x + Rect::text(&label, x, y).width() < to,
+            "not spanning: {label} at {x}, interval {from}–{to}"
+        );
+        assert!(
+            y > row_y,
+            "{label} at y = {y}, its row's point at y = {row_y}"
+        );
+        let drawn = Rect::text(&label, x, y);
+        for t in &thresholds {
+            let (tx, ty) = text_xy(&svg, &t.label);
+            let theirs = Rect::text(&t.label, tx, ty);
+            assert!(
+                !drawn.overlaps(&theirs),
+                "{label} {drawn:?} over {} {theirs:?}",
+                t.label
+            );
+        }
+    }
+
     #[test]
     fn nothing_paired_says_so() {
         let svg = RatioPlot::default().to_svg();
