@@ -78,6 +78,12 @@ pub enum CheckKind {
     /// The partners of a blocking cross-CPU hand-off together waiting for their CPUs, others
     /// running there (bound: the largest share of wall time; values: the share).
     PartnersRunQueueWait,
+    /// The probe's process held one thread and shared its files with no child (reading:
+    /// [`Reading::Alone`]).
+    Alone,
+    /// Switches per hop of a ring under normal scheduling (bound: 1 to 2 with 5% slack, as
+    /// [`Bound::Between`] its limits; values: per hop).
+    SwitchesPerHop,
 }
 
 /// A check's bound on its reading.
@@ -201,6 +207,12 @@ pub enum Reading {
         /// The time of tasks that came and went (None in older runs).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unseen: Option<Unseen>,
+    },
+    /// The threads of the probe's process (None: unreadable) and the children forked while
+    /// its files were open (None: not listed).
+    Alone {
+        threads: Option<u32>,
+        forked: Option<Vec<i32>>,
     },
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),

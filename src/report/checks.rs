@@ -38,6 +38,8 @@ pub fn name(c: &Check) -> String {
         K::MinorFaultsPerSwitch => "minor faults per switch".into(),
         K::HugePages => "huge pages backing the buffer".into(),
         K::PartnersRunQueueWait => "run-queue wait (others on the partners' CPUs)".into(),
+        K::Alone => crate::probes::syscall::ALONE.into(),
+        K::SwitchesPerHop => "context switches per hop".into(),
     }
 }
 
@@ -100,6 +102,10 @@ pub fn expected(c: &Check) -> String {
         (K::HugePages, Bound::AtLeast(x)) => {
             format!("≥ {}% (AnonHugePages in /proc/self/smaps)", pct(*x))
         }
+        (K::Alone, _) => "1 thread, its files shared with no other task".into(),
+        (K::SwitchesPerHop, _) => "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose \
+                                   woken member preempted its waker)"
+            .into(),
         (_, b) => bound(b),
     }
 }
@@ -277,6 +283,7 @@ fn reading(c: &Check, r: &Reading) -> String {
                 Some(u) => format!("{seen}, and {}", unseen_time(u)),
             }
         }
+        (_, Reading::Alone { threads, forked }) => alone(*threads, forked.as_deref()),
         (_, Reading::TooShort(ms)) => format!(
             "not enough time to check ({} ms; procfs counts clock ticks): use a longer --budget",
             fixed(*ms, 1)
@@ -359,6 +366,28 @@ fn others(
         Some(t) => format!("{all}% (most: {} {}%)", who(t), pct(t.share)),
         None => format!("{all}%"),
     }
+}
+
+/// The alone check's reading: "1 thread, its files shared with no other task".
+fn alone(threads: Option<u32>, forked: Option<&[i32]>) -> String {
+    let threads = match threads {
+        Some(1) => "1 thread".to_string(),
+        Some(n) => format!("{n} threads"),
+        None => "threads unreadable".to_string(),
+    };
+    let files = match forked {
+        Some([]) => "its files shared with no other task".to_string(),
+        Some(pids) => format!(
+            "{} child process(es) forked while its files were open (pid {})",
+            pids.len(),
+            pids.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "its children could not be listed".to_string(),
+    };
+    format!("{threads}, {files}")
 }
 
 /// The time of tasks that came and went: "tasks that came and went took 412 ms of CPU 1
@@ -459,5 +488,63 @@ mod tests {
         );
         assert_eq!(folded(&c), "30.0–42.5%");
         assert_eq!(observed(&c), "round 1: 30.0%; round 2: 42.5%");
+    }
+
+    /// The line a check renders, also after a JSON write and re-read.
+    fn lines(c: &Check) -> [String; 2] {
+        let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+        assert_eq!(&back, c);
+        [line(c), line(&back)]
+    }
+
+    #[test]
+    fn the_alone_check_reads_as_its_sentence_did() {
+        use crate::evidence::task::Alone;
+        let c = crate::probes::syscall::alone_check(&Alone {
+            threads: Some(1),
+            forked: Some(vec![]),
+        });
+        assert!(c.ok);
+        let old = format!(
+            "{}: expected 1 thread, its files shared with no other task, observed {}",
+            crate::probes::syscall::ALONE,
+            "1 thread, its files shared with no other task"
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        let c = crate::probes::syscall::alone_check(&Alone {
+            threads: Some(3),
+            forked: Some(vec![41, 42]),
+        });
+        assert!(!c.ok);
+        let old = format!(
+            "alone in its process: expected 1 thread, its files shared with no other task, \
+             observed {}",
+            "3 threads, 2 child process(es) forked while its files were open (pid 41, 42)"
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        let c = crate::probes::syscall::alone_check(&Alone {
+            threads: None,
+            forked: None,
+        });
+        assert!(!c.ok);
+        assert!(
+            lines(&c)[1].ends_with("observed threads unreadable, its children could not be listed")
+        );
+    }
+
+    #[test]
+    fn the_hop_check_reads_as_its_sentence_did() {
+        use crate::probes::ctx::ring::Policy;
+        use crate::probes::ctx::sweep::switches_per_hop_check;
+        let c = switches_per_hop_check(1.5, 8, Policy::Normal);
+        let old = format!(
+            "context switches per hop: expected {}, observed {:.3}",
+            "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose woken member \
+             preempted its waker)",
+            1.5
+        );
+        assert!(c.ok);
+        assert_eq!(lines(&c), [old.clone(), old]);
+        assert!(!switches_per_hop_check(2.5, 8, Policy::Normal).ok);
     }
 }
