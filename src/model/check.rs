@@ -84,6 +84,17 @@ pub enum CheckKind {
     /// Switches per hop of a ring under normal scheduling (bound: 1 to 2 with 5% slack, as
     /// [`Bound::Between`] its limits; values: per hop).
     SwitchesPerHop,
+    /// The corrected parts' sum against the untraced RPC (bound: their ratio near 1; values:
+    /// the sum and the untraced time in ns and sum / untraced − 1, only the sum where the
+    /// untraced RPC was not measured).
+    CorrectedSum,
+    /// As [`CheckKind::CorrectedSum`], where the untraced RPC itself moved between its two
+    /// measurements (values: those three, then the untraced time beside the traced batches
+    /// in ns and its offset from rpc.total).
+    CorrectedSumMoved,
+    /// Every corrected part ≥ 0 (bound: at least 0 ns; reading: [`Reading::Lowest`], or no
+    /// values without parts).
+    CorrectedNonNegative,
 }
 
 /// A check's bound on its reading.
@@ -214,6 +225,9 @@ pub enum Reading {
         threads: Option<u32>,
         forked: Option<Vec<i32>>,
     },
+    /// The part whose mean's interval reaches least: its mean and the interval's upper end
+    /// in ns.
+    Lowest { part: String, mean: Num, upper: Num },
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),
     /// A reading in words: a version 1 check, or a probe's check not yet typed.

@@ -40,6 +40,9 @@ pub fn name(c: &Check) -> String {
         K::PartnersRunQueueWait => "run-queue wait (others on the partners' CPUs)".into(),
         K::Alone => crate::probes::syscall::ALONE.into(),
         K::SwitchesPerHop => "context switches per hop".into(),
+        K::CorrectedSum => crate::probes::rpc::correct::SUM_CHECK.into(),
+        K::CorrectedSumMoved => crate::probes::rpc::correct::SUM_CHECK_MOVED.into(),
+        K::CorrectedNonNegative => "every corrected part ≥ 0".into(),
     }
 }
 
@@ -92,6 +95,10 @@ pub fn expected(c: &Check) -> String {
         (K::TraceLost, Bound::AtMost(x)) => format!("{x}"),
         (K::PartsNonNegative, Bound::AtLeast(x)) => format!("≥ {x} ns"),
         (K::PartsAddUp, Bound::Near { tol, .. }) => format!("within ±{}%", pct(*tol)),
+        (K::CorrectedSum | K::CorrectedSumMoved, Bound::Near { tol, .. }) => {
+            format!("within ±{}%", pct(*tol))
+        }
+        (K::CorrectedNonNegative, _) => "each mean's interval reaches ≥ 0 ns".into(),
         (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
         (K::MinorFaultsPerSwitch, Bound::AtMost(x)) => {
             format!(
@@ -206,6 +213,7 @@ fn reading(c: &Check, r: &Reading) -> String {
     let v = |i: usize| nums(r, i);
     let pct = |n: Num, d: usize| span(n, &|x| format!("{:.d$}", x * 100.0));
     let fixed = |n: Num, d: usize| span(n, &|x| format!("{x:.d$}"));
+    let time = |n: Num| span(n, &crate::units::fmt_time);
     match (c.kind, r) {
         (_, Reading::Text(t)) => t.clone(),
         (
@@ -282,6 +290,29 @@ fn reading(c: &Check, r: &Reading) -> String {
                 None => seen,
                 Some(u) => format!("{seen}, and {}", unseen_time(u)),
             }
+        }
+        (_, Reading::Lowest { part, mean, upper }) => format!(
+            "lowest: {part} {} ns, interval up to {}",
+            fixed(*mean, 0),
+            fixed(*upper, 0)
+        ),
+        (K::CorrectedNonNegative, _) => "no parts".into(),
+        (K::CorrectedSum, Reading::Values(v)) if v.len() == 1 => {
+            format!("{}, untraced rpc.total not measured", time(v[0]))
+        }
+        (K::CorrectedSum | K::CorrectedSumMoved, _) => {
+            let off = |n: Num| span(n, &|x| format!("{:+.1}", x * 100.0));
+            let both = format!("{} vs {} ({}%)", time(v(0)), time(v(1)), off(v(2)));
+            if c.kind == K::CorrectedSum {
+                return both;
+            }
+            format!(
+                "{both}; beside the traced batches the untraced RPC took {} ({}% from \
+                 rpc.total), which the corrected parts match: the machine's state changed \
+                 between the two measurements, not the correction",
+                time(v(3)),
+                off(v(4))
+            )
         }
         (_, Reading::Alone { threads, forked }) => alone(*threads, forked.as_deref()),
         (_, Reading::TooShort(ms)) => format!(
@@ -546,5 +577,66 @@ mod tests {
         assert!(c.ok);
         assert_eq!(lines(&c), [old.clone(), old]);
         assert!(!switches_per_hop_check(2.5, 8, Policy::Normal).ok);
+    }
+
+    #[test]
+    fn the_corrected_checks_read_as_their_sentences_did() {
+        use crate::probes::rpc::correct::{sum_check, SUM_CHECK, SUM_CHECK_MOVED};
+        let t = crate::units::fmt_time;
+        let c = sum_check(7400.0, Some(4000.0), Some(4100.0));
+        assert!(!c.ok);
+        let off = 7400.0 / 4000.0 - 1.0;
+        let old = format!(
+            "{SUM_CHECK}: expected within ±15%, observed {} vs {} ({:+.1}%)",
+            t(7400.0),
+            t(4000.0),
+            100.0 * off
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        assert!(sum_check(4100.0, Some(4000.0), None).ok);
+        let c = sum_check(7400.0, Some(4000.0), Some(7300.0));
+        assert!(!c.ok);
+        let old = format!(
+            "{SUM_CHECK_MOVED}: expected within ±15%, observed {} vs {} ({:+.1}%); beside the \
+             traced batches the untraced RPC took {} ({:+.1}% from rpc.total), which the \
+             corrected parts match: the machine's state changed between the two \
+             measurements, not the correction",
+            t(7400.0),
+            t(4000.0),
+            100.0 * off,
+            t(7300.0),
+            100.0 * (7300.0 / 4000.0 - 1.0)
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        let c = sum_check(7400.0, None, None);
+        assert!(!c.ok);
+        let old = format!(
+            "{SUM_CHECK}: expected within ±15%, observed {}, untraced rpc.total not measured",
+            t(7400.0)
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+    }
+
+    #[test]
+    fn the_nonnegative_check_reads_as_its_sentence_did() {
+        use crate::probes::rpc::traced::corrected_nonnegative;
+        let est = |value: f64, hi: f64| crate::model::Estimate {
+            value,
+            ci95: [value - 10.0, hi],
+        };
+        let c = corrected_nonnegative(&[(0, est(120.0, 130.0)), (1, est(-40.0, -5.0))]);
+        assert!(!c.ok);
+        let old = format!(
+            "every corrected part ≥ 0: expected each mean's interval reaches ≥ 0 ns, observed \
+             lowest: {} {:.0} ns, interval up to {:.0}",
+            crate::probes::rpc::breakdown::PARTS[1],
+            -40.0,
+            -5.0
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        assert!(corrected_nonnegative(&[(0, est(120.0, 130.0))]).ok);
+        let c = corrected_nonnegative(&[]);
+        assert!(!c.ok);
+        assert!(lines(&c)[1].ends_with("observed no parts"));
     }
 }
