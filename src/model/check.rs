@@ -95,6 +95,14 @@ pub enum CheckKind {
     /// Every corrected part ≥ 0 (bound: at least 0 ns; reading: [`Reading::Lowest`], or no
     /// values without parts).
     CorrectedNonNegative,
+    /// A noise reader's gaps hold its time off the CPU (bound: at least that time in ns;
+    /// values: the CPU, the gaps' time, the wall time and the reader's CPU time in ns).
+    NoiseClock,
+    /// A /proc row against the entries traced of its kind (subject: the row; bound: near the
+    /// /proc delta; values: the CPU, the entries traced, those counted unwritten).
+    NoiseCount,
+    /// A noise reader stayed on its CPU (bound: its CPU; reading: [`Reading::Seen`]).
+    NoiseReaderPlaced,
 }
 
 /// A check's bound on its reading.
@@ -228,6 +236,11 @@ pub enum Reading {
     /// The part whose mean's interval reaches least: its mean and the interval's upper end
     /// in ns.
     Lowest { part: String, mean: Num, upper: Num },
+    /// The CPU a task was seen on at a window's start and end (None: not seen).
+    Seen {
+        start: Option<usize>,
+        end: Option<usize>,
+    },
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),
     /// A reading in words: a version 1 check, or a probe's check not yet typed.

@@ -43,6 +43,16 @@ pub fn name(c: &Check) -> String {
         K::CorrectedSum => crate::probes::rpc::correct::SUM_CHECK.into(),
         K::CorrectedSumMoved => crate::probes::rpc::correct::SUM_CHECK_MOVED.into(),
         K::CorrectedNonNegative => "every corrected part ≥ 0".into(),
+        K::NoiseClock => format!(
+            "CPU {} gaps hold the time off the CPU",
+            c.reading.get(0) as usize
+        ),
+        K::NoiseCount => format!(
+            "CPU {} {} traced against /proc",
+            c.reading.get(0) as usize,
+            c.subject
+        ),
+        K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
 
@@ -98,6 +108,20 @@ pub fn expected(c: &Check) -> String {
         (K::CorrectedSum | K::CorrectedSumMoved, Bound::Near { tol, .. }) => {
             format!("within ±{}%", pct(*tol))
         }
+        (K::NoiseClock, Bound::AtLeast(missed)) => {
+            let t = crate::units::fmt_time;
+            format!(
+                "≥ {} (wall {} − the reader's CPU time {})",
+                t(*missed),
+                t(c.reading.get(2)),
+                t(c.reading.get(3))
+            )
+        }
+        (K::NoiseCount, Bound::Near { value, .. }) => format!(
+            "{} (the /proc delta) ±2%",
+            crate::units::fmt_thousands(*value as u64)
+        ),
+        (K::NoiseReaderPlaced, b) => format!("CPU {} at start and end", first_cpu(b)),
         (K::CorrectedNonNegative, _) => "each mean's interval reaches ≥ 0 ns".into(),
         (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
         (K::MinorFaultsPerSwitch, Bound::AtMost(x)) => {
@@ -114,6 +138,14 @@ pub fn expected(c: &Check) -> String {
                                    woken member preempted its waker)"
             .into(),
         (_, b) => bound(b),
+    }
+}
+
+/// The first CPU a bound names (0 where it names none).
+fn first_cpu(b: &Bound) -> usize {
+    match b {
+        Bound::OnCpus(cpus) => cpus.first().copied().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -313,6 +345,19 @@ fn reading(c: &Check, r: &Reading) -> String {
                 time(v(3)),
                 off(v(4))
             )
+        }
+        (K::NoiseClock, _) => format!("{} in gaps", time(v(1))),
+        (K::NoiseCount, _) => {
+            let n = |i: usize| crate::units::fmt_thousands(v(i).lo as u64);
+            if v(2).lo > 0.0 {
+                format!("{} traced + {} the kernel counted unwritten", n(1), n(2))
+            } else {
+                format!("{} traced", n(1))
+            }
+        }
+        (_, Reading::Seen { start, end }) => {
+            let seen = |c: &Option<usize>| c.map_or("?".into(), |c| c.to_string());
+            format!("CPU {} and {}", seen(start), seen(end))
         }
         (_, Reading::Alone { threads, forked }) => alone(*threads, forked.as_deref()),
         (_, Reading::TooShort(ms)) => format!(
