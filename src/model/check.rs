@@ -103,6 +103,25 @@ pub enum CheckKind {
     NoiseCount,
     /// A noise reader stayed on its CPU (bound: its CPU; reading: [`Reading::Seen`]).
     NoiseReaderPlaced,
+    /// A register state was live (or, read back on arm64, loaded) at every switch of both
+    /// measured tasks (subject: the registers; bound: [`Bound::Mask`]; reading:
+    /// [`Reading::Mask`]).
+    StateLive,
+    /// The baseline's register state released before every switch (subject: the registers;
+    /// bound: [`Bound::Mask`]; reading: [`Reading::Mask`]).
+    StateReleased,
+    /// Every register save at the measured side's switches found the state live (subject:
+    /// the registers; bound: [`Bound::Mask`]; values: the bits live in all saves, the saves).
+    StateSavedLive,
+    /// Both measured tasks read back a forced-off indirect-branch speculation, the
+    /// baseline's did not (reading: [`Reading::Barrier`]).
+    BarrierGranted,
+    /// A walk touched the pages it claims (subject: the walk; bound: [`Bound::Pages`];
+    /// reading: [`Reading::Pages`]).
+    WalkPages,
+    /// The measured side's partner ran on the other CPU (bound: the timer's CPU, then the
+    /// partner's; reading: [`Reading::Placed`]).
+    PartnerCpu,
 }
 
 /// A check's bound on its reading.
@@ -123,6 +142,17 @@ pub enum Bound {
     },
     /// The CPUs every participant must be on.
     OnCpus(Vec<usize>),
+    /// These bits set (or clear, as the kind says), read from XINUSE or, on arm64, from the
+    /// registers read back.
+    Mask {
+        bits: u64,
+        read_back: bool,
+    },
+    /// Lines touched in pages.
+    Pages {
+        lines: usize,
+        pages: usize,
+    },
     /// No number: the kind says what is expected (one CPU, no move).
     Kind,
     /// A bound in words: a version 1 check, or a probe's check not yet typed.
@@ -241,6 +271,19 @@ pub enum Reading {
         start: Option<usize>,
         end: Option<usize>,
     },
+    /// The bits of a mask read, of those the bound names (None: not read).
+    Mask(Option<u64>),
+    /// The prctl answers and /proc status lines of the measured tasks and the baseline's
+    /// (None: unread).
+    Barrier {
+        spec: Vec<i64>,
+        on: Vec<Option<String>>,
+        off: Vec<Option<String>>,
+    },
+    /// Lines and pages counted (None: not counted).
+    Pages(Option<(usize, usize)>),
+    /// Participants with the CPUs seen at start and end.
+    Placed(Vec<(String, Option<usize>, Option<usize>)>),
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),
     /// A reading in words: a version 1 check, or a probe's check not yet typed.

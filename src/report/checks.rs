@@ -52,6 +52,17 @@ pub fn name(c: &Check) -> String {
             c.reading.get(0) as usize,
             c.subject
         ),
+        K::StateLive => match c.bound {
+            Bound::Mask {
+                read_back: true, ..
+            } => format!("{} state loaded before every switch", c.subject),
+            _ => format!("{} state live at every switch", c.subject),
+        },
+        K::StateReleased => format!("{} state released in the baseline", c.subject),
+        K::StateSavedLive => format!("{} state saved live (x86_fpu)", c.subject),
+        K::BarrierGranted => "indirect-branch barrier granted".into(),
+        K::WalkPages => c.subject.clone(),
+        K::PartnerCpu => "partner ran on another CPU".into(),
         K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
@@ -121,6 +132,28 @@ pub fn expected(c: &Check) -> String {
             "{} (the /proc delta) ±2%",
             crate::units::fmt_thousands(*value as u64)
         ),
+        (K::StateLive, Bound::Mask { bits, read_back }) => {
+            let what = mask_reader(*read_back);
+            if *read_back {
+                format!("{what} ⊇ {bits:#x} in both tasks (the loaded values, read back)")
+            } else {
+                format!("{what} ⊇ {bits:#x} in both tasks")
+            }
+        }
+        (K::StateReleased, Bound::Mask { bits, read_back }) => format!(
+            "{} ∩ {bits:#x} = 0 at every switch",
+            mask_reader(*read_back)
+        ),
+        (K::StateSavedLive, Bound::Mask { bits, .. }) => {
+            format!("xfeatures ⊇ {bits:#x} in every save")
+        }
+        (K::BarrierGranted, _) => {
+            "prctl reads force disabled, status 'force disabled' (baseline not)".into()
+        }
+        (K::WalkPages, Bound::Pages { lines, pages }) => format!("{lines} lines in {pages} pages"),
+        (K::PartnerCpu, Bound::OnCpus(cpus)) if cpus.len() == 2 => {
+            format!("timer on CPU {}, partner on CPU {}", cpus[0], cpus[1])
+        }
         (K::NoiseReaderPlaced, b) => format!("CPU {} at start and end", first_cpu(b)),
         (K::CorrectedNonNegative, _) => "each mean's interval reaches ≥ 0 ns".into(),
         (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
@@ -141,6 +174,15 @@ pub fn expected(c: &Check) -> String {
     }
 }
 
+/// What a liveness mask is read from.
+fn mask_reader(read_back: bool) -> &'static str {
+    if read_back {
+        "read-back"
+    } else {
+        "XINUSE"
+    }
+}
+
 /// The first CPU a bound names (0 where it names none).
 fn first_cpu(b: &Bound) -> usize {
     match b {
@@ -157,6 +199,8 @@ fn bound(b: &Bound) -> String {
         Bound::AtLeast(x) => format!("≥ {x}"),
         Bound::Between { lo, hi } => format!("{lo} to {hi}"),
         Bound::OnCpus(cpus) => format!("on CPU {}", format_cpu_list(cpus)),
+        Bound::Mask { bits, .. } => format!("{bits:#x}"),
+        Bound::Pages { lines, pages } => format!("{lines} lines in {pages} pages"),
         Bound::Kind => String::new(),
         Bound::Text(t) => t.clone(),
     }
@@ -355,6 +399,36 @@ fn reading(c: &Check, r: &Reading) -> String {
                 format!("{} traced", n(1))
             }
         }
+        (_, Reading::Mask(m)) => match (m, &c.bound) {
+            (Some(m), _) => format!("{m:#x}"),
+            (None, Bound::Mask { read_back, .. }) => {
+                format!("{} not read", mask_reader(*read_back))
+            }
+            (None, _) => "not read".into(),
+        },
+        (K::StateSavedLive, _) => format!("{:#x} in {} saves", v(0).lo as u64, v(1).lo as u64),
+        (_, Reading::Barrier { spec, on, off }) => {
+            let show = |v: &[Option<String>]| {
+                v.iter()
+                    .map(|s| s.as_deref().unwrap_or("unread"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!(
+                "prctl {:?}; status {} (baseline {})",
+                spec,
+                show(on),
+                show(off)
+            )
+        }
+        (_, Reading::Pages(seen)) => seen.map_or("not counted".into(), |(l, p)| {
+            format!("{l} lines in {p} pages")
+        }),
+        (_, Reading::Placed(seen)) => seen
+            .iter()
+            .map(|(role, start, end)| format!("{role} on {start:?}→{end:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         (_, Reading::Seen { start, end }) => {
             let seen = |c: &Option<usize>| c.map_or("?".into(), |c| c.to_string());
             format!("CPU {} and {}", seen(start), seen(end))
