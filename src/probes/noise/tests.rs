@@ -5,13 +5,19 @@
 use super::*;
 
 /// A noise check's bound, in the words the probe gave it.
+/// The report's words for a check, which these tests compare with the probe's old sentences.
+#[cfg(test)]
+mod words {
+    pub use crate::report::checks::{expected, line, name, observed};
+}
+
 fn expected(c: &Check) -> String {
-    crate::report::checks::expected(c)
+    words::expected(c)
 }
 
 /// A noise check's reading, in the words the probe gave it.
 fn observed(c: &Check) -> String {
-    crate::report::checks::observed(c)
+    words::observed(c)
 }
 use crate::evidence::interrupts::{ProcText, Snapshot};
 use crate::evidence::trace::{parse_fixture, tracefs, RawRecord, NOISE_EVENTS};
@@ -122,12 +128,12 @@ fn a_row_short_by_what_the_kernel_counted_unwritten_is_valid_and_partial() {
     let proc: Vec<&Check> = m
         .checks
         .iter()
-        .filter(|c| crate::report::checks::name(c).contains("/proc"))
+        .filter(|c| words::name(c).contains("/proc"))
         .collect();
     assert!(!proc.is_empty() && proc.iter().all(|c| c.ok), "{proc:?}");
     let c = proc
         .iter()
-        .find(|c| crate::report::checks::name(c).contains("LOC"))
+        .find(|c| words::name(c).contains("LOC"))
         .unwrap();
     assert_eq!(observed(c), "62 traced + 2 the kernel counted unwritten");
     let p = partial(&n).expect("a partial remark");
@@ -238,7 +244,7 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
     let failed: Vec<Check> = count_check_list(&n).into_iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     let c = &failed[0];
-    assert!(crate::report::checks::name(c).contains("LOC"), "{c:?}");
+    assert!(words::name(c).contains("LOC"), "{c:?}");
     let delta = after + 100 - before;
     assert!(
         expected(c).contains(&crate::units::fmt_thousands(delta)),
@@ -379,12 +385,12 @@ fn a_measurement_carries_the_window_and_its_checks() {
     assert!(m
         .checks
         .iter()
-        .any(|c| crate::report::checks::name(c).contains("stayed on its CPU")));
+        .any(|c| words::name(c).contains("stayed on its CPU")));
     // The count checks are among the figure's checks.
     assert!(m
         .checks
         .iter()
-        .any(|c| crate::report::checks::name(c).contains("LOC traced against /proc") && c.ok));
+        .any(|c| words::name(c).contains("LOC traced against /proc") && c.ok));
     let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back.noise, m.noise);
 }
@@ -393,10 +399,7 @@ fn a_measurement_carries_the_window_and_its_checks() {
 fn both_lines(c: &Check) -> [String; 2] {
     let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
     assert_eq!(&back, c);
-    [
-        crate::report::checks::line(c),
-        crate::report::checks::line(&back),
-    ]
+    [words::line(c), words::line(&back)]
 }
 
 #[test]
