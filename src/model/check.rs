@@ -78,6 +78,50 @@ pub enum CheckKind {
     /// The partners of a blocking cross-CPU hand-off together waiting for their CPUs, others
     /// running there (bound: the largest share of wall time; values: the share).
     PartnersRunQueueWait,
+    /// The probe's process held one thread and shared its files with no child (reading:
+    /// [`Reading::Alone`]).
+    Alone,
+    /// Switches per hop of a ring under normal scheduling (bound: 1 to 2 with 5% slack, as
+    /// [`Bound::Between`] its limits; values: per hop).
+    SwitchesPerHop,
+    /// The corrected parts' sum against the untraced RPC (bound: their ratio near 1; values:
+    /// the sum and the untraced time in ns and sum / untraced − 1, only the sum where the
+    /// untraced RPC was not measured).
+    CorrectedSum,
+    /// As [`CheckKind::CorrectedSum`], where the untraced RPC itself moved between its two
+    /// measurements (values: those three, then the untraced time beside the traced batches
+    /// in ns and its offset from rpc.total).
+    CorrectedSumMoved,
+    /// Every corrected part ≥ 0 (bound: at least 0 ns; reading: [`Reading::Lowest`], or no
+    /// values without parts).
+    CorrectedNonNegative,
+    /// A noise reader's gaps hold its time off the CPU (bound: at least that time in ns;
+    /// values: the CPU, the gaps' time, the wall time and the reader's CPU time in ns).
+    NoiseClock,
+    /// A /proc row against the entries traced of its kind (subject: the row; bound: near the
+    /// /proc delta; values: the CPU, the entries traced, those counted unwritten).
+    NoiseCount,
+    /// A noise reader stayed on its CPU (bound: its CPU; reading: [`Reading::Seen`]).
+    NoiseReaderPlaced,
+    /// A register state was live (or, read back on arm64, loaded) at every switch of both
+    /// measured tasks (subject: the registers; bound: [`Bound::Mask`]; reading:
+    /// [`Reading::Mask`]).
+    StateLive,
+    /// The baseline's register state released before every switch (subject: the registers;
+    /// bound: [`Bound::Mask`]; reading: [`Reading::Mask`]).
+    StateReleased,
+    /// Every register save at the measured side's switches found the state live (subject:
+    /// the registers; bound: [`Bound::Mask`]; values: the bits live in all saves, the saves).
+    StateSavedLive,
+    /// Both measured tasks read back a forced-off indirect-branch speculation, the
+    /// baseline's did not (reading: [`Reading::Barrier`]).
+    BarrierGranted,
+    /// A walk touched the pages it claims (subject: the walk; bound: [`Bound::Pages`];
+    /// reading: [`Reading::Pages`]).
+    WalkPages,
+    /// The measured side's partner ran on the other CPU (bound: the timer's CPU, then the
+    /// partner's; reading: [`Reading::Placed`]).
+    PartnerCpu,
 }
 
 /// A check's bound on its reading.
@@ -98,6 +142,17 @@ pub enum Bound {
     },
     /// The CPUs every participant must be on.
     OnCpus(Vec<usize>),
+    /// These bits set (or clear, as the kind says), read from XINUSE or, on arm64, from the
+    /// registers read back.
+    Mask {
+        bits: u64,
+        read_back: bool,
+    },
+    /// Lines touched in pages.
+    Pages {
+        lines: usize,
+        pages: usize,
+    },
     /// No number: the kind says what is expected (one CPU, no move).
     Kind,
     /// A bound in words: a version 1 check, or a probe's check not yet typed.
@@ -202,6 +257,33 @@ pub enum Reading {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unseen: Option<Unseen>,
     },
+    /// The threads of the probe's process (None: unreadable) and the children forked while
+    /// its files were open (None: not listed).
+    Alone {
+        threads: Option<u32>,
+        forked: Option<Vec<i32>>,
+    },
+    /// The part whose mean's interval reaches least: its mean and the interval's upper end
+    /// in ns.
+    Lowest { part: String, mean: Num, upper: Num },
+    /// The CPU a task was seen on at a window's start and end (None: not seen).
+    Seen {
+        start: Option<usize>,
+        end: Option<usize>,
+    },
+    /// The bits of a mask read, of those the bound names (None: not read).
+    Mask(Option<u64>),
+    /// The prctl answers and /proc status lines of the measured tasks and the baseline's
+    /// (None: unread).
+    Barrier {
+        spec: Vec<i64>,
+        on: Vec<Option<String>>,
+        off: Vec<Option<String>>,
+    },
+    /// Lines and pages counted (None: not counted).
+    Pages(Option<(usize, usize)>),
+    /// Participants with the CPUs seen at start and end.
+    Placed(Vec<(String, Option<usize>, Option<usize>)>),
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),
     /// A reading in words: a version 1 check, or a probe's check not yet typed.

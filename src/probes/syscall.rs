@@ -171,27 +171,13 @@ pub const ALONE: &str = "alone in its process";
 /// One thread, and no child forked while the probe's descriptors were open: otherwise the
 /// kernel takes a reference on every descriptor it looks up, and the figure is another one.
 pub fn alone_check(a: &Alone) -> Check {
-    let threads = match a.threads {
-        Some(1) => "1 thread".to_string(),
-        Some(n) => format!("{n} threads"),
-        None => "threads unreadable".to_string(),
-    };
-    let files = match a.forked.as_deref() {
-        Some([]) => "its files shared with no other task".to_string(),
-        Some(pids) => format!(
-            "{} child process(es) forked while its files were open (pid {})",
-            pids.len(),
-            pids.iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => "its children could not be listed".to_string(),
-    };
-    Check::text(
-        ALONE,
-        "1 thread, its files shared with no other task",
-        format!("{threads}, {files}"),
+    Check::new(
+        crate::model::CheckKind::Alone,
+        crate::model::Bound::Kind,
+        crate::model::Reading::Alone {
+            threads: a.threads,
+            forked: a.forked.clone(),
+        },
         a.holds(),
     )
 }

@@ -38,6 +38,32 @@ pub fn name(c: &Check) -> String {
         K::MinorFaultsPerSwitch => "minor faults per switch".into(),
         K::HugePages => "huge pages backing the buffer".into(),
         K::PartnersRunQueueWait => "run-queue wait (others on the partners' CPUs)".into(),
+        K::Alone => crate::probes::syscall::ALONE.into(),
+        K::SwitchesPerHop => "context switches per hop".into(),
+        K::CorrectedSum => crate::probes::rpc::correct::SUM_CHECK.into(),
+        K::CorrectedSumMoved => crate::probes::rpc::correct::SUM_CHECK_MOVED.into(),
+        K::CorrectedNonNegative => "every corrected part ≥ 0".into(),
+        K::NoiseClock => format!(
+            "CPU {} gaps hold the time off the CPU",
+            c.reading.get(0) as usize
+        ),
+        K::NoiseCount => format!(
+            "CPU {} {} traced against /proc",
+            c.reading.get(0) as usize,
+            c.subject
+        ),
+        K::StateLive => match c.bound {
+            Bound::Mask {
+                read_back: true, ..
+            } => format!("{} state loaded before every switch", c.subject),
+            _ => format!("{} state live at every switch", c.subject),
+        },
+        K::StateReleased => format!("{} state released in the baseline", c.subject),
+        K::StateSavedLive => format!("{} state saved live (x86_fpu)", c.subject),
+        K::BarrierGranted => "indirect-branch barrier granted".into(),
+        K::WalkPages => c.subject.clone(),
+        K::PartnerCpu => "partner ran on another CPU".into(),
+        K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
 
@@ -90,6 +116,46 @@ pub fn expected(c: &Check) -> String {
         (K::TraceLost, Bound::AtMost(x)) => format!("{x}"),
         (K::PartsNonNegative, Bound::AtLeast(x)) => format!("≥ {x} ns"),
         (K::PartsAddUp, Bound::Near { tol, .. }) => format!("within ±{}%", pct(*tol)),
+        (K::CorrectedSum | K::CorrectedSumMoved, Bound::Near { tol, .. }) => {
+            format!("within ±{}%", pct(*tol))
+        }
+        (K::NoiseClock, Bound::AtLeast(missed)) => {
+            let t = crate::units::fmt_time;
+            format!(
+                "≥ {} (wall {} − the reader's CPU time {})",
+                t(*missed),
+                t(c.reading.get(2)),
+                t(c.reading.get(3))
+            )
+        }
+        (K::NoiseCount, Bound::Near { value, .. }) => format!(
+            "{} (the /proc delta) ±2%",
+            crate::units::fmt_thousands(*value as u64)
+        ),
+        (K::StateLive, Bound::Mask { bits, read_back }) => {
+            let what = mask_reader(*read_back);
+            if *read_back {
+                format!("{what} ⊇ {bits:#x} in both tasks (the loaded values, read back)")
+            } else {
+                format!("{what} ⊇ {bits:#x} in both tasks")
+            }
+        }
+        (K::StateReleased, Bound::Mask { bits, read_back }) => format!(
+            "{} ∩ {bits:#x} = 0 at every switch",
+            mask_reader(*read_back)
+        ),
+        (K::StateSavedLive, Bound::Mask { bits, .. }) => {
+            format!("xfeatures ⊇ {bits:#x} in every save")
+        }
+        (K::BarrierGranted, _) => {
+            "prctl reads force disabled, status 'force disabled' (baseline not)".into()
+        }
+        (K::WalkPages, Bound::Pages { lines, pages }) => format!("{lines} lines in {pages} pages"),
+        (K::PartnerCpu, Bound::OnCpus(cpus)) if cpus.len() == 2 => {
+            format!("timer on CPU {}, partner on CPU {}", cpus[0], cpus[1])
+        }
+        (K::NoiseReaderPlaced, b) => format!("CPU {} at start and end", first_cpu(b)),
+        (K::CorrectedNonNegative, _) => "each mean's interval reaches ≥ 0 ns".into(),
         (K::TraceComplete, Bound::Near { tol, .. }) => format!("within {}% per RPC", pct(*tol)),
         (K::MinorFaultsPerSwitch, Bound::AtMost(x)) => {
             format!(
@@ -100,7 +166,28 @@ pub fn expected(c: &Check) -> String {
         (K::HugePages, Bound::AtLeast(x)) => {
             format!("≥ {}% (AnonHugePages in /proc/self/smaps)", pct(*x))
         }
+        (K::Alone, _) => "1 thread, its files shared with no other task".into(),
+        (K::SwitchesPerHop, _) => "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose \
+                                   woken member preempted its waker)"
+            .into(),
         (_, b) => bound(b),
+    }
+}
+
+/// What a liveness mask is read from.
+fn mask_reader(read_back: bool) -> &'static str {
+    if read_back {
+        "read-back"
+    } else {
+        "XINUSE"
+    }
+}
+
+/// The first CPU a bound names (0 where it names none).
+fn first_cpu(b: &Bound) -> usize {
+    match b {
+        Bound::OnCpus(cpus) => cpus.first().copied().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -112,6 +199,8 @@ fn bound(b: &Bound) -> String {
         Bound::AtLeast(x) => format!("≥ {x}"),
         Bound::Between { lo, hi } => format!("{lo} to {hi}"),
         Bound::OnCpus(cpus) => format!("on CPU {}", format_cpu_list(cpus)),
+        Bound::Mask { bits, .. } => format!("{bits:#x}"),
+        Bound::Pages { lines, pages } => format!("{lines} lines in {pages} pages"),
         Bound::Kind => String::new(),
         Bound::Text(t) => t.clone(),
     }
@@ -200,6 +289,7 @@ fn reading(c: &Check, r: &Reading) -> String {
     let v = |i: usize| nums(r, i);
     let pct = |n: Num, d: usize| span(n, &|x| format!("{:.d$}", x * 100.0));
     let fixed = |n: Num, d: usize| span(n, &|x| format!("{x:.d$}"));
+    let time = |n: Num| span(n, &crate::units::fmt_time);
     match (c.kind, r) {
         (_, Reading::Text(t)) => t.clone(),
         (
@@ -277,6 +367,73 @@ fn reading(c: &Check, r: &Reading) -> String {
                 Some(u) => format!("{seen}, and {}", unseen_time(u)),
             }
         }
+        (_, Reading::Lowest { part, mean, upper }) => format!(
+            "lowest: {part} {} ns, interval up to {}",
+            fixed(*mean, 0),
+            fixed(*upper, 0)
+        ),
+        (K::CorrectedNonNegative, _) => "no parts".into(),
+        (K::CorrectedSum, Reading::Values(v)) if v.len() == 1 => {
+            format!("{}, untraced rpc.total not measured", time(v[0]))
+        }
+        (K::CorrectedSum | K::CorrectedSumMoved, _) => {
+            let off = |n: Num| span(n, &|x| format!("{:+.1}", x * 100.0));
+            let both = format!("{} vs {} ({}%)", time(v(0)), time(v(1)), off(v(2)));
+            if c.kind == K::CorrectedSum {
+                return both;
+            }
+            format!(
+                "{both}; beside the traced batches the untraced RPC took {} ({}% from \
+                 rpc.total), which the corrected parts match: the machine's state changed \
+                 between the two measurements, not the correction",
+                time(v(3)),
+                off(v(4))
+            )
+        }
+        (K::NoiseClock, _) => format!("{} in gaps", time(v(1))),
+        (K::NoiseCount, _) => {
+            let n = |i: usize| crate::units::fmt_thousands(v(i).lo as u64);
+            if v(2).lo > 0.0 {
+                format!("{} traced + {} the kernel counted unwritten", n(1), n(2))
+            } else {
+                format!("{} traced", n(1))
+            }
+        }
+        (_, Reading::Mask(m)) => match (m, &c.bound) {
+            (Some(m), _) => format!("{m:#x}"),
+            (None, Bound::Mask { read_back, .. }) => {
+                format!("{} not read", mask_reader(*read_back))
+            }
+            (None, _) => "not read".into(),
+        },
+        (K::StateSavedLive, _) => format!("{:#x} in {} saves", v(0).lo as u64, v(1).lo as u64),
+        (_, Reading::Barrier { spec, on, off }) => {
+            let show = |v: &[Option<String>]| {
+                v.iter()
+                    .map(|s| s.as_deref().unwrap_or("unread"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!(
+                "prctl {:?}; status {} (baseline {})",
+                spec,
+                show(on),
+                show(off)
+            )
+        }
+        (_, Reading::Pages(seen)) => seen.map_or("not counted".into(), |(l, p)| {
+            format!("{l} lines in {p} pages")
+        }),
+        (_, Reading::Placed(seen)) => seen
+            .iter()
+            .map(|(role, start, end)| format!("{role} on {start:?}→{end:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        (_, Reading::Seen { start, end }) => {
+            let seen = |c: &Option<usize>| c.map_or("?".into(), |c| c.to_string());
+            format!("CPU {} and {}", seen(start), seen(end))
+        }
+        (_, Reading::Alone { threads, forked }) => alone(*threads, forked.as_deref()),
         (_, Reading::TooShort(ms)) => format!(
             "not enough time to check ({} ms; procfs counts clock ticks): use a longer --budget",
             fixed(*ms, 1)
@@ -359,6 +516,28 @@ fn others(
         Some(t) => format!("{all}% (most: {} {}%)", who(t), pct(t.share)),
         None => format!("{all}%"),
     }
+}
+
+/// The alone check's reading: "1 thread, its files shared with no other task".
+fn alone(threads: Option<u32>, forked: Option<&[i32]>) -> String {
+    let threads = match threads {
+        Some(1) => "1 thread".to_string(),
+        Some(n) => format!("{n} threads"),
+        None => "threads unreadable".to_string(),
+    };
+    let files = match forked {
+        Some([]) => "its files shared with no other task".to_string(),
+        Some(pids) => format!(
+            "{} child process(es) forked while its files were open (pid {})",
+            pids.len(),
+            pids.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "its children could not be listed".to_string(),
+    };
+    format!("{threads}, {files}")
 }
 
 /// The time of tasks that came and went: "tasks that came and went took 412 ms of CPU 1
@@ -459,5 +638,124 @@ mod tests {
         );
         assert_eq!(folded(&c), "30.0–42.5%");
         assert_eq!(observed(&c), "round 1: 30.0%; round 2: 42.5%");
+    }
+
+    /// The line a check renders, also after a JSON write and re-read.
+    fn lines(c: &Check) -> [String; 2] {
+        let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+        assert_eq!(&back, c);
+        [line(c), line(&back)]
+    }
+
+    #[test]
+    fn the_alone_check_reads_as_its_sentence_did() {
+        use crate::evidence::task::Alone;
+        let c = crate::probes::syscall::alone_check(&Alone {
+            threads: Some(1),
+            forked: Some(vec![]),
+        });
+        assert!(c.ok);
+        let old = format!(
+            "{}: expected 1 thread, its files shared with no other task, observed {}",
+            crate::probes::syscall::ALONE,
+            "1 thread, its files shared with no other task"
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        let c = crate::probes::syscall::alone_check(&Alone {
+            threads: Some(3),
+            forked: Some(vec![41, 42]),
+        });
+        assert!(!c.ok);
+        let old = format!(
+            "alone in its process: expected 1 thread, its files shared with no other task, \
+             observed {}",
+            "3 threads, 2 child process(es) forked while its files were open (pid 41, 42)"
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        let c = crate::probes::syscall::alone_check(&Alone {
+            threads: None,
+            forked: None,
+        });
+        assert!(!c.ok);
+        assert!(
+            lines(&c)[1].ends_with("observed threads unreadable, its children could not be listed")
+        );
+    }
+
+    #[test]
+    fn the_hop_check_reads_as_its_sentence_did() {
+        use crate::probes::ctx::ring::Policy;
+        use crate::probes::ctx::sweep::switches_per_hop_check;
+        let c = switches_per_hop_check(1.5, 8, Policy::Normal);
+        let old = format!(
+            "context switches per hop: expected {}, observed {:.3}",
+            "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose woken member \
+             preempted its waker)",
+            1.5
+        );
+        assert!(c.ok);
+        assert_eq!(lines(&c), [old.clone(), old]);
+        assert!(!switches_per_hop_check(2.5, 8, Policy::Normal).ok);
+    }
+
+    #[test]
+    fn the_corrected_checks_read_as_their_sentences_did() {
+        use crate::probes::rpc::correct::{sum_check, SUM_CHECK, SUM_CHECK_MOVED};
+        let t = crate::units::fmt_time;
+        let c = sum_check(7400.0, Some(4000.0), Some(4100.0));
+        assert!(!c.ok);
+        let off = 7400.0 / 4000.0 - 1.0;
+        let old = format!(
+            "{SUM_CHECK}: expected within ±15%, observed {} vs {} ({:+.1}%)",
+            t(7400.0),
+            t(4000.0),
+            100.0 * off
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        assert!(sum_check(4100.0, Some(4000.0), None).ok);
+        let c = sum_check(7400.0, Some(4000.0), Some(7300.0));
+        assert!(!c.ok);
+        let old = format!(
+            "{SUM_CHECK_MOVED}: expected within ±15%, observed {} vs {} ({:+.1}%); beside the \
+             traced batches the untraced RPC took {} ({:+.1}% from rpc.total), which the \
+             corrected parts match: the machine's state changed between the two \
+             measurements, not the correction",
+            t(7400.0),
+            t(4000.0),
+            100.0 * off,
+            t(7300.0),
+            100.0 * (7300.0 / 4000.0 - 1.0)
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        let c = sum_check(7400.0, None, None);
+        assert!(!c.ok);
+        let old = format!(
+            "{SUM_CHECK}: expected within ±15%, observed {}, untraced rpc.total not measured",
+            t(7400.0)
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+    }
+
+    #[test]
+    fn the_nonnegative_check_reads_as_its_sentence_did() {
+        use crate::probes::rpc::traced::corrected_nonnegative;
+        let est = |value: f64, hi: f64| crate::model::Estimate {
+            value,
+            ci95: [value - 10.0, hi],
+        };
+        let c = corrected_nonnegative(&[(0, est(120.0, 130.0)), (1, est(-40.0, -5.0))]);
+        assert!(!c.ok);
+        let old = format!(
+            "every corrected part ≥ 0: expected each mean's interval reaches ≥ 0 ns, observed \
+             lowest: {} {:.0} ns, interval up to {:.0}",
+            crate::probes::rpc::breakdown::PARTS[1],
+            -40.0,
+            -5.0
+        );
+        assert_eq!(lines(&c), [old.clone(), old]);
+        assert!(corrected_nonnegative(&[(0, est(120.0, 130.0))]).ok);
+        let c = corrected_nonnegative(&[]);
+        assert!(!c.ok);
+        assert!(lines(&c)[1].ends_with("observed no parts"));
     }
 }

@@ -706,7 +706,7 @@ impl Family for Rpc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Additive, Check, EventCost, ModeShares, Observer};
+    use crate::model::{Additive, EventCost, ModeShares, Observer};
 
     fn est(value: f64, half: f64) -> Estimate {
         Estimate {
@@ -863,11 +863,10 @@ mod tests {
         {
             x.status = Status::Invalid;
             x.valid = false;
-            x.checks.push(Check::text(
-                "corrected parts vs untraced rpc.total",
-                "within ±15%",
-                "4.20 µs vs 2.00 µs (+110.0%)",
-                false,
+            x.checks.push(crate::probes::rpc::correct::sum_check(
+                4200.0,
+                Some(2000.0),
+                None,
             ));
         }
         let t = text_within(&run, true, &crate::report::term::Term::plain(80));

@@ -30,7 +30,7 @@ use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::model::switch_trace::{SideTrace, SwitchTrace, TracedSides};
-use crate::model::{Check, Evidence, Measurement, Placement};
+use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Placement, Reading};
 use crate::units::size::fmt_size;
 use crate::units::{Per, Unit};
 use std::cell::RefCell;
@@ -460,12 +460,18 @@ pub fn side_trace(t: &Tally, switching: bool, n: u64) -> SideTrace {
 /// live (x86_fpu_regs_deactivated's xfeatures).
 pub fn saved_live_check(r: Regs, t: &Tally) -> Check {
     let want = r.components();
-    Check::text(
-        format!("{} state saved live (x86_fpu)", r.as_str()),
-        format!("xfeatures ⊇ {want:#x} in every save"),
-        format!("{:#x} in {} saves", t.fpu_live_in_all & want, t.fpu_saves),
-        t.fpu_saves > 0 && t.fpu_live_in_all & want == want,
-    )
+    Check {
+        subject: r.as_str().to_string(),
+        ..Check::new(
+            CheckKind::StateSavedLive,
+            Bound::Mask {
+                bits: want,
+                read_back: false,
+            },
+            Reading::values(&[(t.fpu_live_in_all & want) as f64, t.fpu_saves as f64]),
+            t.fpu_saves > 0 && t.fpu_live_in_all & want == want,
+        )
+    }
 }
 
 /// The checks of a rung: the switches both sides make, no migrations, placement, and the
@@ -649,45 +655,35 @@ pub fn control_checks(
 /// kernel; for SVE that entry discards it, which is the cost the rung measures.
 pub fn live_check(r: Regs, and: Option<u64>) -> Check {
     let want = r.components();
-    let what = reading(r);
-    let (name, expected) = if r.arm64() {
-        (
-            format!("{} state loaded before every switch", r.as_str()),
-            format!("{what} ⊇ {want:#x} in both tasks (the loaded values, read back)"),
+    Check {
+        subject: r.as_str().to_string(),
+        ..Check::new(
+            CheckKind::StateLive,
+            Bound::Mask {
+                bits: want,
+                read_back: r.arm64(),
+            },
+            Reading::Mask(and.map(|a| a & want)),
+            and.is_some_and(|a| a & want == want),
         )
-    } else {
-        (
-            format!("{} state live at every switch", r.as_str()),
-            format!("{what} ⊇ {want:#x} in both tasks"),
-        )
-    };
-    Check::text(
-        name,
-        expected,
-        and.map_or(format!("{what} not read"), |a| format!("{:#x}", a & want)),
-        and.is_some_and(|a| a & want == want),
-    )
-}
-
-/// What a liveness reading is called for `r`.
-fn reading(r: Regs) -> &'static str {
-    if r.arm64() {
-        "read-back"
-    } else {
-        "XINUSE"
     }
 }
 
 /// The baseline's state was released before every switch: none of its bits in the OR.
 pub fn released_check(r: Regs, or: Option<u64>) -> Check {
     let want = r.components();
-    let what = reading(r);
-    Check::text(
-        format!("{} state released in the baseline", r.as_str()),
-        format!("{what} ∩ {want:#x} = 0 at every switch"),
-        or.map_or(format!("{what} not read"), |o| format!("{:#x}", o & want)),
-        or.is_some_and(|o| o & want == 0),
-    )
+    Check {
+        subject: r.as_str().to_string(),
+        ..Check::new(
+            CheckKind::StateReleased,
+            Bound::Mask {
+                bits: want,
+                read_back: r.arm64(),
+            },
+            Reading::Mask(or.map(|o| o & want)),
+            or.is_some_and(|o| o & want == 0),
+        )
+    }
 }
 
 /// Both measured tasks read back a forced-off indirect-branch speculation (prctl and their
@@ -699,35 +695,29 @@ pub fn barrier_check(spec: &[i64], on: &[Option<String>], off: &[Option<String>]
             .all(|&g| regs::barrier_granted(regs::SpecAnswer { get: g }));
     let forced = |s: &Option<String>| s.as_deref().is_some_and(|v| v.contains("force disabled"));
     let ok = granted && !on.is_empty() && on.iter().all(forced) && !off.iter().any(forced);
-    let show = |v: &[Option<String>]| {
-        v.iter()
-            .map(|s| s.as_deref().unwrap_or("unread"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    Check::text(
-        "indirect-branch barrier granted",
-        "prctl reads force disabled, status 'force disabled' (baseline not)",
-        format!(
-            "prctl {:?}; status {} (baseline {})",
-            spec,
-            show(on),
-            show(off)
-        ),
+    Check::new(
+        CheckKind::BarrierGranted,
+        Bound::Kind,
+        Reading::Barrier {
+            spec: spec.to_vec(),
+            on: on.to_vec(),
+            off: off.to_vec(),
+        },
         ok,
     )
 }
 
 /// A walk touched the pages it claims, counted on a fresh mapping.
 pub fn walk_check(name: &str, lines: usize, pages: usize, seen: Option<(usize, usize)>) -> Check {
-    Check::text(
-        name,
-        format!("{lines} lines in {pages} pages"),
-        seen.map_or("not counted".into(), |(l, p)| {
-            format!("{l} lines in {p} pages")
-        }),
-        seen == Some((lines, pages)),
-    )
+    Check {
+        subject: name.to_string(),
+        ..Check::new(
+            CheckKind::WalkPages,
+            Bound::Pages { lines, pages },
+            Reading::Pages(seen),
+            seen == Some((lines, pages)),
+        )
+    }
 }
 
 /// The measured side's partner ran on the other CPU (start and end), its timer on the first.
@@ -736,14 +726,15 @@ pub fn other_cpu_check(cpus: &[Placement], cpu: usize, other: usize) -> Check {
         cpus.get(i)
             .is_some_and(|p| p.start == Some(c) && p.end == Some(c))
     };
-    Check::text(
-        "partner ran on another CPU",
-        format!("timer on CPU {cpu}, partner on CPU {other}"),
-        cpus.iter()
-            .take(2)
-            .map(|p| format!("{} on {:?}→{:?}", p.role, p.start, p.end))
-            .collect::<Vec<_>>()
-            .join(", "),
+    Check::new(
+        CheckKind::PartnerCpu,
+        Bound::OnCpus(vec![cpu, other]),
+        Reading::Placed(
+            cpus.iter()
+                .take(2)
+                .map(|p| (p.role.clone(), p.start, p.end))
+                .collect(),
+        ),
         on(0, cpu) && on(1, other) && cpu != other,
     )
 }
@@ -1014,6 +1005,98 @@ mod tests {
                 .find(|c| crate::report::checks::name(c) == "placement")
                 .unwrap()
                 .ok
+        );
+    }
+
+    /// The line a check renders, after a JSON write and re-read too.
+    fn both_lines(c: &Check) -> [String; 2] {
+        let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+        assert_eq!(&back, c);
+        [
+            crate::report::checks::line(c),
+            crate::report::checks::line(&back),
+        ]
+    }
+
+    #[test]
+    fn the_control_checks_read_as_their_sentences_did() {
+        let same = |c: Check, old: String| assert_eq!(both_lines(&c), [old.clone(), old]);
+        let (avx, sve) = (Regs::Avx.components(), Regs::Sve.components());
+        same(
+            live_check(Regs::Avx, Some(0x3)),
+            format!(
+                "avx state live at every switch: expected XINUSE ⊇ {avx:#x} in both tasks, \
+                 observed {:#x}",
+                0x3 & avx
+            ),
+        );
+        same(
+            live_check(Regs::Sve, None),
+            format!(
+                "sve state loaded before every switch: expected read-back ⊇ {sve:#x} in both \
+                 tasks (the loaded values, read back), observed read-back not read"
+            ),
+        );
+        same(
+            released_check(Regs::Avx, Some(0x7)),
+            format!(
+                "avx state released in the baseline: expected XINUSE ∩ {avx:#x} = 0 at every \
+                 switch, observed {:#x}",
+                0x7 & avx
+            ),
+        );
+        same(
+            released_check(Regs::Sve, None),
+            format!(
+                "sve state released in the baseline: expected read-back ∩ {sve:#x} = 0 at \
+                 every switch, observed read-back not read"
+            ),
+        );
+        let t = Tally {
+            fpu_saves: 12,
+            fpu_live_in_all: 0x1,
+            ..Tally::default()
+        };
+        let c = saved_live_check(Regs::Avx, &t);
+        assert!(!c.ok);
+        same(
+            c,
+            format!(
+                "avx state saved live (x86_fpu): expected xfeatures ⊇ {avx:#x} in every save, \
+                 observed {:#x} in 12 saves",
+                0x1 & avx
+            ),
+        );
+        let f = Some("force disabled".to_string());
+        same(
+            barrier_check(&[9, 3], &[f.clone(), None], std::slice::from_ref(&f)),
+            "indirect-branch barrier granted: expected prctl reads force disabled, status \
+             'force disabled' (baseline not), observed prctl [9, 3]; status force disabled, \
+             unread (baseline force disabled)"
+                .into(),
+        );
+        same(
+            walk_check("packed walk's pages", 64, 1, Some((64, 2))),
+            "packed walk's pages: expected 64 lines in 1 pages, observed 64 lines in 2 pages"
+                .into(),
+        );
+        same(
+            walk_check("p", 64, 1, None),
+            "p: expected 64 lines in 1 pages, observed not counted".into(),
+        );
+        let at = |role: &str, c: usize| Placement {
+            role: role.into(),
+            start: Some(c),
+            end: None,
+            ..Placement::default()
+        };
+        let c = other_cpu_check(&[at("timer", 0), at("partner", 0)], 0, 1);
+        assert!(!c.ok);
+        same(
+            c,
+            "partner ran on another CPU: expected timer on CPU 0, partner on CPU 1, observed \
+             timer on Some(0)→None, partner on Some(0)→None"
+                .into(),
         );
     }
 }

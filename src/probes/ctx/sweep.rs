@@ -291,11 +291,10 @@ pub fn switches_per_hop_check(per_hop: f64, procs: usize, policy: Policy) -> cra
     if policy == Policy::Batch || procs <= 2 {
         return checks::near(NAME, 1.0, 0.05, per_hop);
     }
-    crate::model::Check::text(
-        NAME,
-        "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose woken member \
-                   preempted its waker)",
-        format!("{per_hop:.3}"),
+    crate::model::Check::new(
+        crate::model::CheckKind::SwitchesPerHop,
+        crate::model::Bound::Between { lo: 0.95, hi: 2.1 },
+        crate::model::Reading::value(per_hop),
         (0.95..=2.1).contains(&per_hop),
     )
 }

@@ -37,15 +37,15 @@ const LONGEST: usize = 5;
 pub fn clock_check(n: &NoiseCpu) -> Check {
     let missed = n.clock_lost_ns();
     let slack = (missed as f64 * 0.02).max(20_000.0);
-    Check::text(
-        format!("CPU {} gaps hold the time off the CPU", n.cpu),
-        format!(
-            "≥ {} (wall {} − the reader's CPU time {})",
-            crate::units::fmt_time(missed as f64),
-            crate::units::fmt_time(n.wall_ns as f64),
-            crate::units::fmt_time(n.thread_cpu_ns as f64)
-        ),
-        format!("{} in gaps", crate::units::fmt_time(n.lost_ns as f64)),
+    Check::new(
+        crate::model::CheckKind::NoiseClock,
+        crate::model::Bound::AtLeast(missed as f64),
+        crate::model::Reading::values(&[
+            n.cpu as f64,
+            n.lost_ns as f64,
+            n.wall_ns as f64,
+            n.thread_cpu_ns as f64,
+        ]),
         n.lost_ns as f64 + slack >= missed as f64,
     )
 }
@@ -69,22 +69,15 @@ pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
     };
     t.counts
         .iter()
-        .map(|c| {
-            Check::text(
-                format!("CPU {} {} traced against /proc", n.cpu, c.row),
-                format!(
-                    "{} (the /proc delta) ±2%",
-                    crate::units::fmt_thousands(c.proc_delta)
-                ),
-                if c.unwritten > 0 {
-                    format!(
-                        "{} traced + {} the kernel counted unwritten",
-                        crate::units::fmt_thousands(c.traced),
-                        crate::units::fmt_thousands(c.unwritten)
-                    )
-                } else {
-                    format!("{} traced", crate::units::fmt_thousands(c.traced))
+        .map(|c| Check {
+            subject: c.row.clone(),
+            ..Check::new(
+                crate::model::CheckKind::NoiseCount,
+                crate::model::Bound::Near {
+                    value: c.proc_delta as f64,
+                    tol: 0.02,
                 },
+                crate::model::Reading::values(&[n.cpu as f64, c.traced as f64, c.unwritten as f64]),
                 c.agrees(),
             )
         })
@@ -93,11 +86,13 @@ pub fn count_check_list(n: &NoiseCpu) -> Vec<Check> {
 
 /// The reader stayed on its CPU.
 fn placement_check(r: &reader::ReaderOut) -> Check {
-    let seen = |c: Option<usize>| c.map_or("?".into(), |c| c.to_string());
-    Check::text(
-        format!("CPU {} reader stayed on its CPU", r.cpu),
-        format!("CPU {} at start and end", r.cpu),
-        format!("CPU {} and {}", seen(r.start_cpu), seen(r.end_cpu)),
+    Check::new(
+        crate::model::CheckKind::NoiseReaderPlaced,
+        crate::model::Bound::OnCpus(vec![r.cpu]),
+        crate::model::Reading::Seen {
+            start: r.start_cpu,
+            end: r.end_cpu,
+        },
         r.start_cpu == Some(r.cpu) && r.end_cpu == Some(r.cpu),
     )
 }

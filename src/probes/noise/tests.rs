@@ -5,19 +5,19 @@
 use super::*;
 
 /// A noise check's bound, in the words the probe gave it.
-fn expected(c: &Check) -> &str {
-    match &c.bound {
-        crate::model::Bound::Text(t) => t,
-        _ => "",
-    }
+/// The report's words for a check, which these tests compare with the probe's old sentences.
+#[cfg(test)]
+mod words {
+    pub use crate::report::checks::{expected, line, name, observed};
+}
+
+fn expected(c: &Check) -> String {
+    words::expected(c)
 }
 
 /// A noise check's reading, in the words the probe gave it.
-fn observed(c: &Check) -> &str {
-    match &c.reading {
-        crate::model::Reading::Text(t) => t,
-        _ => "",
-    }
+fn observed(c: &Check) -> String {
+    words::observed(c)
 }
 use crate::evidence::interrupts::{ProcText, Snapshot};
 use crate::evidence::trace::{parse_fixture, tracefs, RawRecord, NOISE_EVENTS};
@@ -128,10 +128,13 @@ fn a_row_short_by_what_the_kernel_counted_unwritten_is_valid_and_partial() {
     let proc: Vec<&Check> = m
         .checks
         .iter()
-        .filter(|c| c.subject.contains("/proc"))
+        .filter(|c| words::name(c).contains("/proc"))
         .collect();
     assert!(!proc.is_empty() && proc.iter().all(|c| c.ok), "{proc:?}");
-    let c = proc.iter().find(|c| c.subject.contains("LOC")).unwrap();
+    let c = proc
+        .iter()
+        .find(|c| words::name(c).contains("LOC"))
+        .unwrap();
     assert_eq!(observed(c), "62 traced + 2 the kernel counted unwritten");
     let p = partial(&n).expect("a partial remark");
     let unwritten: u64 = traced(&n).unwritten.iter().map(|u| u.missing()).sum();
@@ -241,7 +244,7 @@ fn a_proc_delta_the_trace_does_not_match_fails_naming_both() {
     let failed: Vec<Check> = count_check_list(&n).into_iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     let c = &failed[0];
-    assert!(c.subject.contains("LOC"), "{c:?}");
+    assert!(words::name(c).contains("LOC"), "{c:?}");
     let delta = after + 100 - before;
     assert!(
         expected(c).contains(&crate::units::fmt_thousands(delta)),
@@ -382,12 +385,80 @@ fn a_measurement_carries_the_window_and_its_checks() {
     assert!(m
         .checks
         .iter()
-        .any(|c| c.subject.contains("stayed on its CPU")));
+        .any(|c| words::name(c).contains("stayed on its CPU")));
     // The count checks are among the figure's checks.
     assert!(m
         .checks
         .iter()
-        .any(|c| c.subject.contains("LOC traced against /proc") && c.ok));
+        .any(|c| words::name(c).contains("LOC traced against /proc") && c.ok));
     let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
     assert_eq!(back.noise, m.noise);
+}
+
+/// The line a check renders, after a JSON write and re-read too.
+fn both_lines(c: &Check) -> [String; 2] {
+    let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+    assert_eq!(&back, c);
+    [words::line(c), words::line(&back)]
+}
+
+#[test]
+fn the_noise_checks_read_as_their_sentences_did() {
+    let t = crate::units::fmt_time;
+    let k = crate::units::fmt_thousands;
+    let (w, _) = recorded();
+    for n in conclude(&w) {
+        let old = format!(
+            "CPU {} gaps hold the time off the CPU: expected ≥ {} (wall {} − the reader's CPU \
+             time {}), observed {} in gaps",
+            n.cpu,
+            t(n.clock_lost_ns() as f64),
+            t(n.wall_ns as f64),
+            t(n.thread_cpu_ns as f64),
+            t(n.lost_ns as f64)
+        );
+        assert_eq!(both_lines(&clock_check(&n)), [old.clone(), old]);
+        let Attribution::Traced(tr) = &n.attribution else {
+            continue;
+        };
+        for (c, row) in count_check_list(&n).iter().zip(&tr.counts) {
+            let seen = if row.unwritten > 0 {
+                format!(
+                    "{} traced + {} the kernel counted unwritten",
+                    k(row.traced),
+                    k(row.unwritten)
+                )
+            } else {
+                format!("{} traced", k(row.traced))
+            };
+            let old = format!(
+                "CPU {} {} traced against /proc: expected {} (the /proc delta) ±2%, observed \
+                 {seen}",
+                n.cpu,
+                row.row,
+                k(row.proc_delta)
+            );
+            assert_eq!(both_lines(c), [old.clone(), old]);
+        }
+    }
+    let mut r = w.readers[0].clone();
+    let c = placement_check(&r);
+    assert!(c.ok);
+    let old = format!(
+        "CPU {0} reader stayed on its CPU: expected CPU {0} at start and end, observed CPU {0} \
+         and {0}",
+        r.cpu
+    );
+    assert_eq!(both_lines(&c), [old.clone(), old]);
+    r.start_cpu = Some(r.cpu + 1);
+    r.end_cpu = None;
+    let c = placement_check(&r);
+    assert!(!c.ok);
+    let old = format!(
+        "CPU {0} reader stayed on its CPU: expected CPU {0} at start and end, observed CPU {1} \
+         and ?",
+        r.cpu,
+        r.cpu + 1
+    );
+    assert_eq!(both_lines(&c), [old.clone(), old]);
 }

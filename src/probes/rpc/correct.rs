@@ -69,8 +69,11 @@ pub const SUM_CHECK_MOVED: &str =
 /// its name and reading. It still fails: nothing measured then tells the correction holds
 /// against the untraced RPC of rpc.total.
 pub fn sum_check(corrected_sum: f64, untraced: Option<f64>, beside: Option<f64>) -> Check {
-    let expected = format!("within ±{:.0}%", 100.0 * SUM_TOLERANCE);
-    let t = crate::units::fmt_time;
+    use crate::model::{Bound, CheckKind, Reading};
+    let bound = Bound::Near {
+        value: 1.0,
+        tol: SUM_TOLERANCE,
+    };
     let off = |a: f64, b: f64| a / b - 1.0;
     let within = |a: f64, b: f64| off(a, b).abs() <= SUM_TOLERANCE;
     match untraced {
@@ -78,36 +81,20 @@ pub fn sum_check(corrected_sum: f64, untraced: Option<f64>, beside: Option<f64>)
             let ok = within(corrected_sum, u);
             let moved =
                 beside.filter(|&b| !ok && b > 0.0 && !within(b, u) && within(corrected_sum, b));
-            let mut observed = format!(
-                "{} vs {} ({:+.1}%)",
-                t(corrected_sum),
-                t(u),
-                100.0 * off(corrected_sum, u)
-            );
-            if let Some(b) = moved {
-                observed.push_str(&format!(
-                    "; beside the traced batches the untraced RPC took {} ({:+.1}% from \
-                     rpc.total), which the corrected parts match: the machine's state changed \
-                     between the two measurements, not the correction",
-                    t(b),
-                    100.0 * off(b, u)
-                ));
-            }
-            Check::text(
-                if moved.is_some() {
-                    SUM_CHECK_MOVED
-                } else {
-                    SUM_CHECK
-                },
-                expected,
-                observed,
-                ok,
-            )
+            let mut values = vec![corrected_sum, u, off(corrected_sum, u)];
+            let kind = match moved {
+                Some(b) => {
+                    values.extend([b, off(b, u)]);
+                    CheckKind::CorrectedSumMoved
+                }
+                None => CheckKind::CorrectedSum,
+            };
+            Check::new(kind, bound, Reading::values(&values), ok)
         }
-        _ => Check::text(
-            SUM_CHECK,
-            expected,
-            format!("{}, untraced rpc.total not measured", t(corrected_sum)),
+        _ => Check::new(
+            CheckKind::CorrectedSum,
+            bound,
+            Reading::value(corrected_sum),
             false,
         ),
     }

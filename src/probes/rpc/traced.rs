@@ -374,15 +374,16 @@ pub fn corrected_nonnegative(means: &[(usize, crate::model::Estimate)]) -> Check
     let worst = means
         .iter()
         .min_by(|a, b| a.1.ci95[1].total_cmp(&b.1.ci95[1]));
-    Check::text(
-        "every corrected part ≥ 0",
-        "each mean's interval reaches ≥ 0 ns",
+    Check::new(
+        crate::model::CheckKind::CorrectedNonNegative,
+        crate::model::Bound::AtLeast(0.0),
         match worst {
-            Some((k, e)) => format!(
-                "lowest: {} {:.0} ns, interval up to {:.0}",
-                PARTS[*k], e.value, e.ci95[1]
-            ),
-            None => "no parts".into(),
+            Some((k, e)) => crate::model::Reading::Lowest {
+                part: PARTS[*k].to_string(),
+                mean: crate::model::Num::one(e.value),
+                upper: crate::model::Num::one(e.ci95[1]),
+            },
+            None => crate::model::Reading::Values(Vec::new()),
         },
         worst.is_some_and(|(_, e)| e.ci95[1] >= 0.0),
     )
