@@ -121,7 +121,9 @@ mod tests {
     fn the_budget_option_says_the_suite_total_it_shares() {
         let cmd = <Opts as clap::CommandFactory>::command();
         let budget = cmd.get_arguments().find(|a| a.get_id() == "budget");
-        let help = budget.and_then(|a| a.get_help()).expect("--budget has help");
+        let help = budget
+            .and_then(|a| a.get_help())
+            .expect("--budget has help");
         let said = format!("shares {} s", SUITE_SAMPLING.as_secs());
         assert!(help.to_string().contains(&said), "{help}");
     }
