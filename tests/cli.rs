@@ -221,7 +221,7 @@ fn a_lone_syscall_run_is_in_the_state_its_definition_states() {
     let checks = v["measurements"][0]["checks"].as_array().unwrap();
     let alone = checks
         .iter()
-        .find(|c| c["subject"] == oscost::probes::syscall::ALONE)
+        .find(|c| c["kind"] == "alone")
         .unwrap_or_else(|| panic!("no state check: {checks:?}"));
     assert_eq!(alone["ok"], true, "{alone}");
 }
