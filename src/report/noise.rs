@@ -7,7 +7,7 @@ use super::family::{Ask, Family, Shown};
 use super::figures::Size;
 use super::plot::{Histogram, LogBin, StackedBars, StackedRow, Values};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom, Unwritten};
-use crate::model::{Remark, Run};
+use crate::model::{Num, Remark, Run};
 use crate::units::Unit;
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
@@ -622,25 +622,45 @@ impl Family for Noise {
             return None;
         }
         // Each part by its count, the parts at zero left out. Runs recorded before the
-        // counters were read carry the first two.
-        let parts: Vec<String> = [
-            ("/proc row", " not all recorded"),
-            ("record", " dropped"),
-            ("event", " the kernel counted and wrote no record of"),
-        ]
-        .iter()
-        .zip(&r.values)
-        .filter(|(_, v)| !(v.lo == 0.0 && v.hi == 0.0))
-        .map(|((noun, what), v)| {
+        // counters were read carry the first two; runs recorded before the pairs were told
+        // apart carry one count of what was not written, entries and exits summed.
+        let counted = |v: &Num, noun: &str| {
             let noun = if v.lo == 1.0 && v.hi == 1.0 {
                 noun.to_string()
             } else {
                 crate::units::plural_noun(noun)
             };
-            let n = super::remarks::span(*v, &|x| format!("{x:.0}"));
-            format!("{n} {noun}{what}")
-        })
-        .collect();
+            format!(
+                "{} {noun}",
+                super::remarks::span(*v, &|x| format!("{x:.0}"))
+            )
+        };
+        let some = |v: &&Num| !(v.lo == 0.0 && v.hi == 0.0);
+        const UNWRITTEN: &str = "the kernel counted and wrote no record of";
+        let unwritten = match &r.values[..] {
+            [_, _, summed] => some(&summed).then(|| {
+                format!(
+                    "{} {UNWRITTEN} (an entry and its exit count two)",
+                    counted(summed, "trace event")
+                )
+            }),
+            [_, _, pairs, events, ..] => {
+                let told: Vec<String> = [(pairs, "entry/exit pair"), (events, "event")]
+                    .into_iter()
+                    .filter(|(v, _)| some(v))
+                    .map(|(v, noun)| counted(v, noun))
+                    .collect();
+                (!told.is_empty()).then(|| format!("{} {UNWRITTEN}", told.join(" and ")))
+            }
+            _ => None,
+        };
+        let mut parts: Vec<String> = [("/proc row", " not all recorded"), ("record", " dropped")]
+            .iter()
+            .zip(&r.values)
+            .filter(|(_, v)| some(v))
+            .map(|((noun, what), v)| format!("{}{what}", counted(v, noun)))
+            .collect();
+        parts.extend(unwritten);
         let parts = if parts.is_empty() {
             String::new()
         } else {
