@@ -655,4 +655,53 @@ mod tests {
             m.notes
         );
     }
+
+    /// `m` tagged with canary readings and its round's canary remark, as the sampler leaves it.
+    fn tagged(mut m: Measurement, reading: f64, fastest: f64) -> Measurement {
+        m.sample_canary = vec![reading; m.samples.len()];
+        m.canary_fastest = Some(fastest);
+        let j = derive_judged(
+            crate::engine::derive::Samples::of(&m),
+            m.canary_fastest,
+            m.units_per_iteration,
+            &m.raw_unit,
+        )
+        .unwrap();
+        m.warnings.extend(j.warning);
+        m
+    }
+
+    fn canary_remarks(m: &Measurement) -> Vec<&Remark> {
+        use crate::model::RemarkKind as K;
+        m.warnings
+            .iter()
+            .filter(|w| {
+                matches!(
+                    w.kind,
+                    K::CoreSlowedLeftOut | K::CoreSlowedTooFewFast | K::CoreSlowedKept
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_round_slowed_through_leaves_no_canary_remark_of_its_own_in_the_merge() {
+        // Two rounds slowed through: each says "too few fast", with no fast median (NaN).
+        let a = tagged(round(0, &spread(200.0, 4), vec![], 40, 20.0), 20.0, 10.0);
+        let b = tagged(round(1, &spread(200.0, 4), vec![], 40, 20.0), 20.0, 10.0);
+        let c = tagged(round(2, &spread(100.0, 10), vec![], 40, 20.0), 10.0, 10.0);
+        assert_eq!(canary_remarks(&a).len(), 1);
+        let m = merge_rounds(vec![(0, a), (1, b), (2, c)]).unwrap();
+        // Only the split of the merged samples speaks: never a round's beside it.
+        let merged = derive_judged(
+            crate::engine::derive::Samples::of(&m),
+            m.canary_fastest,
+            m.units_per_iteration,
+            &m.raw_unit,
+        )
+        .unwrap()
+        .warning
+        .unwrap();
+        assert_eq!(canary_remarks(&m), [&merged], "{:?}", m.warnings);
+    }
 }
