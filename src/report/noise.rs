@@ -58,11 +58,22 @@ pub fn is_unstable(run: &Run, cpu: usize) -> bool {
             .is_some_and(|[v, lo, hi]| crate::units::interval::is_unstable(v, lo, hi))
 }
 
+/// Whether a CPU's measurement failed its checks: every view then says INVALID, as the
+/// table above does, never its figure.
+pub fn is_invalid(run: &Run, cpu: usize) -> bool {
+    run.measurements
+        .iter()
+        .filter(|m| m.is(PROBE))
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
+        .is_some_and(|m| !m.valid || m.status == crate::model::Status::Invalid)
+}
+
 /// A CPU's figure in a column whose intervals are in the table above it: "2.4%" (no more
-/// precise than its interval), or "unstable".
+/// precise than its interval), "unstable" or "INVALID".
 fn lost_cell(run: &Run, n: &NoiseCpu) -> String {
     match figure(run, n.cpu) {
         None => pct(n.lost_ns, n.wall_ns),
+        Some(_) if is_invalid(run, n.cpu) => "INVALID".into(),
         Some(_) if is_unstable(run, n.cpu) => "unstable".into(),
         Some([v, lo, hi]) => format!("{}%", crate::units::interval::fmt_estimate(v, lo, hi).0),
     }
@@ -535,14 +546,27 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
             for x in &mut seg {
                 *x *= scale;
             }
-            // Noise is not drawn as a value: the row says it is unstable, with its spread.
-            if is_unstable(run, n.cpu) {
-                let [v, lo, hi] = total;
+            // Neither an invalid figure nor noise is drawn as a value: the row says which,
+            // noise with its spread.
+            let [v, lo, hi] = total;
+            let not_a_value = if is_invalid(run, n.cpu) {
+                Some("INVALID".to_string())
+            } else if is_unstable(run, n.cpu) {
+                Some(crate::units::interval::fmt_unstable(
+                    v,
+                    lo,
+                    hi,
+                    &Unit::Percent,
+                ))
+            } else {
+                None
+            };
+            if let Some(note) = not_a_value {
                 return StackedRow {
                     label: format!("CPU {}", n.cpu),
                     segments: Vec::new(),
                     total,
-                    note: crate::units::interval::fmt_unstable(v, lo, hi, &Unit::Percent),
+                    note,
                     marker: None,
                 };
             }

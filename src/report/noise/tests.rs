@@ -383,3 +383,28 @@ fn an_unstable_cpu_is_unstable_in_the_table_and_the_bars_never_a_value() {
     let want = format!("{}%", crate::units::interval::fmt_estimate(v1, lo1, hi1).0);
     assert!(cpu1.contains(&want), "{cpu1} lacks {want}");
 }
+
+/// A CPU whose checks failed said INVALID in the main table but its lost share in the
+/// section's table and a bar of causes in the chart.
+#[test]
+fn an_invalid_cpu_is_invalid_in_the_table_and_the_bars_never_a_value() {
+    let mut run = run();
+    let m = run
+        .measurements
+        .iter_mut()
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == 1))
+        .unwrap();
+    m.valid = false;
+    m.status = crate::model::Status::Invalid;
+    let [v, lo, hi] = figure(&run, 1).unwrap();
+    let number = format!("{}%", crate::units::interval::fmt_estimate(v, lo, hi).0);
+    let t = text(&run, false);
+    let row = t.lines().find(|l| l.starts_with("1 ")).unwrap();
+    assert!(row.contains("INVALID") && !row.contains(&number), "{row}");
+    let bars = &svgs(&run, "host")[0].1;
+    assert!(bars.contains("not plotted: INVALID"), "{bars}");
+    // The valid CPU keeps its figure and its bar.
+    let cpu0 = t.lines().find(|l| l.starts_with("0 ")).unwrap();
+    assert!(!cpu0.contains("INVALID"), "{cpu0}");
+    assert!(bars.contains("class=\"pt\""), "{bars}");
+}
