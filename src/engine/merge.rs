@@ -79,6 +79,17 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     out.checks = merge_checks(&own);
     out.evidence = merge_evidence(own.iter().map(|(_, m)| &m.evidence));
     judge_pooled(&mut out.checks, &own, &out.evidence);
+    // A round that held its CPU but for a little ("held the CPU for 3.6%") says less than
+    // one where others ran in the participants' place (its check failed, and so does the
+    // merged one): the two would say one thing twice with different figures.
+    if out
+        .warnings
+        .iter()
+        .any(|w| w.kind == crate::model::RemarkKind::CompetitorRan)
+    {
+        out.warnings
+            .retain(|w| w.kind != crate::model::RemarkKind::CompetitorHeld);
+    }
     // The rounds' kernel-entry warnings give way to the one the merged verdict supports.
     out.warnings
         .retain(|w| !super::checks::is_entered_kernel(w));
@@ -703,5 +714,25 @@ mod tests {
         .warning
         .unwrap();
         assert_eq!(canary_remarks(&m), [&merged], "{:?}", m.warnings);
+    }
+
+    /// `run --quick`'s ctx.pipe thread row: one round held its CPU but for 3.6%, the others
+    /// lost 43–46% to other tasks; the row said both "other tasks ran in the participants'
+    /// place 43–46%" and "other tasks held the CPU for 3.6%".
+    #[test]
+    fn others_that_ran_in_a_rounds_place_leave_no_smaller_share_beside_them() {
+        use crate::model::RemarkKind as K;
+        let mut a = round(0, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        a.warnings.push(Remark::competitor_held(0.036));
+        let mut b = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        b.warnings.push(Remark::competitor_ran(0.43));
+        let m = merge_rounds(vec![(0, a.clone()), (1, b)]).unwrap();
+        let kinds: Vec<K> = m.warnings.iter().map(|w| w.kind).collect();
+        assert!(kinds.contains(&K::CompetitorRan), "{kinds:?}");
+        assert!(!kinds.contains(&K::CompetitorHeld), "{kinds:?}");
+        // Rounds that all held their CPU keep the smaller share.
+        let c = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        let m = merge_rounds(vec![(0, a), (1, c)]).unwrap();
+        assert!(m.warnings.iter().any(|w| w.kind == K::CompetitorHeld));
     }
 }
