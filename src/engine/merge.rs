@@ -79,6 +79,17 @@ pub fn merge_rounds(rounds: Vec<(u32, Measurement)>) -> Option<Measurement> {
     out.checks = merge_checks(&own);
     out.evidence = merge_evidence(own.iter().map(|(_, m)| &m.evidence));
     judge_pooled(&mut out.checks, &own, &out.evidence);
+    // A round that held its CPU but for a little ("held the CPU for 3.6%") says less than
+    // one where others ran in the participants' place (its check failed, and so does the
+    // merged one): the two would say one thing twice with different figures.
+    if out
+        .warnings
+        .iter()
+        .any(|w| w.kind == crate::model::RemarkKind::CompetitorRan)
+    {
+        out.warnings
+            .retain(|w| w.kind != crate::model::RemarkKind::CompetitorHeld);
+    }
     // The rounds' kernel-entry warnings give way to the one the merged verdict supports.
     out.warnings
         .retain(|w| !super::checks::is_entered_kernel(w));
@@ -654,5 +665,74 @@ mod tests {
             "{:?}",
             m.notes
         );
+    }
+
+    /// `m` tagged with canary readings and its round's canary remark, as the sampler leaves it.
+    fn tagged(mut m: Measurement, reading: f64, fastest: f64) -> Measurement {
+        m.sample_canary = vec![reading; m.samples.len()];
+        m.canary_fastest = Some(fastest);
+        let j = derive_judged(
+            crate::engine::derive::Samples::of(&m),
+            m.canary_fastest,
+            m.units_per_iteration,
+            &m.raw_unit,
+        )
+        .unwrap();
+        m.warnings.extend(j.warning);
+        m
+    }
+
+    fn canary_remarks(m: &Measurement) -> Vec<&Remark> {
+        use crate::model::RemarkKind as K;
+        m.warnings
+            .iter()
+            .filter(|w| {
+                matches!(
+                    w.kind,
+                    K::CoreSlowedLeftOut | K::CoreSlowedTooFewFast | K::CoreSlowedKept
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_round_slowed_through_leaves_no_canary_remark_of_its_own_in_the_merge() {
+        // Two rounds slowed through: each says "too few fast", with no fast median (NaN).
+        let a = tagged(round(0, &spread(200.0, 4), vec![], 40, 20.0), 20.0, 10.0);
+        let b = tagged(round(1, &spread(200.0, 4), vec![], 40, 20.0), 20.0, 10.0);
+        let c = tagged(round(2, &spread(100.0, 10), vec![], 40, 20.0), 10.0, 10.0);
+        assert_eq!(canary_remarks(&a).len(), 1);
+        let m = merge_rounds(vec![(0, a), (1, b), (2, c)]).unwrap();
+        // Only the split of the merged samples speaks: never a round's beside it.
+        let merged = derive_judged(
+            crate::engine::derive::Samples::of(&m),
+            m.canary_fastest,
+            m.units_per_iteration,
+            &m.raw_unit,
+        )
+        .unwrap()
+        .warning
+        .unwrap();
+        assert_eq!(canary_remarks(&m), [&merged], "{:?}", m.warnings);
+    }
+
+    /// `run --quick`'s ctx.pipe thread row: one round held its CPU but for 3.6%, the others
+    /// lost 43–46% to other tasks; the row said both "other tasks ran in the participants'
+    /// place 43–46%" and "other tasks held the CPU for 3.6%".
+    #[test]
+    fn others_that_ran_in_a_rounds_place_leave_no_smaller_share_beside_them() {
+        use crate::model::RemarkKind as K;
+        let mut a = round(0, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        a.warnings.push(Remark::competitor_held(0.036));
+        let mut b = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        b.warnings.push(Remark::competitor_ran(0.43));
+        let m = merge_rounds(vec![(0, a.clone()), (1, b)]).unwrap();
+        let kinds: Vec<K> = m.warnings.iter().map(|w| w.kind).collect();
+        assert!(kinds.contains(&K::CompetitorRan), "{kinds:?}");
+        assert!(!kinds.contains(&K::CompetitorHeld), "{kinds:?}");
+        // Rounds that all held their CPU keep the smaller share.
+        let c = round(1, &spread(100.0, 10), vec![ok("a", "1")], 40, 20.0);
+        let m = merge_rounds(vec![(0, a), (1, c)]).unwrap();
+        assert!(m.warnings.iter().any(|w| w.kind == K::CompetitorHeld));
     }
 }

@@ -194,6 +194,41 @@ impl Unwritten {
     }
 }
 
+/// What the kernel counted and wrote no record of, told as it happened: an `_entry` and its
+/// `_exit` both unwritten are that many interrupts' entry/exit pairs, whatever else their
+/// counters hold (an interrupt under way when the counters stop has its entry counted and
+/// not its exit); the entries or exits beyond the pairs and every other tracepoint are
+/// events of their own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnwrittenTold {
+    pub pairs: u64,
+    pub events: u64,
+}
+
+impl UnwrittenTold {
+    pub fn of(us: &[Unwritten]) -> UnwrittenTold {
+        let missing = |event: &str| us.iter().find(|u| u.event == event).map(Unwritten::missing);
+        let mut told = UnwrittenTold::default();
+        for u in us {
+            let entry_of = u.event.strip_suffix("_exit").map(|s| format!("{s}_entry"));
+            if entry_of.is_some_and(|entry| missing(&entry).is_some()) {
+                // Told with its entry.
+                continue;
+            }
+            let exit = u.event.strip_suffix("_entry").map(|s| format!("{s}_exit"));
+            match exit.and_then(|exit| missing(&exit)) {
+                Some(exits) => {
+                    let pairs = u.missing().min(exits);
+                    told.pairs += pairs;
+                    told.events += u.missing() + exits - 2 * pairs;
+                }
+                None => told.events += u.missing(),
+            }
+        }
+        told
+    }
+}
+
 /// A row of /proc/interrupts or /proc/softirqs for one CPU over the window, against the
 /// events traced of its kind over the same window.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

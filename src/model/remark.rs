@@ -108,11 +108,20 @@ pub enum RemarkKind {
 }
 
 /// A number of a remark: one reading, or the range of several (remarks folded over rounds
-/// or rows). NaN (a side with no samples) is written as null.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// or rows). NaN (a side with no samples) is written as null, and equals NaN: a remark that
+/// quotes a side with no samples is the same remark when made again (a merge of rounds
+/// drops a round's remark that its samples make again).
+#[derive(Debug, Clone, Copy)]
 pub struct Num {
     pub lo: f64,
     pub hi: f64,
+}
+
+impl PartialEq for Num {
+    fn eq(&self, o: &Num) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        same(self.lo, o.lo) && same(self.hi, o.hi)
+    }
 }
 
 impl Num {

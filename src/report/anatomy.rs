@@ -141,6 +141,29 @@ fn label(m: &Measurement) -> String {
     }
 }
 
+/// The label of a rung known by its id alone (one that could not apply: no measurement
+/// holds its facts), in the waterfall's words: "regs-avx-512" is "+ avx-512 state".
+fn rung_label(rung: &str) -> String {
+    match rung {
+        "base" => "base: 2 threads, futex".into(),
+        "address-space" => "+ address space".into(),
+        "barrier" => "+ speculation barrier".into(),
+        "other-cpu" => "+ another CPU".into(),
+        "all" => "all causes at once".into(),
+        r => {
+            if let Some(regs) = r.strip_prefix("regs-") {
+                format!("+ {regs} state")
+            } else if let Some(size) = r.strip_prefix("cache-") {
+                format!("+ cache refill {size}")
+            } else if let Some(pages) = r.strip_prefix("tlb-").and_then(|p| p.strip_suffix('p')) {
+                format!("+ TLB refill {pages} pages")
+            } else {
+                r.to_string()
+            }
+        }
+    }
+}
+
 fn status_word(m: &Measurement) -> &'static str {
     match m.status {
         Status::Ok => "ok",
@@ -306,7 +329,7 @@ pub fn render_with(a: &Waterfall, after_rows: &str) -> String {
     }
     for (rung, why) in &a.cannot {
         s.push_str(&wrap(
-            &format!("+ {rung} cannot apply: {why}"),
+            &format!("{} cannot apply: {why}", rung_label(rung)),
             WIDTH,
             "",
             "    ",
@@ -762,6 +785,34 @@ mod tests {
         }
     }
 
+    /// "+ regs-avx-512 cannot apply" under rows that say "+ avx state (256 B)": a rung that
+    /// could not apply is named as the table names rungs, never by its id.
+    #[test]
+    fn a_rung_that_cannot_apply_is_named_in_the_tables_words() {
+        let mut a = ladder(1600.0);
+        a.cannot = vec![
+            (
+                "regs-avx-512".into(),
+                "the OS did not enable avx-512 state (XCR0)".into(),
+            ),
+            ("tlb-4096p".into(), "no room".into()),
+            ("cache-256k".into(), "no room".into()),
+        ];
+        let t = render(&a);
+        assert!(
+            t.contains("+ avx-512 state cannot apply: the OS did not"),
+            "{t}"
+        );
+        assert!(t.contains("+ TLB refill 4096 pages cannot apply"), "{t}");
+        assert!(t.contains("+ cache refill 256k cannot apply"), "{t}");
+        assert!(
+            t.lines()
+                .filter(|l| l.contains("cannot apply"))
+                .all(|l| !l.contains("regs-") && !l.contains("tlb-") && !l.contains("cache-")),
+            "{t}"
+        );
+    }
+
     #[test]
     fn the_sum_is_called_a_sum_only_within_fifteen_percent() {
         let t = render(&ladder(1600.0));
@@ -770,7 +821,10 @@ mod tests {
         let t = render(&ladder(2200.0));
         assert!(t.contains("the causes overlap"), "{t}");
         assert!(!t.contains("add up"), "{t}");
-        assert!(t.contains("cannot apply: no per-task prctl"), "{t}");
+        assert!(
+            t.contains("+ speculation barrier cannot apply: no per-task prctl"),
+            "{t}"
+        );
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         // A direct figure that is not one checks nothing.
         let mut a = ladder(2200.0);

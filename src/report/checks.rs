@@ -194,7 +194,10 @@ fn first_cpu(b: &Bound) -> usize {
 /// A bound by itself: "2.00 ±5%", "≤ 0", "≥ 1".
 fn bound(b: &Bound) -> String {
     match b {
-        Bound::Near { value, tol } => format!("{value:.2} ±{:.0}%", tol * 100.0),
+        // Three significant digits, never more than its tolerance: "2.00 ±5%", "1000 ±35%".
+        Bound::Near { value, tol } => {
+            format!("{} ±{:.0}%", crate::units::fmt_num(*value), tol * 100.0)
+        }
         Bound::AtMost(x) => format!("≤ {x}"),
         Bound::AtLeast(x) => format!("≥ {x}"),
         Bound::Between { lo, hi } => format!("{lo} to {hi}"),
@@ -606,6 +609,16 @@ mod tests {
         assert_eq!(line(&c), "cpu migrations: expected ≤ 0, observed 2.000");
         let c = Check::at_least(CheckKind::Named, 1.0 / 64.0, 0.0).named("f");
         assert_eq!(expected(&c), "≥ 0.015625");
+    }
+
+    /// A timeslice check said "expected 1000.00 ±35%": two decimals on a value known to
+    /// ±350.
+    #[test]
+    fn a_near_bound_is_no_more_precise_than_its_tolerance() {
+        let c = Check::near(CheckKind::Named, 1000.0, 0.35, 251.0).named("rate");
+        assert_eq!(expected(&c), "1000 ±35%");
+        let c = Check::near(CheckKind::Named, 125.0, 0.35, 251.0).named("rate");
+        assert_eq!(expected(&c), "125 ±35%");
     }
 
     #[test]

@@ -177,22 +177,25 @@ pub fn table(run: &Run) -> String {
     let header: Vec<&str> = std::iter::once("variant")
         .chain(sw.iter().map(|x| short(x.key)))
         .collect();
+    // An INVALID or unstable row is not a figure here either: each cell says why, as its
+    // bars in the charts do.
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|m| {
             std::iter::once(row_label(m))
-                .chain(sw.iter().map(|x| match (x.get)(m) {
-                    Ok(v) => fmt_num(v),
-                    Err(_) => "n/s".into(),
+                .chain(sw.iter().map(|x| match (not_a_figure(m), (x.get)(m)) {
+                    (Some(why), _) => why.into(),
+                    (None, Ok(v)) => fmt_num(v),
+                    (None, Err(_)) => "n/s".into(),
                 }))
                 .collect()
         })
         .collect();
     let mut out = super::term::grid(&header, &cells, &super::term::Term::stdout());
     out.push_str(&super::term::wrap(
-        "(per walk; wall is the median, the rest are means; page reclaims/ru_majflt are \
-         getrusage, minor/major faults are perf events, which do not see faults taken inside \
-         the kernel such as MAP_POPULATE's)",
+        "(per walk; wall, user and sys in seconds; wall is the median, the rest are means; \
+         page reclaims/ru_majflt are getrusage, minor/major faults are perf events, which do \
+         not see faults taken inside the kernel such as MAP_POPULATE's)",
         super::term::Term::stdout().width,
         "",
         " ",
@@ -384,5 +387,49 @@ impl Family for Lab {
             shown.tables = vec![("lab.csv".into(), csv(run))];
         }
         Ok(shown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> Run {
+        crate::input::parse_run(include_str!("../../tests/fixtures/runs/mmap.json"), "f").unwrap()
+    }
+
+    #[test]
+    fn an_invalid_row_shows_no_figure_in_the_table_as_in_the_charts() {
+        let run = run();
+        let bad = rows(&run)
+            .into_iter()
+            .find(|m| not_a_figure(m).is_some())
+            .expect("the fixture holds an INVALID row");
+        let label = row_label(bad);
+        let t = table(&run);
+        let lines: Vec<&str> = t.lines().filter(|l| l.starts_with(&label)).collect();
+        assert!(!lines.is_empty(), "{t}");
+        for l in lines {
+            let cells: Vec<&str> = l[label.len()..].split_whitespace().collect();
+            assert!(
+                !cells.is_empty() && cells.iter().all(|c| *c == "INVALID"),
+                "{l}"
+            );
+        }
+        // The charts say the same of it.
+        let svg = &svgs(&run)[0].1;
+        assert!(svg.contains("not plotted: INVALID"));
+        // A valid row keeps its numbers.
+        let good = rows(&run)
+            .into_iter()
+            .find(|m| not_a_figure(m).is_none())
+            .unwrap();
+        let l = t.lines().find(|l| l.starts_with(&row_label(good))).unwrap();
+        assert!(!l.contains("INVALID"), "{l}");
+    }
+
+    #[test]
+    fn the_table_says_the_unit_of_its_times() {
+        assert!(table(&run()).contains("wall, user and sys in seconds"));
     }
 }

@@ -7,7 +7,7 @@ use super::family::{Ask, Family, Shown};
 use super::figures::Size;
 use super::plot::{Histogram, LogBin, StackedBars, StackedRow, Values};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom, Unwritten};
-use crate::model::{Remark, Run};
+use crate::model::{Num, Remark, Run};
 use crate::units::Unit;
 use crate::units::{fmt_num, fmt_thousands, fmt_time};
 
@@ -58,11 +58,22 @@ pub fn is_unstable(run: &Run, cpu: usize) -> bool {
             .is_some_and(|[v, lo, hi]| crate::units::interval::is_unstable(v, lo, hi))
 }
 
+/// Whether a CPU's measurement failed its checks: every view then says INVALID, as the
+/// table above does, never its figure.
+pub fn is_invalid(run: &Run, cpu: usize) -> bool {
+    run.measurements
+        .iter()
+        .filter(|m| m.is(PROBE))
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
+        .is_some_and(|m| !m.valid || m.status == crate::model::Status::Invalid)
+}
+
 /// A CPU's figure in a column whose intervals are in the table above it: "2.4%" (no more
-/// precise than its interval), or "unstable".
+/// precise than its interval), "unstable" or "INVALID".
 fn lost_cell(run: &Run, n: &NoiseCpu) -> String {
     match figure(run, n.cpu) {
         None => pct(n.lost_ns, n.wall_ns),
+        Some(_) if is_invalid(run, n.cpu) => "INVALID".into(),
         Some(_) if is_unstable(run, n.cpu) => "unstable".into(),
         Some([v, lo, hi]) => format!("{}%", crate::units::interval::fmt_estimate(v, lo, hi).0),
     }
@@ -535,14 +546,27 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
             for x in &mut seg {
                 *x *= scale;
             }
-            // Noise is not drawn as a value: the row says it is unstable, with its spread.
-            if is_unstable(run, n.cpu) {
-                let [v, lo, hi] = total;
+            // Neither an invalid figure nor noise is drawn as a value: the row says which,
+            // noise with its spread.
+            let [v, lo, hi] = total;
+            let not_a_value = if is_invalid(run, n.cpu) {
+                Some("INVALID".to_string())
+            } else if is_unstable(run, n.cpu) {
+                Some(crate::units::interval::fmt_unstable(
+                    v,
+                    lo,
+                    hi,
+                    &Unit::Percent,
+                ))
+            } else {
+                None
+            };
+            if let Some(note) = not_a_value {
                 return StackedRow {
                     label: format!("CPU {}", n.cpu),
                     segments: Vec::new(),
                     total,
-                    note: crate::units::interval::fmt_unstable(v, lo, hi, &Unit::Percent),
+                    note,
                     marker: None,
                 };
             }
@@ -622,25 +646,45 @@ impl Family for Noise {
             return None;
         }
         // Each part by its count, the parts at zero left out. Runs recorded before the
-        // counters were read carry the first two.
-        let parts: Vec<String> = [
-            ("/proc row", " not all recorded"),
-            ("record", " dropped"),
-            ("event", " the kernel counted and wrote no record of"),
-        ]
-        .iter()
-        .zip(&r.values)
-        .filter(|(_, v)| !(v.lo == 0.0 && v.hi == 0.0))
-        .map(|((noun, what), v)| {
+        // counters were read carry the first two; runs recorded before the pairs were told
+        // apart carry one count of what was not written, entries and exits summed.
+        let counted = |v: &Num, noun: &str| {
             let noun = if v.lo == 1.0 && v.hi == 1.0 {
                 noun.to_string()
             } else {
                 crate::units::plural_noun(noun)
             };
-            let n = super::remarks::span(*v, &|x| format!("{x:.0}"));
-            format!("{n} {noun}{what}")
-        })
-        .collect();
+            format!(
+                "{} {noun}",
+                super::remarks::span(*v, &|x| format!("{x:.0}"))
+            )
+        };
+        let some = |v: &&Num| !(v.lo == 0.0 && v.hi == 0.0);
+        const UNWRITTEN: &str = "the kernel counted and wrote no record of";
+        let unwritten = match &r.values[..] {
+            [_, _, summed] => some(&summed).then(|| {
+                format!(
+                    "{} {UNWRITTEN} (an entry and its exit count two)",
+                    counted(summed, "trace event")
+                )
+            }),
+            [_, _, pairs, events, ..] => {
+                let told: Vec<String> = [(pairs, "entry/exit pair"), (events, "event")]
+                    .into_iter()
+                    .filter(|(v, _)| some(v))
+                    .map(|(v, noun)| counted(v, noun))
+                    .collect();
+                (!told.is_empty()).then(|| format!("{} {UNWRITTEN}", told.join(" and ")))
+            }
+            _ => None,
+        };
+        let mut parts: Vec<String> = [("/proc row", " not all recorded"), ("record", " dropped")]
+            .iter()
+            .zip(&r.values)
+            .filter(|(_, v)| some(v))
+            .map(|((noun, what), v)| format!("{}{what}", counted(v, noun)))
+            .collect();
+        parts.extend(unwritten);
         let parts = if parts.is_empty() {
             String::new()
         } else {

@@ -90,6 +90,17 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// `now` against `before` as a signed change to one decimal ("+6.1%", "-12.0%"); a change
+/// that rounds to nothing is "0.0%", never "-0.0%" (176423 cycles against 176424).
+fn change(now: u64, before: u64) -> String {
+    let c = pct(now, before) - 100.0;
+    if (c * 10.0).round() == 0.0 {
+        "0.0%".into()
+    } else {
+        format!("{c:+.1}%")
+    }
+}
+
 /// The I-cache's cold-streaming ceiling for the instructions this run executed.
 pub fn ceiling(o: &Outcome) -> Option<f64> {
     let c = o.config.icache.as_ref()?;
@@ -531,10 +542,10 @@ fn explain(a: &Outcome, b: &Outcome) -> String {
     if let (Some(pa), Some(pb)) = (a.stats.pipeline, b.stats.pipeline) {
         let _ = writeln!(
             out,
-            "- cycles {} vs {} ({:+.1}%): I-miss stalls {} vs {}, load-use {} vs {}, branch+jump flushes {} vs {}{}",
+            "- cycles {} vs {} ({}): I-miss stalls {} vs {}, load-use {} vs {}, branch+jump flushes {} vs {}{}",
             pb.cycles(),
             pa.cycles(),
-            pct(pb.cycles(), pa.cycles()) - 100.0,
+            change(pb.cycles(), pa.cycles()),
             pb.icache_miss_stalls,
             pa.icache_miss_stalls,
             pb.load_use_stalls,
@@ -549,4 +560,18 @@ fn explain(a: &Outcome, b: &Outcome) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sim compare` of the lab program: "cycles 176423 vs 176424 (-0.0%)".
+    #[test]
+    fn a_change_that_rounds_to_nothing_has_no_sign() {
+        assert_eq!(change(176_423, 176_424), "0.0%");
+        assert_eq!(change(176_424, 176_423), "0.0%");
+        assert_eq!(change(106, 100), "+6.0%");
+        assert_eq!(change(88, 100), "-12.0%");
+    }
 }

@@ -480,7 +480,8 @@ pub fn slice_verdict(ev: &Evidence, set: SliceSet) -> Verdict {
     let mut c = checks::near("involuntary switches per second", expected, 0.35, rate);
     if set.differs() {
         c.bound = crate::model::Bound::Text(format!(
-            "{expected:.2} ±35% (the kernel's {} ms slice; {} ms asked)",
+            "{} ±35% (the kernel's {} ms slice; {} ms asked)",
+            crate::units::fmt_num(expected),
             fmt_ms(slice),
             fmt_ms(set.asked)
         ));
@@ -638,7 +639,7 @@ mod tests {
         assert!(w.is_empty(), "{w:?}");
         assert!(
             matches!(&c[0].bound, crate::model::Bound::Text(t)
-                if t.contains("the kernel's 4 ms slice; 1 ms asked")),
+                if t == "250 ±35% (the kernel's 4 ms slice; 1 ms asked)"),
             "{:?}",
             c[0]
         );

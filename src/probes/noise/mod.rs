@@ -51,9 +51,11 @@ pub fn clock_check(n: &NoiseCpu) -> Check {
 }
 
 /// A CPU's causes are partial (values: the /proc rows not all recorded, the records the
-/// kernel said it dropped, the entries it counted and wrote no record of). The lost share
-/// stands: the busy reader measures it without tracing, so a shortfall of the recording limits
-/// the attribution only.
+/// kernel said it dropped, and of what it counted and wrote no record of, the entry/exit
+/// pairs and the other events, [`UnwrittenTold`](crate::model::noise::UnwrittenTold); runs
+/// recorded before the pairs were told apart hold one count there, entries and exits
+/// summed). The lost share stands: the busy reader measures it without tracing, so a
+/// shortfall of the recording limits the attribution only.
 pub const PARTIAL: FamilyRemark = FamilyRemark("noise.partial");
 
 /// The count checks: each /proc row against the entries traced of its kind over the /proc
@@ -393,18 +395,23 @@ pub fn measurement(n: NoiseCpu, r: &reader::ReaderOut, note: Option<&str>) -> Re
 }
 
 /// The remark of causes that are partial: rows not all recorded, records the kernel dropped
-/// or entries it counted without writing (None when the attribution is whole or was not
+/// or events it counted without writing (None when the attribution is whole or was not
 /// traced).
 pub fn partial(n: &NoiseCpu) -> Option<Remark> {
     let Attribution::Traced(t) = &n.attribution else {
         return None;
     };
     let short = t.counts.iter().filter(|c| !c.whole()).count();
-    let unwritten: u64 = t.unwritten.iter().map(Unwritten::missing).sum();
-    (short > 0 || t.lost_records > 0 || unwritten > 0).then(|| {
+    let told = crate::model::noise::UnwrittenTold::of(&t.unwritten);
+    (short > 0 || t.lost_records > 0 || told.pairs + told.events > 0).then(|| {
         Remark::family(
             PARTIAL,
-            &[short as f64, t.lost_records as f64, unwritten as f64],
+            &[
+                short as f64,
+                t.lost_records as f64,
+                told.pairs as f64,
+                told.events as f64,
+            ],
         )
     })
 }

@@ -175,25 +175,50 @@ fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
     let stands = "; the lost share stands (the reader measures it without tracing)";
     // Only what is partial is named: a part at zero is left out.
     assert_eq!(
-        words(&[1.0, 0.0, 18.0]),
+        words(&[1.0, 0.0, 0.0, 18.0]),
         format!(
             "causes partial: 1 /proc row not all recorded, 18 events the kernel counted and \
              wrote no record of{stands}"
         )
     );
     assert_eq!(
-        words(&[0.0, 7.0, 0.0]),
+        words(&[0.0, 7.0, 0.0, 0.0]),
         format!("causes partial: 7 records dropped{stands}")
     );
     assert_eq!(
-        words(&[0.0, 0.0, 1.0]),
+        words(&[0.0, 0.0, 0.0, 1.0]),
         format!("causes partial: 1 event the kernel counted and wrote no record of{stands}")
     );
     assert_eq!(
-        words(&[2.0, 1.0, 30.0]),
+        words(&[2.0, 1.0, 0.0, 30.0]),
         format!(
             "causes partial: 2 /proc rows not all recorded, 1 record dropped, 30 events the \
              kernel counted and wrote no record of{stands}"
+        )
+    );
+    // An entry and its exit counted alike are counted as pairs, never as events: 9 timer
+    // interrupts unwritten are 9 pairs, not 18 events.
+    assert_eq!(
+        words(&[0.0, 0.0, 9.0, 0.0]),
+        format!(
+            "causes partial: 9 entry/exit pairs the kernel counted and wrote no record \
+             of{stands}"
+        )
+    );
+    assert_eq!(
+        words(&[1.0, 0.0, 1.0, 3.0]),
+        format!(
+            "causes partial: 1 /proc row not all recorded, 1 entry/exit pair and 3 events the \
+             kernel counted and wrote no record of{stands}"
+        )
+    );
+    // A run recorded before the pairs were told apart holds entries and exits summed: said
+    // as trace events, each entry and exit one.
+    assert_eq!(
+        words(&[1.0, 0.0, 18.0]),
+        format!(
+            "causes partial: 1 /proc row not all recorded, 18 trace events the kernel counted \
+             and wrote no record of (an entry and its exit count two){stands}"
         )
     );
     // A run recorded before the counters were read says the two it has.
@@ -202,9 +227,11 @@ fn a_count_that_disagrees_is_said_with_both_numbers_and_the_family_words() {
         format!("causes partial: 1 /proc row not all recorded{stands}")
     );
     for w in [
-        words(&[1.0, 0.0, 18.0]),
-        words(&[0.0, 7.0, 0.0]),
-        words(&[0.0, 0.0, 1.0]),
+        words(&[1.0, 0.0, 0.0, 18.0]),
+        words(&[0.0, 7.0, 0.0, 0.0]),
+        words(&[0.0, 0.0, 9.0, 0.0]),
+        words(&[0.0, 0.0, 0.0, 1.0]),
+        words(&[1.0, 0.0, 0.0]),
         words(&[1.0, 0.0]),
     ] {
         assert!(!w.contains(" 0 "), "{w}");
@@ -291,6 +318,16 @@ fn an_entry_and_its_exit_counted_alike_are_one_line() {
     );
     assert_eq!(flat.matches("the kernel counted").count(), 3, "{s}");
     assert!(widest(&s) <= 80, "{s}");
+    // The remark counts the timer's entries and exits unwritten as 2 pairs, the softirq's
+    // as 2 pairs and the exit beyond them as 1 event: never the 9 of all four summed.
+    let remark =
+        crate::probes::noise::partial(run.measurements[0].noise.as_ref().unwrap()).unwrap();
+    let said = Noise.words(&remark).unwrap();
+    assert!(
+        said.contains("4 entry/exit pairs and 1 event the kernel counted and wrote no record of"),
+        "{said}"
+    );
+    assert!(!said.contains("9 events"), "{said}");
 }
 
 #[test]
@@ -345,4 +382,29 @@ fn an_unstable_cpu_is_unstable_in_the_table_and_the_bars_never_a_value() {
     let [v1, lo1, hi1] = figure(&run, 1).unwrap();
     let want = format!("{}%", crate::units::interval::fmt_estimate(v1, lo1, hi1).0);
     assert!(cpu1.contains(&want), "{cpu1} lacks {want}");
+}
+
+/// A CPU whose checks failed said INVALID in the main table but its lost share in the
+/// section's table and a bar of causes in the chart.
+#[test]
+fn an_invalid_cpu_is_invalid_in_the_table_and_the_bars_never_a_value() {
+    let mut run = run();
+    let m = run
+        .measurements
+        .iter_mut()
+        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == 1))
+        .unwrap();
+    m.valid = false;
+    m.status = crate::model::Status::Invalid;
+    let [v, lo, hi] = figure(&run, 1).unwrap();
+    let number = format!("{}%", crate::units::interval::fmt_estimate(v, lo, hi).0);
+    let t = text(&run, false);
+    let row = t.lines().find(|l| l.starts_with("1 ")).unwrap();
+    assert!(row.contains("INVALID") && !row.contains(&number), "{row}");
+    let bars = &svgs(&run, "host")[0].1;
+    assert!(bars.contains("not plotted: INVALID"), "{bars}");
+    // The valid CPU keeps its figure and its bar.
+    let cpu0 = t.lines().find(|l| l.starts_with("0 ")).unwrap();
+    assert!(!cpu0.contains("INVALID"), "{cpu0}");
+    assert!(bars.contains("class=\"pt\""), "{bars}");
 }

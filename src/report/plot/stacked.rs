@@ -11,7 +11,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::units::Unit;
 
-use super::{color, label_width, no_data, render, short_number, DrawResult, FONT, LABEL_PT};
+use super::{
+    color, label_width, no_data, render, short_number, DrawResult, CHAR_W, FONT, LABEL_PT,
+};
 
 /// One row: segment lengths in the chart's segment order, and the total to write at the end.
 /// A row without segments keeps its place and shows `note` as the reason instead of a bar.
@@ -43,7 +45,9 @@ impl StackedBars {
     pub fn to_svg(&self) -> String {
         let n = self.rows.len().max(1) as u32;
         let labels = label_width(self.rows.iter().map(|r| r.label.as_str())).min(420);
-        let size = ((labels + 760).clamp(900, 1200), 48 + 130 + 40 * n);
+        let width = (labels + 760).clamp(900, 1200);
+        let lines = self.legend_places(width).last().map_or(1, |p| p.1 + 1);
+        let size = (width, 48 + 130 + LEGEND_LINE * (lines - 1) + 40 * n);
         let svg = render(size, &self.title, &self.subtitle, |a| self.draw(a));
         super::finish(svg, &self.tally())
     }
@@ -80,7 +84,11 @@ impl StackedBars {
                     .max(r.marker.unwrap_or(0.0))
             })
             .fold(0.0f64, f64::max);
-        let (legend, plot) = area.split_vertically(34);
+        let lines = self
+            .legend_places(area.dim_in_pixel().0)
+            .last()
+            .map_or(1, |p| p.1 + 1);
+        let (legend, plot) = area.split_vertically(34 + LEGEND_LINE * (lines - 1));
         self.draw_legend(&legend)?;
         let y_labels = label_width(rows.iter().map(|r| r.label.as_str())).min(420);
         // The plotting area's width: the area less the margins (12 left, 30 right) and the
@@ -119,24 +127,47 @@ impl StackedBars {
         Ok(())
     }
 
-    /// The segment names in colour order, one swatch each, across the top.
+    /// Where each segment's legend entry goes in a figure `width` pixels wide: its x and its
+    /// line, entries going on to a new line where the next would run past the right margin.
+    fn legend_places(&self, width: u32) -> Vec<(i32, u32)> {
+        let right = width as i32 - 12;
+        let (mut x, mut line) = (12i32, 0u32);
+        self.segments
+            .iter()
+            .map(|name| {
+                let chars = name.chars().count() as i32;
+                if x > 12 && x + 18 + CHAR_W as i32 * chars > right {
+                    (x, line) = (12, line + 1);
+                }
+                let at = (x, line);
+                x += 26 + CHAR_W as i32 * chars;
+                at
+            })
+            .collect()
+    }
+
+    /// The segment names in colour order, one swatch each, across the top (on as many lines
+    /// as they need).
     fn draw_legend(&self, legend: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
-        let mut x = 12i32;
-        for (k, name) in self.segments.iter().enumerate() {
+        let places = self.legend_places(legend.dim_in_pixel().0);
+        for (k, (name, (x, line))) in self.segments.iter().zip(places).enumerate() {
+            let y = 8 + (LEGEND_LINE * line) as i32;
             legend.draw(&Rectangle::new(
-                [(x, 8), (x + 14, 22)],
+                [(x, y), (x + 14, y + 14)],
                 color(k).mix(0.85).filled(),
             ))?;
             legend.draw(&Text::new(
                 name.clone(),
-                (x + 18, 8),
+                (x + 18, y),
                 (FONT, LABEL_PT).into_font(),
             ))?;
-            x += 26 + 8 * name.chars().count() as i32;
         }
         Ok(())
     }
 }
+
+/// The height of one more line of legend, pixels.
+const LEGEND_LINE: u32 = 20;
 
 /// Pixels from a text's anchor to its end (plus its 8-pixel offset from the anchor).
 fn text_px(text: &str) -> f64 {
@@ -364,6 +395,46 @@ mod tests {
             ],
         }
         .to_svg()
+    }
+
+    /// A noise report's seven causes: the legend ran on in one line past the figure's right
+    /// edge ("other" at x 890 of 900).
+    #[test]
+    fn a_long_legend_goes_on_to_a_new_line_inside_the_figure() {
+        let names = [
+            "task cc1plus",
+            "task rustc",
+            "task coordinator",
+            "timer tick",
+            "task opt 1ho03feh220",
+            "task opt 79619pe4lfs",
+            "other",
+        ];
+        let svg = StackedBars {
+            title: "t".into(),
+            subtitle: "s".into(),
+            value_label: "%".into(),
+            segments: names.iter().map(|n| n.to_string()).collect(),
+            rows: vec![StackedRow {
+                label: "CPU 0".into(),
+                segments: vec![1.0; names.len()],
+                total: [7.0, 6.5, 7.5],
+                note: String::new(),
+                marker: None,
+            }],
+        }
+        .to_svg();
+        let width = super::super::test_support::int_after(&svg, "width=\"");
+        for n in names {
+            let (x, chars) = text_at(&svg, n);
+            assert!(
+                x + chars * 8 <= width,
+                "{n} runs off the figure: {x}+{chars}"
+            );
+        }
+        // The bar's total is still drawn below the legend, inside the figure.
+        let (x, chars) = text_at(&svg, "7.0");
+        assert!(x + chars * 8 <= width);
     }
 
     /// An rpc report: the untraced tick at 25.9 µs struck through "21.2 ±0.1 µs/RPC
