@@ -14,7 +14,8 @@ pub mod noise;
 mod remark;
 pub mod switch_trace;
 pub use check::{
-    Bound, Check, CheckKind, Misplaced, Moved, OtherSeen, Reading, SwitchSource, Unseen,
+    Bound, Check, CheckKind, Handoffs, Misplaced, Moved, OtherSeen, Reading, RoundTripBand,
+    SwitchSource, Unseen,
 };
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 

@@ -8,7 +8,7 @@
 
 use crate::engine::checks::{KERNEL_SHARE_MIN_CPU_US, MAX_LEFT_OUT};
 use crate::evidence::placement::format_cpu_list;
-use crate::model::{Bound, Check, CheckKind as K, Measurement, Num, Reading};
+use crate::model::{Bound, Check, CheckKind as K, Measurement, Num, Reading, RoundTripBand};
 
 use super::remarks::span;
 
@@ -63,6 +63,7 @@ pub fn name(c: &Check) -> String {
         K::BarrierGranted => "indirect-branch barrier granted".into(),
         K::WalkPages => c.subject.clone(),
         K::PartnerCpu => "partner ran on another CPU".into(),
+        K::SwitchesPerRoundTrip => "context switches per round trip of both sides".into(),
         K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
@@ -167,11 +168,39 @@ pub fn expected(c: &Check) -> String {
             format!("≥ {}% (AnonHugePages in /proc/self/smaps)", pct(*x))
         }
         (K::Alone, _) => "1 thread, its files shared with no other task".into(),
+        (K::SwitchesPerRoundTrip, Bound::RoundTrips(b)) => round_trip_band(b),
         (K::SwitchesPerHop, _) => "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose \
                                    woken member preempted its waker)"
             .into(),
         (_, b) => bound(b),
     }
+}
+
+/// The band of a round trip's switches: "2.00 ±5% a round trip, plus 4–8 a sample of chunk
+/// hand-offs", saying where the hand-offs' range hides extra switches or was not allowed for.
+fn round_trip_band(b: &RoundTripBand) -> String {
+    let switches = if b.may_skip > 0.0 {
+        format!("{:.2}–{:.2}", b.per_rt - b.may_skip, b.per_rt)
+    } else {
+        format!("{:.2}", b.per_rt)
+    };
+    let tol = format!("{:.0}", b.tol * 100.0);
+    let Some(h) = &b.handoffs else {
+        return format!("{switches} ±{tol}% (hand-offs not allowed for: no sample count)");
+    };
+    let wide = b
+        .handoffs_too_wide()
+        .map(|r| {
+            format!(
+                "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider                          than ±{tol}%: extra switches within it go unseen",
+                h.per_sample()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{switches} ±{tol}% a round trip, plus {}–{} a sample of chunk hand-offs{wide}",
+        h.least, h.most
+    )
 }
 
 /// What a liveness mask is read from.
@@ -201,6 +230,7 @@ fn bound(b: &Bound) -> String {
         Bound::OnCpus(cpus) => format!("on CPU {}", format_cpu_list(cpus)),
         Bound::Mask { bits, .. } => format!("{bits:#x}"),
         Bound::Pages { lines, pages } => format!("{lines} lines in {pages} pages"),
+        Bound::RoundTrips(b) => round_trip_band(b),
         Bound::Kind => String::new(),
         Bound::Text(t) => t.clone(),
     }
@@ -298,12 +328,17 @@ fn reading(c: &Check, r: &Reading) -> String {
                 per_op,
                 source,
                 digits,
+                per_sample,
             },
-        ) => format!(
-            "{} ({})",
-            fixed(*per_op, usize::from(*digits)),
-            source.as_str()
-        ),
+        ) => {
+            let of_samples =
+                per_sample.map_or(String::new(), |n| format!("; {n} round trips a sample"));
+            format!(
+                "{} ({}{of_samples})",
+                fixed(*per_op, usize::from(*digits)),
+                source.as_str()
+            )
+        }
         (_, Reading::Cpus(cpus)) if cpus.is_empty() => "no placement seen".into(),
         (K::Placement, Reading::Cpus(cpus)) => format!("on CPU {}", format_cpu_list(cpus)),
         (_, Reading::Cpus(cpus)) => format!("CPU {}", format_cpu_list(cpus)),
