@@ -443,14 +443,9 @@ impl Status {
         }
     }
 
-    /// The word the JSON and CSV use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::BelowResolution => "below_resolution",
-            Status::Unstable => "unstable",
-            Status::Invalid => "invalid",
-        }
+    /// The word the JSON writes, for the CSV and the store: its serde name.
+    pub fn name(self) -> String {
+        crate::units::name::serde_name(&self)
     }
 }
 

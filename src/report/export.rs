@@ -68,7 +68,7 @@ pub fn to_csv(run: &Run) -> Result<String> {
             })
             .and_then(|c| c.per_major_fault_ns);
         let per_major_ci = major.and_then(|c| c.per_major_fault_ci95);
-        let status = m.status.as_str();
+        let status = m.status.name();
         let failed: Vec<String> = m
             .failed_checks()
             .map(|c| {
@@ -86,7 +86,7 @@ pub fn to_csv(run: &Run) -> Result<String> {
             text(&m.probe),
             text(&m.params_label()),
             text(&m.unit.to_string()),
-            status.into(),
+            status,
             m.valid.to_string(),
             opt(m.value.as_ref().map(|v| v.median)),
             opt(m.value.as_ref().map(|v| v.ci95[0])),
