@@ -1103,15 +1103,7 @@ mod tests {
     /// A small real rung: both sides' tasks in its evidence, a baseline, a value or a reason.
     #[test]
     fn a_small_real_rung_measures_both_sides() {
-        let cfg = SamplingConfig {
-            warmup_ns: 5_000_000,
-            target_sample_ns: 1_000_000,
-            min_samples: 6,
-            max_samples: 12,
-            rel_ci_target: 0.5,
-            budget_ns: 150_000_000,
-            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
-        };
+        let cfg = SamplingConfig::small(150_000_000);
         let ctx = Context::new(cfg);
         let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let l = ladder(cpu);
