@@ -451,6 +451,7 @@ pub fn switches_reading(ev: &Evidence, digits: u8) -> Reading {
         source,
         digits,
         per_sample: None,
+        split: None,
     }
 }
 

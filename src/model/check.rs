@@ -125,6 +125,15 @@ pub enum CheckKind {
     /// Context switches per round trip of both sides of a switch-anatomy rung (bound:
     /// [`Bound::RoundTrips`]; reading: [`Reading::Switches`] with the round trips a sample).
     SwitchesPerRoundTrip,
+    /// The mmap lab's competing process outlived the measurement, not OOM-killed (bound: at
+    /// least 1; values: 1 alive, 0 dead).
+    CompetitorAlive,
+    /// Pages of an evicted file still in the page cache (bound: at most 1% of them; values:
+    /// the pages resident, the file's pages).
+    StillCached,
+    /// Blocks read in while an evicted file was touched (bound: at least 1; values: the
+    /// count).
+    BlocksReadIn,
 }
 
 /// A check's bound on its reading.
@@ -304,13 +313,16 @@ pub enum Reading {
     /// Numbers the kind words (a figure, a share, counts); ranges when folded over rounds.
     Values(Vec<Num>),
     /// A count of context switches per operation, where it comes from, the digits it is
-    /// read to, and the round trips a sample where the count is of a switch anatomy's.
+    /// read to, the round trips a sample where the count is of a switch anatomy's, and the
+    /// voluntary and involuntary switches where the count says them apart.
     Switches {
         per_op: Num,
         source: SwitchSource,
         digits: u8,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         per_sample: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        split: Option<[Num; 2]>,
     },
     /// The CPUs seen (placement, same CPU).
     Cpus(Vec<usize>),
@@ -401,19 +413,30 @@ impl Reading {
                     source,
                     digits,
                     per_sample,
+                    split,
                 },
                 Reading::Switches {
                     per_op: p,
                     source: s,
                     digits: d,
                     per_sample: n,
+                    split: t,
                 },
-            ) if source == s && digits == d && per_sample == n => Some(Reading::Switches {
-                per_op: per_op.widen(*p),
-                source: *source,
-                digits: *digits,
-                per_sample: *per_sample,
-            }),
+            ) if source == s
+                && digits == d
+                && per_sample == n
+                && split.is_some() == t.is_some() =>
+            {
+                Some(Reading::Switches {
+                    per_op: per_op.widen(*p),
+                    source: *source,
+                    digits: *digits,
+                    per_sample: *per_sample,
+                    split: split
+                        .zip(*t)
+                        .map(|(a, b)| [a[0].widen(b[0]), a[1].widen(b[1])]),
+                })
+            }
             (Reading::TooShort(a), Reading::TooShort(b)) => Some(Reading::TooShort(a.widen(*b))),
             _ => (self == o).then(|| self.clone()),
         }

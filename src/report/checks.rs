@@ -64,6 +64,9 @@ pub fn name(c: &Check) -> String {
         K::WalkPages => c.subject.clone(),
         K::PartnerCpu => "partner ran on another CPU".into(),
         K::SwitchesPerRoundTrip => "context switches per round trip of both sides".into(),
+        K::CompetitorAlive => "competing process still alive (not OOM-killed)".into(),
+        K::StillCached => "pages still in the page cache after eviction (mincore, ≤ 1%)".into(),
+        K::BlocksReadIn => "blocks read in (inblock)".into(),
         K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
@@ -329,12 +332,20 @@ fn reading(c: &Check, r: &Reading) -> String {
                 source,
                 digits,
                 per_sample,
+                split,
             },
         ) => {
             let of_samples =
                 per_sample.map_or(String::new(), |n| format!("; {n} round trips a sample"));
+            let split = split.map_or(String::new(), |[vol, invol]| {
+                format!(
+                    "; voluntary {}, involuntary {}",
+                    fixed(vol, 3),
+                    fixed(invol, 3)
+                )
+            });
             format!(
-                "{} ({}{of_samples})",
+                "{} ({}{of_samples}{split})",
                 fixed(*per_op, usize::from(*digits)),
                 source.as_str()
             )
@@ -502,6 +513,15 @@ fn reading(c: &Check, r: &Reading) -> String {
             fixed(v(1), 0)
         ),
         (K::HugePages, _) => format!("{}%", pct(v(0), 0)),
+        (K::CompetitorAlive, _) if v(0).lo >= 1.0 => "alive".into(),
+        (K::CompetitorAlive, _) => "dead".into(),
+        (K::StillCached, _) if !c.ok => format!(
+            "{} of {} pages resident: eviction did not work",
+            fixed(v(0), 0),
+            fixed(v(1), 0)
+        ),
+        (K::StillCached, _) => fixed(v(0), 3),
+        (K::BlocksReadIn, _) if !c.ok => "0: no storage reads were accounted to this task".into(),
         (_, Reading::Values(vals)) => vals
             .iter()
             .map(|n| fixed(*n, 3))

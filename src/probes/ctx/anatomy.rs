@@ -565,6 +565,7 @@ pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
             source,
             digits: 3,
             per_sample: handoffs.as_ref().map(Handoffs::per_sample),
+            split: None,
         },
         ok,
     )
