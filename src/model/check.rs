@@ -134,6 +134,9 @@ pub enum CheckKind {
     /// Blocks read in while an evicted file was touched (bound: at least 1; values: the
     /// count).
     BlocksReadIn,
+    /// Involuntary switches per second of two CPU-bound tasks against one a slice (bound:
+    /// [`Bound::Slice`]; values: the rate, the involuntary switches, the CPU time in s).
+    SliceRate,
 }
 
 /// A check's bound on its reading.
@@ -167,9 +170,16 @@ pub enum Bound {
     },
     /// Switches a round trip within a band, hand-offs allowed for.
     RoundTrips(RoundTripBand),
+    /// Within ±`tol` (a fraction) of `per_s`, one a slice; `set` holds the kernel's slice
+    /// and the one asked, in ms, where they differ.
+    Slice {
+        per_s: f64,
+        tol: f64,
+        set: Option<[f64; 2]>,
+    },
     /// No number: the kind says what is expected (one CPU, no move).
     Kind,
-    /// A bound in words: a version 1 check, or a probe's check not yet typed.
+    /// A bound in words: a version 1 check (no probe words its bound).
     Text(String),
 }
 
@@ -371,7 +381,7 @@ pub enum Reading {
     Placed(Vec<(String, Option<usize>, Option<usize>)>),
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),
-    /// A reading in words: a version 1 check, or a probe's check not yet typed.
+    /// A reading in words: a version 1 check (no probe words its reading).
     Text(String),
 }
 

@@ -67,6 +67,7 @@ pub fn name(c: &Check) -> String {
         K::CompetitorAlive => "competing process still alive (not OOM-killed)".into(),
         K::StillCached => "pages still in the page cache after eviction (mincore, ≤ 1%)".into(),
         K::BlocksReadIn => "blocks read in (inblock)".into(),
+        K::SliceRate => "involuntary switches per second".into(),
         K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
@@ -172,6 +173,17 @@ pub fn expected(c: &Check) -> String {
         }
         (K::Alone, _) => "1 thread, its files shared with no other task".into(),
         (K::SwitchesPerRoundTrip, Bound::RoundTrips(b)) => round_trip_band(b),
+        (K::SliceRate, Bound::Slice { per_s, tol, set }) => {
+            let near = format!("{per_s:.2} ±{}%", pct(*tol));
+            match set {
+                Some([kernel, asked]) => format!(
+                    "{near} (the kernel's {} ms slice; {} ms asked)",
+                    slice_ms(*kernel),
+                    slice_ms(*asked)
+                ),
+                None => near,
+            }
+        }
         (K::SwitchesPerHop, _) => "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose \
                                    woken member preempted its waker)"
             .into(),
@@ -206,6 +218,12 @@ fn round_trip_band(b: &RoundTripBand) -> String {
     )
 }
 
+/// A slice in ms, as many decimals as it needs ("4", "1.5").
+fn slice_ms(ms: f64) -> String {
+    let s = format!("{ms:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// What a liveness mask is read from.
 fn mask_reader(read_back: bool) -> &'static str {
     if read_back {
@@ -234,6 +252,7 @@ fn bound(b: &Bound) -> String {
         Bound::Mask { bits, .. } => format!("{bits:#x}"),
         Bound::Pages { lines, pages } => format!("{lines} lines in {pages} pages"),
         Bound::RoundTrips(b) => round_trip_band(b),
+        Bound::Slice { per_s, tol, .. } => format!("{per_s:.2} ±{:.0}%", tol * 100.0),
         Bound::Kind => String::new(),
         Bound::Text(t) => t.clone(),
     }
@@ -513,6 +532,22 @@ fn reading(c: &Check, r: &Reading) -> String {
             fixed(v(1), 0)
         ),
         (K::HugePages, _) => format!("{}%", pct(v(0), 0)),
+        (K::SliceRate, _) => {
+            let every = |r: f64| if r > 0.0 { 1000.0 / r } else { f64::INFINITY };
+            format!(
+                "{}/s ({} over {} s of CPU time), i.e. one every {} ms",
+                fixed(v(0), 0),
+                fixed(v(1), 0),
+                fixed(v(2), 2),
+                fixed(
+                    Num {
+                        lo: every(v(0).hi),
+                        hi: every(v(0).lo),
+                    },
+                    2
+                )
+            )
+        }
         (K::CompetitorAlive, _) if v(0).lo >= 1.0 => "alive".into(),
         (K::CompetitorAlive, _) => "dead".into(),
         (K::StillCached, _) if !c.ok => format!(
