@@ -306,16 +306,6 @@ pub enum SwitchSource {
     Rusage,
 }
 
-impl SwitchSource {
-    /// The source's name as readings give it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SwitchSource::Perf => "perf context-switches",
-            SwitchSource::Rusage => "rusage nvcsw+nivcsw",
-        }
-    }
-}
-
 /// What a check read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -8,7 +8,9 @@
 
 use crate::engine::checks::{KERNEL_SHARE_MIN_CPU_US, MAX_LEFT_OUT};
 use crate::evidence::placement::format_cpu_list;
-use crate::model::{Bound, Check, CheckKind as K, Measurement, Num, Reading, RoundTripBand};
+use crate::model::{
+    Bound, Check, CheckKind as K, Measurement, Num, Reading, RoundTripBand, SwitchSource,
+};
 
 use super::remarks::span;
 
@@ -218,6 +220,14 @@ fn round_trip_band(b: &RoundTripBand) -> String {
     )
 }
 
+/// Where a switch count comes from, as its reading says.
+pub fn switch_source(s: SwitchSource) -> &'static str {
+    match s {
+        SwitchSource::Perf => "perf context-switches",
+        SwitchSource::Rusage => "rusage nvcsw+nivcsw",
+    }
+}
+
 /// A slice in ms, as many decimals as it needs ("4", "1.5").
 fn slice_ms(ms: f64) -> String {
     let s = format!("{ms:.3}");
@@ -366,7 +376,7 @@ fn reading(c: &Check, r: &Reading) -> String {
             format!(
                 "{} ({}{of_samples}{split})",
                 fixed(*per_op, usize::from(*digits)),
-                source.as_str()
+                switch_source(*source)
             )
         }
         (_, Reading::Cpus(cpus)) if cpus.is_empty() => "no placement seen".into(),

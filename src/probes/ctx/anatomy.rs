@@ -1005,7 +1005,10 @@ mod tests {
         [
             "context switches per round trip of both sides".into(),
             expected,
-            format!("{sw:.3} ({}{of_samples})", source.as_str()),
+            format!(
+                "{sw:.3} ({}{of_samples})",
+                crate::report::checks::switch_source(source)
+            ),
         ]
     }
 

@@ -442,7 +442,7 @@ mod tests {
             format!(
                 "{:.3} ({}; voluntary {vol:.3}, involuntary {invol:.3})",
                 sw / n,
-                source.as_str()
+                crate::report::checks::switch_source(source)
             )
         };
         let mut by_perf = evidence(1000, 1500, 700, 0, [0, 0]);
