@@ -14,7 +14,8 @@ pub mod noise;
 mod remark;
 pub mod switch_trace;
 pub use check::{
-    Bound, Check, CheckKind, Misplaced, Moved, OtherSeen, Reading, SwitchSource, Unseen,
+    Bound, Check, CheckKind, Handoffs, Misplaced, Moved, OtherSeen, Reading, RoundTripBand,
+    SwitchSource, Unseen,
 };
 pub use remark::{fold as fold_remarks, FamilyRemark, Num, Remark, RemarkKind};
 
@@ -442,14 +443,9 @@ impl Status {
         }
     }
 
-    /// The word the JSON and CSV use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::BelowResolution => "below_resolution",
-            Status::Unstable => "unstable",
-            Status::Invalid => "invalid",
-        }
+    /// The word the JSON writes, for the CSV and the store: its serde name.
+    pub fn name(self) -> String {
+        crate::units::name::serde_name(&self)
     }
 }
 

@@ -38,12 +38,16 @@ fn total(m: &Value, key: &str) -> u64 {
     m["evidence"]["rusage"][key].as_u64().unwrap()
 }
 
+/// The check whose name (as the report says it) holds `name_part`.
 fn check<'a>(m: &'a Value, name_part: &str) -> &'a Value {
     m["checks"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["subject"].as_str().is_some_and(|n| n.contains(name_part)))
+        .find(|c| {
+            let c: oscost::model::Check = serde_json::from_value((*c).clone()).unwrap();
+            oscost::report::checks::name(&c).contains(name_part)
+        })
         .unwrap_or_else(|| panic!("no check {name_part} in {m}"))
 }
 

@@ -68,9 +68,9 @@ fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
             (true, Status::Ok, None) => Status::BelowResolution,
             (true, s, _) => s,
         };
-        match out.iter_mut().find(|(s, _)| s == status.as_str()) {
+        match out.iter_mut().find(|(s, _)| *s == status.name()) {
             Some((_, n)) => *n += 1,
-            None => out.push((status.as_str().to_string(), 1)),
+            None => out.push((status.name(), 1)),
         }
     }
     out

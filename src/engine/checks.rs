@@ -450,6 +450,8 @@ pub fn switches_reading(ev: &Evidence, digits: u8) -> Reading {
         per_op: Num::one(per_op),
         source,
         digits,
+        per_sample: None,
+        split: None,
     }
 }
 

@@ -208,48 +208,24 @@ mod tests {
         )
         .unwrap();
         assert!(all.warning.is_none() && all.raw.len() == 8);
-        let j = derive_judged(
-            Samples {
+        let judged = |fastest: Option<f64>| {
+            let s = Samples {
                 raw: &raw,
                 baseline: &[],
                 rounds: &rounds,
                 tags: &tags,
-            },
-            Some(0.82),
-            1.0,
-            &crate::units::Unit::NS,
-        )
-        .unwrap();
+            };
+            derive_judged(s, fastest, 1.0, &crate::units::Unit::NS).unwrap()
+        };
+        let j = judged(Some(0.82));
         assert_eq!(j.raw, vec![175.0, 176.0, 174.0, 175.0, 176.0]);
         assert_eq!(j.derived.value.unwrap().median, 175.0);
         let w = crate::report::remarks::words(&j.warning.unwrap());
         assert!(w.contains("3 of 8 samples") && w.contains("240 ns"), "{w}");
         // No fastest reading, or nothing above the threshold: every sample counts.
-        let none = derive_judged(
-            Samples {
-                raw: &raw,
-                baseline: &[],
-                rounds: &rounds,
-                tags: &tags,
-            },
-            None,
-            1.0,
-            &crate::units::Unit::NS,
-        )
-        .unwrap();
+        let none = judged(None);
         assert_eq!(none.raw.len(), 8);
-        let fast = derive_judged(
-            Samples {
-                raw: &raw,
-                baseline: &[],
-                rounds: &rounds,
-                tags: &tags,
-            },
-            Some(1.2),
-            1.0,
-            &crate::units::Unit::NS,
-        )
-        .unwrap();
+        let fast = judged(Some(1.2));
         assert_eq!((fast.raw.len(), fast.warning), (8, None));
         // Paired baseline samples leave with their raw partners.
         let base = [100.0; 8];

@@ -191,23 +191,16 @@ impl SharedPage {
     /// Wait (spinning with yields, bounded) until `slot(i)` holds a non-zero value, which is
     /// returned; fails if the partner dies or takes more than 10 s to get ready.
     pub fn wait_nonzero(&self, i: usize, child: &mut Child) -> Result<i32> {
-        let deadline = crate::evidence::clock::now_ns() + 10_000_000_000;
-        loop {
+        wait_ready("a partner process", || {
             let v = self.slot(i).load(Ordering::Acquire);
             if v != 0 {
-                return Ok(v);
+                return Ok(Some(v));
             }
             if child.has_exited() {
                 return Err(Error::env("a partner process exited before it was ready"));
             }
-            crate::engine::interrupt::check()?;
-            if crate::evidence::clock::now_ns() > deadline {
-                return Err(Error::env(
-                    "a partner process did not get ready within 10 s",
-                ));
-            }
-            std::thread::yield_now();
-        }
+            Ok(None)
+        })
     }
 }
 
@@ -244,6 +237,37 @@ pub fn spawn_ready_child(
     })?;
     let v = page.wait_nonzero(ready, &mut child)?;
     Ok((child, decode_cpu(v)))
+}
+
+/// How long a partner may take to get ready.
+const READY_WITHIN_NS: u64 = 10_000_000_000;
+
+/// Polls `ready` (spinning with yields) until it gives a value or an error, for at most
+/// [`READY_WITHIN_NS`]: Ctrl-C ends the wait, and so does the deadline, as "`who` did not
+/// get ready".
+fn wait_ready<T>(who: &str, ready: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+    wait_ready_within(who, READY_WITHIN_NS, ready)
+}
+
+fn wait_ready_within<T>(
+    who: &str,
+    within_ns: u64,
+    mut ready: impl FnMut() -> Result<Option<T>>,
+) -> Result<T> {
+    let deadline = crate::evidence::clock::now_ns() + within_ns;
+    loop {
+        if let Some(v) = ready()? {
+            return Ok(v);
+        }
+        crate::engine::interrupt::check()?;
+        if crate::evidence::clock::now_ns() > deadline {
+            return Err(Error::env(format!(
+                "{who} did not get ready within {} s",
+                within_ns as f64 / 1e9
+            )));
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// Encode a CPU number for a "ready" slot (0 means "not yet").
@@ -481,6 +505,25 @@ pub fn partner_error(what: &str, errno: i32) -> Error {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_wait_for_readiness_returns_the_answer_or_gives_up() {
+        let mut polls = 0;
+        let v = wait_ready_within("p", 1_000_000_000, || {
+            polls += 1;
+            Ok((polls == 3).then_some(7))
+        });
+        assert_eq!((v.unwrap(), polls), (7, 3));
+        let e = wait_ready_within::<()>("p", 1_000_000_000, || Err(Error::env("gone")));
+        assert!(e.unwrap_err().to_string().contains("gone"));
+        let e = wait_ready_within::<()>("the partner", 1_000_000, || Ok(None)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the partner did not get ready within 0.001 s"),
+            "{e}"
+        );
+        assert_eq!(format!("{}", READY_WITHIN_NS as f64 / 1e9), "10");
+    }
+
     fn alive(pid: i32) -> bool {
         // A reaped child is gone: kill(pid, 0) fails with ESRCH.
         // SAFETY: signal 0 only checks that the process exists.
@@ -717,23 +760,13 @@ impl ThreadPartner {
 
     /// Wait until the thread is pinned and ready; returns (tid, cpu).
     pub fn wait_ready(&self) -> Result<(i32, Option<usize>)> {
-        let deadline = crate::evidence::clock::now_ns() + 10_000_000_000;
-        loop {
+        wait_ready("the partner thread", || {
             let c = self.ready.cpu.load(Ordering::Acquire);
             if c < 0 {
                 return Err(Error::env("the partner thread could not pin itself"));
             }
-            if c > 0 {
-                return Ok((self.ready.tid.load(Ordering::Acquire), decode_cpu(c)));
-            }
-            crate::engine::interrupt::check()?;
-            if crate::evidence::clock::now_ns() > deadline {
-                return Err(Error::env(
-                    "the partner thread did not get ready within 10 s",
-                ));
-            }
-            std::thread::yield_now();
-        }
+            Ok((c > 0).then(|| (self.ready.tid.load(Ordering::Acquire), decode_cpu(c))))
+        })
     }
 }
 

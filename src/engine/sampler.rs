@@ -632,6 +632,23 @@ fn converged(raw: &[f64], baseline: &[f64], target: f64) -> bool {
     ok(&difference)
 }
 
+/// The sampling of a small real measurement in tests: 6 to 12 samples of 1 ms after 5 ms of
+/// warm-up, ±50%, within `budget_ns`.
+#[cfg(test)]
+impl SamplingConfig {
+    pub fn small(budget_ns: u64) -> SamplingConfig {
+        SamplingConfig {
+            warmup_ns: 5_000_000,
+            target_sample_ns: 1_000_000,
+            min_samples: 6,
+            max_samples: 12,
+            rel_ci_target: 0.5,
+            budget_ns,
+            evidence_every: EVIDENCE_EVERY,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,6 +122,21 @@ pub enum CheckKind {
     /// The measured side's partner ran on the other CPU (bound: the timer's CPU, then the
     /// partner's; reading: [`Reading::Placed`]).
     PartnerCpu,
+    /// Context switches per round trip of both sides of a switch-anatomy rung (bound:
+    /// [`Bound::RoundTrips`]; reading: [`Reading::Switches`] with the round trips a sample).
+    SwitchesPerRoundTrip,
+    /// The mmap lab's competing process outlived the measurement, not OOM-killed (bound: at
+    /// least 1; values: 1 alive, 0 dead).
+    CompetitorAlive,
+    /// Pages of an evicted file still in the page cache (bound: at most 1% of them; values:
+    /// the pages resident, the file's pages).
+    StillCached,
+    /// Blocks read in while an evicted file was touched (bound: at least 1; values: the
+    /// count).
+    BlocksReadIn,
+    /// Involuntary switches per second of two CPU-bound tasks against one a slice (bound:
+    /// [`Bound::Slice`]; values: the rate, the involuntary switches, the CPU time in s).
+    SliceRate,
 }
 
 /// A check's bound on its reading.
@@ -153,10 +168,85 @@ pub enum Bound {
         lines: usize,
         pages: usize,
     },
+    /// Switches a round trip within a band, hand-offs allowed for.
+    RoundTrips(RoundTripBand),
+    /// Within ±`tol` (a fraction) of `per_s`, one a slice; `set` holds the kernel's slice
+    /// and the one asked, in ms, where they differ.
+    Slice {
+        per_s: f64,
+        tol: f64,
+        set: Option<[f64; 2]>,
+    },
     /// No number: the kind says what is expected (one CPU, no move).
     Kind,
-    /// A bound in words: a version 1 check, or a probe's check not yet typed.
+    /// A bound in words: a version 1 check (no probe words its bound).
     Text(String),
+}
+
+/// The switches a round trip of both sides may make: `per_rt` (from `per_rt − may_skip`
+/// where a pair on two CPUs may find its reply posted before it sleeps) ±`tol`, plus the
+/// chunk hand-offs of every sample where the samples were counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundTripBand {
+    pub per_rt: f64,
+    pub may_skip: f64,
+    pub tol: f64,
+    /// None: no sample count, hand-offs not allowed for.
+    pub handoffs: Option<Handoffs>,
+}
+
+/// The chunk hand-offs of one sample, least and most, over `samples` samples of
+/// `round_trips` in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handoffs {
+    pub least: u64,
+    pub most: u64,
+    pub samples: u64,
+    pub round_trips: u64,
+}
+
+impl Handoffs {
+    /// Round trips a sample.
+    pub fn per_sample(&self) -> u64 {
+        self.round_trips / self.samples
+    }
+
+    /// The hand-offs a round trip, least and most.
+    pub fn per_round_trip(&self) -> (f64, f64) {
+        let per = self.samples as f64 / self.round_trips as f64;
+        (self.least as f64 * per, self.most as f64 * per)
+    }
+}
+
+impl RoundTripBand {
+    /// The switches a round trip it allows, least and most.
+    pub fn limits(&self) -> (f64, f64) {
+        let (least, most) = self
+            .handoffs
+            .as_ref()
+            .map_or((0.0, 0.0), Handoffs::per_round_trip);
+        (
+            (self.per_rt - self.may_skip) * (1.0 - self.tol) + least,
+            self.per_rt * (1.0 + self.tol) + most,
+        )
+    }
+
+    /// Whether `sw` switches a round trip lie in the band.
+    pub fn holds(&self, sw: f64) -> bool {
+        let (lo, hi) = self.limits();
+        sw.is_finite() && (lo..=hi).contains(&sw)
+    }
+
+    /// The hand-offs' range a round trip (most − least), where it is wider than the
+    /// tolerance band of the round trips' own switches (±`tol` of `per_rt`): then the check
+    /// cannot tell a competitor's switches from the protocol's. The range is the same a
+    /// sample however long the sample, so it matters only where a sample holds few round
+    /// trips: 1.33 a round trip at 3 against a band of 0.2, 0.098 at 41.
+    pub fn handoffs_too_wide(&self) -> Option<f64> {
+        let (least, most) = self.handoffs.as_ref()?.per_round_trip();
+        let range = most - least;
+        (range > 2.0 * self.tol * self.per_rt).then_some(range)
+    }
 }
 
 /// A participant that was not where it should be at a window's edge.
@@ -216,28 +306,23 @@ pub enum SwitchSource {
     Rusage,
 }
 
-impl SwitchSource {
-    /// The source's name as readings give it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SwitchSource::Perf => "perf context-switches",
-            SwitchSource::Rusage => "rusage nvcsw+nivcsw",
-        }
-    }
-}
-
 /// What a check read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reading {
     /// Numbers the kind words (a figure, a share, counts); ranges when folded over rounds.
     Values(Vec<Num>),
-    /// A count of context switches per operation, where it comes from, and the digits it
-    /// is read to.
+    /// A count of context switches per operation, where it comes from, the digits it is
+    /// read to, the round trips a sample where the count is of a switch anatomy's, and the
+    /// voluntary and involuntary switches where the count says them apart.
     Switches {
         per_op: Num,
         source: SwitchSource,
         digits: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        per_sample: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        split: Option<[Num; 2]>,
     },
     /// The CPUs seen (placement, same CPU).
     Cpus(Vec<usize>),
@@ -286,7 +371,7 @@ pub enum Reading {
     Placed(Vec<(String, Option<usize>, Option<usize>)>),
     /// A CPU-time window too short to decide (values: the CPU time in ms).
     TooShort(Num),
-    /// A reading in words: a version 1 check, or a probe's check not yet typed.
+    /// A reading in words: a version 1 check (no probe words its reading).
     Text(String),
 }
 
@@ -327,17 +412,31 @@ impl Reading {
                     per_op,
                     source,
                     digits,
+                    per_sample,
+                    split,
                 },
                 Reading::Switches {
                     per_op: p,
                     source: s,
                     digits: d,
+                    per_sample: n,
+                    split: t,
                 },
-            ) if source == s && digits == d => Some(Reading::Switches {
-                per_op: per_op.widen(*p),
-                source: *source,
-                digits: *digits,
-            }),
+            ) if source == s
+                && digits == d
+                && per_sample == n
+                && split.is_some() == t.is_some() =>
+            {
+                Some(Reading::Switches {
+                    per_op: per_op.widen(*p),
+                    source: *source,
+                    digits: *digits,
+                    per_sample: *per_sample,
+                    split: split
+                        .zip(*t)
+                        .map(|(a, b)| [a[0].widen(b[0]), a[1].widen(b[1])]),
+                })
+            }
             (Reading::TooShort(a), Reading::TooShort(b)) => Some(Reading::TooShort(a.widen(*b))),
             _ => (self == o).then(|| self.clone()),
         }
@@ -459,7 +558,8 @@ impl Check {
         }
     }
 
-    /// A probe's own check whose bound and reading are still said in words.
+    /// A probe's own check whose bound and reading are said in words: for tests that need
+    /// a check by its words alone (the probes' checks are typed).
     pub fn text(
         name: impl Into<String>,
         expected: impl Into<String>,

@@ -89,7 +89,7 @@ pub fn lift_legacy(m: &mut super::Measurement) {
         return;
     }
     // The base and direct rungs' baselines are one task alone (probes::ctx::anatomy).
-    let rung = m.params.get("rung").and_then(|r| r.as_str());
+    let rung = m.param_str("rung");
     let baseline_switching = !matches!(rung, Some("base" | "all"));
     if let Some(t) = m
         .params

@@ -8,7 +8,9 @@
 
 use crate::engine::checks::{KERNEL_SHARE_MIN_CPU_US, MAX_LEFT_OUT};
 use crate::evidence::placement::format_cpu_list;
-use crate::model::{Bound, Check, CheckKind as K, Measurement, Num, Reading};
+use crate::model::{
+    Bound, Check, CheckKind as K, Measurement, Num, Reading, RoundTripBand, SwitchSource,
+};
 
 use super::remarks::span;
 
@@ -63,6 +65,11 @@ pub fn name(c: &Check) -> String {
         K::BarrierGranted => "indirect-branch barrier granted".into(),
         K::WalkPages => c.subject.clone(),
         K::PartnerCpu => "partner ran on another CPU".into(),
+        K::SwitchesPerRoundTrip => "context switches per round trip of both sides".into(),
+        K::CompetitorAlive => "competing process still alive (not OOM-killed)".into(),
+        K::StillCached => "pages still in the page cache after eviction (mincore, ≤ 1%)".into(),
+        K::BlocksReadIn => "blocks read in (inblock)".into(),
+        K::SliceRate => "involuntary switches per second".into(),
         K::NoiseReaderPlaced => format!("CPU {} reader stayed on its CPU", first_cpu(&c.bound)),
     }
 }
@@ -167,11 +174,64 @@ pub fn expected(c: &Check) -> String {
             format!("≥ {}% (AnonHugePages in /proc/self/smaps)", pct(*x))
         }
         (K::Alone, _) => "1 thread, its files shared with no other task".into(),
+        (K::SwitchesPerRoundTrip, Bound::RoundTrips(b)) => round_trip_band(b),
+        (K::SliceRate, Bound::Slice { per_s, tol, set }) => {
+            let near = format!("{} ±{}%", crate::units::fmt_num(*per_s), pct(*tol));
+            match set {
+                Some([kernel, asked]) => format!(
+                    "{near} (the kernel's {} ms slice; {} ms asked)",
+                    slice_ms(*kernel),
+                    slice_ms(*asked)
+                ),
+                None => near,
+            }
+        }
         (K::SwitchesPerHop, _) => "1 to 2 ±5% (normal scheduling: 1 + the share of hops whose \
                                    woken member preempted its waker)"
             .into(),
         (_, b) => bound(b),
     }
+}
+
+/// The band of a round trip's switches: "2.00 ±5% a round trip, plus 4–8 a sample of chunk
+/// hand-offs", saying where the hand-offs' range hides extra switches or was not allowed for.
+fn round_trip_band(b: &RoundTripBand) -> String {
+    let switches = if b.may_skip > 0.0 {
+        format!("{:.2}–{:.2}", b.per_rt - b.may_skip, b.per_rt)
+    } else {
+        format!("{:.2}", b.per_rt)
+    };
+    let tol = format!("{:.0}", b.tol * 100.0);
+    let Some(h) = &b.handoffs else {
+        return format!("{switches} ±{tol}% (hand-offs not allowed for: no sample count)");
+    };
+    let wide = b
+        .handoffs_too_wide()
+        .map(|r| {
+            format!(
+                "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider                          than ±{tol}%: extra switches within it go unseen",
+                h.per_sample()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{switches} ±{tol}% a round trip, plus {}–{} a sample of chunk hand-offs{wide}",
+        h.least, h.most
+    )
+}
+
+/// Where a switch count comes from, as its reading says.
+pub fn switch_source(s: SwitchSource) -> &'static str {
+    match s {
+        SwitchSource::Perf => "perf context-switches",
+        SwitchSource::Rusage => "rusage nvcsw+nivcsw",
+    }
+}
+
+/// A slice in ms, as many decimals as it needs ("4", "1.5").
+fn slice_ms(ms: f64) -> String {
+    let s = format!("{ms:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// What a liveness mask is read from.
@@ -204,6 +264,10 @@ fn bound(b: &Bound) -> String {
         Bound::OnCpus(cpus) => format!("on CPU {}", format_cpu_list(cpus)),
         Bound::Mask { bits, .. } => format!("{bits:#x}"),
         Bound::Pages { lines, pages } => format!("{lines} lines in {pages} pages"),
+        Bound::RoundTrips(b) => round_trip_band(b),
+        Bound::Slice { per_s, tol, .. } => {
+            format!("{} ±{:.0}%", crate::units::fmt_num(*per_s), tol * 100.0)
+        }
         Bound::Kind => String::new(),
         Bound::Text(t) => t.clone(),
     }
@@ -301,12 +365,25 @@ fn reading(c: &Check, r: &Reading) -> String {
                 per_op,
                 source,
                 digits,
+                per_sample,
+                split,
             },
-        ) => format!(
-            "{} ({})",
-            fixed(*per_op, usize::from(*digits)),
-            source.as_str()
-        ),
+        ) => {
+            let of_samples =
+                per_sample.map_or(String::new(), |n| format!("; {n} round trips a sample"));
+            let split = split.map_or(String::new(), |[vol, invol]| {
+                format!(
+                    "; voluntary {}, involuntary {}",
+                    fixed(vol, 3),
+                    fixed(invol, 3)
+                )
+            });
+            format!(
+                "{} ({}{of_samples}{split})",
+                fixed(*per_op, usize::from(*digits)),
+                switch_source(*source)
+            )
+        }
         (_, Reading::Cpus(cpus)) if cpus.is_empty() => "no placement seen".into(),
         (K::Placement, Reading::Cpus(cpus)) => format!("on CPU {}", format_cpu_list(cpus)),
         (_, Reading::Cpus(cpus)) => format!("CPU {}", format_cpu_list(cpus)),
@@ -470,6 +547,31 @@ fn reading(c: &Check, r: &Reading) -> String {
             fixed(v(1), 0)
         ),
         (K::HugePages, _) => format!("{}%", pct(v(0), 0)),
+        (K::SliceRate, _) => {
+            let every = |r: f64| if r > 0.0 { 1000.0 / r } else { f64::INFINITY };
+            format!(
+                "{}/s ({} over {} s of CPU time), i.e. one every {} ms",
+                fixed(v(0), 0),
+                fixed(v(1), 0),
+                fixed(v(2), 2),
+                fixed(
+                    Num {
+                        lo: every(v(0).hi),
+                        hi: every(v(0).lo),
+                    },
+                    2
+                )
+            )
+        }
+        (K::CompetitorAlive, _) if v(0).lo >= 1.0 => "alive".into(),
+        (K::CompetitorAlive, _) => "dead".into(),
+        (K::StillCached, _) if !c.ok => format!(
+            "{} of {} pages resident: eviction did not work",
+            fixed(v(0), 0),
+            fixed(v(1), 0)
+        ),
+        (K::StillCached, _) => fixed(v(0), 3),
+        (K::BlocksReadIn, _) if !c.ok => "0: no storage reads were accounted to this task".into(),
         (_, Reading::Values(vals)) => vals
             .iter()
             .map(|n| fixed(*n, 3))

@@ -68,25 +68,15 @@ pub fn to_csv(run: &Run) -> Result<String> {
             })
             .and_then(|c| c.per_major_fault_ns);
         let per_major_ci = major.and_then(|c| c.per_major_fault_ci95);
-        let status = m.status.as_str();
-        let failed: Vec<String> = m
-            .failed_checks()
-            .map(|c| {
-                format!(
-                    "{}: expected {}, observed {}",
-                    crate::report::checks::name(c),
-                    crate::report::checks::expected(c),
-                    crate::report::checks::observed(c)
-                )
-            })
-            .collect();
+        let status = m.status.name();
+        let failed: Vec<String> = m.failed_checks().map(crate::report::checks::line).collect();
         // Text cells through the one CSV escape (no cell starts a formula); numbers as numbers.
         let text = |s: &str| crate::escape::csv(s).into_owned();
         w.write_record([
             text(&m.probe),
             text(&m.params_label()),
             text(&m.unit.to_string()),
-            status.into(),
+            status,
             m.valid.to_string(),
             opt(m.value.as_ref().map(|v| v.median)),
             opt(m.value.as_ref().map(|v| v.ci95[0])),

@@ -231,7 +231,7 @@ pub fn per_page_instead(m: &Measurement) -> Option<String> {
 pub fn case_label(m: &Measurement) -> String {
     let mut s = m.probe.clone();
     for k in CASE_KEYS {
-        if let Some(v) = m.params.get(k).and_then(|v| v.as_str()) {
+        if let Some(v) = m.param_str(k) {
             s += &format!(" {k}={v}");
         }
     }

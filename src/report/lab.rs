@@ -57,6 +57,19 @@ macro_rules! ev {
     };
 }
 
+/// A getrusage count per walk.
+macro_rules! ru {
+    ($key:expr, $title:expr, $unit:expr, $field:ident) => {
+        Metric {
+            key: $key,
+            title: $title,
+            unit: $unit,
+            hardware: false,
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.$field)),
+        }
+    };
+}
+
 /// Every metric, in the lab's order.
 pub fn metrics() -> Vec<Metric> {
     vec![
@@ -83,20 +96,18 @@ pub fn metrics() -> Vec<Metric> {
         },
         ev!("minor-faults", "minor faults (perf)", false),
         ev!("major-faults", "major faults (perf)", false),
-        Metric {
-            key: "page-reclaims",
-            title: "page reclaims (ru_minflt)",
-            unit: "per walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.minflt)),
-        },
-        Metric {
-            key: "hard-faults",
-            title: "page faults needing I/O (ru_majflt)",
-            unit: "per walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.majflt)),
-        },
+        ru!(
+            "page-reclaims",
+            "page reclaims (ru_minflt)",
+            "per walk",
+            minflt
+        ),
+        ru!(
+            "hard-faults",
+            "page faults needing I/O (ru_majflt)",
+            "per walk",
+            majflt
+        ),
         Metric {
             key: "maxrss",
             title: "max RSS",
@@ -104,34 +115,10 @@ pub fn metrics() -> Vec<Metric> {
             hardware: false,
             get: |m| Ok(m.evidence.rusage.total.maxrss_kb as f64),
         },
-        Metric {
-            key: "inblock",
-            title: "block input",
-            unit: "512-byte blocks/walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.inblock)),
-        },
-        Metric {
-            key: "oublock",
-            title: "block output",
-            unit: "512-byte blocks/walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.oublock)),
-        },
-        Metric {
-            key: "nvcsw",
-            title: "voluntary context switches",
-            unit: "per walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.nvcsw)),
-        },
-        Metric {
-            key: "nivcsw",
-            title: "involuntary context switches",
-            unit: "per walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.nivcsw)),
-        },
+        ru!("inblock", "block input", "512-byte blocks/walk", inblock),
+        ru!("oublock", "block output", "512-byte blocks/walk", oublock),
+        ru!("nvcsw", "voluntary context switches", "per walk", nvcsw),
+        ru!("nivcsw", "involuntary context switches", "per walk", nivcsw),
         ev!("L1-dcache-loads", "L1D read accesses", true),
         ev!("L1-dcache-load-misses", "L1D read misses", true),
         ev!("L1-dcache-stores", "L1D write accesses", true),
@@ -152,16 +139,8 @@ fn rows(run: &Run) -> Vec<&Measurement> {
 
 /// "file-shared-random" (plus the pattern when it is not implied).
 pub fn row_label(m: &Measurement) -> String {
-    let v = m
-        .params
-        .get("variant")
-        .and_then(|v| v.as_str())
-        .unwrap_or("?");
-    let p = m
-        .params
-        .get("pattern")
-        .and_then(|v| v.as_str())
-        .unwrap_or("?");
+    let v = m.param_str("variant").unwrap_or("?");
+    let p = m.param_str("pattern").unwrap_or("?");
     if v.ends_with("random") {
         v.to_string()
     } else {
@@ -305,13 +284,7 @@ pub fn csv(run: &Run) -> String {
     }
     out.push_str(",unsupported\n");
     for m in rows(run) {
-        let p = |k: &str| {
-            m.params
-                .get(k)
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .to_string()
-        };
+        let p = |k: &str| m.param_str(k).unwrap_or("");
         out.push_str(&format!("{},{}", p("variant"), p("pattern")));
         let mut why = Vec::new();
         for x in &ms {

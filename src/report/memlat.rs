@@ -64,12 +64,7 @@ pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
                 huge
             ));
             for f in m.failed_checks().filter(|_| verbose) {
-                out.push_str(&format!(
-                    "    ✗ {}: expected {}, observed {}\n",
-                    crate::report::checks::name(f),
-                    crate::report::checks::expected(f),
-                    crate::report::checks::observed(f)
-                ));
+                out.push_str(&format!("    ✗ {}\n", crate::report::checks::line(f)));
             }
             points.push(m);
         }

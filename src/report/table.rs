@@ -71,24 +71,7 @@ fn evidence_cell(m: &Measurement) -> String {
                 .max(0.0) as u64,
             "migration",
         );
-        // Counts below one per op are counts: when either part is, both parts
-        // are counts over the same ops, so one line never mixes a rate and a count.
-        let rare = |n: u64| n > 0 && n < it;
-        let counts = rare(t.nvcsw) || rare(t.nivcsw);
-        let parts = if counts {
-            format!(
-                "{} vol, {} invol in {}",
-                crate::units::fmt_thousands(t.nvcsw),
-                crate::units::fmt_thousands(t.nivcsw),
-                plural_ops(it)
-            )
-        } else {
-            format!(
-                "{} vol, {} invol",
-                fmt_num(t.nvcsw as f64 / it as f64),
-                fmt_num(t.nivcsw as f64 / it as f64)
-            )
-        };
+        let parts = two_counts(it, (t.nvcsw, "vol"), (t.nivcsw, "invol"), "");
         if sw >= 1.0 {
             format!("{} sw/op ({parts}), {mig}", fmt_num(sw))
         } else {
@@ -101,28 +84,38 @@ fn evidence_cell(m: &Measurement) -> String {
             )
         }
     } else if shown == Evidence::Faults {
-        // The count rule as for switches: when either kind is rarer than one per op, both
-        // are counts over the same ops ("2,340 minflt, 36 majflt in 36,864 ops"), never a
-        // rate beside a count.
-        let rare = |n: u64| n > 0 && n < it;
-        let faults = if rare(t.minflt) || rare(t.majflt) {
-            format!(
-                "{} minflt, {} majflt in {}",
-                crate::units::fmt_thousands(t.minflt),
-                crate::units::fmt_thousands(t.majflt),
-                plural_ops(it)
-            )
-        } else {
-            format!(
-                "{} minflt/op, {} majflt/op",
-                fmt_num(t.minflt as f64 / it as f64),
-                fmt_num(t.majflt as f64 / it as f64)
-            )
-        };
+        let faults = two_counts(it, (t.minflt, "minflt"), (t.majflt, "majflt"), "/op");
         format!("{faults}, {} in", plural(t.inblock, "block"))
     } else {
         let cpu = (t.utime_us + t.stime_us).max(1) as f64;
         format!("{:.0}% sys time", 100.0 * t.stime_us as f64 / cpu)
+    }
+}
+
+/// Two counts over `it` ops. Counts below one per op are counts: when either is, both are
+/// counts over the same ops ("2,340 minflt, 36 majflt in 36,864 ops"), so one line never
+/// mixes a rate and a count; else both are rates, each name followed by `per_op`.
+fn two_counts(it: u64, a: (u64, &str), b: (u64, &str), per_op: &str) -> String {
+    let rare = |n: u64| n > 0 && n < it;
+    if rare(a.0) || rare(b.0) {
+        let n = crate::units::fmt_thousands;
+        format!(
+            "{} {}, {} {} in {}",
+            n(a.0),
+            a.1,
+            n(b.0),
+            b.1,
+            plural_ops(it)
+        )
+    } else {
+        let rate = |x: u64| fmt_num(x as f64 / it as f64);
+        format!(
+            "{} {}{per_op}, {} {}{per_op}",
+            rate(a.0),
+            a.1,
+            rate(b.0),
+            b.1
+        )
     }
 }
 
@@ -451,12 +444,7 @@ fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, v
         out.push('\n');
     }
     for c in m.failed_checks().filter(|_| verbose) {
-        let text = format!(
-            "{}: expected {}, observed {}",
-            crate::report::checks::name(c),
-            crate::report::checks::expected(c),
-            crate::report::checks::observed(c)
-        );
+        let text = crate::report::checks::line(c);
         let mark = paint("✗", Tone::Bad, term.color);
         out.push_str(&wrap(
             &text,

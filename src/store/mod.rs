@@ -640,10 +640,7 @@ fn insert_run(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for (i, m) in run.measurements.iter().enumerate() {
-        let status = serde_json::to_value(m.status)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
+        let status = m.status.name();
         ins.execute(params![
             run_id,
             i as i64,

@@ -1,7 +1,8 @@
 //! The name of a choice, as a person types it and as every output writes it. It is the name
 //! its clap derive gives (`#[derive(clap::ValueEnum)]`: the variant in kebab-case, or its
 //! `#[value(name = …)]`), so an option's value, a probe's parameter and a label are one
-//! string from one source, and a renamed variant renames all of them.
+//! string from one source, and a renamed variant renames all of them. An enum that only a
+//! file holds is named by its serde derive instead ([`serde_name`]).
 
 /// A clap value enum whose names are read once from its derive ([`named!`]).
 pub trait Named: clap::ValueEnum + PartialEq + 'static {
@@ -46,6 +47,16 @@ macro_rules! named {
 }
 pub(crate) use named;
 
+/// The name serde's derive gives a unit variant (its `rename_all` or `rename`): the word a
+/// run file holds, for outputs that write the same word without serde (CSV, the store).
+/// "" for a value that serializes to no string.
+pub fn serde_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +68,23 @@ mod tests {
         Small,
     }
     named!(Shape);
+
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Stored {
+        BelowResolution,
+        #[serde(rename = "ok")]
+        Fine,
+        Held(u8),
+    }
+
+    #[test]
+    fn a_serde_name_is_the_derive_s_and_only_a_unit_variant_has_one() {
+        assert_eq!(serde_name(&Stored::BelowResolution), "below_resolution");
+        assert_eq!(serde_name(&Stored::Fine), "ok");
+        assert_eq!(serde_name(&Stored::Held(1)), "");
+        assert_eq!(serde_name(&3u8), "");
+    }
 
     #[test]
     fn names_are_the_derives_and_parse_back_without_aliases() {

@@ -30,7 +30,10 @@ use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::model::switch_trace::{SideTrace, SwitchTrace, TracedSides};
-use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Placement, Reading};
+use crate::model::{
+    Bound, Check, CheckKind, Evidence, Handoffs, Measurement, Num, Placement, Reading,
+    RoundTripBand,
+};
 use crate::units::size::fmt_size;
 use crate::units::{Per, Unit};
 use std::cell::RefCell;
@@ -533,73 +536,39 @@ pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
     let may_skip = f64::from(u8::from(across(sides.0))) + f64::from(u8::from(across(sides.1)));
     let (sw, source) = checks::switches_per_op(ev);
     let iterations = ev.rusage.iterations;
-    let windows = ev
+    let handoffs = ev
         .occupancy
         .as_ref()
         .map(|o| o.windows)
-        .filter(|&w| w > 0 && iterations >= w);
-    let (least, most) = windows.map_or((0.0, 0.0), |w| {
-        let (lo, hi) = handoff_switches(iterations / w);
-        let per = w as f64 / iterations as f64;
-        (lo as f64 * per, hi as f64 * per)
-    });
-    let low = (per_rt - may_skip) * (1.0 - SWITCH_TOLERANCE) + least;
-    let high = per_rt * (1.0 + SWITCH_TOLERANCE) + most;
-    let (expected, of_samples) = match windows {
-        Some(w) => {
-            let (lo, hi) = handoff_switches(iterations / w);
-            let wide = handoffs_too_wide(per_rt, most - least)
-                .map(|r| {
-                    format!(
-                        "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider                          than ±{:.0}%: extra switches within it go unseen",
-                        iterations / w,
-                        SWITCH_TOLERANCE * 100.0
-                    )
-                })
-                .unwrap_or_default();
-            (
-                format!(
-                    "{} ±{:.0}% a round trip, plus {lo}–{hi} a sample of chunk hand-offs{wide}",
-                    per_round_trip(per_rt, may_skip),
-                    SWITCH_TOLERANCE * 100.0
-                ),
-                format!("; {} round trips a sample", iterations / w),
-            )
-        }
-        None => (
-            format!(
-                "{} ±{:.0}% (hand-offs not allowed for: no sample count)",
-                per_round_trip(per_rt, may_skip),
-                SWITCH_TOLERANCE * 100.0
-            ),
-            String::new(),
-        ),
+        .filter(|&w| w > 0 && iterations >= w)
+        .map(|samples| {
+            let (least, most) = handoff_switches(iterations / samples);
+            Handoffs {
+                least,
+                most,
+                samples,
+                round_trips: iterations,
+            }
+        });
+    let band = RoundTripBand {
+        per_rt,
+        may_skip,
+        tol: SWITCH_TOLERANCE,
+        handoffs,
     };
-    Check::text(
-        "context switches per round trip of both sides",
-        expected,
-        format!("{sw:.3} ({}{of_samples})", source.as_str()),
-        sw.is_finite() && (low..=high).contains(&sw),
+    let ok = band.holds(sw);
+    Check::new(
+        CheckKind::SwitchesPerRoundTrip,
+        Bound::RoundTrips(band),
+        Reading::Switches {
+            per_op: Num::one(sw),
+            source,
+            digits: 3,
+            per_sample: handoffs.as_ref().map(Handoffs::per_sample),
+            split: None,
+        },
+        ok,
     )
-}
-
-/// The hand-offs' range a round trip (`range`: most − least), where it is wider than the
-/// tolerance band of the round trips' own switches (±[`SWITCH_TOLERANCE`] of `per_rt`): then
-/// the check cannot tell a competitor's switches from the protocol's, and says so. The range
-/// is 4 a sample however long the sample, so it matters only where a sample holds few round
-/// trips: 1.33 a round trip at 3 against a band of 0.2, 0.098 at 41.
-fn handoffs_too_wide(per_rt: f64, range: f64) -> Option<f64> {
-    (range > 2.0 * SWITCH_TOLERANCE * per_rt).then_some(range)
-}
-
-/// The switches a round trip should make: `most`, or from `most − may_skip` to `most` where
-/// a pair on two CPUs may find its reply posted before it sleeps.
-fn per_round_trip(most: f64, may_skip: f64) -> String {
-    if may_skip > 0.0 {
-        format!("{:.2}–{most:.2}", most - may_skip)
-    } else {
-        format!("{most:.2}")
-    }
 }
 
 /// The checks that prove a rung's control took effect.
@@ -975,18 +944,170 @@ mod tests {
         assert!(!switches_check(&counted(5, 2000, 37_000), (&a, &b)).ok);
     }
 
+    /// The switch check's words as the probe wrote them when they were a sentence: name,
+    /// expected, observed and verdict.
+    fn switches_sentence(ev: &Evidence, sides: (&Side, &Side)) -> [String; 3] {
+        let per_round_trip = |most: f64, may_skip: f64| {
+            if may_skip > 0.0 {
+                format!("{:.2}–{most:.2}", most - may_skip)
+            } else {
+                format!("{most:.2}")
+            }
+        };
+        let switching = |s: &Side| f64::from(u8::from(s.switching));
+        let per_rt = 2.0 * (switching(sides.0) + switching(sides.1));
+        let across = |s: &Side| s.switching && s.partner_cpu != s.cpu;
+        let may_skip = f64::from(u8::from(across(sides.0))) + f64::from(u8::from(across(sides.1)));
+        let (sw, source) = checks::switches_per_op(ev);
+        let iterations = ev.rusage.iterations;
+        let windows = ev
+            .occupancy
+            .as_ref()
+            .map(|o| o.windows)
+            .filter(|&w| w > 0 && iterations >= w);
+        let (least, most) = windows.map_or((0.0, 0.0), |w| {
+            let (lo, hi) = handoff_switches(iterations / w);
+            let per = w as f64 / iterations as f64;
+            (lo as f64 * per, hi as f64 * per)
+        });
+        let (expected, of_samples) = match windows {
+            Some(w) => {
+                let (lo, hi) = handoff_switches(iterations / w);
+                let range = most - least;
+                let wide = (range > 2.0 * SWITCH_TOLERANCE * per_rt)
+                    .then_some(range)
+                    .map(|r| {
+                        format!(
+                            "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider                          than ±{:.0}%: extra switches within it go unseen",
+                            iterations / w,
+                            SWITCH_TOLERANCE * 100.0
+                        )
+                    })
+                    .unwrap_or_default();
+                (
+                    format!(
+                        "{} ±{:.0}% a round trip, plus {lo}–{hi} a sample of chunk hand-offs{wide}",
+                        per_round_trip(per_rt, may_skip),
+                        SWITCH_TOLERANCE * 100.0
+                    ),
+                    format!("; {} round trips a sample", iterations / w),
+                )
+            }
+            None => (
+                format!(
+                    "{} ±{:.0}% (hand-offs not allowed for: no sample count)",
+                    per_round_trip(per_rt, may_skip),
+                    SWITCH_TOLERANCE * 100.0
+                ),
+                String::new(),
+            ),
+        };
+        [
+            "context switches per round trip of both sides".into(),
+            expected,
+            format!(
+                "{sw:.3} ({}{of_samples})",
+                crate::report::checks::switch_source(source)
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_switch_check_reads_as_its_sentence_did() {
+        use crate::report::checks::{expected, line, name, observed};
+        let words = |c: &Check| [name(c), expected(c), observed(c)];
+        let l = Ladder {
+            other: Some(0),
+            ..ladder(1)
+        };
+        let mut bare = counted(3, 41, 2 * 123 + 18);
+        bare.occupancy = None;
+        let mut by_perf = counted(3, 41, 0);
+        by_perf.events.insert(
+            "context-switches".into(),
+            crate::model::EventReading {
+                supported: true,
+                per_op: Some(2.1),
+                ..Default::default()
+            },
+        );
+        let cases = [
+            // The direct rung, on two CPUs: a pair that may skip a sleep (1.00–2.00).
+            (Rung::All, counted(3, 41, 2 * 123 + 18)),
+            (Rung::All, counted(19, 205, 6995)),
+            // No sample count: the hand-offs not allowed for.
+            (Rung::All, bare.clone()),
+            (Rung::Base, bare),
+            // Three round trips a sample: the hand-offs' range is too wide to judge within.
+            (Rung::All, counted(3, 3, 3 * 3 * 2 + 18)),
+            (Rung::Base, counted(3, 3, 3 * 3 * 2 + 18)),
+            // One CPU, both sides switching; many round trips a sample; a competitor.
+            (Rung::Base, counted(19, 205, 6995)),
+            (Rung::AddressSpace, counted(5, 2000, 4 * 10_000 + 30)),
+            (Rung::AddressSpace, counted(5, 2000, 43_000)),
+            // A sample count that does not divide the round trips; the perf event's count.
+            (Rung::AddressSpace, counted(7, 13, 400)),
+            (Rung::Base, by_perf),
+        ];
+        let mut failed = 0;
+        for (rung, ev) in &cases {
+            let (a, b) = l.sides(*rung);
+            let c = switches_check(ev, (&a, &b));
+            let old = switches_sentence(ev, (&a, &b));
+            assert_eq!(words(&c), old, "{rung:?} {c:?}");
+            let back: Check = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+            assert_eq!(back, c);
+            assert_eq!(
+                line(&back),
+                format!("{}: expected {}, observed {}", old[0], old[1], old[2])
+            );
+            failed += usize::from(!c.ok);
+        }
+        assert!(failed > 0 && failed < cases.len(), "{failed} failed");
+        // The too-wide clause and the sample count reach the words.
+        let (a, b) = l.sides(Rung::All);
+        let c = switches_check(&counted(3, 3, 3 * 3 * 2 + 18), (&a, &b));
+        assert!(expected(&c).contains("is wider"), "{}", expected(&c));
+        assert!(observed(&c).ends_with("; 3 round trips a sample)"));
+        // A version 1 run's check loads as its words and prints them as they were.
+        let v1 = r#"{"name":"context switches per round trip of both sides","expected":"4.00 ±5% a round trip, plus 4–8 a sample of chunk hand-offs","observed":"round 1: 4.006 (rusage nvcsw+nivcsw; 1217 round trips a sample)","ok":true}"#;
+        let c: Check = serde_json::from_str(v1).unwrap();
+        assert_eq!(c.kind, CheckKind::Legacy);
+        assert_eq!(
+            line(&c),
+            "context switches per round trip of both sides: expected 4.00 ±5% a round trip, \
+             plus 4–8 a sample of chunk hand-offs, observed round 1: 4.006 (rusage \
+             nvcsw+nivcsw; 1217 round trips a sample)"
+        );
+        assert_eq!(serde_json::to_string(&c).unwrap(), v1);
+    }
+
+    #[test]
+    fn a_switch_count_outside_the_band_fails_the_check() {
+        let l = ladder(1);
+        let (a, b) = l.sides(Rung::AddressSpace);
+        // 5 samples of 2000 round trips: 4 ±5% a round trip plus 4–8 hand-offs a sample.
+        let c = switches_check(&counted(5, 2000, 40_000), (&a, &b));
+        let Bound::RoundTrips(band) = &c.bound else {
+            panic!("{c:?}")
+        };
+        let (lo, hi) = band.limits();
+        assert!(c.ok && lo < 4.0 && 4.0 < hi, "{lo} {hi}");
+        assert!(band.holds(lo) && band.holds(hi));
+        for sw in [lo - 1e-9, hi + 1e-9, 0.0, f64::NAN, f64::INFINITY] {
+            assert!(!band.holds(sw), "{sw}");
+        }
+        // The band as the check judges it: just above its top, the check fails.
+        let over = (hi * 10_000.0).ceil() as u64 + 1;
+        assert!(!switches_check(&counted(5, 2000, over), (&a, &b)).ok);
+        let under = (lo * 10_000.0).floor() as u64 - 1;
+        assert!(!switches_check(&counted(5, 2000, under), (&a, &b)).ok);
+    }
+
     /// A small real rung: both sides' tasks in its evidence, a baseline, a value or a reason.
     #[test]
     fn a_small_real_rung_measures_both_sides() {
-        let cfg = SamplingConfig {
-            warmup_ns: 5_000_000,
-            target_sample_ns: 1_000_000,
-            min_samples: 6,
-            max_samples: 12,
-            rel_ci_target: 0.5,
-            budget_ns: 150_000_000,
-            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
-        };
+        let cfg = SamplingConfig::small(150_000_000);
         let ctx = Context::new(cfg);
         let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let l = ladder(cpu);

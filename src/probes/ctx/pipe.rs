@@ -308,15 +308,7 @@ mod tests {
     /// which runs after them and names the lingering hooks.
     #[test]
     fn the_figure_takes_no_counters_and_the_tax_pass_supplies_the_counts() {
-        let cfg = SamplingConfig {
-            warmup_ns: 5_000_000,
-            target_sample_ns: 1_000_000,
-            min_samples: 6,
-            max_samples: 12,
-            rel_ci_target: 0.5,
-            budget_ns: 100_000_000,
-            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
-        };
+        let cfg = SamplingConfig::small(100_000_000);
         let ctx = Context::new(cfg);
         let cpu = *crate::machine::affinity::allowed_cpus().last().unwrap();
         let m = measure_pipe(&ctx, Mode::Thread, cpu, ClockMethod::Direct).unwrap();

@@ -20,7 +20,7 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::recorder::Recorder;
 use crate::machine::fits::label;
-use crate::model::{Evidence, Measurement};
+use crate::model::{Evidence, Measurement, Num};
 use crate::probes::workset::Access;
 use crate::units::name::Named;
 use crate::units::size::fmt_size;
@@ -233,11 +233,13 @@ pub fn sweep_verdict(ev: &Evidence, procs: usize, policy: Policy) -> Verdict {
     let vol = ev.rusage.total.nvcsw as f64 / it / n;
     let invol = ev.rusage.total.nivcsw as f64 / it / n;
     let mut c = switches_per_hop_check(sw / n, procs, policy);
-    c.reading = crate::model::Reading::Text(format!(
-        "{:.3} ({}; voluntary {vol:.3}, involuntary {invol:.3})",
-        sw / n,
-        source.as_str()
-    ));
+    c.reading = crate::model::Reading::Switches {
+        per_op: Num::one(sw / n),
+        source,
+        digits: 3,
+        per_sample: None,
+        split: Some([Num::one(vol), Num::one(invol)]),
+    };
     // perf counts only the evidence windows, so its count is divided by the laps of those
     // windows (its per_op), rusage's by the laps of all windows.
     let (minflt, per_lap) = match ev
@@ -343,7 +345,7 @@ pub fn counters_per_switch(m: &Measurement) -> Vec<(String, f64)> {
 mod tests {
     use super::*;
     use crate::engine::sampler::SamplingConfig;
-    use crate::model::{EventReading, Placement, Status};
+    use crate::model::{Check, EventReading, Placement, Status};
 
     fn evidence(laps: u64, nvcsw: u64, nivcsw: u64, minflt: u64, cpus: [usize; 2]) -> Evidence {
         let mut ev = Evidence {
@@ -426,6 +428,60 @@ mod tests {
             "minor faults per switch: expected ≤ 0.01 (or ≤ 2 in all), observed 0.02000 (40 in \
              the measured windows)"
         );
+    }
+
+    #[test]
+    fn the_hop_reading_reads_as_its_sentence_did() {
+        // The reading as the verdict wrote it when it was a sentence.
+        let sentence = |ev: &Evidence, procs: usize| {
+            let n = procs as f64;
+            let (sw, source) = checks::switches_per_op(ev);
+            let it = ev.rusage.iterations.max(1) as f64;
+            let vol = ev.rusage.total.nvcsw as f64 / it / n;
+            let invol = ev.rusage.total.nivcsw as f64 / it / n;
+            format!(
+                "{:.3} ({}; voluntary {vol:.3}, involuntary {invol:.3})",
+                sw / n,
+                crate::report::checks::switch_source(source)
+            )
+        };
+        let mut by_perf = evidence(1000, 1500, 700, 0, [0, 0]);
+        by_perf.events.insert(
+            "context-switches".into(),
+            EventReading {
+                per_op: Some(4.4),
+                supported: true,
+                ..Default::default()
+            },
+        );
+        for (ev, procs, policy, ok) in [
+            (evidence(1000, 2000, 0, 0, [0, 0]), 2, Policy::Batch, true),
+            (
+                evidence(1000, 3460, 1870, 0, [0, 0]),
+                4,
+                Policy::Normal,
+                true,
+            ),
+            (
+                evidence(1000, 3460, 1870, 0, [0, 0]),
+                4,
+                Policy::Batch,
+                false,
+            ),
+            (evidence(7, 13, 5, 0, [0, 0]), 3, Policy::Normal, false),
+            (by_perf, 2, Policy::Batch, false),
+        ] {
+            let c = &sweep_verdict(&ev, procs, policy).0[0];
+            assert_eq!(c.ok, ok, "{c:?}");
+            let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+            assert_eq!(&back, c);
+            let old = format!(
+                "context switches per hop: expected {}, observed {}",
+                crate::report::checks::expected(c),
+                sentence(&ev, procs)
+            );
+            assert_eq!(crate::report::checks::line(&back), old);
+        }
     }
 
     #[test]

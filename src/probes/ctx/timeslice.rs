@@ -18,7 +18,7 @@ use crate::evidence::clock::now_ns;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
-use crate::model::{Evidence, Measurement, Status};
+use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Reading, Status};
 use crate::probes::workset::{Access, WorkingSet};
 use crate::units::name::Named;
 use crate::units::size::fmt_size;
@@ -477,24 +477,16 @@ pub fn slice_verdict(ev: &Evidence, set: SliceSet) -> Verdict {
         0.0
     };
     let expected = 1.0 / slice.as_secs_f64();
-    let mut c = checks::near("involuntary switches per second", expected, 0.35, rate);
-    if set.differs() {
-        c.bound = crate::model::Bound::Text(format!(
-            "{} ±35% (the kernel's {} ms slice; {} ms asked)",
-            crate::units::fmt_num(expected),
-            fmt_ms(slice),
-            fmt_ms(set.asked)
-        ));
-    }
-    c.reading = crate::model::Reading::Text(format!(
-        "{rate:.0}/s ({} over {wall_s:.2} s of CPU time), i.e. one every {:.2} ms",
-        ev.rusage.total.nivcsw,
-        if rate > 0.0 {
-            1000.0 / rate
-        } else {
-            f64::INFINITY
-        }
-    ));
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let c = Check {
+        bound: Bound::Slice {
+            per_s: expected,
+            tol: 0.35,
+            set: set.differs().then(|| [ms(slice), ms(set.asked)]),
+        },
+        reading: Reading::values(&[rate, ev.rusage.total.nivcsw as f64, wall_s]),
+        ..Check::near(CheckKind::SliceRate, expected, 0.35, rate)
+    };
     let mut warnings = Vec::new();
     if !c.ok && rate > 0.0 {
         warnings.push(crate::model::Remark::slice_not_taken(
@@ -506,13 +498,6 @@ pub fn slice_verdict(ev: &Evidence, set: SliceSet) -> Verdict {
     let mut checks = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
     checks::add_occupancy(ev, &mut checks, &mut warnings);
     (checks, warnings)
-}
-
-/// A slice in ms, as many decimals as it needs ("4", "1.5").
-fn fmt_ms(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1000.0;
-    let s = format!("{ms:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]
@@ -625,6 +610,77 @@ mod tests {
     }
 
     #[test]
+    fn the_rate_check_reads_as_its_sentence_did() {
+        // The bound and the reading as the verdict wrote them when they were sentences, the
+        // bound's value at the checks' three significant digits.
+        let sentence = |ev: &Evidence, set: &SliceSet| {
+            let fmt_ms = |d: Duration| {
+                let s = format!("{:.3}", d.as_secs_f64() * 1000.0);
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            };
+            let slice = set.in_effect();
+            let t = &ev.rusage.total;
+            let wall_s = t.utime_us as f64 / 1e6 + t.stime_us as f64 / 1e6;
+            let rate = if wall_s > 0.0 {
+                t.nivcsw as f64 / wall_s
+            } else {
+                0.0
+            };
+            let expected = 1.0 / slice.as_secs_f64();
+            let bound = if set.differs() {
+                format!(
+                    "{} ±35% (the kernel's {} ms slice; {} ms asked)",
+                    crate::units::fmt_num(expected),
+                    fmt_ms(slice),
+                    fmt_ms(set.asked)
+                )
+            } else {
+                format!("{} ±35%", crate::units::fmt_num(expected))
+            };
+            let every = if rate > 0.0 {
+                1000.0 / rate
+            } else {
+                f64::INFINITY
+            };
+            format!(
+                "involuntary switches per second: expected {bound}, observed {rate:.0}/s ({} \
+                 over {wall_s:.2} s of CPU time), i.e. one every {every:.2} ms",
+                t.nivcsw
+            )
+        };
+        let run = |utime_us: u64, stime_us: u64, nivcsw: u64| {
+            let mut ev = Evidence::default();
+            ev.rusage.total.utime_us = utime_us;
+            ev.rusage.total.stime_us = stime_us;
+            ev.rusage.total.nivcsw = nivcsw;
+            ev
+        };
+        let rr_at = |reported_us: u64, asked_ms: u64| SliceSet {
+            reported: Some(Duration::from_micros(reported_us)),
+            ..asked(asked_ms, SliceMech::Rr)
+        };
+        let mut failed = 0;
+        for (ev, set) in [
+            (run(2_000_000, 0, 480), asked(4, SliceMech::Eevdf)),
+            (run(2_000_000, 0, 480), asked(1, SliceMech::Eevdf)),
+            (run(1_234_567, 345_678, 333), asked(3, SliceMech::Eevdf)),
+            (run(2_000_000, 0, 480), rr_at(4_000, 1)),
+            (run(2_000_000, 0, 480), rr_at(1_500, 1)),
+            (run(2_000_000, 0, 480), rr_at(1_000, 1)),
+            // No CPU time: no rate, a preemption every infinite ms.
+            (run(0, 0, 0), asked(4, SliceMech::Eevdf)),
+        ] {
+            let c = &slice_verdict(&ev, set).0[0];
+            let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+            for c in [c, &back] {
+                assert_eq!(crate::report::checks::line(c), sentence(&ev, &set));
+            }
+            failed += usize::from(!c.ok);
+        }
+        assert_eq!(failed, 5);
+    }
+
+    #[test]
     fn the_rate_is_expected_from_the_slice_the_kernel_reports() {
         let mut ev = Evidence::default();
         ev.rusage.total.utime_us = 2_000_000;
@@ -638,8 +694,7 @@ mod tests {
         assert!(c[0].ok, "{:?}", c[0]);
         assert!(w.is_empty(), "{w:?}");
         assert!(
-            matches!(&c[0].bound, crate::model::Bound::Text(t)
-                if t == "250 ±35% (the kernel's 4 ms slice; 1 ms asked)"),
+            crate::report::checks::expected(&c[0]).contains("the kernel's 4 ms slice; 1 ms asked"),
             "{:?}",
             c[0]
         );
@@ -650,10 +705,9 @@ mod tests {
         };
         let (c, _) = slice_verdict(&ev, set);
         assert!(
-            !c[0].ok && !matches!(&c[0].bound, crate::model::Bound::Text(_)),
+            !c[0].ok && !crate::report::checks::expected(&c[0]).contains("asked"),
             "{:?}",
             c[0]
         );
-        assert_eq!(fmt_ms(Duration::from_micros(1500)), "1.5");
     }
 }

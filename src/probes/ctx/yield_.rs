@@ -258,15 +258,7 @@ mod tests {
     /// the pass after them, and the switch check reads rusage.
     #[test]
     fn the_figure_takes_no_counters_and_the_counts_pass_supplies_them() {
-        let cfg = SamplingConfig {
-            warmup_ns: 5_000_000,
-            target_sample_ns: 1_000_000,
-            min_samples: 6,
-            max_samples: 12,
-            rel_ci_target: 0.5,
-            budget_ns: 100_000_000,
-            evidence_every: crate::engine::sampler::EVIDENCE_EVERY,
-        };
+        let cfg = SamplingConfig::small(100_000_000);
         let later = Context {
             evidence_later: true,
             ..Context::new(cfg)

@@ -5,7 +5,7 @@
 use super::{Kind, Phase, Thp};
 use crate::engine::checks::{at_least, at_most, near};
 use crate::engine::measure::Verdict;
-use crate::model::{Check, Reading, Remark, RemarkKind};
+use crate::model::{Check, CheckKind, Reading, Remark, RemarkKind};
 
 /// The counted facts of one case over its recorded rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,25 +133,17 @@ fn file_cached(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<
 fn file_evicted(f: &Facts, checks: &mut Vec<Check>) {
     if let Some((_, hi)) = f.resident_before {
         let limit = (f.pages as f64 * 0.01).floor();
-        let mut c = at_most(
-            "pages still in the page cache after eviction (mincore, ≤ 1%)",
-            limit,
-            hi as f64,
-        );
-        if !c.ok {
-            c.reading = Reading::Text(format!(
-                "{hi} of {} pages resident: eviction did not work",
-                f.pages
-            ));
-        }
-        checks.push(c);
+        checks.push(Check {
+            reading: Reading::values(&[hi as f64, f.pages as f64]),
+            ..Check::at_most(CheckKind::StillCached, limit, hi as f64)
+        });
     }
     checks.push(at_least("major faults", 1.0, f.majflt as f64));
-    let mut io = at_least("blocks read in (inblock)", 1.0, f.inblock as f64);
-    if !io.ok {
-        io.reading = Reading::Text("0: no storage reads were accounted to this task".into());
-    }
-    checks.push(io);
+    checks.push(Check::at_least(
+        CheckKind::BlocksReadIn,
+        1.0,
+        f.inblock as f64,
+    ));
 }
 
 #[cfg(test)]
@@ -232,6 +224,58 @@ mod tests {
         let v = verdict(&g);
         assert_eq!(v.0.iter().filter(|c| !c.ok).count(), 3, "{v:?}");
         assert!(crate::report::checks::observed(&v.0[0]).contains("eviction did not work"));
+    }
+
+    #[test]
+    fn the_eviction_checks_read_as_their_sentences_did() {
+        use crate::report::checks::line;
+        let by = |v: &Verdict, name: &str| {
+            v.0.iter()
+                .find(|c| crate::report::checks::name(c) == name)
+                .cloned()
+                .unwrap()
+        };
+        let cached = "pages still in the page cache after eviction (mincore, ≤ 1%)";
+        let read_in = "blocks read in (inblock)";
+        let mut f = facts(Kind::FileEvicted, Thp::Never, 10, 100);
+        f.inblock = 4000;
+        f.resident_before = Some((0, 3));
+        let v = verdict(&f);
+        for (c, old) in [
+            (
+                by(&v, cached),
+                format!("{cached}: expected ≤ 10, observed 3.000"),
+            ),
+            (
+                by(&v, read_in),
+                format!("{read_in}: expected ≥ 1, observed 4000.000"),
+            ),
+        ] {
+            assert!(c.ok, "{c:?}");
+            let back: Check = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+            assert_eq!([line(&c), line(&back)], [old.clone(), old]);
+        }
+        // The failing readings say what went wrong, as their sentences did.
+        f.inblock = 0;
+        f.resident_before = Some((1000, 1000));
+        let v = verdict(&f);
+        let (c, i) = (by(&v, cached), by(&v, read_in));
+        assert!(!c.ok && !i.ok);
+        assert_eq!(
+            line(&c),
+            format!("{cached}: expected ≤ 10, observed 1000 of 1000 pages resident: eviction did not work")
+        );
+        assert_eq!(
+            line(&i),
+            format!(
+                "{read_in}: expected ≥ 1, observed 0: no storage reads were accounted to this task"
+            )
+        );
+        // Eleven pages of 1000 is above 1%: the bound is the floor of 1% of the pages.
+        f.resident_before = Some((0, 11));
+        assert!(!by(&verdict(&f), cached).ok);
+        f.resident_before = Some((0, 10));
+        assert!(by(&verdict(&f), cached).ok);
     }
 
     #[test]

@@ -581,13 +581,11 @@ fn row_checks(
     };
     crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     if let Some(alive) = hog_alive {
-        let mut c = at_least(
-            "competing process still alive (not OOM-killed)",
+        checks.push(Check::at_least(
+            crate::model::CheckKind::CompetitorAlive,
             1.0,
-            if alive { 1.0 } else { 0.0 },
-        );
-        c.reading = crate::model::Reading::Text(if alive { "alive" } else { "dead" }.into());
-        checks.push(c);
+            f64::from(u8::from(alive)),
+        ));
     }
     if v.populate() {
         if let Some(pf) = ev
@@ -705,6 +703,22 @@ mod tests {
         ev.occupancy.as_mut().unwrap().share = 1.4;
         let (c, _) = row_checks(Variant::FileShared, &ev, None, 1024.0, true);
         assert_eq!(failed(&c), ["CPU time within the window"]);
+    }
+
+    #[test]
+    fn the_competitor_check_reads_as_its_sentence_did() {
+        let name = "competing process still alive (not OOM-killed)";
+        for (alive, word) in [(true, "alive"), (false, "dead")] {
+            let (c, _) = row_checks(Variant::CompeteAnon, &quiet(), Some(alive), 1024.0, true);
+            let c = c
+                .iter()
+                .find(|c| crate::report::checks::name(c) == name)
+                .unwrap();
+            assert_eq!(c.ok, alive);
+            let back: Check = serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap();
+            let old = format!("{name}: expected ≥ 1, observed {word}");
+            assert_eq!(crate::report::checks::line(&back), old);
+        }
     }
 
     #[test]

@@ -133,7 +133,7 @@ pub fn tracing_adds(traced: &Estimate, untraced: &Estimate) -> Option<Estimate> 
 }
 
 fn param<'a>(m: &'a Measurement, k: &str) -> &'a str {
-    m.params.get(k).and_then(|v| v.as_str()).unwrap_or("")
+    m.param_str(k).unwrap_or("")
 }
 
 /// Once a run holds both the untraced and the traced RPCs of a scenario × mechanism: fill
