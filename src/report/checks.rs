@@ -209,7 +209,7 @@ fn round_trip_band(b: &RoundTripBand) -> String {
         .handoffs_too_wide()
         .map(|r| {
             format!(
-                "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider                          than ±{tol}%: extra switches within it go unseen",
+                "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider than ±{tol}%: extra switches within it go unseen",
                 h.per_sample()
             )
         })

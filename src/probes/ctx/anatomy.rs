@@ -978,7 +978,7 @@ mod tests {
                     .then_some(range)
                     .map(|r| {
                         format!(
-                            "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider                          than ±{:.0}%: extra switches within it go unseen",
+                            "; the hand-offs' range, {r:.2} a round trip at {} a sample, is wider than ±{:.0}%: extra switches within it go unseen",
                             iterations / w,
                             SWITCH_TOLERANCE * 100.0
                         )
