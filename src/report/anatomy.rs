@@ -67,6 +67,9 @@ pub struct Waterfall {
     pub ratio: Option<f64>,
     /// Whether the sum is within ±15% of the direct measurement.
     pub adds_up: Option<bool>,
+    /// The 95% interval of sum / direct, from the two intervals' relative sides in
+    /// quadrature; a ratio beyond ±15% whose interval reaches back within it tells nothing.
+    pub ratio_ci95: Option<[f64; 2]>,
     /// What the shares are of (None: no total to take them of).
     pub share_of: Option<ShareOf>,
 }
@@ -260,6 +263,10 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
             steps[i].share = f.map(|f| f.median / t);
         }
     }
+    let ratio_ci95 = match (ratio, sum, direct) {
+        (Some(r), Some(s), Some(d)) if s.median > 0.0 => Some(ratio_interval(r, &s, &d)),
+        _ => None,
+    };
     Some(Waterfall {
         steps,
         cannot,
@@ -269,8 +276,25 @@ pub fn analyze(run: &Run) -> Option<Waterfall> {
         direct_status,
         ratio,
         adds_up: ratio.map(|r| (r - 1.0).abs() <= SUM_TOLERANCE),
+        ratio_ci95,
         share_of,
     })
+}
+
+/// The 95% interval of `ratio` = sum / direct: its low side from the sum's low and the
+/// direct's high relative sides in quadrature, its high side the other way round (the two
+/// are measured apart, their errors independent).
+fn ratio_interval(ratio: f64, sum: &Figure, direct: &Figure) -> [f64; 2] {
+    let rel = |f: &Figure, side: usize| ((f.ci95[side] - f.median) / f.median).abs();
+    let down = rel(sum, 0).hypot(rel(direct, 1));
+    let up = rel(sum, 1).hypot(rel(direct, 0));
+    [ratio * (1.0 - down).max(0.0), ratio * (1.0 + up)]
+}
+
+/// Whether the sum and the direct figure are told apart: the ratio's interval lies wholly
+/// beyond ±[`SUM_TOLERANCE`] of 1.
+fn overlap_shown(ci: Option<[f64; 2]>) -> bool {
+    ci.is_none_or(|[lo, hi]| lo > 1.0 + SUM_TOLERANCE || hi < 1.0 - SUM_TOLERANCE)
 }
 
 /// The sum of rungs: medians add; the interval's sides add in quadrature (the rungs are
@@ -367,10 +391,26 @@ pub fn render_with(a: &Waterfall, after_rows: &str) -> String {
         }
     }
     match (a.ratio, a.adds_up) {
-        (Some(r), Some(true)) => s.push_str(&format!(
-            "the rungs add up: sum / direct = {r:.2} (within ±{:.0}%)\n",
-            SUM_TOLERANCE * 100.0
-        )),
+        (Some(r), Some(true)) => {
+            let within = format!("within ±{:.0}%", SUM_TOLERANCE * 100.0);
+            let said = match a.ratio_ci95 {
+                Some([lo, hi]) => format!("{lo:.2}–{hi:.2}; {within}"),
+                None => within,
+            };
+            s.push_str(&format!(
+                "the rungs add up: sum / direct = {r:.2} ({said})\n"
+            ));
+        }
+        (Some(r), Some(false)) if !overlap_shown(a.ratio_ci95) => {
+            let [lo, hi] = a.ratio_ci95.unwrap_or([r, r]);
+            let text = format!(
+                "sum / direct = {r:.2} ({lo:.2}–{hi:.2}): too uncertain to tell overlapping \
+                 causes from rungs that add up within ±{:.0}%, so the rungs are not called a sum",
+                SUM_TOLERANCE * 100.0
+            );
+            s.push_str(&wrap(&text, WIDTH, "", "  "));
+            s.push('\n');
+        }
         (Some(r), Some(false)) => {
             let text = format!(
                 "the causes overlap: sum / direct = {r:.2}, beyond ±{:.0}%, so the rungs are \
@@ -781,6 +821,7 @@ mod tests {
             direct_status: Some("ok".into()),
             ratio: Some(ratio),
             adds_up: Some((ratio - 1.0).abs() <= SUM_TOLERANCE),
+            ratio_ci95: Some(ratio_interval(ratio, &sum, &fig(direct, 30.0).unwrap())),
             share_of: Some(ShareOf::Direct { pages: 4096 }),
         }
     }
@@ -834,6 +875,38 @@ mod tests {
         let t = render(&a);
         assert!(t.contains("the sum is not checked: the direct measurement is invalid"));
         assert!(!t.contains("overlap") && !t.contains("add up"), "{t}");
+    }
+
+    /// The quiet AMD run: sum 55.3 ±9.7 µs against a direct 43 ±13 µs said "the causes
+    /// overlap: sum / direct = 1.30", though the ratio's interval reached back within ±15%.
+    #[test]
+    fn a_ratio_beyond_fifteen_percent_tells_nothing_when_its_interval_reaches_back() {
+        let mut a = ladder(2200.0);
+        a.direct = fig(2200.0, 800.0);
+        let (r, s, d) = (a.ratio.unwrap(), a.sum.unwrap(), a.direct.unwrap());
+        a.ratio_ci95 = Some(ratio_interval(r, &s, &d));
+        let [lo, hi] = a.ratio_ci95.unwrap();
+        assert!(lo < 0.85 && hi > 0.85 && hi < 1.0, "{lo} {hi}");
+        let t = render(&a);
+        assert!(t.contains("too uncertain to tell overlapping"), "{t}");
+        assert!(t.contains("sum / direct = 0.72 (0.46–0.98)"), "{t}");
+        assert!(
+            !t.contains("the causes overlap") && !t.contains("add up:"),
+            "{t}"
+        );
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        // The same ratio, known tightly, is an overlap; a sum says its ratio's interval.
+        let t = render(&ladder(2200.0));
+        assert!(t.contains("the causes overlap"), "{t}");
+        let t = render(&ladder(1600.0));
+        assert!(
+            t.contains("the rungs add up: sum / direct = 0.99 (0.96–1.03; within ±15%)"),
+            "{t}"
+        );
+        // The recorded case itself.
+        let (sum, direct) = (fig(55.3e3, 9.7e3).unwrap(), fig(43e3, 13e3).unwrap());
+        let [lo, hi] = ratio_interval(sum.median / direct.median, &sum, &direct);
+        assert!(lo < 1.15 && hi > 1.15, "{lo} {hi}");
     }
 
     #[test]
