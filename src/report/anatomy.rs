@@ -4,6 +4,7 @@
 
 use super::family::{Ask, Evidence, Family, Shown};
 use super::figures::Size;
+use super::plot;
 use super::term::{wrap, Term};
 use crate::escape::xml;
 use crate::model::switch_trace::{SideTrace, SwitchTrace};
@@ -662,13 +663,23 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
     let (w, row_h, left, top) = (760.0, 26.0, 250.0, 56.0);
     let h = top + row_h * rows.len() as f64 + 40.0;
     let max = rows.iter().map(|r| r.1.max(r.2)).fold(1.0f64, f64::max);
-    let x = |v: f64| left + (w - left - 90.0) * v.max(0.0) / max;
+    // Pixels per ns: the most that leaves every bar's label room right of its bar, as the
+    // plots measure text ("unstable (±3.3 µs)" at the end of the ladder ran off the figure).
+    let per_ns = rows
+        .iter()
+        .map(|r| {
+            let room = w - left - 4.0 - f64::from(plot::label_width([r.4.as_str()]));
+            room / r.1.max(r.2).max(1.0)
+        })
+        .fold((w - left - 20.0) / max, f64::min)
+        .max(0.0);
+    let x = |v: f64| left + per_ns * v.max(0.0);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
          viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
          <text x=\"10\" y=\"20\" font-size=\"15\">Why a switch costs what it does \
-         (ns per switch)</text>\n<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>\n",
+         (time per switch, same CPU)</text>\n<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>\n",
         xml(subtitle)
     );
     for (i, (name, from, to, colour, text)) in rows.iter().enumerate() {
@@ -693,12 +704,12 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
     s.push_str(&format!(
         "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{:.0}\" y2=\"{axis_y}\" stroke=\"#333\"/>\n\
          <text x=\"{left}\" y=\"{:.0}\">0</text>\n<text x=\"{:.0}\" y=\"{:.0}\" \
-         text-anchor=\"end\">{:.0} ns</text>\n</svg>\n",
+         text-anchor=\"end\">{}</text>\n</svg>\n",
         x(max),
         axis_y + 16.0,
         x(max),
         axis_y + 16.0,
-        max
+        crate::units::fmt_time(max)
     ));
     s
 }
@@ -1073,5 +1084,41 @@ mod tests {
         let s = svg(&a, "");
         assert!(s.contains(">below resolution</text>"), "{s}");
         assert!(!s.contains(">30</text>"), "{s}");
+    }
+
+    /// The quiet AMD run's ladder ended in an unstable rung whose label, "unstable (±3.3
+    /// µs)", ran past the figure's right edge, over an axis that said "55318 ns".
+    #[test]
+    fn every_waterfall_label_fits_inside_the_figure() {
+        let mut a = ladder(1600.0);
+        a.steps[3] = step("other-cpu", "another CPU", fig(3000.0, 3300.0), "unstable");
+        a.steps[2].figure = fig(44_400.0, 9200.0);
+        let summed: Vec<Figure> = a.steps.iter().filter_map(|s| s.figure).collect();
+        a.sum = Some(sum_of(&summed));
+        let s = svg(&a, "");
+        let num = |l: &str, key: &str| -> f64 {
+            let from = l.find(key).unwrap() + key.len();
+            l[from..].split('"').next().unwrap().parse().unwrap()
+        };
+        let width = num(&s, "width=\"");
+        let mut seen = 0;
+        for line in s
+            .lines()
+            .filter(|l| l.starts_with("<text x=") && !l.contains("end"))
+        {
+            let x = num(line, "x=\"");
+            let text = &line[line.find('>').unwrap() + 1..line.rfind("</text>").unwrap()];
+            let right = x + f64::from(plot::label_width([text])) - 14.0;
+            assert!(right <= width, "{text:?} ends at {right} > {width}: {s}");
+            seen += 1;
+        }
+        assert!(seen >= 6, "{s}");
+        assert!(s.contains(">unstable (±3.3 µs)</text>"), "{s}");
+        let total = a.sum.unwrap().median;
+        assert!(
+            s.contains(&format!(">{}</text>", crate::units::fmt_time(total))),
+            "{s}"
+        );
+        assert!(!s.contains(" ns</text>\n</svg>"), "{s}");
     }
 }
