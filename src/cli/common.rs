@@ -13,7 +13,7 @@ pub struct MeasureOpts {
     #[arg(long)]
     pub quick: bool,
     /// Time budget per measurement, e.g. 2s, 500ms (default 2s, quick 300ms; `run` without
-    /// it shares 13 s of sampling among its items).
+    /// it shares 10 s of sampling among its items).
     #[arg(long, value_parser = parse_duration)]
     pub budget: Option<Duration>,
     /// Stop sampling when the 95% interval is within ± this percent of the median.

@@ -31,7 +31,7 @@ pub struct RunArgs {
 /// 20; a shared total keeps the suite's length fixed as items are added. A measurement
 /// whose interval is not at target by the end of its share stops there, its interval as
 /// it stands (and says so).
-pub const SUITE_SAMPLING: Duration = Duration::from_secs(13);
+pub const SUITE_SAMPLING: Duration = Duration::from_secs(10);
 
 /// The options the suite's items sample with: each item's share of [`SUITE_SAMPLING`]
 /// (quick mode's own budget when shorter).
