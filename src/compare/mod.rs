@@ -73,15 +73,23 @@ pub enum PairNote {
     WithinHistoryDrift { was: Verdict, pct: f64 },
 }
 
+/// Which figure of the two measurements a pair compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The derived figure, baseline subtracted.
+    Value,
+    /// The raw per-iteration time, when a side has no resolved value (below resolution).
+    Raw,
+}
+
 /// One probe at one set of parameters, measured in both runs.
 #[derive(Debug, Clone)]
 pub struct Pair {
     pub probe: String,
     pub params: String,
     pub unit: Unit,
-    /// "value" (the derived figure, baseline subtracted) or "raw" (when a side has no
-    /// resolved value, e.g. below resolution).
-    pub basis: String,
+    /// The figure compared: the derived value, or the raw time when a side has none.
+    pub basis: Basis,
     pub a_median: Option<f64>,
     pub b_median: Option<f64>,
     /// b_median / a_median.
@@ -217,7 +225,7 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         probe: a.probe.clone(),
         params: a.params_label(),
         unit: a.unit.clone(),
-        basis: "value".into(),
+        basis: Basis::Value,
         a_median: None,
         b_median: None,
         ratio: None,
@@ -256,7 +264,7 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         (side(a), side(b), med(a), med(b))
     } else {
         // Below resolution on a side: the derived figure is not a number, the raw one is.
-        p.basis = "raw".into();
+        p.basis = Basis::Raw;
         p.unit = a.raw_unit.clone();
         p.notes.push(PairNote::RawCompared);
         fn raw_side(m: &Measurement) -> Side<'_> {
@@ -569,6 +577,18 @@ mod tests {
         compare(&run_with(a), "a", &run_with(b), "b")
             .pairs
             .remove(0)
+    }
+
+    #[test]
+    fn a_side_below_resolution_compares_raw_times_and_says_so() {
+        let a = run_with(samples(100.0, 30, 1));
+        let mut b = run_with(samples(100.0, 30, 2));
+        let p = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!((p.basis, p.notes.len()), (Basis::Value, 0), "{p:?}");
+        b.measurements[0].value = None;
+        let p = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!(p.basis, Basis::Raw, "{p:?}");
+        assert_eq!(p.notes, [PairNote::RawCompared]);
     }
 
     #[test]

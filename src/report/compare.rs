@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::compare::{Comparison, DecidedBy, MachineDifference, Pair, PairNote, Verdict};
+use crate::compare::{Basis, Comparison, DecidedBy, MachineDifference, Pair, PairNote, Verdict};
 use crate::units::{fmt_num, Unit};
 
 /// How a verdict was decided, in words.
@@ -75,7 +75,7 @@ fn rows(c: &Comparison) -> Vec<[String; 5]> {
                     "{} {}{}",
                     p.probe,
                     p.params,
-                    if p.basis == "raw" { " (raw)" } else { "" }
+                    if p.basis == Basis::Raw { " (raw)" } else { "" }
                 )
                 .trim()
                 .to_string(),
@@ -303,7 +303,7 @@ struct PairJson<'a> {
     probe: &'a str,
     params: &'a str,
     unit: &'a Unit,
-    basis: &'a str,
+    basis: &'static str,
     a_median: Option<f64>,
     b_median: Option<f64>,
     ratio: Option<f64>,
@@ -322,7 +322,10 @@ impl<'a> PairJson<'a> {
             probe: &p.probe,
             params: &p.params,
             unit: &p.unit,
-            basis: &p.basis,
+            basis: match p.basis {
+                Basis::Value => "value",
+                Basis::Raw => "raw",
+            },
             a_median: p.a_median,
             b_median: p.b_median,
             ratio: p.ratio,
