@@ -41,15 +41,55 @@ impl Verdict {
     }
 }
 
+/// Which rule decided a pair's verdict, with the figure it used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DecidedBy {
+    /// The bootstrap interval of the ratio; `paired` when both sides resample paired
+    /// differences of sample and baseline.
+    Bootstrap { paired: bool },
+    /// The drift between rounds alone widened the interval to reach 1; `share` is the
+    /// relative half-width it added (0.105 = ±10.5%).
+    RoundDrift { share: f64 },
+    /// The change lies within the run-to-run drift the history shows (percent).
+    HistoryDrift { pct: f64 },
+    /// The change is smaller than the minimum effect (percent).
+    MinimumEffect { pct: f64 },
+}
+
+/// What the comparison says about a pair besides its verdict.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PairNote {
+    /// A side has no resolved value (below resolution): the raw per-iteration times were
+    /// compared instead.
+    RawCompared,
+    /// The median of A is zero or negative: no ratio.
+    NonPositiveA,
+    /// Too few usable samples for a bootstrap interval.
+    TooFewSamples,
+    /// A significant change (`was`) smaller than the minimum effect of `pct` percent.
+    BelowMinimumEffect { was: Verdict, pct: f64 },
+    /// A significant change (`was`) within the `pct` percent this probe has drifted between
+    /// earlier runs on this machine.
+    WithinHistoryDrift { was: Verdict, pct: f64 },
+}
+
+/// Which figure of the two measurements a pair compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The derived figure, baseline subtracted.
+    Value,
+    /// The raw per-iteration time, when a side has no resolved value (below resolution).
+    Raw,
+}
+
 /// One probe at one set of parameters, measured in both runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Pair {
     pub probe: String,
     pub params: String,
     pub unit: Unit,
-    /// "value" (the derived figure, baseline subtracted) or "raw" (when a side has no
-    /// resolved value, e.g. below resolution).
-    pub basis: String,
+    /// The figure compared: the derived value, or the raw time when a side has none.
+    pub basis: Basis,
     pub a_median: Option<f64>,
     pub b_median: Option<f64>,
     /// b_median / a_median.
@@ -60,20 +100,17 @@ pub struct Pair {
     pub change_pct: Option<f64>,
     /// Both measurements valid; only valid pairs can trip `--fail-above`.
     pub valid: bool,
-    pub note: String,
-    /// Which rule decided the verdict: the bootstrap interval (of paired differences where
-    /// the value is one), the drift between rounds, the history's run-to-run drift, or the
-    /// minimum effect.
-    pub decided_by: String,
+    /// What the comparison said of the pair, in the order it said it.
+    pub notes: Vec<PairNote>,
+    /// Which rule decided the verdict (none when no statistics were computed).
+    pub decided_by: Option<DecidedBy>,
     /// The largest change between two earlier runs of this probe on this machine (percent),
     /// which a change must exceed, when the history holds at least three valid runs of it.
     pub history_drift_pct: Option<f64>,
     /// The pairing key (probe and inputs), for the history's drift.
-    #[serde(skip)]
     pub key: String,
     /// The sides whose measurement is invalid ("A", "B") with its checks, which the views
     /// word into the note.
-    #[serde(skip)]
     pub invalid_in: Vec<(&'static str, Measurement)>,
 }
 
@@ -85,8 +122,8 @@ pub struct MachineDifference {
     pub b: String,
 }
 
-/// The whole comparison, serializable as the JSON output.
-#[derive(Debug, Clone, Serialize)]
+/// The whole comparison (report::compare words it, JSON included).
+#[derive(Debug, Clone)]
 pub struct Comparison {
     pub a: String,
     pub b: String,
@@ -126,15 +163,12 @@ impl Comparison {
         for p in &mut self.pairs {
             let small = p.change_pct.is_some_and(|c| c.abs() < pct);
             if small && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
-                let dir = p.verdict.as_str();
+                p.notes.push(PairNote::BelowMinimumEffect {
+                    was: p.verdict,
+                    pct,
+                });
                 p.verdict = Verdict::NoSignificantDifference;
-                p.decided_by = format!("minimum effect ({pct}%)");
-                let why = format!("{dir} by less than the {pct}% minimum effect");
-                p.note = if p.note.is_empty() {
-                    why
-                } else {
-                    format!("{}; {why}", p.note)
-                };
+                p.decided_by = Some(DecidedBy::MinimumEffect { pct });
             }
         }
     }
@@ -191,7 +225,7 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         probe: a.probe.clone(),
         params: a.params_label(),
         unit: a.unit.clone(),
-        basis: "value".into(),
+        basis: Basis::Value,
         a_median: None,
         b_median: None,
         ratio: None,
@@ -199,8 +233,8 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         verdict: Verdict::NotComparable,
         change_pct: None,
         valid: a.valid && b.valid,
-        note: String::new(),
-        decided_by: String::new(),
+        notes: Vec::new(),
+        decided_by: None,
         history_drift_pct: None,
         key: key_string(a),
         invalid_in: Vec::new(),
@@ -230,9 +264,9 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         (side(a), side(b), med(a), med(b))
     } else {
         // Below resolution on a side: the derived figure is not a number, the raw one is.
-        p.basis = "raw".into();
+        p.basis = Basis::Raw;
         p.unit = a.raw_unit.clone();
-        p.note = "value below resolution in a run: raw per-iteration times compared".into();
+        p.notes.push(PairNote::RawCompared);
         fn raw_side(m: &Measurement) -> Side<'_> {
             Side {
                 raw: &m.samples,
@@ -254,20 +288,18 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         return p;
     };
     if ma <= 0.0 {
-        p.note = "median of A is not positive: no ratio".into();
+        p.notes.push(PairNote::NonPositiveA);
         return p;
     }
     p.ratio = Some(mb / ma);
     p.ratio_ci95 = ratio_interval(&sa, &sb, seed_for(&label(a)));
     let Some([lo, hi]) = p.ratio_ci95 else {
-        p.note = "too few usable samples for an interval".into();
+        p.notes.push(PairNote::TooFewSamples);
         return p;
     };
-    p.decided_by = if sa.paired() && sb.paired() {
-        "bootstrap of paired differences".into()
-    } else {
-        "bootstrap".into()
-    };
+    p.decided_by = Some(DecidedBy::Bootstrap {
+        paired: sa.paired() && sb.paired(),
+    });
     // Widen by the drift between each side's rounds (relative half-widths, combined).
     let drift = (round_drift(&sa, &a.sample_rounds).powi(2)
         + round_drift(&sb, &b.sample_rounds).powi(2))
@@ -286,7 +318,7 @@ fn widen_by_drift(p: &mut Pair, [lo, hi]: [f64; 2], drift: f64) -> (f64, f64) {
     let widened = [lo * (1.0 - drift), hi * (1.0 + drift)];
     let straddles = |l: f64, h: f64| l <= 1.0 && h >= 1.0;
     if straddles(widened[0], widened[1]) && !straddles(lo, hi) {
-        p.decided_by = format!("drift between rounds (±{:.1}%)", drift * 100.0);
+        p.decided_by = Some(DecidedBy::RoundDrift { share: drift });
     }
     p.ratio_ci95 = Some(widened);
     (widened[0], widened[1])
@@ -443,17 +475,12 @@ impl Comparison {
                 .ratio
                 .is_some_and(|r| r > 0.0 && r.max(1.0 / r) <= 1.0 + d / 100.0);
             if within && matches!(p.verdict, Verdict::Slower | Verdict::Faster) {
-                let dir = p.verdict.as_str();
+                p.notes.push(PairNote::WithinHistoryDrift {
+                    was: p.verdict,
+                    pct: d,
+                });
                 p.verdict = Verdict::NoSignificantDifference;
-                p.decided_by = format!("history drift ({d:.1}% seen between runs)");
-                let why = format!(
-                    "{dir}, but within the {d:.1}% this probe has changed between runs here"
-                );
-                p.note = if p.note.is_empty() {
-                    why
-                } else {
-                    format!("{}; {why}", p.note)
-                };
+                p.decided_by = Some(DecidedBy::HistoryDrift { pct: d });
             }
         }
     }
@@ -529,7 +556,17 @@ mod tests {
         );
         small.apply_min_effect(2.0);
         assert_eq!(small.pairs[0].verdict, Verdict::NoSignificantDifference);
-        assert!(small.pairs[0].note.contains("minimum effect"));
+        assert_eq!(
+            small.pairs[0].notes,
+            [PairNote::BelowMinimumEffect {
+                was: Verdict::Slower,
+                pct: 2.0
+            }]
+        );
+        assert_eq!(
+            small.pairs[0].decided_by,
+            Some(DecidedBy::MinimumEffect { pct: 2.0 })
+        );
         let b2 = run_with((0..10).map(|i| 110.0 + i as f64 * 0.1).collect());
         let mut big = compare(&a, "a", &b2, "b");
         big.apply_min_effect(2.0);
@@ -540,6 +577,18 @@ mod tests {
         compare(&run_with(a), "a", &run_with(b), "b")
             .pairs
             .remove(0)
+    }
+
+    #[test]
+    fn a_side_below_resolution_compares_raw_times_and_says_so() {
+        let a = run_with(samples(100.0, 30, 1));
+        let mut b = run_with(samples(100.0, 30, 2));
+        let p = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!((p.basis, p.notes.len()), (Basis::Value, 0), "{p:?}");
+        b.measurements[0].value = None;
+        let p = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!(p.basis, Basis::Raw, "{p:?}");
+        assert_eq!(p.notes, [PairNote::RawCompared]);
     }
 
     #[test]
@@ -675,7 +724,11 @@ mod tests {
         let bad = cmp.regressions(5.0);
         assert_eq!(bad.len(), 1, "{:?}", cmp.pairs);
         assert_eq!(bad[0].probe, b.measurements[i].probe);
-        assert!(bad[0].decided_by.starts_with("bootstrap"));
+        assert!(
+            matches!(bad[0].decided_by, Some(DecidedBy::Bootstrap { .. })),
+            "{:?}",
+            bad[0]
+        );
     }
 
     #[test]
@@ -708,7 +761,22 @@ mod tests {
         assert_eq!(cmp.regressions(5.0).len(), 1);
         cmp.apply_history_drift(&drift);
         assert!(cmp.regressions(5.0).is_empty(), "{:?}", cmp.pairs);
-        assert!(cmp.pairs[0].decided_by.starts_with("history drift"));
+        assert!(
+            matches!(cmp.pairs[0].decided_by, Some(DecidedBy::HistoryDrift { pct }) if pct > 10.0),
+            "{:?}",
+            cmp.pairs[0]
+        );
+        assert!(
+            matches!(
+                cmp.pairs[0].notes[..],
+                [PairNote::WithinHistoryDrift {
+                    was: Verdict::Slower,
+                    ..
+                }]
+            ),
+            "{:?}",
+            cmp.pairs[0]
+        );
         // A history of another machine says nothing about this one.
         let mut other = history.clone();
         for r in &mut other {
@@ -798,7 +866,10 @@ mod tests {
         }
         let p = compare(&a, "a", &b, "b").pairs.remove(0);
         assert_eq!(p.verdict, Verdict::NoSignificantDifference, "{p:?}");
-        assert!(p.decided_by.starts_with("drift between rounds"), "{p:?}");
+        assert!(
+            matches!(p.decided_by, Some(DecidedBy::RoundDrift { share }) if share > 0.03),
+            "{p:?}"
+        );
     }
 
     #[test]

@@ -1,8 +1,46 @@
 //! The three faces of a comparison: a terminal table, Markdown (for a PR comment or a lab
 //! report) and JSON (for scripts). All list machine differences first and unpaired last.
 
-use crate::compare::{Comparison, Pair, Verdict};
+use serde::Serialize;
+
+use crate::compare::{Basis, Comparison, DecidedBy, MachineDifference, Pair, PairNote, Verdict};
 use crate::units::{fmt_num, Unit};
+
+/// How a verdict was decided, in words.
+pub fn decided_by_words(d: DecidedBy) -> String {
+    match d {
+        DecidedBy::Bootstrap { paired: true } => "bootstrap of paired differences".into(),
+        DecidedBy::Bootstrap { paired: false } => "bootstrap".into(),
+        DecidedBy::RoundDrift { share } => {
+            format!("drift between rounds (±{:.1}%)", share * 100.0)
+        }
+        DecidedBy::HistoryDrift { pct } => format!("history drift ({pct:.1}% seen between runs)"),
+        DecidedBy::MinimumEffect { pct } => format!("minimum effect ({pct}%)"),
+    }
+}
+
+/// One of a pair's notes, in words.
+pub fn note_words(n: PairNote) -> String {
+    match n {
+        PairNote::RawCompared => {
+            "value below resolution in a run: raw per-iteration times compared".into()
+        }
+        PairNote::NonPositiveA => "median of A is not positive: no ratio".into(),
+        PairNote::TooFewSamples => "too few usable samples for an interval".into(),
+        PairNote::BelowMinimumEffect { was, pct } => {
+            format!("{} by less than the {pct}% minimum effect", was.as_str())
+        }
+        PairNote::WithinHistoryDrift { was, pct } => format!(
+            "{}, but within the {pct:.1}% this probe has changed between runs here",
+            was.as_str()
+        ),
+    }
+}
+
+/// A pair's decision in words; empty when no rule decided.
+fn decided_text(p: &Pair) -> String {
+    p.decided_by.map(decided_by_words).unwrap_or_default()
+}
 
 fn fmt_median(v: Option<f64>, unit: &Unit) -> String {
     match v {
@@ -37,7 +75,7 @@ fn rows(c: &Comparison) -> Vec<[String; 5]> {
                     "{} {}{}",
                     p.probe,
                     p.params,
-                    if p.basis == "raw" { " (raw)" } else { "" }
+                    if p.basis == Basis::Raw { " (raw)" } else { "" }
                 )
                 .trim()
                 .to_string(),
@@ -109,7 +147,7 @@ pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
         o.push_str(&(wrap(&legend.join("; "), term.width, "", "  ") + "\n"));
     }
     // Notes after the table, each under its probe; one line per way of deciding.
-    let mut decided: Vec<(&str, usize)> = Vec::new();
+    let mut decided: Vec<(String, usize)> = Vec::new();
     let mut notes = String::new();
     for (r, p) in rows.iter().zip(&c.pairs) {
         let note = note(p);
@@ -117,10 +155,11 @@ pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
             let line = format!("{}: {note}", r[0]);
             notes.push_str(&(wrap(&line, term.width, "  ", "    ") + "\n"));
         }
-        if !p.decided_by.is_empty() {
-            match decided.iter_mut().find(|(d, _)| *d == p.decided_by) {
+        // Grouped by their words: two drifts that print alike are one way of deciding.
+        if let Some(how) = p.decided_by.map(decided_by_words) {
+            match decided.iter_mut().find(|(d, _)| *d == how) {
                 Some((_, n)) => *n += 1,
-                None => decided.push((&p.decided_by, 1)),
+                None => decided.push((how, 1)),
             }
         }
     }
@@ -233,7 +272,12 @@ pub fn markdown(c: &Comparison) -> String {
 /// A pair's note: why a side is invalid (its failed checks), or what the comparison said.
 pub fn note(p: &crate::compare::Pair) -> String {
     if p.invalid_in.is_empty() {
-        return p.note.clone();
+        return p
+            .notes
+            .iter()
+            .map(|&n| note_words(n))
+            .collect::<Vec<_>>()
+            .join("; ");
     }
     p.invalid_in
         .iter()
@@ -242,13 +286,71 @@ pub fn note(p: &crate::compare::Pair) -> String {
         .join("; ")
 }
 
+/// The JSON face of a comparison: its figures as they are, its notes and decisions in words.
+#[derive(Serialize)]
+struct ComparisonJson<'a> {
+    a: &'a str,
+    b: &'a str,
+    machine_differences: &'a [MachineDifference],
+    pairs: Vec<PairJson<'a>>,
+    only_in_a: &'a [String],
+    only_in_b: &'a [String],
+}
+
+/// The JSON face of one pair (fields in the order scripts have read them).
+#[derive(Serialize)]
+struct PairJson<'a> {
+    probe: &'a str,
+    params: &'a str,
+    unit: &'a Unit,
+    basis: &'static str,
+    a_median: Option<f64>,
+    b_median: Option<f64>,
+    ratio: Option<f64>,
+    ratio_ci95: Option<[f64; 2]>,
+    verdict: Verdict,
+    change_pct: Option<f64>,
+    valid: bool,
+    note: String,
+    decided_by: String,
+    history_drift_pct: Option<f64>,
+}
+
+impl<'a> PairJson<'a> {
+    fn of(p: &'a Pair) -> Self {
+        PairJson {
+            probe: &p.probe,
+            params: &p.params,
+            unit: &p.unit,
+            basis: match p.basis {
+                Basis::Value => "value",
+                Basis::Raw => "raw",
+            },
+            a_median: p.a_median,
+            b_median: p.b_median,
+            ratio: p.ratio,
+            ratio_ci95: p.ratio_ci95,
+            verdict: p.verdict,
+            change_pct: p.change_pct,
+            valid: p.valid,
+            note: note(p),
+            decided_by: decided_text(p),
+            history_drift_pct: p.history_drift_pct,
+        }
+    }
+}
+
 /// Pretty JSON of the whole comparison.
 pub fn json(c: &Comparison) -> String {
-    let mut c = c.clone();
-    for p in &mut c.pairs {
-        p.note = note(p);
-    }
-    serde_json::to_string_pretty(&c).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
+    let view = ComparisonJson {
+        a: &c.a,
+        b: &c.b,
+        machine_differences: &c.machine_differences,
+        pairs: c.pairs.iter().map(PairJson::of).collect(),
+        only_in_a: &c.only_in_a,
+        only_in_b: &c.only_in_b,
+    };
+    serde_json::to_string_pretty(&view).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n"
 }
 
 /// The comparison figure: ratio B/A per paired probe with its 95% interval, a line at 1,
@@ -418,6 +520,76 @@ mod tests {
         assert!(m.contains("### Machine differences"));
         assert!(m.contains("| probe | A median |"));
         assert!(m.lines().filter(|l| l.starts_with("| `")).count() >= 3);
+    }
+
+    #[test]
+    fn notes_and_decisions_are_worded_from_their_figures() {
+        assert_eq!(
+            decided_by_words(DecidedBy::RoundDrift { share: 0.105 }),
+            "drift between rounds (±10.5%)"
+        );
+        assert_eq!(
+            decided_by_words(DecidedBy::HistoryDrift { pct: 3.06 }),
+            "history drift (3.1% seen between runs)"
+        );
+        assert_eq!(
+            decided_by_words(DecidedBy::MinimumEffect { pct: 5.0 }),
+            "minimum effect (5%)"
+        );
+        assert_eq!(
+            decided_by_words(DecidedBy::Bootstrap { paired: false }),
+            "bootstrap"
+        );
+        let mut c = cmp();
+        let p = c
+            .pairs
+            .iter_mut()
+            .find(|p| p.invalid_in.is_empty())
+            .unwrap();
+        p.notes = vec![
+            PairNote::RawCompared,
+            PairNote::BelowMinimumEffect {
+                was: Verdict::Faster,
+                pct: 2.5,
+            },
+        ];
+        assert_eq!(
+            note(p),
+            "value below resolution in a run: raw per-iteration times compared; \
+             faster by less than the 2.5% minimum effect"
+        );
+        p.decided_by = Some(DecidedBy::MinimumEffect { pct: 2.5 });
+        let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+        let p = v["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["decided_by"] == "minimum effect (2.5%)")
+            .expect("the decision in words in the JSON");
+        assert!(p["note"].as_str().unwrap().ends_with("2.5% minimum effect"));
+    }
+
+    #[test]
+    fn decisions_that_read_alike_are_counted_as_one_way_of_deciding() {
+        let mut c = cmp();
+        let mut drifts = [0.0091, 0.0089].into_iter();
+        for p in c
+            .pairs
+            .iter_mut()
+            .filter(|p| p.decided_by.is_some())
+            .take(2)
+        {
+            p.decided_by = Some(DecidedBy::RoundDrift {
+                share: drifts.next().unwrap(),
+            });
+        }
+        let t = text(&c);
+        assert_eq!(
+            t.matches("decided by: drift between rounds (±0.9%) (2 of")
+                .count(),
+            1,
+            "{t}"
+        );
     }
 
     #[test]
