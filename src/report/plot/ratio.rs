@@ -50,12 +50,19 @@ impl RatioPlot {
     }
 
     /// Rows with a ratio are the points given; one that is not a positive finite number
-    /// cannot sit on the log axis and is left out (a row without a ratio says why on it).
+    /// cannot sit on the log axis and is left out (a row without a ratio says why on it),
+    /// and an unstable one is drawn as its interval without a point.
     pub fn tally(&self) -> super::Tally {
         let mut t = super::Tally::new("point");
         for v in self.rows.iter().filter_map(|r| r.ratio) {
             let placeable = v.iter().all(|x| plottable(*x) && *x > 0.0);
-            t.count((!placeable).then_some("not a positive finite ratio"));
+            t.count(if !placeable {
+                Some("not a positive finite ratio")
+            } else if crate::units::interval::is_unstable(v[0], v[1], v[2]) {
+                Some("unstable, drawn as its interval")
+            } else {
+                None
+            });
         }
         t
     }
@@ -287,6 +294,28 @@ mod tests {
         .to_svg();
         assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 1);
         assert!(svg.contains("1 point not drawn: not a positive finite ratio"));
+    }
+
+    /// An unstable ratio is drawn as its interval with no point; counted as drawn, the
+    /// browser check found 11 data marks for 16 points on a noisy compare page.
+    #[test]
+    fn an_unstable_ratio_is_stated_as_not_drawn_as_a_point() {
+        let row = |ratio| RatioRow {
+            label: "p".into(),
+            ratio: Some(ratio),
+            slower: None,
+            note: String::new(),
+        };
+        let svg = RatioPlot {
+            title: "t".into(),
+            subtitle: "s".into(),
+            rows: vec![row([1.1, 1.0, 1.2]), row([1.0, 0.3, 2.6])],
+            ..Default::default()
+        }
+        .to_svg();
+        assert_eq!(super::super::test_support::count(&svg, "class=\"pt\""), 1);
+        assert!(svg.contains("data-points-drawn=\"1\""), "{svg}");
+        assert!(svg.contains("1 point not drawn: unstable, drawn as its interval"));
     }
 
     #[test]
