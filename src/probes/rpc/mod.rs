@@ -93,6 +93,7 @@ impl Scenario {
 /// Client and servers set up for one scenario: the client pinned, the servers forked, pinned
 /// and ready. Dropping it kills and reaps the servers and restores the client's affinity.
 pub struct Session {
+    pub scenario: Scenario,
     pub mech: Mech,
     pub client_cpu: usize,
     pub server_cpu: usize,
@@ -129,6 +130,7 @@ impl Session {
             servers.push(server);
         }
         Ok(Session {
+            scenario,
             mech,
             client_cpu,
             server_cpu,
@@ -137,6 +139,14 @@ impl Session {
             server_start,
             _pin: pin,
         })
+    }
+
+    /// A probe's spec in this session: ns per RPC, with the scenario, mechanism and CPUs.
+    pub fn spec(&self, probe: &str) -> Spec {
+        Spec::new(probe, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
+            .param("scenario", self.scenario.name())
+            .param("mech", self.mech.name())
+            .param("cpus", vec![self.client_cpu, self.server_cpu])
     }
 
     pub fn server_pids(&self) -> Vec<i32> {
@@ -254,14 +264,10 @@ pub fn measure_total(
     }
     let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
     let (participants, start) = s.participants();
-    let spec = Spec::new(TOTAL.0, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
-        .param("scenario", scenario.name())
-        .param("mech", s.mech.name())
-        .param("cpus", vec![s.client_cpu, s.server_cpu])
-        .note(
-            "one request and its response (one small message each way), client and server(s) \
+    let spec = s.spec(TOTAL.0).note(
+        "one request and its response (one small message each way), client and server(s) \
              pinned per the scenario; no tracing",
-        );
+    );
     let mut k = 0u64;
     let session = &s;
     let mut raw = |iters: u64| -> Result<u64> {
