@@ -51,12 +51,10 @@ pub struct Point {
 pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let mut ring = Ring::start(ring_spec(&p))?;
-    let mut spec = point_spec(&p, caches);
+    let spec = point_spec(&p, caches);
     // The figure's samples take no perf counters and start with the kernel's perf hooks off
     // (tax.rs): the counters come from the evidence pass after every figure sample.
-    if let Some(n) = quiet_hooks(ctx)? {
-        spec = spec.note(n);
-    }
+    let spec = quiet_hooks(ctx, spec)?;
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
     let ring_cell = std::cell::RefCell::new(&mut ring);

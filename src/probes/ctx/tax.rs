@@ -15,7 +15,7 @@
 //! counters attached, each followed by a bare run while the hooks linger. Round r of each
 //! phase is compared with bare round r: the phases are tens of ms apart.
 
-use crate::engine::measure::Context;
+use crate::engine::measure::{Context, Spec};
 use crate::engine::sampler::Workload;
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
@@ -248,13 +248,18 @@ pub fn wait_for_hooks_off(max_ns: u64) -> Result<(u64, u64)> {
 }
 
 /// Before a hook-free figure's samples: wait until the kernel's perf hooks are off, at most
-/// this call's share of the sampling budget, and say what the wait did (None: they were
-/// off). The plan runs hook-free items before any that open counters, so inside a run only
-/// the first call can find them on, and only after a command's own counters.
-pub fn quiet_hooks(ctx: &Context) -> Result<Option<String>> {
+/// this call's share of the sampling budget, and say in a note of `spec` what the wait did
+/// (none where they were off). The plan runs hook-free items before any that open counters,
+/// so inside a run only the first call can find them on, and only after a command's own
+/// counters.
+pub fn quiet_hooks(ctx: &Context, spec: Spec) -> Result<Spec> {
     let share = ctx.sampling.budget_ns / ctx.round.map_or(1, |r| r.of.max(1)) as u64;
     let (waited, left) = wait_for_hooks_off(share)?;
-    Ok((waited > 0 || left > 0).then(|| hooks_note(waited, left)))
+    Ok(if waited > 0 || left > 0 {
+        spec.note(hooks_note(waited, left))
+    } else {
+        spec
+    })
 }
 
 /// A figure taken with `EventSet::None`: the sampler's evidence samples attached nothing, so
