@@ -301,7 +301,7 @@ fn finish_fault(
         after,
         "\nsystem THP mode: {} (not changed; --thp applies madvise per mapping); page size {} B; \
          size {} = {} pages",
-        setup.system_thp,
+        setup.ask.system_thp,
         page,
         fmt_bytes(size as f64, ByteStyle::GibMib),
         size / page

@@ -35,6 +35,23 @@ pub fn single_thread_verdict(
     (checks, warnings)
 }
 
+/// The last system call's failure as an environment error: "`what`: the OS's words" (errno
+/// read before `what` is formatted).
+pub fn os_error(what: impl std::fmt::Display) -> crate::error::Error {
+    let e = std::io::Error::last_os_error();
+    crate::error::Error::env(format!("{what}: {e}"))
+}
+
+/// How participants hold their CPU: [`checks::Holding::MaySleep`] where they may block
+/// (I/O, cross-CPU wake-ups), else continuously.
+pub fn holding(may_sleep: bool) -> checks::Holding {
+    if may_sleep {
+        checks::Holding::MaySleep
+    } else {
+        checks::Holding::Continuous
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -326,10 +326,7 @@ fn pipe() -> Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two descriptors we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Error::env(format!(
-            "pipe: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(super::os_error("pipe"));
     }
     // SAFETY: both were just opened and are owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
@@ -436,10 +433,7 @@ pub fn run_once(cfg: &Config) -> Result<RunReading> {
     // SAFETY: the child runs only `child`, which makes raw system calls on what was prepared.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(Error::env(format!(
-            "fork: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(super::os_error("fork"));
     }
     if pid == 0 {
         // SAFETY: in the forked child.

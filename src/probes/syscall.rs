@@ -4,7 +4,7 @@
 
 use crate::engine::measure::{measure, Context, Spec};
 use crate::engine::measure::{Participants, Workloads};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::task::{Alone, TaskState};
@@ -79,11 +79,8 @@ impl Fd {
         // SAFETY: valid NUL-terminated path.
         let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
         if fd < 0 {
-            return Err(Error::env(format!(
-                "cannot open {}: {}",
-                path.to_string_lossy(),
-                std::io::Error::last_os_error()
-            )));
+            let what = format_args!("cannot open {}", path.to_string_lossy());
+            return Err(super::os_error(what));
         }
         Ok(Fd(fd))
     }

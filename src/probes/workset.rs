@@ -2,7 +2,7 @@
 //! never the shared zero page or a copy-on-write page still shared with a parent) and then
 //! walks on every turn. Allocation-free after mapping, so forked partners can use it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// How a walk touches the working set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -71,9 +71,8 @@ impl WorkingSet {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(Error::env(format!(
-                "cannot map a {len}-byte working set: {}",
-                std::io::Error::last_os_error()
+            return Err(super::os_error(format_args!(
+                "cannot map a {len}-byte working set"
             )));
         }
         let base = base as *mut u8;

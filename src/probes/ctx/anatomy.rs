@@ -484,11 +484,7 @@ pub fn rung_verdict(ev: &Evidence, rung: Rung, sides: (&Side, &Side), ctl: &Cont
     let mut out = vec![c, checks::no_migrations(ev), checks::placement(&ev.cpus)];
     let mut warnings = Vec::new();
     let two_cpus = sides.0.partner_cpu != sides.0.cpu;
-    let holding = if two_cpus {
-        checks::Holding::MaySleep
-    } else {
-        checks::Holding::Continuous
-    };
+    let holding = crate::probes::holding(two_cpus);
     checks::add_occupancy_with(ev, holding, &mut out, &mut warnings);
     out.extend(control_checks(rung, sides, ctl, &ev.cpus));
     (out, warnings)
@@ -623,34 +619,27 @@ pub fn control_checks(
 /// proves the state held the loaded values at full vector length when the task entered the
 /// kernel; for SVE that entry discards it, which is the cost the rung measures.
 pub fn live_check(r: Regs, and: Option<u64>) -> Check {
-    let want = r.components();
-    Check {
-        subject: r.as_str().to_string(),
-        ..Check::new(
-            CheckKind::StateLive,
-            Bound::Mask {
-                bits: want,
-                read_back: r.arm64(),
-            },
-            Reading::Mask(and.map(|a| a & want)),
-            and.is_some_and(|a| a & want == want),
-        )
-    }
+    mask_check(r, CheckKind::StateLive, and, |a, want| a & want == want)
 }
 
 /// The baseline's state was released before every switch: none of its bits in the OR.
 pub fn released_check(r: Regs, or: Option<u64>) -> Check {
+    mask_check(r, CheckKind::StateReleased, or, |o, want| o & want == 0)
+}
+
+/// A check of `r`'s bits in a reading of the tasks' state, as `holds(reading, bits)` says.
+fn mask_check(r: Regs, kind: CheckKind, seen: Option<u64>, holds: fn(u64, u64) -> bool) -> Check {
     let want = r.components();
     Check {
         subject: r.as_str().to_string(),
         ..Check::new(
-            CheckKind::StateReleased,
+            kind,
             Bound::Mask {
                 bits: want,
                 read_back: r.arm64(),
             },
-            Reading::Mask(or.map(|o| o & want)),
-            or.is_some_and(|o| o & want == 0),
+            Reading::Mask(seen.map(|s| s & want)),
+            seen.is_some_and(|s| holds(s, want)),
         )
     }
 }

@@ -508,10 +508,7 @@ pub fn pages_touched(w: Walk) -> Result<(usize, usize)> {
     // SAFETY: the mapping is page-aligned and `vec` has one byte per page.
     let rc = unsafe { libc::mincore(ws.as_ptr() as *mut libc::c_void, ws.len(), vec.as_mut_ptr()) };
     if rc != 0 {
-        return Err(Error::env(format!(
-            "mincore: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(crate::probes::os_error("mincore"));
     }
     let lines = ws.len().div_ceil(w.stride());
     Ok((lines, vec.iter().filter(|b| *b & 1 != 0).count()))

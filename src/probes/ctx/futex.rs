@@ -141,7 +141,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
     let scratch: &AtomicI32 = page.slot(SCRATCH);
     let private = pair.private;
 
-    let mut spec = Spec::new(
+    let spec = Spec::new(
         "ctx.futex",
         Unit::ns(Per::Switch),
         Unit::ns(Per::RoundTrip),
@@ -154,9 +154,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
         "per switch = (futex round trip − the same wake and wait returning at once, in one \
              thread) / 2 switches",
     );
-    if let Some(n) = quiet_hooks(ctx)? {
-        spec = spec.note(n);
-    }
+    let spec = quiet_hooks(ctx, spec)?;
     let mut base = |iters: u64| -> Result<u64> {
         let t0 = now_ns();
         for _ in 0..iters {

@@ -74,11 +74,7 @@ pub fn same_core_verdict(ev: &Evidence, expected_switches: f64, what: &str) -> V
     ];
     // Partners that ended up on two CPUs (the same-CPU check fails them) idle while they
     // wait for each other's cross-CPU wake-ups: that is not others holding the CPU.
-    let holding = if checks.last().is_some_and(|c| c.ok) {
-        checks::Holding::Continuous
-    } else {
-        checks::Holding::MaySleep
-    };
+    let holding = super::holding(!checks.last().is_some_and(|c| c.ok));
     checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     (checks, warnings)
 }

@@ -64,7 +64,7 @@ pub fn measure_pipe_on(
 
     // No perf counters in the figure's samples (not even in its evidence samples), and none
     // closed in the last second: see tax.rs. The counts come from the tax pass afterwards.
-    let mut spec = Spec::new(
+    let spec = Spec::new(
         "ctx.pipe",
         Unit::ns(Per::Switch),
         Unit::ns(Per::RoundTrip),
@@ -73,9 +73,7 @@ pub fn measure_pipe_on(
     .param("mode", mode.name())
     .param("cpus", vec![cpu])
     .events_set(EventSet::None);
-    if let Some(n) = quiet_hooks(ctx)? {
-        spec = spec.note(n);
-    }
+    let spec = quiet_hooks(ctx, spec)?;
     let people = [pair.me.clone(), pair.partner.clone()];
     let result = match method {
         ClockMethod::Direct => measure_direct(ctx, spec, &pair, &own),

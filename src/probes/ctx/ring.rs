@@ -53,11 +53,8 @@ impl PolicyGuard {
             };
             let zero = libc::sched_param { sched_priority: 0 };
             if libc::sched_setscheduler(0, policy, &zero) != 0 {
-                return Err(Error::env(format!(
-                    "cannot set scheduling policy {}: {}",
-                    p.name(),
-                    std::io::Error::last_os_error()
-                )));
+                let what = format_args!("cannot set scheduling policy {}", p.name());
+                return Err(crate::probes::os_error(what));
             }
             Ok(PolicyGuard {
                 old_policy,

@@ -10,7 +10,7 @@
 
 use super::interleave::{self, Halves, Part};
 use super::ring::{Policy, Ring, RingSpec};
-use super::tax::{drop_counterless_evidence, quiet_hooks};
+use super::tax::{counts_pass_of, drop_counterless_evidence, quiet_hooks};
 use super::Mode;
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict, BASELINE_NOTE};
@@ -18,7 +18,6 @@ use crate::engine::measure::{Participants, Workloads};
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::placement::AffinityGuard;
-use crate::evidence::recorder::Recorder;
 use crate::machine::fits::label;
 use crate::model::{Evidence, Measurement, Num};
 use crate::probes::workset::Access;
@@ -52,12 +51,10 @@ pub struct Point {
 pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[p.cpu])?;
     let mut ring = Ring::start(ring_spec(&p))?;
-    let mut spec = point_spec(&p, caches);
+    let spec = point_spec(&p, caches);
     // The figure's samples take no perf counters and start with the kernel's perf hooks off
     // (tax.rs): the counters come from the evidence pass after every figure sample.
-    if let Some(n) = quiet_hooks(ctx)? {
-        spec = spec.note(n);
-    }
+    let spec = quiet_hooks(ctx, spec)?;
     let participants = ring.participants.clone();
     let start = ring.start_cpus.clone();
     let ring_cell = std::cell::RefCell::new(&mut ring);
@@ -111,9 +108,6 @@ fn ring_spec(p: &Point) -> RingSpec {
     }
 }
 
-/// Samples of a point's evidence pass, with perf counters attached.
-const EVIDENCE_SAMPLES: usize = 4;
-
 /// The evidence pass of a point taken with `Context::evidence_later`: the ring started
 /// again, after every figure's samples (engine::plan runs it), for the perf counts.
 pub fn evidence_pass(p: Point, m: &mut Measurement) -> Result<()> {
@@ -122,36 +116,18 @@ pub fn evidence_pass(p: Point, m: &mut Measurement) -> Result<()> {
     take_evidence(&mut ring, m)
 }
 
-/// Perf counters (the point's `WithCacheRefs` set) around [`EVIDENCE_SAMPLES`] samples of
-/// the figure's length on a running ring, after one untimed sample; their counts become the
-/// point's perf evidence. Why apart: counters make the kernel run its perf hooks at every
-/// context switch, and for a second after they close (tax.rs), which the figure's samples
-/// paid when they alternated with counter-attached ones (about a third of the sweep's gap to
-/// lat_ctx at S = 0, docs/SWEEP.md). The checks stay those of the figure's own windows
-/// (rusage, procfs, placement).
+/// Perf counters (the point's `WithCacheRefs` set) around the samples of a counts pass
+/// (tax::counts_pass_of) on a running ring; their counts become the point's perf evidence.
+/// Why apart: counters make the kernel run its perf hooks at every context switch, and for a
+/// second after they close (tax.rs), which the figure's samples paid when they alternated
+/// with counter-attached ones (about a third of the sweep's gap to lat_ctx at S = 0,
+/// docs/SWEEP.md). The checks stay those of the figure's own windows (rusage, procfs,
+/// placement).
 fn take_evidence(ring: &mut Ring, m: &mut Measurement) -> Result<()> {
-    let iters = m.iterations_per_sample.max(1);
-    ring.laps(iters)?;
-    let mut rec = Recorder::new(ring.participants.clone(), EventSet::WithCacheRefs);
-    let mut per_lap = Vec::with_capacity(EVIDENCE_SAMPLES);
-    for _ in 0..EVIDENCE_SAMPLES {
-        crate::engine::interrupt::check()?;
-        rec.begin();
-        let t = ring.laps(iters)?;
-        rec.end(iters);
-        per_lap.push(t as f64 / iters as f64);
-    }
+    let (participants, start) = (ring.participants.clone(), ring.start_cpus.clone());
+    let counts = (EventSet::WithCacheRefs, "ring");
+    counts_pass_of((&participants, &start), counts, &mut |n| ring.laps(n), m)?;
     std::hint::black_box(ring.sink);
-    m.evidence.events = rec.finish(&ring.start_cpus).events;
-    per_lap.sort_by(f64::total_cmp);
-    let with = (per_lap[EVIDENCE_SAMPLES / 2 - 1] + per_lap[EVIDENCE_SAMPLES / 2]) / 2.0;
-    m.notes.push(format!(
-        "perf counts come from {EVIDENCE_SAMPLES} samples of {iters} laps with counters \
-         attached, taken after all the figure's samples with the ring started again (a lap \
-         took {:+.0}% there against the figure's raw median); the figure's samples attach \
-         none and its checks read rusage, procfs and placement in its own windows",
-        (with / m.raw.median - 1.0) * 100.0
-    ));
     Ok(())
 }
 

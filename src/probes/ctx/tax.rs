@@ -15,14 +15,13 @@
 //! counters attached, each followed by a bare run while the hooks linger. Round r of each
 //! phase is compared with bare round r: the phases are tens of ms apart.
 
-use crate::engine::measure::Context;
+use crate::engine::measure::{Context, Spec};
 use crate::engine::sampler::Workload;
 use crate::error::Result;
 use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{EventReading, Measurement};
-use crate::units::Unit;
 use std::collections::BTreeMap;
 
 /// One kind of evidence collection around a timed sample.
@@ -190,9 +189,20 @@ pub fn counts_pass(
     work: &mut Workload<'_>,
     m: &mut Measurement,
 ) -> Result<()> {
+    let who = (participants, start_cpus);
+    counts_pass_of(who, (EventSet::Standard, "partner"), work, m)
+}
+
+/// [`counts_pass`] of `events`, its note naming what was `restarted` for it.
+pub fn counts_pass_of(
+    (participants, start_cpus): (&[Participant], &[Option<usize>]),
+    (events, restarted): (EventSet, &str),
+    work: &mut Workload<'_>,
+    m: &mut Measurement,
+) -> Result<()> {
     let iters = m.iterations_per_sample.max(1);
     work(iters)?;
-    let mut rec = Recorder::new(participants.to_vec(), EventSet::Standard);
+    let mut rec = Recorder::new(participants.to_vec(), events);
     let mut per_iter = Vec::with_capacity(COUNTED_SAMPLES);
     for _ in 0..COUNTED_SAMPLES {
         crate::engine::interrupt::check()?;
@@ -204,22 +214,16 @@ pub fn counts_pass(
     m.evidence.events = rec.finish(start_cpus).events;
     per_iter.sort_by(f64::total_cmp);
     let with = (per_iter[COUNTED_SAMPLES / 2 - 1] + per_iter[COUNTED_SAMPLES / 2]) / 2.0;
-    m.notes
-        .push(counts_note(iters, with / m.raw.median - 1.0, &m.raw_unit));
-    Ok(())
-}
-
-/// The note of a counts pass: its samples, and how much longer an iteration took there
-/// (`slower`, a fraction) than the figure's raw median.
-fn counts_note(iters: u64, slower: f64, raw_unit: &Unit) -> String {
-    let what = raw_unit.per().map_or("iteration", |p| p.name());
-    format!(
+    let slower = with / m.raw.median - 1.0;
+    let what = m.raw_unit.per().map_or("iteration", |p| p.name());
+    m.notes.push(format!(
         "perf counts come from {COUNTED_SAMPLES} samples of {iters} {what}s with counters \
-         attached, taken after all the figure's samples with the partner started again (a \
+         attached, taken after all the figure's samples with the {restarted} started again (a \
          {what} took {:+.0}% there against the figure's raw median); the figure's samples \
          attach none and its checks read rusage, procfs and placement in its own windows",
         slower * 100.0
-    )
+    ));
+    Ok(())
 }
 
 /// Wait until the kernel's perf scheduling hooks are off, i.e. until `HOOKS_LINGER_NS` after
@@ -244,13 +248,18 @@ pub fn wait_for_hooks_off(max_ns: u64) -> Result<(u64, u64)> {
 }
 
 /// Before a hook-free figure's samples: wait until the kernel's perf hooks are off, at most
-/// this call's share of the sampling budget, and say what the wait did (None: they were
-/// off). The plan runs hook-free items before any that open counters, so inside a run only
-/// the first call can find them on, and only after a command's own counters.
-pub fn quiet_hooks(ctx: &Context) -> Result<Option<String>> {
+/// this call's share of the sampling budget, and say in a note of `spec` what the wait did
+/// (none where they were off). The plan runs hook-free items before any that open counters,
+/// so inside a run only the first call can find them on, and only after a command's own
+/// counters.
+pub fn quiet_hooks(ctx: &Context, spec: Spec) -> Result<Spec> {
     let share = ctx.sampling.budget_ns / ctx.round.map_or(1, |r| r.of.max(1)) as u64;
     let (waited, left) = wait_for_hooks_off(share)?;
-    Ok((waited > 0 || left > 0).then(|| hooks_note(waited, left)))
+    Ok(if waited > 0 || left > 0 {
+        spec.note(hooks_note(waited, left))
+    } else {
+        spec
+    })
 }
 
 /// A figure taken with `EventSet::None`: the sampler's evidence samples attached nothing, so

@@ -189,10 +189,7 @@ fn set_rr(pid: i32) -> Result<u64> {
     let p = libc::sched_param { sched_priority: 1 };
     // SAFETY: valid sched_param.
     if unsafe { libc::sched_setscheduler(pid, libc::SCHED_RR, &p) } != 0 {
-        return Err(Error::env(format!(
-            "cannot make a task SCHED_RR: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(crate::probes::os_error("cannot make a task SCHED_RR"));
     }
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -200,10 +197,9 @@ fn set_rr(pid: i32) -> Result<u64> {
     };
     // SAFETY: a timespec that lives across the call, for a task of ours.
     if unsafe { libc::sched_rr_get_interval(pid, &mut ts) } != 0 {
-        return Err(Error::env(format!(
-            "cannot read a SCHED_RR task's slice: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(crate::probes::os_error(
+            "cannot read a SCHED_RR task's slice",
+        ));
     }
     Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }

@@ -149,9 +149,7 @@ pub fn measure_yield(
     if !with_partner {
         spec = spec.param("partner", false);
     }
-    if let Some(n) = quiet_hooks(ctx)? {
-        spec = spec.note(n);
-    }
+    spec = quiet_hooks(ctx, spec)?;
     let mut base = |iters: u64| -> Result<u64> {
         // Park the partner, so a yield finds nothing else runnable on this CPU.
         if with_partner {

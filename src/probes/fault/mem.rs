@@ -2,7 +2,8 @@
 //! unmapped on drop (also on error and Ctrl-C), and inspected the way the kernel sees them
 //! (mincore residency, the /proc/self/maps line and smaps counters).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::probes::os_error;
 
 /// The huge page size THP uses on x86-64 and arm64 with 4 KiB base pages.
 pub const HUGE: usize = 2 << 20;
@@ -11,10 +12,6 @@ pub const HUGE: usize = 2 << 20;
 pub struct Mapping {
     ptr: *mut u8,
     len: usize,
-}
-
-fn last_err(what: &str) -> Error {
-    Error::env(format!("{what}: {}", std::io::Error::last_os_error()))
 }
 
 impl Mapping {
@@ -34,7 +31,7 @@ impl Mapping {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(last_err("mmap (anonymous)"));
+            return Err(os_error("mmap (anonymous)"));
         }
         if !huge_aligned {
             return Ok(Mapping {
@@ -79,7 +76,7 @@ impl Mapping {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(last_err("mmap (file)"));
+            return Err(os_error("mmap (file)"));
         }
         Ok(Mapping {
             ptr: p as *mut u8,
@@ -95,7 +92,7 @@ impl Mapping {
     pub fn advise(&self, advice: i32, name: &str) -> Result<()> {
         // SAFETY: advising our own live mapping.
         if unsafe { libc::madvise(self.ptr as *mut libc::c_void, self.len, advice) } != 0 {
-            return Err(last_err(&format!("madvise({name})")));
+            return Err(os_error(format_args!("madvise({name})")));
         }
         Ok(())
     }
@@ -108,7 +105,7 @@ impl Mapping {
         // SAFETY: vec has one byte per page of the mapping.
         if unsafe { libc::mincore(self.ptr as *mut libc::c_void, self.len, vec.as_mut_ptr()) } != 0
         {
-            return Err(last_err("mincore"));
+            return Err(os_error("mincore"));
         }
         Ok(vec.iter().filter(|b| *b & 1 != 0).count())
     }

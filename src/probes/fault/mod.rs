@@ -186,9 +186,9 @@ pub enum Evict {
     DropCaches,
 }
 
-/// What a fault run shares across its cases: sizes, placement, the scratch file, and what
-/// the CLI prints besides the table (maps lines, latency histograms).
-pub struct Setup {
+/// What a fault run is asked for: sizes, placement, and what the CLI prints besides the
+/// table.
+pub struct SetupArgs {
     pub size: usize,
     pub page: usize,
     pub cpu: usize,
@@ -196,52 +196,28 @@ pub struct Setup {
     pub show_maps: bool,
     /// `--rounds N`: samples (mappings) per case; None = as the sampler decides (the budget
     /// and `--ci`, like every measurement).
-    pub fixed_rounds: Option<usize>,
-    pub seed: u64,
+    pub rounds: Option<usize>,
     /// The system's THP mode (the `enabled` file's selection), recorded with anon cases.
     pub system_thp: String,
     pub dir: Option<ScratchDir>,
+}
+
+/// What a fault run shares across its cases: what it was asked for, the scratch file, and
+/// what the CLI prints besides the table (maps lines, latency histograms).
+pub struct Setup {
+    pub ask: SetupArgs,
+    pub seed: u64,
     file: RefCell<Option<ScratchFile>>,
     clock: OnceCell<TouchClock>,
     /// Maps lines per case label (with --show-maps).
     pub maps: RefCell<Vec<(String, Vec<String>)>>,
 }
 
-/// What a fault run is asked for (see [`Setup`]'s fields of the same names; `rounds` is its
-/// `fixed_rounds`).
-pub struct SetupArgs {
-    pub size: usize,
-    pub page: usize,
-    pub cpu: usize,
-    pub evict: Evict,
-    pub show_maps: bool,
-    pub rounds: Option<usize>,
-    pub system_thp: String,
-    pub dir: Option<ScratchDir>,
-}
-
 impl Setup {
-    pub fn new(args: SetupArgs) -> Setup {
-        let SetupArgs {
-            size,
-            page,
-            cpu,
-            evict,
-            show_maps,
-            rounds,
-            system_thp,
-            dir,
-        } = args;
+    pub fn new(ask: SetupArgs) -> Setup {
         Setup {
-            size,
-            page,
-            cpu,
-            evict,
-            show_maps,
-            fixed_rounds: rounds,
+            ask,
             seed: 0x5EED_F00D,
-            system_thp,
-            dir,
             file: RefCell::new(None),
             clock: OnceCell::new(),
             maps: RefCell::new(Vec::new()),
@@ -249,7 +225,7 @@ impl Setup {
     }
 
     fn pages(&self) -> usize {
-        self.size / self.page
+        self.ask.size / self.ask.page
     }
 
     /// The scratch file, created and filled (then fsynced) on first use.
@@ -258,11 +234,12 @@ impl Setup {
             return Ok(f.fd());
         }
         let dir = self
+            .ask
             .dir
             .as_ref()
             .ok_or_else(|| Error::env("file kinds need a scratch directory"))?;
         let f = dir.create_file("fault")?;
-        f.fill(self.size as u64)?;
+        f.fill(self.ask.size as u64)?;
         let fd = f.fd();
         *self.file.borrow_mut() = Some(f);
         Ok(fd)
@@ -270,14 +247,14 @@ impl Setup {
 
     /// Make every page of the file resident by reading it (no-op when it already is).
     fn cache_file(&self, fd: i32, map: &Mapping) -> Result<()> {
-        if map.resident_pages(self.page)? >= self.pages() {
+        if map.resident_pages(self.ask.page)? >= self.pages() {
             return Ok(());
         }
         let mut buf = vec![0u8; 1 << 20];
         let mut off = 0usize;
-        while off < self.size {
+        while off < self.ask.size {
             crate::engine::interrupt::check()?;
-            let n = (self.size - off).min(buf.len());
+            let n = (self.ask.size - off).min(buf.len());
             // SAFETY: reading into a live buffer of at least n bytes.
             let r = unsafe {
                 libc::pread(
@@ -304,12 +281,9 @@ impl Setup {
         // SAFETY: fsync/fadvise/sync on our own fd or the whole system; no memory involved.
         unsafe {
             if libc::fsync(fd) != 0 {
-                return Err(Error::env(format!(
-                    "fsync: {}",
-                    std::io::Error::last_os_error()
-                )));
+                return Err(super::os_error("fsync"));
             }
-            match self.evict {
+            match self.ask.evict {
                 Evict::Fadvise => {
                     let r = libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
                     if r != 0 {
@@ -339,11 +313,11 @@ impl Setup {
         match (case.kind, case.phase) {
             (Kind::Populate, Phase::Map) => Ok((None, None)),
             (Kind::Populate, Phase::Touch) => {
-                let m = Mapping::anon(self.size, false, libc::MAP_POPULATE)?;
+                let m = Mapping::anon(self.ask.size, false, libc::MAP_POPULATE)?;
                 Ok((Some(m), None))
             }
             (Kind::Anon, _) => {
-                let m = Mapping::anon(self.size, case.thp == Thp::Always, 0)?;
+                let m = Mapping::anon(self.ask.size, case.thp == Thp::Always, 0)?;
                 match case.thp {
                     Thp::Always => m.advise(libc::MADV_HUGEPAGE, "MADV_HUGEPAGE")?,
                     Thp::Never => m.advise(libc::MADV_NOHUGEPAGE, "MADV_NOHUGEPAGE")?,
@@ -355,14 +329,14 @@ impl Setup {
                 if case.kind == Kind::FileEvicted {
                     self.evict_file(fd)?;
                 }
-                let m = Mapping::file(fd, self.size, false, 0)?;
+                let m = Mapping::file(fd, self.ask.size, false, 0)?;
                 if case.kind == Kind::FileCached {
                     self.cache_file(fd, &m)?;
                 }
                 if let Some((adv, name)) = case.readahead.advice() {
                     m.advise(adv, name)?;
                 }
-                let resident = m.resident_pages(self.page)?;
+                let resident = m.resident_pages(self.ask.page)?;
                 Ok((Some(m), Some(resident)))
             }
         }
@@ -432,7 +406,7 @@ fn one_round(
     let ns = match &map {
         None => {
             let t0 = now_ns();
-            let m = Mapping::anon(s.size, false, libc::MAP_POPULATE)?;
+            let m = Mapping::anon(s.ask.size, false, libc::MAP_POPULATE)?;
             let t = now_ns() - t0;
             map = Some(m);
             t
@@ -443,14 +417,14 @@ fn one_round(
                 lat.clear();
                 touch_each(
                     m.ptr(),
-                    s.page,
+                    s.ask.page,
                     order,
                     write,
                     touch::PerTouch { clock: c, out: lat },
                 )?
             },
             // SAFETY: as above.
-            None => unsafe { touch_all(m.ptr(), s.page, order, write)? },
+            None => unsafe { touch_all(m.ptr(), s.ask.page, order, write)? },
         },
     };
     mem::add_delta(&mut seen.touch, &usage0, &mem::thread_rusage());
@@ -461,9 +435,9 @@ fn one_round(
     }
     if let Some(m) = &map {
         if case.kind == Kind::Populate && case.phase == Phase::Map {
-            seen.resident_after.push(m.resident_pages(s.page)?);
+            seen.resident_after.push(m.resident_pages(s.ask.page)?);
         }
-        if s.show_maps {
+        if s.ask.show_maps {
             seen.maps = m.describe();
         }
     }
@@ -472,7 +446,7 @@ fn one_round(
 }
 
 fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> {
-    let _pin = AffinityGuard::pin_current(&[s.cpu])?;
+    let _pin = AffinityGuard::pin_current(&[s.ask.cpu])?;
     let pages = s.pages();
     let order = page_order(pages, case.order == Order::Random, s.seed);
     let seen = RefCell::new(Seen {
@@ -488,7 +462,7 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
         Ok(t)
     };
     let mut own = ctx.clone();
-    own.sampling = case_sampling(&ctx.sampling, s.fixed_rounds);
+    own.sampling = case_sampling(&ctx.sampling, s.ask.rounds);
     // Units are settled afterwards, from the faults counted: a raw iteration here is one
     // mapping.
     let spec = spec_for(s, &case, pages, 0);
@@ -497,7 +471,7 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
         &own,
         spec,
         Participants::new(
-            vec![Participant::this_thread("toucher", vec![s.cpu])],
+            vec![Participant::this_thread("toucher", vec![s.ask.cpu])],
             vec![None],
         ),
         Workloads {
@@ -557,11 +531,11 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
 /// caches warm; not for evicted files, whose round is I/O a warm-up would not make more
 /// representative), then one round timing every touch.
 fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
-    let _pin = AffinityGuard::pin_current(&[s.cpu])?;
+    let _pin = AffinityGuard::pin_current(&[s.ask.cpu])?;
     let pages = s.pages();
     let order = page_order(pages, case.order == Order::Random, s.seed);
     let mut rec = Recorder::new(
-        vec![Participant::this_thread("toucher", vec![s.cpu])],
+        vec![Participant::this_thread("toucher", vec![s.ask.cpu])],
         EventSet::Standard,
     );
     let clock = s.touch_clock().clone();
@@ -623,7 +597,7 @@ fn judge(s: &Setup, case: &Case, ev: &Evidence, seen: &Seen) -> (Verdict, Facts)
         inblock: t.inblock,
         resident_before: span(&seen.resident_before),
         resident_after_min: seen.resident_after.iter().copied().min(),
-        system_thp: s.system_thp.clone(),
+        system_thp: s.ask.system_thp.clone(),
         // Per raw iteration, which is one mapping while the checks run.
         perf_faults: ev
             .events
@@ -633,11 +607,7 @@ fn judge(s: &Setup, case: &Case, ev: &Evidence, seen: &Seen) -> (Verdict, Facts)
     };
     let (mut checks, mut warnings) = verdict(&facts);
     checks.push(crate::engine::checks::placement(&ev.cpus));
-    let holding = if case.kind == Kind::FileEvicted {
-        crate::engine::checks::Holding::MaySleep
-    } else {
-        crate::engine::checks::Holding::Continuous
-    };
+    let holding = super::holding(case.kind == Kind::FileEvicted);
     crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     if !seen.peak_reset {
         warnings.push(Remark::plain(RemarkKind::PeakRssNotReset));
@@ -702,10 +672,10 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
         (Unit::ns(Per::Fault), Unit::ns(Per::Page))
     };
     let mut spec = Spec::new(&case.probe_id(), unit, raw_unit, 1.0)
-        .param("size_bytes", s.size as u64)
+        .param("size_bytes", s.ask.size as u64)
         .param("pages", pages as u64)
         .param("rounds", rounds as u64)
-        .param("cpus", vec![s.cpu])
+        .param("cpus", vec![s.ask.cpu])
         .events_set(EventSet::Standard);
     let order = case.order.name();
     match case.kind {
@@ -713,7 +683,7 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
             spec = spec
                 .param("touch", case.touch.name())
                 .param("thp", case.thp.name())
-                .param("system_thp", s.system_thp.as_str())
+                .param("system_thp", s.ask.system_thp.as_str())
                 .param("order", order)
                 .note(format!(
                     "first touch ({}) of one byte per page of fresh private anonymous memory; \
@@ -725,7 +695,7 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
                     } else {
                         "refused (MADV_NOHUGEPAGE)"
                     },
-                    s.system_thp,
+                    s.ask.system_thp,
                     if case.touch == Touch::Read {
                         "A read fault maps the shared zero page: no page is allocated or zeroed."
                     } else {
@@ -743,7 +713,7 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
                         "touch"
                     },
                 )
-                .param("system_thp", s.system_thp.as_str());
+                .param("system_thp", s.ask.system_thp.as_str());
             if case.phase == Phase::Touch {
                 spec = spec.param("order", order);
             }
@@ -763,7 +733,7 @@ fn spec_for(s: &Setup, case: &Case, pages: usize, rounds: usize) -> Spec {
                 spec = spec
                     .param(
                         "evict",
-                        match s.evict {
+                        match s.ask.evict {
                             Evict::Fadvise => "fsync+posix_fadvise(DONTNEED)",
                             Evict::DropCaches => "sync+drop_caches",
                         },

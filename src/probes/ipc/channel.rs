@@ -2,9 +2,13 @@
 //! forked partner (B): created before the fork, each side sends one small message and waits
 //! for one. Every operation is allocation-free (the partner runs it after fork).
 
-use crate::engine::partner::{errno, futex, SharedPage};
+use crate::engine::partner::{errno, futex, spawn_ready_child, Child, SharedPage, ThreadPartner};
 use crate::error::{Error, Result};
-use std::sync::atomic::{AtomicI32, Ordering};
+use crate::evidence::Participant;
+use crate::probes::os_error;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
 
 /// The mechanism carrying the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
@@ -71,10 +75,6 @@ pub struct Channel {
     page: SharedPage,
 }
 
-fn os_err(what: &str) -> Error {
-    Error::env(format!("{what}: {}", std::io::Error::last_os_error()))
-}
-
 impl Channel {
     pub fn new(mech: Mech) -> Result<Channel> {
         let page = SharedPage::new()?;
@@ -133,7 +133,7 @@ impl Channel {
                     // SAFETY: eventfd has no memory arguments.
                     let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
                     if fd < 0 {
-                        Err(os_err("cannot create an eventfd"))
+                        Err(os_error("cannot create an eventfd"))
                     } else {
                         Ok(fd)
                     }
@@ -326,13 +326,87 @@ impl Drop for Channel {
 }
 
 /// A connected unix socketpair of `kind` (stream or datagram).
+/// A channel's serving side: a forked process, or a thread of this process. A server that
+/// spins never sleeps, and only a thread of the reader's own process has a CPU clock that is
+/// current while it runs on another CPU (another process's lags by up to a tick; see
+/// evidence::cputime), so the occupancy of a polling server can be checked only when it is a
+/// thread.
+pub enum Server {
+    Process(RefCell<Child>),
+    Thread {
+        _thread: ThreadPartner,
+        tid: i32,
+        stopped: Arc<AtomicBool>,
+    },
+}
+
+impl Server {
+    /// `ch` served from `cpu`: by a thread of this process when `thread`, else by a forked
+    /// process that reports ready in `ready` (a page and its slot), the parent's copies of
+    /// its descriptors then closed. Returns the channel (shared with a thread), the server and
+    /// the CPU it started on.
+    pub fn start(
+        mut ch: Channel,
+        thread: bool,
+        (page, ready): (&SharedPage, usize),
+        cpu: usize,
+    ) -> Result<(Arc<Channel>, Server, Option<usize>)> {
+        if thread {
+            let ch = Arc::new(ch);
+            let stopped = Arc::new(AtomicBool::new(false));
+            let (serving, watching, stopping) = (ch.clone(), stopped.clone(), stopped.clone());
+            let (thread, tid, started) = ThreadPartner::spawn_ready(
+                cpu,
+                move || {
+                    serving.serve_until(&|| watching.load(Ordering::Acquire));
+                },
+                move || stopping.store(true, Ordering::Release),
+            )?;
+            let server = Server::Thread {
+                _thread: thread,
+                tid,
+                stopped,
+            };
+            return Ok((ch, server, started));
+        }
+        let c = &ch;
+        let (child, started) =
+            spawn_ready_child(page, ready, cpu, || c.partner_close(), || c.serve())?;
+        ch.parent_close();
+        Ok((Arc::new(ch), Server::Process(RefCell::new(child)), started))
+    }
+
+    pub fn id(&self) -> i32 {
+        match self {
+            Server::Process(c) => c.borrow().pid(),
+            Server::Thread { tid, .. } => *tid,
+        }
+    }
+
+    /// Whether the server is gone: the process exited, or the thread was told to stop.
+    pub fn gone(&self) -> bool {
+        match self {
+            Server::Process(c) => c.borrow_mut().has_exited(),
+            Server::Thread { stopped, .. } => stopped.load(Ordering::Acquire),
+        }
+    }
+
+    /// The server as a participant pinned to `cpu`; `thread_role` names a thread.
+    pub fn participant(&self, thread_role: &str, cpu: usize) -> Participant {
+        match self {
+            Server::Process(c) => Participant::child(c.borrow().pid(), vec![cpu]),
+            Server::Thread { tid, .. } => Participant::thread(thread_role, *tid, vec![cpu]),
+        }
+    }
+}
+
 fn socketpair(kind: i32) -> Result<[i32; 2]> {
     let mut sv = [0i32; 2];
     // SAFETY: sv is a valid 2-element out-array.
     if unsafe { libc::socketpair(libc::AF_UNIX, kind | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) }
         != 0
     {
-        return Err(os_err("cannot create a unix socketpair"));
+        return Err(os_error("cannot create a unix socketpair"));
     }
     Ok(sv)
 }
@@ -341,7 +415,7 @@ fn pipe() -> Result<(i32, i32)> {
     let mut fds = [0i32; 2];
     // SAFETY: fds is a valid 2-element out-array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(os_err("cannot create a pipe"));
+        return Err(os_error("cannot create a pipe"));
     }
     Ok((fds[0], fds[1]))
 }

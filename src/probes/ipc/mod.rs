@@ -11,19 +11,15 @@ pub mod classes;
 
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
-use crate::engine::partner::{
-    decode_cpu, encode_cpu, partner_error, Child, SharedPage, ThreadPartner,
-};
+use crate::engine::partner::{partner_error, SharedPage};
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Placement, Reading};
 use crate::units::{Per, Unit};
-use channel::{Channel, Mech};
+use channel::{Channel, Mech, Server};
 use classes::{Class, Pair};
-use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 
 /// Why a cell cannot be measured here, if it cannot: a spin flag on one CPU only waits out
 /// the other side's time slice.
@@ -113,37 +109,22 @@ pub fn measure_cell(ctx: &Context, mech: Mech, pair: Pair) -> Result<Measurement
     if let Some(why) = unsupported(mech, pair.class) {
         return Err(Error::env(why));
     }
-    let mut ch = Channel::new(mech)?;
+    let ch = Channel::new(mech)?;
     let ready = SharedPage::new()?;
     let _pin = AffinityGuard::pin_current(&[pair.a])?;
     // The spinning partner is a thread of this process: it never sleeps, and only a thread
     // of the reader's own process has a CPU clock that is current while it runs on another
     // CPU (another process's lags by up to a tick; see evidence::cputime). The blocking
     // mechanisms keep a forked partner, as the other IPC tools do.
-    if mech == Mech::Spin {
-        return measure_spin_cell(ctx, ch, pair);
-    }
-    let (c, slot) = (&ch, ready.slot(0));
-    let mut child = Child::spawn(Some(pair.b), move || {
-        c.partner_close();
-        // SAFETY: sched_getcpu has no preconditions.
-        slot.store(
-            encode_cpu(unsafe { libc::sched_getcpu() }),
-            Ordering::Release,
-        );
-        c.serve()
-    })?;
-    let partner_cpu = decode_cpu(ready.wait_nonzero(0, &mut child)?);
-    ch.parent_close();
+    let (ch, server, partner_cpu) = Server::start(ch, mech == Mech::Spin, (&ready, 0), pair.b)?;
     let participants = vec![
         Participant::this_thread("measuring thread", vec![pair.a]),
-        Participant::child(child.pid(), vec![pair.b]),
+        server.participant("partner thread", pair.b),
     ];
-    let child = RefCell::new(child);
-    let gone = || child.borrow_mut().has_exited();
+    let gone = || server.gone();
     let who = Participants::new(participants, vec![Some(pair.a), partner_cpu]);
     let result = time_cell(ctx, &ch, pair, who, &gone);
-    drop(child);
+    drop(server);
     result
 }
 
@@ -197,30 +178,6 @@ fn cell_spec(mech: Mech, pair: Pair, partner: &str) -> Spec {
         "one message and its reply between the measuring thread and {partner}, each \
          pinned; one-way = round trip / 2 (both directions use the same mechanism and CPUs)"
     ))
-}
-
-/// The shared-memory spin flag with a partner thread pinned to `pair.b` (see measure_cell).
-fn measure_spin_cell(ctx: &Context, ch: Channel, pair: Pair) -> Result<Measurement> {
-    let ch = std::sync::Arc::new(ch);
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (serving, stopping) = (ch.clone(), stop.clone());
-    let quit = stop.clone();
-    let (thread, tid, partner_cpu) = ThreadPartner::spawn_ready(
-        pair.b,
-        move || {
-            serving.serve_until(&|| stopping.load(Ordering::Acquire));
-        },
-        move || quit.store(true, Ordering::Release),
-    )?;
-    let participants = vec![
-        Participant::this_thread("measuring thread", vec![pair.a]),
-        Participant::thread("partner thread", tid, vec![pair.b]),
-    ];
-    let gone = || stop.load(Ordering::Acquire);
-    let who = Participants::new(participants, vec![Some(pair.a), partner_cpu]);
-    let result = time_cell(ctx, &ch, pair, who, &gone);
-    drop(thread);
-    result
 }
 
 #[cfg(test)]

@@ -170,15 +170,12 @@ const CPU_NS: usize = 20;
 const CPU_AT_START: usize = 21;
 const CPU_AT_END: usize = 22;
 
-fn rusage_self() -> libc::rusage {
+/// This process's usage (getrusage is async-signal-safe and allocates nothing).
+fn rusage_self() -> Rusage {
     // SAFETY: zeroed rusage is a valid out-buffer; getrusage is async-signal-safe.
     let mut r: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
-    r
-}
-
-fn us(t: libc::timeval) -> u64 {
-    t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64
+    crate::probes::fault::mem::usage_of(&r)
 }
 
 /// What a lab child maps and how it walks it: `len` bytes of `fd` (-1: anonymous) with the
@@ -241,17 +238,18 @@ fn child_body(s: &Slots, walk: ChildWalk) -> i32 {
     let r1 = rusage_self();
     s.set(WALL, t1 - t0);
     s.set(CPU_NS, c1.saturating_sub(c0));
-    let d = |a: i64, b: i64| (b - a).max(0) as u64;
+    let mut d = Rusage::default();
+    crate::probes::fault::mem::add_delta(&mut d, &r0, &r1);
     let vals = [
-        us(r1.ru_utime).saturating_sub(us(r0.ru_utime)),
-        us(r1.ru_stime).saturating_sub(us(r0.ru_stime)),
-        r1.ru_maxrss as u64,
-        d(r0.ru_minflt, r1.ru_minflt),
-        d(r0.ru_majflt, r1.ru_majflt),
-        d(r0.ru_inblock, r1.ru_inblock),
-        d(r0.ru_oublock, r1.ru_oublock),
-        d(r0.ru_nvcsw, r1.ru_nvcsw),
-        d(r0.ru_nivcsw, r1.ru_nivcsw),
+        d.utime_us,
+        d.stime_us,
+        d.maxrss_kb,
+        d.minflt,
+        d.majflt,
+        d.inblock,
+        d.oublock,
+        d.nvcsw,
+        d.nivcsw,
     ];
     for (i, v) in vals.iter().enumerate() {
         s.set(RU + i, *v);
@@ -266,13 +264,7 @@ fn child_body(s: &Slots, walk: ChildWalk) -> i32 {
 /// The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID: current at the call, a
 /// raw system call with no allocation, so a forked child may use it).
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-buffer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::evidence::clock::read(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// sched_getcpu() + 1 for a shared slot (0 = unknown).
@@ -574,11 +566,7 @@ fn row_checks(
     // wait for I/O or reclaim are only held to "no more CPU time than the window").
     let mut checks = vec![crate::engine::checks::placement(&ev.cpus)];
     let mut warnings = Vec::new();
-    let holding = if may_sleep {
-        crate::engine::checks::Holding::MaySleep
-    } else {
-        crate::engine::checks::Holding::Continuous
-    };
+    let holding = super::holding(may_sleep);
     crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
     if let Some(alive) = hog_alive {
         checks.push(Check::at_least(

@@ -6,6 +6,7 @@
 //! over the /proc window are what the checks hold against /proc/interrupts and
 //! /proc/softirqs.
 
+use crate::engine::stats::median;
 use crate::evidence::trace::{Event, Kind, Vector};
 use crate::model::noise::{Cause, CauseRow, CountCheck};
 use std::collections::BTreeMap;
@@ -45,32 +46,14 @@ pub struct Timed {
 /// The step of a decoded event (and the command name a switch goes to); None for events
 /// the attribution does not read (perf's own switch records, system calls).
 pub fn step_of(e: &Event, comm: Option<String>) -> Option<Step> {
+    let edge = |s: Source, entry: bool| if entry { Step::Enter(s) } else { Step::Exit(s) };
     Some(match e.kind {
-        Kind::Vector { vector, entry } => {
-            let s = Source::Vector(vector);
-            if entry {
-                Step::Enter(s)
-            } else {
-                Step::Exit(s)
-            }
-        }
+        Kind::Vector { vector, entry } => edge(Source::Vector(vector), entry),
         Kind::ReschedEntry => Step::Enter(Source::Vector(Vector::Reschedule)),
         Kind::ReschedExit => Step::Exit(Source::Vector(Vector::Reschedule)),
         Kind::CallFuncEntry => Step::Enter(Source::Vector(Vector::CallFunctionSingle)),
-        Kind::Irq { irq, entry } => {
-            if entry {
-                Step::Enter(Source::Irq(irq))
-            } else {
-                Step::Exit(Source::Irq(irq))
-            }
-        }
-        Kind::Softirq { vec, entry } => {
-            if entry {
-                Step::Enter(Source::Softirq(vec))
-            } else {
-                Step::Exit(Source::Softirq(vec))
-            }
-        }
+        Kind::Irq { irq, entry } => edge(Source::Irq(irq), entry),
+        Kind::Softirq { vec, entry } => edge(Source::Softirq(vec), entry),
         Kind::Nmi { delta_ns } => Step::Nmi {
             ns: delta_ns.max(0) as u64,
         },
@@ -227,26 +210,15 @@ impl Tally {
         let mut rows: Vec<CauseRow> = self
             .costs
             .into_iter()
-            .map(|(cause, mut v)| {
-                v.sort_unstable();
-                CauseRow {
-                    count: v.len() as u64,
-                    total_ns: v.iter().sum(),
-                    median_ns: median(&v),
-                    cause,
-                }
+            .map(|(cause, v)| CauseRow {
+                count: v.len() as u64,
+                total_ns: v.iter().sum(),
+                median_ns: median(&v.iter().map(|&ns| ns as f64).collect::<Vec<_>>()),
+                cause,
             })
             .collect();
         rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.cause.cmp(&b.cause)));
         rows
-    }
-}
-
-fn median(sorted: &[u64]) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2] as f64,
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0,
     }
 }
 

@@ -96,10 +96,7 @@ impl Costs {
 /// fully traced batches. None when there is no fit (fewer than [`MIN_ROUNDS`] rounds, or no
 /// group with events).
 pub fn calibrate(batches: &[Batch], on_path: [f64; GROUPS]) -> Option<Costs> {
-    let mut rounds: Vec<u32> = batches.iter().map(|b| b.round).collect();
-    rounds.sort_unstable();
-    rounds.dedup();
-    if rounds.len() < MIN_ROUNDS {
+    if rounds(batches).len() < MIN_ROUNDS {
         return None;
     }
     let fitted: Vec<usize> = (0..GROUPS).filter(|&g| on_path[g] >= MIN_EVENTS).collect();
@@ -161,10 +158,7 @@ pub fn calibrate(batches: &[Batch], on_path: [f64; GROUPS]) -> Option<Costs> {
 /// All groups at once against the groups alone, without the fit: per round, (all − none) −
 /// Σ (alone − none), averaged over the rounds that have every configuration.
 fn together(batches: &[Batch]) -> f64 {
-    let mut rounds: Vec<u32> = batches.iter().map(|b| b.round).collect();
-    rounds.sort_unstable();
-    rounds.dedup();
-    let per_round: Vec<f64> = rounds
+    let per_round: Vec<f64> = rounds(batches)
         .iter()
         .filter_map(|&r| {
             let y = |c: usize| {
@@ -181,6 +175,14 @@ fn together(batches: &[Batch]) -> f64 {
         })
         .collect();
     per_round.iter().sum::<f64>() / per_round.len().max(1) as f64
+}
+
+/// The rounds the batches were timed in, in order.
+fn rounds(batches: &[Batch]) -> Vec<u32> {
+    let mut rounds: Vec<u32> = batches.iter().map(|b| b.round).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    rounds
 }
 
 /// What each configuration recorded and timed, for the JSON.

@@ -132,6 +132,14 @@ pub fn tracing_adds(traced: &Estimate, untraced: &Estimate) -> Option<Estimate> 
     })
 }
 
+/// A measurement's median with its interval.
+fn median_of(m: &Measurement) -> Option<Estimate> {
+    m.value.as_ref().map(|v| Estimate {
+        value: v.median,
+        ci95: v.ci95,
+    })
+}
+
 fn param<'a>(m: &'a Measurement, k: &str) -> &'a str {
     m.param_str(k).unwrap_or("")
 }
@@ -150,23 +158,14 @@ pub fn judge_run(run: &mut Run) {
         .measurements
         .iter()
         .filter(|m| m.is(super::TOTAL))
-        .map(|m| {
-            let e = m.value.as_ref().map(|v| Estimate {
-                value: v.median,
-                ci95: v.ci95,
-            });
-            (case(m), e)
-        })
+        .map(|m| (case(m), median_of(m)))
         .collect();
     let untraced_of = |c: &(String, String)| totals.iter().find(|(k, _)| k == c).and_then(|x| x.1);
     let mut sums = Vec::new();
     for m in run.measurements.iter_mut().filter(|m| m.is(super::TRACED)) {
         let c = case(m);
         // Median over median, as the views print both figures (the mean is the parts').
-        let traced = m.value.as_ref().map(|v| Estimate {
-            value: v.median,
-            ci95: v.ci95,
-        });
+        let traced = median_of(m);
         if let Some(o) = m.observer.as_mut() {
             o.tracing_adds = match (traced, untraced_of(&c)) {
                 (Some(t), Some(u)) => tracing_adds(&t, &u),

@@ -36,18 +36,14 @@ pub const CORRECTED: ProbeId = ProbeId("rpc.corrected");
 
 use crate::engine::checks;
 use crate::engine::measure::{measure, Context, Spec, Verdict};
-use crate::engine::partner::{
-    decode_cpu, encode_cpu, partner_error, Child, SharedPage, ThreadPartner,
-};
+use crate::engine::partner::{partner_error, SharedPage};
 use crate::error::{Error, Result};
 use crate::evidence::clock::now_ns;
 use crate::evidence::placement::AffinityGuard;
 use crate::evidence::Participant;
 use crate::model::{Bound, Check, CheckKind, Evidence, Measurement, Reading};
-use crate::probes::ipc::channel::{Channel, Mech};
+use crate::probes::ipc::channel::{Channel, Mech, Server};
 use crate::units::{Per, Unit};
-use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 
 /// Where the server runs and how it waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -94,39 +90,10 @@ impl Scenario {
     }
 }
 
-/// A server: a forked process, or — for the polling scenario — a thread of this process. A
-/// server that spins never sleeps, and only a thread of the reader's own process has a CPU
-/// clock that is current while it runs on another CPU (another process's lags by up to a
-/// tick; see evidence::cputime), so the occupancy of a polling server can be checked only
-/// when it is a thread.
-enum Server {
-    Process(RefCell<Child>),
-    Thread {
-        _thread: ThreadPartner,
-        tid: i32,
-        stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    },
-}
-
-impl Server {
-    fn id(&self) -> i32 {
-        match self {
-            Server::Process(c) => c.borrow().pid(),
-            Server::Thread { tid, .. } => *tid,
-        }
-    }
-
-    fn gone(&self) -> bool {
-        match self {
-            Server::Process(c) => c.borrow_mut().has_exited(),
-            Server::Thread { stopped, .. } => stopped.load(Ordering::Acquire),
-        }
-    }
-}
-
 /// Client and servers set up for one scenario: the client pinned, the servers forked, pinned
 /// and ready. Dropping it kills and reaps the servers and restores the client's affinity.
 pub struct Session {
+    pub scenario: Scenario,
     pub mech: Mech,
     pub client_cpu: usize,
     pub server_cpu: usize,
@@ -155,43 +122,15 @@ impl Session {
         let mut servers = Vec::new();
         let mut server_start = Vec::new();
         for i in 0..scenario.servers() {
-            let mut ch = Channel::new(mech)?;
-            if scenario == Scenario::RemotePolling {
-                let ch = std::sync::Arc::new(ch);
-                let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-                let (serving, watching, stopping) = (ch.clone(), stopped.clone(), stopped.clone());
-                let (thread, tid, cpu) = ThreadPartner::spawn_ready(
-                    server_cpu,
-                    move || {
-                        serving.serve_until(&|| watching.load(Ordering::Acquire));
-                    },
-                    move || stopping.store(true, Ordering::Release),
-                )?;
-                server_start.push(cpu);
-                channels.push(ch);
-                servers.push(Server::Thread {
-                    _thread: thread,
-                    tid,
-                    stopped,
-                });
-                continue;
-            }
-            let (c, slot) = (&ch, ready.slot(16 * i));
-            let mut child = Child::spawn(Some(server_cpu), move || {
-                c.partner_close();
-                // SAFETY: sched_getcpu has no preconditions.
-                slot.store(
-                    encode_cpu(unsafe { libc::sched_getcpu() }),
-                    Ordering::Release,
-                );
-                c.serve()
-            })?;
-            server_start.push(decode_cpu(ready.wait_nonzero(16 * i, &mut child)?));
-            ch.parent_close();
-            channels.push(std::sync::Arc::new(ch));
-            servers.push(Server::Process(RefCell::new(child)));
+            let thread = scenario == Scenario::RemotePolling;
+            let ch = Channel::new(mech)?;
+            let (ch, server, cpu) = Server::start(ch, thread, (&ready, 16 * i), server_cpu)?;
+            server_start.push(cpu);
+            channels.push(ch);
+            servers.push(server);
         }
         Ok(Session {
+            scenario,
             mech,
             client_cpu,
             server_cpu,
@@ -202,6 +141,14 @@ impl Session {
         })
     }
 
+    /// A probe's spec in this session: ns per RPC, with the scenario, mechanism and CPUs.
+    pub fn spec(&self, probe: &str) -> Spec {
+        Spec::new(probe, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
+            .param("scenario", self.scenario.name())
+            .param("mech", self.mech.name())
+            .param("cpus", vec![self.client_cpu, self.server_cpu])
+    }
+
     pub fn server_pids(&self) -> Vec<i32> {
         self.servers.iter().map(Server::id).collect()
     }
@@ -210,12 +157,7 @@ impl Session {
         let mut p = vec![Participant::this_thread("client", vec![self.client_cpu])];
         let mut start = vec![Some(self.client_cpu)];
         for (i, s) in self.servers.iter().enumerate() {
-            let mut x = match s {
-                Server::Process(c) => Participant::child(c.borrow().pid(), vec![self.server_cpu]),
-                Server::Thread { tid, .. } => {
-                    Participant::thread("server", *tid, vec![self.server_cpu])
-                }
-            };
+            let mut x = s.participant("server", self.server_cpu);
             x.role = format!("server {}", i + 1);
             p.push(x);
             start.push(self.server_start[i]);
@@ -322,14 +264,10 @@ pub fn measure_total(
     }
     let s = Session::new(scenario, mech, client_cpu, server_cpu)?;
     let (participants, start) = s.participants();
-    let spec = Spec::new(TOTAL.0, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
-        .param("scenario", scenario.name())
-        .param("mech", s.mech.name())
-        .param("cpus", vec![s.client_cpu, s.server_cpu])
-        .note(
-            "one request and its response (one small message each way), client and server(s) \
+    let spec = s.spec(TOTAL.0).note(
+        "one request and its response (one small message each way), client and server(s) \
              pinned per the scenario; no tracing",
-        );
+    );
     let mut k = 0u64;
     let session = &s;
     let mut raw = |iters: u64| -> Result<u64> {

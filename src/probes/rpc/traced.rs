@@ -22,8 +22,6 @@ use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
 use crate::model::{Bound, Check, CheckKind, Measurement, Observer, Reading, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
-use crate::units::name::Named;
-use crate::units::{Per, Unit};
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
@@ -643,13 +641,7 @@ pub fn measure_traced(
         scenario.remote(),
     );
     let warnings = traced_warnings(&left_out, &tracer.unfiltered, correction.is_some(), &a);
-    let base = |probe: &str| {
-        Spec::new(probe, Unit::ns(Per::Rpc), Unit::ns(Per::Rpc), 1.0)
-            .param("scenario", scenario.name())
-            .param("mech", s.mech.name())
-            .param("cpus", vec![s.client_cpu, s.server_cpu])
-            .events_set(EventSet::Software)
-    };
+    let base = |probe: &str| s.spec(probe).events_set(EventSet::Software);
     let shared = Shared {
         checks: &checks,
         evidence: &evidence,
