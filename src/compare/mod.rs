@@ -17,28 +17,21 @@ use crate::model::{Measurement, Run, Status};
 use crate::units::Unit;
 use bootstrap::{ratio_interval, seed_for, Side};
 
-/// What the interval says about B relative to A.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What the interval says about B relative to A: the JSON writes its serde name, the other
+/// views its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     /// B costs significantly less than A.
     Faster,
     /// B costs significantly more than A.
     Slower,
+    #[strum(serialize = "no significant difference")]
     NoSignificantDifference,
     /// Invalid in a run, or no usable samples: no statistics were computed.
+    #[strum(serialize = "not comparable")]
     NotComparable,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoSignificantDifference => "no significant difference",
-            Verdict::NotComparable => "not comparable",
-        }
-    }
 }
 
 /// Which rule decided a pair's verdict, with the figure it used.
@@ -500,6 +493,27 @@ impl Comparison {
 mod tests {
     use super::*;
     use crate::input::parse_run;
+    use crate::units::name::{serde_name, tests::assert_words};
+
+    #[test]
+    fn a_verdict_has_its_words_and_its_json_name() {
+        use Verdict::*;
+        let all = [Faster, Slower, NoSignificantDifference, NotComparable];
+        let words = [
+            "faster",
+            "slower",
+            "no significant difference",
+            "not comparable",
+        ];
+        assert_words(&all.into_iter().zip(words).collect::<Vec<_>>());
+        let json = [
+            "faster",
+            "slower",
+            "no_significant_difference",
+            "not_comparable",
+        ];
+        assert_eq!(all.map(|v| serde_name(&v)), json);
+    }
 
     fn fixture() -> Run {
         parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
