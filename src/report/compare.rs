@@ -282,7 +282,13 @@ pub fn note(p: &crate::compare::Pair) -> String {
     }
     p.invalid_in
         .iter()
-        .map(|(side, m)| format!("invalid in {side}: {}", super::checks::invalid_reason(m)))
+        .map(|(side, m)| {
+            let side = match side {
+                crate::compare::Side::A => "A",
+                crate::compare::Side::B => "B",
+            };
+            format!("invalid in {side}: {}", super::checks::invalid_reason(m))
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
