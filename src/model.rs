@@ -259,52 +259,32 @@ pub struct Measurement {
 }
 
 /// Why sampling stopped: the sampler's three reasons, and the fixed counts of probes that
-/// take their samples with their own loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// take their samples with their own loop. Its words are the ones a run file and the views
+/// use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
 pub enum StopReason {
+    #[strum(serialize = "converged")]
     Converged,
+    #[strum(serialize = "time budget spent")]
     Budget,
+    #[strum(serialize = "sample limit")]
     SampleLimit,
     /// A fixed number of samples (rpc's parts: one per recorded RPC).
+    #[strum(serialize = "fixed count")]
     FixedCount,
     /// A fixed number of repetitions (the mmap lab).
+    #[strum(serialize = "fixed repetitions")]
     FixedRepetitions,
     /// One round of samples (the fault latency distribution).
+    #[strum(serialize = "one round")]
     OneRound,
 }
 
 impl StopReason {
-    /// The words a run file and the views use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Converged => "converged",
-            StopReason::Budget => "time budget spent",
-            StopReason::SampleLimit => "sample limit",
-            StopReason::FixedCount => "fixed count",
-            StopReason::FixedRepetitions => "fixed repetitions",
-            StopReason::OneRound => "one round",
-        }
-    }
-
     /// The reason `words` name; None for "" (not said). A word no version wrote reads as
     /// the budget, the reason that claims least.
     pub fn from_words(words: &str) -> Option<StopReason> {
-        if words.is_empty() {
-            return None;
-        }
-        Some(
-            [
-                StopReason::Converged,
-                StopReason::Budget,
-                StopReason::SampleLimit,
-                StopReason::FixedCount,
-                StopReason::FixedRepetitions,
-                StopReason::OneRound,
-            ]
-            .into_iter()
-            .find(|r| r.as_str() == words)
-            .unwrap_or(StopReason::Budget),
-        )
+        (!words.is_empty()).then(|| words.parse().unwrap_or(StopReason::Budget))
     }
 }
 
@@ -314,7 +294,7 @@ mod stop_words {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(r: &Option<StopReason>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(r.map_or("", StopReason::as_str))
+        s.serialize_str(r.map_or("", Into::into))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StopReason>, D::Error> {
@@ -722,18 +702,28 @@ impl OtherTask {
     }
 }
 
-/// A task's scheduling policy (`sched_setscheduler`'s).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+/// A task's scheduling policy: files hold its serde name, the views the name
+/// `sched_setscheduler` gives it (its words).
+#[derive(
+    Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedPolicy {
     #[default]
+    #[strum(serialize = "SCHED_OTHER")]
     Other,
+    #[strum(serialize = "SCHED_FIFO")]
     Fifo,
+    #[strum(serialize = "SCHED_RR")]
     Rr,
+    #[strum(serialize = "SCHED_BATCH")]
     Batch,
+    #[strum(serialize = "SCHED_IDLE")]
     Idle,
+    #[strum(serialize = "SCHED_DEADLINE")]
     Deadline,
     /// A number this version does not know.
+    #[strum(serialize = "an unknown policy")]
     Unknown,
 }
 
@@ -748,19 +738,6 @@ impl SchedPolicy {
             5 => SchedPolicy::Idle,
             6 => SchedPolicy::Deadline,
             _ => SchedPolicy::Unknown,
-        }
-    }
-
-    /// The name `sched_setscheduler` gives it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SchedPolicy::Other => "SCHED_OTHER",
-            SchedPolicy::Fifo => "SCHED_FIFO",
-            SchedPolicy::Rr => "SCHED_RR",
-            SchedPolicy::Batch => "SCHED_BATCH",
-            SchedPolicy::Idle => "SCHED_IDLE",
-            SchedPolicy::Deadline => "SCHED_DEADLINE",
-            SchedPolicy::Unknown => "an unknown policy",
         }
     }
 }
@@ -987,5 +964,75 @@ pub fn param_text(v: &serde_json::Value) -> String {
             .collect::<Vec<_>>()
             .join(","),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::name::{serde_name, tests::assert_words};
+
+    const STOPS: [(StopReason, &str); 6] = [
+        (StopReason::Converged, "converged"),
+        (StopReason::Budget, "time budget spent"),
+        (StopReason::SampleLimit, "sample limit"),
+        (StopReason::FixedCount, "fixed count"),
+        (StopReason::FixedRepetitions, "fixed repetitions"),
+        (StopReason::OneRound, "one round"),
+    ];
+
+    #[test]
+    fn stop_reasons_round_trip_through_their_words_and_a_run_file() {
+        assert_words(&STOPS);
+        #[derive(Serialize, Deserialize)]
+        struct Held {
+            #[serde(with = "stop_words")]
+            r: Option<StopReason>,
+        }
+        for r in STOPS.map(|s| Some(s.0)).into_iter().chain([None]) {
+            let text = serde_json::to_string(&Held { r }).unwrap();
+            assert_eq!(serde_json::from_str::<Held>(&text).unwrap().r, r, "{text}");
+        }
+        assert_eq!(
+            serde_json::to_string(&Held { r: None }).unwrap(),
+            r#"{"r":""}"#
+        );
+    }
+
+    #[test]
+    fn an_unknown_stop_word_reads_as_the_budget_and_none_as_not_said() {
+        assert_eq!(StopReason::from_words(""), None);
+        for odd in ["Converged", "converged ", "budget", "sample_limit"] {
+            assert_eq!(
+                StopReason::from_words(odd),
+                Some(StopReason::Budget),
+                "{odd:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_policy_is_worded_as_sched_setscheduler_names_it_and_filed_by_serde() {
+        use SchedPolicy::*;
+        let all = [Other, Fifo, Rr, Batch, Idle, Deadline, Unknown];
+        let words = [
+            "SCHED_OTHER",
+            "SCHED_FIFO",
+            "SCHED_RR",
+            "SCHED_BATCH",
+            "SCHED_IDLE",
+        ];
+        let words = words
+            .into_iter()
+            .chain(["SCHED_DEADLINE", "an unknown policy"]);
+        assert_words(&all.into_iter().zip(words).collect::<Vec<_>>());
+        let filed = [
+            "other", "fifo", "rr", "batch", "idle", "deadline", "unknown",
+        ];
+        for (p, f) in all.into_iter().zip(filed) {
+            assert_eq!(serde_name(&p), f);
+            assert_eq!(serde_json::from_value::<SchedPolicy>(f.into()).unwrap(), p);
+        }
+        assert!(serde_json::from_value::<SchedPolicy>("SCHED_OTHER".into()).is_err());
     }
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::{parse_pairs, representatives, Class, Pair};
 use crate::probes::ipc::{measure_cell, unsupported};
-use crate::units::name::Named;
+use crate::units::name::{Named, Word};
 
 #[derive(Debug, clap::Args)]
 pub struct IpcArgs {
@@ -82,7 +82,7 @@ pub fn run(a: IpcArgs) -> Result<i32> {
                 if !reps.iter().any(|p| p.class == *c) {
                     plan.skip(
                         &format!("ipc {}", c.name()),
-                        format!("this machine has no CPU pair of class {}", c.label()),
+                        format!("this machine has no CPU pair of class {}", c.word()),
                     );
                 }
             }

@@ -49,13 +49,13 @@ fn resampled_median(rng: &mut Rng, src: &[f64], buf: &mut Vec<f64>) -> f64 {
 /// statistic is the derived figure as the engine computes it: with a baseline taken in pairs
 /// (one baseline sample after each raw one), `median(raw[i] − baseline[i]) / units`, and the
 /// pairs are resampled together; otherwise `(median(raw) − median(baseline)) / units`.
-pub struct Side<'a> {
+pub struct Samples<'a> {
     pub raw: &'a [f64],
     pub baseline: &'a [f64],
     pub units: f64,
 }
 
-impl Side<'_> {
+impl Samples<'_> {
     /// Raw and baseline samples come in pairs.
     pub fn paired(&self) -> bool {
         !self.baseline.is_empty() && self.baseline.len() == self.raw.len()
@@ -99,7 +99,7 @@ pub const RESAMPLES: usize = 2000;
 
 /// 95% percentile-bootstrap interval of stat(B) / stat(A). None when a side has no samples
 /// or the statistic of A is not positive in most resamples (a ratio would be meaningless).
-pub fn ratio_interval(a: &Side, b: &Side, seed: u64) -> Option<[f64; 2]> {
+pub fn ratio_interval(a: &Samples, b: &Samples, seed: u64) -> Option<[f64; 2]> {
     if a.raw.is_empty() || b.raw.is_empty() || a.units <= 0.0 || b.units <= 0.0 {
         return None;
     }
@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn identical_samples_give_an_interval_around_one() {
         let s: Vec<f64> = (0..30).map(|i| 100.0 + f64::from(i % 7)).collect();
-        let side = Side {
+        let side = Samples {
             raw: &s,
             baseline: &[],
             units: 1.0,
@@ -156,7 +156,7 @@ mod tests {
         // independent resampling of raw and baseline would see ±50 of noise.
         let base: Vec<f64> = (0..40).map(|i| 100.0 + 50.0 * ((i % 2) as f64)).collect();
         let raw: Vec<f64> = base.iter().map(|b| b + 10.0).collect();
-        let side = Side {
+        let side = Samples {
             raw: &raw,
             baseline: &base,
             units: 1.0,
@@ -173,12 +173,12 @@ mod tests {
         let b: Vec<f64> = vec![210.0; 20];
         let base = vec![10.0; 20];
         let [lo, hi] = ratio_interval(
-            &Side {
+            &Samples {
                 raw: &a,
                 baseline: &base,
                 units: 1.0,
             },
-            &Side {
+            &Samples {
                 raw: &b,
                 baseline: &base,
                 units: 1.0,

@@ -15,30 +15,23 @@ use serde::Serialize;
 use crate::machine::facts;
 use crate::model::{Measurement, Run, Status};
 use crate::units::Unit;
-use bootstrap::{ratio_interval, seed_for, Side};
+use bootstrap::{ratio_interval, seed_for, Samples};
 
-/// What the interval says about B relative to A.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What the interval says about B relative to A: the JSON writes its serde name, the other
+/// views its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     /// B costs significantly less than A.
     Faster,
     /// B costs significantly more than A.
     Slower,
+    #[strum(serialize = "no significant difference")]
     NoSignificantDifference,
     /// Invalid in a run, or no usable samples: no statistics were computed.
+    #[strum(serialize = "not comparable")]
     NotComparable,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoSignificantDifference => "no significant difference",
-            Verdict::NotComparable => "not comparable",
-        }
-    }
 }
 
 /// Which rule decided a pair's verdict, with the figure it used.
@@ -109,9 +102,16 @@ pub struct Pair {
     pub history_drift_pct: Option<f64>,
     /// The pairing key (probe and inputs), for the history's drift.
     pub key: String,
-    /// The sides whose measurement is invalid ("A", "B") with its checks, which the views
-    /// word into the note.
-    pub invalid_in: Vec<(&'static str, Measurement)>,
+    /// The sides whose measurement is invalid with its checks, which the views word into
+    /// the note.
+    pub invalid_in: Vec<(Side, Measurement)>,
+}
+
+/// Which run of the two a measurement comes from: A, the one compared against, or B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
 }
 
 /// A fact that differs between the two machines.
@@ -240,7 +240,7 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         invalid_in: Vec::new(),
     };
     if !p.valid {
-        p.invalid_in = [("A", a), ("B", b)]
+        p.invalid_in = [(Side::A, a), (Side::B, b)]
             .into_iter()
             .filter(|(_, m)| !m.valid)
             .map(|(n, m)| (n, m.clone()))
@@ -253,8 +253,8 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         &crate::engine::canary::figure_view(b),
     );
     let (sa, sb, ma, mb) = if resolved(a) && resolved(b) {
-        fn side(m: &Measurement) -> Side<'_> {
-            Side {
+        fn side(m: &Measurement) -> Samples<'_> {
+            Samples {
                 raw: &m.samples,
                 baseline: &m.baseline_samples,
                 units: m.units_per_iteration,
@@ -267,8 +267,8 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         p.basis = Basis::Raw;
         p.unit = a.raw_unit.clone();
         p.notes.push(PairNote::RawCompared);
-        fn raw_side(m: &Measurement) -> Side<'_> {
-            Side {
+        fn raw_side(m: &Measurement) -> Samples<'_> {
+            Samples {
                 raw: &m.samples,
                 baseline: &[],
                 units: 1.0,
@@ -441,7 +441,7 @@ pub fn history_drift(
 
 /// The relative half-width of the between-rounds interval of a side's statistic (0 without
 /// rounds).
-fn round_drift(side: &Side, rounds: &[u32]) -> f64 {
+fn round_drift(side: &Samples, rounds: &[u32]) -> f64 {
     let values = side.values();
     let Some([lo, hi]) = crate::engine::stats::between_rounds(&values, rounds) else {
         return 0.0;
@@ -500,6 +500,27 @@ impl Comparison {
 mod tests {
     use super::*;
     use crate::input::parse_run;
+    use crate::units::name::{serde_name, tests::assert_words};
+
+    #[test]
+    fn a_verdict_has_its_words_and_its_json_name() {
+        use Verdict::*;
+        let all = [Faster, Slower, NoSignificantDifference, NotComparable];
+        let words = [
+            "faster",
+            "slower",
+            "no significant difference",
+            "not comparable",
+        ];
+        assert_words(&all.into_iter().zip(words).collect::<Vec<_>>());
+        let json = [
+            "faster",
+            "slower",
+            "no_significant_difference",
+            "not_comparable",
+        ];
+        assert_eq!(all.map(|v| serde_name(&v)), json);
+    }
 
     fn fixture() -> Run {
         parse_run(include_str!("../../tests/fixtures/run-quick.json"), "f").unwrap()
@@ -664,8 +685,8 @@ mod tests {
         b.measurements[0].valid = false;
         let cmp = compare(&a, "a", &b, "b");
         assert_eq!(cmp.pairs[0].verdict, Verdict::NotComparable);
-        let sides: Vec<&str> = cmp.pairs[0].invalid_in.iter().map(|(s, _)| *s).collect();
-        assert_eq!(sides, ["B"]);
+        let sides: Vec<Side> = cmp.pairs[0].invalid_in.iter().map(|(s, _)| *s).collect();
+        assert_eq!(sides, [Side::B]);
         assert!(crate::report::compare::note(&cmp.pairs[0]).starts_with("invalid in B"));
         assert!(cmp.regressions(0.0).is_empty());
     }

@@ -5,32 +5,27 @@
 
 use super::dir::RuntimeDir;
 use crate::error::{Error, Result};
+use crate::units::name::Word;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Where sysctl knobs live.
 pub const PROC_SYS: &str = "/proc/sys";
 
-/// A kernel knob oscost changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A kernel knob oscost changes; its words are its sysctl name, as the journal records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 pub enum Knob {
     /// `kernel.sched_rr_timeslice_ms`: the SCHED_RR time slice (`ctx timeslice --mech rr`).
+    #[strum(serialize = "kernel.sched_rr_timeslice_ms")]
     SchedRrTimesliceMs,
 }
 
 impl Knob {
     pub const ALL: [Knob; 1] = [Knob::SchedRrTimesliceMs];
 
-    /// The sysctl name, as the journal records it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Knob::SchedRrTimesliceMs => "kernel.sched_rr_timeslice_ms",
-        }
-    }
-
     /// The knob's file under a sysctl tree (`/proc/sys` in production).
     pub fn path_under(self, sysctl: &Path) -> PathBuf {
-        sysctl.join(self.name().replace('.', "/"))
+        sysctl.join(self.word().replace('.', "/"))
     }
 
     pub fn path(self) -> PathBuf {
@@ -42,7 +37,7 @@ impl Knob {
     pub fn from_journal(line: &str) -> Option<Knob> {
         Knob::ALL
             .into_iter()
-            .find(|k| line == k.name() || Path::new(line) == k.path())
+            .find(|k| line == k.word() || Path::new(line) == k.path())
     }
 
     /// Is `v` a value of this knob's form (a decimal count of milliseconds)?
@@ -67,7 +62,7 @@ pub fn write_knob(path: &Path, value: &str) -> std::io::Result<()> {
 
 /// The journal text of a knob's entry: its name and its old value, one per line.
 pub fn entry_text(knob: Knob, old: &str) -> String {
-    format!("{}\n{old}\n", knob.name())
+    format!("{}\n{old}\n", knob.word())
 }
 
 /// The knob and old value an entry holds, checked against the list and the knob's form.
@@ -86,7 +81,7 @@ pub fn parse_entry(text: &str) -> std::result::Result<(Knob, String), String> {
         return Err(format!(
             "'{}' is not a value of {}",
             old.escape_debug(),
-            knob.name()
+            knob.word()
         ));
     }
     Ok((knob, old.to_string()))
@@ -152,6 +147,22 @@ impl Drop for KnobGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_knob_s_journal_word_is_its_sysctl_name_and_reads_back() {
+        let words = ["kernel.sched_rr_timeslice_ms"];
+        for (k, w) in Knob::ALL.into_iter().zip(words) {
+            assert_eq!(k.word(), w);
+            assert_eq!(Knob::from_journal(w), Some(k));
+        }
+        for wrong in [
+            "kernel.sched_rr_timeslice",
+            "KERNEL.SCHED_RR_TIMESLICE_MS",
+            "",
+        ] {
+            assert_eq!(Knob::from_journal(wrong), None, "{wrong:?}");
+        }
+    }
 
     #[test]
     fn entries_name_only_listed_knobs_with_values_of_their_form() {

@@ -18,6 +18,7 @@ pub mod knob;
 pub mod mount;
 
 use crate::error::{Error, Result};
+use crate::units::name::Word;
 use dir::{Missing, RuntimeDir};
 pub use knob::{Knob, KnobGuard};
 pub use mount::{Mount, MountGuard};
@@ -269,7 +270,7 @@ fn recover_in(dir: &RuntimeDir, sysctl: &Path) -> Recovered {
                         Ok((k, old)) => {
                             let line = format!(
                                 "{} to {old} (changed by oscost process {pid}, which died)",
-                                k.name()
+                                k.word()
                             );
                             match knob::write_knob(&k.path_under(sysctl), &old) {
                                 Ok(()) => {

@@ -8,23 +8,17 @@
 //! the same place or above it, seen in mountinfo, and the device the path resolves to now).
 
 use crate::error::Result;
+use crate::units::name::Word;
 
-/// A file system oscost mounts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A file system oscost mounts; its words are its name in the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
 pub enum Mount {
     /// tracefs at /sys/kernel/tracing (kernel-traced RPC breakdowns).
+    #[strum(serialize = "tracefs")]
     Tracefs,
 }
 
 impl Mount {
-    pub const ALL: [Mount; 1] = [Mount::Tracefs];
-
-    /// Its name in the journal.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mount::Tracefs => "tracefs",
-        }
-    }
     pub fn target(self) -> &'static str {
         match self {
             Mount::Tracefs => "/sys/kernel/tracing",
@@ -34,9 +28,6 @@ impl Mount {
         match self {
             Mount::Tracefs => "tracefs",
         }
-    }
-    fn from_journal(name: &str) -> Option<Mount> {
-        Mount::ALL.into_iter().find(|m| m.name() == name)
     }
 }
 
@@ -131,7 +122,7 @@ pub struct Record {
 
 impl Record {
     pub fn text(&self) -> String {
-        let mut t = format!("{}\nparent {}\n", self.mount.name(), self.parent);
+        let mut t = format!("{}\nparent {}\n", self.mount.word(), self.parent);
         if let Some(id) = self.own {
             t.push_str(&format!("mount {id}\n"));
         }
@@ -141,7 +132,7 @@ impl Record {
     pub fn parse(text: &str) -> std::result::Result<Record, String> {
         let mut lines = text.lines();
         let name = lines.next().unwrap_or_default();
-        let mount = Mount::from_journal(name).ok_or_else(|| {
+        let mount = name.parse::<Mount>().map_err(|_| {
             format!(
                 "names '{}', which is not a file system oscost mounts",
                 name.escape_debug()
@@ -345,6 +336,15 @@ mod tests {
         // Before tracefs was mounted, a mount there would sit on /sys.
         assert_eq!(beneath(&l[..5], "/sys/kernel/tracing"), Some(23));
         assert_eq!(beneath(&l, "/sys/kernel/debug/x"), Some(30));
+    }
+
+    #[test]
+    fn a_mount_s_journal_word_reads_back_and_no_other_does() {
+        assert_eq!(Mount::Tracefs.word(), "tracefs");
+        assert_eq!("tracefs".parse(), Ok(Mount::Tracefs));
+        for wrong in ["Tracefs", "tracefs ", "debugfs", ""] {
+            assert!(wrong.parse::<Mount>().is_err(), "{wrong:?}");
+        }
     }
 
     #[test]

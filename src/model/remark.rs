@@ -18,6 +18,7 @@
 //! [`RemarkKind::Legacy`] with the sentence as subject, and are written and shown as they
 //! were.
 
+use crate::units::name::Word;
 use serde::{Deserialize, Serialize};
 
 /// A family's own kind of remark: `<section>.<name>` ("noise.gaps"), declared once as a
@@ -292,7 +293,7 @@ impl Remark {
 
     /// The interval did not reach `target` (a fraction) before sampling stopped for `stop`.
     pub fn not_converged(stop: crate::model::StopReason, target: f64) -> Remark {
-        Remark::new(RemarkKind::NotConverged, stop.as_str(), &[target])
+        Remark::new(RemarkKind::NotConverged, stop.word(), &[target])
     }
 
     pub fn outliers(outliers: usize, n: usize) -> Remark {

@@ -7,6 +7,7 @@ use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::classes::Class;
 use crate::report::family::{Evidence, Family};
 use crate::units::fmt_time;
+use crate::units::name::Word;
 
 /// Above this many CPUs the terminal matrix is too wide to read; CSV/HTML carry it.
 const MAX_TEXT_CPUS: usize = 12;
@@ -141,7 +142,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
         let legend: Vec<String> = Class::ALL
             .iter()
             .enumerate()
-            .map(|(k, c)| format!("{k} {}", c.label()))
+            .map(|(k, c)| format!("{k} {}", c.word()))
             .collect();
         out.push(
             Heatmap {

@@ -13,6 +13,7 @@ use crate::model::{
 };
 
 use super::remarks::span;
+use crate::units::name::Word;
 
 const ENTERS: &str = "enters the kernel (≥ 20% system time)";
 const STAYS: &str = "stays in user space (≤ 20% system time)";
@@ -600,7 +601,7 @@ fn others(
             "pid {} ({}, {}{nice})",
             t.tid,
             crate::escape::terminal(&t.comm),
-            t.policy.name()
+            t.policy.word()
         )
     };
     if !competitors.is_empty() {

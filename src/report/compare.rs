@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::compare::{Basis, Comparison, DecidedBy, MachineDifference, Pair, PairNote, Verdict};
+use crate::units::name::Word;
 use crate::units::{fmt_num, Unit};
 
 /// How a verdict was decided, in words.
@@ -28,11 +29,11 @@ pub fn note_words(n: PairNote) -> String {
         PairNote::NonPositiveA => "median of A is not positive: no ratio".into(),
         PairNote::TooFewSamples => "too few usable samples for an interval".into(),
         PairNote::BelowMinimumEffect { was, pct } => {
-            format!("{} by less than the {pct}% minimum effect", was.as_str())
+            format!("{} by less than the {pct}% minimum effect", was.word())
         }
         PairNote::WithinHistoryDrift { was, pct } => format!(
             "{}, but within the {pct:.1}% this probe has changed between runs here",
-            was.as_str()
+            was.word()
         ),
     }
 }
@@ -60,9 +61,9 @@ fn ratio_text(p: &Pair) -> String {
 fn verdict_text(p: &Pair) -> String {
     match (p.verdict, p.change_pct) {
         (Verdict::Slower | Verdict::Faster, Some(c)) => {
-            format!("{} ({c:+.1}%)", p.verdict.as_str())
+            format!("{} ({c:+.1}%)", p.verdict.word())
         }
-        _ => p.verdict.as_str().to_string(),
+        _ => p.verdict.word().to_string(),
     }
 }
 
@@ -281,7 +282,13 @@ pub fn note(p: &crate::compare::Pair) -> String {
     }
     p.invalid_in
         .iter()
-        .map(|(side, m)| format!("invalid in {side}: {}", super::checks::invalid_reason(m)))
+        .map(|(side, m)| {
+            let side = match side {
+                crate::compare::Side::A => "A",
+                crate::compare::Side::B => "B",
+            };
+            format!("invalid in {side}: {}", super::checks::invalid_reason(m))
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -374,7 +381,7 @@ pub fn svg(c: &crate::compare::Comparison, fail_above: Option<f64>, min_effect: 
                 _ => None,
             },
             note: match note(p) {
-                n if n.is_empty() => p.verdict.as_str().to_string(),
+                n if n.is_empty() => p.verdict.word().to_string(),
                 n => n,
             },
         })
@@ -452,7 +459,7 @@ pub fn html(c: &crate::compare::Comparison, svg: String) -> String {
             esc(&med(p.a_median, &p.unit)),
             esc(&med(p.b_median, &p.unit)),
             esc(&ratio),
-            esc(p.verdict.as_str()),
+            esc(p.verdict.word()),
             notes.remark(
                 &format!("{} {}", p.probe, p.params),
                 &note(p),

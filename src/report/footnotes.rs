@@ -9,6 +9,7 @@ use std::fmt::Write;
 use crate::escape::xml as esc;
 use crate::model::{Measurement, Remark};
 use crate::report::remarks;
+use crate::units::name::Word;
 
 /// Longest brief a warning gets in its row, in characters (the footnote has the rest).
 const BRIEF_CHARS: usize = 38;
@@ -164,7 +165,7 @@ impl Footnotes {
         let mut notes: Vec<usize> = Vec::new();
         let stop = m
             .stop_reason
-            .map(|r| format!("sampling stopped: {}", r.as_str()));
+            .map(|r| format!("sampling stopped: {}", r.word()));
         for n in m.notes.iter().chain(stop.as_ref()) {
             if n.trim().is_empty() {
                 continue;

@@ -7,7 +7,7 @@ use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
 use crate::report::family::{Evidence, Family};
 use crate::units::fmt_time;
-use crate::units::name::Named;
+use crate::units::name::{Named, Word};
 
 fn ipc_measurements(run: &Run) -> Vec<&Measurement> {
     run.measurements
@@ -56,7 +56,7 @@ pub fn text(run: &Run) -> String {
     }
     let (mechs, classes) = axes(&ms);
     let mut rows: Vec<Vec<String>> = vec![std::iter::once("round trip".to_string())
-        .chain(classes.iter().map(|c| c.label().to_string()))
+        .chain(classes.iter().map(|c| c.word().to_string()))
         .collect()];
     for &mech in &mechs {
         let mut r = vec![mech.name().to_string()];
@@ -108,7 +108,7 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
                     x_label: "placement".into(),
                     y_label: "mechanism".into(),
                     unit: "ns/round trip".into(),
-                    col_labels: classes.iter().map(|c| c.label().to_string()).collect(),
+                    col_labels: classes.iter().map(|c| c.word().to_string()).collect(),
                     row_labels: mechs.iter().map(|m| m.name().to_string()).collect(),
                     cells,
                 }

@@ -11,7 +11,7 @@ use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::{self, Scenario};
 use crate::report::family::{Evidence, Family};
-use crate::units::name::Named;
+use crate::units::name::{Named, Word};
 use crate::units::Unit;
 use crate::units::{fmt_num, fmt_time, time_unit};
 
@@ -439,10 +439,10 @@ fn cost_rows(traced: &[&Case]) -> Vec<Vec<String>> {
         .collect::<Vec<_>>()];
     for g in crate::evidence::trace::Group::ALL {
         rows.push(
-            std::iter::once(format!("{} (each)", g.as_str()))
+            std::iter::once(format!("{} (each)", g.word()))
                 .chain(traced.iter().map(|c| {
                     c.calibration()
-                        .and_then(|k| k.costs.iter().find(|x| x.group == g.as_str()))
+                        .and_then(|k| k.costs.iter().find(|x| x.group == g.word()))
                         .map(|x| fmt_est(&x.ns))
                         .unwrap_or_else(|| "—".into())
                 }))
@@ -479,7 +479,7 @@ pub fn detail(run: &Run) -> String {
     for c in cases(run).iter().filter(|c| c.traced.is_some()) {
         let mut rows = vec![std::iter::once("part")
             .chain(["traced mean", "median [95% CI]", "corrected"])
-            .chain(Group::ALL.iter().map(|g| short_group(g.as_str())))
+            .chain(Group::ALL.iter().map(|g| short_group(g.word())))
             .map(String::from)
             .collect::<Vec<_>>()];
         let mut notes = Vec::new();
@@ -512,7 +512,7 @@ pub fn detail(run: &Run) -> String {
             row.extend(Group::ALL.iter().map(|g| {
                 m.additive
                     .as_ref()
-                    .and_then(|a| a.events.get(g.as_str()))
+                    .and_then(|a| a.events.get(g.word()))
                     .filter(|n| **n >= 0.05)
                     .map_or("—".into(), |n| format!("{n:.1}"))
             }));

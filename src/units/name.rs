@@ -2,7 +2,9 @@
 //! its clap derive gives (`#[derive(clap::ValueEnum)]`: the variant in kebab-case, or its
 //! `#[value(name = …)]`), so an option's value, a probe's parameter and a label are one
 //! string from one source, and a renamed variant renames all of them. An enum that only a
-//! file holds is named by its serde derive instead ([`serde_name`]).
+//! file holds is named by its serde derive instead ([`serde_name`]); one whose words are
+//! neither (a label, a journal's word, a run file's word that reads back with a fallback,
+//! or a second name beside the option's or serde's) by its strum derive ([`Word`]).
 
 /// A clap value enum whose names are read once from its derive ([`named!`]).
 pub trait Named: clap::ValueEnum + PartialEq + 'static {
@@ -57,9 +59,67 @@ pub fn serde_name<T: serde::Serialize>(v: &T) -> String {
     }
 }
 
+/// The words strum's `IntoStaticStr` derive gives a value (its `#[strum(serialize = …)]`,
+/// or the enum's `serialize_all` case); where the enum also derives `EnumString`, `parse`
+/// reads them back.
+pub trait Word: Copy + Into<&'static str> {
+    fn word(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl<T: Copy + Into<&'static str>> Word for T {}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Asserts that `table` gives each value its words and that every word leads back to its
+    /// value alone (name → value → name): no two values share words.
+    pub(crate) fn assert_words<T: Word + PartialEq + std::fmt::Debug>(table: &[(T, &str)]) {
+        for &(v, w) in table {
+            assert_eq!(v.word(), w, "{v:?}");
+            let back: Vec<T> = table
+                .iter()
+                .map(|t| t.0)
+                .filter(|t| t.word() == w)
+                .collect();
+            assert_eq!(back, [v], "{w:?}");
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, strum::IntoStaticStr, strum::EnumString)]
+    #[strum(serialize_all = "lowercase")]
+    enum Worded {
+        TimeBudget,
+        #[strum(serialize = "one round")]
+        OneRound,
+    }
+
+    #[test]
+    fn words_are_strum_s_and_parse_back_exactly() {
+        assert_words(&[
+            (Worded::TimeBudget, "timebudget"),
+            (Worded::OneRound, "one round"),
+        ]);
+        assert_eq!("one round".parse(), Ok(Worded::OneRound));
+        for wrong in ["One round", "oneround", "OneRound", ""] {
+            assert!(wrong.parse::<Worded>().is_err(), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "\"x\"")]
+    fn words_two_values_share_fail_the_check() {
+        #[derive(Debug, Clone, Copy, PartialEq, strum::IntoStaticStr)]
+        enum Twice {
+            #[strum(serialize = "x")]
+            A,
+            #[strum(serialize = "x")]
+            B,
+        }
+        assert_words(&[(Twice::A, "x"), (Twice::B, "x")]);
+    }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
     enum Shape {

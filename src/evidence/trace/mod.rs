@@ -117,8 +117,9 @@ impl Vector {
 
 /// The groups of recorded events the calibration pass switches on and off one at a time
 /// (probes::rpc::calibrate): each costs the traced task something per event, and events of
-/// one group are assumed to cost alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// one group are assumed to cost alike. Its words name it in the calibration's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Group {
     /// The scheduler's tracepoints: wake-ups and switches.
     Sched,
@@ -127,20 +128,12 @@ pub enum Group {
     /// IPIs sent and the interrupts they arrive by.
     Ipi,
     /// perf's own context-switch records (in and out), written into each CPU's ring.
+    #[strum(serialize = "switch records")]
     Switches,
 }
 
 impl Group {
     pub const ALL: [Group; 4] = [Group::Sched, Group::Syscalls, Group::Ipi, Group::Switches];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Group::Sched => "sched",
-            Group::Syscalls => "syscalls",
-            Group::Ipi => "ipi",
-            Group::Switches => "switch records",
-        }
-    }
 
     /// The group a tracepoint (`group:name`) belongs to.
     pub fn of_tracepoint(name: &str) -> Group {
@@ -517,6 +510,13 @@ pub fn write_fixture(records: &[RawRecord]) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::units::name::tests::assert_words;
+
+    #[test]
+    fn each_group_has_its_own_words() {
+        let words = ["sched", "syscalls", "ipi", "switch records"];
+        assert_words(&Group::ALL.into_iter().zip(words).collect::<Vec<_>>());
+    }
 
     /// The formats recorded from the kernel the fixtures come from.
     pub(crate) fn fixture_decoder() -> Decoder {

@@ -34,6 +34,7 @@ use crate::model::{
     Bound, Check, CheckKind, Evidence, Handoffs, Measurement, Num, Placement, Reading,
     RoundTripBand,
 };
+use crate::units::name::Word;
 use crate::units::size::fmt_size;
 use crate::units::{Per, Unit};
 use std::cell::RefCell;
@@ -71,7 +72,7 @@ impl Rung {
         match self {
             Rung::Base => "base".into(),
             Rung::AddressSpace => "address-space".into(),
-            Rung::Regs(r) => format!("regs-{}", r.as_str()),
+            Rung::Regs(r) => format!("regs-{}", r.word()),
             Rung::Barrier => "barrier".into(),
             Rung::Cache { bytes } => format!("cache-{}", fmt_size(bytes as u64)),
             Rung::Tlb { pages } => format!("tlb-{pages}p"),
@@ -250,13 +251,13 @@ fn rung_spec(l: &Ladder, rung: Rung, sides: &(Side, Side)) -> Spec {
     match rung {
         Rung::Regs(r) if r.arm64() => {
             spec = spec
-                .param("regs", r.as_str())
+                .param("regs", r.word())
                 .param("state_bytes", regs_bytes(&l.xsave, r))
                 .param("sve_vector_bytes", l.xsave.sve_vl)
         }
         Rung::Regs(r) => {
             spec = spec
-                .param("regs", r.as_str())
+                .param("regs", r.word())
                 .param("xsave_bytes", regs_bytes(&l.xsave, r))
                 .param("xsave_area_bytes", l.xsave.enabled_bytes)
         }
@@ -265,7 +266,7 @@ fn rung_spec(l: &Ladder, rung: Rung, sides: &(Side, Side)) -> Spec {
         Rung::OtherCpu => spec = spec.param("partner_cpu", l.other.unwrap_or(l.cpu)),
         Rung::All => {
             spec = spec
-                .param("regs", l.top_regs().unwrap_or(Regs::Sse).as_str())
+                .param("regs", l.top_regs().unwrap_or(Regs::Sse).word())
                 .param("barrier", l.barrier)
                 .param("pages", l.pages)
                 .param("partner_cpu", l.other.unwrap_or(l.cpu))
@@ -285,7 +286,7 @@ pub fn describe(s: &Side) -> String {
     if s.regs != Regs::Sse {
         w.push(format!(
             "{} state loaded{}",
-            s.regs.as_str(),
+            s.regs.word(),
             match (s.regs, s.release) {
                 (Regs::Sve, _) => " (a system call discards it)",
                 (_, true) => " then released",
@@ -464,7 +465,7 @@ pub fn side_trace(t: &Tally, switching: bool, n: u64) -> SideTrace {
 pub fn saved_live_check(r: Regs, t: &Tally) -> Check {
     let want = r.components();
     Check {
-        subject: r.as_str().to_string(),
+        subject: r.word().to_string(),
         ..Check::new(
             CheckKind::StateSavedLive,
             Bound::Mask {
@@ -631,7 +632,7 @@ pub fn released_check(r: Regs, or: Option<u64>) -> Check {
 fn mask_check(r: Regs, kind: CheckKind, seen: Option<u64>, holds: fn(u64, u64) -> bool) -> Check {
     let want = r.components();
     Check {
-        subject: r.as_str().to_string(),
+        subject: r.word().to_string(),
         ..Check::new(
             kind,
             Bound::Mask {

@@ -8,14 +8,19 @@
 //! answer read back. Everything a task calls after fork is a plain instruction or a raw
 //! system call on memory prepared before.
 
-/// A SIMD register state a task leaves live at every switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+use crate::units::name::Word;
+
+/// A SIMD register state a task leaves live at every switch; its words name its rung and
+/// its `regs` parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Regs {
     /// None beyond what every task holds (the compiler's xmm registers).
     Sse,
     /// The upper halves of ymm0-15.
     Avx,
     /// zmm0-31 and the opmask registers.
+    #[strum(serialize = "avx-512")]
     Avx512,
     /// The AMX tiles (with the AVX-512 state under them).
     Amx,
@@ -35,17 +40,6 @@ impl Regs {
     pub const LADDER: [Regs; 3] = [Regs::Avx, Regs::Avx512, Regs::Amx];
     #[cfg(target_arch = "aarch64")]
     pub const LADDER: [Regs; 2] = [Regs::Neon, Regs::Sve];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Regs::Sse => "sse",
-            Regs::Avx => "avx",
-            Regs::Avx512 => "avx-512",
-            Regs::Amx => "amx",
-            Regs::Neon => "neon",
-            Regs::Sve => "sve",
-        }
-    }
 
     /// Whether this is an arm64 state (read back, not read from XINUSE).
     pub fn arm64(self) -> bool {
@@ -613,12 +607,12 @@ pub fn prepare(_regs: Regs, _dirty: bool, _release: bool, _observe: bool) -> u64
 pub fn regs_unavailable(x: &Xsave, regs: Regs, amx_granted: &Result<(), String>) -> Option<String> {
     if regs.arm64() {
         if !cfg!(target_arch = "aarch64") {
-            return Some(format!("{} is an arm64 state", regs.as_str()));
+            return Some(format!("{} is an arm64 state", regs.word()));
         }
         return (!x.enabled(regs)).then(|| {
             format!(
                 "this CPU or kernel offers no {} state (AT_HWCAP)",
-                regs.as_str()
+                regs.word()
             )
         });
     }
@@ -636,7 +630,7 @@ pub fn regs_unavailable(x: &Xsave, regs: Regs, amx_granted: &Result<(), String>)
             return Some(e.clone());
         }
     }
-    (!x.enabled(regs)).then(|| format!("the OS did not enable {} state (XCR0)", regs.as_str()))
+    (!x.enabled(regs)).then(|| format!("the OS did not enable {} state (XCR0)", regs.word()))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -802,6 +796,19 @@ pub fn parse_leaf_18(subs: &[(u32, u32, u32)]) -> (Option<u32>, Option<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::name::tests::assert_words;
+
+    #[test]
+    fn each_state_has_its_own_words() {
+        assert_words(&[
+            (Regs::Sse, "sse"),
+            (Regs::Avx, "avx"),
+            (Regs::Avx512, "avx-512"),
+            (Regs::Amx, "amx"),
+            (Regs::Neon, "neon"),
+            (Regs::Sve, "sve"),
+        ]);
+    }
 
     #[test]
     fn the_status_line_is_read_from_the_text() {
@@ -970,7 +977,7 @@ mod tests {
             assert_eq!(forgot & want, 0, "{regs:?} {forgot:#x}");
             assert_eq!(live & want, want, "{regs:?} {live:#x}");
             assert_eq!(base & want, 0, "{regs:?} {base:#x}");
-            ran.push(regs.as_str());
+            ran.push(regs.word());
         }
         eprintln!("arm64 states read back: {ran:?}, SVE vector {} B", x.sve_vl);
     }

@@ -22,21 +22,27 @@ use crate::evidence::perf::EventSet;
 use crate::evidence::recorder::Recorder;
 use crate::evidence::Participant;
 use crate::model::{EventReading, Measurement};
+use crate::units::name::Word;
 use std::collections::BTreeMap;
 
-/// One kind of evidence collection around a timed sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One kind of evidence collection around a timed sample, with the words its row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 pub enum Collector {
     /// Nothing, perf hooks off: the reference.
+    #[strum(serialize = "nothing")]
     Bare,
     /// procfs snapshots (stat, status, schedstat) of every participant before and after.
+    #[strum(serialize = "procfs+schedstat reads around the sample")]
     Procfs,
     /// Software perf events (context switches, migrations, faults, task clock) attached.
+    #[strum(serialize = "perf software events attached")]
     PerfSoftware,
     /// Software plus hardware perf events attached (where the PMU has them).
+    #[strum(serialize = "perf software+hardware events attached")]
     PerfStandard,
     /// Nothing attached, but within a second of counters closing: the kernel's perf
     /// scheduling hooks are still on.
+    #[strum(serialize = "nothing attached, perf hooks still on (<1 s after closing)")]
     Lingering,
 }
 
@@ -49,16 +55,6 @@ impl Collector {
         Collector::PerfStandard,
         Collector::Lingering,
     ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Collector::Bare => "nothing",
-            Collector::Procfs => "procfs+schedstat reads around the sample",
-            Collector::PerfSoftware => "perf software events attached",
-            Collector::PerfStandard => "perf software+hardware events attached",
-            Collector::Lingering => "nothing attached, perf hooks still on (<1 s after closing)",
-        }
-    }
 
     /// Whether the figure's samples carry this collector's cost.
     pub fn in_timed_path(self) -> bool {
@@ -297,7 +293,7 @@ pub fn note(what: &str, taxes: &[Tax]) -> String {
             let (lo, hi) = t.range();
             format!(
                 "{} {:.2}× ({:.2}–{:.2}){}",
-                t.collector.label(),
+                t.collector.word(),
                 t.median(),
                 lo,
                 hi,
@@ -323,6 +319,19 @@ pub fn note(what: &str, taxes: &[Tax]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::name::tests::assert_words;
+
+    #[test]
+    fn each_collector_has_its_own_words() {
+        let words = [
+            "nothing",
+            "procfs+schedstat reads around the sample",
+            "perf software events attached",
+            "perf software+hardware events attached",
+            "nothing attached, perf hooks still on (<1 s after closing)",
+        ];
+        assert_words(&Collector::ALL.into_iter().zip(words).collect::<Vec<_>>());
+    }
 
     #[test]
     fn ratios_are_against_the_same_rounds_bare_time() {

@@ -6,18 +6,26 @@ use crate::error::{Error, Result};
 use crate::machine::Machine;
 use crate::units::name::Named;
 
-/// The distance between two logical CPUs, nearest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+/// The distance between two logical CPUs, nearest first: named as an option's value
+/// ([`Named`]), worded for tables and figures ([`crate::units::name::Word`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, strum::IntoStaticStr,
+)]
 pub enum Class {
     /// Both on one logical CPU: every hand-off is a context switch.
+    #[strum(serialize = "same CPU")]
     SameCpu,
     /// Two hardware threads of one physical core.
+    #[strum(serialize = "SMT sibling")]
     Smt,
     /// Different cores sharing the last-level cache.
+    #[strum(serialize = "same LLC")]
     SameLlc,
     /// Different last-level caches on one NUMA node.
+    #[strum(serialize = "other LLC")]
     OtherLlc,
     /// Different NUMA nodes.
+    #[strum(serialize = "other node")]
     OtherNode,
 }
 
@@ -35,17 +43,6 @@ impl Class {
     /// The class a measurement was taken in (its `class` parameter).
     pub fn of(m: &crate::model::Measurement) -> Option<Class> {
         m.param_str("class").and_then(Class::from_name)
-    }
-
-    /// Words for tables and figures.
-    pub fn label(self) -> &'static str {
-        match self {
-            Class::SameCpu => "same CPU",
-            Class::Smt => "SMT sibling",
-            Class::SameLlc => "same LLC",
-            Class::OtherLlc => "other LLC",
-            Class::OtherNode => "other node",
-        }
     }
 }
 
@@ -202,6 +199,24 @@ pub fn parse_cpu_list(s: &str, allowed: &[usize]) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::name::tests::assert_words;
+
+    #[test]
+    fn a_class_has_its_option_name_and_its_own_words() {
+        let names = ["same-cpu", "smt", "same-llc", "other-llc", "other-node"];
+        let words = [
+            "same CPU",
+            "SMT sibling",
+            "same LLC",
+            "other LLC",
+            "other node",
+        ];
+        assert_words(&Class::ALL.into_iter().zip(words).collect::<Vec<_>>());
+        for ((c, n), w) in Class::ALL.into_iter().zip(names).zip(words) {
+            assert_eq!((c.name(), Class::from_name(n)), (n, Some(c)));
+            assert_eq!(Class::from_name(w), None, "words are no option value");
+        }
+    }
     use crate::machine::{CacheInfo, CacheType, CpuTopo};
 
     /// Two nodes; node 0 has cores {0,4} (SMT) and {1,5} sharing LLC A, core {2} on LLC B;

@@ -23,6 +23,7 @@ use crate::engine::fit::{blocked, Fit, Row};
 use crate::engine::stats::t_975;
 use crate::evidence::trace::Group;
 use crate::model::{Calibration, CalibrationConfig, Estimate, EventCost};
+use crate::units::name::Word;
 use std::collections::BTreeMap;
 
 /// The configurations timed in each round, by the groups recording; the last is the full
@@ -131,7 +132,7 @@ pub fn calibrate(batches: &[Batch], on_path: [f64; GROUPS]) -> Option<Costs> {
         cost[g] = fit.coef[j];
         let half = t * fit.se(j);
         costs.push(EventCost {
-            group: Group::ALL[g].as_str().into(),
+            group: Group::ALL[g].word().into(),
             ns: Estimate {
                 value: fit.coef[j],
                 ci95: [fit.coef[j] - half, fit.coef[j] + half],
@@ -197,11 +198,11 @@ pub fn configs(batches: &[Batch]) -> Vec<CalibrationConfig> {
                 .iter()
                 .map(|g| {
                     let per = mine.iter().map(|b| b.recorded[g.index()]).sum::<f64>() / n;
-                    (g.as_str().to_string(), per)
+                    (g.word().to_string(), per)
                 })
                 .collect();
             CalibrationConfig {
-                groups: groups.iter().map(|g| g.as_str().to_string()).collect(),
+                groups: groups.iter().map(|g| g.word().to_string()).collect(),
                 batch_ns: mine.iter().map(|b| b.mean_ns).collect(),
                 rounds: mine.iter().map(|b| b.round).collect(),
                 recorded_per_rpc: recorded,
@@ -259,10 +260,7 @@ pub(crate) mod tests {
         let o = &cal.fitted_json;
         assert_eq!(o.costs.len(), 3, "{o:?}");
         for c in &o.costs {
-            let g = Group::ALL
-                .iter()
-                .position(|g| g.as_str() == c.group)
-                .unwrap();
+            let g = Group::ALL.iter().position(|g| g.word() == c.group).unwrap();
             assert!(
                 c.ns.ci95[0] <= cost[g] && cost[g] <= c.ns.ci95[1],
                 "{}: {:?} vs {}",
@@ -322,7 +320,7 @@ pub(crate) mod recorded {
         ))
         .unwrap();
         let on_path =
-            std::array::from_fn(|g| v["on_path"][Group::ALL[g].as_str()].as_f64().unwrap_or(0.0));
+            std::array::from_fn(|g| v["on_path"][Group::ALL[g].word()].as_f64().unwrap_or(0.0));
         let mut batches = Vec::new();
         for (config, c) in v["configs"].as_array().unwrap().iter().enumerate() {
             let names: Vec<&str> = c["groups"]
@@ -331,7 +329,7 @@ pub(crate) mod recorded {
                 .iter()
                 .map(|g| g.as_str().unwrap())
                 .collect();
-            let expect: Vec<&str> = CONFIGS[config].iter().map(|g| g.as_str()).collect();
+            let expect: Vec<&str> = CONFIGS[config].iter().map(|g| g.word()).collect();
             assert_eq!(names, expect);
             for (y, r) in c["batch_ns"]
                 .as_array()
@@ -392,10 +390,7 @@ pub(crate) mod recorded {
             .collect();
         let c = calibrate(&swapped, on_path).unwrap();
         for e in &c.fitted_json.costs {
-            let g = Group::ALL
-                .iter()
-                .position(|g| g.as_str() == e.group)
-                .unwrap();
+            let g = Group::ALL.iter().position(|g| g.word() == e.group).unwrap();
             assert!(
                 e.ns.ci95[0] <= known[g] && known[g] <= e.ns.ci95[1],
                 "{}: {:?} vs {}",

@@ -22,6 +22,7 @@ use crate::evidence::trace::ring::Tracer;
 use crate::evidence::trace::{Event, Group, Kind};
 use crate::model::{Bound, Check, CheckKind, Measurement, Observer, Reading, Remark, RemarkKind};
 use crate::probes::ipc::channel::Mech;
+use crate::units::name::Word;
 
 /// RPCs per batch: a batch's records (about 30 per RPC, ~100 bytes each) fit a ring easily.
 const BATCH: u64 = 200;
@@ -362,7 +363,7 @@ fn by_group(n: &[f64; GROUPS]) -> std::collections::BTreeMap<String, f64> {
         .iter()
         .zip(n)
         .filter(|(_, v)| **v > 0.0)
-        .map(|(g, v)| (g.as_str().to_string(), *v))
+        .map(|(g, v)| (g.word().to_string(), *v))
         .collect()
 }
 
