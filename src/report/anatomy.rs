@@ -2,7 +2,7 @@
 //! the total), the sum of the rungs against the direct measurement of every cause at once,
 //! the quiz's three reasons with this machine's numbers, and the waterfall chart.
 
-use super::family::{Ask, Evidence, Family, Shown};
+use super::family::{About, Ask, Evidence, Family, Shown};
 use super::figures::Size;
 use super::plot;
 use super::term::{wrap, Term};
@@ -718,28 +718,16 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
 pub struct Anatomy;
 
 impl Family for Anatomy {
-    fn section(&self) -> &'static str {
-        "ctx"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("anatomy")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["ctx", "anatomy", "--quick", "--size", "4k", "--pages", "64"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn owns(&self, probe: &str) -> bool {
-        probe == PROBE.0
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("anatomy"),
+            quick: &["ctx", "anatomy", "--quick", "--size", "4k", "--pages", "64"],
+            has_shown: true,
+            probe: Some(PROBE.0),
+            evidence: Evidence::Switches,
+            draws_own_figures: true,
+            ..About::of("ctx")
+        }
     }
 
     fn under_table(&self, run: &Run, verbose: bool) -> String {
@@ -750,10 +738,6 @@ impl Family for Anatomy {
             }
             s
         })
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {

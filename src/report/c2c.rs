@@ -5,7 +5,7 @@
 use super::plot::Heatmap;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::classes::Class;
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::fmt_time;
 
 /// Above this many CPUs the terminal matrix is too wide to read; CSV/HTML carry it.
@@ -167,20 +167,13 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
 pub struct C2c;
 
 impl Family for C2c {
-    fn section(&self) -> &'static str {
-        "c2c"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("c2c")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["c2c", "--quick"]
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("c2c"),
+            quick: &["c2c", "--quick"],
+            evidence: Evidence::Switches,
+            ..About::of("c2c")
+        }
     }
 
     fn under_table(&self, run: &Run, _verbose: bool) -> String {

@@ -795,7 +795,7 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
         }
         // Results with an analysis of their own draw its figures, one set per run, once for
         // all the family's probes (the fault family's charts hold every case).
-        if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
+        if let Some(f) = super::family_of(probe).filter(|f| f.about().draws_own_figures) {
             if !own_drawn.contains(&f.section()) {
                 own_drawn.push(f.section());
                 for (i, run) in runs.iter().enumerate() {

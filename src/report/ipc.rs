@@ -5,7 +5,7 @@ use super::plot::Heatmap;
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::fmt_time;
 use crate::units::name::Named;
 
@@ -122,20 +122,13 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
 pub struct Ipc;
 
 impl Family for Ipc {
-    fn section(&self) -> &'static str {
-        "ipc"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("ipc")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["ipc", "--quick"]
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("ipc"),
+            quick: &["ipc", "--quick"],
+            evidence: Evidence::Switches,
+            ..About::of("ipc")
+        }
     }
 
     /// The matrix, unless it would only repeat the table: with one placement class its one

@@ -4,7 +4,7 @@
 
 use super::plot::{Bar, BarChart};
 use crate::model::{Measurement, Run};
-use crate::report::family::{Ask, Evidence, Family, Shown};
+use crate::report::family::{About, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::fmt_num;
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -306,38 +306,25 @@ pub fn csv(run: &Run) -> String {
 pub struct Lab;
 
 impl Family for Lab {
-    fn section(&self) -> &'static str {
-        "mmap"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("mmap")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &[
-            "mmap",
-            "lab",
-            "--quick",
-            "--size",
-            "4m",
-            "--compete",
-            "64m",
-            "--variant",
-            "anon-private",
-        ]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Faults
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("mmap"),
+            quick: &[
+                "mmap",
+                "lab",
+                "--quick",
+                "--size",
+                "4m",
+                "--compete",
+                "64m",
+                "--variant",
+                "anon-private",
+            ],
+            has_shown: true,
+            evidence: Evidence::Faults,
+            draws_own_figures: true,
+            ..About::of("mmap")
+        }
     }
 
     fn own_figures(&self, run: &Run, _subtitle: &str) -> Vec<(Size, String)> {

@@ -5,7 +5,7 @@ use crate::analysis::knees;
 use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
 use crate::model::{Run, Status};
 use crate::probes::mem::latency::PROBE;
-use crate::report::family::{measured_cpu, Ask, Family, Shown};
+use crate::report::family::{measured_cpu, About, Ask, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 use crate::units::Unit;
@@ -156,30 +156,17 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
 pub struct MemLatency;
 
 impl Family for MemLatency {
-    fn section(&self) -> &'static str {
-        "mem"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("memlat")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &[
-            "mem", "latency", "--quick", "--min", "4k", "--max", "16k", "--pages", "4k",
-        ]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn owns(&self, probe: &str) -> bool {
-        probe == PROBE.0
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("memlat"),
+            quick: &[
+                "mem", "latency", "--quick", "--min", "4k", "--max", "16k", "--pages", "4k",
+            ],
+            has_shown: true,
+            probe: Some(PROBE.0),
+            draws_own_figures: true,
+            ..About::of("mem")
+        }
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {

@@ -88,7 +88,7 @@ pub fn raw_is_the_figure(m: &Measurement) -> bool {
 /// The evidence column for a measurement (the kernel share of CPU time when no family
 /// claims its probe).
 pub fn evidence_of(m: &Measurement) -> Evidence {
-    family_of(&m.probe).map_or(Evidence::SysTime, |f| f.evidence())
+    family_of(&m.probe).map_or(Evidence::SysTime, |f| f.about().evidence)
 }
 
 /// Whether a measurement is shown on its own, as a row of the terminal table and in the
@@ -144,13 +144,13 @@ mod tests {
     #[test]
     fn a_probe_belongs_to_its_first_owner() {
         assert_eq!(
-            family_of("ctx.sweep").unwrap().evidence(),
+            family_of("ctx.sweep").unwrap().about().evidence,
             Evidence::Switches
         );
-        assert!(family_of("ctx.sweep").unwrap().draws_own_figures());
-        assert!(!family_of("ctx.pipe").unwrap().draws_own_figures());
-        assert!(family_of("mem.latency").unwrap().draws_own_figures());
-        assert!(family_of("mmap.lab").unwrap().draws_own_figures());
+        assert!(family_of("ctx.sweep").unwrap().about().draws_own_figures);
+        assert!(!family_of("ctx.pipe").unwrap().about().draws_own_figures);
+        assert!(family_of("mem.latency").unwrap().about().draws_own_figures);
+        assert!(family_of("mmap.lab").unwrap().about().draws_own_figures);
         assert_eq!(evidence_of_probe("fault.anon"), Evidence::Faults);
         assert_eq!(evidence_of_probe("mmap.lab"), Evidence::Faults);
         assert_eq!(evidence_of_probe("rpc.part"), Evidence::Switches);
@@ -168,11 +168,11 @@ mod tests {
 
     /// The figures a probe's family draws from its own analysis, None when it draws none.
     fn for_probe(run: &Run, probe: &str, subtitle: &str) -> Option<Vec<(Size, String)>> {
-        let f = family_of(probe).filter(|f| f.draws_own_figures())?;
+        let f = family_of(probe).filter(|f| f.about().draws_own_figures)?;
         Some(f.own_figures(run, subtitle)).filter(|v| !v.is_empty())
     }
 
     fn evidence_of_probe(p: &str) -> Evidence {
-        family_of(p).map_or(Evidence::SysTime, |f| f.evidence())
+        family_of(p).map_or(Evidence::SysTime, |f| f.about().evidence)
     }
 }

@@ -3,7 +3,7 @@
 //! gaps and a histogram of their lengths; in the HTML report and `--svg-dir`, each CPU's gap
 //! histogram on log axes and the causes as stacked bars; the causes as a CSV beside them.
 
-use super::family::{Ask, Family, Shown};
+use super::family::{About, Ask, Family, Shown};
 use super::figures::Size;
 use super::plot::{Histogram, LogBin, StackedBars, StackedRow, Values};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom, Unwritten};
@@ -625,20 +625,14 @@ pub fn csv(run: &Run) -> String {
 pub struct Noise;
 
 impl Family for Noise {
-    fn section(&self) -> &'static str {
-        "noise"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("noise")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["noise", "--duration", "100ms"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("noise"),
+            quick: &["noise", "--duration", "100ms"],
+            has_shown: true,
+            draws_own_figures: true,
+            ..About::of("noise")
+        }
     }
 
     fn words(&self, r: &Remark) -> Option<String> {
@@ -698,10 +692,6 @@ impl Family for Noise {
 
     fn under_table(&self, run: &Run, verbose: bool) -> String {
         text(run, verbose)
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {

@@ -10,7 +10,7 @@ use super::plot::{StackedBars, StackedRow};
 use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::{self, Scenario};
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::name::Named;
 use crate::units::Unit;
 use crate::units::{fmt_num, fmt_time, time_unit};
@@ -667,24 +667,14 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
 pub struct Rpc;
 
 impl Family for Rpc {
-    fn section(&self) -> &'static str {
-        "rpc"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("rpc")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["rpc", "--quick"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("rpc"),
+            quick: &["rpc", "--quick"],
+            has_shown: true,
+            evidence: Evidence::Switches,
+            ..About::of("rpc")
+        }
     }
 
     /// The parts, traced and corrected, are shown in the section under the table (as

@@ -5,19 +5,18 @@
 //! not have are said once, not line by line.
 
 use crate::model::{EventReading, Measurement, Run};
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::fmt_num;
 
 /// The `stat` family.
 pub struct Stat;
 
 impl Family for Stat {
-    fn section(&self) -> &'static str {
-        "stat"
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Faults
+    fn about(&self) -> About {
+        About {
+            evidence: Evidence::Faults,
+            ..About::of("stat")
+        }
     }
 
     fn under_table(&self, run: &Run, _verbose: bool) -> String {

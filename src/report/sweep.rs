@@ -8,7 +8,7 @@ use crate::analysis::knees;
 use crate::analysis::sweep::{analyze, policy_of, reason, usable, Curve, Row, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
-use crate::report::family::{measured_cpu, Ask, Evidence, Family, Shown};
+use crate::report::family::{measured_cpu, About, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 use crate::units::Unit;
@@ -461,32 +461,16 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
 pub struct Sweep;
 
 impl Family for Sweep {
-    fn section(&self) -> &'static str {
-        "ctx"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("sweep")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["ctx", "sweep", "--quick", "--sizes", "0,4k", "--procs", "2"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn owns(&self, probe: &str) -> bool {
-        probe == PROBE.0
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("sweep"),
+            quick: &["ctx", "sweep", "--quick", "--sizes", "0,4k", "--procs", "2"],
+            has_shown: true,
+            probe: Some(PROBE.0),
+            evidence: Evidence::Switches,
+            draws_own_figures: true,
+            ..About::of("ctx")
+        }
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
