@@ -129,11 +129,7 @@ fn label(m: &Measurement) -> String {
     let rung = param(m, "rung").and_then(|v| v.as_str()).unwrap_or("?");
     let num = |k: &str| param(m, k).and_then(|v| v.as_u64()).unwrap_or(0);
     match rung {
-        "base" => "base: 2 threads, futex".into(),
-        "address-space" => "+ address space".into(),
-        "barrier" => "+ speculation barrier".into(),
         "other-cpu" => format!("+ another CPU ({})", num("partner_cpu")),
-        "all" => "all causes at once".into(),
         r if r.starts_with("regs-") => {
             let name = param(m, "regs").and_then(|v| v.as_str()).unwrap_or("?");
             let bytes = num("xsave_bytes").max(num("state_bytes"));
@@ -141,7 +137,7 @@ fn label(m: &Measurement) -> String {
         }
         r if r.starts_with("cache-") => format!("+ cache refill {}", fmt_size(num("size"))),
         r if r.starts_with("tlb-") => format!("+ TLB refill {} pages", num("pages")),
-        r => r.to_string(),
+        r => rung_label(r),
     }
 }
 

@@ -2,7 +2,7 @@
 //! in the terminal under the table, and as a heatmap in the HTML report.
 
 use super::plot::Heatmap;
-use crate::model::{Measurement, Run, Status};
+use crate::model::{Measurement, Run};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
 use crate::report::family::{About, Evidence, Family};
@@ -61,15 +61,8 @@ pub fn text(run: &Run) -> String {
     for &mech in &mechs {
         let mut r = vec![mech.name().to_string()];
         for &class in &classes {
-            r.push(match cell(&ms, mech, class) {
-                None => "—".into(),
-                Some(m) if m.status == Status::Invalid => "INVALID".into(),
-                Some(m) if m.is_unstable() => "unstable".into(),
-                Some(m) => match &m.value {
-                    Some(v) => fmt_time(v.median),
-                    None => "—".into(),
-                },
-            });
+            let m = cell(&ms, mech, class);
+            r.push(super::figure_cell(m, "—", |v| fmt_time(v.median)));
         }
         rows.push(r);
     }
@@ -162,12 +155,12 @@ pub(crate) mod tests {
         let mut x = fixture().measurements[0].clone();
         x.probe = format!("ipc.{mech}");
         x.params.clear();
-        x.status = Status::Ok;
+        x.status = crate::model::Status::Ok;
         x.params.insert("class".into(), class.into());
         x.value.as_mut().unwrap().median = median;
         x.valid = valid;
         if !valid {
-            x.status = Status::Invalid;
+            x.status = crate::model::Status::Invalid;
         }
         x
     }

@@ -1,7 +1,6 @@
 //! The memory-latency curve as a table, with the knees analysis::memlat matched against the
 //! cache sizes. A pure function of a finished Run.
 
-use crate::analysis::knees;
 use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
 use crate::model::{Run, Status};
 use crate::probes::mem::latency::PROBE;
@@ -71,21 +70,13 @@ pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
         if !verbose {
             out.push_str(&super::table::failed_block(&points, &size, &term));
         }
-        if c.knees.is_empty() {
-            out.push_str(
-                "  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n",
-            );
-        }
-        for k in &c.knees {
-            out.push_str(&format!(
-                "  knee: {}\n",
-                k.describe(|v| format!("{v:.2} ns"))
-            ));
-        }
-        let missed = knees::missed(&c.boundaries);
-        if !missed.is_empty() {
-            out.push_str(&format!("  no knee at: {}\n", missed.join(", ")));
-        }
+        let y = |v: f64| format!("{v:.2} ns");
+        out.push_str(&super::sweep::knees_text(
+            &c.knees,
+            &c.boundaries,
+            &y,
+            Some(String::new()),
+        ));
     }
     out
 }

@@ -71,6 +71,22 @@ pub fn instead_of_value(m: &Measurement) -> String {
         .unwrap_or_else(|| "no value".into())
 }
 
+/// A cell of a matrix or summary table for `m`: `none` without a measurement, INVALID, or
+/// unstable (its spread is in the table above), else its value as `figure` writes it ("—"
+/// without one).
+pub(crate) fn figure_cell(
+    m: Option<&Measurement>,
+    none: &str,
+    figure: impl Fn(&crate::model::Summary) -> String,
+) -> String {
+    match m {
+        None => none.into(),
+        Some(m) if m.status == Status::Invalid => "INVALID".into(),
+        Some(m) if m.is_unstable() => "unstable".into(),
+        Some(m) => m.value.as_ref().map_or_else(|| "—".into(), figure),
+    }
+}
+
 /// Whether a measurement's raw reading is its figure, shown in the value cell: nothing
 /// subtracted (no baseline), the same unit and the same summary (rpc parts, memory latency),
 /// and a figure (or its "unstable" spread) standing in the value cell. Every view then leaves

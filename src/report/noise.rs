@@ -30,30 +30,28 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
     v
 }
 
-/// A CPU's figure, as every view says it: the median of its 100 ms windows' lost shares
-/// and the 95% interval of that median, in percent (the measurement's value; its raw
-/// samples' where the measurement is invalid). None where the run has no measurement of it.
-pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
+/// The measurement of a CPU's window (None where the run has none).
+fn measurement(run: &Run, cpu: usize) -> Option<&crate::model::Measurement> {
     run.measurements
         .iter()
         .filter(|m| m.is(PROBE))
         .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
-        .map(|m| {
-            let s = m.value.as_ref().unwrap_or(&m.raw);
-            [s.median, s.ci95[0], s.ci95[1]]
-        })
+}
+
+/// A CPU's figure, as every view says it: the median of its 100 ms windows' lost shares
+/// and the 95% interval of that median, in percent (the measurement's value; its raw
+/// samples' where the measurement is invalid). None where the run has no measurement of it.
+pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
+    measurement(run, cpu).map(|m| {
+        let s = m.value.as_ref().unwrap_or(&m.raw);
+        [s.median, s.ci95[0], s.ci95[1]]
+    })
 }
 
 /// Whether a CPU's figure is noise: its measurement says unstable, or its interval reaches
 /// beyond ±50% of it. Every view then says "unstable" with its spread, never the median.
 pub fn is_unstable(run: &Run, cpu: usize) -> bool {
-    let status = run
-        .measurements
-        .iter()
-        .filter(|m| m.is(PROBE))
-        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
-        .map(|m| m.status);
-    status == Some(crate::model::Status::Unstable)
+    measurement(run, cpu).map(|m| m.status) == Some(crate::model::Status::Unstable)
         || figure(run, cpu)
             .is_some_and(|[v, lo, hi]| crate::units::interval::is_unstable(v, lo, hi))
 }
@@ -61,11 +59,7 @@ pub fn is_unstable(run: &Run, cpu: usize) -> bool {
 /// Whether a CPU's measurement failed its checks: every view then says INVALID, as the
 /// table above does, never its figure.
 pub fn is_invalid(run: &Run, cpu: usize) -> bool {
-    run.measurements
-        .iter()
-        .filter(|m| m.is(PROBE))
-        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
-        .is_some_and(|m| !m.valid || m.status == crate::model::Status::Invalid)
+    measurement(run, cpu).is_some_and(|m| !m.valid || m.status == crate::model::Status::Invalid)
 }
 
 /// A CPU's figure in a column whose intervals are in the table above it: "2.4%" (no more
@@ -99,16 +93,6 @@ pub fn cause_label(c: &Cause) -> String {
         Cause::Task { comm } => format!("task {}", inert(comm)),
         Cause::Outside => "outside the kernel".into(),
     }
-}
-
-/// `text` cut to `width` characters, "…" ending a cut one.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
-    s.push('…');
-    s
 }
 
 /// A share of `wall` in percent, three digits.
@@ -225,7 +209,7 @@ fn causes(n: &NoiseCpu, verbose: bool) -> String {
     for r in &rows {
         let mut line = format!(
             "  {:<24} {:>8} {:>8} {:>9} {:>8}",
-            cut(&cause_label(&r.cause), 24),
+            super::term::cut(&cause_label(&r.cause), 24),
             fmt_thousands(r.count),
             fmt_num(r.count as f64 / secs),
             fmt_time(r.median_ns),
@@ -561,20 +545,15 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
             } else {
                 None
             };
-            if let Some(note) = not_a_value {
-                return StackedRow {
-                    label: format!("CPU {}", n.cpu),
-                    segments: Vec::new(),
-                    total,
-                    note,
-                    marker: None,
-                };
-            }
             StackedRow {
                 label: format!("CPU {}", n.cpu),
-                segments: seg,
+                segments: if not_a_value.is_some() {
+                    Vec::new()
+                } else {
+                    seg
+                },
                 total,
-                note: String::new(),
+                note: not_a_value.unwrap_or_default(),
                 marker: None,
             }
         })

@@ -165,21 +165,11 @@ fn fmt_rel(e: &Estimate) -> String {
     crate::units::fmt_percent(e.value, lo, hi)
 }
 
+/// The figure as the common table prints it ("45 µs" beside its "45 ±19 µs/RPC").
 fn cell(m: Option<&Measurement>) -> String {
-    match m {
-        None => "—".into(),
-        Some(x) if x.status == Status::Invalid => "INVALID".into(),
-        // Its spread is in the table above ("unstable (±29 µs/RPC)"), as in the ipc matrix.
-        Some(x) if x.is_unstable() => "unstable".into(),
-        // The figure as the common table prints it ("45 µs" beside its "45 ±19 µs/RPC").
-        Some(x) => x
-            .value
-            .as_ref()
-            .map(|v| {
-                crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], &Unit::NS)
-            })
-            .unwrap_or_else(|| "—".into()),
-    }
+    super::figure_cell(m, "—", |v| {
+        crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], &Unit::NS)
+    })
 }
 
 fn short(s: Scenario) -> &'static str {

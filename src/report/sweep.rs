@@ -296,23 +296,33 @@ fn short_event(n: &str) -> &str {
 
 /// Knees found, which cache boundary each matches, and boundaries with no knee.
 pub fn knee_lines(c: &Curve) -> String {
-    let mut out = String::new();
-    if c.knees.is_empty() {
-        out.push_str("  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n");
-    }
-    for k in &c.knees {
-        out.push_str(&format!("  knee: {}\n", k.describe(ns)));
-    }
-    let missed = knees::missed(&c.boundaries);
     let lo = c.rows.iter().map(|r| r.size).filter(|&s| s > 0).min();
     let hi = c.rows.iter().map(|r| r.size).max();
-    if let (Some(lo), Some(hi), false) = (lo, hi, missed.is_empty()) {
-        out.push_str(&format!(
-            "  no knee at: {} (sizes swept {}..{})\n",
-            missed.join(", "),
-            fmt_size(lo),
-            fmt_size(hi)
-        ));
+    let swept = lo
+        .zip(hi)
+        .map(|(lo, hi)| format!(" (sizes swept {}..{})", fmt_size(lo), fmt_size(hi)));
+    knees_text(&c.knees, &c.boundaries, &ns, swept)
+}
+
+/// The lines under a curve's table: each knee found with the cache boundary it matches (its
+/// figure as `y` writes it), or that none was; then the boundaries with no knee, followed by
+/// `swept` (the sizes swept) where there is one: where it is None on a sweep, none are said.
+pub fn knees_text(
+    found: &[knees::Knee],
+    boundaries: &[(String, bool)],
+    y: &dyn Fn(f64) -> String,
+    swept: Option<String>,
+) -> String {
+    let mut out = String::new();
+    if found.is_empty() {
+        out.push_str("  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n");
+    }
+    for k in found {
+        out.push_str(&format!("  knee: {}\n", k.describe(y)));
+    }
+    let missed = knees::missed(boundaries);
+    if let (Some(swept), false) = (swept, missed.is_empty()) {
+        out.push_str(&format!("  no knee at: {}{swept}\n", missed.join(", ")));
     }
     out
 }

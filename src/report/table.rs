@@ -16,13 +16,9 @@ use std::collections::HashMap;
 pub fn fmt_value(s: &Summary, unit: &Unit) -> String {
     // One sample has no spread to build an interval from: never print it as ±0.
     if s.n < 2 {
-        return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
+        return format!("{} (1 sample, no interval)", fmt_with_unit(s.median, unit));
     }
     fmt_figure(s.median, s.ci95[0], s.ci95[1], unit)
-}
-
-fn fmt_plain(s: &Summary, unit: &Unit) -> String {
-    fmt_with_unit(s.median, unit)
 }
 
 /// The headline: the value, or why there is none.
@@ -42,9 +38,9 @@ pub fn raw_baseline(m: &Measurement) -> String {
     if super::raw_is_the_figure(m) {
         return "—".into();
     }
-    let raw = fmt_plain(&m.raw, &m.raw_unit);
+    let raw = fmt_with_unit(m.raw.median, &m.raw_unit);
     match &m.baseline {
-        Some(b) => format!("raw {raw}, baseline {}", fmt_plain(b, &Unit::NS)),
+        Some(b) => format!("raw {raw}, baseline {}", fmt_with_unit(b.median, &Unit::NS)),
         None => format!("raw {raw}"),
     }
 }
@@ -868,7 +864,7 @@ mod tests {
             fmt_value(&s, &Unit::ns(Per::Op)),
             format!(
                 "{} (1 sample, no interval)",
-                fmt_plain(&s, &Unit::ns(Per::Op))
+                fmt_with_unit(s.median, &Unit::ns(Per::Op))
             )
         );
         let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();
