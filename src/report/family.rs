@@ -185,6 +185,24 @@ pub fn section_of(probe: &str) -> &str {
     probe.split('.').next().unwrap_or(probe)
 }
 
+/// The figure of a curve family's analysis of `run` (none without its `probe`'s
+/// measurements), drawn by `svg` from the data caches of the CPU they ran on.
+pub fn curve_figure(
+    run: &Run,
+    probe: &str,
+    svg: impl FnOnce(&[(String, u64)]) -> Result<String>,
+) -> Vec<(Size, String)> {
+    if !run.measurements.iter().any(|m| m.probe == probe) {
+        return Vec::new();
+    }
+    let caches = run.machine.data_cache_sizes(measured_cpu(run, probe));
+    svg(&caches)
+        .ok()
+        .map(|s| (Size::Wide, s))
+        .into_iter()
+        .collect()
+}
+
 /// The CPU a family's measurements ran on (its caches are the ones that matter), from the
 /// first measurement's `cpus` parameter; CPU 0 when unrecorded.
 pub fn measured_cpu(run: &Run, probe: &str) -> usize {

@@ -4,7 +4,7 @@
 use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
 use crate::model::{Run, Status};
 use crate::probes::mem::latency::PROBE;
-use crate::report::family::{measured_cpu, About, Ask, Family, Shown};
+use crate::report::family::{curve_figure, About, Ask, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 use crate::units::Unit;
@@ -161,16 +161,7 @@ impl Family for MemLatency {
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.is(PROBE)) {
-            return Vec::new();
-        }
-        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
-        let a = analyze(run, &caches);
-        svg(&a, subtitle)
-            .ok()
-            .map(|s| (Size::Wide, s))
-            .into_iter()
-            .collect()
+        curve_figure(run, PROBE.0, |caches| svg(&analyze(run, caches), subtitle))
     }
 
     fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {

@@ -138,18 +138,11 @@ fn overview(run: &Run, cs: &[&NoiseCpu]) -> String {
         ));
     }
     let whole: Vec<String> = cs.iter().map(|n| pct(n.lost_ns, n.wall_ns)).collect();
-    s.push_str(
-        &(crate::report::term::wrap(
-            &format!(
-                "lost: each CPU's figure in the table above, the {FIGURE_IS}; the \
-                 whole window's gaps, which the causes split: {}",
-                whole.join(", ")
-            ),
-            78,
-            "",
-            "  ",
-        ) + "\n"),
-    );
+    s.push_str(&paragraph(&format!(
+        "lost: each CPU's figure in the table above, the {FIGURE_IS}; the whole window's \
+         gaps, which the causes split: {}",
+        whole.join(", ")
+    )));
     let steps: Vec<String> = cs.iter().map(|n| fmt_time(n.step_ns)).collect();
     let given = cs.iter().any(|n| n.threshold_from == ThresholdFrom::Given);
     s.push_str(&if given {
@@ -158,17 +151,12 @@ fn overview(run: &Run, cs: &[&NoiseCpu]) -> String {
             steps.join(", ")
         )
     } else {
-        crate::report::term::wrap(
-            &format!(
-                "threshold: {}× the loop's median step on each CPU ({}), calibrated before \
-                 the window",
-                crate::probes::noise::reader::THRESHOLD_STEPS,
-                steps.join(", ")
-            ),
-            78,
-            "",
-            "  ",
-        ) + "\n"
+        paragraph(&format!(
+            "threshold: {}× the loop's median step on each CPU ({}), calibrated before the \
+             window",
+            crate::probes::noise::reader::THRESHOLD_STEPS,
+            steps.join(", ")
+        ))
     });
     s
 }
@@ -398,6 +386,12 @@ fn histogram(n: &NoiseCpu) -> String {
     s
 }
 
+/// `text` as a paragraph of the section: within 78 columns, its lines after the first
+/// indented.
+fn paragraph(text: &str) -> String {
+    super::term::wrap(text, 78, "", "  ") + "\n"
+}
+
 /// The section under the terminal table.
 pub fn text(run: &Run, verbose: bool) -> String {
     let cs = cpus(run);
@@ -405,31 +399,19 @@ pub fn text(run: &Run, verbose: bool) -> String {
         return String::new();
     };
     let mut s = String::from("\n");
-    s.push_str(&super::term::wrap(
-        &format!(
-            "OS noise: a busy reader on {} for {}; a gap is a clock step over the threshold",
-            if cs.len() == 1 {
-                format!("CPU {}", first.cpu)
-            } else {
-                format!("each of {} CPUs", cs.len())
-            },
-            fmt_time(first.wall_ns as f64)
-        ),
-        78,
-        "",
-        "  ",
-    ));
-    s.push('\n');
+    s.push_str(&paragraph(&format!(
+        "OS noise: a busy reader on {} for {}; a gap is a clock step over the threshold",
+        if cs.len() == 1 {
+            format!("CPU {}", first.cpu)
+        } else {
+            format!("each of {} CPUs", cs.len())
+        },
+        fmt_time(first.wall_ns as f64)
+    )));
     s.push_str(&overview(run, &cs));
     let missing: Vec<String> = cs.iter().filter_map(|n| untraced(&n.attribution)).collect();
     if missing.len() == cs.len() && missing.windows(2).all(|w| w[0] == w[1]) {
-        s.push_str(&super::term::wrap(
-            &format!("causes: {}", missing[0]),
-            78,
-            "",
-            "  ",
-        ));
-        s.push('\n');
+        s.push_str(&paragraph(&format!("causes: {}", missing[0])));
     }
     for n in &cs {
         s.push('\n');

@@ -8,7 +8,7 @@ use crate::analysis::knees;
 use crate::analysis::sweep::{analyze, policy_of, reason, usable, Curve, Row, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
-use crate::report::family::{measured_cpu, About, Ask, Evidence, Family, Shown};
+use crate::report::family::{curve_figure, About, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 use crate::units::Unit;
@@ -484,16 +484,9 @@ impl Family for Sweep {
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.is(PROBE)) {
-            return Vec::new();
-        }
-        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
-        let a = analyze(run, &caches, &[], &invalid);
-        svg(&a, subtitle)
-            .ok()
-            .map(|s| (Size::Wide, s))
-            .into_iter()
-            .collect()
+        curve_figure(run, PROBE.0, |caches| {
+            svg(&analyze(run, caches, &[], &invalid), subtitle)
+        })
     }
 
     fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {

@@ -411,6 +411,10 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
 /// optional cells that did not fit (`unshown`), the history-drift line and every round's reading of
 /// each failed check (by default the failed checks follow the table: [`failed_block`]).
 fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, verbose: bool) {
+    let line = |out: &mut String, text: &str, first: &str| {
+        out.push_str(&wrap(text, term.width, first, "      "));
+        out.push('\n');
+    };
     // A raw cell of "—" (the raw reading is the figure) says nothing on a line of its own.
     let moved: Vec<&String> = unshown.iter().filter(|t| *t != "—").collect();
     if verbose && !moved.is_empty() {
@@ -423,32 +427,26 @@ fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, v
             out.push_str(&format!("{INDENT}{joined}\n"));
         } else {
             for text in moved {
-                out.push_str(&wrap(text, term.width, INDENT, "      "));
-                out.push('\n');
+                line(out, text, INDENT);
             }
         }
     }
     // The evidence line of an interval widened by the history's run-to-run drift (by
     // default one note after the table for every row it concerns).
     for n in m.notes.iter().filter(|n| verbose && is_drift(n)) {
-        out.push_str(&wrap(n, term.width, INDENT, "      "));
-        out.push('\n');
+        line(out, n, INDENT);
     }
     // The interrupts on its CPUs during its windows (evidence, so on request).
     if let Some(text) = super::interrupts::line(m).filter(|_| verbose) {
-        out.push_str(&wrap(&text, term.width, INDENT, "      "));
-        out.push('\n');
+        line(out, &text, INDENT);
     }
     for c in m.failed_checks().filter(|_| verbose) {
-        let text = crate::report::checks::line(c);
         let mark = paint("✗", Tone::Bad, term.color);
-        out.push_str(&wrap(
-            &text,
-            term.width,
+        line(
+            out,
+            &crate::report::checks::line(c),
             &format!("{INDENT}{mark} "),
-            "      ",
-        ));
-        out.push('\n');
+        );
     }
     if m.status == Status::BelowResolution {
         if let Some(d) = &m.difference {
