@@ -129,15 +129,7 @@ pub fn render(runs: &[Run]) -> String {
 
 /// The runs grouped by kind, in order of first appearance.
 fn by_kind(runs: &[Run]) -> Vec<(String, Vec<Run>)> {
-    let mut out: Vec<(String, Vec<Run>)> = Vec::new();
-    for r in runs {
-        let k = r.kind();
-        match out.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.push(r.clone()),
-            None => out.push((k, vec![r.clone()])),
-        }
-    }
-    out
+    super::grouped(runs.iter().cloned(), Run::kind)
 }
 
 /// One line per run: which machine, when, which version, the command and its labels.
@@ -311,15 +303,10 @@ fn warning_list(h: &mut String, warnings: &[String]) {
 /// machine (their warnings may differ by the load each run started under: those are shown
 /// per run, in [`machine_section`]).
 fn distinct_machines(runs: &[Run]) -> Vec<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    let same = |a: &Run, b: &Run| key_facts(&a.machine) == key_facts(&b.machine);
-    for (i, r) in runs.iter().enumerate() {
-        match out.iter_mut().find(|g| same(&runs[g[0]], r)) {
-            Some(g) => g.push(i),
-            None => out.push(vec![i]),
-        }
-    }
-    out
+    super::grouped(0..runs.len(), |&i| key_facts(&runs[i].machine))
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect()
 }
 
 /// Probe families in order of first appearance ("ctx" for "ctx.pipe").

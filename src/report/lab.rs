@@ -57,15 +57,15 @@ macro_rules! ev {
     };
 }
 
-/// A getrusage count per walk.
+/// A getrusage count per walk (a time in µs divided by 1e6: seconds per walk).
 macro_rules! ru {
-    ($key:expr, $title:expr, $unit:expr, $field:ident) => {
+    ($key:expr, $title:expr, $unit:expr, $field:ident $(/ $div:expr)?) => {
         Metric {
             key: $key,
             title: $title,
             unit: $unit,
             hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.$field)),
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.$field) $(/ $div)?),
         }
     };
 }
@@ -80,20 +80,8 @@ pub fn metrics() -> Vec<Metric> {
             hardware: false,
             get: |m| Ok(m.raw.median / 1e9),
         },
-        Metric {
-            key: "user",
-            title: "user time",
-            unit: "s/walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.utime_us) / 1e6),
-        },
-        Metric {
-            key: "sys",
-            title: "system time",
-            unit: "s/walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.stime_us) / 1e6),
-        },
+        ru!("user", "user time", "s/walk", utime_us / 1e6),
+        ru!("sys", "system time", "s/walk", stime_us / 1e6),
         ev!("minor-faults", "minor faults (perf)", false),
         ev!("major-faults", "major faults (perf)", false),
         ru!(

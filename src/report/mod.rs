@@ -71,6 +71,22 @@ pub fn instead_of_value(m: &Measurement) -> String {
         .unwrap_or_else(|| "no value".into())
 }
 
+/// `items` grouped by `key`: the groups in first-seen order, each with its items in order.
+pub(crate) fn grouped<T, K: PartialEq>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<T>)> {
+    let mut out: Vec<(K, Vec<T>)> = Vec::new();
+    for item in items {
+        let k = key(&item);
+        match out.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(item),
+            None => out.push((k, vec![item])),
+        }
+    }
+    out
+}
+
 /// A cell of a matrix or summary table for `m`: `none` without a measurement, INVALID, or
 /// unstable (its spread is in the table above), else its value as `figure` writes it ("—"
 /// without one).

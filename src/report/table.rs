@@ -691,22 +691,11 @@ fn concerns(probes: &[String], all: &[String]) -> String {
 /// Probe labels ("ctx.pipe mode=thread") as their probe names, each once with how many of
 /// its rows it stands for: "syscall.null, ctx.pipe ×3". The rows above give the parameters.
 fn compact(labels: &[String]) -> String {
-    let mut names: Vec<(&str, usize)> = Vec::new();
-    for l in labels {
-        let name = l.split(' ').next().unwrap_or(l);
-        match names.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, k)) => *k += 1,
-            None => names.push((name, 1)),
-        }
-    }
-    names
+    super::grouped(labels, |l| l.split(' ').next().unwrap_or(l))
         .iter()
-        .map(|(n, k)| {
-            if *k > 1 {
-                format!("{n} ×{k}")
-            } else {
-                n.to_string()
-            }
+        .map(|(n, rows)| match rows.len() {
+            1 => n.to_string(),
+            k => format!("{n} ×{k}"),
         })
         .collect::<Vec<_>>()
         .join(", ")
