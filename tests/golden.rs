@@ -473,9 +473,13 @@ fn command_sections(g: &mut Goldens) {
 /// names of the figures and tables it writes.
 fn family_sections(g: &mut Goldens) {
     use oscost::report::family::Ask;
-    for family in oscost::report::FAMILIES.iter().filter(|f| f.has_shown()) {
+    for family in oscost::report::FAMILIES
+        .iter()
+        .filter(|f| f.about().has_shown)
+    {
         let name = family
-            .fixture()
+            .about()
+            .fixture
             .expect("a family that shows its own has a recorded run");
         let run = read_run(name);
         let ask = Ask {

@@ -320,10 +320,10 @@ fn measuring(w: &mut Widths, width: usize) {
     // the family adds (its own text, or the sections after the table).
     let families = oscost::report::FAMILIES
         .iter()
-        .filter_map(|f| Some((f, f.fixture()?)));
+        .filter_map(|f| Some((f, f.about().fixture?)));
     let mut own = Vec::new();
     for (f, name) in families {
-        if f.has_shown() {
+        if f.about().has_shown {
             own.push((f, name));
         } else {
             let words: Vec<&str> = f

@@ -2,7 +2,7 @@
 //! the total), the sum of the rungs against the direct measurement of every cause at once,
 //! the quiz's three reasons with this machine's numbers, and the waterfall chart.
 
-use super::family::{Ask, Evidence, Family, Shown};
+use super::family::{About, Ask, Evidence, Family, Shown};
 use super::figures::Size;
 use super::plot;
 use super::term::{wrap, Term};
@@ -129,11 +129,7 @@ fn label(m: &Measurement) -> String {
     let rung = param(m, "rung").and_then(|v| v.as_str()).unwrap_or("?");
     let num = |k: &str| param(m, k).and_then(|v| v.as_u64()).unwrap_or(0);
     match rung {
-        "base" => "base: 2 threads, futex".into(),
-        "address-space" => "+ address space".into(),
-        "barrier" => "+ speculation barrier".into(),
         "other-cpu" => format!("+ another CPU ({})", num("partner_cpu")),
-        "all" => "all causes at once".into(),
         r if r.starts_with("regs-") => {
             let name = param(m, "regs").and_then(|v| v.as_str()).unwrap_or("?");
             let bytes = num("xsave_bytes").max(num("state_bytes"));
@@ -141,7 +137,7 @@ fn label(m: &Measurement) -> String {
         }
         r if r.starts_with("cache-") => format!("+ cache refill {}", fmt_size(num("size"))),
         r if r.starts_with("tlb-") => format!("+ TLB refill {} pages", num("pages")),
-        r => r.to_string(),
+        r => rung_label(r),
     }
 }
 
@@ -718,28 +714,16 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
 pub struct Anatomy;
 
 impl Family for Anatomy {
-    fn section(&self) -> &'static str {
-        "ctx"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("anatomy")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["ctx", "anatomy", "--quick", "--size", "4k", "--pages", "64"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn owns(&self, probe: &str) -> bool {
-        probe == PROBE.0
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("anatomy"),
+            quick: &["ctx", "anatomy", "--quick", "--size", "4k", "--pages", "64"],
+            has_shown: true,
+            probe: Some(PROBE.0),
+            evidence: Evidence::Switches,
+            draws_own_figures: true,
+            ..About::of("ctx")
+        }
     }
 
     fn under_table(&self, run: &Run, verbose: bool) -> String {
@@ -750,10 +734,6 @@ impl Family for Anatomy {
             }
             s
         })
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {

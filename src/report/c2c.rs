@@ -3,9 +3,9 @@
 //! latency beside the pair classes so the topology is visible.
 
 use super::plot::Heatmap;
-use crate::model::{Measurement, Run, Status};
+use crate::model::{Measurement, Run};
 use crate::probes::ipc::classes::Class;
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::fmt_time;
 use crate::units::name::Word;
 
@@ -61,16 +61,7 @@ pub fn text(run: &Run) -> String {
             list.len()
         );
     }
-    let fmt = |m: Option<&Measurement>| match m {
-        None => "·".to_string(),
-        Some(m) if m.status == Status::Invalid => "INVALID".into(),
-        Some(m) if m.is_unstable() => "unstable".into(),
-        Some(m) => m
-            .value
-            .as_ref()
-            .map(|v| fmt_time(v.median))
-            .unwrap_or_else(|| "—".into()),
-    };
+    let fmt = |m| super::figure_cell(m, "·", |v| fmt_time(v.median));
     let mut rows = vec![std::iter::once("from\\to".to_string())
         .chain(list.iter().map(|c| c.to_string()))
         .collect::<Vec<_>>()];
@@ -168,20 +159,13 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
 pub struct C2c;
 
 impl Family for C2c {
-    fn section(&self) -> &'static str {
-        "c2c"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("c2c")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["c2c", "--quick"]
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("c2c"),
+            quick: &["c2c", "--quick"],
+            evidence: Evidence::Switches,
+            ..About::of("c2c")
+        }
     }
 
     fn under_table(&self, run: &Run, _verbose: bool) -> String {
@@ -204,7 +188,7 @@ mod tests {
         x.params.insert("from".into(), from.into());
         x.params.insert("to".into(), to.into());
         x.params.insert("class".into(), "same-llc".into());
-        x.status = Status::Ok;
+        x.status = crate::model::Status::Ok;
         x.valid = true;
         x.value.as_mut().unwrap().median = median;
         x

@@ -56,27 +56,69 @@ pub struct Shown {
     pub tables: Vec<(String, String)>,
 }
 
-/// A family of probes: what it is (its probe ids, its command, its recorded run) and what it
-/// shows. The tests derive their lists from [`crate::report::FAMILIES`]: the golden test
-/// renders every family's [`Family::fixture`] (and its [`Family::shown`] when
-/// [`Family::has_shown`]), the width test lays the same out at 80 and 100 columns, and the
-/// output test runs every family's [`Family::quick`] command.
-pub trait Family: Sync {
+/// What a family is, as data: its section, its recorded run, its command, the probe it owns,
+/// its evidence column and whether it prints and draws its own.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
     /// The section of the HTML report its probes are listed in: the probe ids' first word
     /// ("ctx" for "ctx.pipe").
-    fn section(&self) -> &'static str;
-
+    pub section: &'static str,
     /// Its recorded run, `tests/fixtures/runs/NAME.json`: made by running its command with
     /// `--json` and pinned by `tests/fixtures/runs/record.sh NAME` (which re-records it from
     /// its own command line). None: none recorded.
-    fn fixture(&self) -> Option<&'static str> {
-        None
-    }
-
+    pub fixture: Option<&'static str>,
     /// Its measuring command in its smallest useful form (the words after `oscost`), which
     /// the output test runs with every output option. Empty: none of its own.
+    pub quick: &'static [&'static str],
+    /// Whether its measuring command prints [`Family::shown`] (its own text or sections
+    /// after the table): the golden test pins it as `shown` of the fixture's golden.
+    pub has_shown: bool,
+    /// The one probe it owns; None: every probe of its section.
+    pub probe: Option<&'static str>,
+    /// The evidence column of its rows in the terminal table.
+    pub evidence: Evidence,
+    /// Whether its figures come from its own analysis: the HTML report then draws no generic
+    /// figure for its probes and asks [`Family::own_figures`] run by run instead.
+    pub draws_own_figures: bool,
+}
+
+impl About {
+    /// A family of every probe of `section` that prints and draws nothing of its own.
+    pub const fn of(section: &'static str) -> About {
+        About {
+            section,
+            fixture: None,
+            quick: &[],
+            has_shown: false,
+            probe: None,
+            evidence: Evidence::SysTime,
+            draws_own_figures: false,
+        }
+    }
+}
+
+/// A family of probes: what it is ([`About`]) and what it shows. The tests derive their lists
+/// from [`crate::report::FAMILIES`]: the golden test renders every family's
+/// [`About::fixture`] (and its [`Family::shown`] when [`About::has_shown`]), the width test
+/// lays the same out at 80 and 100 columns, and the output test runs every family's
+/// [`Family::quick`] command.
+pub trait Family: Sync {
+    fn about(&self) -> About;
+
+    fn section(&self) -> &'static str {
+        self.about().section
+    }
+
     fn quick(&self) -> &'static [&'static str] {
-        &[]
+        self.about().quick
+    }
+
+    /// Whether a probe is this family's: its one probe, else every probe of its section.
+    fn owns(&self, probe: &str) -> bool {
+        match self.about().probe {
+            Some(p) => probe == p,
+            None => section_of(probe) == self.section(),
+        }
     }
 
     /// The words of one of its own remarks ([`crate::model::RemarkKind::Family`], told apart
@@ -84,22 +126,6 @@ pub trait Family: Sync {
     /// range (remarks folded over rounds or rows) is said with [`crate::report::remarks::span`].
     fn words(&self, _r: &Remark) -> Option<String> {
         None
-    }
-
-    /// Whether its measuring command prints [`Family::shown`] (its own text or sections
-    /// after the table): the golden test pins it as `shown` of the fixture's golden.
-    fn has_shown(&self) -> bool {
-        false
-    }
-
-    /// Whether a probe is this family's: by default every probe of its section.
-    fn owns(&self, probe: &str) -> bool {
-        section_of(probe) == self.section()
-    }
-
-    /// The evidence column of its rows in the terminal table.
-    fn evidence(&self) -> Evidence {
-        Evidence::SysTime
     }
 
     /// Whether a measurement of the family is shown on its own: a row of the terminal table
@@ -114,12 +140,6 @@ pub trait Family: Sync {
     /// measurements); `verbose` (--verbose) adds the details the default leaves out.
     fn under_table(&self, _run: &Run, _verbose: bool) -> String {
         String::new()
-    }
-
-    /// Whether its figures come from its own analysis: the HTML report then draws no generic
-    /// figure for its probes and asks [`Family::own_figures`] run by run instead.
-    fn draws_own_figures(&self) -> bool {
-        false
     }
 
     /// The figures of its own analysis for one run (empty when the run has none of its
@@ -141,7 +161,6 @@ pub trait Family: Sync {
         None
     }
 
-    /// What its measuring command prints and writes after measuring.
     /// Figures the family derives from a run's counts, a sentence each that says how,
     /// shown under its table in the terminal, Markdown and HTML alike; their numbers are
     /// the fields of [`Family::analysis`].
@@ -155,6 +174,7 @@ pub trait Family: Sync {
         None
     }
 
+    /// What its measuring command prints and writes after measuring.
     fn shown(&self, _run: &Run, _ask: &Ask) -> Result<Shown> {
         Ok(Shown::default())
     }
@@ -163,6 +183,24 @@ pub trait Family: Sync {
 /// The section a probe id is listed in: its first word ("ctx" for "ctx.pipe").
 pub fn section_of(probe: &str) -> &str {
     probe.split('.').next().unwrap_or(probe)
+}
+
+/// The figure of a curve family's analysis of `run` (none without its `probe`'s
+/// measurements), drawn by `svg` from the data caches of the CPU they ran on.
+pub fn curve_figure(
+    run: &Run,
+    probe: &str,
+    svg: impl FnOnce(&[(String, u64)]) -> Result<String>,
+) -> Vec<(Size, String)> {
+    if !run.measurements.iter().any(|m| m.probe == probe) {
+        return Vec::new();
+    }
+    let caches = run.machine.data_cache_sizes(measured_cpu(run, probe));
+    svg(&caches)
+        .ok()
+        .map(|s| (Size::Wide, s))
+        .into_iter()
+        .collect()
 }
 
 /// The CPU a family's measurements ran on (its caches are the ones that matter), from the

@@ -8,7 +8,7 @@ use crate::analysis::faults::{major_fault_costs, Derivation, MajorFaultCost};
 use crate::engine::stats::quantile_sorted;
 use crate::model::{Measurement, Run};
 use crate::probes::fault;
-use crate::report::family::{Ask, Evidence, Family, Shown};
+use crate::report::family::{About, Ask, Evidence, Family, Shown};
 use crate::units::{fmt_num, fmt_time, Per, Unit};
 
 /// "fault table": one line per loop-timed fault measurement, fitted to the terminal.
@@ -380,32 +380,19 @@ pub fn figures(run: &Run, subtitle: &str) -> Vec<(super::figures::Size, String)>
 pub struct Fault;
 
 impl Family for Fault {
-    fn section(&self) -> &'static str {
-        "fault"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("fault")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["fault", "--quick", "--size", "4m"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("fault"),
+            quick: &["fault", "--quick", "--size", "4m"],
+            has_shown: true,
+            evidence: Evidence::Faults,
+            draws_own_figures: true,
+            ..About::of("fault")
+        }
     }
 
     fn instead_of_value(&self, m: &Measurement) -> Option<String> {
         per_page_instead(m)
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Faults
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(super::figures::Size, String)> {

@@ -129,15 +129,7 @@ pub fn render(runs: &[Run]) -> String {
 
 /// The runs grouped by kind, in order of first appearance.
 fn by_kind(runs: &[Run]) -> Vec<(String, Vec<Run>)> {
-    let mut out: Vec<(String, Vec<Run>)> = Vec::new();
-    for r in runs {
-        let k = r.kind();
-        match out.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.push(r.clone()),
-            None => out.push((k, vec![r.clone()])),
-        }
-    }
-    out
+    super::grouped(runs.iter().cloned(), Run::kind)
 }
 
 /// One line per run: which machine, when, which version, the command and its labels.
@@ -311,15 +303,10 @@ fn warning_list(h: &mut String, warnings: &[String]) {
 /// machine (their warnings may differ by the load each run started under: those are shown
 /// per run, in [`machine_section`]).
 fn distinct_machines(runs: &[Run]) -> Vec<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    let same = |a: &Run, b: &Run| key_facts(&a.machine) == key_facts(&b.machine);
-    for (i, r) in runs.iter().enumerate() {
-        match out.iter_mut().find(|g| same(&runs[g[0]], r)) {
-            Some(g) => g.push(i),
-            None => out.push(vec![i]),
-        }
-    }
-    out
+    super::grouped(0..runs.len(), |&i| key_facts(&runs[i].machine))
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect()
 }
 
 /// Probe families in order of first appearance ("ctx" for "ctx.pipe").
@@ -784,63 +771,12 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
         }
     }
     for probe in probes {
-        // Measurements their family shows in its own figures instead get no generic one.
-        let mine = runs
-            .iter()
-            .flat_map(|r| &r.measurements)
-            .filter(|m| m.probe == probe);
-        if mine.clone().any(|m| !super::shown_alone(m)) {
-            in_figure.extend(mine.map(|m| (m.probe.clone(), m.params_label())));
-            continue;
-        }
-        // Results with an analysis of their own draw its figures, one set per run, once for
-        // all the family's probes (the fault family's charts hold every case).
-        if let Some(f) = super::family_of(probe).filter(|f| f.draws_own_figures()) {
-            if !own_drawn.contains(&f.section()) {
-                own_drawn.push(f.section());
-                for (i, run) in runs.iter().enumerate() {
-                    out.extend(f.own_figures(run, &subtitle_of(runs, i)));
-                }
-            }
-            in_figure.extend(
-                runs.iter()
-                    .flat_map(|r| &r.measurements)
-                    .filter(|m| m.probe == probe)
-                    .map(|m| (m.probe.clone(), m.params_label())),
-            );
-            continue;
-        }
         let all: Vec<&Measurement> = runs
             .iter()
             .flat_map(|r| &r.measurements)
             .filter(|m| m.probe == probe)
             .collect();
-        let varying = params::varying(&all);
-        let numeric = |k: &String| all.iter().all(|m| m.param_f64(k).is_some());
-        let distinct = |k: &String| {
-            let mut v: Vec<f64> = all.iter().filter_map(|m| m.param_f64(k)).collect();
-            v.sort_by(f64::total_cmp);
-            v.dedup();
-            v.len()
-        };
-        let sweep_key = varying
-            .iter()
-            .find(|k| numeric(k) && distinct(k) >= 3)
-            .cloned();
-        if varying.len() == 2 && varying.iter().all(numeric) && all.len() >= 4 {
-            for (i, run) in runs.iter().enumerate() {
-                let ms: Vec<&Measurement> = run
-                    .measurements
-                    .iter()
-                    .filter(|m| m.probe == probe)
-                    .collect();
-                if let Some(svg) = heatmap(probe, &ms, &varying, &subtitle_of(runs, i)) {
-                    out.push((Size::Wide, svg));
-                }
-            }
-            in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
-        } else if let Some(key) = sweep_key {
-            out.push((Size::Wide, sweep(runs, probe, &key, &subtitle)));
+        if probe_figures(runs, probe, &all, &mut own_drawn, &mut out) {
             in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
         }
     }
@@ -851,6 +787,58 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
         .collect();
     out.extend(bars(runs, family, &rest, &subtitle));
     out
+}
+
+/// The figures that hold `probe`'s measurements (`all`, across the runs), added to `out`:
+/// its family's own (once per family: `own_drawn` lists those drawn), a heatmap per run of a
+/// two-parameter grid, or a line plot of a sweep. Whether they hold them; a probe whose
+/// family shows it in its own figures is held by those.
+fn probe_figures(
+    runs: &[Run],
+    probe: &str,
+    all: &[&Measurement],
+    own_drawn: &mut Vec<&'static str>,
+    out: &mut Vec<(Size, String)>,
+) -> bool {
+    // Measurements their family shows in its own figures instead get no generic one.
+    if all.iter().any(|m| !super::shown_alone(m)) {
+        return true;
+    }
+    // Results with an analysis of their own draw its figures, one set per run, once for
+    // all the family's probes (the fault family's charts hold every case).
+    if let Some(f) = super::family_of(probe).filter(|f| f.about().draws_own_figures) {
+        if !own_drawn.contains(&f.section()) {
+            own_drawn.push(f.section());
+            for (i, run) in runs.iter().enumerate() {
+                out.extend(f.own_figures(run, &subtitle_of(runs, i)));
+            }
+        }
+        return true;
+    }
+    let varying = params::varying(all);
+    let numeric = |k: &String| all.iter().all(|m| m.param_f64(k).is_some());
+    let sweep_key = varying
+        .iter()
+        .find(|k| numeric(k) && values_of(all, k).len() >= 3)
+        .cloned();
+    if varying.len() == 2 && varying.iter().all(numeric) && all.len() >= 4 {
+        for (i, run) in runs.iter().enumerate() {
+            let ms: Vec<&Measurement> = run
+                .measurements
+                .iter()
+                .filter(|m| m.probe == probe)
+                .collect();
+            if let Some(svg) = heatmap(probe, &ms, &varying, &subtitle_of(runs, i)) {
+                out.push((Size::Wide, svg));
+            }
+        }
+        return true;
+    }
+    if let Some(key) = sweep_key {
+        out.push((Size::Wide, sweep(runs, probe, &key, &subtitle(runs))));
+        return true;
+    }
+    false
 }
 
 /// Bar charts for the rows no other figure holds, one chart per unit: one bar per row for a
@@ -1094,15 +1082,17 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
 /// error bar: the band between a few points hides them.
 const SPARSE: usize = 8;
 
+/// The distinct numeric values `ms` take for the parameter `k`, ascending.
+fn values_of(ms: &[&Measurement], k: &str) -> Vec<f64> {
+    let mut v: Vec<f64> = ms.iter().filter_map(|m| m.param_f64(k)).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
 fn heatmap(probe: &str, ms: &[&Measurement], keys: &[String], subtitle: &str) -> Option<String> {
-    let axis = |k: &str| {
-        let mut v: Vec<f64> = ms.iter().filter_map(|m| m.param_f64(k)).collect();
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        v
-    };
     let (rk, ck) = (&keys[0], &keys[1]);
-    let (rows, cols) = (axis(rk), axis(ck));
+    let (rows, cols) = (values_of(ms, rk), values_of(ms, ck));
     if rows.is_empty() || cols.is_empty() {
         return None;
     }

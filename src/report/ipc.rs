@@ -2,10 +2,10 @@
 //! in the terminal under the table, and as a heatmap in the HTML report.
 
 use super::plot::Heatmap;
-use crate::model::{Measurement, Run, Status};
+use crate::model::{Measurement, Run};
 use crate::probes::ipc::channel::Mech;
 use crate::probes::ipc::classes::Class;
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::fmt_time;
 use crate::units::name::{Named, Word};
 
@@ -61,15 +61,8 @@ pub fn text(run: &Run) -> String {
     for &mech in &mechs {
         let mut r = vec![mech.name().to_string()];
         for &class in &classes {
-            r.push(match cell(&ms, mech, class) {
-                None => "—".into(),
-                Some(m) if m.status == Status::Invalid => "INVALID".into(),
-                Some(m) if m.is_unstable() => "unstable".into(),
-                Some(m) => match &m.value {
-                    Some(v) => fmt_time(v.median),
-                    None => "—".into(),
-                },
-            });
+            let m = cell(&ms, mech, class);
+            r.push(super::figure_cell(m, "—", |v| fmt_time(v.median)));
         }
         rows.push(r);
     }
@@ -122,20 +115,13 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
 pub struct Ipc;
 
 impl Family for Ipc {
-    fn section(&self) -> &'static str {
-        "ipc"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("ipc")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["ipc", "--quick"]
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("ipc"),
+            quick: &["ipc", "--quick"],
+            evidence: Evidence::Switches,
+            ..About::of("ipc")
+        }
     }
 
     /// The matrix, unless it would only repeat the table: with one placement class its one
@@ -169,12 +155,12 @@ pub(crate) mod tests {
         let mut x = fixture().measurements[0].clone();
         x.probe = format!("ipc.{mech}");
         x.params.clear();
-        x.status = Status::Ok;
+        x.status = crate::model::Status::Ok;
         x.params.insert("class".into(), class.into());
         x.value.as_mut().unwrap().median = median;
         x.valid = valid;
         if !valid {
-            x.status = Status::Invalid;
+            x.status = crate::model::Status::Invalid;
         }
         x
     }

@@ -4,7 +4,7 @@
 
 use super::plot::{Bar, BarChart};
 use crate::model::{Measurement, Run};
-use crate::report::family::{Ask, Evidence, Family, Shown};
+use crate::report::family::{About, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::fmt_num;
 use crate::units::size::{fmt_bytes, ByteStyle};
@@ -57,15 +57,15 @@ macro_rules! ev {
     };
 }
 
-/// A getrusage count per walk.
+/// A getrusage count per walk (a time in µs divided by 1e6: seconds per walk).
 macro_rules! ru {
-    ($key:expr, $title:expr, $unit:expr, $field:ident) => {
+    ($key:expr, $title:expr, $unit:expr, $field:ident $(/ $div:expr)?) => {
         Metric {
             key: $key,
             title: $title,
             unit: $unit,
             hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.$field)),
+            get: |m| Ok(per_walk(m, m.evidence.rusage.total.$field) $(/ $div)?),
         }
     };
 }
@@ -80,20 +80,8 @@ pub fn metrics() -> Vec<Metric> {
             hardware: false,
             get: |m| Ok(m.raw.median / 1e9),
         },
-        Metric {
-            key: "user",
-            title: "user time",
-            unit: "s/walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.utime_us) / 1e6),
-        },
-        Metric {
-            key: "sys",
-            title: "system time",
-            unit: "s/walk",
-            hardware: false,
-            get: |m| Ok(per_walk(m, m.evidence.rusage.total.stime_us) / 1e6),
-        },
+        ru!("user", "user time", "s/walk", utime_us / 1e6),
+        ru!("sys", "system time", "s/walk", stime_us / 1e6),
         ev!("minor-faults", "minor faults (perf)", false),
         ev!("major-faults", "major faults (perf)", false),
         ru!(
@@ -306,38 +294,25 @@ pub fn csv(run: &Run) -> String {
 pub struct Lab;
 
 impl Family for Lab {
-    fn section(&self) -> &'static str {
-        "mmap"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("mmap")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &[
-            "mmap",
-            "lab",
-            "--quick",
-            "--size",
-            "4m",
-            "--compete",
-            "64m",
-            "--variant",
-            "anon-private",
-        ]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Faults
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("mmap"),
+            quick: &[
+                "mmap",
+                "lab",
+                "--quick",
+                "--size",
+                "4m",
+                "--compete",
+                "64m",
+                "--variant",
+                "anon-private",
+            ],
+            has_shown: true,
+            evidence: Evidence::Faults,
+            draws_own_figures: true,
+            ..About::of("mmap")
+        }
     }
 
     fn own_figures(&self, run: &Run, _subtitle: &str) -> Vec<(Size, String)> {

@@ -1,11 +1,10 @@
 //! The memory-latency curve as a table, with the knees analysis::memlat matched against the
 //! cache sizes. A pure function of a finished Run.
 
-use crate::analysis::knees;
 use crate::analysis::memlat::{analyze, order_of, plateaus, MemAnalysis};
 use crate::model::{Run, Status};
 use crate::probes::mem::latency::PROBE;
-use crate::report::family::{measured_cpu, Ask, Family, Shown};
+use crate::report::family::{curve_figure, About, Ask, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 use crate::units::Unit;
@@ -71,21 +70,13 @@ pub fn render(a: &MemAnalysis, run: &Run, verbose: bool) -> String {
         if !verbose {
             out.push_str(&super::table::failed_block(&points, &size, &term));
         }
-        if c.knees.is_empty() {
-            out.push_str(
-                "  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n",
-            );
-        }
-        for k in &c.knees {
-            out.push_str(&format!(
-                "  knee: {}\n",
-                k.describe(|v| format!("{v:.2} ns"))
-            ));
-        }
-        let missed = knees::missed(&c.boundaries);
-        if !missed.is_empty() {
-            out.push_str(&format!("  no knee at: {}\n", missed.join(", ")));
-        }
+        let y = |v: f64| format!("{v:.2} ns");
+        out.push_str(&super::sweep::knees_text(
+            &c.knees,
+            &c.boundaries,
+            &y,
+            Some(String::new()),
+        ));
     }
     out
 }
@@ -156,43 +147,21 @@ pub fn svg(a: &MemAnalysis, machine: &str) -> crate::error::Result<String> {
 pub struct MemLatency;
 
 impl Family for MemLatency {
-    fn section(&self) -> &'static str {
-        "mem"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("memlat")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &[
-            "mem", "latency", "--quick", "--min", "4k", "--max", "16k", "--pages", "4k",
-        ]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn owns(&self, probe: &str) -> bool {
-        probe == PROBE.0
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("memlat"),
+            quick: &[
+                "mem", "latency", "--quick", "--min", "4k", "--max", "16k", "--pages", "4k",
+            ],
+            has_shown: true,
+            probe: Some(PROBE.0),
+            draws_own_figures: true,
+            ..About::of("mem")
+        }
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.is(PROBE)) {
-            return Vec::new();
-        }
-        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
-        let a = analyze(run, &caches);
-        svg(&a, subtitle)
-            .ok()
-            .map(|s| (Size::Wide, s))
-            .into_iter()
-            .collect()
+        curve_figure(run, PROBE.0, |caches| svg(&analyze(run, caches), subtitle))
     }
 
     fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {

@@ -71,6 +71,38 @@ pub fn instead_of_value(m: &Measurement) -> String {
         .unwrap_or_else(|| "no value".into())
 }
 
+/// `items` grouped by `key`: the groups in first-seen order, each with its items in order.
+pub(crate) fn grouped<T, K: PartialEq>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<T>)> {
+    let mut out: Vec<(K, Vec<T>)> = Vec::new();
+    for item in items {
+        let k = key(&item);
+        match out.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(item),
+            None => out.push((k, vec![item])),
+        }
+    }
+    out
+}
+
+/// A cell of a matrix or summary table for `m`: `none` without a measurement, INVALID, or
+/// unstable (its spread is in the table above), else its value as `figure` writes it ("—"
+/// without one).
+pub(crate) fn figure_cell(
+    m: Option<&Measurement>,
+    none: &str,
+    figure: impl Fn(&crate::model::Summary) -> String,
+) -> String {
+    match m {
+        None => none.into(),
+        Some(m) if m.status == Status::Invalid => "INVALID".into(),
+        Some(m) if m.is_unstable() => "unstable".into(),
+        Some(m) => m.value.as_ref().map_or_else(|| "—".into(), figure),
+    }
+}
+
 /// Whether a measurement's raw reading is its figure, shown in the value cell: nothing
 /// subtracted (no baseline), the same unit and the same summary (rpc parts, memory latency),
 /// and a figure (or its "unstable" spread) standing in the value cell. Every view then leaves
@@ -88,7 +120,7 @@ pub fn raw_is_the_figure(m: &Measurement) -> bool {
 /// The evidence column for a measurement (the kernel share of CPU time when no family
 /// claims its probe).
 pub fn evidence_of(m: &Measurement) -> Evidence {
-    family_of(&m.probe).map_or(Evidence::SysTime, |f| f.evidence())
+    family_of(&m.probe).map_or(Evidence::SysTime, |f| f.about().evidence)
 }
 
 /// Whether a measurement is shown on its own, as a row of the terminal table and in the
@@ -144,13 +176,13 @@ mod tests {
     #[test]
     fn a_probe_belongs_to_its_first_owner() {
         assert_eq!(
-            family_of("ctx.sweep").unwrap().evidence(),
+            family_of("ctx.sweep").unwrap().about().evidence,
             Evidence::Switches
         );
-        assert!(family_of("ctx.sweep").unwrap().draws_own_figures());
-        assert!(!family_of("ctx.pipe").unwrap().draws_own_figures());
-        assert!(family_of("mem.latency").unwrap().draws_own_figures());
-        assert!(family_of("mmap.lab").unwrap().draws_own_figures());
+        assert!(family_of("ctx.sweep").unwrap().about().draws_own_figures);
+        assert!(!family_of("ctx.pipe").unwrap().about().draws_own_figures);
+        assert!(family_of("mem.latency").unwrap().about().draws_own_figures);
+        assert!(family_of("mmap.lab").unwrap().about().draws_own_figures);
         assert_eq!(evidence_of_probe("fault.anon"), Evidence::Faults);
         assert_eq!(evidence_of_probe("mmap.lab"), Evidence::Faults);
         assert_eq!(evidence_of_probe("rpc.part"), Evidence::Switches);
@@ -168,11 +200,11 @@ mod tests {
 
     /// The figures a probe's family draws from its own analysis, None when it draws none.
     fn for_probe(run: &Run, probe: &str, subtitle: &str) -> Option<Vec<(Size, String)>> {
-        let f = family_of(probe).filter(|f| f.draws_own_figures())?;
+        let f = family_of(probe).filter(|f| f.about().draws_own_figures)?;
         Some(f.own_figures(run, subtitle)).filter(|v| !v.is_empty())
     }
 
     fn evidence_of_probe(p: &str) -> Evidence {
-        family_of(p).map_or(Evidence::SysTime, |f| f.evidence())
+        family_of(p).map_or(Evidence::SysTime, |f| f.about().evidence)
     }
 }

@@ -3,7 +3,7 @@
 //! gaps and a histogram of their lengths; in the HTML report and `--svg-dir`, each CPU's gap
 //! histogram on log axes and the causes as stacked bars; the causes as a CSV beside them.
 
-use super::family::{Ask, Family, Shown};
+use super::family::{About, Ask, Family, Shown};
 use super::figures::Size;
 use super::plot::{Histogram, LogBin, StackedBars, StackedRow, Values};
 use crate::model::noise::{Attribution, Cause, CauseRow, NoiseCpu, ThresholdFrom, Unwritten};
@@ -30,30 +30,28 @@ pub fn cpus(run: &Run) -> Vec<&NoiseCpu> {
     v
 }
 
-/// A CPU's figure, as every view says it: the median of its 100 ms windows' lost shares
-/// and the 95% interval of that median, in percent (the measurement's value; its raw
-/// samples' where the measurement is invalid). None where the run has no measurement of it.
-pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
+/// The measurement of a CPU's window (None where the run has none).
+fn measurement(run: &Run, cpu: usize) -> Option<&crate::model::Measurement> {
     run.measurements
         .iter()
         .filter(|m| m.is(PROBE))
         .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
-        .map(|m| {
-            let s = m.value.as_ref().unwrap_or(&m.raw);
-            [s.median, s.ci95[0], s.ci95[1]]
-        })
+}
+
+/// A CPU's figure, as every view says it: the median of its 100 ms windows' lost shares
+/// and the 95% interval of that median, in percent (the measurement's value; its raw
+/// samples' where the measurement is invalid). None where the run has no measurement of it.
+pub fn figure(run: &Run, cpu: usize) -> Option<[f64; 3]> {
+    measurement(run, cpu).map(|m| {
+        let s = m.value.as_ref().unwrap_or(&m.raw);
+        [s.median, s.ci95[0], s.ci95[1]]
+    })
 }
 
 /// Whether a CPU's figure is noise: its measurement says unstable, or its interval reaches
 /// beyond ±50% of it. Every view then says "unstable" with its spread, never the median.
 pub fn is_unstable(run: &Run, cpu: usize) -> bool {
-    let status = run
-        .measurements
-        .iter()
-        .filter(|m| m.is(PROBE))
-        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
-        .map(|m| m.status);
-    status == Some(crate::model::Status::Unstable)
+    measurement(run, cpu).map(|m| m.status) == Some(crate::model::Status::Unstable)
         || figure(run, cpu)
             .is_some_and(|[v, lo, hi]| crate::units::interval::is_unstable(v, lo, hi))
 }
@@ -61,11 +59,7 @@ pub fn is_unstable(run: &Run, cpu: usize) -> bool {
 /// Whether a CPU's measurement failed its checks: every view then says INVALID, as the
 /// table above does, never its figure.
 pub fn is_invalid(run: &Run, cpu: usize) -> bool {
-    run.measurements
-        .iter()
-        .filter(|m| m.is(PROBE))
-        .find(|m| m.noise.as_ref().is_some_and(|n| n.cpu == cpu))
-        .is_some_and(|m| !m.valid || m.status == crate::model::Status::Invalid)
+    measurement(run, cpu).is_some_and(|m| !m.valid || m.status == crate::model::Status::Invalid)
 }
 
 /// A CPU's figure in a column whose intervals are in the table above it: "2.4%" (no more
@@ -99,16 +93,6 @@ pub fn cause_label(c: &Cause) -> String {
         Cause::Task { comm } => format!("task {}", inert(comm)),
         Cause::Outside => "outside the kernel".into(),
     }
-}
-
-/// `text` cut to `width` characters, "…" ending a cut one.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
-    s.push('…');
-    s
 }
 
 /// A share of `wall` in percent, three digits.
@@ -154,18 +138,11 @@ fn overview(run: &Run, cs: &[&NoiseCpu]) -> String {
         ));
     }
     let whole: Vec<String> = cs.iter().map(|n| pct(n.lost_ns, n.wall_ns)).collect();
-    s.push_str(
-        &(crate::report::term::wrap(
-            &format!(
-                "lost: each CPU's figure in the table above, the {FIGURE_IS}; the \
-                 whole window's gaps, which the causes split: {}",
-                whole.join(", ")
-            ),
-            78,
-            "",
-            "  ",
-        ) + "\n"),
-    );
+    s.push_str(&paragraph(&format!(
+        "lost: each CPU's figure in the table above, the {FIGURE_IS}; the whole window's \
+         gaps, which the causes split: {}",
+        whole.join(", ")
+    )));
     let steps: Vec<String> = cs.iter().map(|n| fmt_time(n.step_ns)).collect();
     let given = cs.iter().any(|n| n.threshold_from == ThresholdFrom::Given);
     s.push_str(&if given {
@@ -174,17 +151,12 @@ fn overview(run: &Run, cs: &[&NoiseCpu]) -> String {
             steps.join(", ")
         )
     } else {
-        crate::report::term::wrap(
-            &format!(
-                "threshold: {}× the loop's median step on each CPU ({}), calibrated before \
-                 the window",
-                crate::probes::noise::reader::THRESHOLD_STEPS,
-                steps.join(", ")
-            ),
-            78,
-            "",
-            "  ",
-        ) + "\n"
+        paragraph(&format!(
+            "threshold: {}× the loop's median step on each CPU ({}), calibrated before the \
+             window",
+            crate::probes::noise::reader::THRESHOLD_STEPS,
+            steps.join(", ")
+        ))
     });
     s
 }
@@ -225,7 +197,7 @@ fn causes(n: &NoiseCpu, verbose: bool) -> String {
     for r in &rows {
         let mut line = format!(
             "  {:<24} {:>8} {:>8} {:>9} {:>8}",
-            cut(&cause_label(&r.cause), 24),
+            super::term::cut(&cause_label(&r.cause), 24),
             fmt_thousands(r.count),
             fmt_num(r.count as f64 / secs),
             fmt_time(r.median_ns),
@@ -414,6 +386,12 @@ fn histogram(n: &NoiseCpu) -> String {
     s
 }
 
+/// `text` as a paragraph of the section: within 78 columns, its lines after the first
+/// indented.
+fn paragraph(text: &str) -> String {
+    super::term::wrap(text, 78, "", "  ") + "\n"
+}
+
 /// The section under the terminal table.
 pub fn text(run: &Run, verbose: bool) -> String {
     let cs = cpus(run);
@@ -421,31 +399,19 @@ pub fn text(run: &Run, verbose: bool) -> String {
         return String::new();
     };
     let mut s = String::from("\n");
-    s.push_str(&super::term::wrap(
-        &format!(
-            "OS noise: a busy reader on {} for {}; a gap is a clock step over the threshold",
-            if cs.len() == 1 {
-                format!("CPU {}", first.cpu)
-            } else {
-                format!("each of {} CPUs", cs.len())
-            },
-            fmt_time(first.wall_ns as f64)
-        ),
-        78,
-        "",
-        "  ",
-    ));
-    s.push('\n');
+    s.push_str(&paragraph(&format!(
+        "OS noise: a busy reader on {} for {}; a gap is a clock step over the threshold",
+        if cs.len() == 1 {
+            format!("CPU {}", first.cpu)
+        } else {
+            format!("each of {} CPUs", cs.len())
+        },
+        fmt_time(first.wall_ns as f64)
+    )));
     s.push_str(&overview(run, &cs));
     let missing: Vec<String> = cs.iter().filter_map(|n| untraced(&n.attribution)).collect();
     if missing.len() == cs.len() && missing.windows(2).all(|w| w[0] == w[1]) {
-        s.push_str(&super::term::wrap(
-            &format!("causes: {}", missing[0]),
-            78,
-            "",
-            "  ",
-        ));
-        s.push('\n');
+        s.push_str(&paragraph(&format!("causes: {}", missing[0])));
     }
     for n in &cs {
         s.push('\n');
@@ -561,20 +527,15 @@ fn stacked(run: &Run, subtitle: &str) -> Option<(String, String)> {
             } else {
                 None
             };
-            if let Some(note) = not_a_value {
-                return StackedRow {
-                    label: format!("CPU {}", n.cpu),
-                    segments: Vec::new(),
-                    total,
-                    note,
-                    marker: None,
-                };
-            }
             StackedRow {
                 label: format!("CPU {}", n.cpu),
-                segments: seg,
+                segments: if not_a_value.is_some() {
+                    Vec::new()
+                } else {
+                    seg
+                },
                 total,
-                note: String::new(),
+                note: not_a_value.unwrap_or_default(),
                 marker: None,
             }
         })
@@ -625,20 +586,14 @@ pub fn csv(run: &Run) -> String {
 pub struct Noise;
 
 impl Family for Noise {
-    fn section(&self) -> &'static str {
-        "noise"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("noise")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["noise", "--duration", "100ms"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("noise"),
+            quick: &["noise", "--duration", "100ms"],
+            has_shown: true,
+            draws_own_figures: true,
+            ..About::of("noise")
+        }
     }
 
     fn words(&self, r: &Remark) -> Option<String> {
@@ -698,10 +653,6 @@ impl Family for Noise {
 
     fn under_table(&self, run: &Run, verbose: bool) -> String {
         text(run, verbose)
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {

@@ -10,7 +10,7 @@ use super::plot::{StackedBars, StackedRow};
 use crate::model::{Calibration, Estimate, Measurement, Run, Status};
 use crate::probes::rpc::breakdown::PARTS;
 use crate::probes::rpc::{self, Scenario};
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::name::{Named, Word};
 use crate::units::Unit;
 use crate::units::{fmt_num, fmt_time, time_unit};
@@ -165,21 +165,11 @@ fn fmt_rel(e: &Estimate) -> String {
     crate::units::fmt_percent(e.value, lo, hi)
 }
 
+/// The figure as the common table prints it ("45 µs" beside its "45 ±19 µs/RPC").
 fn cell(m: Option<&Measurement>) -> String {
-    match m {
-        None => "—".into(),
-        Some(x) if x.status == Status::Invalid => "INVALID".into(),
-        // Its spread is in the table above ("unstable (±29 µs/RPC)"), as in the ipc matrix.
-        Some(x) if x.is_unstable() => "unstable".into(),
-        // The figure as the common table prints it ("45 µs" beside its "45 ±19 µs/RPC").
-        Some(x) => x
-            .value
-            .as_ref()
-            .map(|v| {
-                crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], &Unit::NS)
-            })
-            .unwrap_or_else(|| "—".into()),
-    }
+    super::figure_cell(m, "—", |v| {
+        crate::units::interval::fmt_figure_alone(v.median, v.ci95[0], v.ci95[1], &Unit::NS)
+    })
 }
 
 fn short(s: Scenario) -> &'static str {
@@ -667,24 +657,14 @@ pub fn figures(runs: &[Run]) -> Vec<String> {
 pub struct Rpc;
 
 impl Family for Rpc {
-    fn section(&self) -> &'static str {
-        "rpc"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("rpc")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["rpc", "--quick"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
+    fn about(&self) -> About {
+        About {
+            fixture: Some("rpc"),
+            quick: &["rpc", "--quick"],
+            has_shown: true,
+            evidence: Evidence::Switches,
+            ..About::of("rpc")
+        }
     }
 
     /// The parts, traced and corrected, are shown in the section under the table (as

@@ -5,19 +5,18 @@
 //! not have are said once, not line by line.
 
 use crate::model::{EventReading, Measurement, Run};
-use crate::report::family::{Evidence, Family};
+use crate::report::family::{About, Evidence, Family};
 use crate::units::fmt_num;
 
 /// The `stat` family.
 pub struct Stat;
 
 impl Family for Stat {
-    fn section(&self) -> &'static str {
-        "stat"
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Faults
+    fn about(&self) -> About {
+        About {
+            evidence: Evidence::Faults,
+            ..About::of("stat")
+        }
     }
 
     fn under_table(&self, run: &Run, _verbose: bool) -> String {
@@ -32,19 +31,8 @@ impl Family for Stat {
 /// The program's command line as recorded, made inert for the terminal and cut to `max`
 /// characters (with "…") so the line that names it fits 80 columns.
 fn command(m: &Measurement, max: usize) -> String {
-    let c = crate::escape::terminal(m.param_str("command").unwrap_or("?")).into_owned();
-    if c.chars().count() <= max {
-        return c;
-    }
-    let mut cut: String = c.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-/// `m:ss.cc` as time(1) prints elapsed time.
-fn clock_style(s: f64) -> String {
-    let m = (s / 60.0).floor();
-    format!("{}:{:05.2}", m as u64, s - m * 60.0)
+    let c = crate::escape::terminal(m.param_str("command").unwrap_or("?"));
+    super::term::cut(&c, max)
 }
 
 /// The `/usr/bin/time -v` block: every field wait4's usage fills on Linux, as a mean per
@@ -76,7 +64,7 @@ pub fn time_v(m: &Measurement) -> String {
         ("Percent of CPU this job got", cpu),
         (
             "Elapsed (wall clock) time (h:mm:ss or m:ss)",
-            clock_style(wall),
+            super::timev::clock_style(wall),
         ),
         (
             "Maximum resident set size (kbytes)",

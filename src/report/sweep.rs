@@ -8,7 +8,7 @@ use crate::analysis::knees;
 use crate::analysis::sweep::{analyze, policy_of, reason, usable, Curve, Row, SweepAnalysis};
 use crate::model::{Measurement, Run, Status};
 use crate::probes::ctx::sweep::{counters_per_switch, PROBE};
-use crate::report::family::{measured_cpu, Ask, Evidence, Family, Shown};
+use crate::report::family::{curve_figure, About, Ask, Evidence, Family, Shown};
 use crate::report::figures::Size;
 use crate::units::size::fmt_size;
 use crate::units::Unit;
@@ -296,23 +296,33 @@ fn short_event(n: &str) -> &str {
 
 /// Knees found, which cache boundary each matches, and boundaries with no knee.
 pub fn knee_lines(c: &Curve) -> String {
-    let mut out = String::new();
-    if c.knees.is_empty() {
-        out.push_str("  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n");
-    }
-    for k in &c.knees {
-        out.push_str(&format!("  knee: {}\n", k.describe(ns)));
-    }
-    let missed = knees::missed(&c.boundaries);
     let lo = c.rows.iter().map(|r| r.size).filter(|&s| s > 0).min();
     let hi = c.rows.iter().map(|r| r.size).max();
-    if let (Some(lo), Some(hi), false) = (lo, hi, missed.is_empty()) {
-        out.push_str(&format!(
-            "  no knee at: {} (sizes swept {}..{})\n",
-            missed.join(", "),
-            fmt_size(lo),
-            fmt_size(hi)
-        ));
+    let swept = lo
+        .zip(hi)
+        .map(|(lo, hi)| format!(" (sizes swept {}..{})", fmt_size(lo), fmt_size(hi)));
+    knees_text(&c.knees, &c.boundaries, &ns, swept)
+}
+
+/// The lines under a curve's table: each knee found with the cache boundary it matches (its
+/// figure as `y` writes it), or that none was; then the boundaries with no knee, followed by
+/// `swept` (the sizes swept) where there is one: where it is None on a sweep, none are said.
+pub fn knees_text(
+    found: &[knees::Knee],
+    boundaries: &[(String, bool)],
+    y: &dyn Fn(f64) -> String,
+    swept: Option<String>,
+) -> String {
+    let mut out = String::new();
+    if found.is_empty() {
+        out.push_str("  knees: none detected (no rise of ≥25% beyond the points' 95% intervals)\n");
+    }
+    for k in found {
+        out.push_str(&format!("  knee: {}\n", k.describe(y)));
+    }
+    let missed = knees::missed(boundaries);
+    if let (Some(swept), false) = (swept, missed.is_empty()) {
+        out.push_str(&format!("  no knee at: {}{swept}\n", missed.join(", ")));
     }
     out
 }
@@ -461,45 +471,22 @@ pub fn svg(a: &SweepAnalysis, machine: &str) -> crate::error::Result<String> {
 pub struct Sweep;
 
 impl Family for Sweep {
-    fn section(&self) -> &'static str {
-        "ctx"
-    }
-
-    fn fixture(&self) -> Option<&'static str> {
-        Some("sweep")
-    }
-
-    fn quick(&self) -> &'static [&'static str] {
-        &["ctx", "sweep", "--quick", "--sizes", "0,4k", "--procs", "2"]
-    }
-
-    fn has_shown(&self) -> bool {
-        true
-    }
-
-    fn owns(&self, probe: &str) -> bool {
-        probe == PROBE.0
-    }
-
-    fn evidence(&self) -> Evidence {
-        Evidence::Switches
-    }
-
-    fn draws_own_figures(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About {
+            fixture: Some("sweep"),
+            quick: &["ctx", "sweep", "--quick", "--sizes", "0,4k", "--procs", "2"],
+            has_shown: true,
+            probe: Some(PROBE.0),
+            evidence: Evidence::Switches,
+            draws_own_figures: true,
+            ..About::of("ctx")
+        }
     }
 
     fn own_figures(&self, run: &Run, subtitle: &str) -> Vec<(Size, String)> {
-        if !run.measurements.iter().any(|m| m.is(PROBE)) {
-            return Vec::new();
-        }
-        let caches = run.machine.data_cache_sizes(measured_cpu(run, PROBE.0));
-        let a = analyze(run, &caches, &[], &invalid);
-        svg(&a, subtitle)
-            .ok()
-            .map(|s| (Size::Wide, s))
-            .into_iter()
-            .collect()
+        curve_figure(run, PROBE.0, |caches| {
+            svg(&analyze(run, caches, &[], &invalid), subtitle)
+        })
     }
 
     fn shown(&self, run: &Run, ask: &Ask) -> crate::error::Result<Shown> {

@@ -16,13 +16,9 @@ use std::collections::HashMap;
 pub fn fmt_value(s: &Summary, unit: &Unit) -> String {
     // One sample has no spread to build an interval from: never print it as ±0.
     if s.n < 2 {
-        return format!("{} (1 sample, no interval)", fmt_plain(s, unit));
+        return format!("{} (1 sample, no interval)", fmt_with_unit(s.median, unit));
     }
     fmt_figure(s.median, s.ci95[0], s.ci95[1], unit)
-}
-
-fn fmt_plain(s: &Summary, unit: &Unit) -> String {
-    fmt_with_unit(s.median, unit)
 }
 
 /// The headline: the value, or why there is none.
@@ -42,9 +38,9 @@ pub fn raw_baseline(m: &Measurement) -> String {
     if super::raw_is_the_figure(m) {
         return "—".into();
     }
-    let raw = fmt_plain(&m.raw, &m.raw_unit);
+    let raw = fmt_with_unit(m.raw.median, &m.raw_unit);
     match &m.baseline {
-        Some(b) => format!("raw {raw}, baseline {}", fmt_plain(b, &Unit::NS)),
+        Some(b) => format!("raw {raw}, baseline {}", fmt_with_unit(b.median, &Unit::NS)),
         None => format!("raw {raw}"),
     }
 }
@@ -415,6 +411,10 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
 /// optional cells that did not fit (`unshown`), the history-drift line and every round's reading of
 /// each failed check (by default the failed checks follow the table: [`failed_block`]).
 fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, verbose: bool) {
+    let line = |out: &mut String, text: &str, first: &str| {
+        out.push_str(&wrap(text, term.width, first, "      "));
+        out.push('\n');
+    };
     // A raw cell of "—" (the raw reading is the figure) says nothing on a line of its own.
     let moved: Vec<&String> = unshown.iter().filter(|t| *t != "—").collect();
     if verbose && !moved.is_empty() {
@@ -427,32 +427,26 @@ fn beneath(out: &mut String, unshown: &[String], m: &Measurement, term: &Term, v
             out.push_str(&format!("{INDENT}{joined}\n"));
         } else {
             for text in moved {
-                out.push_str(&wrap(text, term.width, INDENT, "      "));
-                out.push('\n');
+                line(out, text, INDENT);
             }
         }
     }
     // The evidence line of an interval widened by the history's run-to-run drift (by
     // default one note after the table for every row it concerns).
     for n in m.notes.iter().filter(|n| verbose && is_drift(n)) {
-        out.push_str(&wrap(n, term.width, INDENT, "      "));
-        out.push('\n');
+        line(out, n, INDENT);
     }
     // The interrupts on its CPUs during its windows (evidence, so on request).
     if let Some(text) = super::interrupts::line(m).filter(|_| verbose) {
-        out.push_str(&wrap(&text, term.width, INDENT, "      "));
-        out.push('\n');
+        line(out, &text, INDENT);
     }
     for c in m.failed_checks().filter(|_| verbose) {
-        let text = crate::report::checks::line(c);
         let mark = paint("✗", Tone::Bad, term.color);
-        out.push_str(&wrap(
-            &text,
-            term.width,
+        line(
+            out,
+            &crate::report::checks::line(c),
             &format!("{INDENT}{mark} "),
-            "      ",
-        ));
-        out.push('\n');
+        );
     }
     if m.status == Status::BelowResolution {
         if let Some(d) = &m.difference {
@@ -697,22 +691,11 @@ fn concerns(probes: &[String], all: &[String]) -> String {
 /// Probe labels ("ctx.pipe mode=thread") as their probe names, each once with how many of
 /// its rows it stands for: "syscall.null, ctx.pipe ×3". The rows above give the parameters.
 fn compact(labels: &[String]) -> String {
-    let mut names: Vec<(&str, usize)> = Vec::new();
-    for l in labels {
-        let name = l.split(' ').next().unwrap_or(l);
-        match names.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, k)) => *k += 1,
-            None => names.push((name, 1)),
-        }
-    }
-    names
+    super::grouped(labels, |l| l.split(' ').next().unwrap_or(l))
         .iter()
-        .map(|(n, k)| {
-            if *k > 1 {
-                format!("{n} ×{k}")
-            } else {
-                n.to_string()
-            }
+        .map(|(n, rows)| match rows.len() {
+            1 => n.to_string(),
+            k => format!("{n} ×{k}"),
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -868,7 +851,7 @@ mod tests {
             fmt_value(&s, &Unit::ns(Per::Op)),
             format!(
                 "{} (1 sample, no interval)",
-                fmt_plain(&s, &Unit::ns(Per::Op))
+                fmt_with_unit(s.median, &Unit::ns(Per::Op))
             )
         );
         let s = crate::engine::stats::summarize(&[1500.0, 1600.0, 1550.0]).unwrap();

@@ -125,6 +125,16 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     textwrap::fill(text, opts)
 }
 
+/// `text` cut to `width` characters, "…" ending a cut one.
+pub fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 /// A label (`probe key=value …`) wrapped within `width`, continuation lines indented by
 /// `rest`: it breaks at spaces, and a token longer than a line just after '(', ',', '+',
 /// '/' or '-' ("evict=fsync+posix_fadvise(" / "DONTNEED)"), inside a word only when no such
@@ -241,20 +251,13 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> Str
                                 .collect()
                         })
                         .collect();
-                    grid_one(&h, &r, term)
+                    wrapping_grid(&h, &r, term)
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
         }
     }
-    grid_one(header, rows, term)
-}
-
-/// A plain column-aligned table within `term.width` that never splits into several tables:
-/// columns of numbers keep their whole width and the columns of text wrap inside their cells
-/// (a comparison's probe labels and verdicts).
-pub fn wrapping_grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
-    grid_one(header, rows, term)
+    wrapping_grid(header, rows, term)
 }
 
 /// Whether a cell reads as a figure (a number, a ratio, a change, a bound, a dash for none, or
@@ -267,7 +270,10 @@ fn is_number(c: &str) -> bool {
         || c.starts_with("unstable")
 }
 
-fn grid_one<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
+/// A plain column-aligned table within `term.width` that never splits into several tables:
+/// columns of numbers keep their whole width and the columns of text wrap inside their cells
+/// (a comparison's probe labels and verdicts).
+pub fn wrapping_grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], term: &Term) -> String {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING)
         .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)

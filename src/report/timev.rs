@@ -9,7 +9,7 @@ use crate::model::Measurement;
 pub use crate::analysis::faults::window_s;
 
 /// `m:ss.cc` as time(1) prints elapsed time.
-fn clock_style(s: f64) -> String {
+pub(crate) fn clock_style(s: f64) -> String {
     let m = (s / 60.0).floor();
     format!("{}:{:05.2}", m as u64, s - m * 60.0)
 }

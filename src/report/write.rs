@@ -415,24 +415,22 @@ struct Replace<'a> {
 /// Writes `bytes` as `r`'s new content: all, synced, then renamed into place.
 fn replace(r: &Replace, bytes: &[u8], before_rename: impl FnOnce()) -> Result<()> {
     let io = |e: std::io::Error| Error::io(r.shown.display(), e);
-    let mut tmp = Temp::new(r.dir, true)?;
+    let filled = |unnamed: bool| -> Result<Temp> {
+        let mut tmp = Temp::new(r.dir, unnamed)?;
+        tmp.file.write_all(bytes).map_err(io)?;
+        if let Some(old) = &r.existing {
+            tmp.keep(old);
+        }
+        tmp.file.sync_all().map_err(io)?;
+        Ok(tmp)
+    };
+    let mut tmp = filled(true)?;
     let unnamed = tmp.name.is_none();
-    tmp.file.write_all(bytes).map_err(io)?;
-    if let Some(old) = &r.existing {
-        tmp.keep(old);
-    }
-    tmp.file.sync_all().map_err(io)?;
     before_rename();
     if tmp.name().is_err() && unnamed {
         // No way to name an unnamed file here (no /proc): a named temporary instead.
         drop(tmp);
-        let mut named = Temp::new(r.dir, false)?;
-        named.file.write_all(bytes).map_err(io)?;
-        if let Some(old) = &r.existing {
-            named.keep(old);
-        }
-        named.file.sync_all().map_err(io)?;
-        return named.rename_to(&r.name).map_err(io);
+        return filled(false)?.rename_to(&r.name).map_err(io);
     }
     tmp.rename_to(&r.name).map_err(io)
 }
@@ -441,11 +439,14 @@ fn replace(r: &Replace, bytes: &[u8], before_rename: impl FnOnce()) -> Result<()
 /// terminal or device as a stream in place; through a symlink only where the kernel lets the
 /// user follow it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with_hook(path, bytes, || {
-        if let Some(hook) = BEFORE_RENAME.get() {
-            hook()
-        }
-    })
+    write_atomic_with_hook(path, bytes, before_rename)
+}
+
+/// Calls [`BEFORE_RENAME`] when a test set it.
+fn before_rename() {
+    if let Some(hook) = BEFORE_RENAME.get() {
+        hook()
+    }
 }
 
 /// Called by every [`write_atomic`] of this process once the new content is written and
@@ -550,11 +551,7 @@ pub fn write_in_dir(dir: &Path, name: &OsStr, bytes: &[u8]) -> Result<()> {
         existing,
         shown: &path,
     };
-    replace(&r, bytes, || {
-        if let Some(hook) = BEFORE_RENAME.get() {
-            hook()
-        }
-    })
+    replace(&r, bytes, before_rename)
 }
 
 /// Opens a FIFO or device for writing without waiting: a FIFO nobody reads is an error at

@@ -104,12 +104,16 @@ pub fn kill_at_owned(body: impl FnOnce(Box<dyn Fn() + Send + Sync>)) -> i32 {
 pub const SUITE_RUNS: &[&str] = &["run-quick", "run-quick-a", "run-quick-b"];
 
 /// The recorded runs the golden and width tests render: the suite's and every family's
-/// ([`oscost::report::family::Family::fixture`]), in the order they were recorded (their
+/// ([`oscost::report::family::About::fixture`]), in the order they were recorded (their
 /// start times), which is the order the golden test imports them (their history ids are 1,
 /// 2, ...).
 pub fn recorded_runs() -> Vec<&'static str> {
     let mut runs: Vec<&'static str> = SUITE_RUNS.to_vec();
-    runs.extend(oscost::report::FAMILIES.iter().filter_map(|f| f.fixture()));
+    runs.extend(
+        oscost::report::FAMILIES
+            .iter()
+            .filter_map(|f| f.about().fixture),
+    );
     let mut by_start: Vec<(String, &'static str)> = runs
         .into_iter()
         .map(|r| (read_recorded_run(r).started_at, r))
@@ -123,7 +127,7 @@ pub fn family_of_fixture(name: &str) -> Option<&'static dyn oscost::report::fami
     oscost::report::FAMILIES
         .iter()
         .copied()
-        .find(|f| f.fixture() == Some(name))
+        .find(|f| f.about().fixture == Some(name))
 }
 
 /// The file of a recorded run in the repository.

@@ -4,7 +4,6 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
     color, label_width, no_data, render, short_number, DrawResult, DESC_PT, FONT, LABEL_PT,
@@ -169,17 +168,7 @@ impl BarChart {
         for (i, bar) in self.bars.iter().enumerate() {
             let row = (n - 1 - i) as f64;
             let mid = row + 0.5;
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((min, mid))
-                    + Text::new(
-                        fitted(&bar.label),
-                        (-8, 0),
-                        (FONT, LABEL_PT)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Right, VPos::Center)),
-                    ),
-            ))?;
+            super::row_label(&mut chart, (min, mid), fitted(&bar.label))?;
             match bar.finite() {
                 Some([v, lo, hi]) => {
                     let c = color(0);
@@ -199,24 +188,19 @@ impl BarChart {
                                 + PathElement::new(vec![(0, -6), (0, 6)], black),
                         ))?;
                     }
-                    chart.draw_series(std::iter::once(
-                        EmptyElement::at((hi.max(v), mid))
-                            + Text::new(
-                                value_text(v, lo, hi),
-                                (6, -7),
-                                (FONT, LABEL_PT).into_font(),
-                            ),
-                    ))?;
+                    let text = value_text(v, lo, hi);
+                    super::write_at(
+                        &mut chart,
+                        (hi.max(v), mid),
+                        text,
+                        (6, -7),
+                        (FONT, LABEL_PT),
+                    )?;
                 }
                 None => {
-                    chart.draw_series(std::iter::once(
-                        EmptyElement::at((0.0, mid))
-                            + Text::new(
-                                format!("not plotted: {}", bar.note),
-                                (6, -7),
-                                (FONT, LABEL_PT).into_font().color(&RGBColor(170, 40, 40)),
-                            ),
-                    ))?;
+                    let note = format!("not plotted: {}", bar.note);
+                    let red = (FONT, LABEL_PT).into_font().color(&super::NOTE_RED);
+                    super::write_at(&mut chart, (0.0, mid), note, (6, -7), red)?;
                 }
             }
         }

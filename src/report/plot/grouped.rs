@@ -122,27 +122,14 @@ impl GroupedBars {
             } else {
                 (name.clone(), 8)
             };
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((g as f64 + 0.5, bottom))
-                    + Text::new(
-                        text,
-                        (0, dy),
-                        (FONT, LABEL_PT)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Center, VPos::Top)),
-                    ),
-            ))?;
+            let style = (FONT, LABEL_PT)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            super::write_at(&mut chart, (g as f64 + 0.5, bottom), text, (0, dy), style)?;
         }
         self.draw_bars(&mut chart)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font((FONT, LABEL_PT))
-            .draw()?;
-        Ok(())
+        super::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 
     /// Each series' bar in each group, with its 95% interval, or "n/a" where it has no value;
@@ -195,10 +182,8 @@ impl GroupedBars {
                         }
                     }
                     None => {
-                        chart.draw_series(std::iter::once(
-                            EmptyElement::at((xm, 0.0))
-                                + Text::new("n/a", (-9, -18), (FONT, LABEL_PT - 2).into_font()),
-                        ))?;
+                        let na = "n/a".to_string();
+                        super::write_at(chart, (xm, 0.0), na, (-9, -18), (FONT, LABEL_PT - 2))?;
                     }
                 }
             }

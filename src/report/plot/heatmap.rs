@@ -122,17 +122,12 @@ impl Heatmap {
                 rect.set_margin(1, 1, 1, 1);
                 chart.draw_series(std::iter::once(rect))?;
                 if let Some((s, ink)) = text {
-                    chart.draw_series(std::iter::once(
-                        EmptyElement::at((SegmentValue::CenterOf(c), SegmentValue::CenterOf(y)))
-                            + Text::new(
-                                s,
-                                (0, 0),
-                                (FONT, LABEL_PT - 2)
-                                    .into_font()
-                                    .color(&ink)
-                                    .pos(Pos::new(HPos::Center, VPos::Center)),
-                            ),
-                    ))?;
+                    let at = (SegmentValue::CenterOf(c), SegmentValue::CenterOf(y));
+                    let style = (FONT, LABEL_PT - 2)
+                        .into_font()
+                        .color(&ink)
+                        .pos(Pos::new(HPos::Center, VPos::Center));
+                    super::write_at(&mut chart, at, s, (0, 0), style)?;
                 }
             }
         }

@@ -200,14 +200,7 @@ impl Histogram {
                     PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font((FONT, LABEL_PT))
-            .draw()?;
-        Ok(())
+        super::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 }
 

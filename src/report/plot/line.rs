@@ -261,17 +261,13 @@ impl LinePlot {
 
         let legend = self.draw_marks(&mut chart)?;
         self.draw_lines(&mut chart)?;
-        if let Some((dx, dy)) = legend {
-            chart
-                .configure_series_labels()
-                // Where draw_marks kept room for it, clear of the labels.
-                .position(SeriesLabelPosition::Coordinate(dx, dy))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .label_font((FONT, LABEL_PT))
-                .draw()?;
+        match legend {
+            // Where draw_marks kept room for it, clear of the labels.
+            Some((dx, dy)) => {
+                super::draw_legend(&mut chart, SeriesLabelPosition::Coordinate(dx, dy))
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The cache markers (grey, labelled at the top), the knees (red, dashed, one per size,
@@ -410,11 +406,8 @@ impl LinePlot {
                 (at.left - anchor.0, at.top - anchor.1),
             )
         };
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((m.x, if top { yr.end } else { yr.start }))
-                + Text::new(label.to_string(), offset, font.color(&colour)),
-        ))?;
-        Ok(())
+        let at = (m.x, if top { yr.end } else { yr.start });
+        super::write_at(chart, at, label.to_string(), offset, font.color(&colour))
     }
 
     /// The annotations (plateau levels): above their point, else below it, else further up
@@ -442,17 +435,12 @@ impl LinePlot {
             let Some(at) = layout.place(&candidates) else {
                 continue;
             };
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((a.x, a.y))
-                    + Text::new(
-                        a.text.clone(),
-                        (at.left - p.0, at.top - p.1),
-                        (FONT, LABEL_PT)
-                            .into_font()
-                            .style(FontStyle::Bold)
-                            .color(&RGBColor(40, 40, 40)),
-                    ),
-            ))?;
+            let style = (FONT, LABEL_PT)
+                .into_font()
+                .style(FontStyle::Bold)
+                .color(&RGBColor(40, 40, 40));
+            let offset = (at.left - p.0, at.top - p.1);
+            super::write_at(chart, (a.x, a.y), a.text.clone(), offset, style)?;
         }
         Ok(())
     }
@@ -557,23 +545,10 @@ impl LinePlot {
             }
             let runs = s.runs(&p);
             for run in &runs[1..] {
-                let mut band: Vec<(f64, f64)> = run.iter().map(|q| (q.x, q.hi)).collect();
-                band.extend(run.iter().rev().map(|q| (q.x, q.lo)));
-                chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
-                chart.draw_series(LineSeries::new(
-                    run.iter().map(|q| (q.x, q.y)),
-                    c.stroke_width(2),
-                ))?;
+                draw_run(chart, run, c)?;
             }
             // The first run carries the legend entry.
-            let first = runs[0];
-            let mut band: Vec<(f64, f64)> = first.iter().map(|q| (q.x, q.hi)).collect();
-            band.extend(first.iter().rev().map(|q| (q.x, q.lo)));
-            chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
-            let line = chart.draw_series(LineSeries::new(
-                first.iter().map(|q| (q.x, q.y)),
-                c.stroke_width(2),
-            ))?;
+            let line = draw_run(chart, runs[0], c)?;
             if !s.name.is_empty() {
                 shown += 1;
                 if named <= MAX_LEGEND || shown < MAX_LEGEND {
@@ -610,6 +585,24 @@ impl LinePlot {
         }
         Ok(())
     }
+}
+
+/// One run of a series' points: its 95% band and its line, whose legend entry is the
+/// caller's to give.
+fn draw_run<'c, 'a, 'b, X, Y>(
+    chart: &'c mut Chart<'a, 'b, X, Y>,
+    run: &[Point],
+    c: RGBColor,
+) -> Result<&'c mut plotters::chart::SeriesAnno<'a, SVGBackend<'b>>, Box<dyn std::error::Error>>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut band: Vec<(f64, f64)> = run.iter().map(|q| (q.x, q.hi)).collect();
+    band.extend(run.iter().rev().map(|q| (q.x, q.lo)));
+    chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))?;
+    let line = LineSeries::new(run.iter().map(|q| (q.x, q.y)), c.stroke_width(2));
+    Ok(chart.draw_series(line)?)
 }
 
 /// A chart on an SVG area with the given axes.

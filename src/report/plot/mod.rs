@@ -40,8 +40,9 @@ pub use tally::stack;
 pub use tally::Tally;
 pub(crate) use tally::{finish, mark_style};
 
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Errors inside a drawing closure; turned into an explanatory SVG, never propagated.
 pub(crate) type DrawResult = Result<(), Box<dyn std::error::Error>>;
@@ -230,6 +231,51 @@ pub(crate) fn finite_range(values: impl IntoIterator<Item = f64>) -> Option<(f64
         return Some((lo - pad, hi + pad));
     }
     Some((lo, hi))
+}
+
+/// The red of a reason written where a mark would be ("not plotted: …").
+pub(crate) const NOTE_RED: RGBColor = RGBColor(170, 40, 40);
+
+/// Writes `text` at the data point `at`, `offset` pixels from it, in `style`.
+pub(crate) fn write_at<'s, CT: CoordTranslate>(
+    chart: &mut ChartContext<SVGBackend, CT>,
+    at: CT::From,
+    text: String,
+    offset: (i32, i32),
+    style: impl Into<TextStyle<'s>>,
+) -> DrawResult {
+    chart.draw_series(std::iter::once(
+        EmptyElement::at(at) + Text::new(text, offset, style.into()),
+    ))?;
+    Ok(())
+}
+
+/// A row's label, right-aligned just left of `at` (the value axis at the row's centre).
+pub(crate) fn row_label<CT: CoordTranslate>(
+    chart: &mut ChartContext<SVGBackend, CT>,
+    at: CT::From,
+    text: String,
+) -> DrawResult {
+    let style = (FONT, LABEL_PT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    write_at(chart, at, text, (-8, 0), style)
+}
+
+/// The legend of a figure's series, at `at`, in the box every figure draws it in.
+pub(crate) fn draw_legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    at: SeriesLabelPosition,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font((FONT, LABEL_PT))
+        .draw()?;
+    Ok(())
 }
 
 /// Width in pixels to reserve for the longest of `labels`.

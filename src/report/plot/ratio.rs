@@ -6,7 +6,6 @@
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{label_width, no_data, plottable, render, DrawResult, DESC_PT, FONT, LABEL_PT};
 
@@ -136,15 +135,10 @@ impl RatioPlot {
             let width = t.label.chars().count() as i32 * super::CHAR_W as i32;
             let edge = chart.plotting_area().get_pixel_range().0.end + 24;
             let dx = if x + 4 + width > edge { -4 - width } else { 4 };
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((t.at, top))
-                    + Text::new(
-                        t.label.clone(),
-                        // Above the plotting area, staggered: never over a row.
-                        (dx, -16 * (i as i32 + 1)),
-                        (FONT, LABEL_PT).into_font().color(&grey),
-                    ),
-            ))?;
+            // Above the plotting area, staggered: never over a row.
+            let offset = (dx, -16 * (i as i32 + 1));
+            let style = (FONT, LABEL_PT).into_font().color(&grey);
+            super::write_at(&mut chart, (t.at, top), t.label.clone(), offset, style)?;
         }
         self.draw_rows(&mut chart, lo)?;
         Ok(())
@@ -168,26 +162,11 @@ impl RatioPlot {
         let x_fmt = |v: &f64| format!("{}×", crate::units::fmt_num(*v));
         for (i, r) in self.rows.iter().enumerate() {
             let mid = (n - 1 - i) as f64 + 0.5;
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((lo, mid))
-                    + Text::new(
-                        r.label.clone(),
-                        (-8, 0),
-                        (FONT, LABEL_PT)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Right, VPos::Center)),
-                    ),
-            ))?;
+            super::row_label(chart, (lo, mid), r.label.clone())?;
             let Some([v, l, h]) = finite(r) else {
-                chart.draw_series(std::iter::once(
-                    EmptyElement::at((lo, mid))
-                        + Text::new(
-                            format!("not compared: {}", short_note(&r.note)),
-                            (6, -7),
-                            (FONT, LABEL_PT).into_font().color(&RGBColor(170, 40, 40)),
-                        ),
-                ))?;
+                let note = format!("not compared: {}", short_note(&r.note));
+                let red = (FONT, LABEL_PT).into_font().color(&super::NOTE_RED);
+                super::write_at(chart, (lo, mid), note, (6, -7), red)?;
                 continue;
             };
             let c = match r.slower {
@@ -215,10 +194,8 @@ impl RatioPlot {
                 x_fmt(&v)
             };
             let (at, offset) = value_label_place(chart, [v, l, h], mid, &text, i == 0);
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((at, mid))
-                    + Text::new(text, offset, (FONT, LABEL_PT).into_font().color(&c)),
-            ))?;
+            let style = (FONT, LABEL_PT).into_font().color(&c);
+            super::write_at(chart, (at, mid), text, offset, style)?;
         }
         Ok(())
     }

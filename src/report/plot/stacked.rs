@@ -243,17 +243,7 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, axis: &Axis) ->
         plot_px,
     } = axis;
     let mid = row + 0.5;
-    chart.draw_series(std::iter::once(
-        EmptyElement::at((0.0, mid))
-            + Text::new(
-                r.label.clone(),
-                (-8, 0),
-                (FONT, LABEL_PT)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Right, VPos::Center)),
-            ),
-    ))?;
+    super::row_label(chart, (0.0, mid), r.label.clone())?;
     if r.segments.is_empty() {
         // Cut to the plotting area (it ran off the figure's edge); the table says it in full.
         let reason = super::fit(
@@ -261,18 +251,7 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, axis: &Axis) ->
             plot_px as u32 - 12,
             super::CHAR_W,
         );
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((0.0, mid))
-                + Text::new(
-                    reason,
-                    (6, 0),
-                    (FONT, LABEL_PT)
-                        .into_font()
-                        .color(&RGBColor(170, 40, 40))
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ),
-        ))?;
-        return Ok(());
+        return super::write_at(chart, (0.0, mid), reason, (6, 0), left(super::NOTE_RED));
     }
     let mut at = 0.0;
     let mut first = true;
@@ -298,18 +277,16 @@ fn draw_row(chart: &mut Chart<'_, '_>, row: f64, r: &StackedRow, axis: &Axis) ->
             super::MARKER_RED.stroke_width(3),
         )))?;
     }
-    chart.draw_series(std::iter::once(
-        EmptyElement::at((text_anchor(r, unit, range, plot_px), mid))
-            + Text::new(
-                total_text(r, unit),
-                (8, 0),
-                (FONT, LABEL_PT)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Left, VPos::Center)),
-            ),
-    ))?;
-    Ok(())
+    let at = (text_anchor(r, unit, range, plot_px), mid);
+    super::write_at(chart, at, total_text(r, unit), (8, 0), left(BLACK))
+}
+
+/// Text in `colour`, left-aligned on its anchor and centred on its row.
+fn left(colour: RGBColor) -> TextStyle<'static> {
+    (FONT, LABEL_PT)
+        .into_font()
+        .color(&colour)
+        .pos(Pos::new(HPos::Left, VPos::Center))
 }
 
 #[cfg(test)]
