@@ -35,7 +35,7 @@ pub use freq::{CpuFreq, Frequency};
 pub use hypervisor::Hypervisor;
 pub use kernel::{syscall_mitigations, Clocksource, Kernel, Thp, BOOT_PARAMS_THAT_MATTER};
 pub use load::{CpuBusy, Load, BUSY_THRESHOLD};
-pub use memory::Memory;
+pub use memory::{live_page_size, Memory};
 pub use pmu::{builder_for, errno_reason, EventSupport, Pmu, EVENT_NAMES};
 pub use privileges::Privileges;
 pub use render::{render_text, render_text_within};
