@@ -49,7 +49,8 @@ pub fn validate_cpu(cpu: usize) -> Result<usize> {
     }
 }
 
-/// "0-3,6" style list.
+/// "0-3,6" style list of runs of consecutive CPUs, in the order given (see
+/// machine::parse::format_cpu_list for a set in any order).
 pub fn format_cpu_list(cpus: &[usize]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;

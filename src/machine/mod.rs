@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use affinity::allowed_cpus;
 pub use caches::{CacheInfo, CacheType};
 pub use cpu::{CpuModel, CpuTopo};
 pub use freq::{CpuFreq, Frequency};
@@ -243,12 +244,6 @@ pub fn collect_from(root: &Path) -> Machine {
         core_clock: clock::CoreClock::default(),
         notes,
     }
-}
-
-/// The CPUs this process may run on (sched_getaffinity); empty if the call fails. One
-/// implementation, shared with the evidence recorder's placement checks.
-pub fn allowed_cpus() -> Vec<usize> {
-    crate::machine::affinity::allowed_cpus()
 }
 
 impl Machine {

@@ -46,23 +46,7 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
+    crate::evidence::placement::format_cpu_list(&sorted)
 }
 
 /// Picks the selected value out of a sysfs choice list: `"always [madvise] never"` →
