@@ -186,11 +186,6 @@ fn spec_named(name: &str) -> Option<&'static Spec> {
     all_specs().find(|s| s.name == name)
 }
 
-/// A perf builder for the event `name` ([`event_names`]), counting this process on any CPU.
-pub fn builder_for(name: &str) -> Option<Builder<'static>> {
-    spec_named(name).map(Spec::builder)
-}
-
 /// Plain words for an errno from perf_event_open.
 pub fn open_error_reason(err: &std::io::Error) -> String {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")

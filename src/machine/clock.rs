@@ -158,7 +158,13 @@ fn chain(iters: u64) -> u64 {
 }
 
 fn now_ns() -> u64 {
-    crate::evidence::clock::read(libc::CLOCK_MONOTONIC)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a timespec that lives across the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// How far `read` (a clock, a counter) moved over `iters` iterations of the chain.
@@ -182,12 +188,12 @@ pub fn estimate() -> CoreClock {
         }
         iters *= 4;
     }
-    let cpu0 = crate::evidence::placement::current_cpu();
+    let cpu0 = super::affinity::current_cpu();
     let per_add = |t: u64| t as f64 / (iters * ADDS) as f64;
     let mut ns: Vec<f64> = (0..SAMPLES)
         .map(|_| per_add(timed(iters, now_ns)))
         .collect();
-    let cpu = crate::evidence::placement::current_cpu().filter(|c| Some(*c) == cpu0);
+    let cpu = super::affinity::current_cpu().filter(|c| Some(*c) == cpu0);
     ns.sort_by(f64::total_cmp);
     let ghz = |n: f64| (n > 0.0).then(|| 1.0 / n);
     let mid = ns[FASTEST / 2];

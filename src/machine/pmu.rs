@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::evidence::perf::builder_for;
+use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
+use perf_event::Builder;
 
 /// One perf event and whether it opens here.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -59,6 +60,32 @@ pub const EVENT_NAMES: &[(&str, bool)] = &[
     ("dTLB-load-misses", true),
     ("LLC-load-misses", true),
 ];
+
+/// A perf builder for one of [`EVENT_NAMES`], counting this process on any CPU.
+pub fn builder_for(name: &str) -> Option<Builder<'static>> {
+    let cache = |which, result| Cache {
+        which,
+        operation: CacheOp::READ,
+        result,
+    };
+    let b = match name {
+        "context-switches" => Builder::new(Software::CONTEXT_SWITCHES),
+        "cpu-migrations" => Builder::new(Software::CPU_MIGRATIONS),
+        "page-faults" => Builder::new(Software::PAGE_FAULTS),
+        "major-faults" => Builder::new(Software::PAGE_FAULTS_MAJ),
+        "minor-faults" => Builder::new(Software::PAGE_FAULTS_MIN),
+        "task-clock" => Builder::new(Software::TASK_CLOCK),
+        "cycles" => Builder::new(Hardware::CPU_CYCLES),
+        "instructions" => Builder::new(Hardware::INSTRUCTIONS),
+        "L1-dcache-loads" => Builder::new(cache(CacheId::L1D, CacheResult::ACCESS)),
+        "L1-dcache-load-misses" => Builder::new(cache(CacheId::L1D, CacheResult::MISS)),
+        "dTLB-loads" => Builder::new(cache(CacheId::DTLB, CacheResult::ACCESS)),
+        "dTLB-load-misses" => Builder::new(cache(CacheId::DTLB, CacheResult::MISS)),
+        "LLC-load-misses" => Builder::new(cache(CacheId::LL, CacheResult::MISS)),
+        _ => return None,
+    };
+    Some(b)
+}
 
 /// Words for a perf_event_open failure: what the errno means for this machine.
 pub fn errno_reason(errno: i32, hardware: bool, paranoid: Option<i32>, in_vm: bool) -> String {
