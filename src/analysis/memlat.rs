@@ -77,34 +77,20 @@ fn without_value(measured: &[&Measurement]) -> Vec<(String, usize)> {
 }
 
 pub fn analyze(run: &Run, caches: &[(String, u64)]) -> MemAnalysis {
-    let mut keys: Vec<(String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
-        let k = (
-            m.param_text("pages"),
-            m.param_u64("stride").unwrap_or(0),
-            order_of(m),
-        );
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
     let bounds: Vec<(String, f64)> = caches
         .iter()
         .map(|(l, b)| (format!("{l} ({})", fmt_size(*b)), *b as f64))
         .collect();
-    let curves = keys
+    let key = |m: &Measurement| {
+        (
+            m.param_text("pages"),
+            m.param_u64("stride").unwrap_or(0),
+            order_of(m),
+        )
+    };
+    let curves = super::curves_by(run, PROBE, key)
         .into_iter()
-        .map(|(pages, stride, order)| {
-            let measured: Vec<&Measurement> = run
-                .measurements
-                .iter()
-                .filter(|m| {
-                    m.is(PROBE)
-                        && m.param_text("pages") == pages
-                        && m.param_u64("stride").unwrap_or(0) == stride
-                        && order_of(m) == order
-                })
-                .collect();
+        .map(|((pages, stride, order), measured)| {
             let mut points: Vec<(u64, f64, f64, f64)> = measured
                 .iter()
                 .filter(|m| m.valid && m.status == Status::Ok)

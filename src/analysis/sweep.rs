@@ -87,42 +87,10 @@ pub fn analyze(
     mem_knees: &[f64],
     invalid: &dyn Fn(&Measurement) -> String,
 ) -> SweepAnalysis {
-    let mut keys: Vec<(String, usize, String, u64, String)> = Vec::new();
-    for m in run.measurements.iter().filter(|m| m.is(PROBE)) {
-        let k = (
-            m.param_text("mode"),
-            m.param_u64("procs").unwrap_or(0) as usize,
-            m.param_text("access"),
-            m.param_u64("stride").unwrap_or(0),
-            policy_of(m),
-        );
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let curves = keys
+    let curves = super::curves_by(run, PROBE, Shape::of)
         .into_iter()
-        .map(|(mode, procs, access, stride, policy)| {
-            let mut ms: Vec<&Measurement> = run
-                .measurements
-                .iter()
-                .filter(|m| {
-                    m.is(PROBE)
-                        && m.param_text("mode") == mode
-                        && m.param_u64("procs").unwrap_or(0) as usize == procs
-                        && m.param_text("access") == access
-                        && m.param_u64("stride").unwrap_or(0) == stride
-                        && policy_of(m) == policy
-                })
-                .collect();
+        .map(|(shape, mut ms)| {
             ms.sort_by_key(|m| m.param_u64("size").unwrap_or(0));
-            let shape = Shape {
-                mode,
-                procs,
-                access,
-                stride,
-                policy,
-            };
             curve(shape, &ms, caches, mem_knees, invalid)
         })
         .collect();
@@ -142,12 +110,25 @@ pub fn policy_of(m: &Measurement) -> String {
 }
 
 /// What identifies one curve.
+#[derive(PartialEq)]
 struct Shape {
     mode: String,
     procs: usize,
     access: String,
     stride: u64,
     policy: String,
+}
+
+impl Shape {
+    fn of(m: &Measurement) -> Shape {
+        Shape {
+            mode: m.param_text("mode"),
+            procs: m.param_u64("procs").unwrap_or(0) as usize,
+            access: m.param_text("access"),
+            stride: m.param_u64("stride").unwrap_or(0),
+            policy: policy_of(m),
+        }
+    }
 }
 
 pub fn usable(m: &Measurement) -> Option<&Summary> {

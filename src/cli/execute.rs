@@ -9,7 +9,7 @@ use crate::engine::eta::Eta;
 use crate::engine::measure::Context;
 use crate::engine::plan::{take_passes, Plan, Progress};
 use crate::error::{Error, Result};
-use crate::model::{Measurement, Run, Skipped, SCHEMA_VERSION};
+use crate::model::{Run, SCHEMA_VERSION};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
@@ -94,15 +94,31 @@ pub fn execute(plan: Plan, opts: &MeasureOpts) -> Result<Run> {
     crate::evidence::perf::note_closed_now();
     let measurements = passes.conclude(&ctx, &bar)?;
     bar.0.finish_and_clear();
-    let taken = Taken {
+    let labels = super::common::labels(&opts.labels, machine.hostname.as_deref())?;
+    let mut run = Run {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at,
+        command: std::env::args().collect(),
         machine,
-        clock: ctx.clock.clone(),
+        clock: Some(ctx.clock.clone()),
         measurements,
         skipped: std::mem::take(&mut passes.skipped),
+        complete: true,
+        labels,
+        run_id: None,
         item_times: item_times(&estimate, &passes.spent, passes.made_up),
+        warnings: Vec::new(),
     };
-    assemble(taken, opts)
+    run.measurements
+        .iter_mut()
+        .for_each(crate::model::Measurement::settle_status);
+    // The run is named by its content (run_id).
+    run.run_id = Some(crate::store::import::derive_uid(&run));
+    // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
+    // control characters like any run file: made inert before any view, figure or file of
+    // the command sees them.
+    Ok(crate::input::inert(&run))
 }
 
 /// The run's item times: each item's own calls against its model, then the make-up rounds'
@@ -121,51 +137,6 @@ fn item_times(
     timings.into_vec()
 }
 
-/// What a plan's passes took, before it becomes a Run.
-struct Taken {
-    started_at: String,
-    machine: crate::machine::Machine,
-    clock: crate::model::ClockInfo,
-    measurements: Vec<Measurement>,
-    skipped: Vec<Skipped>,
-    item_times: Vec<crate::model::ItemTime>,
-}
-
-/// The Run of what was taken: labelled, and named by its content (run_id).
-fn assemble(t: Taken, opts: &MeasureOpts) -> Result<Run> {
-    let Taken {
-        started_at,
-        machine,
-        clock,
-        measurements,
-        skipped,
-        item_times,
-    } = t;
-    let labels = super::common::labels(&opts.labels, machine.hostname.as_deref())?;
-    let mut run = Run {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        started_at,
-        command: std::env::args().collect(),
-        machine,
-        clock: Some(clock),
-        measurements,
-        skipped,
-        complete: true,
-        labels,
-        run_id: None,
-        item_times,
-        warnings: Vec::new(),
-    };
-    run.measurements
-        .iter_mut()
-        .for_each(crate::model::Measurement::settle_status);
-    run.run_id = Some(crate::store::import::derive_uid(&run));
-    // The host name, the CPU model (the hypervisor's to choose) and the command line can hold
-    // control characters like any run file: made inert before any view, figure or file of
-    // the command sees them.
-    Ok(crate::input::inert(&run))
-}
 /// The bar: item-rounds done of all, drawn on a terminal only.
 fn progress_bar(total: u64, show: bool, eta: &Arc<Mutex<Eta>>) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(
@@ -346,7 +317,6 @@ pub fn finish_with(run: &Run, opts: &MeasureOpts, extras: Extras) -> Result<i32>
     Ok(if opts.strict && invalid { 1 } else { 0 })
 }
 
-/// Was `p` just written as a regular file (not a stream such as /dev/null)?
 /// "28 of 40 measurements invalid: see the reasons above", or None when none is. It counts
 /// measurements, the rows of the views, out of all of them: the plan's line at the start
 /// counts items, of which one may give several measurements.
@@ -361,6 +331,7 @@ pub fn invalid_line(run: &Run) -> Option<String> {
     })
 }
 
+/// Was `p` just written as a regular file (not a stream such as /dev/null)?
 fn written(p: &std::path::Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }

@@ -217,11 +217,7 @@ pub fn run(mut a: FaultArgs) -> Result<i32> {
         ));
     }
     let cpu = pick_cpu(a.cpu)?;
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-        n if n > 0 => n as u64,
-        _ => 4096,
-    };
+    let page = crate::machine::live_page_size().unwrap_or(4096);
     let size = page_round(
         a.size
             .unwrap_or(if a.opts.quick { 64 << 20 } else { 256 << 20 }),

@@ -798,21 +798,7 @@ pub mod futex {
     /// already differs, EINTR on a signal).
     #[inline(always)]
     pub fn wait(word: &AtomicI32, expected: i32, private: bool) -> i32 {
-        // SAFETY: word is a live, aligned 32-bit location.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                word as *const AtomicI32,
-                op(libc::FUTEX_WAIT, private),
-                expected,
-                std::ptr::null::<libc::timespec>(),
-            )
-        };
-        if r == 0 {
-            0
-        } else {
-            super::errno()
-        }
+        wait_with(word, expected, private, std::ptr::null())
     }
 
     /// [`wait`] for at most `timeout_ns`: returns ETIMEDOUT when the time ran out, so a
@@ -822,14 +808,26 @@ pub mod futex {
             tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
             tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
         };
-        // SAFETY: word is a live, aligned 32-bit location; ts outlives the call.
+        wait_with(word, expected, private, &ts)
+    }
+
+    /// FUTEX_WAIT with a relative `timeout` (null: none).
+    #[inline(always)]
+    fn wait_with(
+        word: &AtomicI32,
+        expected: i32,
+        private: bool,
+        timeout: *const libc::timespec,
+    ) -> i32 {
+        // SAFETY: word is a live, aligned 32-bit location; timeout is null or points to a
+        // timespec that outlives the call.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_futex,
                 word as *const AtomicI32,
                 op(libc::FUTEX_WAIT, private),
                 expected,
-                &ts as *const libc::timespec,
+                timeout,
             )
         };
         if r == 0 {

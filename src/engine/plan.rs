@@ -58,15 +58,7 @@ impl PlanItem {
         label: impl Into<String>,
         mut run: impl FnMut(&Context) -> Result<Measurement> + 'static,
     ) -> Self {
-        PlanItem {
-            label: label.into(),
-            run: Box::new(move |ctx| run(ctx).map(|m| vec![m])),
-            estimate: None,
-            once: None,
-            sampling: None,
-            hook_free: false,
-            evidence: None,
-        }
+        Self::group(label, move |ctx| run(ctx).map(|m| vec![m]))
     }
 
     /// This item cannot be re-entered round by round (its own repetitions or interleaving,
@@ -317,18 +309,14 @@ impl Passes {
 fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::with_capacity(hook_free.len() * rounds);
     for group in [true, false] {
-        for pass in 0..rounds {
+        // Passes 0 to rounds - 1, then the make-up pass.
+        for pass in 0..=rounds {
             out.extend(
                 (0..hook_free.len())
                     .filter(|&i| hook_free[i] == group)
                     .map(|i| (pass, i)),
             );
         }
-        out.extend(
-            (0..hook_free.len())
-                .filter(|&i| hook_free[i] == group)
-                .map(|i| (rounds, i)),
-        );
     }
     out
 }

@@ -101,9 +101,7 @@ pub fn parse_stat(pid: i32, stat: &str) -> Option<Seen> {
 }
 
 fn tick_ns() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    1_000_000_000 / hz
+    1_000_000_000 / super::interrupts::user_hz()
 }
 
 /// Every task /proc lists now, and /proc/stat: after the walk at the `opening` reading,

@@ -59,128 +59,89 @@ pub fn note_closed_now() {
 struct Spec {
     name: &'static str,
     kernel_side: bool,
-    make: fn(&mut Builder<'_>),
+    event: Event,
 }
 
-fn sw(b: &mut Builder<'_>, e: Software) {
-    b.event(e);
+/// The perf event behind a [`Spec`].
+enum Event {
+    Sw(Software),
+    Hw(Hardware),
+    Cache(CacheId, CacheOp, CacheResult),
 }
-fn hw(b: &mut Builder<'_>, e: Hardware) {
-    b.event(e);
+
+impl Spec {
+    /// A builder counting this event (of this process, on any CPU, until told otherwise).
+    fn builder(&self) -> Builder<'static> {
+        let mut b = Builder::new(Software::DUMMY);
+        match self.event {
+            Event::Sw(e) => b.event(e),
+            Event::Hw(e) => b.event(e),
+            Event::Cache(which, operation, result) => b.event(Cache {
+                which,
+                operation,
+                result,
+            }),
+        };
+        b
+    }
 }
-fn cache(b: &mut Builder<'_>, which: CacheId, op: CacheOp, result: CacheResult) {
-    b.event(Cache {
-        which,
-        operation: op,
-        result,
-    });
+
+const fn sw(name: &'static str, kernel_side: bool, e: Software) -> Spec {
+    Spec {
+        name,
+        kernel_side,
+        event: Event::Sw(e),
+    }
+}
+const fn hw(name: &'static str, e: Hardware) -> Spec {
+    Spec {
+        name,
+        kernel_side: false,
+        event: Event::Hw(e),
+    }
+}
+const READ: CacheOp = CacheOp::READ;
+const WRITE: CacheOp = CacheOp::WRITE;
+const ACCESS: CacheResult = CacheResult::ACCESS;
+const MISS: CacheResult = CacheResult::MISS;
+
+const fn cache(name: &'static str, which: CacheId, op: CacheOp, result: CacheResult) -> Spec {
+    Spec {
+        name,
+        kernel_side: false,
+        event: Event::Cache(which, op, result),
+    }
 }
 
 const SOFTWARE: &[Spec] = &[
-    Spec {
-        name: "context-switches",
-        kernel_side: true,
-        make: |b| sw(b, Software::CONTEXT_SWITCHES),
-    },
-    Spec {
-        name: "cpu-migrations",
-        kernel_side: true,
-        make: |b| sw(b, Software::CPU_MIGRATIONS),
-    },
-    Spec {
-        name: "page-faults",
-        kernel_side: false,
-        make: |b| sw(b, Software::PAGE_FAULTS),
-    },
-    Spec {
-        name: "minor-faults",
-        kernel_side: false,
-        make: |b| sw(b, Software::PAGE_FAULTS_MIN),
-    },
-    Spec {
-        name: "major-faults",
-        kernel_side: false,
-        make: |b| sw(b, Software::PAGE_FAULTS_MAJ),
-    },
-    Spec {
-        name: "task-clock",
-        kernel_side: false,
-        make: |b| sw(b, Software::TASK_CLOCK),
-    },
+    sw("context-switches", true, Software::CONTEXT_SWITCHES),
+    sw("cpu-migrations", true, Software::CPU_MIGRATIONS),
+    sw("page-faults", false, Software::PAGE_FAULTS),
+    sw("minor-faults", false, Software::PAGE_FAULTS_MIN),
+    sw("major-faults", false, Software::PAGE_FAULTS_MAJ),
+    sw("task-clock", false, Software::TASK_CLOCK),
 ];
 
 const HARDWARE: &[Spec] = &[
-    Spec {
-        name: "cycles",
-        kernel_side: false,
-        make: |b| hw(b, Hardware::CPU_CYCLES),
-    },
-    Spec {
-        name: "instructions",
-        kernel_side: false,
-        make: |b| hw(b, Hardware::INSTRUCTIONS),
-    },
-    Spec {
-        name: "L1-dcache-loads",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::L1D, CacheOp::READ, CacheResult::ACCESS),
-    },
-    Spec {
-        name: "L1-dcache-load-misses",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::L1D, CacheOp::READ, CacheResult::MISS),
-    },
-    Spec {
-        name: "dTLB-loads",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::DTLB, CacheOp::READ, CacheResult::ACCESS),
-    },
-    Spec {
-        name: "dTLB-load-misses",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::DTLB, CacheOp::READ, CacheResult::MISS),
-    },
-    Spec {
-        name: "LLC-load-misses",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::LL, CacheOp::READ, CacheResult::MISS),
-    },
+    hw("cycles", Hardware::CPU_CYCLES),
+    hw("instructions", Hardware::INSTRUCTIONS),
+    cache("L1-dcache-loads", CacheId::L1D, READ, ACCESS),
+    cache("L1-dcache-load-misses", CacheId::L1D, READ, MISS),
+    cache("dTLB-loads", CacheId::DTLB, READ, ACCESS),
+    cache("dTLB-load-misses", CacheId::DTLB, READ, MISS),
+    cache("LLC-load-misses", CacheId::LL, READ, MISS),
 ];
 
 const CACHE_REFS: &[Spec] = &[
-    Spec {
-        name: "cache-references",
-        kernel_side: false,
-        make: |b| hw(b, Hardware::CACHE_REFERENCES),
-    },
-    Spec {
-        name: "cache-misses",
-        kernel_side: false,
-        make: |b| hw(b, Hardware::CACHE_MISSES),
-    },
+    hw("cache-references", Hardware::CACHE_REFERENCES),
+    hw("cache-misses", Hardware::CACHE_MISSES),
 ];
 
 const STORES: &[Spec] = &[
-    Spec {
-        name: "L1-dcache-stores",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::L1D, CacheOp::WRITE, CacheResult::ACCESS),
-    },
-    Spec {
-        name: "L1-dcache-store-misses",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::L1D, CacheOp::WRITE, CacheResult::MISS),
-    },
-    Spec {
-        name: "dTLB-stores",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::DTLB, CacheOp::WRITE, CacheResult::ACCESS),
-    },
-    Spec {
-        name: "dTLB-store-misses",
-        kernel_side: false,
-        make: |b| cache(b, CacheId::DTLB, CacheOp::WRITE, CacheResult::MISS),
-    },
+    cache("L1-dcache-stores", CacheId::L1D, WRITE, ACCESS),
+    cache("L1-dcache-store-misses", CacheId::L1D, WRITE, MISS),
+    cache("dTLB-stores", CacheId::DTLB, WRITE, ACCESS),
+    cache("dTLB-store-misses", CacheId::DTLB, WRITE, MISS),
 ];
 
 fn specs(set: EventSet) -> Vec<&'static Spec> {
@@ -205,12 +166,15 @@ fn specs(set: EventSet) -> Vec<&'static Spec> {
 
 /// Every event oscost can count, by perf-stat name: software events first, then hardware.
 pub fn event_names() -> impl Iterator<Item = &'static str> {
+    all_specs().map(|s| s.name)
+}
+
+fn all_specs() -> impl Iterator<Item = &'static Spec> {
     SOFTWARE
         .iter()
         .chain(HARDWARE)
         .chain(CACHE_REFS)
         .chain(STORES)
-        .map(|s| s.name)
 }
 
 /// Whether `name` is a software event (counted by the kernel, no PMU needed).
@@ -219,12 +183,7 @@ pub fn is_software(name: &str) -> bool {
 }
 
 fn spec_named(name: &str) -> Option<&'static Spec> {
-    SOFTWARE
-        .iter()
-        .chain(HARDWARE)
-        .chain(CACHE_REFS)
-        .chain(STORES)
-        .find(|s| s.name == name)
+    all_specs().find(|s| s.name == name)
 }
 
 /// Plain words for an errno from perf_event_open.
@@ -298,7 +257,7 @@ impl PerfSet {
                 .iter()
                 .find(|s| s.name == info.name)
                 .expect("the opener is asked only for the set's own events");
-            open_one(spec, tid).map(|(c, note)| (Box::new(c) as Box<dyn ReadCounter>, note))
+            open_one(spec, tid, false).map(|(c, note)| (Box::new(c) as Box<dyn ReadCounter>, note))
         })
     }
 
@@ -314,7 +273,7 @@ impl PerfSet {
     pub fn open_on_exec(pid: i32, names: &[&str]) -> PerfSet {
         Self::open_named_with(&[pid], names, &mut |info, tid| {
             let spec = spec_named(info.name).expect("asked only for known events");
-            open_for_exec(spec, tid).map(|(c, note)| (Box::new(c) as Box<dyn ReadCounter>, note))
+            open_one(spec, tid, true).map(|(c, note)| (Box::new(c) as Box<dyn ReadCounter>, note))
         })
     }
 
@@ -485,35 +444,22 @@ pub fn scale(count: u64, enabled: u64, running: u64) -> (Option<f64>, bool, Opti
 
 /// Open one counter on `tid`, including kernel-side counts where permitted. When only
 /// user-side counting is allowed, scheduler events would read 0, so they are refused with the
-/// reason rather than reported as zero.
-fn open_one(spec: &Spec, tid: i32) -> Result<(Counter, Option<String>), String> {
+/// reason rather than reported as zero. `on_exec`: for a program stopped before its exec,
+/// disabled until the exec and inherited by every task it starts; otherwise enabled now.
+fn open_one(spec: &Spec, tid: i32, on_exec: bool) -> Result<(Counter, Option<String>), String> {
     let build = |include_kernel: bool| {
-        let mut b = Builder::new(Software::DUMMY);
-        (spec.make)(&mut b);
+        let mut b = spec.builder();
         b.observe_pid(tid)
             .any_cpu()
+            .inherit(on_exec)
+            .enable_on_exec(on_exec)
             .exclude_kernel(!include_kernel)
             .exclude_hv(true);
         let mut c = b.build()?;
-        c.enable()?;
+        if !on_exec {
+            c.enable()?;
+        }
         Ok(c)
-    };
-    open_with_fallback(spec.kernel_side, build)
-}
-
-/// [`open_one`] for a program stopped before its exec: disabled until the exec, inherited by
-/// every task it starts.
-fn open_for_exec(spec: &Spec, pid: i32) -> Result<(Counter, Option<String>), String> {
-    let build = |include_kernel: bool| {
-        let mut b = Builder::new(Software::DUMMY);
-        (spec.make)(&mut b);
-        b.observe_pid(pid)
-            .any_cpu()
-            .inherit(true)
-            .enable_on_exec(true)
-            .exclude_kernel(!include_kernel)
-            .exclude_hv(true);
-        b.build()
     };
     open_with_fallback(spec.kernel_side, build)
 }

@@ -1,18 +1,13 @@
 //! CPU placement: pinning, the allowed set, and where a task actually is.
 
 use crate::error::{Error, Result};
+pub use crate::machine::affinity::current_cpu;
 use crate::machine::affinity::{affinity_of, allowed_cpus};
+pub use crate::machine::parse::format_cpu_runs as format_cpu_list;
 
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
-}
-
-/// The CPU the caller is running on now.
-pub fn current_cpu() -> Option<usize> {
-    // SAFETY: sched_getcpu has no preconditions.
-    let c = unsafe { libc::sched_getcpu() };
-    (c >= 0).then_some(c as usize)
 }
 
 /// Pin a task (0 = calling thread) to the given CPUs. Allocation-free, so it is safe in a
@@ -47,27 +42,6 @@ pub fn validate_cpu(cpu: usize) -> Result<usize> {
             crate::evidence::placement::format_cpu_list(&allowed)
         )))
     }
-}
-
-/// "0-3,6" style list.
-pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
 }
 
 /// Restores the calling thread's affinity when dropped (probes pin the measuring thread).

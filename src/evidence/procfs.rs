@@ -90,9 +90,7 @@ pub fn apply_schedstat(snap: &mut TaskSnapshot, text: &str) {
 }
 
 fn ticks_to_us(ticks: u64) -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    ticks * 1_000_000 / hz
+    ticks * 1_000_000 / super::interrupts::user_hz()
 }
 
 /// Counters accumulated between two snapshots, in getrusage's units (blocks of 512 bytes).

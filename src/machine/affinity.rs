@@ -6,6 +6,13 @@ pub fn allowed_cpus() -> Vec<usize> {
     affinity_of(0).unwrap_or_default()
 }
 
+/// The CPU the caller is running on now.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as usize)
+}
+
 /// Affinity of a task (0 = caller).
 pub fn affinity_of(tid: i32) -> Option<Vec<usize>> {
     // SAFETY: zeroed cpu_set_t is valid; the size matches the buffer.

@@ -167,12 +167,6 @@ fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn current_cpu() -> Option<usize> {
-    // SAFETY: sched_getcpu has no preconditions.
-    let c = unsafe { libc::sched_getcpu() };
-    (c >= 0).then_some(c as usize)
-}
-
 /// How far `read` (a clock, a counter) moved over `iters` iterations of the chain.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn timed(iters: u64, mut read: impl FnMut() -> u64) -> u64 {
@@ -194,12 +188,12 @@ pub fn estimate() -> CoreClock {
         }
         iters *= 4;
     }
-    let cpu0 = current_cpu();
+    let cpu0 = super::affinity::current_cpu();
     let per_add = |t: u64| t as f64 / (iters * ADDS) as f64;
     let mut ns: Vec<f64> = (0..SAMPLES)
         .map(|_| per_add(timed(iters, now_ns)))
         .collect();
-    let cpu = current_cpu().filter(|c| Some(*c) == cpu0);
+    let cpu = super::affinity::current_cpu().filter(|c| Some(*c) == cpu0);
     ns.sort_by(f64::total_cmp);
     let ghz = |n: f64| (n > 0.0).then(|| 1.0 / n);
     let mid = ns[FASTEST / 2];

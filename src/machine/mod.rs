@@ -29,13 +29,14 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use affinity::allowed_cpus;
 pub use caches::{CacheInfo, CacheType};
 pub use cpu::{CpuModel, CpuTopo};
 pub use freq::{CpuFreq, Frequency};
 pub use hypervisor::Hypervisor;
 pub use kernel::{syscall_mitigations, Clocksource, Kernel, Thp, BOOT_PARAMS_THAT_MATTER};
 pub use load::{CpuBusy, Load, BUSY_THRESHOLD};
-pub use memory::Memory;
+pub use memory::{live_page_size, Memory};
 pub use pmu::{builder_for, errno_reason, EventSupport, Pmu, EVENT_NAMES};
 pub use privileges::Privileges;
 pub use render::{render_text, render_text_within};
@@ -243,12 +244,6 @@ pub fn collect_from(root: &Path) -> Machine {
         core_clock: clock::CoreClock::default(),
         notes,
     }
-}
-
-/// The CPUs this process may run on (sched_getaffinity); empty if the call fails. One
-/// implementation, shared with the evidence recorder's placement checks.
-pub fn allowed_cpus() -> Vec<usize> {
-    crate::machine::affinity::allowed_cpus()
 }
 
 impl Machine {

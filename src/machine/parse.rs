@@ -46,23 +46,29 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    let mut parts = Vec::new();
+    format_cpu_runs(&sorted)
+}
+
+/// "0-3,6" style list of runs of consecutive CPUs, in the order given ([`format_cpu_list`]
+/// for a set in any order).
+pub fn format_cpu_runs(cpus: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
     let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
+    while i < cpus.len() {
+        let start = cpus[i];
         let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
             i += 1;
-            end = sorted[i];
+            end = cpus[i];
         }
-        parts.push(if start == end {
+        out.push(if start == end {
             start.to_string()
         } else {
             format!("{start}-{end}")
         });
         i += 1;
     }
-    parts.join(",")
+    out.join(",")
 }
 
 /// Picks the selected value out of a sysfs choice list: `"always [madvise] never"` →

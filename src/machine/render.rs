@@ -291,26 +291,18 @@ fn frequency(o: &mut Out, m: &Machine) {
 fn memory(o: &mut Out, m: &Machine) {
     o.section("Memory");
     let b = |v: Option<u64>| v.map_or("unknown".into(), |b| fmt_bytes(b as f64, ByteStyle::Tenths));
-    o.line(
-        "total / available",
-        format!(
-            "{} / {}",
-            b(m.memory.total_bytes),
-            b(m.memory.available_bytes)
+    let mem = &m.memory;
+    for (label, x, y) in [
+        ("total / available", mem.total_bytes, mem.available_bytes),
+        (
+            "swap total / free",
+            mem.swap_total_bytes,
+            mem.swap_free_bytes,
         ),
-    );
-    o.line(
-        "swap total / free",
-        format!(
-            "{} / {}",
-            b(m.memory.swap_total_bytes),
-            b(m.memory.swap_free_bytes)
-        ),
-    );
-    o.line(
-        "page / huge page",
-        format!("{} / {}", b(m.memory.page_size), b(m.memory.huge_page_size)),
-    );
+        ("page / huge page", mem.page_size, mem.huge_page_size),
+    ] {
+        o.line(label, format!("{} / {}", b(x), b(y)));
+    }
 }
 
 /// Which perf events open here.
