@@ -4,13 +4,9 @@
 //! sibling; in a VM, the host placing another tenant's thread on the same physical core),
 //! or a lower clock.
 //!
-//! Why: on the 2-vCPU KVM machine this was built on, `syscall.null` flipped between 175 and
-//! 240 ns over seconds while a dependent multiply chain stayed at 1.10 ns; eight independent
-//! add chains (this loop) read 0.83 ns per iteration exactly when syscalls read 175 ns and
-//! 1.06–1.54 ns when they read 230–250 ns. A latency-bound loop hides a shared
-//! core; a throughput-bound one shows it, as kernel entry and the scheduler's paths do. The
-//! host's state flips on a scale of 0.1–10 s, so a run's median was a mixture whose share
-//! of each state varied run to run (five-run spreads of 1.2–1.35).
+//! Why: a latency-bound loop hides a shared core; a throughput-bound one shows it, as kernel
+//! entry and the scheduler's paths do. A host's state can flip within 0.1–10 s, so an untagged
+//! median mixes the two states in a share that varies from run to run.
 //!
 //! Each raw sample is tagged with the most recent reading (one at most every
 //! [`EVERY_NS`]); samples tagged more than [`SLOWED`] × the fastest reading of the process
@@ -29,8 +25,8 @@ pub const ITERS: u64 = 30_000;
 /// At most one reading per this many ns of sampling (about 1% of the time at 50 µs a reading).
 pub const EVERY_NS: u64 = 5_000_000;
 
-/// A reading this much slower than the fastest of the process marks a slowed core. The fast
-/// state's readings scattered 0.82–0.93 ns (+13%) on the VM above, the slowed 1.06–1.54.
+/// A reading this much slower than the fastest of the process marks a slowed core: fast
+/// readings scatter by up to about 13%, slowed ones read 25% slower and more.
 pub const SLOWED: f64 = 1.15;
 
 /// At least this share of a measurement's samples must be on a fast core for the figure to
@@ -183,11 +179,8 @@ pub fn split(tags: &[f64], samples: &[f64], best: f64) -> Option<Split> {
 /// [`split`], where a round (`rounds[i]` is sample i's round; a list that does not pair one
 /// to one is not read) in which fewer than [`MIN_FAST_SHARE`] of the samples were tagged fast
 /// counts as slowed whole. Why: such a round is a slowed stretch, and its few samples tagged
-/// fast are its edges. A tag is read before its raw sample, and the paired baseline sample
-/// runs after it: in a recorded run (ctx.yield fifo) a round's first sample
-/// was tagged fast, its baseline ran slowed (1447 ns against 1150–1185) and its difference
-/// read 1628 ns against the other rounds' 2450–2500; alone for its round, it set that round's
-/// median, and the t interval on the rounds' medians read ±50% (test below).
+/// fast are its edges. A tag is read before its raw sample and the paired baseline runs after
+/// it, so an edge sample's difference can read far off and, alone, set its round's median.
 pub fn split_in_rounds(tags: &[f64], samples: &[f64], rounds: &[u32], best: f64) -> Option<Split> {
     let n_samples = samples.len();
     if tags.len() != n_samples || n_samples == 0 || best.is_nan() || best <= 0.0 {

@@ -81,8 +81,7 @@ pub const WINDOW_TOLERANCE: f64 = 0.02;
 
 /// CPU time one participant's reading may add at a window's edges: the clock is sampled
 /// inside a system call whose exit (opening edge) and entry (closing edge) are the caller's
-/// CPU time but outside the wall clock's window; 1–3 µs each with mitigations in a busy VM,
-/// seen up to about 5. The error this check exists for is a stale reading, off by up to a
+/// CPU time but outside the wall clock's window: a few µs each, up to about 5. The error this check exists for is a stale reading, off by up to a
 /// scheduler tick (milliseconds), which 10 µs cannot hide.
 pub const READ_SLACK_NS: u64 = 10_000;
 
@@ -92,8 +91,8 @@ pub const MIN_OCCUPANCY: f64 = 0.95;
 
 /// The largest share of windows that may be left out of the occupancy because a participant
 /// was still runnable at an edge. The windows a competitor ran in are the ones where a
-/// partner is kept runnable, so leaving many of them out would hide the competitor (half
-/// were allowed before). On a quiet machine none are left out (in every quiet run measured).
+/// partner is kept runnable, so leaving many of them out would hide the competitor. On a
+/// quiet machine none are left out.
 ///
 pub const MAX_LEFT_OUT: f64 = 0.10;
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Time before the first item and after the last: clock calibration, machine facts, process
-/// start and exit (0.15–0.2 s measured on the quiet 2-CPU VM).
+/// start and exit (0.15–0.2 s on a quiet machine).
 pub const FIXED_S: f64 = 0.2;
 
 /// Past runs of one item that an estimate uses at most (the most recent).
@@ -30,8 +30,7 @@ pub const MAKE_UP_SHARE: u32 = 10;
 pub const MAKE_UP_LABEL: &str = "make-up rounds";
 
 /// Share of the make-up allowance expected before this machine's history says: between a
-/// steady host (none) and an unsteady 2-vCPU VM, where every run took about the whole
-/// allowance.
+/// steady host (none) and an unsteady one (about the whole allowance).
 pub const MAKE_UP_PRIOR: f64 = 0.5;
 
 /// How an item samples: its rounds spread across the plan (one call per round, the default)

@@ -303,8 +303,8 @@ impl Passes {
 /// pass; each group ends with a make-up pass (pass = `rounds`: [`make_up`], for the items
 /// that need one), and evidence passes come after all of them. Why: perf counters keep the kernel's perf
 /// scheduling hooks on for a second after they close (evidence::perf::HOOKS_LINGER_NS), so
-/// a hook-free figure taken after an item with counters first waited for them (about 1.1 s
-/// at each of its calls in `oscost run`) or paid them. The rounds of a hook-free item are
+/// a hook-free figure taken after an item with counters first waited for them or paid them.
+/// The rounds of a hook-free item are
 /// still a pass apart, among the other hook-free items.
 fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::with_capacity(hook_free.len() * rounds);
@@ -326,9 +326,7 @@ fn schedule(hook_free: &[bool], rounds: usize) -> Vec<(usize, usize)> {
 /// far), at most one fewer than its rounds, each started only while the make-up rounds have
 /// taken under `allowance` in all (`used`). Why: the figure leaves such a round out whole
 /// (canary::split_in_rounds), and with two rounds left its t interval on their medians has
-/// one degree of freedom (t = 12.7, against 4.3 with three): in paired runs on the VM
-/// (twelve full runs' ctx items) that alone read ±10–27% where three
-/// rounds read ±0.5–6%. A make-up round comes at the end of its item's group of passes, a
+/// one degree of freedom (t = 12.7, against 4.3 with three). A make-up round comes at the end of its item's group of passes, a
 /// pass after the slowed round; one that fails for the environment leaves the planned rounds
 /// as they are.
 fn make_up(
@@ -384,10 +382,8 @@ struct MakeUpTime {
 
 /// Whether every figure of the item, merged from the rounds taken so far (slowed rounds left
 /// out as the figure leaves them), is already within the run's interval `target`. Why: a
-/// make-up round is there to narrow the figure; one that is at target needs none. In paired
-/// runs on a noisy host, 2 of the 19 full-run items that took make-up
-/// rounds were already at ±0.7–0.8% without them, and read ±1.6–1.7% with them (replayed from
-/// the recorded samples).
+/// make-up round is there to narrow the figure; one that is at target needs none, and
+/// another round can widen it.
 fn figures_at_target(slot: &Slot, target: f64) -> bool {
     let groups = slot.taken.first().map_or(0, |(_, ms)| ms.len());
     groups > 0

@@ -72,8 +72,7 @@ pub const EVIDENCE_EVERY: usize = 4;
 /// The most evidence samples one round takes. Why a cap: the checks read the counters' rates
 /// (per iteration), which two windows of a sample's length give to well under a percent, and
 /// the quiet windows around every figure sample still record placement, CPU time and faults;
-/// beyond two, each evidence sample was a sample's time (a sixth of a long round) taken for
-/// evidence already in hand.
+/// beyond two, each evidence sample costs a sample's time for evidence already in hand.
 pub const EVIDENCE_PER_ROUND: usize = 2;
 
 /// The iteration counts a measurement's first round scaled to, kept for its later rounds
@@ -155,8 +154,8 @@ pub type Workload<'a> = dyn FnMut(u64) -> Result<u64> + 'a;
 /// Find an iteration count whose sample lasts about `target_ns`: grow ×100 until a sample is
 /// within 100× of the target, then predict linearly. The timing the decision rests on is the
 /// fastest of three: one call slowed by a preemption or a competitor's burst would otherwise
-/// fix a count far too small (a competitor's 5 ms burst during one 37 µs round trip gave
-/// samples of one round trip, too short for any burst to land in the evidence windows).
+/// fix a count far too small, with samples too short for any burst to land in the evidence
+/// windows.
 pub fn auto_scale(work: &mut Workload<'_>, target_ns: u64) -> Result<u64> {
     let mut iters: u64 = 1;
     loop {
@@ -339,16 +338,13 @@ pub fn sample(
 /// just have left idle, the caches hold another item's data), and in every call of one with
 /// `partners` (engine's Recorder::has_partners: tasks started afresh at each call); at least
 /// a quarter of it in a `later` call of one without, whose iteration counts an earlier round
-/// measured: it comes amid the plan's busy passes, with the core at speed, and the floor, not
-/// the steady test, was most of its warm-up (100 ms of a syscall round's ~340 ms).
+/// measured: it comes amid the plan's busy passes, with the core at speed, where the full
+/// floor, not the steady test, would be most of its warm-up.
 ///
 /// Why partners keep the whole floor: a freshly started partner's round trips keep moving
 /// for longer than a quarter floor, slower than the steady test's 3% between windows can
-/// see ([`steady`]). In paired runs (the same host, two full runs
-/// each), the later rounds of the three ctx.pipe items read 2–4% below those taken
-/// after the whole floor (7 of 8 round medians below every one of the full floor's), so they
-/// disagreed with the first round, which always warms up fully, and the t interval on the
-/// three rounds' medians widened the figures from ±1–6% to ±8–11%.
+/// see ([`steady`]); later rounds would then disagree with the first, which always warms up
+/// fully, and widen the t interval on the rounds' medians.
 pub fn round_warmup(cfg: &SamplingConfig, share: u64, later: bool, partners: bool) -> (u64, u64) {
     let cap = (share / 4).max(cfg.warmup_ns.saturating_mul(2));
     let floor = if later && !partners {
@@ -387,7 +383,7 @@ const CHEAP_BASELINE_SHARE: u64 = 4;
 /// same, unless a baseline iteration costs under 1/[`CHEAP_BASELINE_RATIO`] of a raw one
 /// (a system call's empty loop: 0.4 ns beside 200 ns and more), then a quarter of them (at
 /// least `min_sample_ns` of work). Why: every figure sample is followed by its baseline
-/// sample, so a full-length one doubled such an item's sampling time for a part of the figure
+/// sample, so a full-length one would double such an item's sampling time for a part of the figure
 /// under 3%; the raw samples, and the figure's interval, are unchanged, and the stop rule
 /// still waits for the baseline's own interval (a noisier one can only take more samples).
 fn cheap_baseline_iterations(raw: u64, base: u64, target_ns: u64, min_sample_ns: f64) -> u64 {
@@ -414,9 +410,8 @@ fn empty_set(raw_iterations: u64, baseline_iterations: u64) -> SampleSet {
 
 /// The interval one round stops at, so that the pooled samples of `rounds` rounds reach
 /// `target`: a median's interval narrows as 1/√n, so each of `rounds` equal rounds needs
-/// only about `target`·√rounds on its own ([`STOP_BIAS`] corrects the about). Requiring
-/// `target` of every round took `rounds` times the samples the stop rule asks for (a 64 MB
-/// `mem latency` curve 39–45 s against 21–25 s, alternated on the same VM). Drift between
+/// only about `target`·√rounds on its own ([`STOP_BIAS`] corrects the about); requiring
+/// `target` of every round would take `rounds` times the samples. Drift between
 /// rounds still widens the reported interval (stats::widen_for_rounds): the stop rule saves
 /// samples, it does not narrow the interval.
 pub fn round_target(target: f64, rounds: usize) -> f64 {
@@ -427,9 +422,8 @@ pub fn round_target(target: f64, rounds: usize) -> f64 {
 }
 
 /// A round that stops at the first sample whose interval is narrow enough stops on a lucky
-/// narrow one more often than not, and the pooled interval of √rounds-wide rounds came out
-/// about 1.24× the target (measured on synthetic noise in the test below); 0.9 brings it
-/// back to the target.
+/// narrow one more often than not: the pooled interval of √rounds-wide rounds comes out
+/// about 1.24× the target on synthetic noise (test below); 0.9 brings it back.
 const STOP_BIAS: f64 = 0.9;
 
 /// Where one round stops: its plan, with its deadline as a time.
@@ -477,9 +471,8 @@ fn take_round(
         }
         let n = set.raw.len() - first;
         // Convergence is judged on every sample of the round, slowed core or not: waiting
-        // for the fast state (converging on its samples only) doubled a 64 MB `mem latency`
-        // curve (27–55 s against 21–25 s) while the host stayed slow, and did not make
-        // `oscost run` steadier over 6 invocations (6 of 17 probes ≤ 1.10 against 9).
+        // for the fast state can double a round's time while the host stays slow, and does
+        // not make the figures steadier.
         let base = if set.baseline.is_empty() {
             &[][..]
         } else {
@@ -533,12 +526,10 @@ const WARM_TOLERANCE: f64 = 0.03;
 
 /// A warm-up batch is this fraction of a sample's iterations. The steadiness test needs two
 /// windows of [`WARM_WINDOW`] batches; in whole samples (raw and baseline, 2 × 20 ms) that is
-/// 240 ms, more than a spread round's cap of 200 ms, so every round of a measurement with a
-/// baseline warmed up to its cap and never passed the test (and `--quick`'s 60 ms against
-/// its 40 ms cap, for every measurement). Quarter batches pass it within the warm-up floor
-/// when the workload is steady, and keep testing up to the same cap when it is not: the
-/// floor still bounds the warm-up from below, so the caches, page tables and frequency get
-/// the same minimum time as before.
+/// 240 ms, more than a spread round's cap of 200 ms (and `--quick`'s 60 ms against its 40 ms
+/// cap), so whole-sample batches could never pass it. Quarter batches pass it within the warm-up floor when
+/// the workload is steady, and keep testing up to the same cap when it is not; the floor
+/// still bounds the warm-up from below.
 pub const WARM_BATCH_SHARE: u64 = 4;
 
 /// Iterations of one warm-up batch for a sample of `iters` (at least one).
@@ -615,11 +606,8 @@ fn evidence_sample(
 /// Whether a round's samples are precise enough to stop: the figure's interval within
 /// `target` of its median. With a baseline the figure is the paired difference (raw −
 /// baseline, engine::derive), so that is what is judged, not the raw samples or the baseline
-/// on their own. Why: a sweep point at S = 256k is a 1.5 µs difference of two 18–19 µs laps;
-/// its raw and overhead samples each read within ±0.5% after 5 samples a round, and the
-/// round stopped "converged" with the figure at ±10–25% (15 samples, 95%
-/// interval 459–967 ns around 674), so five runs of `ctx sweep` spread 1.09–1.16 where
-/// lat_ctx's spread 1.02–1.07. A difference that cannot reach the target in a round's share
+/// on their own. Why: a small difference of two large laps (a `ctx sweep` point) can have both
+/// sides within ±0.5% while the difference itself is at ±10–25%. A difference that cannot reach the target in a round's share
 /// of the budget spends it and says so (the measurement's "interval did not reach" warning).
 /// A cheap baseline (a system call's 0.4 ns empty loop beside its 200 ns) still stops the
 /// round as soon as the figure is at target, however its own samples spread.
