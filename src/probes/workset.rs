@@ -171,14 +171,10 @@ pub unsafe fn walk_raw(ptr: *mut u8, len: usize, stride: usize, access: Access) 
 /// On x86-64 these are the instructions gcc -O2 makes of it (`bench/ref/lat_ctx.c`'s): per
 /// 1 KiB chunk an inner loop of `add (p),sum; add $8,p; cmp p,next; jne`, here starting a
 /// 64-byte line of code (as the reference's, which asks gcc for that). Why not the generic
-/// loop: its stride is a register (`add reg,reg`, not `add $8,reg`). Measured on the Intel
-/// host (hot 1 MiB array, a pipe write+read between walks, thread CPU time,
-/// medians of 11 rounds): the generic loop 0.327 ns per word, this one 0.258; the same
-/// instructions with the inner loop straddling a 64-byte boundary, where gcc had put the
-/// reference's, 0.316 (docs/SWEEP.md). And a 32-byte boundary is not enough: the same loop
-/// at 32 mod 64 walked 4–6% slower than at 0 mod 64 (the reference with its
-/// loop at 0x17a0 against 0x17c0, the same source: overhead 2.59 against 2.49 µs per hop at
-/// 64k), so the position is fixed to a 64-byte boundary on both sides. Rust cannot say "do
+/// loop: its stride is a register (`add reg,reg`, not `add $8,reg`), and it walks about 25%
+/// slower per word; the same instructions with the inner loop straddling a 64-byte boundary,
+/// or starting at 32 mod 64, walk slower too (docs/SWEEP.md), so the position is fixed to a
+/// 64-byte boundary on both sides. Rust cannot say "do
 /// not unroll" (LLVM unrolls this loop written in Rust by 8), so asm fixes the instructions;
 /// elsewhere the same structure in Rust.
 ///

@@ -1,8 +1,7 @@
 //! The warnings and notes of an HTML results table as footnotes: in its row a remark is
 //! brief ("⚠ 1 of 18 samples are outliers ¹", "notes 2, 3"), and below the table each kind
-//! of remark is written once in full, numbered. Prose in the row made rows hundreds of
-//! pixels tall and pushed the table past the page; a kind said once per
-//! table is the terminal's rule too (report::table's warning block).
+//! of remark is written once in full, numbered: prose in the row would make rows hundreds of
+//! pixels tall. A kind said once per table is the terminal's rule too (report::table's warning block).
 
 use std::fmt::Write;
 

@@ -391,8 +391,8 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
     h.push_str(
         "<div class=\"scroll\"><table class=\"results\">\n<tr><th>probe</th><th>parameters</th>",
     );
-    // The raw and baseline columns only where a row of this family has one to show: an rpc
-    // or mem latency table was two columns of "—" beside the figures it squeezed.
+    // The raw and baseline columns only where a row of this family has one to show, not
+    // two columns of "—" beside an rpc or mem latency table's figures.
     let ones = || rows.iter().filter_map(|r| r.per_run[0]);
     let raw_column = ones().any(|m| !super::raw_is_the_figure(m));
     let baseline_column = ones().any(|m| m.baseline.is_some());
@@ -861,9 +861,8 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
             .collect();
         let labels = case_labels(family, &rows);
         let title = format!("{family}: {unit}");
-        // Several runs without one value between them: grouped bars would be empty axes
-        // (three quick runs whose call.function was invalid in each showed "no data to
-        // plot"), so each run's row says why, as a single run's does.
+        // Several runs without one value between them: grouped bars would be empty axes,
+        // so each run's row says why, as a single run's does.
         let none_plotted = !rows
             .iter()
             .flat_map(|r| r.per_run.iter().flatten())

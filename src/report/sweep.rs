@@ -159,8 +159,7 @@ type ExtraSwitches = (u64, f64, String);
 
 /// One paragraph for every size of a curve whose hops held more than one switch (a ring of
 /// N > 2 under normal scheduling: most of its sizes), each size's figure per counted switch
-/// in it. Why one: the same three-line note under every size took 27 lines for a curve of 9
-/// sizes at 80 columns and said the same thing nine times.
+/// in it. Why one: a three-line note under every size would say the same thing once a size.
 fn extra_switches_note(extra: &[ExtraSwitches]) -> Option<String> {
     if extra.is_empty() {
         return None;
@@ -270,7 +269,7 @@ fn row_cells(c: &Curve, r: &Row, m: &Measurement, said: &mut Said, verbose: bool
     }
     // An invalid size's failed checks, every round's reading, with --verbose; by default
     // once per kind after the curve's table (report::table::failed_block): on a busy machine
-    // every size failed the same check and its three rounds' readings took 4 lines a size.
+    // every size can fail the same check, at 4 lines a size.
     let failed_checks = m.status == Status::Invalid && m.failed_checks().next().is_some();
     if let Some(why) = r.reason.as_ref().filter(|_| verbose || !failed_checks) {
         notes.push(format!("  {}: {why}", fmt_size(r.size)));

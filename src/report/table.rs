@@ -470,8 +470,7 @@ fn is_drift(note: &str) -> bool {
 /// The rows' failed checks after the table, once per kind with the rows they concern, as
 /// the warnings are ([`kind_block`]): "✗ CPU held by participants: expected ≥ 95% of wall
 /// time, observed 41.4–58.4% (…) (in 14: call.function, …)". On a loaded machine every
-/// row fails the same checks, and a reading under each row (two lines a check) made a quick
-/// run 90 lines long. Each row's reading in every round is under it with --verbose.
+/// row can fail the same checks, two lines a check under each row. Each row's reading in every round is under it with --verbose.
 pub(crate) fn failed_block(
     shown: &[&Measurement],
     label: &dyn Fn(&Measurement) -> String,

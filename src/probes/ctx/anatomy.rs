@@ -503,8 +503,8 @@ pub const SWITCH_TOLERANCE: f64 = 0.05;
 /// the next chunk is the other side's, a timer that was preempted switches once more when it
 /// goes to sleep, and the next side's timer may be preempted once for it to. So 4 to 8 a
 /// sample of two chunks a side; at 41 round trips a sample (the direct rung at 4096 pages,
-/// ~100 µs a round trip) that is 0.10–0.20 a round trip, 5–10% of 2, which a check that
-/// counted the round trips alone read as extra switches. The partners sleep through the
+/// ~100 µs a round trip) that is 0.10–0.20 a round trip, 5–10% of 2, which a check counting
+/// the round trips alone would read as extra switches. The partners sleep through the
 /// hand-offs: theirs are in the round trips.
 pub fn handoff_switches(laps: u64) -> (u64, u64) {
     let chunks = interleave::plan(laps);
@@ -523,9 +523,9 @@ pub fn handoff_switches(laps: u64) -> (u64, u64) {
 /// without that count the hand-offs are not allowed for.
 ///
 /// A pair on two CPUs is not held to 2: a task whose reply was posted before it went to sleep
-/// returns from its wait without switching (the quiet full run's direct rung read 1.80 a round
-/// trip, a debug build's 1.89, how often depending on timing alone). It must still sleep on
-/// one side of every round trip, 1 a round trip at least, or the rung measures no wake-up.
+/// returns from its wait without switching, how often depending on timing alone. It must
+/// still sleep on one side of every round trip, 1 a round trip at least, or the rung measures
+/// no wake-up.
 pub fn switches_check(ev: &Evidence, sides: (&Side, &Side)) -> Check {
     let switching = |s: &Side| f64::from(u8::from(s.switching));
     let per_rt = 2.0 * (switching(sides.0) + switching(sides.1));

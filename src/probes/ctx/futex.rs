@@ -129,11 +129,8 @@ impl Pair {
 }
 
 /// The ping-pong's figure. Its samples attach no perf counters and start once the kernel's
-/// perf hooks are off (see tax.rs): in paired runs on a noisy host the
-/// round trip read 6.6 µs while the hooks lingered after the sampler's counter-attached
-/// evidence samples and 6.1-6.2 µs once they had switched off, within one round, the
-/// single-thread baseline unchanged at 1.9 µs; rounds disagreed by 5-10% and the figure read
-/// ±11-62%. The counts come from a pass after the samples ([`evidence_pass`] in a plan).
+/// perf hooks are off (see tax.rs): lingering hooks slow the round trip, not the
+/// single-thread baseline, so rounds would disagree. The counts come from a pass after the samples ([`evidence_pass`] in a plan).
 pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measurement> {
     let _pin = AffinityGuard::pin_current(&[cpu])?;
     let mut pair = Pair::start(mode, cpu)?;

@@ -12,14 +12,9 @@
 //! walks of another array, as in lat_ctx's batches.
 //!
 //! Why two chunks of each and not more: every switch from one part to the other costs the
-//! ring something that a lap of warm-up does not take away (measured, below), and it is not
-//! the same every time. With 8 chunks of each (16 switches a sample) the figure at 256k read
-//! 3–5% higher than with 2 and its samples spread 2–3× wider (robust sd 70–96 ns a hop against
-//! 29–37, the same spread as lat_ctx's own batches of the same length, 30–33); with 64 chunks
-//! it read 4–6% higher again, with a lap of warm-up before every chunk or without. So a run of
-//! `ctx sweep` at 256k needed several times the samples for the same interval. One ABBA of
-//! two chunks each still cancels a linear drift exactly (the test below), and at S = 0 and
-//! 64k the samples were as narrow as with 8 (Intel-hosted VM, quiet; docs/SWEEP.md).
+//! ring something that a lap of warm-up does not take away, and not the same every time, so
+//! more chunks read higher and spread wider (docs/SWEEP.md). One ABBA of two chunks each
+//! still cancels a linear drift exactly (the test below).
 
 use crate::error::Result;
 use std::cell::Cell;

@@ -119,9 +119,8 @@ pub fn evidence_pass(p: Point, m: &mut Measurement) -> Result<()> {
 /// Perf counters (the point's `WithCacheRefs` set) around the samples of a counts pass
 /// (tax::counts_pass_of) on a running ring; their counts become the point's perf evidence.
 /// Why apart: counters make the kernel run its perf hooks at every context switch, and for a
-/// second after they close (tax.rs), which the figure's samples paid when they alternated
-/// with counter-attached ones (about a third of the sweep's gap to lat_ctx at S = 0,
-/// docs/SWEEP.md). The checks stay those of the figure's own windows (rusage, procfs,
+/// second after they close (tax.rs), which the figure's samples would pay if they alternated
+/// with counter-attached ones. The checks stay those of the figure's own windows (rusage, procfs,
 /// placement).
 fn take_evidence(ring: &mut Ring, m: &mut Measurement) -> Result<()> {
     let (participants, start) = (ring.participants.clone(), ring.start_cpus.clone());

@@ -118,9 +118,7 @@ fn yields(iters: u64) -> Result<u64> {
 
 /// `with_partner = false` runs the same loop alone, which must be reported as "no switch".
 /// The figure's samples attach no perf counters and start once the kernel's perf hooks are
-/// off (see tax.rs): in paired runs on a noisy host a round's first sample,
-/// taken before its first counter-attached evidence sample, read 3.45 µs per yield against
-/// 4.0-4.1 µs for the rest of the round, the parked baseline unchanged. The counts come from
+/// off (see tax.rs): lingering hooks slow the yields, not the parked baseline. The counts come from
 /// a pass after the samples ([`evidence_pass`] in a plan).
 pub fn measure_yield(
     ctx: &Context,

@@ -162,8 +162,8 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
     let mut at = build_chain(&ws, p.stride, p.order, 0x6f73_636f_7374 ^ p.size);
     // Chase before the sampler sizes its samples: building the chain left the TLB, the
     // page-walk caches and the caches holding the build's traffic, not the chase's, so the
-    // sampler's first timing ran about 2× slow at DRAM sizes and sized every sample at half
-    // its target (per-sample bookkeeping then took a double share of the budget). A lap, or
+    // sampler's first timing would run about 2× slow at DRAM sizes and size every sample at
+    // half its target. A lap, or
     // 64 Ki loads where the lap is longer (a 64 MB lap is 1 Mi loads, ~0.15 s; 64 Ki random
     // loads reach every page's entry of a 256 MB buffer's page table several times).
     at = chase(at, warm_loads(ws.len() / p.stride));

@@ -63,7 +63,7 @@ pub const SUM_CHECK_MOVED: &str =
 /// (the median of its batches over the rounds: tracer open, nothing recording). rpc.total is
 /// measured apart from the traced session, and the untraced RPC can take two times a
 /// second apart on the same CPUs (on a VM the host wakes an idle vCPU at two speeds, each
-/// held for a while: 43 and 55 µs for the remote scenarios on the 2-vCPU KVM guest). When
+/// held for a while). When
 /// the corrected parts match `beside` but rpc.total is beyond the tolerance from both, the
 /// RPC itself moved between the two measurements, not the correction: the check says so in
 /// its name and reading. It still fails: nothing measured then tells the correction holds

@@ -1,7 +1,7 @@
 //! Where a figure's free text goes (cache-size and knee labels, plateau levels): each label
 //! takes the first of its candidate positions that stays inside the plot area and clear of
-//! the lines, the data and the labels placed before it. Fixed offsets put "L1d 32 KiB"
-//! across the knee line drawn a little to its right, and stacked knee labels over each other.
+//! the lines, the data and the labels placed before it: fixed offsets can put a cache label
+//! across a knee line, or knee labels over each other.
 //!
 //! Text is measured as the plot module sizes label areas ([`super::CHAR_W`] a character), a
 //! little wider than the browser draws it, so a free box is free on the page too.

@@ -202,10 +202,9 @@ impl RatioPlot {
 }
 
 /// Where a row's value label goes: right of its interval; left of it where the figure ends
-/// before the label does (a ratio whose interval reaches the axis' right end had its label
-/// cut off at the figure's edge, "0.835×" in a CI run); above the point where the interval
-/// spans the whole axis, or below it on the top row, whose space above holds the thresholds'
-/// labels ("0.934×" over "−2%" in a CI run). Returns the anchor's ratio and the text's offset
+/// before the label does (an interval reaching the axis' right end); above the point where
+/// the interval spans the whole axis, or below it on the top row, whose space above holds the
+/// thresholds' labels. Returns the anchor's ratio and the text's offset
 /// from it in pixels.
 fn value_label_place<X>(
     chart: &ChartContext<SVGBackend, Cartesian2d<X, RangedCoordf64>>,

@@ -176,8 +176,7 @@ fn text_px(text: &str) -> f64 {
 
 /// Where a row's total text starts on an axis of `range` units over `plot_px` pixels: after
 /// its bar (or its interval), or after its marker when the text would run across the
-/// marker's tick ("21.2 ±0.1 µs/RPC untraced 25.9 µs" was struck through by the tick at
-/// 25.9 µs).
+/// marker's tick.
 fn text_anchor(r: &StackedRow, unit: &Unit, range: f64, plot_px: f64) -> f64 {
     let end = r.segments.iter().sum::<f64>().max(r.total[2]);
     let width = text_px(&total_text(r, unit)) * range / plot_px;
