@@ -73,7 +73,7 @@ pub struct FaultArgs {
 pub use crate::units::size::parse_nonzero_size as parse_size;
 
 /// Round `--size` up to whole pages; a size so large that rounding overflows is a usage
-/// error (it used to wrap to 0 and measure nothing).
+/// error, not a wrap to 0 that measures nothing.
 pub fn page_round(bytes: u64, page: u64) -> Result<u64> {
     bytes
         .div_ceil(page)
@@ -332,10 +332,8 @@ fn finish_fault(
     )
 }
 
-/// Seconds per byte of one round (map, first touch of every page, unmap) on the quiet 2-CPU
-/// VM (6 cases of 256 MiB in 6.2 s, 64 MiB in 1.5 s, most at the 10-round limit: about
-/// 0.08 s a round of 256 MiB; after fault moved into the engine, 12.5 s for 17 estimated at
-/// 0.3 ns, hence 0.22). An evicted file waits for the disk instead (a guess; history
+/// Seconds per byte of one round (map, first touch of every page, unmap) on a quiet machine,
+/// the engine's per-call costs included. An evicted file waits for the disk instead (a guess; history
 /// corrects it).
 const ROUND_S_PER_BYTE: f64 = 0.22e-9;
 const EVICTED_S_PER_BYTE: f64 = 1.5e-9;

@@ -88,9 +88,9 @@ fn walk_ns_per_byte() -> f64 {
 
 /// How long the lab takes: every row walks `size` bytes `reps` times, about one warm walk
 /// each (faults and page cache included) and 1.3 beside the hog; plus writing each file once
-/// (about 1 GB/s) and the hog taking and re-touching its memory (about 0.5 GB/s; it took 0.25
-/// to 1.2 GB/s on a loaded 2-CPU VM, so with a large hog the estimate is rough). The engine's
-/// default (one budget, 2 s) was far off: "about 3 s", took 66 s.
+/// (about 1 GB/s) and the hog taking and re-touching its memory (about 0.5 GB/s, and from half
+/// to twice that on a loaded machine, so with a large hog the estimate is rough). The engine's
+/// one-budget default does not fit a lab that walks every row `reps` times.
 fn lab_estimate(lab: &Lab, ns_per_byte: f64) -> std::time::Duration {
     let walk_s = lab.size as f64 * ns_per_byte / 1e9;
     let mut s = 0.0;

@@ -25,10 +25,9 @@ pub struct RunArgs {
 }
 
 /// The suite's sampling time in all, shared equally among its items (each measurement's
-/// budget, unless `--budget` sets one). Why one total: per-measurement budgets of 2 s summed
-/// to 36 s of sampling over the suite's 18 items, and with each item's scaling, warm-ups and
-/// make-up rounds the suite took about 44 s on a 2-CPU host where it is meant to take about
-/// 20; a shared total keeps the suite's length fixed as items are added. A measurement
+/// budget, unless `--budget` sets one). Why one total: per-measurement budgets grow the suite
+/// with every item added (2 s each, plus scaling, warm-ups and make-up rounds); a shared
+/// total keeps its length fixed. A measurement
 /// whose interval is not at target by the end of its share stops there, its interval as
 /// it stands (and says so).
 pub const SUITE_SAMPLING: Duration = Duration::from_secs(10);

@@ -47,8 +47,8 @@ fn parse_slice(s: &str) -> std::result::Result<Duration, String> {
 /// with whole-run samples, each running both tasks together and then one after the other
 /// (2 × `work` each); plus the calibration (about 4 × 20 ms) and filling the tasks' working
 /// sets. Whole-run samples rarely converge within ±1% at 3 samples a round, and with
-/// `--quick` the minimum samples outlast the budget: the old model (budget + one sample,
-/// "about 9 s") missed the warm-up batches and the samples with counters (took 16.7 s).
+/// `--quick` the minimum samples outlast the budget, so budget + one sample would miss the
+/// warm-up batches and the samples with counters.
 fn slice_estimate(budget: Duration, work: Duration, ci: Option<f64>) -> Duration {
     let half = 2.0 * work.as_secs_f64();
     let rounds = crate::engine::sampler::plan(

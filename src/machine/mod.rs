@@ -98,8 +98,8 @@ pub fn collect_without_pmu() -> Machine {
 }
 
 /// The facts a plan needs (CPUs, topology, caches): neither the PMU probe nor the 100 ms busy
-/// sample, which describe the run and are taken by cli::execute. Why: a command that planned
-/// with [`collect`] waited 100 ms for a load figure it never used, and opened counters.
+/// sample, which describe the run and are taken by cli::execute. Why: planning with
+/// [`collect`] would wait 100 ms for a load figure it never uses, and open counters.
 pub fn for_planning() -> Machine {
     std::panic::catch_unwind(collect_live).unwrap_or_else(|_| Machine {
         notes: vec!["machine facts could not be collected (internal error)".into()],

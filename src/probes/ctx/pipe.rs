@@ -281,7 +281,7 @@ const TAX_ROUNDS_MIN: usize = 3;
 
 /// Rounds of the tax pass for a measurement budget of `budget_ns`: as many as fit in a tenth
 /// of it (each round times 5 collectors for [`TAX_SAMPLE_NS`]), from [`TAX_ROUNDS_MIN`] to
-/// [`TAX_ROUNDS`]. With `--quick` (0.3 s) 7 rounds took about as long as the figure's own
+/// [`TAX_ROUNDS`]. With `--quick` (0.3 s) 7 rounds take about as long as the figure's own
 /// samples; the pass is evidence beside the figure, not one of its checks.
 fn tax_rounds(budget_ns: u64) -> usize {
     let per_round = 5 * TAX_SAMPLE_NS;

@@ -191,10 +191,9 @@ impl Ring {
             Mode::Thread => ring.spawn_threads(&mut pipes, &sets)?,
         }
         // Member 0's set is filled after the members exist, as lat_ctx allocates its own
-        // array after forking: filled before the fork, its pages were copy-on-write shared
-        // with every forked member (a write walk's first pass then copied each one to a page
-        // allocated mid-warm-up), and the members' fills took their pages after it from the
-        // same allocator, the opposite order to lat_ctx's.
+        // array after forking: filled before the fork, its pages would be copy-on-write shared
+        // with every forked member (copied mid-warm-up by a write walk's first pass), and the
+        // members would take their pages after it, the opposite order to lat_ctx's.
         sets[0].fill();
         ring.sets = sets;
         // The measuring thread keeps the head's write end and the tail's read end.
