@@ -78,9 +78,8 @@ pub const EVIDENCE_PER_ROUND: usize = 2;
 /// The iteration counts a measurement's first round scaled to, kept for its later rounds
 /// when the run spreads them across the plan (engine::plan keeps one per plan item).
 ///
-/// Why: every call of a spread measurement scaled raw and baseline again (three or more
-/// timings of up to a sample each, at every round), although the rounds measure the same
-/// thing under the same conditions; the samples are per iteration, so the count only sets a
+/// Why: scaling raw and baseline at every call takes three or more timings of up to a sample
+/// each, although the rounds measure the same thing under the same conditions; the samples are per iteration, so the count only sets a
 /// sample's length. Entries are matched by position (the n-th measurement a call takes) and
 /// by its identity (probe and parameters), so a job whose calls measure different things
 /// scales each afresh.
@@ -607,8 +606,9 @@ fn evidence_sample(
 /// `target` of its median. With a baseline the figure is the paired difference (raw −
 /// baseline, engine::derive), so that is what is judged, not the raw samples or the baseline
 /// on their own. Why: a small difference of two large laps (a `ctx sweep` point) can have both
-/// sides within ±0.5% while the difference itself is at ±10–25%. A difference that cannot reach the target in a round's share
-/// of the budget spends it and says so (the measurement's "interval did not reach" warning).
+/// sides within ±0.5% while the difference itself is at ±10–25%. A difference that cannot
+/// reach the target in a round's share of the budget spends it and says so (the
+/// measurement's "interval did not reach" warning).
 /// A cheap baseline (a system call's 0.4 ns empty loop beside its 200 ns) still stops the
 /// round as soon as the figure is at target, however its own samples spread.
 fn converged(raw: &[f64], baseline: &[f64], target: f64) -> bool {

@@ -2,8 +2,8 @@
 //!
 //! Why not schedstat alone: /proc/<pid>/task/<tid>/schedstat shows `sum_exec_runtime`, which
 //! for a task that is running is brought up to date only at a scheduler tick (4 ms at HZ=250)
-//! or a switch. CPU time spent before a window then lands inside it, and occupancy read
-//! 101–146% on an idle machine. Two readings are current:
+//! or a switch. CPU time spent before a window then lands inside it, and occupancy reads
+//! over 100% even on an idle machine. Two readings are current:
 //!
 //! - a thread of this process: its thread CPU clock (`clock_gettime` on the clock id of the
 //!   thread, the same as `CLOCK_THREAD_CPUTIME_ID` for the caller). The kernel updates the
@@ -61,7 +61,7 @@ pub fn process_clock_id(pid: i32) -> libc::clockid_t {
 /// Nanoseconds of CPU time of process `pid` (all its threads). For a single-threaded partner
 /// (a forked child: pid == tid) this is its task's CPU time, exact when the task is not
 /// running; while it runs on another CPU the kernel leaves out its time since the last tick
-/// or switch (measured here: a spinning child's clock advances in 4 ms steps at HZ=250), so
+/// or switch (a spinning child's clock advances in tick steps), so
 /// [`read_as`] counts such a reading as exact only when the task was not runnable.
 pub fn process_cpu_ns(pid: i32) -> Option<u64> {
     let mut ts = libc::timespec {

@@ -3,7 +3,7 @@
 //! samples is evidence too.
 //!
 //! Why: software perf events attached to the partners run perf's hooks at every context
-//! switch (1.5–2× a pipe round trip here). Worse, closing them does not end the cost at once:
+//! switch (1.5–2× a pipe round trip). Worse, closing them does not end the cost at once:
 //! the kernel keeps its perf scheduling hooks switched on for a second after the last per-task
 //! counter closes (`perf::HOOKS_LINGER_NS`), so a figure whose samples alternate with
 //! counter-attached evidence samples pays the hooks on every switch (a few %, measured here as

@@ -64,7 +64,7 @@ pub struct Point {
 /// Counters are read on every 8th sample rather than every 4th: a chase has no switch for
 /// them to tax, per-load ratios from thousands of loads per window are already precise, and
 /// occupancy, placement and rusage are read around every sample anyway (quiet windows);
-/// the 4th cost a 64 MB curve about 15% of its time.
+/// every 4th costs a 64 MB curve about 15% of its time.
 pub fn chase_sampling(s: &SamplingConfig) -> SamplingConfig {
     SamplingConfig {
         target_sample_ns: s.target_sample_ns.min(2_000_000),
