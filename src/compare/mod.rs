@@ -52,9 +52,9 @@ pub enum DecidedBy {
 /// What the comparison says about a pair besides its verdict.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PairNote {
-    /// A side has no resolved value (below resolution): the raw per-iteration times were
-    /// compared instead.
-    RawCompared,
+    /// A side has no resolved value (below resolution, or unstable): the raw per-iteration
+    /// times were compared instead. Each side's status, `Ok` where that side is resolved.
+    RawCompared { a: Status, b: Status },
     /// The median of A is zero or negative: no ratio.
     NonPositiveA,
     /// Too few usable samples for a bootstrap interval.
@@ -71,7 +71,8 @@ pub enum PairNote {
 pub enum Basis {
     /// The derived figure, baseline subtracted.
     Value,
-    /// The raw per-iteration time, when a side has no resolved value (below resolution).
+    /// The raw per-iteration time, when a side has no resolved value (below resolution or
+    /// unstable).
     Raw,
 }
 
@@ -266,7 +267,11 @@ fn pair(a: &Measurement, b: &Measurement) -> Pair {
         // Below resolution on a side: the derived figure is not a number, the raw one is.
         p.basis = Basis::Raw;
         p.unit = a.raw_unit.clone();
-        p.notes.push(PairNote::RawCompared);
+        let why = |m: &Measurement| if resolved(m) { Status::Ok } else { m.status };
+        p.notes.push(PairNote::RawCompared {
+            a: why(a),
+            b: why(b),
+        });
         fn raw_side(m: &Measurement) -> Samples<'_> {
             Samples {
                 raw: &m.samples,
@@ -607,9 +612,16 @@ mod tests {
         let p = compare(&a, "a", &b, "b").pairs.remove(0);
         assert_eq!((p.basis, p.notes.len()), (Basis::Value, 0), "{p:?}");
         b.measurements[0].value = None;
+        b.measurements[0].status = Status::BelowResolution;
         let p = compare(&a, "a", &b, "b").pairs.remove(0);
         assert_eq!(p.basis, Basis::Raw, "{p:?}");
-        assert_eq!(p.notes, [PairNote::RawCompared]);
+        let raw = |a, b| [PairNote::RawCompared { a, b }];
+        assert_eq!(p.notes, raw(Status::Ok, Status::BelowResolution));
+        // An unstable side is not resolved either, and the note says which it was.
+        let mut a = run_with(samples(100.0, 30, 1));
+        a.measurements[0].status = Status::Unstable;
+        let p = compare(&a, "a", &b, "b").pairs.remove(0);
+        assert_eq!(p.notes, raw(Status::Unstable, Status::BelowResolution));
     }
 
     #[test]

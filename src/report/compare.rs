@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::compare::{Basis, Comparison, DecidedBy, MachineDifference, Pair, PairNote, Verdict};
+use crate::model::Status;
 use crate::units::name::Word;
 use crate::units::{fmt_num, Unit};
 
@@ -23,8 +24,21 @@ pub fn decided_by_words(d: DecidedBy) -> String {
 /// One of a pair's notes, in words.
 pub fn note_words(n: PairNote) -> String {
     match n {
-        PairNote::RawCompared => {
-            "value below resolution in a run: raw per-iteration times compared".into()
+        PairNote::RawCompared { a, b } => {
+            let state = |s: Status| match s {
+                Status::BelowResolution => "below resolution",
+                Status::Unstable => "unstable",
+                Status::Invalid => "invalid",
+                Status::Ok => "without a figure",
+            };
+            let unresolved = |s: &Status| s != &Status::Ok;
+            let sides = match (unresolved(&a), unresolved(&b)) {
+                (true, true) if a == b => format!("{} in A and B", state(a)),
+                (true, true) => format!("{} in A, {} in B", state(a), state(b)),
+                (true, false) => format!("{} in A", state(a)),
+                (false, _) => format!("{} in B", state(b)),
+            };
+            format!("value {sides}: raw per-iteration times compared")
         }
         PairNote::NonPositiveA => "median of A is not positive: no ratio".into(),
         PairNote::TooFewSamples => "too few usable samples for an interval".into(),
@@ -554,7 +568,10 @@ mod tests {
             .find(|p| p.invalid_in.is_empty())
             .unwrap();
         p.notes = vec![
-            PairNote::RawCompared,
+            PairNote::RawCompared {
+                a: Status::Ok,
+                b: Status::BelowResolution,
+            },
             PairNote::BelowMinimumEffect {
                 was: Verdict::Faster,
                 pct: 2.5,
@@ -562,7 +579,7 @@ mod tests {
         ];
         assert_eq!(
             note(p),
-            "value below resolution in a run: raw per-iteration times compared; \
+            "value below resolution in B: raw per-iteration times compared; \
              faster by less than the 2.5% minimum effect"
         );
         p.decided_by = Some(DecidedBy::MinimumEffect { pct: 2.5 });
@@ -575,7 +592,7 @@ mod tests {
             .expect("the decision in words in the JSON");
         assert_eq!(
             p["note"],
-            "value below resolution in a run: raw per-iteration times compared; \
+            "value below resolution in B: raw per-iteration times compared; \
              faster by less than the 2.5% minimum effect"
         );
     }
