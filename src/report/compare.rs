@@ -21,6 +21,53 @@ pub fn decided_by_words(d: DecidedBy) -> String {
     }
 }
 
+/// The decisions of a comparison, one line per rule with the range of the figure it used:
+/// seven rows decided by drifts of ±1.5% to ±27.9% are one way of deciding, not seven.
+fn decision_lines(c: &Comparison) -> Vec<String> {
+    let figure = |d: DecidedBy| match d {
+        DecidedBy::Bootstrap { .. } => 0.0,
+        DecidedBy::RoundDrift { share } => share * 100.0,
+        DecidedBy::HistoryDrift { pct } | DecidedBy::MinimumEffect { pct } => pct,
+    };
+    let same_rule = |a: DecidedBy, b: DecidedBy| match (a, b) {
+        (DecidedBy::Bootstrap { paired: x }, DecidedBy::Bootstrap { paired: y }) => x == y,
+        _ => std::mem::discriminant(&a) == std::mem::discriminant(&b),
+    };
+    // (the first of the rule, lowest figure, highest figure, rows), in first-seen order.
+    let mut rules: Vec<(DecidedBy, f64, f64, usize)> = Vec::new();
+    for d in c.pairs.iter().filter_map(|p| p.decided_by) {
+        let x = figure(d);
+        match rules.iter_mut().find(|(r, ..)| same_rule(*r, d)) {
+            Some((_, lo, hi, n)) => (*lo, *hi, *n) = (lo.min(x), hi.max(x), *n + 1),
+            None => rules.push((d, x, x, 1)),
+        }
+    }
+    let span = |lo: f64, hi: f64, f: fn(f64) -> String| match (f(lo), f(hi)) {
+        (a, b) if a == b => a,
+        (a, b) => format!("{a}–{b}"),
+    };
+    rules
+        .into_iter()
+        .map(|(d, lo, hi, n)| {
+            let how = match d {
+                DecidedBy::Bootstrap { .. } => decided_by_words(d),
+                DecidedBy::RoundDrift { .. } => format!(
+                    "drift between rounds (±{}%)",
+                    span(lo, hi, |x| format!("{x:.1}"))
+                ),
+                DecidedBy::HistoryDrift { .. } => format!(
+                    "history drift ({}% seen between runs)",
+                    span(lo, hi, |x| format!("{x:.1}"))
+                ),
+                DecidedBy::MinimumEffect { .. } => {
+                    format!("minimum effect ({}%)", span(lo, hi, |x| format!("{x}")))
+                }
+            };
+            format!("decided by: {how} ({n} of {} rows)", c.pairs.len())
+        })
+        .collect()
+}
+
 /// One of a pair's notes, in words.
 pub fn note_words(n: PairNote) -> String {
     match n {
@@ -162,7 +209,6 @@ pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
         o.push_str(&(wrap(&legend.join("; "), term.width, "", "  ") + "\n"));
     }
     // Notes after the table, each under its probe; one line per way of deciding.
-    let mut decided: Vec<(String, usize)> = Vec::new();
     let mut notes = String::new();
     for (r, p) in rows.iter().zip(&c.pairs) {
         let note = note(p);
@@ -170,20 +216,12 @@ pub fn text_for(c: &Comparison, term: &crate::report::term::Term) -> String {
             let line = format!("{}: {note}", r[0]);
             notes.push_str(&(wrap(&line, term.width, "  ", "    ") + "\n"));
         }
-        // Grouped by their words: two drifts that print alike are one way of deciding.
-        if let Some(how) = p.decided_by.map(decided_by_words) {
-            match decided.iter_mut().find(|(d, _)| *d == how) {
-                Some((_, n)) => *n += 1,
-                None => decided.push((how, 1)),
-            }
-        }
     }
     if !notes.is_empty() {
         o.push_str("\nnotes:\n");
         o.push_str(&notes);
     }
-    for (how, n) in decided {
-        let line = format!("decided by: {how} ({n} of {} rows)", c.pairs.len());
+    for line in decision_lines(c) {
         o.push_str(&(wrap(&line, term.width, "", "  ") + "\n"));
     }
     unpaired(&mut o, c, |s| wrap(s, term.width, "  ", "    ") + "\n");
@@ -616,6 +654,30 @@ mod tests {
             t.matches("decided by: drift between rounds (±0.9%) (2 of")
                 .count(),
             1,
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn drifts_that_differ_are_one_way_of_deciding_with_their_range() {
+        let mut c = cmp();
+        let mut drifts = [0.015, 0.279, 0.097].into_iter();
+        let mut n = 0;
+        for p in c.pairs.iter_mut().take(3) {
+            p.decided_by = Some(DecidedBy::RoundDrift {
+                share: drifts.next().unwrap(),
+            });
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        let t = text(&c);
+        let total = c.pairs.len();
+        let lines: Vec<&str> = t.lines().filter(|l| l.contains("drift between")).collect();
+        assert_eq!(
+            lines,
+            [format!(
+                "decided by: drift between rounds (±1.5–27.9%) (3 of {total} rows)"
+            )],
             "{t}"
         );
     }
