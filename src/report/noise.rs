@@ -238,21 +238,34 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
             fmt_num(c * 100.0)
         ));
     }
+    // Rows, and events, that share a reason are one remark: the reason said once.
+    let mut partial: Vec<(&str, Vec<String>)> = Vec::new();
     for c in t.counts.iter().filter(|c| !c.whole()) {
-        out.push(format!(
-            "causes partial: {} traced {} against the /proc delta {} (±2%): {}",
-            count_row_label(&c.row),
-            fmt_thousands(c.traced),
-            fmt_thousands(c.proc_delta),
-            if c.traced > c.proc_delta {
-                "an edge that came while its handler ran is counted once, handled twice"
-            } else if c.agrees() {
-                "the kernel counted the rest and wrote no record of them"
-            } else {
-                "the recording missed some"
-            }
-        ));
+        let why = if c.traced > c.proc_delta {
+            "an edge that came while its handler ran is counted once, handled twice"
+        } else if c.agrees() {
+            "the kernel counted the rest and wrote no record of them"
+        } else {
+            "the recording missed some"
+        };
+        let item = |first: bool| {
+            format!(
+                "{} traced {} against {}{}",
+                count_row_label(&c.row),
+                fmt_thousands(c.traced),
+                if first { "the /proc delta " } else { "" },
+                fmt_thousands(c.proc_delta),
+            )
+        };
+        match partial.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, items)) => items.push(item(false)),
+            None => partial.push((why, vec![item(true)])),
+        }
     }
+    for (why, items) in partial {
+        out.push(format!("causes partial: {} (±2%): {why}", items.join(", ")));
+    }
+    let mut unwritten: Vec<(String, Vec<(&Unwritten, bool)>)> = Vec::new();
     for (u, paired) in entry_exit_pairs(&t.unwritten) {
         let why = match (u.ring_full, u.silent()) {
             (0, _) => "no lost record: they came while a task whose tracepoints do not fire \
@@ -265,20 +278,44 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
                 fmt_thousands(silent)
             ),
         };
-        out.push(if paired {
-            format!(
+        match unwritten.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, items)) => items.push((u, paired)),
+            None => unwritten.push((why, vec![(u, paired)])),
+        }
+    }
+    for (why, items) in unwritten {
+        let event = |u: &Unwritten| crate::escape::terminal(&u.event).into_owned();
+        out.push(match items[..] {
+            [(u, true)] => format!(
                 "the kernel counted {} {} and _exit events each and wrote {} of each: {why}",
                 fmt_thousands(u.counted),
-                crate::escape::terminal(&u.event),
+                event(u),
                 fmt_thousands(u.recorded)
-            )
-        } else {
-            format!(
+            ),
+            [(u, false)] => format!(
                 "the kernel counted {} {} events and wrote {}: {why}",
                 fmt_thousands(u.counted),
-                crate::escape::terminal(&u.event),
+                event(u),
                 fmt_thousands(u.recorded)
-            )
+            ),
+            _ => format!(
+                "the kernel counted these events and wrote fewer: {}: {why}",
+                items
+                    .iter()
+                    .map(|(u, paired)| {
+                        let each = if *paired { " each" } else { "" };
+                        format!(
+                            "{}{} {}{each}, wrote {}{}",
+                            event(u),
+                            if *paired { " and _exit" } else { "" },
+                            fmt_thousands(u.counted),
+                            fmt_thousands(u.recorded),
+                            if *paired { " of each" } else { "" },
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
         });
     }
     if t.lost_records > 0 {

@@ -279,6 +279,42 @@ fn entries_the_kernel_counted_unwritten_are_said_with_the_counter_and_the_record
 }
 
 #[test]
+fn rows_partial_for_one_reason_are_one_remark() {
+    let mut run = run();
+    let n = run.measurements[0].noise.as_mut().unwrap();
+    let Attribution::Traced(t) = &mut n.attribution else {
+        panic!("traced")
+    };
+    let row = |row: &str, proc_delta, traced| crate::model::noise::CountCheck {
+        row: row.into(),
+        proc_delta,
+        traced,
+        unwritten: proc_delta - traced,
+    };
+    let missed = crate::model::noise::CountCheck {
+        unwritten: 0,
+        ..row("LOC", 560, 500)
+    };
+    t.counts = vec![row("RES", 76, 74), row("softirq TIMER", 96, 94), missed];
+    let s = text(&run, false);
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "causes partial: RES traced 74 against the /proc delta 76, softirq TIMER traced 94 \
+             against 96 (±2%): the kernel counted the rest and wrote no record of them"
+        ),
+        "{s}"
+    );
+    // A row short for another reason keeps its own remark.
+    assert!(
+        flat.contains("causes partial: LOC traced 500 against the /proc delta 560 (±2%): the recording missed some"),
+        "{s}"
+    );
+    assert_eq!(flat.matches("causes partial: ").count(), 2, "{s}");
+    assert!(widest(&s) <= 80, "{s}");
+}
+
+#[test]
 fn an_entry_and_its_exit_counted_alike_are_one_line() {
     let mut run = run();
     let n = run.measurements[0].noise.as_mut().unwrap();
@@ -300,24 +336,35 @@ fn an_entry_and_its_exit_counted_alike_are_one_line() {
     ];
     let s = text(&run, false);
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // One reason, said once, for the three facts that share it.
     assert!(
         flat.contains(
-            "the kernel counted 545 irq_vectors:local_timer_entry and _exit events each and \
-             wrote 543 of each: no lost record"
+            "the kernel counted these events and wrote fewer: \
+             irq_vectors:local_timer_entry and _exit 545 each, wrote 543 of each; \
+             irq:softirq_entry 64, wrote 62; irq:softirq_exit 64, wrote 61: no lost record"
         ),
         "{s}"
     );
     assert!(!flat.contains("local_timer_exit"), "{s}");
-    assert!(
-        flat.contains("the kernel counted 64 irq:softirq_entry events and wrote 62:"),
-        "{s}"
-    );
-    assert!(
-        flat.contains("the kernel counted 64 irq:softirq_exit events and wrote 61:"),
-        "{s}"
-    );
-    assert_eq!(flat.matches("the kernel counted").count(), 3, "{s}");
+    assert_eq!(flat.matches("the kernel counted").count(), 1, "{s}");
+    assert_eq!(flat.matches("no lost record").count(), 1, "{s}");
     assert!(widest(&s) <= 80, "{s}");
+    // A reason of its own is a remark of its own, in the one-event words.
+    let Attribution::Traced(t) = &mut run.measurements[0].noise.as_mut().unwrap().attribution
+    else {
+        panic!("traced")
+    };
+    t.unwritten[3].ring_full = 3;
+    let s = text(&run, false);
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "the kernel counted 64 irq:softirq_exit events and wrote 61: 3 for want of room \
+             in the ring"
+        ),
+        "{s}"
+    );
+    assert_eq!(flat.matches("the kernel counted").count(), 2, "{s}");
     // The remark counts the timer's entries and exits unwritten as 2 pairs, the softirq's
     // as 2 pairs and the exit beyond them as 1 event: never the 9 of all four summed.
     let remark =
