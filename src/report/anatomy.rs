@@ -333,13 +333,23 @@ pub fn render(a: &Waterfall) -> String {
 
 /// [`render`] with `after_rows` right under the table's rows (the family's own view puts
 /// why rungs are invalid there).
+/// A share in whole percent; a positive one too small to round to 1% is "<1%", not nothing.
+fn percent(share: f64) -> String {
+    match 100.0 * share {
+        p if p > 0.0 && p < 0.5 => "<1%".to_string(),
+        p => format!("{p:.0}%"),
+    }
+}
+
 pub fn render_with(a: &Waterfall, after_rows: &str) -> String {
     let mut s = String::from("Why a switch costs what it does (per switch, same CPU)\n\n");
     s.push_str(&format!("{:<34}{:>22}{:>8}\n", "rung", "added", "share"));
     for st in &a.steps {
-        let share = st
-            .share
-            .map_or(String::new(), |x| format!("{:.0}%", 100.0 * x));
+        let share = st.share.map_or(String::new(), |x| match 100.0 * x {
+            // A valid rung too small to round to 1% is not nothing.
+            p if p > 0.0 && p < 0.5 => "<1%".to_string(),
+            p => format!("{p:.0}%"),
+        });
         let mark = if st.in_sum { "" } else { " *" };
         s.push_str(&format!(
             "{:<34}{:>22}{:>8}\n",
@@ -487,7 +497,7 @@ pub fn quiz(a: &Waterfall) -> String {
         }
         let f = sum_of(&resolved);
         let share = total.zip(a.share_of).map_or(String::new(), |(t, of)| {
-            format!(" ({:.0}% of {})", 100.0 * f.median / t, of.words())
+            format!(" ({} of {})", percent(f.median / t), of.words())
         });
         let also = noise.map_or(String::new(), |n| format!(", plus a rung {n}"));
         format!(
@@ -958,6 +968,20 @@ mod tests {
             m.status = Status::Ok;
         }
         run
+    }
+
+    #[test]
+    fn a_share_too_small_to_round_to_one_percent_is_not_printed_as_nothing() {
+        let mut a = analyze(&all_ok()).unwrap();
+        a.steps[1].share = Some(0.0024);
+        a.steps[2].share = Some(0.006);
+        let t = render(&a);
+        let share = |i: usize| {
+            let label = &a.steps[i].label;
+            let line = t.lines().find(|l| l.starts_with(label.as_str())).unwrap();
+            line.split_whitespace().last().unwrap().to_string()
+        };
+        assert_eq!((share(1).as_str(), share(2).as_str()), ("<1%", "1%"), "{t}");
     }
 
     #[test]
