@@ -142,13 +142,13 @@ pub fn events(given: &[String]) -> Result<Vec<&'static str>> {
     }
     let mut out = Vec::new();
     for g in given {
-        let name = crate::evidence::perf::event_names()
+        let name = crate::machine::pmu::event_names()
             .find(|n| n == g)
             .ok_or_else(|| {
                 Error::usage(format!(
                     "-e: '{}' is not an event oscost counts; use one of: {}",
                     crate::escape::terminal(g),
-                    crate::evidence::perf::event_names()
+                    crate::machine::pmu::event_names()
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))
