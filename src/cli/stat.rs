@@ -93,38 +93,10 @@ fn config(a: &StatArgs) -> Result<Config> {
     })
 }
 
-/// `taskset -c`'s list: CPUs and ranges, comma-separated, each in this process's allowed set.
+/// `taskset -c`'s list: CPUs and ranges, comma-separated, each in this process's allowed set;
+/// an empty piece is refused.
 pub fn parse_cpu_list(s: &str, allowed: &[usize]) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        let bad = || {
-            Error::usage(format!(
-                "--cpu: '{}' is not a CPU or a range like 0-3",
-                crate::escape::terminal(part)
-            ))
-        };
-        let num = |t: &str| t.trim().parse::<usize>().map_err(|_| bad());
-        let (lo, hi) = match part.split_once('-') {
-            Some((l, h)) => (num(l)?, num(h)?),
-            None => (num(part)?, num(part)?),
-        };
-        if lo > hi {
-            return Err(bad());
-        }
-        for c in lo..=hi {
-            if !allowed.contains(&c) {
-                return Err(Error::usage(format!(
-                    "--cpu: CPU {c} is not in this process's allowed set ({})",
-                    crate::evidence::placement::format_cpu_list(allowed)
-                )));
-            }
-            if !out.contains(&c) {
-                out.push(c);
-            }
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
+    crate::machine::affinity::cpus_asked(s, allowed, "--cpu", false)
 }
 
 /// The events asked for (perf stat's names), or the default set; `none` alone: no counters.
@@ -142,13 +114,13 @@ pub fn events(given: &[String]) -> Result<Vec<&'static str>> {
     }
     let mut out = Vec::new();
     for g in given {
-        let name = crate::evidence::perf::event_names()
+        let name = crate::machine::pmu::event_names()
             .find(|n| n == g)
             .ok_or_else(|| {
                 Error::usage(format!(
                     "-e: '{}' is not an event oscost counts; use one of: {}",
                     crate::escape::terminal(g),
-                    crate::evidence::perf::event_names()
+                    crate::machine::pmu::event_names()
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))

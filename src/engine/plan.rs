@@ -577,10 +577,7 @@ pub(crate) mod tests {
                 ctx,
                 spec,
                 crate::engine::measure::Participants::new(vec![], vec![]),
-                crate::engine::measure::Workloads {
-                    raw: &mut w,
-                    baseline: None,
-                },
+                crate::engine::measure::Workloads::alone(&mut w),
                 |_| (vec![crate::engine::checks::at_most("ok", 1.0, 0.0)], vec![]),
             )?;
             m.sample_canary = vec![FAST; m.samples.len()];

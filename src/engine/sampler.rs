@@ -187,6 +187,24 @@ pub struct Workloads<'a, 'r, 'b> {
     pub baseline: Option<&'a mut Workload<'b>>,
 }
 
+impl<'a, 'r, 'b> Workloads<'a, 'r, 'b> {
+    /// The workload alone, with no baseline to subtract.
+    pub fn alone(raw: &'a mut Workload<'r>) -> Self {
+        Workloads {
+            raw,
+            baseline: None,
+        }
+    }
+
+    /// The workload and the baseline whose time is subtracted from it.
+    pub fn paired(raw: &'a mut Workload<'r>, baseline: &'a mut Workload<'b>) -> Self {
+        Workloads {
+            raw,
+            baseline: Some(baseline),
+        }
+    }
+}
+
 /// Which round of a spread measurement a call takes, and the iteration counts an earlier
 /// round of it scaled to (raw, baseline; see [`ScaleMemo`]), when one did.
 #[derive(Debug, Clone, Copy)]
@@ -846,10 +864,7 @@ mod tests {
                 slot,
                 known: Some((1, 0)),
             }),
-            &mut Workloads {
-                raw: &mut raw,
-                baseline: None,
-            },
+            &mut Workloads::alone(&mut raw),
             &mut rec,
         )
         .unwrap();
@@ -1059,10 +1074,7 @@ mod tests {
             &cfg,
             0.0,
             Some(Round { slot, known: None }),
-            &mut Workloads {
-                raw: &mut raw,
-                baseline: None,
-            },
+            &mut Workloads::alone(&mut raw),
             &mut rec,
         )
         .unwrap();
@@ -1092,10 +1104,7 @@ mod tests {
             &cfg,
             0.0,
             Some(Round { slot, known: None }),
-            &mut Workloads {
-                raw: &mut raw,
-                baseline: None,
-            },
+            &mut Workloads::alone(&mut raw),
             &mut rec,
         )
         .unwrap();
@@ -1131,10 +1140,7 @@ mod tests {
                 slot,
                 known: Some((40, 0)),
             }),
-            &mut Workloads {
-                raw: &mut raw,
-                baseline: None,
-            },
+            &mut Workloads::alone(&mut raw),
             &mut rec,
         )
         .unwrap();
@@ -1155,10 +1161,7 @@ mod tests {
                 slot,
                 known: Some((40, 7)),
             }),
-            &mut Workloads {
-                raw: &mut raw,
-                baseline: None,
-            },
+            &mut Workloads::alone(&mut raw),
             &mut rec,
         )
         .unwrap();

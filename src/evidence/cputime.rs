@@ -207,10 +207,7 @@ pub fn read_as(whose: Whose, pid: i32, tid: i32, opening: bool) -> Option<CpuRea
 /// The number of threads of process `pid` (the `Threads:` line of /proc/<pid>/status).
 pub fn thread_count(pid: i32) -> Option<u32> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))?
-        .trim()
+    crate::machine::parse::status_field(&status, "Threads")?
         .parse()
         .ok()
 }

@@ -5,9 +5,9 @@
 //! of silently reading zero; scaling is flagged in the reading. An event that cannot be opened
 //! records why (no PMU, paranoid setting, permission) and never fails the probe.
 
+use crate::machine::pmu::{spec_named, PerfEvent, CACHE_REFS, HARDWARE, SOFTWARE, STORES};
 use crate::model::EventReading;
-use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
-use perf_event::{Builder, Counter};
+use perf_event::Counter;
 use std::collections::BTreeMap;
 
 /// The events a probe wants, by perf-stat name.
@@ -55,100 +55,11 @@ pub fn note_closed_now() {
     );
 }
 
-/// A named event and whether it is counted in the kernel (scheduler events only exist there).
-struct Spec {
-    name: &'static str,
-    kernel_side: bool,
-    event: Event,
-}
-
-/// The perf event behind a [`Spec`].
-enum Event {
-    Sw(Software),
-    Hw(Hardware),
-    Cache(CacheId, CacheOp, CacheResult),
-}
-
-impl Spec {
-    /// A builder counting this event (of this process, on any CPU, until told otherwise).
-    fn builder(&self) -> Builder<'static> {
-        let mut b = Builder::new(Software::DUMMY);
-        match self.event {
-            Event::Sw(e) => b.event(e),
-            Event::Hw(e) => b.event(e),
-            Event::Cache(which, operation, result) => b.event(Cache {
-                which,
-                operation,
-                result,
-            }),
-        };
-        b
-    }
-}
-
-const fn sw(name: &'static str, kernel_side: bool, e: Software) -> Spec {
-    Spec {
-        name,
-        kernel_side,
-        event: Event::Sw(e),
-    }
-}
-const fn hw(name: &'static str, e: Hardware) -> Spec {
-    Spec {
-        name,
-        kernel_side: false,
-        event: Event::Hw(e),
-    }
-}
-const READ: CacheOp = CacheOp::READ;
-const WRITE: CacheOp = CacheOp::WRITE;
-const ACCESS: CacheResult = CacheResult::ACCESS;
-const MISS: CacheResult = CacheResult::MISS;
-
-const fn cache(name: &'static str, which: CacheId, op: CacheOp, result: CacheResult) -> Spec {
-    Spec {
-        name,
-        kernel_side: false,
-        event: Event::Cache(which, op, result),
-    }
-}
-
-const SOFTWARE: &[Spec] = &[
-    sw("context-switches", true, Software::CONTEXT_SWITCHES),
-    sw("cpu-migrations", true, Software::CPU_MIGRATIONS),
-    sw("page-faults", false, Software::PAGE_FAULTS),
-    sw("minor-faults", false, Software::PAGE_FAULTS_MIN),
-    sw("major-faults", false, Software::PAGE_FAULTS_MAJ),
-    sw("task-clock", false, Software::TASK_CLOCK),
-];
-
-const HARDWARE: &[Spec] = &[
-    hw("cycles", Hardware::CPU_CYCLES),
-    hw("instructions", Hardware::INSTRUCTIONS),
-    cache("L1-dcache-loads", CacheId::L1D, READ, ACCESS),
-    cache("L1-dcache-load-misses", CacheId::L1D, READ, MISS),
-    cache("dTLB-loads", CacheId::DTLB, READ, ACCESS),
-    cache("dTLB-load-misses", CacheId::DTLB, READ, MISS),
-    cache("LLC-load-misses", CacheId::LL, READ, MISS),
-];
-
-const CACHE_REFS: &[Spec] = &[
-    hw("cache-references", Hardware::CACHE_REFERENCES),
-    hw("cache-misses", Hardware::CACHE_MISSES),
-];
-
-const STORES: &[Spec] = &[
-    cache("L1-dcache-stores", CacheId::L1D, WRITE, ACCESS),
-    cache("L1-dcache-store-misses", CacheId::L1D, WRITE, MISS),
-    cache("dTLB-stores", CacheId::DTLB, WRITE, ACCESS),
-    cache("dTLB-store-misses", CacheId::DTLB, WRITE, MISS),
-];
-
-fn specs(set: EventSet) -> Vec<&'static Spec> {
+fn specs(set: EventSet) -> Vec<&'static PerfEvent> {
     if set == EventSet::None {
         return Vec::new();
     }
-    let mut v: Vec<&Spec> = SOFTWARE.iter().collect();
+    let mut v: Vec<&PerfEvent> = SOFTWARE.iter().collect();
     if matches!(
         set,
         EventSet::Standard | EventSet::WithCacheRefs | EventSet::WithStores
@@ -162,28 +73,6 @@ fn specs(set: EventSet) -> Vec<&'static Spec> {
         v.extend(STORES.iter());
     }
     v
-}
-
-/// Every event oscost can count, by perf-stat name: software events first, then hardware.
-pub fn event_names() -> impl Iterator<Item = &'static str> {
-    all_specs().map(|s| s.name)
-}
-
-fn all_specs() -> impl Iterator<Item = &'static Spec> {
-    SOFTWARE
-        .iter()
-        .chain(HARDWARE)
-        .chain(CACHE_REFS)
-        .chain(STORES)
-}
-
-/// Whether `name` is a software event (counted by the kernel, no PMU needed).
-pub fn is_software(name: &str) -> bool {
-    SOFTWARE.iter().any(|s| s.name == name)
-}
-
-fn spec_named(name: &str) -> Option<&'static Spec> {
-    all_specs().find(|s| s.name == name)
 }
 
 /// Plain words for an errno from perf_event_open.
@@ -280,11 +169,11 @@ impl PerfSet {
     /// The events `names` (unknown names are left out: [`event_names`] says which exist)
     /// on every task of `tids`, through `opener`.
     pub fn open_named_with(tids: &[i32], names: &[&str], opener: &mut Opener<'_>) -> PerfSet {
-        let specs: Vec<&Spec> = names.iter().filter_map(|n| spec_named(n)).collect();
+        let specs: Vec<&PerfEvent> = names.iter().filter_map(|n| spec_named(n)).collect();
         Self::open_specs(tids, &specs, opener)
     }
 
-    fn open_specs(tids: &[i32], specs: &[&Spec], opener: &mut Opener<'_>) -> PerfSet {
+    fn open_specs(tids: &[i32], specs: &[&PerfEvent], opener: &mut Opener<'_>) -> PerfSet {
         let mut slots = Vec::new();
         for &spec in specs {
             let mut slot = Slot {
@@ -446,7 +335,11 @@ pub fn scale(count: u64, enabled: u64, running: u64) -> (Option<f64>, bool, Opti
 /// user-side counting is allowed, scheduler events would read 0, so they are refused with the
 /// reason rather than reported as zero. `on_exec`: for a program stopped before its exec,
 /// disabled until the exec and inherited by every task it starts; otherwise enabled now.
-fn open_one(spec: &Spec, tid: i32, on_exec: bool) -> Result<(Counter, Option<String>), String> {
+fn open_one(
+    spec: &PerfEvent,
+    tid: i32,
+    on_exec: bool,
+) -> Result<(Counter, Option<String>), String> {
     let build = |include_kernel: bool| {
         let mut b = spec.builder();
         b.observe_pid(tid)

@@ -18,7 +18,7 @@ mod kernel;
 mod load;
 mod memory;
 pub mod parse;
-mod pmu;
+pub mod pmu;
 mod privileges;
 mod render;
 mod source;

@@ -1,6 +1,7 @@
 //! Which perf events this process can open, and why not when it cannot. Probed once by
 //! opening each event on ourselves (then closing it), so the run's JSON says up front which
 //! evidence will exist: VMs usually have no PMU, and perf_event_paranoid may forbid counting.
+//! The table of the events themselves lives here too, for the evidence collector to open.
 
 use serde::{Deserialize, Serialize};
 
@@ -44,47 +45,138 @@ impl Pmu {
     }
 }
 
-/// The events the evidence collector uses, with their perf-tool names.
-pub const EVENT_NAMES: &[(&str, bool)] = &[
-    ("context-switches", false),
-    ("cpu-migrations", false),
-    ("page-faults", false),
-    ("major-faults", false),
-    ("minor-faults", false),
-    ("task-clock", false),
-    ("cycles", true),
-    ("instructions", true),
-    ("L1-dcache-loads", true),
-    ("L1-dcache-load-misses", true),
-    ("dTLB-loads", true),
-    ("dTLB-load-misses", true),
-    ("LLC-load-misses", true),
+/// A perf event the evidence collector counts, by perf-tool name, and whether it is counted
+/// in the kernel (scheduler events only exist there).
+pub struct PerfEvent {
+    pub name: &'static str,
+    pub kernel_side: bool,
+    event: Event,
+}
+
+/// The perf event behind a [`PerfEvent`].
+enum Event {
+    Sw(Software),
+    Hw(Hardware),
+    Cache(CacheId, CacheOp, CacheResult),
+}
+
+impl PerfEvent {
+    /// A builder counting this event (of this process, on any CPU, until told otherwise).
+    pub fn builder(&self) -> Builder<'static> {
+        let mut b = Builder::new(Software::DUMMY);
+        match self.event {
+            Event::Sw(e) => b.event(e),
+            Event::Hw(e) => b.event(e),
+            Event::Cache(which, operation, result) => b.event(Cache {
+                which,
+                operation,
+                result,
+            }),
+        };
+        b
+    }
+}
+
+const fn sw(name: &'static str, kernel_side: bool, e: Software) -> PerfEvent {
+    PerfEvent {
+        name,
+        kernel_side,
+        event: Event::Sw(e),
+    }
+}
+const fn hw(name: &'static str, e: Hardware) -> PerfEvent {
+    PerfEvent {
+        name,
+        kernel_side: false,
+        event: Event::Hw(e),
+    }
+}
+const READ: CacheOp = CacheOp::READ;
+const WRITE: CacheOp = CacheOp::WRITE;
+const ACCESS: CacheResult = CacheResult::ACCESS;
+const MISS: CacheResult = CacheResult::MISS;
+
+const fn cache(name: &'static str, which: CacheId, op: CacheOp, result: CacheResult) -> PerfEvent {
+    PerfEvent {
+        name,
+        kernel_side: false,
+        event: Event::Cache(which, op, result),
+    }
+}
+
+pub const SOFTWARE: &[PerfEvent] = &[
+    sw("context-switches", true, Software::CONTEXT_SWITCHES),
+    sw("cpu-migrations", true, Software::CPU_MIGRATIONS),
+    sw("page-faults", false, Software::PAGE_FAULTS),
+    sw("minor-faults", false, Software::PAGE_FAULTS_MIN),
+    sw("major-faults", false, Software::PAGE_FAULTS_MAJ),
+    sw("task-clock", false, Software::TASK_CLOCK),
+];
+
+pub const HARDWARE: &[PerfEvent] = &[
+    hw("cycles", Hardware::CPU_CYCLES),
+    hw("instructions", Hardware::INSTRUCTIONS),
+    cache("L1-dcache-loads", CacheId::L1D, READ, ACCESS),
+    cache("L1-dcache-load-misses", CacheId::L1D, READ, MISS),
+    cache("dTLB-loads", CacheId::DTLB, READ, ACCESS),
+    cache("dTLB-load-misses", CacheId::DTLB, READ, MISS),
+    cache("LLC-load-misses", CacheId::LL, READ, MISS),
+];
+
+pub const CACHE_REFS: &[PerfEvent] = &[
+    hw("cache-references", Hardware::CACHE_REFERENCES),
+    hw("cache-misses", Hardware::CACHE_MISSES),
+];
+
+pub const STORES: &[PerfEvent] = &[
+    cache("L1-dcache-stores", CacheId::L1D, WRITE, ACCESS),
+    cache("L1-dcache-store-misses", CacheId::L1D, WRITE, MISS),
+    cache("dTLB-stores", CacheId::DTLB, WRITE, ACCESS),
+    cache("dTLB-store-misses", CacheId::DTLB, WRITE, MISS),
+];
+
+/// Every event oscost can count, by perf-stat name: software events first, then hardware.
+pub fn event_names() -> impl Iterator<Item = &'static str> {
+    all_specs().map(|s| s.name)
+}
+
+fn all_specs() -> impl Iterator<Item = &'static PerfEvent> {
+    SOFTWARE
+        .iter()
+        .chain(HARDWARE)
+        .chain(CACHE_REFS)
+        .chain(STORES)
+}
+
+/// Whether `name` is a software event (counted by the kernel, no PMU needed).
+pub fn is_software(name: &str) -> bool {
+    SOFTWARE.iter().any(|s| s.name == name)
+}
+
+pub fn spec_named(name: &str) -> Option<&'static PerfEvent> {
+    all_specs().find(|s| s.name == name)
+}
+
+/// The events the machine's probe tries, by perf-tool name, in the order it reports them.
+pub const EVENT_NAMES: &[&str] = &[
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+    "major-faults",
+    "minor-faults",
+    "task-clock",
+    "cycles",
+    "instructions",
+    "L1-dcache-loads",
+    "L1-dcache-load-misses",
+    "dTLB-loads",
+    "dTLB-load-misses",
+    "LLC-load-misses",
 ];
 
 /// A perf builder for one of [`EVENT_NAMES`], counting this process on any CPU.
 pub fn builder_for(name: &str) -> Option<Builder<'static>> {
-    let cache = |which, result| Cache {
-        which,
-        operation: CacheOp::READ,
-        result,
-    };
-    let b = match name {
-        "context-switches" => Builder::new(Software::CONTEXT_SWITCHES),
-        "cpu-migrations" => Builder::new(Software::CPU_MIGRATIONS),
-        "page-faults" => Builder::new(Software::PAGE_FAULTS),
-        "major-faults" => Builder::new(Software::PAGE_FAULTS_MAJ),
-        "minor-faults" => Builder::new(Software::PAGE_FAULTS_MIN),
-        "task-clock" => Builder::new(Software::TASK_CLOCK),
-        "cycles" => Builder::new(Hardware::CPU_CYCLES),
-        "instructions" => Builder::new(Hardware::INSTRUCTIONS),
-        "L1-dcache-loads" => Builder::new(cache(CacheId::L1D, CacheResult::ACCESS)),
-        "L1-dcache-load-misses" => Builder::new(cache(CacheId::L1D, CacheResult::MISS)),
-        "dTLB-loads" => Builder::new(cache(CacheId::DTLB, CacheResult::ACCESS)),
-        "dTLB-load-misses" => Builder::new(cache(CacheId::DTLB, CacheResult::MISS)),
-        "LLC-load-misses" => Builder::new(cache(CacheId::LL, CacheResult::MISS)),
-        _ => return None,
-    };
-    Some(b)
+    spec_named(name).map(PerfEvent::builder)
 }
 
 /// Words for a perf_event_open failure: what the errno means for this machine.
@@ -112,7 +204,8 @@ pub fn errno_reason(errno: i32, hardware: bool, paranoid: Option<i32>, in_vm: bo
 pub fn probe_events(paranoid: Option<i32>, in_vm: bool) -> Pmu {
     let events = EVENT_NAMES
         .iter()
-        .map(|&(name, hardware)| {
+        .map(|&name| {
+            let hardware = !is_software(name);
             let mut s = EventSupport {
                 name: name.to_string(),
                 hardware,
@@ -178,7 +271,7 @@ mod tests {
 
     #[test]
     fn every_listed_event_has_a_builder() {
-        for (name, _) in EVENT_NAMES {
+        for name in EVENT_NAMES {
             assert!(builder_for(name).is_some(), "{name}");
         }
         assert!(builder_for("bogus").is_none());

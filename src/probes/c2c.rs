@@ -131,10 +131,7 @@ pub fn measure_pair(ctx: &Context, pair: Pair) -> Result<Measurement> {
         ctx,
         spec,
         Participants::new(participants, vec![Some(pair.a), partner_cpu]),
-        Workloads {
-            raw: &mut raw,
-            baseline: None,
-        },
+        Workloads::alone(&mut raw),
         verdict,
     );
     drop(partner);

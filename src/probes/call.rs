@@ -83,10 +83,7 @@ fn against_loop(ctx: &Context, cpu: usize, fig: Figure) -> Result<Measurement> {
         ctx,
         spec,
         Participants::new(vec![me], vec![None]),
-        Workloads {
-            raw: &mut raw,
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut raw, &mut base),
         |ev| super::single_thread_verdict(ev, false),
     )
 }

@@ -208,10 +208,7 @@ pub fn measure_call(ctx: &Context, which: Syscall, cpu: usize) -> Result<Measure
         ctx,
         spec,
         Participants::new(vec![me], vec![None]),
-        Workloads {
-            raw: &mut raw,
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut raw, &mut base),
         // A vDSO loop that entered the kernel warns from the verdict itself (measure and
         // merge: checks::entered_kernel), never from one round's undecided window.
         |ev| {

@@ -255,21 +255,12 @@ impl Footnotes {
             (Mark::Warning, Some(g)) => g,
             _ => remarks::key(r),
         };
-        let i = match self
-            .kinds
-            .iter()
-            .position(|k| k.key == key && k.mark == mark)
-        {
-            Some(i) => i,
-            None => {
-                self.kinds.push(Kind {
-                    key,
-                    mark,
-                    texts: Vec::new(),
-                });
-                self.kinds.len() - 1
-            }
-        };
+        let is = |k: &Kind| k.key == key && k.mark == mark;
+        let i = super::find_or_push(&mut self.kinds, is, || Kind {
+            key: key.clone(),
+            mark,
+            texts: Vec::new(),
+        });
         let pair = (row.to_string(), r.clone());
         if !self.kinds[i].texts.contains(&pair) {
             self.kinds[i].texts.push(pair);

@@ -337,16 +337,11 @@ fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
             .filter(|m| family::section_of(&m.probe) == family)
         {
             let params = m.params_label();
-            let at = rows
-                .iter()
-                .position(|x| x.probe == m.probe && x.params == params);
-            let at = at.unwrap_or_else(|| {
-                rows.push(Row {
-                    probe: m.probe.clone(),
-                    params,
-                    per_run: vec![None; runs.len()],
-                });
-                rows.len() - 1
+            let is = |x: &Row| x.probe == m.probe && x.params == params;
+            let at = super::find_or_push(&mut rows, is, || Row {
+                probe: m.probe.clone(),
+                params: params.clone(),
+                per_run: vec![None; runs.len()],
             });
             rows[at].per_run[i].get_or_insert(m);
         }
@@ -1015,13 +1010,11 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
             }
             // A sweep key is numeric in every row (family_plots), so x is always there.
             let x = m.param_f64(key).map(|x| x / x_scale);
-            let at = match by_rest.iter().position(|(n, _, _)| *n == name) {
-                Some(i) => i,
-                None => {
-                    by_rest.push((name, Vec::new(), Vec::new()));
-                    by_rest.len() - 1
-                }
-            };
+            let at = super::find_or_push(
+                &mut by_rest,
+                |(n, _, _)| *n == name,
+                || (name.clone(), Vec::new(), Vec::new()),
+            );
             let (Some(x), Some([y, lo, hi])) = (x, plotted(m)) else {
                 no_value.push((1, missing_note(m)));
                 // Its line breaks where this row has no value.

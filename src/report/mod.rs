@@ -87,6 +87,18 @@ pub(crate) fn grouped<T, K: PartialEq>(
     out
 }
 
+/// The index of the first of `items` that `is` picks, pushing `new()` first when none is.
+pub(crate) fn find_or_push<T>(
+    items: &mut Vec<T>,
+    is: impl FnMut(&T) -> bool,
+    new: impl FnOnce() -> T,
+) -> usize {
+    items.iter().position(is).unwrap_or_else(|| {
+        items.push(new());
+        items.len() - 1
+    })
+}
+
 /// A cell of a matrix or summary table for `m`: `none` without a measurement, INVALID, or
 /// unstable (its spread is in the table above), else its value as `figure` writes it ("—"
 /// without one).

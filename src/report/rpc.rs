@@ -36,23 +36,15 @@ fn cases(run: &Run) -> Vec<Case<'_>> {
             continue;
         };
         let mech = m.param_str("mech").unwrap_or("").to_string();
-        let i = match out
-            .iter()
-            .position(|c| c.scenario == scenario && c.mech == mech)
-        {
-            Some(i) => i,
-            None => {
-                out.push(Case {
-                    scenario,
-                    mech: mech.clone(),
-                    total: None,
-                    traced: None,
-                    parts: vec![None; PARTS.len()],
-                    corrected: vec![None; PARTS.len()],
-                });
-                out.len() - 1
-            }
-        };
+        let is = |c: &Case| c.scenario == scenario && c.mech == mech;
+        let i = super::find_or_push(&mut out, is, || Case {
+            scenario,
+            mech: mech.clone(),
+            total: None,
+            traced: None,
+            parts: vec![None; PARTS.len()],
+            corrected: vec![None; PARTS.len()],
+        });
         let c = &mut out[i];
         let part = PARTS
             .iter()

@@ -161,7 +161,7 @@ pub fn counter_lines(
 ) -> Vec<CounterLine> {
     let total = |n: &str| events.get(n).filter(|e| e.supported).and_then(|e| e.total);
     let task_ns = total("task-clock");
-    let order = crate::evidence::perf::event_names();
+    let order = crate::machine::pmu::event_names();
     let mut names: Vec<&str> = order.filter(|n| events.contains_key(*n)).collect();
     // task-clock leads, as in perf stat.
     names.sort_by_key(|n| *n != "task-clock");
@@ -182,7 +182,7 @@ pub fn counter_lines(
                         .filter(|&a| a > 0.0)
                         .map(|a| Ratio::OfAll(100.0 * t / a, words))
                 }
-                n if crate::evidence::perf::is_software(n) => task_ns
+                n if crate::machine::pmu::is_software(n) => task_ns
                     .filter(|&c| c > 0.0)
                     .map(|c| Ratio::PerSecond(t / (c / 1e9))),
                 _ => None,

@@ -360,10 +360,7 @@ pub fn measure_rung(ctx: &Context, l: &Ladder, rung: Rung) -> Result<Measurement
         ctx,
         spec,
         Participants::new(participants, start),
-        Workloads {
-            raw: &mut raw,
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut raw, &mut base),
         |ev| {
             let (a, b) = (on.borrow(), off.borrow());
             if observe {

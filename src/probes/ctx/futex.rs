@@ -169,10 +169,7 @@ pub fn measure_futex(ctx: &Context, mode: Mode, cpu: usize) -> Result<Measuremen
         ctx,
         spec,
         Participants::new(people, start),
-        Workloads {
-            raw: &mut |n| pair.round_trips(n),
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut |n| pair.round_trips(n), &mut base),
         |ev| same_core_verdict(ev, 2.0, "round trip"),
     );
     let mut m = result?;

@@ -205,10 +205,7 @@ fn measure_direct(ctx: &Context, spec: Spec, pair: &Pair, own: &Pipe) -> Result<
         ctx,
         spec,
         Participants::new(vec![me, partner], vec![None, partner_cpu]),
-        Workloads {
-            raw: &mut raw,
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut raw, &mut base),
         |ev| same_core_verdict(ev, 2.0, "round trip"),
     )
 }
@@ -241,10 +238,7 @@ fn measure_cputime(
         ctx,
         spec,
         Participants::new(vec![me, partner], vec![None, partner_cpu]),
-        Workloads {
-            raw: &mut raw,
-            baseline: None,
-        },
+        Workloads::alone(&mut raw),
         |ev| same_core_verdict(ev, 2.0, "round trip"),
     )
 }

@@ -76,10 +76,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         ctx,
         spec,
         Participants::new(participants, start),
-        Workloads {
-            raw: &mut raw,
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut raw, &mut base),
         |ev| sweep_verdict(ev, procs, policy),
     );
     std::hint::black_box(ring.sink);

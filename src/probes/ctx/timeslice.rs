@@ -326,10 +326,7 @@ pub fn measure_slice(ctx: &Context, c: Config) -> Result<Measurement> {
         ctx,
         spec,
         Participants::new(participants, vec![Some(c.cpu), Some(c.cpu)]),
-        Workloads {
-            raw: &mut together,
-            baseline: Some(&mut sequential),
-        },
+        Workloads::paired(&mut together, &mut sequential),
         |ev| slice_verdict(ev, slice),
     );
     drop(kids);

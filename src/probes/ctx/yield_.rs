@@ -183,10 +183,7 @@ pub fn measure_yield(
         ctx,
         spec,
         Participants::new(yielders.participants.clone(), yielders.start_cpus.clone()),
-        Workloads {
-            raw: &mut yields,
-            baseline: Some(&mut base),
-        },
+        Workloads::paired(&mut yields, &mut base),
         |ev| same_core_verdict(ev, 2.0, "yield"),
     );
     let mut m = result?;

@@ -474,10 +474,7 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
             vec![Participant::this_thread("toucher", vec![s.ask.cpu])],
             vec![None],
         ),
-        Workloads {
-            raw: &mut raw,
-            baseline: None,
-        },
+        Workloads::alone(&mut raw),
         |ev| {
             let (verdict, facts) = judge(s, &case, ev, &seen.borrow());
             judged = Some(facts);

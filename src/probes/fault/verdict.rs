@@ -119,8 +119,7 @@ fn file_cached(f: &Facts, fpp: f64, checks: &mut Vec<Check>, warnings: &mut Vec<
         fpp,
     ));
     if fpp > 0.0 && fpp < 1.0 / 16.0 {
-        // SAFETY: sysconf only reads a constant of the running system.
-        let page_kib = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as f64 / 1024.0;
+        let page_kib = crate::machine::live_page_size().unwrap_or(4096).max(4096) as f64 / 1024.0;
         warnings.push(Remark::large_folios(1.0 / fpp, page_kib / fpp));
     }
     if fpp > 0.5 {

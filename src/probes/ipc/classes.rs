@@ -159,41 +159,10 @@ pub fn parse_pairs(
     Ok(out)
 }
 
-/// Parse a CPU list such as "0-3,6" (for `--cpus`), each CPU checked against `allowed`.
+/// Parse a CPU list such as "0-3,6" (for `--cpus`), each CPU checked against `allowed`;
+/// empty pieces are skipped, but a list of none is refused.
 pub fn parse_cpu_list(s: &str, allowed: &[usize]) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || Error::usage(format!("--cpus: '{part}' is not a CPU or a range like 0-3"));
-        let (lo, hi) = match part.split_once('-') {
-            Some((l, h)) => (
-                l.trim().parse::<usize>().map_err(|_| bad())?,
-                h.trim().parse::<usize>().map_err(|_| bad())?,
-            ),
-            None => {
-                let c = part.parse::<usize>().map_err(|_| bad())?;
-                (c, c)
-            }
-        };
-        if lo > hi {
-            return Err(bad());
-        }
-        for c in lo..=hi {
-            if !allowed.contains(&c) {
-                return Err(Error::usage(format!(
-                    "--cpus: CPU {c} is not in this process's allowed set ({})",
-                    crate::evidence::placement::format_cpu_list(allowed)
-                )));
-            }
-            if !out.contains(&c) {
-                out.push(c);
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::usage("--cpus: the list is empty"));
-    }
-    out.sort_unstable();
-    Ok(out)
+    crate::machine::affinity::cpus_asked(s, allowed, "--cpus", true)
 }
 
 #[cfg(test)]

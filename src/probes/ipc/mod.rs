@@ -152,16 +152,9 @@ fn time_cell(
         }
         Ok(now_ns() - t0)
     };
-    measure(
-        ctx,
-        spec,
-        who,
-        Workloads {
-            raw: &mut raw,
-            baseline: None,
-        },
-        |ev| cell_verdict(ev, mech, pair.class),
-    )
+    measure(ctx, spec, who, Workloads::alone(&mut raw), |ev| {
+        cell_verdict(ev, mech, pair.class)
+    })
 }
 
 /// The spec of one cell; `partner` says what the partner is.

@@ -208,10 +208,7 @@ pub fn measure_point(ctx: &Context, p: Point, caches: &[(String, u64)]) -> Resul
         ctx,
         spec,
         Participants::new(vec![me], vec![None]),
-        Workloads {
-            raw: &mut raw,
-            baseline: None,
-        },
+        Workloads::alone(&mut raw),
         |ev| latency_verdict(ev, pages, size, share),
     );
     std::hint::black_box(at);

@@ -282,10 +282,7 @@ pub fn measure_total(
         ctx,
         spec,
         Participants::new(participants, start),
-        Workloads {
-            raw: &mut raw,
-            baseline: None,
-        },
+        Workloads::alone(&mut raw),
         |ev| verdict(ev, scenario),
     )
 }

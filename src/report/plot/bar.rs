@@ -178,16 +178,7 @@ impl BarChart {
                     );
                     chart.draw_series(std::iter::once(rect))?;
                     let black = BLACK.stroke_width(1);
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(lo, mid), (hi, mid)],
-                        black,
-                    )))?;
-                    for end in [lo, hi] {
-                        chart.draw_series(std::iter::once(
-                            EmptyElement::at((end, mid))
-                                + PathElement::new(vec![(0, -6), (0, 6)], black),
-                        ))?;
-                    }
+                    super::whisker(&mut chart, [(lo, mid), (hi, mid)], (0, 6), black)?;
                     let text = value_text(v, lo, hi);
                     super::write_at(
                         &mut chart,

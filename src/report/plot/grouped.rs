@@ -167,19 +167,8 @@ impl GroupedBars {
                             });
                             first = false;
                         }
-                        chart.draw_series(std::iter::once(PathElement::new(
-                            vec![(xm, lo), (xm, hi)],
-                            BLACK.stroke_width(1),
-                        )))?;
-                        for end in [lo, hi] {
-                            chart.draw_series(std::iter::once(
-                                EmptyElement::at((xm, end))
-                                    + PathElement::new(
-                                        vec![(-4, 0), (4, 0)],
-                                        BLACK.stroke_width(1),
-                                    ),
-                            ))?;
-                        }
+                        let black = BLACK.stroke_width(1);
+                        super::whisker(chart, [(xm, lo), (xm, hi)], (4, 0), black)?;
                     }
                     None => {
                         let na = "n/a".to_string();

@@ -566,16 +566,7 @@ impl LinePlot {
             if self.error_bars {
                 let stroke = c.stroke_width(1);
                 for q in p.iter().filter(|q| q.hi > q.lo) {
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(q.x, q.lo), (q.x, q.hi)],
-                        stroke,
-                    )))?;
-                    for end in [q.lo, q.hi] {
-                        chart.draw_series(std::iter::once(
-                            EmptyElement::at((q.x, end))
-                                + PathElement::new(vec![(-5, 0), (5, 0)], stroke),
-                        ))?;
-                    }
+                    super::whisker(chart, [(q.x, q.lo), (q.x, q.hi)], (5, 0), stroke)?;
                 }
             }
             chart.draw_series(

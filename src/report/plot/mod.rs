@@ -250,6 +250,22 @@ pub(crate) fn write_at<'s, CT: CoordTranslate>(
     Ok(())
 }
 
+/// A 95% interval's whisker: the line between its `ends`, and at each end a cap reaching
+/// `cap` pixels either side of it.
+pub(crate) fn whisker<CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<SVGBackend, CT>,
+    ends: [(f64, f64); 2],
+    (dx, dy): (i32, i32),
+    stroke: ShapeStyle,
+) -> DrawResult {
+    chart.draw_series(std::iter::once(PathElement::new(ends.to_vec(), stroke)))?;
+    for end in ends {
+        let cap = PathElement::new(vec![(-dx, -dy), (dx, dy)], stroke);
+        chart.draw_series(std::iter::once(EmptyElement::at(end) + cap))?;
+    }
+    Ok(())
+}
+
 /// A row's label, right-aligned just left of `at` (the value axis at the row's centre).
 pub(crate) fn row_label<CT: CoordTranslate>(
     chart: &mut ChartContext<SVGBackend, CT>,
