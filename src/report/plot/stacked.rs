@@ -71,7 +71,22 @@ impl StackedBars {
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> DrawResult {
         let rows: Vec<&StackedRow> = self.rows.iter().filter(|r| drawable(r)).collect();
         if rows.iter().all(|r| r.segments.is_empty()) {
-            return Err(no_data("no rows with finite, non-negative parts"));
+            // Rows that say why they hold no parts ("unstable (±29 %)") say it here too.
+            let why: Vec<String> = self
+                .rows
+                .iter()
+                .filter(|r| r.segments.is_empty() && !r.note.is_empty())
+                .map(|r| format!("{}: {}", r.label, r.note))
+                .collect();
+            return Err(no_data(&match why.len() {
+                0 => "no rows with finite, non-negative parts".to_string(),
+                1..=3 => why.join(", "),
+                n => format!(
+                    "{}, and {} more: the table says why",
+                    why[..2].join(", "),
+                    n - 2
+                ),
+            }));
         }
         let n = rows.len();
         let max = rows
@@ -411,6 +426,47 @@ mod tests {
         // The bar's total is still drawn below the legend, inside the figure.
         let (x, chars) = text_at(&svg, "7.0");
         assert!(x + chars * 8 <= width);
+    }
+
+    #[test]
+    fn a_figure_whose_every_row_says_why_it_holds_no_parts_says_so() {
+        let row = |label: &str, note: &str| StackedRow {
+            label: label.into(),
+            segments: Vec::new(),
+            total: [3.0, 0.1, 9.0],
+            note: note.into(),
+            marker: None,
+        };
+        let bars = |rows| {
+            StackedBars {
+                title: "t".into(),
+                subtitle: "s".into(),
+                value_label: "ns".into(),
+                segments: vec!["a".into()],
+                rows,
+            }
+            .to_svg()
+        };
+        let svg = bars(vec![
+            row("CPU 0", "unstable (±29 %)"),
+            row("CPU 1", "INVALID"),
+        ]);
+        assert!(
+            svg.contains("no data to plot (CPU 0: unstable (±29 %), CPU 1: INVALID)"),
+            "{svg}"
+        );
+        let many = (0..6)
+            .map(|i| row(&format!("CPU {i}"), "INVALID"))
+            .collect();
+        assert!(
+            bars(many).contains("(CPU 0: INVALID, CPU 1: INVALID, and 4 more: the table says why)"),
+            "a message that grows with the CPUs"
+        );
+        let svg = bars(vec![row("CPU 0", "")]);
+        assert!(
+            svg.contains("no data to plot (no rows with finite, non-negative parts)"),
+            "{svg}"
+        );
     }
 
     /// An rpc report: the untraced tick at 25.9 µs struck through "21.2 ±0.1 µs/RPC
