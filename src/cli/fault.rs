@@ -337,6 +337,10 @@ fn finish_fault(
 /// corrects it).
 const ROUND_S_PER_BYTE: f64 = 0.22e-9;
 const EVICTED_S_PER_BYTE: f64 = 1.5e-9;
+/// An evicted file read with readahead off: every touch a major fault, one 4 KiB read from
+/// the disk each (about 80 µs on a VM's virtual disk, less on local flash; history corrects
+/// it), so 13 times the readahead case's round.
+const MAJOR_S_PER_BYTE: f64 = 80e-6 / 4096.0;
 /// Writing the scratch file (about 1 GB/s).
 const FILL_S_PER_BYTE: f64 = 1e-9;
 
@@ -344,10 +348,10 @@ const FILL_S_PER_BYTE: f64 = 1e-9;
 /// touch every page, unmap) per sample (engine::estimate::call_bound_s); with
 /// `--histogram`, a warm-up round and one timed round.
 fn case_estimate(case: &Case, size: u64, sampling: &SamplingConfig) -> f64 {
-    let per_byte = if case.kind == Kind::FileEvicted {
-        EVICTED_S_PER_BYTE
-    } else {
-        ROUND_S_PER_BYTE
+    let per_byte = match (case.kind, case.readahead) {
+        (Kind::FileEvicted, Readahead::Random) => MAJOR_S_PER_BYTE,
+        (Kind::FileEvicted, _) => EVICTED_S_PER_BYTE,
+        _ => ROUND_S_PER_BYTE,
     };
     let round = size as f64 * per_byte;
     if case.per_touch {
@@ -380,6 +384,16 @@ mod tests {
             ..case
         };
         assert!(case_estimate(&ev, 64 * mib, &std) > case_estimate(&case, 64 * mib, &std));
+        // Readahead off: a disk read per page, the longest rounds of all.
+        let major = Case {
+            readahead: Readahead::Random,
+            ..ev
+        };
+        let (m, e) = (
+            case_estimate(&major, 64 * mib, &std),
+            case_estimate(&ev, 64 * mib, &std),
+        );
+        assert!(m > 5.0 * e, "{m} against {e}");
         // --histogram: one warm-up and one timed round.
         let lat = Case {
             per_touch: true,
