@@ -331,8 +331,6 @@ pub fn render(a: &Waterfall) -> String {
     render_with(a, "")
 }
 
-/// [`render`] with `after_rows` right under the table's rows (the family's own view puts
-/// why rungs are invalid there).
 /// A share in whole percent; a positive one too small to round to 1% is "<1%", not nothing.
 fn percent(share: f64) -> String {
     match 100.0 * share {
@@ -341,15 +339,13 @@ fn percent(share: f64) -> String {
     }
 }
 
+/// [`render`] with `after_rows` right under the table's rows (the family's own view puts
+/// why rungs are invalid there).
 pub fn render_with(a: &Waterfall, after_rows: &str) -> String {
     let mut s = String::from("Why a switch costs what it does (per switch, same CPU)\n\n");
     s.push_str(&format!("{:<34}{:>22}{:>8}\n", "rung", "added", "share"));
     for st in &a.steps {
-        let share = st.share.map_or(String::new(), |x| match 100.0 * x {
-            // A valid rung too small to round to 1% is not nothing.
-            p if p > 0.0 && p < 0.5 => "<1%".to_string(),
-            p => format!("{p:.0}%"),
-        });
+        let share = st.share.map_or(String::new(), percent);
         let mark = if st.in_sum { "" } else { " *" };
         s.push_str(&format!(
             "{:<34}{:>22}{:>8}\n",
