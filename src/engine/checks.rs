@@ -245,7 +245,7 @@ pub fn others_check(o: &OtherTasks) -> Check {
         comm: t.comm.clone(),
         policy: t.policy,
         nice: t.nice,
-        share: of_span(t.oncpu_ns),
+        share: Num::one(of_span(t.oncpu_ns)),
     };
     let competitors: Vec<&crate::model::OtherTask> =
         o.tasks.iter().filter(|t| t.competes()).collect();

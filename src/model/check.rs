@@ -274,8 +274,49 @@ pub struct OtherSeen {
     pub comm: String,
     pub policy: super::SchedPolicy,
     pub nice: i32,
-    /// Its share of the CPUs' time over the span.
-    pub share: f64,
+    /// Its share of the CPUs' time over the span (the range of the rounds that named it,
+    /// folded).
+    pub share: Num,
+}
+
+impl OtherSeen {
+    /// The same task as `o`, with both its shares: None for another task.
+    fn widen(&self, o: &OtherSeen) -> Option<OtherSeen> {
+        ((self.tid, &self.comm, self.policy, self.nice) == (o.tid, &o.comm, o.policy, o.nice)).then(
+            || OtherSeen {
+                share: self.share.widen(o.share),
+                ..self.clone()
+            },
+        )
+    }
+}
+
+impl Unseen {
+    /// Both readings as one, when they say the same of the same CPUs.
+    fn widen(&self, o: &Unseen) -> Option<Unseen> {
+        match (self, o) {
+            (
+                Unseen::Took {
+                    cpus,
+                    ms,
+                    allowance_ms,
+                    judged,
+                },
+                Unseen::Took {
+                    cpus: c,
+                    ms: m,
+                    allowance_ms: a,
+                    judged: j,
+                },
+            ) if cpus == c && judged == j => Some(Unseen::Took {
+                cpus: cpus.clone(),
+                ms: ms.widen(*m),
+                allowance_ms: allowance_ms.widen(*a),
+                judged: *judged,
+            }),
+            _ => (self == o).then(|| self.clone()),
+        }
+    }
 }
 
 /// The participants' CPUs' time that no task seen at both readings took, as an other-tasks
@@ -438,6 +479,42 @@ impl Reading {
                 })
             }
             (Reading::TooShort(a), Reading::TooShort(b)) => Some(Reading::TooShort(a.widen(*b))),
+            // The same tasks named, and the same said of those that came and went: one
+            // reading with the range of each share.
+            (
+                Reading::Others {
+                    share,
+                    competitors,
+                    more,
+                    most,
+                    unseen,
+                },
+                Reading::Others {
+                    share: s,
+                    competitors: c,
+                    more: m,
+                    most: t,
+                    unseen: u,
+                },
+            ) if more == m && competitors.len() == c.len() => Some(Reading::Others {
+                share: share.widen(*s),
+                competitors: competitors
+                    .iter()
+                    .zip(c)
+                    .map(|(a, b)| a.widen(b))
+                    .collect::<Option<_>>()?,
+                more: *more,
+                most: match (most, t) {
+                    (Some(a), Some(b)) => Some(a.widen(b)?),
+                    (None, None) => None,
+                    _ => return None,
+                },
+                unseen: match (unseen, u) {
+                    (Some(a), Some(b)) => Some(a.widen(b)?),
+                    (None, None) => None,
+                    _ => return None,
+                },
+            }),
             _ => (self == o).then(|| self.clone()),
         }
     }
@@ -481,7 +558,7 @@ struct Text {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum CheckRepr {
-    Typed(Typed),
+    Typed(Box<Typed>),
     Text(Text),
 }
 
@@ -515,14 +592,17 @@ impl<'de> Deserialize<'de> for Check {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Check, D::Error> {
         Ok(match CheckRepr::deserialize(d)? {
             CheckRepr::Text(t) => Check::legacy(t.name, t.expected, t.observed, t.ok),
-            CheckRepr::Typed(t) => Check {
-                kind: t.kind,
-                subject: t.subject,
-                bound: t.bound,
-                reading: t.reading,
-                rounds: t.rounds,
-                ok: t.ok,
-            },
+            CheckRepr::Typed(t) => {
+                let t = *t;
+                Check {
+                    kind: t.kind,
+                    subject: t.subject,
+                    bound: t.bound,
+                    reading: t.reading,
+                    rounds: t.rounds,
+                    ok: t.ok,
+                }
+            }
         })
     }
 }

@@ -607,7 +607,7 @@ fn others(
     if !competitors.is_empty() {
         let named: Vec<String> = competitors
             .iter()
-            .map(|t| format!("{} {}%", who(t), pct(t.share)))
+            .map(|t| format!("{} {}%", who(t), span(t.share, &pct)))
             .collect();
         let more = match more {
             0 => String::new(),
@@ -619,7 +619,7 @@ fn others(
         );
     }
     match most {
-        Some(t) => format!("{all}% (most: {} {}%)", who(t), pct(t.share)),
+        Some(t) => format!("{all}% (most: {} {}%)", who(t), span(t.share, &pct)),
         None => format!("{all}%"),
     }
 }
@@ -742,6 +742,53 @@ mod tests {
         // Readings of different shapes stay apart.
         c.rounds.push((3, Reading::Text("unreadable".into())));
         assert!(folded(&c).ends_with("; unreadable"), "{}", folded(&c));
+    }
+
+    /// c2c --quick on a loaded host read the same two competitors in three rounds, and the
+    /// check said each round's sentence in full.
+    #[test]
+    fn other_tasks_that_name_the_same_tasks_fold_into_ranges() {
+        use crate::model::{OtherSeen, SchedPolicy, Unseen};
+        let task = |tid: i32, share: f64| OtherSeen {
+            tid,
+            comm: "rustc".into(),
+            policy: SchedPolicy::Other,
+            nice: 10,
+            share: Num::one(share),
+        };
+        let round = |a: f64, b: f64, all: f64, ms: f64, judged: bool| Reading::Others {
+            share: Num::one(all),
+            competitors: vec![task(30112, a), task(30101, b)],
+            more: 0,
+            most: None,
+            unseen: Some(Unseen::Took {
+                cpus: vec![0, 1],
+                ms: Num::one(ms),
+                allowance_ms: Num::one(80.0),
+                judged,
+            }),
+        };
+        let mut c = Check::at_most(CheckKind::OtherTasks, 0.05, 0.58);
+        c.ok = false;
+        c.rounds = vec![
+            (0, round(0.206, 0.192, 0.582, 19.0, true)),
+            (1, round(0.203, 0.181, 0.615, 0.0, true)),
+            (2, round(0.190, 0.184, 0.613, 18.0, true)),
+        ];
+        assert_eq!(
+            folded(&c),
+            "runnable there throughout: pid 30112 (rustc, SCHED_OTHER nice 10) 19.0–20.6%, \
+             pid 30101 (rustc, SCHED_OTHER nice 10) 18.1–19.2% of the time (all others \
+             58.2–61.5%), and tasks that came and went took 0–19 ms of CPU 0-1 (±80 ms)"
+        );
+        // Another task named, or another thing said of those that came and went, stays apart.
+        let mut other = round(0.2, 0.2, 0.6, 5.0, true);
+        if let Reading::Others { competitors, .. } = &mut other {
+            competitors[1].tid = 4242;
+        }
+        c.rounds.push((3, other));
+        c.rounds.push((4, round(0.2, 0.2, 0.6, 5.0, false)));
+        assert_eq!(folded(&c).matches("runnable there throughout").count(), 3);
     }
 
     #[test]
