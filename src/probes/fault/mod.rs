@@ -385,7 +385,8 @@ struct Seen {
     touch: crate::model::Rusage,
     resident_before: Vec<usize>,
     resident_after: Vec<usize>,
-    peak_reset: bool,
+    /// The peak RSS could not be reset before some mapping.
+    peak_not_reset: bool,
     maps: Vec<String>,
 }
 
@@ -400,7 +401,7 @@ fn one_round(
     seen: &mut Seen,
 ) -> Result<u64> {
     let (mut map, before) = s.prepare(case)?;
-    seen.peak_reset &= mem::reset_peak_rss();
+    seen.peak_not_reset |= !mem::reset_peak_rss();
     let write = case.touch == Touch::Write;
     let usage0 = mem::thread_rusage();
     let ns = match &map {
@@ -445,14 +446,19 @@ fn one_round(
     Ok(ns)
 }
 
-fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> {
-    let _pin = AffinityGuard::pin_current(&[s.ask.cpu])?;
+/// What both ways of timing a case start from: this thread pinned to the case's CPU (while
+/// the guard lives), the pages and the order they are touched in, and the toucher.
+fn start_case(s: &Setup, case: &Case) -> Result<(AffinityGuard, usize, Vec<u32>, Participant)> {
+    let pin = AffinityGuard::pin_current(&[s.ask.cpu])?;
     let pages = s.pages();
     let order = page_order(pages, case.order == Order::Random, s.seed);
-    let seen = RefCell::new(Seen {
-        peak_reset: true,
-        ..Seen::default()
-    });
+    let toucher = Participant::this_thread("toucher", vec![s.ask.cpu]);
+    Ok((pin, pages, order, toucher))
+}
+
+fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> {
+    let (_pin, pages, order, toucher) = start_case(s, &case)?;
+    let seen = RefCell::new(Seen::default());
     let mut raw = |iters: u64| -> Result<u64> {
         let mut t = 0;
         for _ in 0..iters {
@@ -470,10 +476,7 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
     let mut m = measure(
         &own,
         spec,
-        Participants::new(
-            vec![Participant::this_thread("toucher", vec![s.ask.cpu])],
-            vec![None],
-        ),
+        Participants::new(vec![toucher], vec![None]),
         Workloads::alone(&mut raw),
         |ev| {
             let (verdict, facts) = judge(s, &case, ev, &seen.borrow());
@@ -482,16 +485,13 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
         },
     )?;
     let facts = judged.expect("the checker ran");
-    let seen = seen.into_inner();
-    touch_usage(&mut m.evidence, &seen, pages);
+    let mut seen = seen.into_inner();
+    touch_usage(s, &case, &mut m.evidence, &mut seen);
     m.notes.push(format!(
         "faults, blocks read and CPU times are those of the timed touch loops of all {} \
          mappings (warm-up included; each a first touch), not of preparing and unmapping them",
         seen.rounds
     ));
-    if !seen.maps.is_empty() {
-        s.maps.borrow_mut().push((case.label(), seen.maps));
-    }
     // From ns per mapping to ns per page (raw) and per fault (value).
     let faults = (facts.minflt + facts.majflt) as f64;
     let rounds = facts.rounds.max(1) as f64;
@@ -528,18 +528,10 @@ fn measure_sampled(ctx: &Context, s: &Setup, case: Case) -> Result<Measurement> 
 /// caches warm; not for evicted files, whose round is I/O a warm-up would not make more
 /// representative), then one round timing every touch.
 fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
-    let _pin = AffinityGuard::pin_current(&[s.ask.cpu])?;
-    let pages = s.pages();
-    let order = page_order(pages, case.order == Order::Random, s.seed);
-    let mut rec = Recorder::new(
-        vec![Participant::this_thread("toucher", vec![s.ask.cpu])],
-        EventSet::Standard,
-    );
+    let (_pin, pages, order, toucher) = start_case(s, &case)?;
+    let mut rec = Recorder::new(vec![toucher], EventSet::Standard);
     let clock = s.touch_clock().clone();
-    let mut seen = Seen {
-        peak_reset: true,
-        ..Seen::default()
-    };
+    let mut seen = Seen::default();
     let mut latencies = Vec::new();
     if case.kind != Kind::FileEvicted {
         crate::engine::interrupt::check()?;
@@ -551,12 +543,7 @@ fn measure_latency(s: &Setup, case: Case) -> Result<Measurement> {
     rec.end(1);
     let mut evidence = rec.finish(&[None]);
     let (verdict, _) = judge(s, &case, &evidence, &seen);
-    touch_usage(&mut evidence, &seen, pages);
-    if !seen.maps.is_empty() {
-        s.maps
-            .borrow_mut()
-            .push((case.label(), std::mem::take(&mut seen.maps)));
-    }
+    touch_usage(s, &case, &mut evidence, &mut seen);
     let mut spec = spec_for(s, &case, pages, 1);
     spec.units_per_iteration = 1.0;
     spec = spec.note(clock.describe());
@@ -606,15 +593,17 @@ fn judge(s: &Setup, case: &Case, ev: &Evidence, seen: &Seen) -> (Verdict, Facts)
     checks.push(crate::engine::checks::placement(&ev.cpus));
     let holding = super::holding(case.kind == Kind::FileEvicted);
     crate::engine::checks::add_occupancy_with(ev, holding, &mut checks, &mut warnings);
-    if !seen.peak_reset {
+    if seen.peak_not_reset {
         warnings.push(Remark::plain(RemarkKind::PeakRssNotReset));
     }
     ((checks, warnings), facts)
 }
 
 /// The evidence's usage as the timed touch loops saw it (see [`Seen::touch`]); getrusage
-/// also resolves CPU time in µs, where procfs gives clock ticks.
-fn touch_usage(ev: &mut Evidence, seen: &Seen, pages: usize) {
+/// also resolves CPU time in µs, where procfs gives clock ticks. The maps lines seen go to
+/// the setup, under the case's label.
+fn touch_usage(s: &Setup, case: &Case, ev: &mut Evidence, seen: &mut Seen) {
+    let pages = s.pages();
     // Counters per page, like the raw figure (the windows' iteration was a mapping).
     for e in ev.events.values_mut() {
         e.per_op = e.per_op.map(|v| v / pages as f64);
@@ -624,6 +613,11 @@ fn touch_usage(ev: &mut Evidence, seen: &Seen, pages: usize) {
     ev.rusage.wall_ns = Some(seen.touch_ns);
     if let Some(p) = ev.rusage.participants.first_mut() {
         p.rusage = seen.touch;
+    }
+    if !seen.maps.is_empty() {
+        s.maps
+            .borrow_mut()
+            .push((case.label(), std::mem::take(&mut seen.maps)));
     }
 }
 

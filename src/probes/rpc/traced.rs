@@ -421,13 +421,13 @@ fn correct(rpcs: &[Rpc], paths: &[PathEvents], batches: &[Batch]) -> Option<Corr
     })
 }
 
-/// The traced measurement's warnings, each once: parts left out (and why), a participant
-/// filter the kernel refused, and a calibration that could not be made.
 /// Why a scenario on one CPU has no IPI parts: a note (JSON, HTML), not a warning; nothing is
 /// wrong with the measurement, and the parts table already shows "—" for them. As a warning
 /// it took two lines of every `rpc` run's output.
 pub const ONE_CPU_NO_IPI: &str = "one CPU: a wake-up there needs no IPI, so there are no IPI parts";
 
+/// The traced measurement's warnings, each once: parts left out (and why), a participant
+/// filter the kernel refused, and a calibration that could not be made.
 fn traced_warnings(
     left_out: &[(usize, String)],
     unfiltered: &[String],
@@ -454,13 +454,15 @@ fn traced_warnings(
     warnings
 }
 
-/// What every measurement of a traced run shares: its checks, its evidence, and the spec of
-/// a probe of it (its id; every figure is in ns/RPC) with the scenario's parameters.
+/// What every measurement of a traced run shares: its checks, its evidence, the spec of a
+/// probe of it (its id; every figure is in ns/RPC) with the scenario's parameters, and the
+/// events on each middle RPC's path.
 #[derive(Clone, Copy)]
 struct Shared<'a> {
     checks: &'a [Check],
     evidence: &'a crate::model::Evidence,
     base: &'a dyn Fn(&str) -> Spec,
+    paths: &'a [PathEvents],
 }
 
 /// `rpc.traced`: the client's RPC times while the tracepoints record, with their additive
@@ -502,29 +504,28 @@ fn traced_measurement(
 }
 
 /// One part's measurement (traced or corrected): part `i`'s samples over the matched RPCs
-/// under `spec`, with the traced run's evidence and checks.
+/// under `spec`, with the traced run's evidence and checks, and the additive mean of `kept`
+/// with the events on the part's path.
 fn one_part(
     spec: Spec,
     i: usize,
-    note: &str,
     samples: Vec<f64>,
+    kept: &[f64],
     shared: Shared<'_>,
 ) -> Result<Measurement> {
-    let Shared {
-        evidence, checks, ..
-    } = shared;
-    from_samples(
-        spec.param("part", PARTS[i])
-            .param("order", i as u64)
-            .note(note),
+    let mut m = from_samples(
+        spec.param("part", PARTS[i]).param("order", i as u64),
         crate::engine::measure::OwnSamples {
             samples,
             iterations: 1,
         },
         crate::model::StopReason::FixedCount,
-        evidence.clone(),
-        (checks.to_vec(), Vec::new()),
-    )
+        shared.evidence.clone(),
+        (shared.checks.to_vec(), Vec::new()),
+    )?;
+    let ev = by_group(&super::correct::mean_events(shared.paths, Some(i)));
+    m.additive = super::additive::of(kept, ev);
+    Ok(m)
 }
 
 /// One `rpc.part` per shown part: its time in every matched RPC, with the mean over the
@@ -533,19 +534,14 @@ fn part_measurements(
     all: &[Rpc],
     middle: &[Rpc],
     shown: &[usize],
-    paths: &[PathEvents],
     shared: Shared<'_>,
 ) -> Result<Vec<Measurement>> {
-    let base = shared.base;
     let mut out = Vec::new();
     for &i in shown {
         let samples: Vec<f64> = all.iter().map(|r| r.parts[i]).collect();
         let kept: Vec<f64> = middle.iter().map(|r| r.parts[i]).collect();
-        let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let note = super::breakdown::definition(PARTS[i]);
-        let mut m = one_part(base(super::PART.0), i, note, samples, shared)?;
-        m.additive = super::additive::of(&kept, ev);
-        out.push(m);
+        let spec = (shared.base)(super::PART.0).note(super::breakdown::definition(PARTS[i]));
+        out.push(one_part(spec, i, samples, &kept, shared)?);
     }
     Ok(out)
 }
@@ -556,10 +552,8 @@ fn part_measurements(
 fn corrected_parts(
     c: &Correction,
     shown: &[usize],
-    paths: &[PathEvents],
     shared: Shared<'_>,
 ) -> Result<Vec<Measurement>> {
-    let base = shared.base;
     let mut corrected_checks = shared.checks.to_vec();
     let means: Vec<_> = c
         .means
@@ -568,21 +562,18 @@ fn corrected_parts(
         .copied()
         .collect();
     corrected_checks.push(corrected_nonnegative(&means));
+    let corrected = Shared {
+        checks: &corrected_checks,
+        ..shared
+    };
+    let spec = (shared.base)(super::correct::PROBE.0).note(super::correct::NOTE);
     let mut out = Vec::new();
     for &(i, mean) in &means {
         let samples: Vec<f64> = c.samples.iter().map(|r| r[i]).collect();
-        let ev = by_group(&super::correct::mean_events(paths, Some(i)));
-        let spec = base(super::correct::PROBE.0);
-        let note = super::correct::NOTE;
-        let corrected = Shared {
-            checks: &corrected_checks,
-            ..shared
-        };
-        let mut m = one_part(spec, i, note, samples.clone(), corrected)?;
-        m.additive = super::additive::of(&samples, ev).map(|mut x| {
+        let mut m = one_part(spec.clone(), i, samples.clone(), &samples, corrected)?;
+        if let Some(x) = &mut m.additive {
             x.mean = mean;
-            x
-        });
+        }
         out.push(m);
     }
     Ok(out)
@@ -647,6 +638,7 @@ pub fn measure_traced(
         checks: &checks,
         evidence: &evidence,
         base: &base,
+        paths: &paths,
     };
     let mut traced = traced_measurement(&r, traced_mean, correction.as_ref(), shared, warnings)?;
     if left_out.iter().any(|(_, why)| why == ONE_CPU_NO_IPI) {
@@ -656,9 +648,9 @@ pub fn measure_traced(
     let shown: Vec<usize> = (0..PARTS.len())
         .filter(|i| !a.rpcs.is_empty() && !left_out.iter().any(|(k, _)| k == i))
         .collect();
-    out.extend(part_measurements(&a.rpcs, &rpcs, &shown, &paths, shared)?);
+    out.extend(part_measurements(&a.rpcs, &rpcs, &shown, shared)?);
     if let Some(c) = &correction {
-        out.extend(corrected_parts(c, &shown, &paths, shared)?);
+        out.extend(corrected_parts(c, &shown, shared)?);
     }
     Ok(out)
 }
