@@ -223,24 +223,16 @@ pub fn render(run: &Run) -> String {
 /// counters … (in full with --verbose)"), a warning without one in full.
 pub fn machine_warnings(run: &Run, term: &Term, verbose: bool) -> String {
     let mut out = String::new();
-    let mark = paint("!", Tone::Caution, term.color);
+    let first = format!("{} machine: ", paint("!", Tone::Caution, term.color));
     let warnings = run.machine.warnings();
     let brief: Vec<&str> = warnings.iter().filter_map(|w| legacy::gist(w)).collect();
-    if !verbose && brief.len() > 1 {
-        let text = format!("{} (in full with --verbose)", brief.join("; "));
-        out.push_str(&wrap(
-            &text,
-            term.width,
-            &format!("{mark} machine: "),
-            INDENT,
-        ));
-        out.push('\n');
-    }
-    for w in warnings
+    let folded = (!verbose && brief.len() > 1)
+        .then(|| format!("{} (in full with --verbose)", brief.join("; ")));
+    let full = warnings
         .iter()
-        .filter(|w| verbose || brief.len() < 2 || legacy::gist(w).is_none())
-    {
-        out.push_str(&wrap(w, term.width, &format!("{mark} machine: "), INDENT));
+        .filter(|w| verbose || brief.len() < 2 || legacy::gist(w).is_none());
+    for text in folded.iter().chain(full) {
+        out.push_str(&wrap(text, term.width, &first, INDENT));
         out.push('\n');
     }
     out
