@@ -313,12 +313,12 @@ pub fn folded(c: &Check) -> String {
 
 /// "name: expected …, observed …", the line of a failed check.
 pub fn line(c: &Check) -> String {
-    format!(
-        "{}: expected {}, observed {}",
-        name(c),
-        expected(c),
-        observed(c)
-    )
+    line_of(c, &observed(c))
+}
+
+/// [`line`] with the readings `seen` ([`observed`], or [`folded`] once for every row).
+pub fn line_of(c: &Check, seen: &str) -> String {
+    format!("{}: expected {}, observed {seen}", name(c), expected(c))
 }
 
 /// Why a measurement is invalid, in one line: its failed checks; without one (a figure a

@@ -311,14 +311,11 @@ fn distinct_machines(runs: &[Run]) -> Vec<Vec<usize>> {
 
 /// Probe families in order of first appearance ("ctx" for "ctx.pipe").
 fn families(runs: &[Run]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for m in runs.iter().flat_map(|r| &r.measurements) {
-        let f = family::section_of(&m.probe).to_string();
-        if !out.contains(&f) {
-            out.push(f);
-        }
-    }
-    out
+    let all = runs.iter().flat_map(|r| &r.measurements);
+    super::grouped(all, |m| family::section_of(&m.probe).to_string())
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect()
 }
 
 /// One row of a family table: a probe at one set of parameters, and each run's measurement.
@@ -326,6 +323,35 @@ struct Row<'a> {
     probe: String,
     params: String,
     per_run: Vec<Option<&'a Measurement>>,
+}
+
+impl<'a> Row<'a> {
+    /// The row's measurement in run `i`, or its first when `i` is None.
+    fn in_run(&self, i: Option<usize>) -> Option<&'a Measurement> {
+        match i {
+            Some(i) => self.per_run[i],
+            None => self.per_run.iter().flatten().next().copied(),
+        }
+    }
+
+    /// The parameters that tell the row's measurement (run `i`'s, or its first) from those
+    /// of the other `rows` of its probe: "touch=write"; None without a measurement.
+    fn distinguishing<'r>(
+        &self,
+        rows: impl IntoIterator<Item = &'r Row<'a>>,
+        i: Option<usize>,
+    ) -> Option<String>
+    where
+        'a: 'r,
+    {
+        let m = self.in_run(i)?;
+        let peers: Vec<&Measurement> = rows
+            .into_iter()
+            .filter(|r| r.probe == self.probe)
+            .filter_map(|r| r.in_run(i))
+            .collect();
+        Some(params::distinguishing(m, &peers))
+    }
 }
 
 fn rows<'a>(runs: &'a [Run], family: &str) -> Vec<Row<'a>> {
@@ -391,7 +417,8 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
     let ones = || rows.iter().filter_map(|r| r.per_run[0]);
     let raw_column = ones().any(|m| !super::raw_is_the_figure(m));
     let baseline_column = ones().any(|m| m.baseline.is_some());
-    if runs.len() == 1 {
+    let single = runs.len() == 1;
+    if single {
         h.push_str("<th class=\"num\">value (median, 95% CI)</th>");
         if raw_column {
             h.push_str("<th class=\"num\">raw</th>");
@@ -416,22 +443,14 @@ fn family_section(h: &mut String, runs: &[Run], family: &str, heading: (u8, &str
             esc(&row.probe),
             params_cell(row, &rows)
         );
-        if runs.len() == 1 {
+        if single {
             let m = row.per_run[0].expect("one run: every row has its measurement");
-            let _ = write!(
-                h,
-                "<td class=\"num\">{}</td>",
-                value_cell(m, &runs[0], &mut notes, &label)
-            );
-            if raw_column {
-                let _ = write!(h, "<td class=\"num\">{}</td>", raw_cell(m));
-            }
-            if baseline_column {
-                let _ = write!(
-                    h,
-                    "<td class=\"num\">{}</td>",
-                    summary_cell(m.baseline.as_ref(), &m.raw_unit, value_count(m))
-                );
+            let value = value_cell(m, &runs[0], &mut notes, &label);
+            let raw = raw_column.then(|| raw_cell(m));
+            let baseline = baseline_column
+                .then(|| summary_cell(m.baseline.as_ref(), &m.raw_unit, value_count(m)));
+            for cell in [Some(value), raw, baseline].into_iter().flatten() {
+                let _ = write!(h, "<td class=\"num\">{cell}</td>");
             }
             let _ = writeln!(
                 h,
@@ -646,15 +665,14 @@ fn checks_cell(m: &Measurement) -> String {
     if m.checks.is_empty() {
         return String::new();
     }
-    let passed = m.checks.iter().filter(|c| c.ok).count();
-    let (class, sign) = if passed == m.checks.len() {
-        ("pass", "✓")
+    let class = if m.checks.iter().all(|c| c.ok) {
+        "pass"
     } else {
-        ("fail", "✗")
+        "fail"
     };
     let mut s = format!(
-        "<details><summary><span class=\"{class} tally\">{sign} {passed}/{}</span></summary><ul class=\"checks\">",
-        m.checks.len()
+        "<details><summary><span class=\"{class} tally\">{}</span></summary><ul class=\"checks\">",
+        super::table::checks_cell(m)
     );
     for c in m.checks.iter().filter(|c| !c.ok) {
         let _ = write!(
@@ -686,17 +704,10 @@ fn params_cell(row: &Row, rows: &[Row]) -> String {
     if row.params.chars().count() <= SHORT {
         return breakable(&row.params);
     }
-    let same_probe: Vec<&Measurement> = rows
-        .iter()
-        .filter(|x| x.probe == row.probe)
-        .filter_map(|x| x.per_run.iter().flatten().next().copied())
-        .collect();
-    let Some(m) = row.per_run.iter().flatten().next() else {
-        return breakable(&row.params);
-    };
-    let summary = match params::distinguishing(m, &same_probe) {
-        d if d.is_empty() => "parameters".to_string(),
-        d => d,
+    let summary = match row.distinguishing(rows, None) {
+        None => return breakable(&row.params),
+        Some(d) if d.is_empty() => "parameters".to_string(),
+        Some(d) => d,
     };
     format!(
         "<details><summary>{}</summary>{}</details>",
@@ -755,22 +766,11 @@ fn missing_note(m: &Measurement) -> String {
 /// line plots, two-parameter numeric grids become heatmaps, and everything else becomes bars
 /// per unit (grouped by run when there are several runs).
 fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)> {
-    let subtitle = subtitle(runs);
     let mut out = Vec::new();
     let mut in_figure: Vec<(String, String)> = Vec::new();
-    let mut probes: Vec<&str> = Vec::new();
     let mut own_drawn: Vec<&str> = Vec::new();
-    for r in rows {
-        if !probes.contains(&r.probe.as_str()) {
-            probes.push(&r.probe);
-        }
-    }
-    for probe in probes {
-        let all: Vec<&Measurement> = runs
-            .iter()
-            .flat_map(|r| &r.measurements)
-            .filter(|m| m.probe == probe)
-            .collect();
+    for (probe, _) in super::grouped(rows, |r| r.probe.as_str()) {
+        let all = of_probe(runs, probe);
         if probe_figures(runs, probe, &all, &mut own_drawn, &mut out) {
             in_figure.extend(all.iter().map(|m| (m.probe.clone(), m.params_label())));
         }
@@ -780,8 +780,14 @@ fn family_plots(runs: &[Run], family: &str, rows: &[Row]) -> Vec<(Size, String)>
         .iter()
         .filter(|r| !in_figure.contains(&(r.probe.clone(), r.params.clone())))
         .collect();
-    out.extend(bars(runs, family, &rest, &subtitle));
+    out.extend(bars(runs, family, &rest, &subtitle(runs)));
     out
+}
+
+/// `probe`'s measurements in `runs`, in order.
+fn of_probe<'a>(runs: &'a [Run], probe: &str) -> Vec<&'a Measurement> {
+    let all = runs.iter().flat_map(|r| &r.measurements);
+    all.filter(|m| m.probe == probe).collect()
 }
 
 /// The figures that hold `probe`'s measurements (`all`, across the runs), added to `out`:
@@ -818,11 +824,7 @@ fn probe_figures(
         .cloned();
     if varying.len() == 2 && varying.iter().all(numeric) && all.len() >= 4 {
         for (i, run) in runs.iter().enumerate() {
-            let ms: Vec<&Measurement> = run
-                .measurements
-                .iter()
-                .filter(|m| m.probe == probe)
-                .collect();
+            let ms = of_probe(std::slice::from_ref(run), probe);
             if let Some(svg) = heatmap(probe, &ms, &varying, &subtitle_of(runs, i)) {
                 out.push((Size::Wide, svg));
             }
@@ -841,17 +843,11 @@ fn probe_figures(
 fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size, String)> {
     let subtitle = subtitle.to_string();
     let mut out = Vec::new();
-    let mut units: Vec<Unit> = Vec::new();
-    for r in rest {
-        for m in r.per_run.iter().flatten() {
-            if !units.contains(&m.unit) {
-                units.push(m.unit.clone());
-            }
-        }
-    }
-    for unit in units {
-        let rows: Vec<&&Row> = rest
+    let all = rest.iter().flat_map(|r| r.per_run.iter().flatten());
+    for (unit, _) in super::grouped(all, |m| m.unit.clone()) {
+        let rows: Vec<&Row> = rest
             .iter()
+            .copied()
             .filter(|r| r.per_run.iter().flatten().any(|m| m.unit == unit))
             .collect();
         let labels = case_labels(family, &rows);
@@ -862,7 +858,7 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
             .iter()
             .flat_map(|r| r.per_run.iter().flatten())
             .any(|m| plotted(m).is_some());
-        if runs.len() == 1 || none_plotted {
+        let svg = if runs.len() == 1 || none_plotted {
             let bars = rows
                 .iter()
                 .zip(&labels)
@@ -881,17 +877,14 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
                     })
                 })
                 .collect();
-            out.push((
-                Size::Wide,
-                BarChart {
-                    title,
-                    subtitle: subtitle.clone(),
-                    value_label: unit.to_string(),
-                    bars,
-                    ..Default::default()
-                }
-                .to_svg(),
-            ));
+            BarChart {
+                title,
+                subtitle: subtitle.clone(),
+                value_label: unit.to_string(),
+                bars,
+                ..Default::default()
+            }
+            .to_svg()
         } else {
             let series = (0..runs.len())
                 .map(|i| GroupedSeries {
@@ -902,19 +895,17 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
                         .collect(),
                 })
                 .collect();
-            out.push((
-                Size::Wide,
-                GroupedBars {
-                    title,
-                    subtitle: subtitle.clone(),
-                    x_label: "probe".into(),
-                    y_label: unit.to_string(),
-                    groups: labels,
-                    series,
-                }
-                .to_svg(),
-            ));
-        }
+            GroupedBars {
+                title,
+                subtitle: subtitle.clone(),
+                x_label: "probe".into(),
+                y_label: unit.to_string(),
+                groups: labels,
+                series,
+            }
+            .to_svg()
+        };
+        out.push((Size::Wide, svg));
     }
     out
 }
@@ -923,23 +914,16 @@ fn bars(runs: &[Run], family: &str, rest: &[&Row], subtitle: &str) -> Vec<(Size,
 /// the parameters that differ between the cases of that probe drawn here (e.g. "anon
 /// touch=write", "timeslice slice=1ms"). Full parameter lists do not fit beside a bar; the
 /// table carries them.
-fn case_labels(family: &str, rows: &[&&Row]) -> Vec<String> {
+fn case_labels(family: &str, rows: &[&Row]) -> Vec<String> {
     rows.iter()
         .map(|r| {
-            let same_probe: Vec<&Measurement> = rows
-                .iter()
-                .filter(|x| x.probe == r.probe)
-                .filter_map(|x| x.per_run.iter().flatten().next().copied())
-                .collect();
             let short = r
                 .probe
                 .strip_prefix(family)
                 .and_then(|p| p.strip_prefix('.'))
                 .unwrap_or(&r.probe);
-            let Some(m) = r.per_run.iter().flatten().next() else {
-                return short.to_string();
-            };
-            format!("{short} {}", params::distinguishing(m, &same_probe))
+            let d = r.distinguishing(rows.iter().copied(), None);
+            format!("{short} {}", d.unwrap_or_default())
                 .trim_end()
                 .to_string()
         })
@@ -981,11 +965,7 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
         None => (1.0, key.to_string()),
     };
     for (i, run) in runs.iter().enumerate() {
-        let ms: Vec<&Measurement> = run
-            .measurements
-            .iter()
-            .filter(|m| m.probe == probe)
-            .collect();
+        let ms = of_probe(std::slice::from_ref(run), probe);
         // Series: the other parameters' values (and the run when there are several).
         let mut by_rest: Vec<(String, Vec<Point>, Vec<f64>)> = Vec::new();
         for m in &ms {
@@ -1036,10 +1016,8 @@ fn sweep(runs: &[Run], probe: &str, key: &str, subtitle: &str) -> String {
     let (lo, hi) = xs
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-    let unit = runs
-        .iter()
-        .flat_map(|r| &r.measurements)
-        .find(|m| m.probe == probe)
+    let unit = of_probe(runs, probe)
+        .first()
         .map(|m| m.unit.to_string())
         .unwrap_or_default();
     let bytes = is_bytes_param(key);
@@ -1134,12 +1112,8 @@ fn distributions(h: &mut String, runs: &[Run], rows: &[Row]) {
                 continue;
             }
             // The probe and what tells the case from the others: the table above has all.
-            let peers: Vec<&Measurement> = rows
-                .iter()
-                .filter(|r| r.probe == row.probe)
-                .filter_map(|r| r.per_run[i])
-                .collect();
-            let what = format!("{} {}", row.probe, params::distinguishing(m, &peers));
+            let case = row.distinguishing(rows, Some(i)).unwrap_or_default();
+            let what = format!("{} {case}", row.probe);
             body.push_str(&inline(
                 Histogram {
                     title: format!("{}: raw samples", what.trim()),
@@ -1388,7 +1362,6 @@ mod tests {
         let runs = [run];
         let rows = rows(&runs, "fault");
         let drawn: Vec<&Row> = rows.iter().collect();
-        let drawn: Vec<&&Row> = drawn.iter().collect();
         assert_eq!(
             case_labels("fault", &drawn),
             [

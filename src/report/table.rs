@@ -152,7 +152,7 @@ fn optional_columns_that_fit(required: usize, optional: &[usize], width: usize) 
 struct Row {
     probe: String,
     value: (String, Option<Tone>),
-    checks: (String, Tone),
+    checks: (String, Option<Tone>),
     optional: [String; 2],
 }
 
@@ -169,7 +169,10 @@ fn row(m: &Measurement, shared: &Shared) -> Row {
     Row {
         probe: params::label(m, shared, &|_| true),
         value: (headline(m), tone),
-        checks: (checks_cell(m), if all_ok { Tone::Good } else { Tone::Bad }),
+        checks: (
+            checks_cell(m),
+            Some(if all_ok { Tone::Good } else { Tone::Bad }),
+        ),
         optional: [raw_baseline(m), evidence_cell(m)],
     }
 }
@@ -180,23 +183,23 @@ fn row(m: &Measurement, shared: &Shared) -> Row {
 /// the run's warnings, each wrapped to the terminal.
 pub fn preamble_detail(run: &Run, term: &Term, verbose: bool) -> String {
     let mut out = String::new();
-    if let Some(c) = &run.clock {
-        let text = format!(
+    let clock = run.clock.as_ref().map(|c| {
+        format!(
             "clock: {} (resolution {} ns, smallest step {} ns, one read {}); machine: {}",
             c.name,
             c.resolution_ns,
             c.min_step_ns,
             fmt_time(c.read_overhead_ns),
             run.machine.short_name()
-        );
-        out.push_str(&wrap(&text, term.width, "", INDENT));
-        out.push('\n');
-    }
-    if !run.labels.is_empty() {
-        let text = format!(
+        )
+    });
+    let labels = (!run.labels.is_empty()).then(|| {
+        format!(
             "labels: {}",
             crate::compare::fleet::labels_text(&run.labels)
-        );
+        )
+    });
+    for text in [clock, labels].into_iter().flatten() {
         out.push_str(&wrap(&text, term.width, "", INDENT));
         out.push('\n');
     }
@@ -220,24 +223,16 @@ pub fn render(run: &Run) -> String {
 /// counters … (in full with --verbose)"), a warning without one in full.
 pub fn machine_warnings(run: &Run, term: &Term, verbose: bool) -> String {
     let mut out = String::new();
-    let mark = paint("!", Tone::Caution, term.color);
+    let first = format!("{} machine: ", paint("!", Tone::Caution, term.color));
     let warnings = run.machine.warnings();
     let brief: Vec<&str> = warnings.iter().filter_map(|w| legacy::gist(w)).collect();
-    if !verbose && brief.len() > 1 {
-        let text = format!("{} (in full with --verbose)", brief.join("; "));
-        out.push_str(&wrap(
-            &text,
-            term.width,
-            &format!("{mark} machine: "),
-            INDENT,
-        ));
-        out.push('\n');
-    }
-    for w in warnings
+    let folded = (!verbose && brief.len() > 1)
+        .then(|| format!("{} (in full with --verbose)", brief.join("; ")));
+    let full = warnings
         .iter()
-        .filter(|w| verbose || brief.len() < 2 || legacy::gist(w).is_none())
-    {
-        out.push_str(&wrap(w, term.width, &format!("{mark} machine: "), INDENT));
+        .filter(|w| verbose || brief.len() < 2 || legacy::gist(w).is_none());
+    for text in folded.iter().chain(full) {
+        out.push_str(&wrap(text, term.width, &first, INDENT));
         out.push('\n');
     }
     out
@@ -385,17 +380,14 @@ fn grid(rows: &[Row], w_probe: usize, n_opt: usize, term: &Term) -> Vec<String> 
         table.force_no_tty();
     }
     table.set_header(header.iter().take(3 + n_opt).copied());
+    // A verdict cell in its tone's colour, when the terminal has colours.
+    let toned = |(text, tone): &(String, Option<Tone>)| match (term.color, tone) {
+        (true, Some(t)) => comfy_table::Cell::new(text).fg(t.cell_color()),
+        _ => comfy_table::Cell::new(text),
+    };
     for r in rows {
-        let probe = r.probe_cell(w_probe);
-        let mut value = comfy_table::Cell::new(&r.value.0);
-        if let (true, Some(t)) = (term.color, r.value.1) {
-            value = value.fg(t.cell_color());
-        }
-        let mut checks = comfy_table::Cell::new(&r.checks.0);
-        if term.color {
-            checks = checks.fg(r.checks.1.cell_color());
-        }
-        let mut cells = vec![comfy_table::Cell::new(probe), value, checks];
+        let probe = comfy_table::Cell::new(r.probe_cell(w_probe));
+        let mut cells = vec![probe, toned(&r.value), toned(&r.checks)];
         cells.extend(r.optional.iter().take(n_opt).map(comfy_table::Cell::new));
         table.add_row(cells);
     }
@@ -476,17 +468,10 @@ pub(crate) fn failed_block(
     label: &dyn Fn(&Measurement) -> String,
     term: &Term,
 ) -> String {
+    use crate::report::checks::{folded, line_of};
     let failed = |m: &Measurement| {
-        m.failed_checks()
-            .map(|c| {
-                format!(
-                    "{}: expected {}, observed {}",
-                    crate::report::checks::name(c),
-                    crate::report::checks::expected(c),
-                    crate::report::checks::folded(c)
-                )
-            })
-            .collect()
+        let line = |c| line_of(c, &folded(c));
+        m.failed_checks().map(line).collect()
     };
     let mark = paint("✗", Tone::Bad, term.color);
     // Written as --verbose writes remarks: a failed check is why a figure is invalid, so it
@@ -736,24 +721,14 @@ pub fn definitions(run: &Run) -> String {
     let mut seen = std::collections::BTreeMap::new();
     for m in &run.measurements {
         // Mode too: process and thread round trips carry their own measured observer tax.
-        let key = format!(
-            "{} {} {}",
-            m.probe,
-            m.params
-                .get("clock")
-                .map(|c| c.to_string())
-                .unwrap_or_default(),
-            m.params
-                .get("mode")
-                .map(|c| c.to_string())
-                .unwrap_or_default()
-        );
+        let param = |k: &str| m.params.get(k).map(|v| v.to_string()).unwrap_or_default();
+        let key = format!("{} {} {}", m.probe, param("clock"), param("mode"));
         // The history-drift line belongs to one measurement (printed under it), not to
         // the probe's definition.
         let defining: Vec<&str> = m
             .notes
             .iter()
-            .filter(|n| !n.starts_with(crate::compare::interval::DRIFT_LINE))
+            .filter(|n| !is_drift(n))
             .map(String::as_str)
             .collect();
         seen.entry(key)
