@@ -608,6 +608,9 @@ pub fn trace_words(run: &Run) -> String {
     out
 }
 
+/// The fill of an unstable rung's band: its interval, not a value.
+const BAND: &str = "#e4e4e4";
+
 /// The waterfall chart: each rung a bar floating from the sum of the rungs before it, the
 /// sum and the direct measurement as full bars.
 pub fn svg(a: &Waterfall, subtitle: &str) -> String {
@@ -630,10 +633,20 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
             } else {
                 "#b0b0b0"
             };
+            // Noise is not drawn as a value: an unstable rung is a pale band over its
+            // interval (the next rung still floats from its median, which the sum holds).
+            let (from, to, colour) = match st.figure {
+                Some(fg) if st.status == "unstable" => (
+                    at + fg.ci95[0] - fg.median + f,
+                    at + fg.ci95[1] - fg.median + f,
+                    BAND,
+                ),
+                _ => (at, at + f, colour),
+            };
             v.push((
                 st.label.clone(),
-                at,
-                at + f,
+                from,
+                to,
                 colour,
                 show(&st.figure, &st.status),
             ));
@@ -662,9 +675,19 @@ pub fn svg(a: &Waterfall, subtitle: &str) -> String {
         }
         v
     };
+    // The axis spans the figures drawn as values; a band of noise beyond them is cut at its
+    // end (its label says its spread).
+    let max = rows
+        .iter()
+        .filter(|r| r.3 != BAND)
+        .map(|r| r.1.max(r.2))
+        .fold(1.0f64, f64::max);
+    let rows: Vec<(String, f64, f64, &str, String)> = rows
+        .into_iter()
+        .map(|(name, from, to, colour, text)| (name, from.min(max), to.min(max), colour, text))
+        .collect();
     let (w, row_h, left, top) = (760.0, 26.0, 250.0, 56.0);
     let h = top + row_h * rows.len() as f64 + 40.0;
-    let max = rows.iter().map(|r| r.1.max(r.2)).fold(1.0f64, f64::max);
     // Pixels per ns: the most that leaves every bar's label room right of its bar, as the
     // plots measure text ("unstable (±3.3 µs)" at the end of the ladder ran off the figure).
     let per_ns = rows
@@ -918,6 +941,8 @@ mod tests {
         assert!(t.contains("is unstable (±890 ns) here"), "{t}");
         let s = svg(&a, "test");
         assert!(s.contains("unstable (±890 ns)"), "{s}");
+        // Drawn as its interval, a pale band, not as a bar of its median.
+        assert_eq!(s.matches(&format!("fill=\"{BAND}\"")).count(), 1, "{s}");
         a.steps.push(step("tlb-1p", "TLB", fig(50.0, 5.0), "ok"));
         let q = quiz(&a).split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(q.contains("plus a rung unstable (±890 ns)"), "{q}");
