@@ -782,13 +782,22 @@ mod tests {
              58.2–61.5%), and tasks that came and went took 0–19 ms of CPU 0-1 (±80 ms)"
         );
         // Another task named, or another thing said of those that came and went, stays apart.
-        let mut other = round(0.2, 0.2, 0.6, 5.0, true);
+        let first = round(0.2, 0.2, 0.6, 5.0, true);
+        let mut other = first.clone();
         if let Reading::Others { competitors, .. } = &mut other {
             competitors[1].tid = 4242;
         }
-        c.rounds.push((3, other));
-        c.rounds.push((4, round(0.2, 0.2, 0.6, 5.0, false)));
-        assert_eq!(folded(&c).matches("runnable there throughout").count(), 3);
+        assert_eq!(first.widen(&other), None);
+        assert_eq!(first.widen(&round(0.2, 0.2, 0.6, 5.0, false)), None);
+        let Some(Reading::Others { competitors, .. }) =
+            first.widen(&round(0.3, 0.1, 0.7, 9.0, true))
+        else {
+            panic!("the same tasks fold")
+        };
+        assert_eq!(
+            (competitors[0].share, competitors[1].share),
+            (Num { lo: 0.2, hi: 0.3 }, Num { lo: 0.1, hi: 0.2 })
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use serde::Serialize;
 
 use crate::compare::{Basis, Comparison, DecidedBy, MachineDifference, Pair, PairNote, Verdict};
-use crate::model::Status;
+use crate::model::{Num, Status};
+use crate::report::remarks::span;
 use crate::units::name::Word;
 use crate::units::{fmt_num, Unit};
 
@@ -29,38 +30,32 @@ fn decision_lines(c: &Comparison) -> Vec<String> {
         DecidedBy::RoundDrift { share } => share * 100.0,
         DecidedBy::HistoryDrift { pct } | DecidedBy::MinimumEffect { pct } => pct,
     };
-    let same_rule = |a: DecidedBy, b: DecidedBy| match (a, b) {
-        (DecidedBy::Bootstrap { paired: x }, DecidedBy::Bootstrap { paired: y }) => x == y,
-        _ => std::mem::discriminant(&a) == std::mem::discriminant(&b),
+    // A rule is its kind, and for the bootstrap whether it paired; in first-seen order.
+    let rule = |d: &DecidedBy| {
+        let paired = matches!(d, DecidedBy::Bootstrap { paired: true });
+        (std::mem::discriminant(d), paired)
     };
-    // (the first of the rule, lowest figure, highest figure, rows), in first-seen order.
-    let mut rules: Vec<(DecidedBy, f64, f64, usize)> = Vec::new();
-    for d in c.pairs.iter().filter_map(|p| p.decided_by) {
-        let x = figure(d);
-        match rules.iter_mut().find(|(r, ..)| same_rule(*r, d)) {
-            Some((_, lo, hi, n)) => (*lo, *hi, *n) = (lo.min(x), hi.max(x), *n + 1),
-            None => rules.push((d, x, x, 1)),
-        }
-    }
-    let span = |lo: f64, hi: f64, f: fn(f64) -> String| match (f(lo), f(hi)) {
-        (a, b) if a == b => a,
-        (a, b) => format!("{a}–{b}"),
-    };
+    let rules = super::grouped(c.pairs.iter().filter_map(|p| p.decided_by), rule);
+    let tenths = |x: f64| format!("{x:.1}");
     rules
         .into_iter()
-        .map(|(d, lo, hi, n)| {
+        .map(|(_, ds)| {
+            let (d, n) = (ds[0], ds.len());
+            let one = |d: &DecidedBy| Num::one(figure(*d));
+            let range = ds[1..].iter().fold(one(&d), |r, x| r.widen(one(x)));
             let how = match d {
                 DecidedBy::Bootstrap { .. } => decided_by_words(d),
-                DecidedBy::RoundDrift { .. } => format!(
-                    "drift between rounds (±{}%)",
-                    span(lo, hi, |x| format!("{x:.1}"))
-                ),
-                DecidedBy::HistoryDrift { .. } => format!(
-                    "history drift ({}% seen between runs)",
-                    span(lo, hi, |x| format!("{x:.1}"))
-                ),
+                DecidedBy::RoundDrift { .. } => {
+                    format!("drift between rounds (±{}%)", span(range, &tenths))
+                }
+                DecidedBy::HistoryDrift { .. } => {
+                    format!(
+                        "history drift ({}% seen between runs)",
+                        span(range, &tenths)
+                    )
+                }
                 DecidedBy::MinimumEffect { .. } => {
-                    format!("minimum effect ({}%)", span(lo, hi, |x| format!("{x}")))
+                    format!("minimum effect ({}%)", span(range, &|x| format!("{x}")))
                 }
             };
             format!("decided by: {how} ({n} of {} rows)", c.pairs.len())
@@ -661,24 +656,33 @@ mod tests {
     #[test]
     fn drifts_that_differ_are_one_way_of_deciding_with_their_range() {
         let mut c = cmp();
-        let mut drifts = [0.015, 0.279, 0.097].into_iter();
-        let mut n = 0;
-        for p in c.pairs.iter_mut().take(3) {
-            p.decided_by = Some(DecidedBy::RoundDrift {
-                share: drifts.next().unwrap(),
-            });
-            n += 1;
+        assert!(c.pairs.len() >= 5, "the fixture's pairs");
+        let drift = |share| Some(DecidedBy::RoundDrift { share });
+        let rules = [
+            drift(0.015),
+            Some(DecidedBy::Bootstrap { paired: true }),
+            drift(0.279),
+            Some(DecidedBy::Bootstrap { paired: false }),
+            drift(0.097),
+        ];
+        for (i, p) in c.pairs.iter_mut().enumerate() {
+            p.decided_by = rules.get(i).copied().flatten();
         }
-        assert_eq!(n, 3);
-        let t = text(&c);
         let total = c.pairs.len();
-        let lines: Vec<&str> = t.lines().filter(|l| l.contains("drift between")).collect();
+        // One line per rule, in the order first seen; the drifts as one, with their range.
         assert_eq!(
-            lines,
-            [format!(
-                "decided by: drift between rounds (±1.5–27.9%) (3 of {total} rows)"
-            )],
-            "{t}"
+            decision_lines(&c),
+            [
+                format!("decided by: drift between rounds (±1.5–27.9%) (3 of {total} rows)"),
+                format!("decided by: bootstrap of paired differences (1 of {total} rows)"),
+                format!("decided by: bootstrap (1 of {total} rows)"),
+            ]
+        );
+        c.pairs[2].decided_by = drift(0.015);
+        c.pairs[4].decided_by = drift(0.015);
+        assert_eq!(
+            decision_lines(&c)[0],
+            format!("decided by: drift between rounds (±1.5%) (3 of {total} rows)")
         );
     }
 

@@ -220,15 +220,17 @@ fn causes(n: &NoiseCpu, verbose: bool) -> String {
             }
         ));
     }
-    s.push_str(&remarks(n, verbose));
+    for l in remark_lines(n, verbose) {
+        s.push_str(&(super::term::wrap(&format!("! {l}"), 78, "  ", "    ") + "\n"));
+    }
     s
 }
 
-/// What limits a CPU's causes: coverage under 95%, records the kernel dropped, and (with
-/// --verbose) interrupts that made no gap.
-fn remarks(n: &NoiseCpu, verbose: bool) -> String {
+/// What limits a CPU's causes, a remark a line: coverage under 95%, records the kernel
+/// dropped, and (with --verbose) interrupts that made no gap.
+fn remark_lines(n: &NoiseCpu, verbose: bool) -> Vec<String> {
     let Attribution::Traced(t) = &n.attribution else {
-        return String::new();
+        return Vec::new();
     };
     let mut out = Vec::new();
     if let Some(c) = n.coverage().filter(|c| *c < 0.95) {
@@ -239,35 +241,33 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
         ));
     }
     // Rows, and events, that share a reason are one remark: the reason said once.
-    let mut partial: Vec<(&str, Vec<String>)> = Vec::new();
-    for c in t.counts.iter().filter(|c| !c.whole()) {
-        let why = if c.traced > c.proc_delta {
+    let partial = super::grouped(t.counts.iter().filter(|c| !c.whole()), |c| {
+        if c.traced > c.proc_delta {
             "an edge that came while its handler ran is counted once, handled twice"
         } else if c.agrees() {
             "the kernel counted the rest and wrote no record of them"
         } else {
             "the recording missed some"
-        };
-        let item = |first: bool| {
-            format!(
-                "{} traced {} against {}{}",
-                count_row_label(&c.row),
-                fmt_thousands(c.traced),
-                if first { "the /proc delta " } else { "" },
-                fmt_thousands(c.proc_delta),
-            )
-        };
-        match partial.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, items)) => items.push(item(false)),
-            None => partial.push((why, vec![item(true)])),
         }
-    }
-    for (why, items) in partial {
+    });
+    for (why, rows) in partial {
+        let items: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                format!(
+                    "{} traced {} against {}{}",
+                    count_row_label(&c.row),
+                    fmt_thousands(c.traced),
+                    if i == 0 { "the /proc delta " } else { "" },
+                    fmt_thousands(c.proc_delta),
+                )
+            })
+            .collect();
         out.push(format!("causes partial: {} (±2%): {why}", items.join(", ")));
     }
-    let mut unwritten: Vec<(String, Vec<(&Unwritten, bool)>)> = Vec::new();
-    for (u, paired) in entry_exit_pairs(&t.unwritten) {
-        let why = match (u.ring_full, u.silent()) {
+    let unwritten = super::grouped(entry_exit_pairs(&t.unwritten), |(u, _)| {
+        match (u.ring_full, u.silent()) {
             (0, _) => "no lost record: they came while a task whose tracepoints do not fire \
                        ran"
             .to_string(),
@@ -277,12 +277,8 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
                 fmt_thousands(full),
                 fmt_thousands(silent)
             ),
-        };
-        match unwritten.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, items)) => items.push((u, paired)),
-            None => unwritten.push((why, vec![(u, paired)])),
         }
-    }
+    });
     for (why, items) in unwritten {
         let event = |u: &Unwritten| crate::escape::terminal(&u.event).into_owned();
         out.push(match items[..] {
@@ -330,9 +326,7 @@ fn remarks(n: &NoiseCpu, verbose: bool) -> String {
             fmt_thousands(t.outside_gaps)
         ));
     }
-    out.iter()
-        .map(|l| super::term::wrap(&format!("! {l}"), 78, "  ", "    ") + "\n")
-        .collect()
+    out
 }
 
 /// The tracepoints counted unwritten, each said once: an `_entry` whose `_exit` has the same
